@@ -1,0 +1,1 @@
+//! The launcher: one process per Tick, owning its PTY, its screen and its protocol session.

@@ -1,0 +1,1 @@
+//! Connecting to tickhost (starting it when absent) and exchanging requests.

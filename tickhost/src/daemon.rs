@@ -1,0 +1,1 @@
+//! The per-user daemon: instances, routing, latest state, watch deliveries.

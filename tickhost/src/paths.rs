@@ -1,0 +1,1 @@
+//! Where Tickloop keeps its sockets: the private runtime directory.

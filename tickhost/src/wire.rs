@@ -1,0 +1,369 @@
+//! Wire types between Tickloop's processes: plain serde types, no transport.
+//!
+//! Every socket in Tickloop carries one JSON value per line (`\n`-terminated),
+//! like the Tick protocol itself. Two conversations use these types:
+//!
+//! * **client ↔ tickhost** on `RUNTIME/tickhost.sock` (the CLI, the MCP bridge,
+//!   the Monitor): the client sends [`Hello`], the daemon answers [`HelloReply`]
+//!   (refusing a different version), then the client sends [`Envelope`]s
+//!   carrying a [`ClientRequest`] and reads [`ServerMessage`]s back. Requests on
+//!   one connection are answered in order; `watch` streams [`ServerMessage::Event`]s
+//!   until the client hangs up.
+//! * **tickhost ↔ launcher** on `RUNTIME/launchers/<slug>.sock`: the same
+//!   [`Hello`] / [`HelloReply`] exchange (role `host`), then [`Envelope`]s
+//!   carrying a [`LauncherRequest`], answered by id (calls run concurrently,
+//!   so replies may come out of order), and unsolicited
+//!   [`LauncherEvent`]s for state changes and the end of the session.
+//!
+//! Views attach to a launcher with role `view`; their messages live in the
+//! launcher's attach protocol, not here.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// The version every Tickloop process of one build speaks. A peer with a
+/// different version is refused at [`Hello`], with both versions named.
+pub const WIRE_VERSION: &str = concat!("tickloop-", env!("CARGO_PKG_VERSION"));
+
+/// Who is connecting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// A client of tickhost: the CLI, the MCP bridge, the Monitor's list.
+    Client,
+    /// tickhost connecting to a launcher.
+    Host,
+    /// A view attaching to a launcher.
+    View,
+}
+
+/// First line from the connecting side.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hello {
+    pub hello: HelloBody,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HelloBody {
+    pub version: String,
+    pub role: Role,
+}
+
+/// First line from the listening side: its version, and a refusal when the
+/// versions differ (the connection is closed after it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HelloReply {
+    pub version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+}
+
+impl Hello {
+    pub fn new(role: Role) -> Self {
+        Hello {
+            hello: HelloBody {
+                version: WIRE_VERSION.to_string(),
+                role,
+            },
+        }
+    }
+}
+
+impl HelloReply {
+    /// The listening side's answer to `hello`: accepted when the versions match.
+    pub fn answer(hello: &Hello) -> Self {
+        let refused = (hello.hello.version != WIRE_VERSION).then(|| {
+            format!(
+                "version mismatch: this process is {WIRE_VERSION}, the peer is {}; \
+                 run `tickloop shutdown` with the old build, or use one build for all processes",
+                hello.hello.version
+            )
+        });
+        HelloReply {
+            version: WIRE_VERSION.to_string(),
+            refused,
+        }
+    }
+}
+
+/// A request with the id its answer will carry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Envelope<R> {
+    pub id: u64,
+    pub request: R,
+}
+
+/// What a client asks of tickhost. Instance ids are full ids (`hosted:NAME`,
+/// `shell:NAME`); a bare NAME is accepted when it names exactly one instance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum ClientRequest {
+    Open(OpenRequest),
+    List,
+    Describe { instance: String },
+    Read { instance: String },
+    Call {
+        instance: String,
+        tool: String,
+        args: Value,
+        revision: String,
+    },
+    /// Stream deliveries (one [`Delivery`] event each) every `interval_ms`.
+    Watch {
+        instances: Vec<String>,
+        interval_ms: u64,
+    },
+    Screen { instance: String },
+    Input { instance: String, text: String },
+    Close { instance: String },
+    Shutdown,
+}
+
+/// `tickloop open`: what to run and how.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpenRequest {
+    /// NAME of the instance; tickhost picks one from the program name when absent.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// `false`: a Tick (`hosted:`); `true`: a plain terminal program (`shell:`).
+    #[serde(default)]
+    pub shell: bool,
+    /// Program and arguments, as the user typed them.
+    pub argv: Vec<String>,
+    /// Working directory (absolute).
+    pub cwd: PathBuf,
+    /// The caller's environment, which the Tick inherits (spec-gaps 4.1).
+    pub env: Vec<(String, String)>,
+}
+
+/// One line from tickhost to a client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerMessage {
+    /// The answer to request `id`.
+    Reply { id: u64, reply: ClientReply },
+    /// A streamed event of request `id` (watch).
+    Event { id: u64, event: WatchEvent },
+}
+
+/// The answer to a [`ClientRequest`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientReply {
+    /// Success; the value is what the CLI prints.
+    Ok(Value),
+    /// A `call`'s outcome, which carries its own exit code.
+    Call(CallOutcome),
+    /// Refused or failed; nothing was changed.
+    Error(ClientError),
+}
+
+/// A failure a client can act on. `message` says what to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientError {
+    pub kind: ErrorKind,
+    pub message: String,
+    /// Extra data: for a failed open, `{"screen": "first 256 chars"}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// No instance by that id.
+    NoSuchInstance,
+    /// The instance has ended.
+    Ended,
+    /// The instance is a `shell:` program: no protocol.
+    NotATick,
+    /// The request itself is wrong (bad arguments, bad JSON).
+    BadRequest,
+    /// Opening the Tick failed (initialization, spawn).
+    OpenFailed,
+    /// The Tick answered a describe/read with something invalid, or timed out.
+    TickFailed,
+    /// Anything else inside Tickloop.
+    Internal,
+}
+
+/// The outcome of a `tick/call`, sorted as spec-gaps 3.4 says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum CallOutcome {
+    /// The Tick answered with a result. Exit 0.
+    Result { result: Value },
+    /// Not executed: refused by the host before sending, or a "not executed"
+    /// error code from the Tick. Exit 3.
+    NotExecuted { error: RpcError },
+    /// The Tick answered with an error that may have had effects. Exit 4.
+    Executed { error: RpcError },
+    /// Written to the Tick, no valid answer: timeout, exit, violation. Exit 5.
+    /// Never retried.
+    Unknown { reason: String },
+}
+
+impl CallOutcome {
+    /// The CLI's exit code for this outcome.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            CallOutcome::Result { .. } => 0,
+            CallOutcome::NotExecuted { .. } => 3,
+            CallOutcome::Executed { .. } => 4,
+            CallOutcome::Unknown { .. } => 5,
+        }
+    }
+}
+
+/// A JSON-RPC error object, as the Tick sent it or as the host made it for a
+/// refusal before sending.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+/// One line of `tickloop watch`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum WatchEvent {
+    Delivery(Delivery),
+    Ended(EndedNotice),
+}
+
+/// The latest state of one instance since its previous delivery.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Delivery {
+    pub instance: String,
+    pub seq: u64,
+    pub at: String,
+    pub data: Value,
+    /// How many `tick/update`s arrived since the previous delivery.
+    pub updates: u64,
+    /// `updates - 1` (0 when `updates` is 0): how many were merged away.
+    pub merged: u64,
+    /// Whether `data` was cut to the delivery budget.
+    pub trimmed: bool,
+    pub recover_with: Option<String>,
+}
+
+/// A watched instance ended; no more deliveries come for it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EndedNotice {
+    pub instance: String,
+    pub ended: EndInfo,
+}
+
+/// How an instance ended, for `list`, `watch` and the Monitor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EndInfo {
+    /// A sentence a person can read.
+    pub reason: String,
+    /// Machine-readable class: `exited`, `violation`, `closed`, `init_failed`,
+    /// `launcher_lost`, ...
+    pub kind: String,
+    /// For violations: the first bytes of the offending line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offending: Option<String>,
+    /// RFC 3339 time of the end.
+    pub at: String,
+}
+
+/// What tickhost asks of a launcher.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum LauncherRequest {
+    /// The launcher's [`LauncherStatus`] (answered also right after hello).
+    Status,
+    /// A fresh `tick/describe`, validated.
+    Describe,
+    /// A `tick/read`, read floor applied.
+    Read,
+    Call {
+        tool: String,
+        args: Value,
+        revision: String,
+    },
+    /// The current screen as text, one line per row, trailing blanks trimmed.
+    Screen,
+    /// Bytes typed into the Tick's terminal.
+    Input { text: String },
+    /// End the session and the Tick's process group; the launcher then exits.
+    Close,
+}
+
+/// A launcher's answer, by request id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LauncherReply {
+    pub id: u64,
+    pub reply: ClientReply,
+}
+
+/// Everything a tickhost needs to know about a launcher's instance; sent on
+/// connect and whenever it changes (coalesced: only the newest is sent).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LauncherStatus {
+    pub instance: String,
+    pub launcher_pid: u32,
+    /// The Tick's (or shell program's) pid, which is also its process group.
+    pub pid: u32,
+    pub argv: Vec<String>,
+    pub cwd: PathBuf,
+    pub started_at: String,
+    /// The validated descriptor as the Tick sent it; `None` for `shell:`.
+    pub descriptor: Option<Value>,
+    /// Latest state (from updates or reads), `None` for `shell:`.
+    pub state: Option<StateSnapshot>,
+    /// `tick/update`s received since the session started.
+    pub updates_total: u64,
+    pub calls_in_flight: u32,
+    pub views: u32,
+    pub ended: Option<EndInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StateSnapshot {
+    pub seq: u64,
+    pub data: Value,
+    /// The Tick's `at`, or the launcher's receipt time.
+    pub at: String,
+}
+
+/// A line from a launcher to tickhost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LauncherMessage {
+    Reply(LauncherReply),
+    Status(Box<LauncherStatus>),
+}
+
+/// The one line a launcher writes on its readiness pipe when its instance is
+/// up (or failed to come up), then closes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LaunchReport {
+    Ready {
+        socket: PathBuf,
+        status: Box<LauncherStatus>,
+    },
+    Failed {
+        reason: String,
+        /// The first 256 characters of the Tick's screen.
+        screen: String,
+    },
+}
+
+/// What tickhost hands a new launcher (as JSON on its stdin).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaunchSpec {
+    pub instance: String,
+    pub shell: bool,
+    pub argv: Vec<String>,
+    pub cwd: PathBuf,
+    pub env: Vec<(String, String)>,
+    /// Where to listen, and where to write `<slug>.json`.
+    pub socket: PathBuf,
+}

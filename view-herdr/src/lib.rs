@@ -1,0 +1,1 @@
+//! The Herdr pane adapter: will hold the Herdr plugin and the view that runs inside a Herdr pane.
