@@ -367,3 +367,15 @@ pub struct LaunchSpec {
     /// Where to listen, and where to write `<slug>.json`.
     pub socket: PathBuf,
 }
+
+/// `RUNTIME/l/<file>.json`, written by a launcher once its instance is up and
+/// rewritten when it ends; what a restarted tickhost scans to find launchers
+/// again (and to show instances that ended while it was away).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LauncherRecord {
+    pub instance: String,
+    pub socket: PathBuf,
+    pub launcher_pid: u32,
+    /// The last status the launcher published; `ended` is set once it ended.
+    pub status: LauncherStatus,
+}

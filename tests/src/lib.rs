@@ -1,1 +1,0 @@
-//! Helpers shared by the end-to-end tests: a private runtime directory and the tickloop binary.
