@@ -1,1 +1,236 @@
 //! Connecting to tickhost (starting it when absent) and exchanging requests.
+//!
+//! Blocking, over a std `UnixStream`: [`Client::connect`] exchanges hello
+//! (a daemon of another build is refused with a clear error),
+//! [`Client::connect_or_start`] first starts `<exe> __tickhost` detached and
+//! waits for its `ready` line when nobody answers. [`Client::request`] sends
+//! one request and returns its reply; [`Client::watch`] starts a watch whose
+//! events are read with [`Client::next_watch_item`] until the daemon's final
+//! reply (every watched instance ended) or an error.
+
+use crate::paths::RuntimeDir;
+use crate::wire::{
+    ClientReply, ClientRequest, Envelope, Hello, HelloReply, Role, ServerMessage, WatchEvent,
+};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long [`Client::connect_or_start`] waits for a new tickhost.
+pub const START_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why talking to tickhost failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("tickhost is not running (no answer on {socket}: {source})")]
+    NotRunning {
+        socket: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("tickhost refused this client: {0}")]
+    Refused(String),
+    #[error("cannot start tickhost: {0}")]
+    StartFailed(String),
+    #[error("lost the connection to tickhost: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("tickhost sent something unreadable: {0}")]
+    Protocol(String),
+    #[error(transparent)]
+    Paths(#[from] crate::paths::PathsError),
+}
+
+/// One item of a watch stream.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WatchItem {
+    /// A delivery or an `ended` line.
+    Event(WatchEvent),
+    /// The stream is over: `Ok` when every watched instance ended, or an
+    /// error (unknown instance, ...).
+    Done(ClientReply),
+}
+
+/// A connection to tickhost.
+pub struct Client {
+    reader: BufReader<UnixStream>,
+    writer: UnixStream,
+    next_id: u64,
+    watch_id: u64,
+}
+
+impl Client {
+    /// Connects to the tickhost of `runtime_dir` and exchanges hello.
+    pub fn connect(runtime_dir: &Path) -> Result<Client, ClientError> {
+        let socket = RuntimeDir::at(runtime_dir).socket();
+        let stream = UnixStream::connect(&socket).map_err(|source| ClientError::NotRunning {
+            socket: socket.clone(),
+            source,
+        })?;
+        let writer = stream.try_clone()?;
+        let mut client = Client {
+            reader: BufReader::new(stream),
+            writer,
+            next_id: 1,
+            watch_id: 0,
+        };
+        client.send_line(&Hello::new(Role::Client))?;
+        let line = client.read_line()?;
+        let answer: HelloReply = serde_json::from_str(&line)
+            .map_err(|e| ClientError::Protocol(format!("hello answer: {e}")))?;
+        if let Some(refused) = answer.refused {
+            return Err(ClientError::Refused(refused));
+        }
+        Ok(client)
+    }
+
+    /// Connects, starting `<exe> __tickhost` first when nobody answers.
+    /// Several clients starting it at once all end up connected to the one
+    /// daemon that won the start.
+    pub fn connect_or_start(runtime_dir: &Path, exe: &Path) -> Result<Client, ClientError> {
+        match Client::connect(runtime_dir) {
+            Err(ClientError::NotRunning { .. }) => {}
+            other => return other,
+        }
+        let dir = RuntimeDir::ensure(runtime_dir)?;
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.log_file())
+            .map_err(|e| {
+                ClientError::StartFailed(format!("cannot open {}: {e}", dir.log_file().display()))
+            })?;
+        let mut command = Command::new(exe);
+        command
+            .arg("__tickhost")
+            .env("TICKLOOP_RUNTIME_DIR", dir.root())
+            .current_dir("/")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(log));
+        // SAFETY: setsid is async-signal-safe; the closure touches nothing else.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::setsid() == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = command.spawn().map_err(|e| {
+            ClientError::StartFailed(format!("cannot run {} __tickhost: {e}", exe.display()))
+        })?;
+        let deadline = Instant::now() + START_TIMEOUT;
+        // Its readiness line, read on a thread so the wait is bounded.
+        let (tx, rx) = std::sync::mpsc::channel();
+        if let Some(stdout) = child.stdout.take() {
+            std::thread::spawn(move || {
+                let mut line = String::new();
+                let _ = BufReader::new(stdout).read_line(&mut line);
+                let _ = tx.send(line);
+            });
+        }
+        let line = rx
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .unwrap_or_default();
+        if line.trim() != "ready" {
+            // It lost a race with another tickhost starting (or failed): reap
+            // it if it exited, and look for the winner until the deadline.
+            let _ = child.try_wait();
+        }
+        loop {
+            let last = match Client::connect(runtime_dir) {
+                Ok(client) => return Ok(client),
+                Err(ClientError::NotRunning { source, .. }) => source,
+                Err(other) => return Err(other),
+            };
+            if let Ok(Some(status)) = child.try_wait() {
+                if line.trim() != "ready" && !dir.socket().exists() {
+                    return Err(ClientError::StartFailed(format!(
+                        "tickhost exited ({status}) before it was ready; see {}",
+                        dir.log_file().display()
+                    )));
+                }
+            }
+            if Instant::now() >= deadline {
+                return Err(ClientError::StartFailed(format!(
+                    "tickhost did not answer within {} s ({}); see {}",
+                    START_TIMEOUT.as_secs(),
+                    last,
+                    dir.log_file().display()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn send_line<T: serde::Serialize>(&mut self, value: &T) -> Result<(), ClientError> {
+        let mut line =
+            serde_json::to_vec(value).map_err(|e| ClientError::Protocol(e.to_string()))?;
+        line.push(b'\n');
+        self.writer.write_all(&line)?;
+        self.writer.flush()?;
+        Ok(())
+    }
+
+    fn read_line(&mut self) -> Result<String, ClientError> {
+        let mut line = String::new();
+        let n = self.reader.read_line(&mut line)?;
+        if n == 0 {
+            return Err(ClientError::Io(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "tickhost closed the connection",
+            )));
+        }
+        Ok(line)
+    }
+
+    fn read_message(&mut self) -> Result<ServerMessage, ClientError> {
+        let line = self.read_line()?;
+        serde_json::from_str(&line).map_err(|e| ClientError::Protocol(format!("{e}: {line:.200}")))
+    }
+
+    fn send(&mut self, request: ClientRequest) -> Result<u64, ClientError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send_line(&Envelope { id, request })?;
+        Ok(id)
+    }
+
+    /// Sends `request` and waits for its reply.
+    pub fn request(&mut self, request: ClientRequest) -> Result<ClientReply, ClientError> {
+        let id = self.send(request)?;
+        loop {
+            match self.read_message()? {
+                ServerMessage::Reply { id: got, reply } if got == id => return Ok(reply),
+                // Replies to something else (there is nothing else in flight)
+                // and stray events are skipped.
+                _ => continue,
+            }
+        }
+    }
+
+    /// Starts watching `instances`; read with [`Client::next_watch_item`].
+    /// The connection serves nothing else afterwards.
+    pub fn watch(&mut self, instances: Vec<String>, interval_ms: u64) -> Result<(), ClientError> {
+        self.watch_id = self.send(ClientRequest::Watch {
+            instances,
+            interval_ms,
+        })?;
+        Ok(())
+    }
+
+    /// The next item of the watch started by [`Client::watch`].
+    pub fn next_watch_item(&mut self) -> Result<WatchItem, ClientError> {
+        loop {
+            match self.read_message()? {
+                ServerMessage::Event { event, .. } => return Ok(WatchItem::Event(event)),
+                ServerMessage::Reply { id, reply } if id == self.watch_id => {
+                    return Ok(WatchItem::Done(reply))
+                }
+                ServerMessage::Reply { .. } => continue,
+            }
+        }
+    }
+}

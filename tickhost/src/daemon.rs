@@ -1,1 +1,201 @@
 //! The per-user daemon: instances, routing, latest state, watch deliveries.
+//!
+//! `tickloop __tickhost` calls [`run`]. It takes the single-instance lock
+//! (`tickhost.pid`), refuses to start when a tickhost already answers,
+//! listens on `tickhost.sock` (0600), finds the launchers of a previous run
+//! again (`l/*.json`), writes `ready` on its stdout, then sends its stdout
+//! and stderr to `tickhost.log` and serves until `shutdown` or a signal.
+//! Launchers are their own sessions and outlive it.
+//!
+//! Submodules: [`lines`] (framing), [`registry`] (instances and their newest
+//! status), [`conn`] (the connection to each launcher), [`open`], [`serve`]
+//! (client connections and routing), [`watch`] (deliveries), [`discover`]
+//! (finding launchers again).
+
+pub mod conn;
+pub mod discover;
+pub mod lines;
+pub mod open;
+pub mod registry;
+pub mod serve;
+pub mod watch;
+
+use crate::core::limits::Limits;
+use crate::paths::{PathsError, RuntimeDir};
+use crate::wire::{Hello, HelloReply, Role};
+use registry::Shared;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::io::AsRawFd;
+use std::os::unix::net::UnixStream as StdUnixStream;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Why the daemon could not start or went down.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error(transparent)]
+    Paths(#[from] PathsError),
+    #[error("tickhost is already running{}; `tickloop shutdown` ends it", pid.map(|p| format!(" (pid {p})")).unwrap_or_default())]
+    AlreadyRunning { pid: Option<u32> },
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> DaemonError {
+    let what = what.into();
+    move |source| DaemonError::Io { what, source }
+}
+
+/// How to run the daemon.
+#[derive(Debug, Clone)]
+pub struct DaemonOptions {
+    /// The runtime directory (see [`RuntimeDir::locate`]).
+    pub runtime_dir: PathBuf,
+    /// This executable, run as `<exe> __launcher` for each instance.
+    pub exe: PathBuf,
+}
+
+/// Runs the daemon until `shutdown` (or SIGTERM/SIGINT). Blocks; builds its
+/// own tokio runtime.
+pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
+    let dir = RuntimeDir::ensure(&options.runtime_dir)?;
+    let log_file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(dir.log_file())
+        .map_err(io(format!("cannot open {}", dir.log_file().display())))?;
+
+    // The single-instance lock, held for the daemon's life.
+    let mut pid_file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .mode(0o600)
+        .open(dir.pid_file())
+        .map_err(io(format!("cannot open {}", dir.pid_file().display())))?;
+    // SAFETY: flock on a file descriptor we own.
+    if unsafe { libc::flock(pid_file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let pid = std::fs::read_to_string(dir.pid_file())
+            .ok()
+            .and_then(|s| s.trim().parse().ok());
+        return Err(DaemonError::AlreadyRunning { pid });
+    }
+    if answers_hello(&dir) {
+        return Err(DaemonError::AlreadyRunning { pid: None });
+    }
+    let socket = dir.socket();
+    let _ = std::fs::remove_file(&socket);
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(io("cannot start the tokio runtime"))?;
+    let shared = Shared::new(dir.clone(), options.exe, Limits::default());
+
+    runtime.block_on(async move {
+        let listener = tokio::net::UnixListener::bind(&socket)
+            .map_err(io(format!("cannot listen on {}", socket.display())))?;
+        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
+            .map_err(io(format!("cannot chmod {}", socket.display())))?;
+        pid_file
+            .set_len(0)
+            .and_then(|()| writeln!(pid_file, "{}", std::process::id()))
+            .map_err(io("cannot write tickhost.pid"))?;
+
+        discover::scan(&shared).await;
+        let _watcher = match discover::watch_launchers(shared.clone()) {
+            Ok(watcher) => Some(watcher),
+            Err(e) => {
+                conn::log(&format!(
+                    "cannot watch {}: {e}",
+                    dir.launchers_dir().display()
+                ));
+                None
+            }
+        };
+
+        // Readiness, then the log takes stdout and stderr.
+        {
+            let mut stdout = std::io::stdout().lock();
+            let _ = stdout.write_all(b"ready\n").and_then(|()| stdout.flush());
+        }
+        // SAFETY: dup2 onto the standard descriptors, which stay open.
+        unsafe {
+            libc::dup2(log_file.as_raw_fd(), 1);
+            libc::dup2(log_file.as_raw_fd(), 2);
+        }
+        conn::log(&format!(
+            "tickhost {} listening on {} (pid {})",
+            crate::wire::WIRE_VERSION,
+            socket.display(),
+            std::process::id()
+        ));
+
+        let mut shutdown = shared.shutdown.subscribe();
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .map_err(io("cannot handle SIGTERM"))?;
+        let mut interrupt =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+                .map_err(io("cannot handle SIGINT"))?;
+        loop {
+            tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _)) => {
+                        tokio::spawn(serve::serve_client(shared.clone(), stream));
+                    }
+                    Err(e) => {
+                        conn::log(&format!("accept failed: {e}"));
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                },
+                _ = shutdown.wait_for(|done| *done) => {
+                    conn::log("shutdown");
+                    break;
+                }
+                _ = terminate.recv() => {
+                    conn::log("SIGTERM: exiting; launchers go on");
+                    break;
+                }
+                _ = interrupt.recv() => {
+                    conn::log("SIGINT: exiting; launchers go on");
+                    break;
+                }
+            }
+        }
+        let _ = std::fs::remove_file(&socket);
+        let _ = std::fs::remove_file(dir.pid_file());
+        Ok::<(), DaemonError>(())
+    })?;
+    // Don't wait for connection tasks or blocking threads.
+    std::process::exit(0)
+}
+
+/// Whether a tickhost answers hello on the socket of `dir`.
+pub fn answers_hello(dir: &RuntimeDir) -> bool {
+    let Ok(stream) = StdUnixStream::connect(dir.socket()) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let _ = stream.set_write_timeout(Some(Duration::from_secs(2)));
+    let Ok(mut line) = serde_json::to_vec(&Hello::new(Role::Client)) else {
+        return false;
+    };
+    line.push(b'\n');
+    let mut writer = &stream;
+    if writer.write_all(&line).is_err() {
+        return false;
+    }
+    let mut answer = String::new();
+    if BufReader::new(&stream).read_line(&mut answer).is_err() {
+        return false;
+    }
+    serde_json::from_str::<HelloReply>(&answer).is_ok()
+}

@@ -1,0 +1,257 @@
+//! tickhost's one persistent connection to each launcher: requests matched to
+//! replies by id, the newest status kept, and the end noticed when the
+//! launcher goes away.
+
+use super::lines::{write_line, Line, LineReader};
+use super::registry::{end_info, Instance, Shared};
+use crate::wire::{
+    CallOutcome, ClientError, ClientReply, Envelope, ErrorKind, Hello, HelloReply, LauncherMessage,
+    LauncherRequest, LauncherStatus, Role,
+};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::UnixStream;
+use tokio::sync::oneshot;
+
+/// The longest line tickhost accepts from a launcher (a status carries a
+/// descriptor and a state, each bounded by the core's limits).
+const MAX_LAUNCHER_LINE: usize = 64 * 1024 * 1024;
+
+/// How long a launcher has to answer hello.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A connection to one launcher, as role `host`.
+pub struct LauncherConn {
+    writer: tokio::sync::Mutex<OwnedWriteHalf>,
+    pending: Mutex<Pending>,
+    pub launcher_pid: u32,
+}
+
+struct Pending {
+    /// Set once the connection is gone: requests fail at once.
+    lost: Option<String>,
+    next_id: u64,
+    waiting: HashMap<u64, Waiter>,
+}
+
+struct Waiter {
+    is_call: bool,
+    reply: oneshot::Sender<ClientReply>,
+}
+
+/// Why connecting to a launcher failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("cannot connect to {path}: {source}")]
+    Connect {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("the launcher did not answer hello: {0}")]
+    Hello(String),
+    #[error("the launcher refused: {0}")]
+    Refused(String),
+}
+
+impl LauncherConn {
+    /// Connects to the launcher at `socket` and exchanges hello.
+    pub async fn connect(
+        socket: &Path,
+        launcher_pid: u32,
+    ) -> Result<(Arc<Self>, LineReader<OwnedReadHalf>), ConnectError> {
+        let stream = UnixStream::connect(socket)
+            .await
+            .map_err(|source| ConnectError::Connect {
+                path: socket.display().to_string(),
+                source,
+            })?;
+        let (read, mut write) = stream.into_split();
+        let mut reader = LineReader::new(read, MAX_LAUNCHER_LINE);
+        write_line(&mut write, &Hello::new(Role::Host))
+            .await
+            .map_err(|e| ConnectError::Hello(e.to_string()))?;
+        let line = tokio::time::timeout(HELLO_TIMEOUT, reader.next())
+            .await
+            .map_err(|_| ConnectError::Hello("no answer within 5 s".into()))?
+            .map_err(|e| ConnectError::Hello(e.to_string()))?;
+        let reply: HelloReply = match line {
+            Some(Line::Text(text)) => serde_json::from_str(&text)
+                .map_err(|e| ConnectError::Hello(format!("unreadable answer: {e}")))?,
+            Some(_) => return Err(ConnectError::Hello("unreadable answer".into())),
+            None => return Err(ConnectError::Hello("it closed the connection".into())),
+        };
+        if let Some(refused) = reply.refused {
+            return Err(ConnectError::Refused(refused));
+        }
+        let conn = Arc::new(LauncherConn {
+            writer: tokio::sync::Mutex::new(write),
+            pending: Mutex::new(Pending {
+                lost: None,
+                next_id: 1,
+                waiting: HashMap::new(),
+            }),
+            launcher_pid,
+        });
+        Ok((conn, reader))
+    }
+
+    fn pending(&self) -> MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sends `request` and waits for its reply. When the launcher goes away
+    /// first: a call is an unknown outcome, anything else an `Ended` error.
+    pub async fn request(&self, request: LauncherRequest) -> ClientReply {
+        let is_call = matches!(request, LauncherRequest::Call { .. });
+        let (tx, rx) = oneshot::channel();
+        let id = {
+            let mut pending = self.pending();
+            if let Some(reason) = pending.lost.clone() {
+                return lost_reply(is_call, &reason);
+            }
+            let id = pending.next_id;
+            pending.next_id += 1;
+            pending.waiting.insert(id, Waiter { is_call, reply: tx });
+            id
+        };
+        let sent = {
+            let mut writer = self.writer.lock().await;
+            write_line(&mut *writer, &Envelope { id, request }).await
+        };
+        if let Err(e) = sent {
+            let waiter = self.pending().waiting.remove(&id);
+            if waiter.is_some() {
+                return lost_reply(
+                    is_call,
+                    &format!("the launcher (pid {}) went away: {e}", self.launcher_pid),
+                );
+            }
+        }
+        match rx.await {
+            Ok(reply) => reply,
+            Err(_) => lost_reply(
+                is_call,
+                &format!("the launcher (pid {}) went away", self.launcher_pid),
+            ),
+        }
+    }
+
+    /// Delivers the reply to request `id`.
+    fn answer(&self, id: u64, reply: ClientReply) {
+        if let Some(waiter) = self.pending().waiting.remove(&id) {
+            let _ = waiter.reply.send(reply);
+        }
+    }
+
+    /// The connection is gone: every waiting request fails with `reason`.
+    fn lose(&self, reason: &str) {
+        let waiting = {
+            let mut pending = self.pending();
+            pending.lost = Some(reason.to_string());
+            std::mem::take(&mut pending.waiting)
+        };
+        for (_, waiter) in waiting {
+            let _ = waiter.reply.send(lost_reply(waiter.is_call, reason));
+        }
+    }
+}
+
+fn lost_reply(is_call: bool, reason: &str) -> ClientReply {
+    if is_call {
+        ClientReply::Call(CallOutcome::Unknown {
+            reason: reason.to_string(),
+        })
+    } else {
+        ClientReply::Error(ClientError {
+            kind: ErrorKind::Ended,
+            message: reason.to_string(),
+            data: None,
+        })
+    }
+}
+
+/// Attaches `conn` to `instance` and reads the launcher's messages until it
+/// goes away, then marks the instance ended (unless the launcher said how it
+/// ended) and fails what was pending.
+pub fn spawn_reader(
+    shared: Arc<Shared>,
+    instance: Arc<Instance>,
+    conn: Arc<LauncherConn>,
+    mut reader: LineReader<OwnedReadHalf>,
+) {
+    instance.set_conn(Some(conn.clone()));
+    tokio::spawn(async move {
+        // Ask for the status at once, in case the launcher does not send it.
+        let asker = {
+            let conn = conn.clone();
+            let instance = instance.clone();
+            let shared = shared.clone();
+            tokio::spawn(async move {
+                if let ClientReply::Ok(value) = conn.request(LauncherRequest::Status).await {
+                    if let Ok(status) = serde_json::from_value::<LauncherStatus>(value) {
+                        if instance.set_status(status) {
+                            shared.bump();
+                        }
+                    }
+                }
+            })
+        };
+        let detail = loop {
+            match reader.next().await {
+                Ok(Some(Line::Text(text))) => {
+                    match serde_json::from_str::<LauncherMessage>(&text) {
+                        Ok(LauncherMessage::Reply(reply)) => conn.answer(reply.id, reply.reply),
+                        Ok(LauncherMessage::Status(status)) => {
+                            if instance.set_status(*status) {
+                                shared.bump();
+                            }
+                        }
+                        Err(e) => log(&format!(
+                            "{}: ignored an unreadable line from the launcher: {e}",
+                            instance.id
+                        )),
+                    }
+                }
+                Ok(Some(Line::TooLong(n))) => log(&format!(
+                    "{}: ignored a {n}-byte line from the launcher",
+                    instance.id
+                )),
+                Ok(Some(Line::NotUtf8)) => log(&format!(
+                    "{}: ignored a non-UTF-8 line from the launcher",
+                    instance.id
+                )),
+                Ok(None) => break "its connection closed".to_string(),
+                Err(e) => break e.to_string(),
+            }
+        };
+        asker.abort();
+        let reason = format!(
+            "the launcher (pid {}) went away: {detail}",
+            conn.launcher_pid
+        );
+        let end = if instance.close_requested() {
+            end_info("closed", "closed by `tickloop close`".into())
+        } else {
+            end_info("launcher_lost", reason.clone())
+        };
+        let ended = instance.mark_ended(end);
+        let message = match instance.ended() {
+            Some(end) => format!("{} has ended: {}", instance.id, end.reason),
+            None => reason,
+        };
+        conn.lose(&message);
+        instance.set_conn(None);
+        if ended {
+            log(&format!("{}: {message}", instance.id));
+        }
+        shared.bump();
+    });
+}
+
+/// One line to the daemon's log (its stderr).
+pub fn log(message: &str) {
+    eprintln!("{} {message}", super::registry::now_rfc3339());
+}

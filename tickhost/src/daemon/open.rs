@@ -1,0 +1,272 @@
+//! `open`: choosing the instance's name, starting its launcher detached
+//! (`<exe> __launcher`, its own session, so it outlives tickhost), reading
+//! its one readiness line, and connecting to it.
+
+use super::conn::{log, spawn_reader, LauncherConn};
+use super::lines::{Line, LineReader};
+use super::registry::{Instance, Shared};
+use crate::paths::{default_name, unique_name, validate_name, InstanceKind};
+use crate::wire::{
+    ClientError, ClientReply, ErrorKind, LaunchReport, LaunchSpec, LauncherStatus, OpenRequest,
+};
+use serde_json::{json, Value};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+
+/// How long a launcher may take to report (initialization is 10 s in all).
+const LAUNCH_TIMEOUT: Duration = Duration::from_secs(30);
+
+fn bad_request(message: String) -> ClientReply {
+    ClientReply::Error(ClientError {
+        kind: ErrorKind::BadRequest,
+        message,
+        data: None,
+    })
+}
+
+fn open_failed(message: String, screen: &str) -> ClientReply {
+    ClientReply::Error(ClientError {
+        kind: ErrorKind::OpenFailed,
+        message,
+        data: Some(json!({ "screen": screen })),
+    })
+}
+
+/// Releases a reserved id when the open is over, however it ends.
+struct Reservation<'a> {
+    shared: &'a Shared,
+    id: String,
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        self.shared.registry().reserved.remove(&self.id);
+    }
+}
+
+/// Handles `open`.
+pub async fn open(shared: &Arc<Shared>, request: OpenRequest) -> ClientReply {
+    let Some(program) = request.argv.first().cloned() else {
+        return bad_request("open needs a program: `tickloop open -- PROGRAM [ARG...]`".into());
+    };
+    if !request.cwd.is_absolute() {
+        return bad_request(format!(
+            "cwd {} is not absolute; send an absolute directory",
+            request.cwd.display()
+        ));
+    }
+    let kind = InstanceKind::of_open(request.shell);
+    let (id, name) = {
+        let mut registry = shared.registry();
+        let name = match &request.name {
+            Some(name) => {
+                if let Err(message) = validate_name(name) {
+                    return bad_request(message);
+                }
+                let id = kind.id(name);
+                if registry.reserved.contains(&id) {
+                    return bad_request(format!(
+                        "{id} is being opened right now; choose another --id"
+                    ));
+                }
+                if let Some(known) = registry.instances.get(&id).cloned() {
+                    if known.ended().is_none() {
+                        return bad_request(format!(
+                            "{id} is in use by a running instance; choose another --id or `tickloop close {id}` first"
+                        ));
+                    }
+                    // An ended instance of that name is replaced.
+                    registry.instances.remove(&id);
+                    known.files.remove();
+                }
+                name.clone()
+            }
+            None => unique_name(&default_name(&program), |n| registry.is_taken(&kind.id(n))),
+        };
+        let id = kind.id(&name);
+        registry.reserved.insert(id.clone());
+        (id, name)
+    };
+    let _reservation = Reservation {
+        shared,
+        id: id.clone(),
+    };
+    let files = match shared.dir.instance_files(kind, &name) {
+        Ok(files) => files,
+        Err(e) => return bad_request(e.to_string()),
+    };
+    files.remove();
+
+    let log_file = match std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .open(&files.log)
+    {
+        Ok(file) => file,
+        Err(e) => {
+            return open_failed(
+                format!(
+                    "cannot create the launcher's log {}: {e}",
+                    files.log.display()
+                ),
+                "",
+            )
+        }
+    };
+    let spec = LaunchSpec {
+        instance: id.clone(),
+        shell: request.shell,
+        argv: request.argv.clone(),
+        cwd: request.cwd.clone(),
+        env: request.env.clone(),
+        socket: files.socket.clone(),
+    };
+    let mut command = tokio::process::Command::new(&shared.exe);
+    command
+        .arg("__launcher")
+        .current_dir("/")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(log_file))
+        .kill_on_drop(false);
+    // SAFETY: setsid is async-signal-safe; the closure touches nothing else.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            files.remove();
+            return open_failed(
+                format!(
+                    "cannot start the launcher {} __launcher: {e}",
+                    shared.exe.display()
+                ),
+                "",
+            );
+        }
+    };
+    let launcher_pid = child.id().unwrap_or(0);
+    let stdin = child.stdin.take();
+    let stdout = child.stdout.take();
+    // Reap the launcher whenever it exits: no zombies, and never waited on here.
+    tokio::spawn(async move {
+        let _ = child.wait().await;
+    });
+
+    let report = async {
+        let mut stdin = stdin.ok_or("the launcher's stdin is missing")?;
+        let mut spec_line = serde_json::to_vec(&spec).map_err(|e| e.to_string())?;
+        spec_line.push(b'\n');
+        stdin
+            .write_all(&spec_line)
+            .await
+            .map_err(|e| format!("cannot hand the launcher its spec: {e}"))?;
+        drop(stdin);
+        let stdout = stdout.ok_or("the launcher's stdout is missing")?;
+        let mut reader = LineReader::new(stdout, 16 * 1024 * 1024);
+        match reader.next().await {
+            Ok(Some(Line::Text(text))) => serde_json::from_str::<LaunchReport>(&text)
+                .map_err(|e| format!("the launcher's report is unreadable ({e}): {text:.200}")),
+            Ok(Some(_)) => Err("the launcher's report is unreadable".to_string()),
+            Ok(None) => Err("the launcher exited before reporting".to_string()),
+            Err(e) => Err(format!("cannot read the launcher's report: {e}")),
+        }
+    };
+    let report = match tokio::time::timeout(LAUNCH_TIMEOUT, report).await {
+        Ok(Ok(report)) => report,
+        Ok(Err(reason)) => {
+            terminate(launcher_pid);
+            files.remove_but_log();
+            return open_failed(format!("{reason} (its log: {})", files.log.display()), "");
+        }
+        Err(_) => {
+            terminate(launcher_pid);
+            files.remove_but_log();
+            return open_failed(
+                format!(
+                    "the launcher did not report within {} s (its log: {})",
+                    LAUNCH_TIMEOUT.as_secs(),
+                    files.log.display()
+                ),
+                "",
+            );
+        }
+    };
+    let (socket, status) = match report {
+        LaunchReport::Ready { socket, status } => (socket, *status),
+        LaunchReport::Failed { reason, screen } => {
+            files.remove_but_log();
+            return open_failed(reason, &screen);
+        }
+    };
+    let (conn, reader) = match LauncherConn::connect(&socket, launcher_pid).await {
+        Ok(pair) => pair,
+        Err(e) => {
+            terminate(launcher_pid);
+            files.remove_but_log();
+            return open_failed(format!("the launcher reported ready, but {e}"), "");
+        }
+    };
+    let instance = Instance::new(id.clone(), files, status);
+    shared
+        .registry()
+        .instances
+        .insert(id.clone(), instance.clone());
+    spawn_reader(shared.clone(), instance.clone(), conn, reader);
+    log(&format!("{id}: opened (launcher pid {launcher_pid})"));
+    ClientReply::Ok(open_reply(&instance.id, kind, &instance.status()))
+}
+
+/// Asks launcher `pid` (a session leader) to end.
+fn terminate(pid: u32) {
+    if let Ok(pid) = i32::try_from(pid) {
+        if pid > 0 {
+            // SAFETY: kill has no memory-safety preconditions.
+            unsafe {
+                libc::kill(pid, libc::SIGTERM);
+            }
+        }
+    }
+}
+
+/// The JSON `open` prints.
+pub fn open_reply(id: &str, kind: InstanceKind, status: &LauncherStatus) -> Value {
+    let descriptor = status.descriptor.as_ref();
+    let field = |name: &str| {
+        descriptor
+            .and_then(|d| d.get(name))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    match kind {
+        InstanceKind::Hosted => json!({
+            "id": id,
+            "kind": field("kind"),
+            "title": field("title"),
+            "revision": field("revision"),
+            "pid": status.pid,
+            "launcher_pid": status.launcher_pid,
+            "seq": status.state.as_ref().map(|s| s.seq),
+            "state": if status.ended.is_some() { "ended" } else { "running" },
+        }),
+        InstanceKind::Shell => json!({
+            "id": id,
+            "kind": Value::Null,
+            "title": status.argv.first(),
+            "revision": Value::Null,
+            "pid": status.pid,
+            "launcher_pid": status.launcher_pid,
+            "seq": Value::Null,
+            "state": if status.ended.is_some() { "ended" } else { "running" },
+        }),
+    }
+}

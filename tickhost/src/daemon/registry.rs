@@ -1,0 +1,343 @@
+//! The daemon's shared state: every known instance with the newest status
+//! its launcher published (only the newest: memory stays flat under update
+//! floods), name resolution, and the change signal watchers wait on.
+
+use super::conn::LauncherConn;
+use crate::core::descriptor::{Descriptor, Series};
+use crate::core::limits::Limits;
+use crate::paths::{parse_id, InstanceFiles, InstanceKind, RuntimeDir};
+use crate::wire::{ClientError, EndInfo, ErrorKind, LauncherStatus};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::watch;
+
+/// What every task of the daemon shares.
+pub struct Shared {
+    pub dir: RuntimeDir,
+    /// This executable, started as `<exe> __launcher` for each instance.
+    pub exe: PathBuf,
+    pub limits: Limits,
+    registry: Mutex<Registry>,
+    /// Bumped whenever an instance ends or is forgotten.
+    changes: watch::Sender<u64>,
+    /// Set once `shutdown` has answered: the daemon exits.
+    pub shutdown: watch::Sender<bool>,
+}
+
+/// The instances by id, and the ids being opened or adopted right now.
+#[derive(Default)]
+pub struct Registry {
+    pub instances: BTreeMap<String, Arc<Instance>>,
+    pub reserved: HashSet<String>,
+}
+
+impl Registry {
+    /// Whether `id` is taken by a known instance or one being opened.
+    pub fn is_taken(&self, id: &str) -> bool {
+        self.instances.contains_key(id) || self.reserved.contains(id)
+    }
+}
+
+impl Shared {
+    pub fn new(dir: RuntimeDir, exe: PathBuf, limits: Limits) -> Arc<Self> {
+        Arc::new(Shared {
+            dir,
+            exe,
+            limits,
+            registry: Mutex::new(Registry::default()),
+            changes: watch::Sender::new(0),
+            shutdown: watch::Sender::new(false),
+        })
+    }
+
+    /// The registry, locked (never held across an await).
+    pub fn registry(&self) -> MutexGuard<'_, Registry> {
+        self.registry.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Wakes everyone waiting for an instance to end.
+    pub fn bump(&self) {
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// A receiver woken by [`Shared::bump`].
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    /// Every instance, sorted by id.
+    pub fn all(&self) -> Vec<Arc<Instance>> {
+        self.registry().instances.values().cloned().collect()
+    }
+
+    /// The instance `name`: a full id, or a bare NAME that exactly one
+    /// instance has.
+    pub fn resolve(&self, name: &str) -> Result<Arc<Instance>, ClientError> {
+        let registry = self.registry();
+        resolve_in(&registry.instances, name)
+    }
+
+    /// Forgets `instance` (removing its files), if it is still the one known
+    /// by its id.
+    pub fn forget(&self, instance: &Arc<Instance>) {
+        {
+            let mut registry = self.registry();
+            if let Some(known) = registry.instances.get(&instance.id) {
+                if Arc::ptr_eq(known, instance) {
+                    registry.instances.remove(&instance.id);
+                }
+            }
+        }
+        instance.files.remove();
+        self.bump();
+    }
+}
+
+/// Name resolution over `instances` (see [`Shared::resolve`]).
+pub fn resolve_in(
+    instances: &BTreeMap<String, Arc<Instance>>,
+    name: &str,
+) -> Result<Arc<Instance>, ClientError> {
+    if name.contains(':') {
+        return instances
+            .get(name)
+            .cloned()
+            .ok_or_else(|| no_such_instance(name));
+    }
+    let mut found = instances.values().filter(|i| i.name == name);
+    match (found.next(), found.next()) {
+        (None, _) => Err(no_such_instance(name)),
+        (Some(one), None) => Ok(one.clone()),
+        (Some(a), Some(b)) => Err(ClientError {
+            kind: ErrorKind::BadRequest,
+            message: format!(
+                "{name} names more than one instance ({}, {}); use the full id",
+                a.id, b.id
+            ),
+            data: None,
+        }),
+    }
+}
+
+pub fn no_such_instance(name: &str) -> ClientError {
+    ClientError {
+        kind: ErrorKind::NoSuchInstance,
+        message: format!("no instance named {name}; `tickloop list` shows them"),
+        data: None,
+    }
+}
+
+/// One instance: running (with a launcher connection) or ended.
+pub struct Instance {
+    pub id: String,
+    pub kind: InstanceKind,
+    pub name: String,
+    pub files: InstanceFiles,
+    live: Mutex<Live>,
+    conn: Mutex<Option<Arc<LauncherConn>>>,
+    /// `close` was asked: a launcher that goes away now was closed, not lost.
+    pub close_requested: AtomicBool,
+}
+
+struct Live {
+    status: Arc<LauncherStatus>,
+    /// The declared series of the descriptor `raw`, for trimming deliveries.
+    series: Option<(Value, Arc<Vec<Series>>)>,
+}
+
+impl Instance {
+    pub fn new(id: String, files: InstanceFiles, status: LauncherStatus) -> Arc<Self> {
+        let (kind, name) = match parse_id(&id) {
+            Some((kind, name)) => (kind, name.to_string()),
+            None => (InstanceKind::Hosted, id.clone()),
+        };
+        Arc::new(Instance {
+            id,
+            kind,
+            name,
+            files,
+            live: Mutex::new(Live {
+                status: Arc::new(status),
+                series: None,
+            }),
+            conn: Mutex::new(None),
+            close_requested: AtomicBool::new(false),
+        })
+    }
+
+    fn live(&self) -> MutexGuard<'_, Live> {
+        self.live.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The newest status.
+    pub fn status(&self) -> Arc<LauncherStatus> {
+        self.live().status.clone()
+    }
+
+    /// How it ended, if it did.
+    pub fn ended(&self) -> Option<EndInfo> {
+        self.live().status.ended.clone()
+    }
+
+    /// Replaces the status; true when this made the instance end. An ended
+    /// instance keeps its end (a later status cannot revive it).
+    pub fn set_status(&self, mut status: LauncherStatus) -> bool {
+        let mut live = self.live();
+        let was_ended = live.status.ended.clone();
+        if let Some(ended) = was_ended.clone() {
+            status.ended = Some(ended);
+        }
+        let now_ended = status.ended.is_some();
+        live.status = Arc::new(status);
+        was_ended.is_none() && now_ended
+    }
+
+    /// Marks the instance ended with `end` unless it already ended; true when
+    /// this made it end.
+    pub fn mark_ended(&self, end: EndInfo) -> bool {
+        let mut live = self.live();
+        if live.status.ended.is_some() {
+            return false;
+        }
+        let mut status = (*live.status).clone();
+        status.ended = Some(end);
+        live.status = Arc::new(status);
+        true
+    }
+
+    /// The launcher connection, while there is one.
+    pub fn conn(&self) -> Option<Arc<LauncherConn>> {
+        self.conn.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub fn set_conn(&self, conn: Option<Arc<LauncherConn>>) {
+        *self.conn.lock().unwrap_or_else(|e| e.into_inner()) = conn;
+    }
+
+    pub fn close_requested(&self) -> bool {
+        self.close_requested.load(Ordering::SeqCst)
+    }
+
+    /// The declared series of the current descriptor (validated once per
+    /// descriptor), empty for none or an invalid one.
+    pub fn series(&self, limits: &Limits) -> Arc<Vec<Series>> {
+        let mut live = self.live();
+        let Some(raw) = live.status.descriptor.clone() else {
+            return Arc::new(Vec::new());
+        };
+        if let Some((cached, series)) = &live.series {
+            if *cached == raw {
+                return series.clone();
+            }
+        }
+        let series = Arc::new(
+            Descriptor::validate(&raw, limits)
+                .map(|d| d.series)
+                .unwrap_or_default(),
+        );
+        live.series = Some((raw, series.clone()));
+        series
+    }
+
+    /// The error for a request to this instance once it ended.
+    pub fn ended_error(&self, end: &EndInfo) -> ClientError {
+        ClientError {
+            kind: ErrorKind::Ended,
+            message: format!(
+                "{} has ended: {}; `tickloop close {}` forgets it",
+                self.id, end.reason, self.id
+            ),
+            data: Some(serde_json::to_value(end).unwrap_or(Value::Null)),
+        }
+    }
+}
+
+/// Now, RFC 3339 UTC.
+pub fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|_| "1970-01-01T00:00:00Z".to_string())
+}
+
+/// An [`EndInfo`] stamped now.
+pub fn end_info(kind: &str, reason: String) -> EndInfo {
+    EndInfo {
+        reason,
+        kind: kind.to_string(),
+        offending: None,
+        at: now_rfc3339(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(id: &str) -> LauncherStatus {
+        LauncherStatus {
+            instance: id.into(),
+            launcher_pid: 1,
+            pid: 2,
+            argv: vec!["x".into()],
+            cwd: "/".into(),
+            started_at: now_rfc3339(),
+            descriptor: None,
+            state: None,
+            updates_total: 0,
+            calls_in_flight: 0,
+            views: 0,
+            ended: None,
+        }
+    }
+
+    fn map(ids: &[&str]) -> BTreeMap<String, Arc<Instance>> {
+        ids.iter()
+            .map(|id| {
+                let files = InstanceFiles::from_record(std::path::Path::new("/nonexistent/x.json"));
+                (
+                    id.to_string(),
+                    Instance::new(id.to_string(), files, status(id)),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn bare_names_resolve_when_unique() {
+        let m = map(&["hosted:a", "hosted:b", "shell:b"]);
+        assert_eq!(
+            resolve_in(&m, "a").map(|i| i.id.clone()).ok(),
+            Some("hosted:a".into())
+        );
+        assert_eq!(
+            resolve_in(&m, "shell:b").map(|i| i.id.clone()).ok(),
+            Some("shell:b".into())
+        );
+        assert_eq!(
+            resolve_in(&m, "b").err().map(|e| e.kind),
+            Some(ErrorKind::BadRequest)
+        );
+        let missing = resolve_in(&m, "zz").err();
+        assert_eq!(
+            missing.as_ref().map(|e| e.kind),
+            Some(ErrorKind::NoSuchInstance)
+        );
+        assert!(missing.is_some_and(|e| e.message.contains("tickloop list")));
+    }
+
+    #[test]
+    fn an_end_sticks() {
+        let m = map(&["hosted:a"]);
+        let a = &m["hosted:a"];
+        assert!(a.mark_ended(end_info("exited", "gone".into())));
+        assert!(!a.mark_ended(end_info("launcher_lost", "x".into())));
+        let mut later = status("hosted:a");
+        later.updates_total = 5;
+        assert!(!a.set_status(later));
+        assert_eq!(a.status().updates_total, 5);
+        assert_eq!(a.ended().map(|e| e.kind), Some("exited".into()));
+    }
+}

@@ -1,0 +1,399 @@
+//! Client connections on `tickhost.sock`: hello, then requests answered in
+//! order (a malformed line gets a `bad_request` reply and the connection goes
+//! on), routing to the launchers, `list`, `close` and `shutdown`.
+
+use super::conn::log;
+use super::lines::{write_line, Line, LineReader};
+use super::open::open;
+use super::registry::{end_info, Instance, Shared};
+use super::watch::{self, Flow};
+use crate::paths::InstanceKind;
+use crate::wire::{
+    ClientError, ClientReply, ClientRequest, Envelope, ErrorKind, Hello, HelloReply,
+    LauncherRequest, Role, ServerMessage,
+};
+use serde_json::{json, Value};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::UnixStream;
+
+/// The longest request line accepted from a client (an `open` carries the
+/// whole environment).
+const MAX_CLIENT_LINE: usize = 8 * 1024 * 1024;
+
+/// How long `close` waits for the launcher to report the end.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a client has to say hello.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+
+const REQUEST_EXAMPLE: &str = r#"{"id":1,"request":{"op":"list"}}"#;
+
+fn error(kind: ErrorKind, message: String) -> ClientReply {
+    ClientReply::Error(ClientError {
+        kind,
+        message,
+        data: None,
+    })
+}
+
+/// Serves one client connection until it hangs up.
+pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
+    let (read, mut writer) = stream.into_split();
+    let mut reader = LineReader::new(read, MAX_CLIENT_LINE);
+
+    let hello = match tokio::time::timeout(HELLO_TIMEOUT, reader.next()).await {
+        Ok(Ok(Some(Line::Text(text)))) => serde_json::from_str::<Hello>(&text).map_err(|e| {
+            format!(
+                "the first line must be hello, like {}: {e}",
+                serde_json::to_string(&Hello::new(Role::Client)).unwrap_or_default()
+            )
+        }),
+        Ok(Ok(Some(_))) => Err("the first line must be a JSON hello".to_string()),
+        Ok(Ok(None)) | Ok(Err(_)) => return,
+        Err(_) => Err("no hello within 10 s".to_string()),
+    };
+    let answer = match hello {
+        Ok(hello) if hello.hello.role != Role::Client => HelloReply {
+            version: crate::wire::WIRE_VERSION.to_string(),
+            refused: Some(
+                "this is tickhost, for clients; views and hosts talk to a launcher's socket"
+                    .to_string(),
+            ),
+        },
+        Ok(hello) => HelloReply::answer(&hello),
+        Err(refused) => HelloReply {
+            version: crate::wire::WIRE_VERSION.to_string(),
+            refused: Some(refused),
+        },
+    };
+    let refused = answer.refused.is_some();
+    if write_line(&mut writer, &answer).await.is_err() || refused {
+        return;
+    }
+
+    loop {
+        let line = match reader.next().await {
+            Ok(Some(line)) => line,
+            Ok(None) | Err(_) => return,
+        };
+        let envelope = match parse_request(line) {
+            Ok(envelope) => envelope,
+            Err((id, message)) => {
+                let reply = ServerMessage::Reply {
+                    id,
+                    reply: error(ErrorKind::BadRequest, message),
+                };
+                if write_line(&mut writer, &reply).await.is_err() {
+                    return;
+                }
+                continue;
+            }
+        };
+        let id = envelope.id;
+        let reply = match envelope.request {
+            ClientRequest::Watch {
+                instances,
+                interval_ms,
+            } => {
+                match watch::stream(
+                    &shared,
+                    id,
+                    instances,
+                    interval_ms,
+                    &mut reader,
+                    &mut writer,
+                )
+                .await
+                {
+                    Ok(Flow::Continue) => continue,
+                    Ok(Flow::HungUp) | Err(_) => return,
+                }
+            }
+            ClientRequest::Shutdown => {
+                let reply = shutdown(&shared).await;
+                let _ = write_line(&mut writer, &ServerMessage::Reply { id, reply }).await;
+                shared.shutdown.send_replace(true);
+                return;
+            }
+            request => handle(&shared, request).await,
+        };
+        if write_line(&mut writer, &ServerMessage::Reply { id, reply })
+            .await
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+/// Reads a request line; on failure, the id to answer (0 when unknown) and
+/// what was wrong.
+pub fn parse_request(line: Line) -> Result<Envelope<ClientRequest>, (u64, String)> {
+    let text = match line {
+        Line::Text(text) => text,
+        Line::TooLong(n) => {
+            return Err((
+                0,
+                format!("a {n}-byte request line is over the {MAX_CLIENT_LINE}-byte limit; send one JSON object per line, like {REQUEST_EXAMPLE}"),
+            ))
+        }
+        Line::NotUtf8 => {
+            return Err((
+                0,
+                format!("the request line is not UTF-8; send one JSON object per line, like {REQUEST_EXAMPLE}"),
+            ))
+        }
+    };
+    serde_json::from_str::<Envelope<ClientRequest>>(&text).map_err(|e| {
+        let id = serde_json::from_str::<Value>(&text)
+            .ok()
+            .and_then(|v| v.get("id").and_then(Value::as_u64))
+            .unwrap_or(0);
+        (
+            id,
+            format!("cannot read the request ({e}); send one JSON object per line, like {REQUEST_EXAMPLE}"),
+        )
+    })
+}
+
+/// Answers every request but `watch` and `shutdown`.
+async fn handle(shared: &Arc<Shared>, request: ClientRequest) -> ClientReply {
+    match request {
+        ClientRequest::Open(request) => open(shared, request).await,
+        ClientRequest::List => ClientReply::Ok(list(shared)),
+        ClientRequest::Describe { instance } => {
+            forward(shared, &instance, LauncherRequest::Describe, true).await
+        }
+        ClientRequest::Read { instance } => {
+            forward(shared, &instance, LauncherRequest::Read, true).await
+        }
+        ClientRequest::Call {
+            instance,
+            tool,
+            args,
+            revision,
+        } => {
+            let request = LauncherRequest::Call {
+                tool,
+                args,
+                revision,
+            };
+            forward(shared, &instance, request, true).await
+        }
+        ClientRequest::Screen { instance } => {
+            forward(shared, &instance, LauncherRequest::Screen, false).await
+        }
+        ClientRequest::Input { instance, text } => {
+            forward(shared, &instance, LauncherRequest::Input { text }, false).await
+        }
+        ClientRequest::Close { instance } => close(shared, &instance).await,
+        // Served by the connection loop.
+        ClientRequest::Watch { .. } | ClientRequest::Shutdown => error(
+            ErrorKind::Internal,
+            "this request is served elsewhere".into(),
+        ),
+    }
+}
+
+/// Sends `request` to the launcher of `name` and relays its reply.
+async fn forward(
+    shared: &Arc<Shared>,
+    name: &str,
+    request: LauncherRequest,
+    needs_tick: bool,
+) -> ClientReply {
+    let instance = match shared.resolve(name) {
+        Ok(instance) => instance,
+        Err(e) => return ClientReply::Error(e),
+    };
+    if let Some(end) = instance.ended() {
+        return ClientReply::Error(instance.ended_error(&end));
+    }
+    if needs_tick && instance.kind == InstanceKind::Shell {
+        return error(
+            ErrorKind::NotATick,
+            format!(
+                "{} is a plain terminal program (opened with --shell), not a Tick; `screen` and `input` work with it",
+                instance.id
+            ),
+        );
+    }
+    let Some(conn) = instance.conn() else {
+        let end = instance
+            .ended()
+            .unwrap_or_else(|| end_info("launcher_lost", "its launcher is not connected".into()));
+        return ClientReply::Error(instance.ended_error(&end));
+    };
+    conn.request(request).await
+}
+
+/// `list`: every instance from its newest status, sorted by id.
+fn list(shared: &Shared) -> Value {
+    Value::Array(
+        shared
+            .all()
+            .iter()
+            .map(|instance| list_entry(instance))
+            .collect(),
+    )
+}
+
+fn list_entry(instance: &Instance) -> Value {
+    let status = instance.status();
+    let descriptor = status.descriptor.as_ref();
+    let field = |name: &str| {
+        descriptor
+            .and_then(|d| d.get(name))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let title = match instance.kind {
+        InstanceKind::Hosted => field("title"),
+        InstanceKind::Shell => json!(status.argv.first()),
+    };
+    let last_update_at = if status.updates_total > 0 {
+        json!(status.state.as_ref().map(|s| s.at.clone()))
+    } else {
+        Value::Null
+    };
+    json!({
+        "id": instance.id,
+        "kind": field("kind"),
+        "title": title,
+        "state": if status.ended.is_some() { "ended" } else { "running" },
+        "ended": status.ended,
+        "seq": status.state.as_ref().map(|s| s.seq),
+        "pid": status.pid,
+        "views": status.views,
+        "calls_in_flight": status.calls_in_flight,
+        "updates": status.updates_total,
+        "last_update_at": last_update_at,
+        "revision": field("revision"),
+        "launcher_pid": status.launcher_pid,
+        "argv": status.argv,
+        "cwd": status.cwd,
+        "started_at": status.started_at,
+    })
+}
+
+/// `close`: ends a running instance (it stays listed, ended), or forgets an
+/// ended one.
+async fn close(shared: &Arc<Shared>, name: &str) -> ClientReply {
+    let instance = match shared.resolve(name) {
+        Ok(instance) => instance,
+        Err(e) => return ClientReply::Error(e),
+    };
+    if let Some(end) = instance.ended() {
+        shared.forget(&instance);
+        log(&format!("{}: forgotten", instance.id));
+        return ClientReply::Ok(json!({"id": instance.id, "ended": end}));
+    }
+    let end = end_instance(shared, &instance).await;
+    ClientReply::Ok(json!({"id": instance.id, "ended": end}))
+}
+
+/// Asks the launcher of a running instance to end it and waits until it has
+/// (killing it after [`CLOSE_TIMEOUT`]).
+async fn end_instance(shared: &Arc<Shared>, instance: &Arc<Instance>) -> crate::wire::EndInfo {
+    let mut changes = shared.subscribe();
+    instance.close_requested.store(true, Ordering::SeqCst);
+    if let Some(conn) = instance.conn() {
+        // The launcher may exit before it answers; its end is what we wait for.
+        tokio::spawn(async move {
+            let _ = conn.request(LauncherRequest::Close).await;
+        });
+    }
+    let deadline = tokio::time::Instant::now() + CLOSE_TIMEOUT;
+    // Wait for the end and for the launcher to hang up (after which it has
+    // written its last record).
+    loop {
+        if let Some(end) = instance.ended() {
+            if instance.conn().is_none() {
+                log(&format!("{}: closed ({})", instance.id, end.reason));
+                return end;
+            }
+        }
+        if tokio::time::timeout_at(deadline, changes.changed())
+            .await
+            .is_err()
+        {
+            break;
+        }
+    }
+    if let Some(end) = instance.ended() {
+        return end;
+    }
+    let status = instance.status();
+    for pid in [-(status.pid as i64), status.launcher_pid as i64] {
+        if let Ok(pid) = i32::try_from(pid) {
+            if pid != 0 && pid != -1 {
+                // SAFETY: kill has no memory-safety preconditions.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+            }
+        }
+    }
+    instance.mark_ended(end_info(
+        "closed",
+        format!(
+            "closed by `tickloop close`; the launcher did not end it within {} s, so it was killed",
+            CLOSE_TIMEOUT.as_secs()
+        ),
+    ));
+    shared.bump();
+    instance
+        .ended()
+        .unwrap_or_else(|| end_info("closed", "closed by `tickloop close`".into()))
+}
+
+/// `shutdown`: ends every running instance and forgets every instance.
+async fn shutdown(shared: &Arc<Shared>) -> ClientReply {
+    let instances = shared.all();
+    let mut closing = Vec::new();
+    for instance in instances.iter().filter(|i| i.ended().is_none()) {
+        let shared = shared.clone();
+        let instance = instance.clone();
+        closing.push(tokio::spawn(async move {
+            end_instance(&shared, &instance).await;
+        }));
+    }
+    let closed = closing.len();
+    for task in closing {
+        let _ = task.await;
+    }
+    for instance in &instances {
+        shared.forget(instance);
+    }
+    log(&format!("shutdown: closed {closed} instances"));
+    ClientReply::Ok(json!({"shutdown": true, "closed": closed}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_lines_say_what_to_send() {
+        let (id, message) = parse_request(Line::Text(
+            "{\"id\":7,\"request\":{\"op\":\"nope\"}}".into(),
+        ))
+        .err()
+        .unwrap_or_default();
+        assert_eq!(id, 7);
+        assert!(message.contains(REQUEST_EXAMPLE));
+        let (id, _) = parse_request(Line::Text("not json".into()))
+            .err()
+            .unwrap_or_default();
+        assert_eq!(id, 0);
+        assert!(parse_request(Line::NotUtf8).is_err());
+        assert!(parse_request(Line::TooLong(9)).is_err());
+        let ok = parse_request(Line::Text(REQUEST_EXAMPLE.into()));
+        assert_eq!(
+            ok.map(|e| (e.id, e.request)).ok(),
+            Some((1, ClientRequest::List))
+        );
+    }
+}

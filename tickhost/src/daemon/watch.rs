@@ -1,0 +1,336 @@
+//! `watch`: one delivery per instance at once, then at each interval one per
+//! instance whose update count grew since its previous delivery to this
+//! watcher (the newest state, trimmed to the budget), and an `ended` line
+//! when an instance ends. The stream ends with a final reply once every
+//! watched instance has ended, or when the client hangs up.
+//!
+//! The counting is per watcher and only compares the launcher's running
+//! total with what this watcher last saw, so nothing per update is stored.
+
+use super::lines::{write_line, LineReader};
+use super::registry::{Instance, Shared};
+use crate::core::delivery::{budget_for, trim};
+use crate::paths::InstanceKind;
+use crate::wire::{
+    ClientError, ClientReply, Delivery, EndedNotice, ErrorKind, LauncherStatus, ServerMessage,
+    WatchEvent,
+};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+
+/// The shortest interval accepted.
+pub const MIN_INTERVAL_MS: u64 = 10;
+
+/// What this watcher knows of one watched instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cursor {
+    /// `updates_total` at this watcher's previous delivery.
+    pub delivered_total: u64,
+    /// The `ended` line was sent: nothing more for this instance.
+    pub ended_sent: bool,
+}
+
+impl Cursor {
+    /// The cursor after the first delivery, which reports every update
+    /// since the start (`0` when nothing arrived yet).
+    pub fn start() -> Self {
+        Cursor {
+            delivered_total: 0,
+            ended_sent: false,
+        }
+    }
+
+    /// How many updates a delivery now would report, or `None` when none
+    /// arrived since the previous one (or the instance's `ended` was sent).
+    pub fn due(&self, updates_total: u64) -> Option<u64> {
+        (!self.ended_sent && updates_total > self.delivered_total)
+            .then(|| updates_total - self.delivered_total)
+    }
+
+    /// Records a delivery at `updates_total`.
+    pub fn delivered(&mut self, updates_total: u64) {
+        self.delivered_total = self.delivered_total.max(updates_total);
+    }
+}
+
+/// The delivery of `status` reporting `updates` updates, its data trimmed to
+/// `budget` bytes keeping `series`' newest ends.
+pub fn make_delivery(
+    instance: &str,
+    status: &LauncherStatus,
+    updates: u64,
+    series: &[crate::core::descriptor::Series],
+    budget: usize,
+) -> Delivery {
+    let (seq, at, data) = match &status.state {
+        Some(state) => (state.seq, state.at.clone(), &state.data),
+        None => (0, status.started_at.clone(), &Value::Null),
+    };
+    let trimmed = trim(data, series, budget);
+    Delivery {
+        instance: instance.to_string(),
+        seq,
+        at,
+        data: trimmed.data,
+        updates,
+        merged: updates.saturating_sub(1),
+        trimmed: trimmed.trimmed,
+        recover_with: status
+            .descriptor
+            .as_ref()
+            .and_then(|d| d.get("recover_with"))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    }
+}
+
+/// Whether the client is still connected after a watch.
+pub enum Flow {
+    Continue,
+    HungUp,
+}
+
+struct Watched {
+    instance: Arc<Instance>,
+    cursor: Cursor,
+}
+
+/// Serves `watch` request `id` on a client connection.
+pub async fn stream(
+    shared: &Arc<Shared>,
+    id: u64,
+    names: Vec<String>,
+    interval_ms: u64,
+    reader: &mut LineReader<OwnedReadHalf>,
+    writer: &mut OwnedWriteHalf,
+) -> std::io::Result<Flow> {
+    let refuse = |kind, message: String| ServerMessage::Reply {
+        id,
+        reply: ClientReply::Error(ClientError {
+            kind,
+            message,
+            data: None,
+        }),
+    };
+    if names.is_empty() {
+        let message = "watch needs at least one instance id: `tickloop watch ID...`".into();
+        write_line(writer, &refuse(ErrorKind::BadRequest, message)).await?;
+        return Ok(Flow::Continue);
+    }
+    if interval_ms < MIN_INTERVAL_MS {
+        let message = format!("the watch interval must be at least {MIN_INTERVAL_MS} ms");
+        write_line(writer, &refuse(ErrorKind::BadRequest, message)).await?;
+        return Ok(Flow::Continue);
+    }
+    let mut watched: Vec<Watched> = Vec::new();
+    for name in &names {
+        let instance = match shared.resolve(name) {
+            Ok(instance) => instance,
+            Err(error) => {
+                let reply = ServerMessage::Reply {
+                    id,
+                    reply: ClientReply::Error(error),
+                };
+                write_line(writer, &reply).await?;
+                return Ok(Flow::Continue);
+            }
+        };
+        if instance.kind == InstanceKind::Shell {
+            let message = format!(
+                "{} is a plain terminal program (opened with --shell): it has no state to watch",
+                instance.id
+            );
+            write_line(writer, &refuse(ErrorKind::NotATick, message)).await?;
+            return Ok(Flow::Continue);
+        }
+        if !watched.iter().any(|w| Arc::ptr_eq(&w.instance, &instance)) {
+            watched.push(Watched {
+                instance,
+                cursor: Cursor::start(),
+            });
+        }
+    }
+
+    let mut changes = shared.subscribe();
+    // The first delivery of every instance, then what ended already.
+    deliver(shared, id, &mut watched, writer, true).await?;
+    send_ends(shared, id, &mut watched, writer).await?;
+
+    let mut ticker = tokio::time::interval(Duration::from_millis(interval_ms));
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticker.tick().await;
+    loop {
+        if watched.iter().all(|w| w.cursor.ended_sent) {
+            let reply = ServerMessage::Reply {
+                id,
+                reply: ClientReply::Ok(json!({"watch": "ended"})),
+            };
+            write_line(writer, &reply).await?;
+            return Ok(Flow::Continue);
+        }
+        tokio::select! {
+            _ = ticker.tick() => {
+                deliver(shared, id, &mut watched, writer, false).await?;
+                send_ends(shared, id, &mut watched, writer).await?;
+            }
+            _ = changes.changed() => {
+                send_ends(shared, id, &mut watched, writer).await?;
+            }
+            line = reader.next() => match line {
+                Ok(Some(_)) => {
+                    let message = "this connection is streaming a watch; send other requests on another connection".into();
+                    let reply = ServerMessage::Reply {
+                        id: 0,
+                        reply: ClientReply::Error(ClientError { kind: ErrorKind::BadRequest, message, data: None }),
+                    };
+                    write_line(writer, &reply).await?;
+                }
+                Ok(None) | Err(_) => return Ok(Flow::HungUp),
+            },
+        }
+    }
+}
+
+/// Sends the due deliveries (all of them when `first`), trimmed to the
+/// budget of as many items.
+async fn deliver(
+    shared: &Shared,
+    id: u64,
+    watched: &mut [Watched],
+    writer: &mut OwnedWriteHalf,
+    first: bool,
+) -> std::io::Result<()> {
+    let due: Vec<(usize, Arc<LauncherStatus>, u64)> = watched
+        .iter()
+        .enumerate()
+        .filter_map(|(i, w)| {
+            let status = w.instance.status();
+            if first {
+                if status.ended.is_some() {
+                    return None;
+                }
+                let updates = status.updates_total;
+                return Some((i, status, updates));
+            }
+            let updates = w.cursor.due(status.updates_total)?;
+            Some((i, status, updates))
+        })
+        .collect();
+    let budget = budget_for(due.len(), &shared.limits);
+    for (i, status, updates) in due {
+        let w = &mut watched[i];
+        let series = w.instance.series(&shared.limits);
+        let delivery = make_delivery(&w.instance.id, &status, updates, &series, budget);
+        w.cursor.delivered(status.updates_total);
+        let event = ServerMessage::Event {
+            id,
+            event: WatchEvent::Delivery(delivery),
+        };
+        write_line(writer, &event).await?;
+    }
+    Ok(())
+}
+
+/// For each watched instance that ended: its last updates (if any were not
+/// delivered), then its `ended` line.
+async fn send_ends(
+    shared: &Shared,
+    id: u64,
+    watched: &mut [Watched],
+    writer: &mut OwnedWriteHalf,
+) -> std::io::Result<()> {
+    for w in watched.iter_mut() {
+        if w.cursor.ended_sent {
+            continue;
+        }
+        let status = w.instance.status();
+        let Some(ended) = status.ended.clone() else {
+            continue;
+        };
+        if let Some(updates) = w.cursor.due(status.updates_total) {
+            let series = w.instance.series(&shared.limits);
+            let budget = budget_for(1, &shared.limits);
+            let delivery = make_delivery(&w.instance.id, &status, updates, &series, budget);
+            w.cursor.delivered(status.updates_total);
+            let event = ServerMessage::Event {
+                id,
+                event: WatchEvent::Delivery(delivery),
+            };
+            write_line(writer, &event).await?;
+        }
+        w.cursor.ended_sent = true;
+        let event = ServerMessage::Event {
+            id,
+            event: WatchEvent::Ended(EndedNotice {
+                instance: w.instance.id.clone(),
+                ended,
+            }),
+        };
+        write_line(writer, &event).await?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::StateSnapshot;
+
+    #[test]
+    fn counting_reports_growth_since_the_previous_delivery() {
+        let mut cursor = Cursor::start();
+        assert_eq!(cursor.due(0), None);
+        assert_eq!(cursor.due(3), Some(3));
+        cursor.delivered(3);
+        assert_eq!(cursor.due(3), None);
+        assert_eq!(cursor.due(10), Some(7));
+        cursor.delivered(10);
+        // A smaller total (never expected) delivers nothing and moves nothing back.
+        assert_eq!(cursor.due(4), None);
+        cursor.delivered(4);
+        assert_eq!(cursor.delivered_total, 10);
+        cursor.ended_sent = true;
+        assert_eq!(cursor.due(20), None);
+    }
+
+    fn status(updates_total: u64, data: Value) -> LauncherStatus {
+        LauncherStatus {
+            instance: "hosted:c".into(),
+            launcher_pid: 1,
+            pid: 2,
+            argv: vec![],
+            cwd: "/".into(),
+            started_at: "2026-01-01T00:00:00Z".into(),
+            descriptor: Some(json!({"recover_with": "history"})),
+            state: Some(StateSnapshot {
+                seq: 7,
+                data,
+                at: "2026-01-01T00:00:01Z".into(),
+            }),
+            updates_total,
+            calls_in_flight: 0,
+            views: 0,
+            ended: None,
+        }
+    }
+
+    #[test]
+    fn deliveries_carry_counts_and_trim() {
+        let d = make_delivery("hosted:c", &status(5, json!({"n": 1})), 3, &[], 16384);
+        assert_eq!((d.seq, d.updates, d.merged, d.trimmed), (7, 3, 2, false));
+        assert_eq!(d.recover_with.as_deref(), Some("history"));
+        let d = make_delivery("hosted:c", &status(5, json!({"n": 1})), 0, &[], 16384);
+        assert_eq!(d.merged, 0);
+        let big = json!({"log": "x".repeat(10_000)});
+        let d = make_delivery("hosted:c", &status(1, big), 1, &[], 4096);
+        assert!(d.trimmed);
+        assert!(
+            serde_json::to_vec(&d.data)
+                .map(|v| v.len())
+                .unwrap_or(usize::MAX)
+                <= 4096
+        );
+    }
+}
