@@ -2,6 +2,7 @@
 //! types of Tickloop's sockets, and the per-user daemon that manages every
 //! instance and serves clients.
 
+pub mod agent_loop;
 pub mod client;
 pub mod core;
 pub mod daemon;

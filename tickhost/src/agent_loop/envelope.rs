@@ -1,0 +1,214 @@
+//! The time-step message envelope, and the Loop subscription deliveries it
+//! carries: the `watch` deliveries of each subscribed Tick since the previous
+//! time step, merged per instance and appended as one data part each.
+//!
+//! Deliveries are data only: nothing here adds a goal, persona or instruction.
+
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+
+use super::policy::CompiledPolicy;
+use crate::wire::{Delivery, EndInfo};
+
+/// The `source.plugin` of every time-step message this Loop creates. Time
+/// steps are counted by this source, never by their text.
+pub const PLUGIN_NAME: &str = "tickloop/loop";
+
+/// Data budget of one instance's part when it is the only one in a step, and
+/// when several instances share a step (the `watch` budgets).
+pub const DELIVERY_BUDGET: usize = 16 * 1024;
+pub const DELIVERY_ITEM_BUDGET: usize = 4 * 1024;
+
+/// The `source` of a time-step message.
+pub fn plugin_source() -> Value {
+    json!({"kind": "plugin", "plugin": PLUGIN_NAME})
+}
+
+/// Builds the time-step message: the policy text, then one data part per
+/// pending delivery.
+pub fn time_step_message(policy: &CompiledPolicy, parts: Vec<Value>) -> Value {
+    let mut content = vec![json!({"type": "text", "text": policy.time_step_text})];
+    content.extend(
+        parts
+            .into_iter()
+            .map(|data| json!({"type": "data", "data": data})),
+    );
+    json!({
+        "role": "user",
+        "content": content,
+        "source": plugin_source(),
+    })
+}
+
+/// What arrived for one instance since the previous time step.
+#[derive(Debug, Clone, PartialEq)]
+struct Pending {
+    latest: Option<Delivery>,
+    /// Sum of `updates` over every delivery merged here.
+    updates: u64,
+    /// Whether any merged delivery was trimmed.
+    trimmed: bool,
+    ended: Option<EndInfo>,
+}
+
+/// Deliveries of the subscribed instances waiting for the next time step.
+#[derive(Debug, Clone, Default)]
+pub struct Inbox {
+    pending: BTreeMap<String, Pending>,
+}
+
+impl Inbox {
+    /// Merges one `watch` delivery into the instance's pending entry: the
+    /// newest state wins, `updates` add up, `merged` is recomputed.
+    pub fn push_delivery(&mut self, delivery: Delivery) {
+        let entry = self.entry(&delivery.instance);
+        entry.updates = entry.updates.saturating_add(delivery.updates);
+        entry.trimmed |= delivery.trimmed;
+        entry.latest = Some(delivery);
+    }
+
+    /// Records that a subscribed instance ended.
+    pub fn push_ended(&mut self, instance: &str, ended: EndInfo) {
+        self.entry(instance).ended = Some(ended);
+    }
+
+    fn entry(&mut self, instance: &str) -> &mut Pending {
+        self.pending
+            .entry(instance.to_string())
+            .or_insert_with(|| Pending {
+                latest: None,
+                updates: 0,
+                trimmed: false,
+                ended: None,
+            })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pending.is_empty()
+    }
+
+    /// Instances with something pending.
+    pub fn instances(&self) -> impl Iterator<Item = &str> {
+        self.pending.keys().map(String::as_str)
+    }
+
+    /// Takes every pending entry as a data part (sorted by instance), each
+    /// within its budget, and empties the inbox.
+    pub fn drain_parts(&mut self) -> Vec<Value> {
+        let pending = std::mem::take(&mut self.pending);
+        let budget = if pending.len() > 1 {
+            DELIVERY_ITEM_BUDGET
+        } else {
+            DELIVERY_BUDGET
+        };
+        pending
+            .into_iter()
+            .map(|(instance, p)| part(instance, p, budget))
+            .collect()
+    }
+}
+
+fn part(instance: String, p: Pending, budget: usize) -> Value {
+    let mut obj = Map::new();
+    obj.insert("instance".into(), Value::String(instance));
+    if let Some(d) = p.latest {
+        let (data, cut) = fit(d.data, budget);
+        obj.insert("seq".into(), json!(d.seq));
+        obj.insert("at".into(), json!(d.at));
+        obj.insert("updates".into(), json!(p.updates));
+        obj.insert("merged".into(), json!(p.updates.saturating_sub(1)));
+        obj.insert("trimmed".into(), json!(p.trimmed || cut));
+        obj.insert("recover_with".into(), json!(d.recover_with));
+        obj.insert("data".into(), data);
+    }
+    if let Some(ended) = p.ended {
+        obj.insert("ended".into(), json!(ended));
+    }
+    Value::Object(obj)
+}
+
+/// Keeps `data` within `budget` encoded bytes. `watch` deliveries arrive
+/// already trimmed to their own budget, so this only bites when several
+/// instances share one step; then the data is replaced by the `watch`
+/// last-resort marker, and `recover_with` says how to fetch it.
+fn fit(data: Value, budget: usize) -> (Value, bool) {
+    let size = serde_json::to_vec(&data).map(|v| v.len()).unwrap_or(0);
+    if size <= budget {
+        (data, false)
+    } else {
+        (json!({"$trimmed": {"bytes": size}}), true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent_loop::policy::CompiledPolicy;
+
+    fn delivery(instance: &str, seq: u64, updates: u64, data: Value) -> Delivery {
+        Delivery {
+            instance: instance.into(),
+            seq,
+            at: "2026-11-29T21:00:00Z".into(),
+            data,
+            updates,
+            merged: updates.saturating_sub(1),
+            trimmed: false,
+            recover_with: Some("history".into()),
+        }
+    }
+
+    #[test]
+    fn envelope_shape() {
+        let p = CompiledPolicy::compile("tick", "tick").unwrap();
+        let m = time_step_message(&p, vec![]);
+        assert_eq!(
+            m,
+            json!({"role":"user","content":[{"type":"text","text":"tick"}],
+                   "source":{"kind":"plugin","plugin":PLUGIN_NAME}})
+        );
+    }
+
+    #[test]
+    fn merges_per_instance() {
+        let mut inbox = Inbox::default();
+        inbox.push_delivery(delivery("hosted:a", 0, 0, json!({"v": 0})));
+        inbox.push_delivery(delivery("hosted:a", 3, 3, json!({"v": 3})));
+        inbox.push_delivery(delivery("hosted:a", 5, 2, json!({"v": 5})));
+        let parts = inbox.drain_parts();
+        assert!(inbox.is_empty());
+        assert_eq!(parts.len(), 1);
+        let p = &parts[0];
+        assert_eq!(p["instance"], "hosted:a");
+        assert_eq!(p["seq"], 5);
+        assert_eq!(p["updates"], 5);
+        assert_eq!(p["merged"], 4);
+        assert_eq!(p["trimmed"], false);
+        assert_eq!(p["recover_with"], "history");
+        assert_eq!(p["data"], json!({"v": 5}));
+    }
+
+    #[test]
+    fn shared_steps_use_the_item_budget() {
+        let mut inbox = Inbox::default();
+        let big = json!({"s": "x".repeat(5000)});
+        inbox.push_delivery(delivery("hosted:a", 1, 1, big.clone()));
+        inbox.push_delivery(delivery("hosted:b", 1, 1, json!({})));
+        inbox.push_ended(
+            "hosted:b",
+            EndInfo {
+                reason: "closed".into(),
+                kind: "closed".into(),
+                offending: None,
+                at: "t".into(),
+            },
+        );
+        let parts = inbox.drain_parts();
+        assert_eq!(parts[0]["trimmed"], true);
+        assert!(parts[0]["data"]["$trimmed"]["bytes"].as_u64().unwrap() > 5000);
+        assert_eq!(parts[1]["ended"]["kind"], "closed");
+        // Alone, the same data fits.
+        inbox.push_delivery(delivery("hosted:a", 1, 1, big.clone()));
+        assert_eq!(inbox.drain_parts()[0]["data"], big);
+    }
+}

@@ -1,0 +1,23 @@
+//! The Loop: explicitly armed, bounded runs of time-step messages that keep an
+//! agent working turn after turn, with frozen policies, an audit ledger, and
+//! Loop subscriptions that carry Tick deliveries to the agent between turns
+//! (`../shared/seeds/002_7da39760181f7e59.txt`).
+//!
+//! * [`command`] — the `/tick` control-command grammar and its refusals.
+//! * [`policy`] — compiled policies and the `loop.json` configuration.
+//! * [`machine`] — the run state machine, sans I/O (time is an input).
+//! * [`envelope`] — the time-step message and its subscription data parts.
+//! * [`audit`] — ledger records, the append-only writer and a tolerant reader.
+//! * [`run`] — the `tickloop loop run` driver: JSON lines on stdin/stdout.
+
+pub mod audit;
+pub mod command;
+pub mod envelope;
+pub mod machine;
+pub mod policy;
+pub mod run;
+
+pub use machine::{
+    Effect, Input, LoopCore, LoopSettings, RunPhase, Source, TranscriptMessage, TurnStatus,
+};
+pub use policy::{CompiledPolicy, PolicySet};
