@@ -1,0 +1,551 @@
+//! Shared helpers of the end-to-end tests: a private Tickloop host per test.
+//!
+//! [`Host`] owns a fresh runtime directory (`TICKLOOP_RUNTIME_DIR`, short, in
+//! `/tmp` so socket paths stay under 108 bytes) and runs the real `tickloop`
+//! binary against it, capturing stdout, stderr and the exit code. Every
+//! process it starts carries the marker variable [`MARK_VAR`] (and the
+//! runtime directory), which Ticks and their children inherit; on drop the
+//! host runs `tickloop shutdown`, then SIGKILLs whatever still carries the
+//! marker, so a failing test never leaves processes behind.
+//!
+//! Waiting is always a bounded poll of a condition ([`wait_for`]); no fixed
+//! sleep is used as synchronization and no test asserts on wall-clock time.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// An environment variable (outside the `TICKLOOP_` namespace, so the host
+/// passes it on to Ticks) whose value is the test's runtime directory.
+pub const MARK_VAR: &str = "TICKLOOP_E2E_TEST_SCOPE_MARK";
+
+/// How long a condition may take before a test fails.
+pub const WAIT: Duration = Duration::from_secs(20);
+/// How often a condition is checked.
+pub const POLL: Duration = Duration::from_millis(30);
+/// How long one CLI command may run before the test fails (a hung CLI must
+/// not hang the suite).
+pub const COMMAND_DEADLINE: Duration = Duration::from_secs(90);
+
+/// The `tickloop` executable under test.
+pub fn tickloop_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_tickloop")
+}
+
+/// `tests/ticks/NAME`.
+pub fn tick(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/ticks")
+        .join(name)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Polls `f` every [`POLL`] until it returns `Some`, for at most [`WAIT`].
+pub fn wait_for<T>(what: &str, f: impl FnMut() -> Option<T>) -> T {
+    wait_for_within(WAIT, what, f)
+}
+
+/// Polls `f` every [`POLL`] until it returns `Some`, for at most `limit`.
+pub fn wait_for_within<T>(limit: Duration, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        if Instant::now() >= deadline {
+            panic!("timed out after {limit:?} waiting for: {what}");
+        }
+        thread::sleep(POLL);
+    }
+}
+
+/// The outcome of one `tickloop` command.
+#[derive(Debug, Clone)]
+pub struct Out {
+    pub args: Vec<String>,
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Out {
+    /// Stdout parsed as one JSON value (panics with the whole outcome when it
+    /// is not).
+    pub fn json(&self) -> Value {
+        serde_json::from_str(self.stdout.trim())
+            .unwrap_or_else(|e| panic!("stdout is not one JSON value ({e}): {self:#?}"))
+    }
+
+    /// Asserts the exit code, showing the whole outcome when it differs.
+    pub fn expect(&self, code: i32) -> &Self {
+        assert_eq!(
+            self.code,
+            code,
+            "`tickloop {}` exited {} (expected {code})\nstdout: {}\nstderr: {}",
+            self.args.join(" "),
+            self.code,
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+
+    /// Asserts exit 1 with `{"error":{"kind":KIND,"message":...}}` on stdout
+    /// and a reason on stderr; returns the error object.
+    pub fn expect_error(&self, code: i32, kind: &str) -> Value {
+        self.expect(code);
+        let v = self.json();
+        let err = &v["error"];
+        assert_eq!(err["kind"], kind, "error kind of {self:#?}");
+        assert!(
+            err["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "error without a message: {self:#?}"
+        );
+        assert!(
+            !self.stderr.trim().is_empty(),
+            "no reason on stderr: {self:#?}"
+        );
+        err.clone()
+    }
+}
+
+/// A `tickloop` process left running (a background `call`, a `watch`).
+pub struct Running {
+    pub args: Vec<String>,
+    child: Option<Child>,
+    pid: i32,
+}
+
+impl Running {
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Whether the process has not exited yet.
+    pub fn is_running(&mut self) -> bool {
+        match self.child.as_mut() {
+            Some(c) => matches!(c.try_wait(), Ok(None)),
+            None => false,
+        }
+    }
+
+    /// Waits (at most [`COMMAND_DEADLINE`]) for it to exit and returns its outcome.
+    pub fn finish(mut self) -> Out {
+        let child = self.child.take().expect("already finished");
+        let (tx, rx) = mpsc::channel();
+        thread::spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        });
+        collect(&self.args, self.pid, rx)
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn collect(args: &[String], pid: i32, rx: Receiver<std::io::Result<std::process::Output>>) -> Out {
+    match rx.recv_timeout(COMMAND_DEADLINE) {
+        Ok(Ok(out)) => Out {
+            args: args.to_vec(),
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        },
+        Ok(Err(e)) => panic!("waiting for `tickloop {}`: {e}", args.join(" ")),
+        Err(_) => {
+            // SAFETY: kill(2) on a pid we spawned and have not reaped yet.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            panic!(
+                "`tickloop {}` did not finish within {COMMAND_DEADLINE:?}",
+                args.join(" ")
+            )
+        }
+    }
+}
+
+/// A running `tickloop watch`, its stdout lines arriving on a channel.
+pub struct Watch {
+    child: Child,
+    lines: Receiver<String>,
+}
+
+impl Watch {
+    /// The next stdout line parsed as JSON, waiting at most [`WAIT`].
+    pub fn next(&mut self) -> Value {
+        match self.lines.recv_timeout(WAIT) {
+            Ok(line) => serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("watch printed a non-JSON line ({e}): {line}")),
+            Err(RecvTimeoutError::Timeout) => panic!("watch printed nothing within {WAIT:?}"),
+            Err(RecvTimeoutError::Disconnected) => {
+                let status = self.child.wait();
+                panic!("watch ended its output (status {status:?})")
+            }
+        }
+    }
+
+    /// Whether stdout was closed (the process is ending), waiting at most [`WAIT`].
+    pub fn expect_end(&mut self) {
+        match self.lines.recv_timeout(WAIT) {
+            Err(RecvTimeoutError::Disconnected) => {}
+            Ok(line) => panic!("watch printed another line: {line}"),
+            Err(RecvTimeoutError::Timeout) => panic!("watch kept running for {WAIT:?}"),
+        }
+    }
+
+    /// Waits (bounded) for the watch process to exit and returns its code.
+    pub fn exit_code(&mut self) -> i32 {
+        wait_for("watch to exit", || match self.child.try_wait() {
+            Ok(Some(status)) => Some(status.code().unwrap_or(-1)),
+            _ => None,
+        })
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A private Tickloop host: one runtime directory, its tickhost, its Ticks.
+pub struct Host {
+    runtime: tempfile::TempDir,
+    scratch: tempfile::TempDir,
+}
+
+impl Default for Host {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Host {
+    pub fn new() -> Host {
+        let runtime = tempfile::Builder::new()
+            .prefix("tl")
+            .tempdir_in("/tmp")
+            .expect("runtime dir");
+        let scratch = tempfile::Builder::new()
+            .prefix("tl-scratch")
+            .tempdir_in("/tmp")
+            .expect("scratch dir");
+        Host { runtime, scratch }
+    }
+
+    /// The runtime directory (`TICKLOOP_RUNTIME_DIR`).
+    pub fn runtime(&self) -> &Path {
+        self.runtime.path()
+    }
+
+    /// A directory for the test's own files (Tick logs).
+    pub fn scratch(&self) -> &Path {
+        self.scratch.path()
+    }
+
+    /// A path in the scratch directory, for a Tick's `--log`.
+    pub fn log_path(&self, name: &str) -> String {
+        self.scratch
+            .path()
+            .join(format!("{name}.log"))
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// `tickloop ARGS` with this host's environment, not yet started.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(tickloop_bin());
+        cmd.args(args)
+            .env("TICKLOOP_RUNTIME_DIR", self.runtime())
+            .env(MARK_VAR, self.runtime())
+            .current_dir(self.scratch())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd
+    }
+
+    /// Runs `tickloop ARGS` to its end (at most [`COMMAND_DEADLINE`]).
+    pub fn run(&self, args: &[&str]) -> Out {
+        self.spawn(args).finish()
+    }
+
+    /// Runs `tickloop ARGS`, asserts exit 0 and returns its JSON.
+    pub fn ok(&self, args: &[&str]) -> Value {
+        self.run(args).expect(0).json()
+    }
+
+    /// Starts `tickloop ARGS` in the background.
+    pub fn spawn(&self, args: &[&str]) -> Running {
+        let child = self
+            .command(args)
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {}: {e}", tickloop_bin()));
+        let pid = child.id() as i32;
+        Running {
+            args: args.iter().map(|s| s.to_string()).collect(),
+            child: Some(child),
+            pid,
+        }
+    }
+
+    /// Starts `tickloop watch ARGS`, reading its stdout line by line.
+    pub fn watch(&self, args: &[&str]) -> Watch {
+        let mut full = vec!["watch"];
+        full.extend_from_slice(args);
+        let mut child = self.command(&full).spawn().expect("starting watch");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if line.trim().is_empty() {
+                    continue;
+                }
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Watch { child, lines: rx }
+    }
+
+    /// `tickloop open --id ID -- PROGRAM ARGS...`, asserting success.
+    pub fn open(&self, id: &str, program: &str, args: &[&str]) -> Value {
+        let mut full = vec!["open", "--id", id, "--", program];
+        full.extend_from_slice(args);
+        self.ok(&full)
+    }
+
+    /// Opens `counter.py --log LOG` as `hosted:ID`; returns the open JSON.
+    pub fn open_counter(&self, id: &str) -> Value {
+        let log = self.log_path(id);
+        self.open(id, &tick("counter.py"), &["--log", &log])
+    }
+
+    /// Opens `bad.py MODE --log LOG` as `hosted:ID`; returns the open JSON.
+    pub fn open_bad(&self, id: &str, mode: &str) -> Value {
+        let log = self.log_path(id);
+        self.open(id, &tick("bad.py"), &[mode, "--log", &log])
+    }
+
+    /// `tickloop list` as an array.
+    pub fn list(&self) -> Vec<Value> {
+        match self.ok(&["list"]) {
+            Value::Array(items) => items,
+            other => panic!("list printed a non-array: {other}"),
+        }
+    }
+
+    /// The `list` entry of `id`, if listed.
+    pub fn entry(&self, id: &str) -> Option<Value> {
+        self.list().into_iter().find(|e| e["id"] == id)
+    }
+
+    /// Waits until `list` shows `id` ended; returns its `ended` object.
+    pub fn wait_ended(&self, id: &str) -> Value {
+        wait_for(&format!("{id} to be listed as ended"), || {
+            let e = self.entry(id)?;
+            (e["state"] == "ended").then(|| e["ended"].clone())
+        })
+    }
+
+    /// `tickloop screen ID` as text (asserting exit 0).
+    pub fn screen(&self, id: &str) -> String {
+        self.run(&["screen", id]).expect(0).stdout.clone()
+    }
+
+    /// Waits until the screen of `id` contains `text`; returns the screen.
+    pub fn wait_screen(&self, id: &str, text: &str) -> String {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let out = self.run(&["screen", id]);
+            if out.code == 0 && out.stdout.contains(text) {
+                return out.stdout;
+            }
+            if Instant::now() >= deadline {
+                panic!(
+                    "screen of {id} never showed {text:?} within {WAIT:?}; last `screen` \
+                     (exit {}):\n{}\nstderr: {}",
+                    out.code, out.stdout, out.stderr
+                );
+            }
+            thread::sleep(POLL);
+        }
+    }
+
+    /// `tickloop read ID` (asserting exit 0).
+    pub fn read(&self, id: &str) -> Value {
+        self.ok(&["read", id])
+    }
+
+    /// Waits until `read ID` shows `data.value == value`; returns the read.
+    pub fn wait_value(&self, id: &str, value: i64) -> Value {
+        wait_for(&format!("{id} to read value {value}"), || {
+            let r = self.read(id);
+            (r["data"]["value"] == value).then_some(r)
+        })
+    }
+
+    /// The pid in `RUNTIME/tickhost.pid`, when the file holds one.
+    pub fn tickhost_pid(&self) -> Option<i32> {
+        let text = std::fs::read_to_string(self.runtime().join("tickhost.pid")).ok()?;
+        text.split_whitespace().next()?.parse().ok()
+    }
+
+    /// Live processes (zombies excluded) carrying this host's marker or runtime dir.
+    pub fn marked_pids(&self) -> BTreeSet<i32> {
+        let mark = format!("{MARK_VAR}={}", self.runtime().display());
+        let dir = format!("TICKLOOP_RUNTIME_DIR={}", self.runtime().display());
+        let mut found = BTreeSet::new();
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return found;
+        };
+        for entry in entries.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            let Ok(env) = std::fs::read(entry.path().join("environ")) else {
+                continue;
+            };
+            let hit = env
+                .split(|b| *b == 0)
+                .any(|var| var == mark.as_bytes() || var == dir.as_bytes());
+            if hit && alive(pid) {
+                found.insert(pid);
+            }
+        }
+        found
+    }
+
+    /// Waits until no process of this host is left except tickhost.
+    pub fn wait_nothing_left_but_tickhost(&self) {
+        let mut last = BTreeSet::new();
+        wait_for_within(WAIT, "only tickhost left running", || {
+            let mut pids = self.marked_pids();
+            if let Some(th) = self.tickhost_pid() {
+                pids.remove(&th);
+            }
+            last = pids.clone();
+            pids.is_empty().then_some(())
+        });
+        assert!(last.is_empty(), "left running: {}", describe_pids(&last));
+    }
+
+    /// How many `tick/call`s of `tool` the Tick logged (its `--log` file).
+    pub fn logged_calls(&self, id: &str, tool: &str) -> usize {
+        logged_requests(&self.log_path(id))
+            .iter()
+            .filter(|r| r["method"] == "tick/call" && r["params"]["tool"] == tool)
+            .count()
+    }
+
+    /// How many `tick/call`s the Tick logged, whatever the tool.
+    pub fn logged_call_count(&self, id: &str) -> usize {
+        logged_requests(&self.log_path(id))
+            .iter()
+            .filter(|r| r["method"] == "tick/call")
+            .count()
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        // Best effort: a clean shutdown, then SIGKILL whatever is left.
+        if let Ok(mut child) = self.command(&["shutdown"]).spawn() {
+            let deadline = Instant::now() + Duration::from_secs(15);
+            loop {
+                match child.try_wait() {
+                    Ok(Some(_)) | Err(_) => break,
+                    Ok(None) if Instant::now() >= deadline => {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        break;
+                    }
+                    Ok(None) => thread::sleep(POLL),
+                }
+            }
+        }
+        for _ in 0..3 {
+            let pids = self.marked_pids();
+            if pids.is_empty() {
+                break;
+            }
+            for pid in pids {
+                // SAFETY: kill(2) of a process started by this test (it
+                // carries this test's private runtime directory).
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// The request lines a Tick appended to its `--log` file, parsed.
+pub fn logged_requests(path: &str) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// Whether `pid` exists and is not a zombie.
+pub fn alive(pid: i32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // The state follows the command name, which is in parentheses.
+    match stat.rfind(')') {
+        Some(i) => !stat[i + 1..].trim_start().starts_with(['Z', 'X']),
+        None => true,
+    }
+}
+
+/// Waits until `pid` no longer runs (gone or a zombie).
+pub fn wait_gone(pid: i32, what: &str) {
+    wait_for(&format!("{what} (pid {pid}) to be gone"), || {
+        (!alive(pid)).then_some(())
+    });
+}
+
+/// `pid: cmdline` for each pid, for failure messages.
+pub fn describe_pids(pids: &BTreeSet<i32>) -> String {
+    pids.iter()
+        .map(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+                .unwrap_or_default();
+            format!("{pid}: {cmd}")
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// A JSON value as an i64, panicking with context otherwise.
+pub fn int(v: &Value, what: &str) -> i64 {
+    v.as_i64()
+        .unwrap_or_else(|| panic!("{what} is not an integer: {v}"))
+}
+
+/// The encoded size of a JSON value, as serde_json writes it.
+pub fn encoded_len(v: &Value) -> usize {
+    serde_json::to_string(v).unwrap().len()
+}

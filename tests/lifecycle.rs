@@ -1,0 +1,46 @@
+//! Ending sessions (spec 4.5; docs/cli.md `close`): a Tick that ignores
+//! SIGTERM (and its child that does too) is gone after `close`; a Tick that
+//! dies on its own is listed as ended, with `exited`.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn close_kills_a_tick_that_ignores_sigterm_and_its_child() {
+    let host = Host::new();
+    let open = host.open_bad("stubborn", "ignores_sigterm");
+    let data = host.read("stubborn")["data"].clone();
+    let pid = int(&data["pid"], "pid") as i32;
+    let child = int(&data["child_pid"], "child_pid") as i32;
+    assert_eq!(open["pid"], pid, "open reports the Tick's own pid");
+    assert!(alive(pid) && alive(child), "{data}");
+    let v = host.ok(&["close", "stubborn"]);
+    assert_eq!(v["ended"]["kind"], "closed", "{v}");
+    assert!(
+        !alive(pid),
+        "close returned while the Tick (pid {pid}) still runs"
+    );
+    wait_gone(child, "the Tick's child that ignores SIGTERM");
+    host.wait_nothing_left_but_tickhost();
+}
+
+#[test]
+fn tick_killed_from_outside_is_listed_as_ended_exited() {
+    let host = Host::new();
+    let open = host.open_counter("victim");
+    host.open_counter("other");
+    let pid = int(&open["pid"], "pid") as i32;
+    // SAFETY: kill(2) of the Tick this test opened.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    let ended = host.wait_ended("hosted:victim");
+    assert_eq!(ended["kind"], "exited", "{ended}");
+    assert!(
+        ended["reason"].as_str().is_some_and(|r| !r.is_empty()),
+        "{ended}"
+    );
+    host.run(&["read", "victim"]).expect_error(1, "ended");
+    assert_eq!(host.read("other")["seq"], 0);
+    let launcher = int(&open["launcher_pid"], "launcher_pid") as i32;
+    wait_gone(launcher, "the ended instance's launcher");
+}
