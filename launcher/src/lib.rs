@@ -1,1 +1,115 @@
-//! The launcher: one process per Tick, owning its PTY, its screen and its protocol session.
+//! The launcher: one process per Tick, owning its PTY, its screen and its
+//! protocol session.
+//!
+//! # Entry points
+//!
+//! * [`main_from_stdin`] — the whole process, for `tickloop __launcher`:
+//!   reads a [`LaunchSpec`] (JSON) from stdin, runs the instance, writes one
+//!   [`LaunchReport`] line on stdout (the readiness pipe) and then points
+//!   fd 1 at `/dev/null`. Returns when the instance has ended; the caller
+//!   then exits the process. Log text goes to stderr.
+//! * [`run`] — the same in an existing tokio runtime, with the report handed
+//!   to a callback instead of stdout (tests run launchers in-process this way).
+//!
+//! # What a run does
+//!
+//! 1. Binds `spec.socket` (0600; a stale file is removed; the parent
+//!    directory is created, 0700, when missing).
+//! 2. Opens a 120x30 PTY ([`terminal`]), whose output is always drained into
+//!    the [`emulator`] on its own thread; the emulator's answers to terminal
+//!    queries and typed input reach the Tick through one writer thread.
+//! 3. Spawns the program ([`spawn`]): a new session with the PTY as its
+//!    controlling terminal and stderr, stdin/stdout piped (for `shell:`
+//!    programs, all three are the PTY), environment exactly the spec's plus
+//!    `TICKLOOP_INSTANCE_ID` and `TERM=xterm-256color`, no leaked descriptors.
+//! 4. Drives `tickhost::core::Session` ([`instance`]) and serves the socket
+//!    ([`socket`]); on initialization reports `Ready` and writes the record
+//!    file ([`record`]); a failed initialization reports `Failed` with the
+//!    first 256 characters of the screen.
+//! 5. When the session ends: SIGTERM to the Tick's process group, SIGKILL
+//!    after 2 s, reap, publish the final status (with `ended`), rewrite the
+//!    record, flush the peers, return.
+
+pub mod attach;
+pub mod emulator;
+pub mod instance;
+pub mod record;
+pub mod screen_model;
+pub mod socket;
+pub mod spawn;
+pub mod terminal;
+
+pub use instance::{run, ReportFn, RunOutcome};
+pub use tickhost::wire::{LaunchReport, LaunchSpec};
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+/// Failures of the launcher itself (not of the Tick).
+#[derive(Debug, thiserror::Error)]
+pub enum LauncherError {
+    #[error("cannot read the launch spec: {0}")]
+    Spec(String),
+    #[error("cannot listen on {path}: {source}")]
+    Socket {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot open the terminal: {0}")]
+    Pty(String),
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+/// The `tickloop __launcher` process: spec from stdin, report on stdout
+/// (then closed), run until the instance has ended.
+pub fn main_from_stdin() -> anyhow::Result<()> {
+    let mut input = Vec::new();
+    let spec: LaunchSpec = match std::io::stdin()
+        .read_to_end(&mut input)
+        .map_err(|e| LauncherError::Spec(e.to_string()))
+        .and_then(|_| {
+            serde_json::from_slice(&input).map_err(|e| LauncherError::Spec(e.to_string()))
+        }) {
+        Ok(spec) => spec,
+        Err(e) => {
+            write_report_to_stdout(&LaunchReport::Failed {
+                reason: e.to_string(),
+                screen: String::new(),
+            });
+            return Err(e.into());
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let outcome = runtime.block_on(run(spec, Box::new(write_report_to_stdout)))?;
+    match &outcome {
+        RunOutcome::Ended(info) => eprintln!("launcher: ended ({}): {}", info.kind, info.reason),
+        RunOutcome::Failed(reason) => eprintln!("launcher: failed to open: {reason}"),
+    }
+    // Threads blocked on the PTY end with the process.
+    runtime.shutdown_background();
+    Ok(())
+}
+
+/// Writes the report line on stdout, then points fd 1 at `/dev/null`, which
+/// closes the readiness pipe.
+fn write_report_to_stdout(report: &LaunchReport) {
+    let mut line = serde_json::to_vec(report).unwrap_or_else(|e| {
+        format!("{{\"failed\":{{\"reason\":\"cannot encode the report: {e}\",\"screen\":\"\"}}}}")
+            .into_bytes()
+    });
+    line.push(b'\n');
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(&line);
+    let _ = stdout.flush();
+    if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        use std::os::fd::AsRawFd;
+        // SAFETY: dup2 onto fd 1, which stays a valid descriptor.
+        unsafe {
+            libc::dup2(null.as_raw_fd(), 1);
+        }
+    }
+}

@@ -1,0 +1,710 @@
+//! One instance's life: spawn the Tick, drive its protocol session, serve
+//! requests, publish status, and end its process group.
+//!
+//! Everything that touches [`Session`] (not `Sync`) runs in one task, the
+//! loop of [`run`]; the Tick's pipes, its exit, the socket's connections and
+//! the terminal threads all talk to it through channels.
+
+use crate::record::{now_rfc3339, write_record};
+use crate::socket::{self, error, Incoming, Peer, ServeContext};
+use crate::spawn::{spawn, Spawned};
+use crate::terminal::TerminalHandle;
+use crate::LauncherError;
+use serde_json::json;
+use std::collections::HashMap;
+use std::os::unix::process::ExitStatusExt;
+use std::sync::Arc;
+use std::time::Duration;
+use tickhost::core::{
+    Action, ClientRequest, ClientToken, EndKind, EndReason, Limits, Reply, Session,
+};
+use tickhost::wire::{
+    ClientReply, EndInfo, ErrorKind, LaunchReport, LaunchSpec, LauncherRecord, LauncherRequest,
+    LauncherStatus, StateSnapshot,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
+
+/// How long the Tick's process group gets between SIGTERM and SIGKILL.
+pub const TERM_GRACE: Duration = Duration::from_secs(2);
+/// After SIGKILL, how long to wait for the group to disappear before giving up
+/// on stragglers (zombies of a parent that does not reap).
+const KILL_WAIT: Duration = Duration::from_secs(1);
+/// How often the end of the process group is checked while it ends.
+const TEARDOWN_POLL: Duration = Duration::from_millis(20);
+/// When the Tick has exited but its stdout has not reached EOF (a child holds
+/// it), how long to wait for the rest of its output before reporting the exit.
+const EXIT_DRAIN: Duration = Duration::from_millis(200);
+/// Before taking the screen of a failed open: time for the PTY's output to
+/// reach the emulator.
+const SCREEN_SETTLE: Duration = Duration::from_millis(100);
+/// How long connected peers get to take the final status and replies.
+const FLUSH_WAIT: Duration = Duration::from_secs(2);
+
+/// Called once with the launch report (the readiness pipe's line).
+pub type ReportFn = Box<dyn FnOnce(&LaunchReport) + Send>;
+
+/// How a launcher's run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunOutcome {
+    /// The instance was up (`Ready` was reported) and has ended.
+    Ended(EndInfo),
+    /// The instance never came up; `Failed` was reported with this reason.
+    Failed(String),
+}
+
+/// Runs one instance to its end: reports `Ready` or `Failed` through
+/// `report` (exactly once), serves `spec.socket`, and returns when the Tick's
+/// process group is gone and connected peers have the final status.
+///
+/// Setup errors (socket, PTY, spawn) are reported as `Failed` and returned
+/// as `Ok(RunOutcome::Failed)`; nothing is left running.
+pub async fn run(spec: LaunchSpec, report: ReportFn) -> Result<RunOutcome, LauncherError> {
+    let mut report = Some(report);
+    let mut fail = |reason: String, screen: String| {
+        if let Some(report) = report.take() {
+            report(&LaunchReport::Failed {
+                reason: reason.clone(),
+                screen,
+            });
+        }
+        Ok(RunOutcome::Failed(reason))
+    };
+
+    let listener = match socket::bind(&spec.socket) {
+        Ok(listener) => listener,
+        Err(e) => return fail(e.to_string(), String::new()),
+    };
+    let term = match TerminalHandle::open() {
+        Ok(term) => term,
+        Err(e) => {
+            let _ = std::fs::remove_file(&spec.socket);
+            return fail(e.to_string(), String::new());
+        }
+    };
+    let spawned = match spawn(&spec, term.tty_name()) {
+        Ok(spawned) => spawned,
+        Err(e) => {
+            let _ = std::fs::remove_file(&spec.socket);
+            return fail(e.to_string(), String::new());
+        }
+    };
+    let Some(report) = report.take() else {
+        return Err(LauncherError::Internal(
+            "the report was already sent".into(),
+        ));
+    };
+    Instance::start(spec, spawned, term, listener, report)
+        .run()
+        .await
+}
+
+/// What the loop hears from the Tick's stdout reader.
+enum StdoutEvent {
+    Bytes(Vec<u8>),
+    Eof,
+}
+
+struct Ending {
+    info: EndInfo,
+    since: Instant,
+    killed_at: Option<Instant>,
+}
+
+struct Instance {
+    spec: LaunchSpec,
+    pid: u32,
+    argv: Vec<String>,
+    started_at: String,
+    term: Arc<TerminalHandle>,
+    /// `None` for a `shell:` program.
+    session: Option<Session>,
+    stdin_tx: Option<mpsc::UnboundedSender<Vec<u8>>>,
+    stdout_rx: Option<mpsc::Receiver<StdoutEvent>>,
+    exit_rx: Option<oneshot::Receiver<std::process::ExitStatus>>,
+    /// The exit, held until stdout reaches EOF (or [`EXIT_DRAIN`] passes).
+    exit_pending: Option<(String, Instant)>,
+    exited: bool,
+    requests_rx: mpsc::Receiver<Incoming>,
+    status_tx: watch::Sender<LauncherStatus>,
+    shutdown_tx: watch::Sender<bool>,
+    flushed_tx: Option<mpsc::Sender<()>>,
+    flushed_rx: mpsc::Receiver<()>,
+    pending: HashMap<ClientToken, (u64, Peer)>,
+    next_token: ClientToken,
+    snapshot: Option<StateSnapshot>,
+    report: Option<ReportFn>,
+    ending: Option<Ending>,
+    ended: Option<EndInfo>,
+    closers: Vec<(u64, Peer)>,
+    dirty: bool,
+}
+
+impl Instance {
+    fn start(
+        spec: LaunchSpec,
+        spawned: Spawned,
+        term: Arc<TerminalHandle>,
+        listener: tokio::net::UnixListener,
+        report: ReportFn,
+    ) -> Instance {
+        let Spawned {
+            mut child,
+            pid,
+            argv,
+        } = spawned;
+        let started_at = now_rfc3339();
+
+        let mut stdin_tx = None;
+        let mut stdout_rx = None;
+        if let Some(mut stdin) = child.stdin.take() {
+            let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+            tokio::spawn(async move {
+                let mut broken = false;
+                while let Some(bytes) = rx.recv().await {
+                    // A failed write is the Tick gone: its exit will follow.
+                    if !broken && stdin.write_all(&bytes).await.is_err() {
+                        broken = true;
+                    }
+                }
+            });
+            stdin_tx = Some(tx);
+        }
+        if let Some(mut stdout) = child.stdout.take() {
+            let (tx, rx) = mpsc::channel(16);
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 64 * 1024];
+                loop {
+                    match stdout.read(&mut buf).await {
+                        Ok(0) | Err(_) => {
+                            let _ = tx.send(StdoutEvent::Eof).await;
+                            return;
+                        }
+                        Ok(n) => {
+                            if tx
+                                .send(StdoutEvent::Bytes(buf[..n].to_vec()))
+                                .await
+                                .is_err()
+                            {
+                                return;
+                            }
+                        }
+                    }
+                }
+            });
+            stdout_rx = Some(rx);
+        }
+        let (exit_tx, exit_rx) = oneshot::channel();
+        tokio::spawn(async move {
+            if let Ok(status) = child.wait().await {
+                let _ = exit_tx.send(status);
+            }
+        });
+
+        let session =
+            (!spec.shell).then(|| Session::new(Limits::default(), Instant::now().into_std()));
+
+        let (requests_tx, requests_rx) = mpsc::channel(64);
+        let (shutdown_tx, shutdown_rx) = watch::channel(false);
+        let (flushed_tx, flushed_rx) = mpsc::channel(1);
+        let mut instance = Instance {
+            spec,
+            pid,
+            argv,
+            started_at,
+            term,
+            session,
+            stdin_tx,
+            stdout_rx,
+            exit_rx: Some(exit_rx),
+            exit_pending: None,
+            exited: false,
+            requests_rx,
+            // Replaced below, once the status can be built.
+            status_tx: watch::channel(placeholder_status()).0,
+            shutdown_tx,
+            flushed_tx: Some(flushed_tx.clone()),
+            flushed_rx,
+            pending: HashMap::new(),
+            next_token: 1,
+            snapshot: None,
+            report: Some(report),
+            ending: None,
+            ended: None,
+            closers: Vec::new(),
+            dirty: false,
+        };
+        let (status_tx, status_rx) = watch::channel(instance.status());
+        instance.status_tx = status_tx;
+        tokio::spawn(socket::serve(
+            listener,
+            ServeContext {
+                requests: requests_tx,
+                status: status_rx,
+                shutdown: shutdown_rx,
+                flushed: flushed_tx.downgrade(),
+            },
+        ));
+        if instance.spec.shell {
+            // A plain program is up as soon as it runs.
+            instance.initialized();
+        }
+        instance
+    }
+
+    async fn run(mut self) -> Result<RunOutcome, LauncherError> {
+        loop {
+            let now = Instant::now();
+            let deadline = if self.ending.is_none() {
+                self.session
+                    .as_ref()
+                    .and_then(|s| s.next_deadline())
+                    .map(Instant::from_std)
+            } else {
+                None
+            };
+            let exit_deadline = self.exit_pending.as_ref().map(|(_, at)| *at);
+            tokio::select! {
+                Some(incoming) = self.requests_rx.recv() => self.on_request(incoming),
+                event = recv_stdout(&mut self.stdout_rx), if self.stdout_rx.is_some() => {
+                    self.on_stdout(event)
+                }
+                status = recv_exit(&mut self.exit_rx), if self.exit_rx.is_some() => {
+                    self.exit_rx = None;
+                    self.on_exit(status);
+                }
+                _ = sleep_until(exit_deadline), if exit_deadline.is_some() => {
+                    self.deliver_exit();
+                }
+                _ = sleep_until(deadline), if deadline.is_some() => {
+                    if let Some(session) = self.session.as_mut() {
+                        session.on_time(now.max(Instant::now()).into_std());
+                    }
+                }
+                _ = tokio::time::sleep(TEARDOWN_POLL), if self.ending.is_some() => {}
+            }
+            self.drain_actions();
+            if self.teardown_step() {
+                return Ok(self.finish().await);
+            }
+            if self.dirty {
+                self.dirty = false;
+                let status = self.status();
+                self.status_tx.send_replace(status);
+            }
+        }
+    }
+
+    fn on_request(&mut self, incoming: Incoming) {
+        let Incoming { id, request, peer } = incoming;
+        let now = Instant::now().into_std();
+        let protocol = match request {
+            LauncherRequest::Status => {
+                let reply = match serde_json::to_value(self.status()) {
+                    Ok(value) => ClientReply::Ok(value),
+                    Err(e) => error(ErrorKind::Internal, &e.to_string()),
+                };
+                peer.reply(id, reply);
+                return;
+            }
+            LauncherRequest::Screen => {
+                let term = self.term.clone();
+                tokio::spawn(async move {
+                    let reply = match term.screen().await {
+                        Some(text) => ClientReply::Ok(json!({
+                            "rows": text.rows,
+                            "cols": text.cols,
+                            "cursor": {"row": text.cursor_row, "col": text.cursor_col},
+                            "lines": text.lines,
+                        })),
+                        None => error(ErrorKind::Internal, "the terminal emulator is gone"),
+                    };
+                    peer.reply(id, reply);
+                });
+                return;
+            }
+            LauncherRequest::Input { text } => {
+                let bytes = text.into_bytes();
+                let n = bytes.len();
+                let reply = match self.term.input(bytes) {
+                    Ok(()) => ClientReply::Ok(json!({"ok": true, "bytes": n})),
+                    Err(e) => error(ErrorKind::Internal, &e.to_string()),
+                };
+                peer.reply(id, reply);
+                return;
+            }
+            LauncherRequest::Close => {
+                self.closers.push((id, peer));
+                if self.ending.is_none() {
+                    match self.session.as_mut() {
+                        Some(session) => session.close(CLOSED_BY_USER, now),
+                        None => self.begin_end(EndInfo {
+                            reason: CLOSED_BY_USER.to_string(),
+                            kind: "closed".to_string(),
+                            offending: None,
+                            at: now_rfc3339(),
+                        }),
+                    }
+                }
+                return;
+            }
+            LauncherRequest::Describe => ClientRequest::Describe,
+            LauncherRequest::Read => ClientRequest::Read,
+            LauncherRequest::Call {
+                tool,
+                args,
+                revision,
+            } => ClientRequest::Call {
+                tool,
+                args,
+                revision,
+            },
+        };
+        let Some(session) = self.session.as_mut() else {
+            let name = self
+                .spec
+                .instance
+                .strip_prefix("shell:")
+                .unwrap_or(&self.spec.instance);
+            let message =
+                format!("shell:{name} is not a Tick: it has no protocol; use screen and input");
+            peer.reply(id, error(ErrorKind::NotATick, &message));
+            return;
+        };
+        let token = self.next_token;
+        self.next_token += 1;
+        self.pending.insert(token, (id, peer));
+        session.request(token, protocol, now);
+        // calls_in_flight may have changed.
+        self.dirty = true;
+    }
+
+    fn on_stdout(&mut self, event: Option<StdoutEvent>) {
+        let now = Instant::now().into_std();
+        match event {
+            Some(StdoutEvent::Bytes(bytes)) => {
+                if let Some(session) = self.session.as_mut() {
+                    session.on_stdout(&bytes, now);
+                }
+            }
+            Some(StdoutEvent::Eof) | None => {
+                self.stdout_rx = None;
+                if let Some(session) = self.session.as_mut() {
+                    session.on_stdout_eof(now);
+                }
+                self.deliver_exit();
+            }
+        }
+    }
+
+    fn on_exit(&mut self, status: Option<std::process::ExitStatus>) {
+        let description = match status {
+            Some(status) => match (status.code(), status.signal()) {
+                (Some(code), _) => format!("exited with status {code}"),
+                (None, Some(signal)) => format!("killed by signal {signal}"),
+                (None, None) => "exited".to_string(),
+            },
+            None => "exited (its status could not be read)".to_string(),
+        };
+        self.exited = true;
+        self.exit_pending = Some((description, Instant::now() + EXIT_DRAIN));
+        if self.stdout_rx.is_none() {
+            self.deliver_exit();
+        }
+    }
+
+    /// Hands the Tick's exit to the session (after its stdout was drained).
+    fn deliver_exit(&mut self) {
+        let Some((description, _)) = self.exit_pending.take() else {
+            return;
+        };
+        match self.session.as_mut() {
+            Some(session) => session.on_exit(&description, Instant::now().into_std()),
+            None => self.begin_end(EndInfo {
+                reason: format!("the program {description}"),
+                kind: "exited".to_string(),
+                offending: None,
+                at: now_rfc3339(),
+            }),
+        }
+    }
+
+    fn drain_actions(&mut self) {
+        loop {
+            let Some(action) = self.session.as_mut().and_then(|s| s.poll_action()) else {
+                return;
+            };
+            match action {
+                Action::Write(bytes) => {
+                    if let Some(tx) = &self.stdin_tx {
+                        let _ = tx.send(bytes);
+                    }
+                }
+                Action::Reply { client, reply } => self.on_reply(client, reply),
+                Action::Initialized => {
+                    self.refresh_snapshot(true);
+                    self.initialized();
+                }
+                Action::Updated => {
+                    self.refresh_snapshot(true);
+                    self.dirty = true;
+                }
+                Action::CatalogChanged => self.dirty = true,
+                Action::End(reason) => {
+                    let info = end_info(&reason);
+                    self.begin_end(info);
+                }
+            }
+        }
+    }
+
+    fn on_reply(&mut self, client: ClientToken, reply: Reply) {
+        let Some((id, peer)) = self.pending.remove(&client) else {
+            return;
+        };
+        let reply = match reply {
+            Reply::Describe(descriptor) => ClientReply::Ok(descriptor),
+            Reply::Read(state) => {
+                self.refresh_snapshot(false);
+                ClientReply::Ok(json!({
+                    "seq": state.seq,
+                    "data": state.data,
+                    "at": state.at.unwrap_or_else(now_rfc3339),
+                }))
+            }
+            Reply::Call(outcome) => ClientReply::Call(outcome),
+            Reply::Failed(message) => error(ErrorKind::TickFailed, &message),
+        };
+        self.dirty = true;
+        peer.reply(id, reply);
+    }
+
+    /// Takes the session's latest state; `fresh` when it just arrived (an
+    /// update), else only a changed state gets a new receipt time.
+    fn refresh_snapshot(&mut self, fresh: bool) {
+        let Some(state) = self.session.as_ref().and_then(|s| s.state()) else {
+            return;
+        };
+        if !fresh {
+            if let Some(old) = &self.snapshot {
+                if old.seq == state.seq && old.data == state.data {
+                    return;
+                }
+            }
+        }
+        self.snapshot = Some(StateSnapshot {
+            seq: state.seq,
+            data: state.data.clone(),
+            at: state.at.clone().unwrap_or_else(now_rfc3339),
+        });
+        self.dirty = true;
+    }
+
+    /// The instance is up: report Ready and write the record.
+    fn initialized(&mut self) {
+        let status = self.status();
+        if let Some(report) = self.report.take() {
+            report(&LaunchReport::Ready {
+                socket: self.spec.socket.clone(),
+                status: Box::new(status.clone()),
+            });
+        }
+        if let Err(e) = write_record(&self.record(status)) {
+            eprintln!("launcher: cannot write the record file: {e}");
+        }
+        self.dirty = true;
+    }
+
+    /// Starts ending the Tick's process group (SIGTERM now, SIGKILL later).
+    fn begin_end(&mut self, info: EndInfo) {
+        if self.ending.is_some() {
+            return;
+        }
+        // Closing stdin (after what is queued) tells the Tick too.
+        self.stdin_tx = None;
+        signal_group(self.pid, libc::SIGTERM);
+        self.ending = Some(Ending {
+            info,
+            since: Instant::now(),
+            killed_at: None,
+        });
+    }
+
+    /// Advances the end of the process group; `true` when it is over.
+    fn teardown_step(&mut self) -> bool {
+        let pid = self.pid;
+        let exited = self.exited;
+        let Some(ending) = self.ending.as_mut() else {
+            return false;
+        };
+        let now = Instant::now();
+        let alive = group_alive(pid);
+        if alive && ending.killed_at.is_none() && now >= ending.since + TERM_GRACE {
+            signal_group(pid, libc::SIGKILL);
+            ending.killed_at = Some(now);
+        }
+        exited
+            && (!alive
+                || ending
+                    .killed_at
+                    .is_some_and(|killed| now >= killed + KILL_WAIT))
+    }
+
+    /// The process group is gone: report, publish, record, answer, flush.
+    async fn finish(mut self) -> RunOutcome {
+        let Some(ending) = self.ending.take() else {
+            return RunOutcome::Failed("internal: finished without an end".into());
+        };
+        // Answer what the session still holds (it answers at its end; this
+        // covers anything left).
+        self.drain_actions();
+        for (_, (id, peer)) in self.pending.drain() {
+            peer.reply(id, error(ErrorKind::Ended, &ending.info.reason));
+        }
+        let info = ending.info;
+        let outcome = if let Some(report) = self.report.take() {
+            // Never came up: a failed open, with what the Tick showed.
+            tokio::time::sleep(SCREEN_SETTLE).await;
+            let screen = self
+                .term
+                .screen()
+                .await
+                .map(|s| s.head(256))
+                .unwrap_or_default();
+            report(&LaunchReport::Failed {
+                reason: info.reason.clone(),
+                screen,
+            });
+            RunOutcome::Failed(info.reason.clone())
+        } else {
+            self.ended = Some(info.clone());
+            let status = self.status();
+            self.status_tx.send_replace(status.clone());
+            if let Err(e) = write_record(&self.record(status)) {
+                eprintln!("launcher: cannot rewrite the record file: {e}");
+            }
+            RunOutcome::Ended(info.clone())
+        };
+        let ended = serde_json::to_value(&info).unwrap_or_default();
+        for (id, peer) in self.closers.drain(..) {
+            peer.reply(id, ClientReply::Ok(ended.clone()));
+        }
+        // Let every connection write what it holds, then close.
+        let _ = self.shutdown_tx.send(true);
+        self.requests_rx.close();
+        while let Ok(incoming) = self.requests_rx.try_recv() {
+            incoming
+                .peer
+                .reply(incoming.id, error(ErrorKind::Ended, &info.reason));
+        }
+        self.flushed_tx = None;
+        let _ = tokio::time::timeout(FLUSH_WAIT, self.flushed_rx.recv()).await;
+        let _ = std::fs::remove_file(&self.spec.socket);
+        outcome
+    }
+
+    fn status(&self) -> LauncherStatus {
+        let session = self.session.as_ref();
+        LauncherStatus {
+            instance: self.spec.instance.clone(),
+            launcher_pid: std::process::id(),
+            pid: self.pid,
+            argv: self.argv.clone(),
+            cwd: self.spec.cwd.clone(),
+            started_at: self.started_at.clone(),
+            descriptor: session.and_then(|s| s.descriptor()).map(|d| d.raw.clone()),
+            state: self.snapshot.clone(),
+            updates_total: session.map_or(0, |s| s.updates_received()),
+            calls_in_flight: session.map_or(0, |s| {
+                u32::try_from(s.calls_in_flight()).unwrap_or(u32::MAX)
+            }),
+            views: 0,
+            ended: self.ended.clone(),
+        }
+    }
+
+    fn record(&self, status: LauncherStatus) -> LauncherRecord {
+        LauncherRecord {
+            instance: self.spec.instance.clone(),
+            socket: self.spec.socket.clone(),
+            launcher_pid: std::process::id(),
+            status,
+        }
+    }
+}
+
+/// The reason of a session the user closed.
+const CLOSED_BY_USER: &str = "closed by the user";
+
+fn end_info(reason: &EndReason) -> EndInfo {
+    let message = match reason.kind {
+        EndKind::Closed => CLOSED_BY_USER.to_string(),
+        _ => reason.message.clone(),
+    };
+    EndInfo {
+        reason: message,
+        kind: reason.kind.as_str().to_string(),
+        offending: reason.offending.clone(),
+        at: now_rfc3339(),
+    }
+}
+
+fn placeholder_status() -> LauncherStatus {
+    LauncherStatus {
+        instance: String::new(),
+        launcher_pid: 0,
+        pid: 0,
+        argv: Vec::new(),
+        cwd: Default::default(),
+        started_at: String::new(),
+        descriptor: None,
+        state: None,
+        updates_total: 0,
+        calls_in_flight: 0,
+        views: 0,
+        ended: None,
+    }
+}
+
+async fn recv_stdout(rx: &mut Option<mpsc::Receiver<StdoutEvent>>) -> Option<StdoutEvent> {
+    match rx {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn recv_exit(
+    rx: &mut Option<oneshot::Receiver<std::process::ExitStatus>>,
+) -> Option<std::process::ExitStatus> {
+    match rx {
+        Some(rx) => rx.await.ok(),
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn signal_group(pid: u32, signal: libc::c_int) {
+    if let Ok(pid) = libc::pid_t::try_from(pid) {
+        // SAFETY: kill(2) on the Tick's own process group.
+        unsafe {
+            libc::kill(-pid, signal);
+        }
+    }
+}
+
+/// Whether any process of the Tick's group is left.
+fn group_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks for existence.
+    let r = unsafe { libc::kill(-pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}

@@ -1,0 +1,43 @@
+//! The launcher's record file (`<socket stem>.json`, a `wire::LauncherRecord`),
+//! written atomically, and the RFC 3339 clock the launcher stamps with.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use tickhost::wire::LauncherRecord;
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+/// Now, as RFC 3339 (UTC).
+pub fn now_rfc3339() -> String {
+    OffsetDateTime::now_utc()
+        .format(&Rfc3339)
+        .unwrap_or_else(|_| "1970-01-01T00:00:00Z".to_string())
+}
+
+/// Where the record of the launcher listening on `socket` lives.
+pub fn record_path(socket: &Path) -> PathBuf {
+    socket.with_extension("json")
+}
+
+/// Write `record` next to its socket: to a temporary file, then renamed over
+/// the record, so a reader never sees half of it.
+pub fn write_record(record: &LauncherRecord) -> std::io::Result<()> {
+    let path = record_path(&record.socket);
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "record.json".to_string());
+    let tmp = path.with_file_name(format!(".{file_name}.{}.tmp", std::process::id()));
+    let json = serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?;
+    let result = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(&json)?;
+        file.write_all(b"\n")?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, &path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}

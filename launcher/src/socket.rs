@@ -1,0 +1,341 @@
+//! The launcher's Unix socket: the hello exchange, tickhost's requests in,
+//! replies and the coalesced status out.
+//!
+//! One JSON value per line each way. After [`Hello`]/[`HelloReply`] (role
+//! `host`), the peer sends `Envelope<LauncherRequest>` lines; the launcher
+//! answers with [`LauncherMessage::Reply`] lines (in any order: calls run
+//! concurrently) and pushes [`LauncherMessage::Status`] right after the hello
+//! and whenever the status changes. Status goes through a `watch` channel, so
+//! a flood of updates costs no memory: a slow peer just sees fewer statuses.
+//! Views are refused for now.
+
+use crate::LauncherError;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::Path;
+use std::sync::Arc;
+use tickhost::wire::{
+    ClientError, ClientReply, Envelope, ErrorKind, Hello, HelloReply, LauncherMessage,
+    LauncherReply, LauncherRequest, LauncherStatus, Role,
+};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::{mpsc, watch, Notify};
+
+/// The longest line accepted from a peer (typed input can be large).
+pub const MAX_PEER_LINE: usize = 16 * 1024 * 1024;
+/// The longest hello line accepted.
+const MAX_HELLO_LINE: usize = 64 * 1024;
+/// What a view is told for now.
+pub const VIEWS_REFUSED: &str = "views are not available in this build yet";
+
+/// A request from a connected host, with where its answer goes.
+pub struct Incoming {
+    pub id: u64,
+    pub request: LauncherRequest,
+    pub peer: Peer,
+}
+
+/// The way back to one connection: replies queued here are written in order,
+/// also after the launcher started shutting down.
+#[derive(Clone)]
+pub struct Peer {
+    tx: mpsc::UnboundedSender<LauncherMessage>,
+}
+
+impl Peer {
+    /// Queue the answer to request `id`; a peer that has gone is ignored.
+    pub fn reply(&self, id: u64, reply: ClientReply) {
+        let _ = self
+            .tx
+            .send(LauncherMessage::Reply(LauncherReply { id, reply }));
+    }
+}
+
+/// Removes a stale socket file, creates the parent directory (0700) when
+/// missing, binds, and makes the socket 0600.
+pub fn bind(path: &Path) -> Result<UnixListener, LauncherError> {
+    let err = |e: std::io::Error| LauncherError::Socket {
+        path: path.to_path_buf(),
+        source: e,
+    };
+    if let Some(parent) = path.parent() {
+        if !parent.as_os_str().is_empty() && !parent.exists() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(parent)
+                .map_err(err)?;
+        }
+    }
+    match std::fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(err(e)),
+    }
+    let listener = UnixListener::bind(path).map_err(err)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(err)?;
+    Ok(listener)
+}
+
+/// Everything the connections share.
+#[derive(Clone)]
+pub struct ServeContext {
+    pub requests: mpsc::Sender<Incoming>,
+    pub status: watch::Receiver<LauncherStatus>,
+    /// Becomes `true` when the launcher is about to exit: each connection then
+    /// writes what is queued and the latest status, and closes.
+    pub shutdown: watch::Receiver<bool>,
+    /// Upgraded by every connection's writer and held until it is done; the
+    /// launcher drops its own strong sender at the end and waits until every
+    /// writer has dropped theirs (everything flushed).
+    pub flushed: mpsc::WeakSender<()>,
+}
+
+/// Accept connections until shutdown.
+pub async fn serve(listener: UnixListener, ctx: ServeContext) {
+    let mut shutdown = ctx.shutdown.clone();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let ctx = ctx.clone();
+                    tokio::spawn(async move { connection(stream, ctx).await });
+                }
+                Err(_) => {
+                    // Out of descriptors and the like: wait a little, go on.
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                }
+            },
+            _ = shutdown.changed() => return,
+        }
+    }
+}
+
+async fn connection(stream: UnixStream, ctx: ServeContext) {
+    let (read_half, write_half) = stream.into_split();
+    let mut reader = BufReader::new(read_half);
+    let mut writer = BufWriter::new(write_half);
+
+    let mut line = Vec::new();
+    let hello: Hello = match read_line_limited(&mut reader, &mut line, MAX_HELLO_LINE).await {
+        Ok(true) => match serde_json::from_slice(&line) {
+            Ok(hello) => hello,
+            Err(e) => {
+                let reply = HelloReply {
+                    version: tickhost::wire::WIRE_VERSION.to_string(),
+                    refused: Some(format!("expected a hello line: {e}")),
+                };
+                let _ = write_json_line(&mut writer, &reply).await;
+                return;
+            }
+        },
+        _ => return,
+    };
+    let mut answer = HelloReply::answer(&hello);
+    if answer.refused.is_none() {
+        match hello.hello.role {
+            Role::Host => {}
+            Role::View => answer.refused = Some(VIEWS_REFUSED.to_string()),
+            Role::Client => {
+                answer.refused =
+                    Some("this is a launcher's socket; clients talk to tickhost".to_string())
+            }
+        }
+    }
+    if write_json_line(&mut writer, &answer).await.is_err() || answer.refused.is_some() {
+        return;
+    }
+
+    let (tx, rx) = mpsc::unbounded_channel();
+    let peer = Peer { tx };
+    let close = Arc::new(Notify::new());
+    let requests = ctx.requests.clone();
+    tokio::spawn(write_loop(writer, rx, ctx, close.clone()));
+    read_loop(reader, peer, requests, close).await;
+}
+
+async fn read_loop<R: AsyncBufRead + Unpin>(
+    mut reader: R,
+    peer: Peer,
+    requests: mpsc::Sender<Incoming>,
+    close: Arc<Notify>,
+) {
+    let mut line = Vec::new();
+    loop {
+        match read_line_limited(&mut reader, &mut line, MAX_PEER_LINE).await {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(_) => {
+                close.notify_one();
+                return;
+            }
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Envelope<LauncherRequest>>(&line) {
+            Ok(envelope) => {
+                let incoming = Incoming {
+                    id: envelope.id,
+                    request: envelope.request,
+                    peer: peer.clone(),
+                };
+                if let Err(mpsc::error::SendError(incoming)) = requests.send(incoming).await {
+                    // The launcher is shutting down: nobody else will answer.
+                    incoming.peer.reply(
+                        incoming.id,
+                        error(ErrorKind::Ended, "the instance has ended"),
+                    );
+                    return;
+                }
+            }
+            Err(e) => match envelope_id(&line) {
+                Some(id) => peer.reply(
+                    id,
+                    error(ErrorKind::BadRequest, &format!("malformed request: {e}")),
+                ),
+                None => {
+                    close.notify_one();
+                    return;
+                }
+            },
+        }
+    }
+}
+
+fn envelope_id(line: &[u8]) -> Option<u64> {
+    serde_json::from_slice::<serde_json::Value>(line)
+        .ok()?
+        .get("id")?
+        .as_u64()
+}
+
+/// A [`ClientReply::Error`] with no data.
+pub fn error(kind: ErrorKind, message: &str) -> ClientReply {
+    ClientReply::Error(ClientError {
+        kind,
+        message: message.to_string(),
+        data: None,
+    })
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(
+    mut writer: W,
+    mut rx: mpsc::UnboundedReceiver<LauncherMessage>,
+    ctx: ServeContext,
+    close: Arc<Notify>,
+) {
+    let Some(_flushed) = ctx.flushed.upgrade() else {
+        return;
+    };
+    let mut status = ctx.status;
+    let mut shutdown = ctx.shutdown;
+    let mut rx_open = true;
+
+    // The current status right after the hello.
+    let first = LauncherMessage::Status(Box::new(status.borrow_and_update().clone()));
+    if write_json_line(&mut writer, &first).await.is_err() {
+        return;
+    }
+    enum Step {
+        Message(LauncherMessage),
+        Status,
+        Idle,
+        Shutdown,
+        Close,
+    }
+    loop {
+        let step = tokio::select! {
+            biased;
+            msg = rx.recv(), if rx_open => match msg {
+                Some(msg) => Step::Message(msg),
+                None => { rx_open = false; Step::Idle }
+            },
+            changed = status.changed() => match changed {
+                Ok(()) => Step::Status,
+                Err(_) => Step::Shutdown,
+            },
+            _ = shutdown.wait_for(|&down| down) => Step::Shutdown,
+            _ = close.notified() => Step::Close,
+        };
+        let result = match step {
+            Step::Message(msg) => write_json_line(&mut writer, &msg).await,
+            Step::Status => {
+                let msg = LauncherMessage::Status(Box::new(status.borrow_and_update().clone()));
+                write_json_line(&mut writer, &msg).await
+            }
+            Step::Idle => Ok(()),
+            Step::Shutdown => break,
+            Step::Close => return,
+        };
+        if result.is_err() {
+            return;
+        }
+    }
+    // Shutting down: what is queued, then the final status, then close.
+    while let Ok(msg) = rx.try_recv() {
+        if write_json_line(&mut writer, &msg).await.is_err() {
+            return;
+        }
+    }
+    if status.has_changed().unwrap_or(false) {
+        let msg = LauncherMessage::Status(Box::new(status.borrow_and_update().clone()));
+        if write_json_line(&mut writer, &msg).await.is_err() {
+            return;
+        }
+    }
+    let _ = writer.shutdown().await;
+}
+
+async fn write_json_line<W: AsyncWrite + Unpin, T: serde::Serialize>(
+    writer: &mut W,
+    value: &T,
+) -> std::io::Result<()> {
+    let mut bytes = serde_json::to_vec(value).map_err(std::io::Error::other)?;
+    bytes.push(b'\n');
+    writer.write_all(&bytes).await?;
+    writer.flush().await
+}
+
+/// Reads one `\n`-terminated line into `line` (without the `\n`). `Ok(false)`
+/// at a clean EOF; an error when the line passes `max` bytes (without ever
+/// buffering more than that) or at EOF inside a line.
+pub async fn read_line_limited<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    line: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<bool> {
+    line.clear();
+    loop {
+        let buf = reader.fill_buf().await?;
+        if buf.is_empty() {
+            return if line.is_empty() {
+                Ok(false)
+            } else {
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "the connection closed inside a line",
+                ))
+            };
+        }
+        let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(pos) => (pos + 1, true),
+            None => (buf.len(), false),
+        };
+        let content = if done { &buf[..take - 1] } else { &buf[..take] };
+        if line.len() + content.len() > max {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("a line longer than {max} bytes"),
+            ));
+        }
+        line.extend_from_slice(content);
+        reader.consume(take);
+        if done {
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            return Ok(true);
+        }
+    }
+}
