@@ -1,1 +1,358 @@
-fn main() {}
+//! `tickloop`: the CLI of docs/cli.md, dispatching into the libraries. The
+//! same executable is the daemon (`__tickhost`) and each instance's launcher
+//! (`__launcher`), so they are always one build.
+
+mod output;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use output::{print_json, print_pretty, CliError};
+use serde_json::{json, Value};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use tickhost::client::{Client, ClientError as ConnectError, WatchItem};
+use tickhost::paths::RuntimeDir;
+use tickhost::wire::{CallOutcome, ClientReply, ClientRequest, OpenRequest, WatchEvent};
+
+#[derive(Parser)]
+#[command(
+    name = "tickloop",
+    version,
+    about = "Host Ticks: terminal programs used by a person on screen and by an agent through the Tick protocol"
+)]
+struct Cli {
+    /// Print JSON even when stdout is a terminal.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Start PROGRAM as a Tick (or, with --shell, a plain terminal program).
+    Open {
+        /// The instance NAME (1-64 of A-Z a-z 0-9 . _ -); default: the program's name.
+        #[arg(long = "id")]
+        name: Option<String>,
+        /// Working directory of the program (default: the current directory).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+        /// Host a plain terminal program, with no protocol (`shell:NAME`).
+        #[arg(long)]
+        shell: bool,
+        /// PROGRAM [ARG...], after `--`.
+        #[arg(
+            required = true,
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "PROGRAM"
+        )]
+        argv: Vec<String>,
+    },
+    /// Every instance, running or ended.
+    List,
+    /// The validated descriptor, as the Tick sent it.
+    Describe { id: String },
+    /// A fresh `tick/read`.
+    Read { id: String },
+    /// Call TOOL with ARGS_JSON (default `{}`); exit 0/3/4/5 by outcome.
+    Call {
+        id: String,
+        tool: String,
+        /// The arguments, a JSON object.
+        #[arg(value_name = "ARGS_JSON")]
+        args: Option<String>,
+        /// The catalog revision the call was made against.
+        #[arg(long)]
+        revision: String,
+    },
+    /// One JSON line per delivery until every watched instance has ended.
+    Watch {
+        #[arg(required = true)]
+        ids: Vec<String>,
+        /// Milliseconds between deliveries.
+        #[arg(long, default_value_t = 1000)]
+        interval: u64,
+    },
+    /// The Tick's current terminal screen as text (`--json`: rows, cols, cursor, lines).
+    Screen { id: String },
+    /// Type TEXT into the Tick's terminal.
+    Input {
+        id: String,
+        #[arg(allow_hyphen_values = true)]
+        text: String,
+    },
+    /// End the session (or forget an ended instance).
+    Close { id: String },
+    /// Close every instance and end tickhost.
+    Shutdown,
+    /// The daemon (started by the CLI).
+    #[command(name = "__tickhost", hide = true)]
+    Tickhost,
+    /// One instance's launcher (started by tickhost).
+    #[command(name = "__launcher", hide = true)]
+    Launcher,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let json = cli.json || !std::io::stdout().is_terminal();
+    let code = match run(cli, json) {
+        Ok(code) => code,
+        Err(error) => {
+            let cli_error = match error.downcast::<CliError>() {
+                Ok(e) => e,
+                Err(other) => CliError::new("internal", format!("{other:#}"), 1),
+            };
+            cli_error.report(json);
+            cli_error.exit
+        }
+    };
+    std::process::exit(code);
+}
+
+fn run(cli: Cli, json: bool) -> Result<i32> {
+    let exe = std::env::current_exe().context("cannot find this executable's path")?;
+    let runtime = RuntimeDir::locate();
+    match cli.command {
+        Command::Tickhost => {
+            tickhost::daemon::run(tickhost::daemon::DaemonOptions {
+                runtime_dir: runtime,
+                exe,
+            })
+            .context("tickhost")?;
+            Ok(0)
+        }
+        Command::Launcher => {
+            launcher::main_from_stdin().context("launcher")?;
+            Ok(0)
+        }
+        Command::Shutdown => shutdown(&runtime, json),
+        Command::Watch { ids, interval } => watch(&runtime, &exe, ids, interval),
+        Command::Call {
+            id,
+            tool,
+            args,
+            revision,
+        } => {
+            let args: Value = match args {
+                None => json!({}),
+                Some(text) => serde_json::from_str(&text).map_err(|e| {
+                    CliError::new(
+                        "bad_request",
+                        format!(
+                            "ARGS_JSON is not JSON ({e}); pass an object like '{{\"amount\":1}}'"
+                        ),
+                        2,
+                    )
+                })?,
+            };
+            let request = ClientRequest::Call {
+                instance: id,
+                tool,
+                args,
+                revision,
+            };
+            let reply = connect(&runtime, &exe)?.request(request).map_err(lost)?;
+            call_outcome(reply, json)
+        }
+        Command::Open {
+            name,
+            cwd,
+            shell,
+            argv,
+        } => {
+            let here = std::env::current_dir().context("cannot read the current directory")?;
+            let cwd = match cwd {
+                Some(dir) => {
+                    std::path::absolute(here.join(dir)).context("cannot make --cwd absolute")?
+                }
+                None => here,
+            };
+            if !cwd.is_dir() {
+                return Err(CliError::new(
+                    "bad_request",
+                    format!("--cwd {} is not a directory", cwd.display()),
+                    1,
+                )
+                .into());
+            }
+            let env = std::env::vars_os()
+                .map(|(k, v)| {
+                    (
+                        k.to_string_lossy().into_owned(),
+                        v.to_string_lossy().into_owned(),
+                    )
+                })
+                .collect();
+            let request = ClientRequest::Open(OpenRequest {
+                name,
+                shell,
+                argv,
+                cwd,
+                env,
+            });
+            let value = simple(&runtime, &exe, request)?;
+            show(&value, json, output::open_text);
+            Ok(0)
+        }
+        Command::List => {
+            let value = simple(&runtime, &exe, ClientRequest::List)?;
+            show(&value, json, output::list_table);
+            Ok(0)
+        }
+        Command::Describe { id } => {
+            let value = simple(&runtime, &exe, ClientRequest::Describe { instance: id })?;
+            show_pretty(&value, json);
+            Ok(0)
+        }
+        Command::Read { id } => {
+            let value = simple(&runtime, &exe, ClientRequest::Read { instance: id })?;
+            show_pretty(&value, json);
+            Ok(0)
+        }
+        Command::Screen { id } => {
+            let value = simple(&runtime, &exe, ClientRequest::Screen { instance: id })?;
+            if json {
+                print_json(&value);
+            } else {
+                print!("{}", output::screen_text(&value));
+            }
+            Ok(0)
+        }
+        Command::Input { id, text } => {
+            let value = simple(&runtime, &exe, ClientRequest::Input { instance: id, text })?;
+            show_pretty(&value, json);
+            Ok(0)
+        }
+        Command::Close { id } => {
+            let value = simple(&runtime, &exe, ClientRequest::Close { instance: id })?;
+            show_pretty(&value, json);
+            Ok(0)
+        }
+    }
+}
+
+/// Prints `value` as JSON, or as `human` text on a terminal.
+fn show(value: &Value, json: bool, human: fn(&Value) -> String) {
+    if json {
+        print_json(value);
+    } else {
+        print!("{}", human(value));
+    }
+}
+
+fn show_pretty(value: &Value, json: bool) {
+    if json {
+        print_json(value);
+    } else {
+        print_pretty(value);
+    }
+}
+
+/// Connects to tickhost, starting it when needed.
+fn connect(runtime: &Path, exe: &Path) -> Result<Client> {
+    Client::connect_or_start(runtime, exe)
+        .map_err(|e| CliError::new("unreachable", format!("cannot reach tickhost: {e}"), 1).into())
+}
+
+fn lost(e: ConnectError) -> anyhow::Error {
+    CliError::new("unreachable", format!("tickhost: {e}"), 1).into()
+}
+
+/// Sends a request whose success is a JSON value to print.
+fn simple(runtime: &Path, exe: &Path, request: ClientRequest) -> Result<Value> {
+    match connect(runtime, exe)?.request(request).map_err(lost)? {
+        ClientReply::Ok(value) => Ok(value),
+        ClientReply::Error(e) => Err(CliError::from_reply(e).into()),
+        ClientReply::Call(outcome) => Err(CliError::new(
+            "internal",
+            format!("tickhost answered with a call outcome: {outcome:?}"),
+            1,
+        )
+        .into()),
+    }
+}
+
+/// Prints a call's outcome; the exit code is the outcome's.
+fn call_outcome(reply: ClientReply, json: bool) -> Result<i32> {
+    let outcome = match reply {
+        ClientReply::Call(outcome) => outcome,
+        ClientReply::Error(e) => return Err(CliError::from_reply(e).into()),
+        ClientReply::Ok(result) => CallOutcome::Result { result },
+    };
+    let code = outcome.exit_code();
+    let value = match &outcome {
+        CallOutcome::Result { result } => json!({ "result": result }),
+        CallOutcome::NotExecuted { error } => json!({ "error": error, "executed": false }),
+        CallOutcome::Executed { error } => json!({ "error": error, "executed": true }),
+        CallOutcome::Unknown { reason } => json!({ "unknown": { "reason": reason } }),
+    };
+    match &outcome {
+        CallOutcome::NotExecuted { error } => {
+            eprintln!(
+                "tickloop: call not executed: {} (code {})",
+                error.message, error.code
+            )
+        }
+        CallOutcome::Executed { error } => eprintln!(
+            "tickloop: call executed with an error (it may have had effects): {} (code {})",
+            error.message, error.code
+        ),
+        CallOutcome::Unknown { reason } => eprintln!(
+            "tickloop: call outcome unknown (it may or may not have run; not retried): {reason}"
+        ),
+        CallOutcome::Result { .. } => {}
+    }
+    show_pretty(&value, json);
+    Ok(code)
+}
+
+/// `watch`: prints each event as one JSON line until every instance ended.
+fn watch(runtime: &Path, exe: &Path, ids: Vec<String>, interval: u64) -> Result<i32> {
+    let mut client = connect(runtime, exe)?;
+    client.watch(ids, interval).map_err(lost)?;
+    loop {
+        match client.next_watch_item().map_err(lost)? {
+            WatchItem::Event(event) => {
+                let value = match &event {
+                    WatchEvent::Delivery(d) => serde_json::to_value(d),
+                    WatchEvent::Ended(e) => serde_json::to_value(e),
+                }
+                .context("cannot encode a watch event")?;
+                if !print_json(&value) {
+                    // Whoever read our output is gone.
+                    return Ok(0);
+                }
+            }
+            WatchItem::Done(ClientReply::Error(e)) => return Err(CliError::from_reply(e).into()),
+            WatchItem::Done(_) => return Ok(0),
+        }
+    }
+}
+
+/// `shutdown`: not running is not an error, and starts nothing.
+fn shutdown(runtime: &Path, json: bool) -> Result<i32> {
+    let mut client = match Client::connect(runtime) {
+        Ok(client) => client,
+        Err(ConnectError::NotRunning { .. }) => {
+            show_pretty(
+                &json!({"shutdown": true, "closed": 0, "was_running": false}),
+                json,
+            );
+            return Ok(0);
+        }
+        Err(e) => return Err(lost(e)),
+    };
+    match client.request(ClientRequest::Shutdown).map_err(lost)? {
+        ClientReply::Ok(value) => {
+            show_pretty(&value, json);
+            Ok(0)
+        }
+        ClientReply::Error(e) => Err(CliError::from_reply(e).into()),
+        ClientReply::Call(_) => {
+            Err(CliError::new("internal", "unexpected answer to shutdown", 1).into())
+        }
+    }
+}

@@ -1,0 +1,224 @@
+//! How the `tickloop` CLI prints: JSON for programs, tables and text for
+//! people, and the errors of the contract (docs/cli.md) with their exit codes.
+
+use serde_json::Value;
+use std::io::Write;
+use tickhost::wire::{ClientError, ErrorKind};
+
+/// An error of the CLI contract: its kind, what to say, extra data, and the
+/// exit code.
+#[derive(Debug)]
+pub struct CliError {
+    pub kind: String,
+    pub message: String,
+    pub data: Option<Value>,
+    pub exit: i32,
+}
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for CliError {}
+
+impl CliError {
+    pub fn new(kind: &str, message: impl Into<String>, exit: i32) -> Self {
+        CliError {
+            kind: kind.to_string(),
+            message: message.into(),
+            data: None,
+            exit,
+        }
+    }
+
+    /// tickhost's refusal, exit 1.
+    pub fn from_reply(error: ClientError) -> Self {
+        CliError {
+            kind: kind_name(error.kind),
+            message: error.message,
+            data: error.data,
+            exit: 1,
+        }
+    }
+
+    /// Prints the error: the reason on stderr, and in JSON mode
+    /// `{"error":{...}}` on stdout.
+    pub fn report(&self, json: bool) {
+        let mut stderr = std::io::stderr().lock();
+        if self.kind == "open_failed" {
+            let _ = writeln!(stderr, "open failed: {}", self.message);
+            let screen = self
+                .data
+                .as_ref()
+                .and_then(|d| d.get("screen"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let _ = writeln!(stderr, "screen: {screen}");
+        } else {
+            let _ = writeln!(stderr, "tickloop: {}", self.message);
+        }
+        if json {
+            let value = serde_json::json!({"error": {
+                "kind": self.kind,
+                "message": self.message,
+                "data": self.data,
+            }});
+            print_json(&value);
+        }
+    }
+}
+
+/// The contract's name of an error kind (`no_such_instance`, ...).
+pub fn kind_name(kind: ErrorKind) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_else(|| "internal".to_string())
+}
+
+/// Prints one JSON value on one line. False when stdout is gone.
+pub fn print_json(value: &Value) -> bool {
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{value}")
+        .and_then(|()| stdout.flush())
+        .is_ok()
+}
+
+/// Prints a JSON value for a person: indented.
+pub fn print_pretty(value: &Value) {
+    let text = serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string());
+    let _ = writeln!(std::io::stdout().lock(), "{text}");
+}
+
+/// The screen reply as text: one line per row, trailing blanks trimmed,
+/// trailing empty rows dropped.
+pub fn screen_text(value: &Value) -> String {
+    let mut lines: Vec<String> = match value.get("lines").and_then(Value::as_array) {
+        Some(lines) => lines
+            .iter()
+            .map(|l| l.as_str().unwrap_or("").trim_end().to_string())
+            .collect(),
+        None => value
+            .as_str()
+            .unwrap_or("")
+            .lines()
+            .map(|l| l.trim_end().to_string())
+            .collect(),
+    };
+    while lines.last().is_some_and(|l| l.is_empty()) {
+        lines.pop();
+    }
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+fn text(value: &Value) -> String {
+    match value {
+        Value::Null => "-".to_string(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// `list` as a table for a person.
+pub fn list_table(entries: &Value) -> String {
+    let Some(entries) = entries.as_array() else {
+        return format!("{entries}\n");
+    };
+    if entries.is_empty() {
+        return "no instances; `tickloop open -- PROGRAM` starts one\n".to_string();
+    }
+    let header = [
+        "ID", "STATE", "KIND", "TITLE", "SEQ", "UPDATES", "PID", "VIEWS",
+    ];
+    let rows: Vec<Vec<String>> = entries
+        .iter()
+        .map(|e| {
+            let state = match e.get("ended") {
+                Some(end) if !end.is_null() => {
+                    format!("ended ({})", text(&end["kind"]))
+                }
+                _ => text(&e["state"]),
+            };
+            vec![
+                text(&e["id"]),
+                state,
+                text(&e["kind"]),
+                text(&e["title"]),
+                text(&e["seq"]),
+                text(&e["updates"]),
+                text(&e["pid"]),
+                text(&e["views"]),
+            ]
+        })
+        .collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<String>| {
+        let mut out = String::new();
+        for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
+            if i + 1 == cells.len() {
+                out.push_str(cell);
+            } else {
+                out.push_str(&format!("{cell:<w$}  "));
+            }
+        }
+        out.trim_end().to_string() + "\n"
+    };
+    let mut out = line(header.iter().map(|h| h.to_string()).collect());
+    for row in rows {
+        out.push_str(&line(row));
+    }
+    for e in entries {
+        if let Some(end) = e.get("ended").filter(|v| !v.is_null()) {
+            out.push_str(&format!("{}: {}\n", text(&e["id"]), text(&end["reason"])));
+        }
+    }
+    out
+}
+
+/// `open` for a person.
+pub fn open_text(v: &Value) -> String {
+    format!(
+        "opened {} — {} (kind {}, revision {}), pid {}, launcher pid {}\n",
+        text(&v["id"]),
+        text(&v["title"]),
+        text(&v["kind"]),
+        text(&v["revision"]),
+        text(&v["pid"]),
+        text(&v["launcher_pid"]),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn screens_lose_trailing_blanks_and_rows() {
+        let v = json!({"lines": ["a  ", " b", "", "  "]});
+        assert_eq!(screen_text(&v), "a\n b\n");
+        assert_eq!(screen_text(&json!({"lines": []})), "");
+    }
+
+    #[test]
+    fn kinds_are_snake_case() {
+        assert_eq!(kind_name(ErrorKind::NoSuchInstance), "no_such_instance");
+        assert_eq!(kind_name(ErrorKind::NotATick), "not_a_tick");
+    }
+
+    #[test]
+    fn tables_have_a_row_per_instance() {
+        let t = list_table(
+            &json!([{"id":"hosted:c","state":"running","ended":null,"kind":"k","title":"T","seq":1,"updates":2,"pid":3,"views":0}]),
+        );
+        assert_eq!(t.lines().count(), 2);
+        assert!(t.contains("hosted:c"));
+    }
+}
