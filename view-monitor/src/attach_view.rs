@@ -1,0 +1,478 @@
+//! The plain view, `tickloop attach ID`: shows one Tick's live screen in the
+//! current terminal and forwards keys, paste and mouse to it, over the
+//! launcher's attach protocol ([`launcher::attach`]).
+//!
+//! It takes the whole terminal (raw mode, alternate screen), draws with
+//! termwiz `Surface` + `diff_screens`, sends its size on attach and after
+//! each resize (debounced), and detaches on ctrl+\ ([`DETACH_KEY_NAME`]), on
+//! SIGTERM/SIGINT/SIGQUIT/SIGHUP, or when its terminal goes away. On every
+//! exit path, panics included, the user's terminal is restored: modes the
+//! view set reset, cursor shown, main screen back, the saved termios put
+//! back. Detaching never touches the Tick or its protocol session.
+
+use crate::render::{self, is_detach_key, MouseTranslator, DETACH_KEY_NAME};
+use launcher::attach::{
+    MouseTracking, Snapshot, TermCaps, ToView, ViewEvent, ViewHello, MAX_VIEW_LINE,
+};
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Mutex, Once};
+use std::time::{Duration, Instant};
+use termwiz::caps::{Capabilities, ColorLevel, ProbeHints};
+use termwiz::input::InputEvent;
+use termwiz::surface::{Change, Surface};
+use termwiz::terminal::{Terminal, UnixTerminal};
+use tickhost::wire::{Hello, HelloReply, Role};
+
+/// How long the view waits for the launcher's first answers before giving up.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// A burst of resizes is sent as one, this long after the last.
+const RESIZE_DEBOUNCE: Duration = Duration::from_millis(60);
+
+/// How an attach ended normally.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AttachOutcome {
+    /// The user detached (key, signal, or the terminal went away).
+    Detached,
+    /// The Tick's session ended while attached.
+    Ended { reason: String },
+}
+
+/// Why attaching failed or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum AttachError {
+    #[error("cannot connect to the launcher at {path}: {source}")]
+    Connect {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the launcher refused the view: {0}")]
+    Refused(String),
+    #[error("the launcher broke the attach protocol: {0}")]
+    Protocol(String),
+    #[error("the connection to the launcher was lost: {0}")]
+    Lost(String),
+    #[error("this needs a terminal: {0}")]
+    Terminal(String),
+}
+
+/// What to attach to.
+#[derive(Debug, Clone)]
+pub struct AttachOptions {
+    /// The launcher's socket.
+    pub socket: PathBuf,
+    /// The instance id, for the status line and messages.
+    pub instance: String,
+}
+
+/// Attach the current terminal to a launcher until detach or the Tick's end.
+/// Blocks; restores the terminal before returning (and on panic).
+pub fn run(opts: &AttachOptions) -> Result<AttachOutcome, AttachError> {
+    let stream = connect(&opts.socket)?;
+    let caps = terminal_caps()?;
+    let mut term = UnixTerminal::new(caps.clone())
+        .map_err(|e| AttachError::Terminal(format!("cannot open /dev/tty: {e}")))?;
+    let size = term
+        .get_screen_size()
+        .map_err(|e| AttachError::Terminal(format!("cannot read the terminal's size: {e}")))?;
+    let (cols, rows) = (clamp(size.cols), clamp(size.rows));
+
+    let mut writer = stream
+        .try_clone()
+        .map_err(|e| AttachError::Lost(e.to_string()))?;
+    let hello = ViewHello {
+        cols,
+        rows,
+        term: TermCaps {
+            truecolor: caps.color_level() == ColorLevel::TrueColor,
+            colors: match caps.color_level() {
+                ColorLevel::TrueColor | ColorLevel::TwoFiftySix => 256,
+                ColorLevel::Sixteen => 16,
+                ColorLevel::MonoChrome => 2,
+            },
+            mouse: true,
+            bracketed_paste: caps.bracketed_paste(),
+            focus_events: false,
+        },
+        client: Some("attach".into()),
+    };
+    send_line(&mut writer, &hello).map_err(|e| AttachError::Lost(e.to_string()))?;
+
+    let mut reader = BufReader::new(stream);
+    let first = read_message(&mut reader)?;
+    let snapshot = match first {
+        Some(ToView::Snapshot(s)) => s,
+        Some(ToView::Ended { reason }) => return Ok(AttachOutcome::Ended { reason }),
+        Some(other) => {
+            return Err(AttachError::Protocol(format!(
+                "expected a snapshot first, got {other:?}"
+            )))
+        }
+        None => return Err(AttachError::Lost("closed before the first snapshot".into())),
+    };
+    reader
+        .get_ref()
+        .set_read_timeout(None)
+        .map_err(|e| AttachError::Lost(e.to_string()))?;
+
+    let guard = RestoreGuard::install()?;
+    term.set_raw_mode()
+        .map_err(|e| AttachError::Terminal(format!("cannot enter raw mode: {e}")))?;
+    term.enter_alternate_screen()
+        .map_err(|e| AttachError::Terminal(e.to_string()))?;
+
+    let outcome = session(
+        &mut term,
+        &guard,
+        reader,
+        writer,
+        snapshot,
+        (cols, rows),
+        opts,
+    );
+    // termwiz's own teardown unwraps its writes, which fail when the terminal
+    // is gone; the guard restores everything it would, ignoring errors.
+    guard.restore();
+    std::mem::forget(term);
+    outcome
+}
+
+fn clamp(n: usize) -> u16 {
+    u16::try_from(n).unwrap_or(u16::MAX)
+}
+
+fn terminal_caps() -> Result<Capabilities, AttachError> {
+    // Mouse reporting is turned on only while the Tick asks for it, so the
+    // user's terminal keeps its own selection otherwise.
+    let hints = ProbeHints::new_from_env().mouse_reporting(Some(false));
+    Capabilities::new_with_hints(hints)
+        .map_err(|e| AttachError::Terminal(format!("cannot read terminal capabilities: {e}")))
+}
+
+fn connect(path: &Path) -> Result<UnixStream, AttachError> {
+    let connect_err = |source| AttachError::Connect {
+        path: path.to_path_buf(),
+        source,
+    };
+    let stream = UnixStream::connect(path).map_err(connect_err)?;
+    stream
+        .set_read_timeout(Some(HANDSHAKE_TIMEOUT))
+        .map_err(connect_err)?;
+    let mut writer = stream.try_clone().map_err(connect_err)?;
+    send_line(&mut writer, &Hello::new(Role::View)).map_err(connect_err)?;
+    let mut reader = BufReader::new(stream.try_clone().map_err(connect_err)?);
+    let line =
+        read_line(&mut reader)?.ok_or_else(|| AttachError::Lost("closed during hello".into()))?;
+    let reply: HelloReply = serde_json::from_slice(&line)
+        .map_err(|e| AttachError::Protocol(format!("bad hello reply: {e}")))?;
+    if let Some(refused) = reply.refused {
+        return Err(AttachError::Refused(refused));
+    }
+    // The reader above read only up to its newline, but may have buffered
+    // more; the launcher sends nothing before the view's hello, so nothing
+    // was lost by dropping it.
+    Ok(stream)
+}
+
+fn send_line<T: serde::Serialize>(w: &mut impl Write, value: &T) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(value).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    w.write_all(&line)?;
+    w.flush()
+}
+
+/// One line, without its newline; `None` at end of stream.
+fn read_line(r: &mut impl BufRead) -> Result<Option<Vec<u8>>, AttachError> {
+    let mut line = Vec::new();
+    let limit = u64::try_from(MAX_VIEW_LINE).unwrap_or(u64::MAX) + 1;
+    let n = r
+        .take(limit)
+        .read_until(b'\n', &mut line)
+        .map_err(|e| AttachError::Lost(e.to_string()))?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if line.last() != Some(&b'\n') {
+        if line.len() > MAX_VIEW_LINE {
+            return Err(AttachError::Protocol(format!(
+                "a line longer than {MAX_VIEW_LINE} bytes"
+            )));
+        }
+        return Ok(None);
+    }
+    line.pop();
+    Ok(Some(line))
+}
+
+fn read_message(r: &mut impl BufRead) -> Result<Option<ToView>, AttachError> {
+    match read_line(r)? {
+        None => Ok(None),
+        Some(line) => serde_json::from_slice(&line)
+            .map(Some)
+            .map_err(|e| AttachError::Protocol(format!("bad message: {e}"))),
+    }
+}
+
+/// What the main loop hears from its helper threads.
+enum Note {
+    Frame(ToView),
+    Lost(String),
+    Broken(String),
+    Signal,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn session(
+    term: &mut UnixTerminal,
+    guard: &RestoreGuard,
+    mut reader: BufReader<UnixStream>,
+    mut writer: UnixStream,
+    snapshot: Snapshot,
+    size: (u16, u16),
+    opts: &AttachOptions,
+) -> Result<AttachOutcome, AttachError> {
+    let (note_tx, notes) = mpsc::channel::<Note>();
+    let waker = term.waker();
+
+    // Launcher → view.
+    {
+        let tx = note_tx.clone();
+        let waker = waker.clone();
+        std::thread::spawn(move || loop {
+            let note = match read_message(&mut reader) {
+                Ok(Some(msg)) => Note::Frame(msg),
+                Ok(None) => Note::Lost("the launcher closed the connection".into()),
+                Err(AttachError::Protocol(e)) => Note::Broken(e),
+                Err(e) => Note::Lost(e.to_string()),
+            };
+            let last = !matches!(
+                note,
+                Note::Frame(ToView::Rows(_) | ToView::Snapshot(_) | ToView::Resized { .. })
+            );
+            if tx.send(note).is_err() {
+                return;
+            }
+            let _ = waker.wake();
+            if last {
+                return;
+            }
+        });
+    }
+    // View → launcher, off the drawing thread.
+    let (event_tx, events) = mpsc::channel::<ViewEvent>();
+    std::thread::spawn(move || {
+        while let Ok(event) = events.recv() {
+            if send_line(&mut writer, &event).is_err() {
+                return;
+            }
+        }
+        let _ = writer.shutdown(std::net::Shutdown::Both);
+    });
+    // Signals: detach cleanly.
+    {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+        let mut signals =
+            signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGQUIT, SIGHUP])
+                .map_err(|e| AttachError::Terminal(format!("cannot handle signals: {e}")))?;
+        let tx = note_tx.clone();
+        let waker = waker.clone();
+        std::thread::spawn(move || {
+            if signals.forever().next().is_some() {
+                let _ = tx.send(Note::Signal);
+                let _ = waker.wake();
+            }
+        });
+    }
+    drop(note_tx);
+
+    let note = format!("{} · {DETACH_KEY_NAME} detaches", opts.instance);
+    let mut model = snapshot;
+    let mut view = size;
+    let mut shown = Surface::new(usize::from(view.0), usize::from(view.1));
+    let mut mouse = MouseTranslator::default();
+    let mut mouse_mode = MouseTracking::Off;
+    let mut pending_resize: Option<Instant> = None;
+    let mut dirty = true;
+    let _ = term.render(&[Change::ClearScreen(Default::default())]);
+
+    loop {
+        // Everything the launcher sent since the last turn, drawn once.
+        loop {
+            match notes.try_recv() {
+                Ok(Note::Frame(ToView::Snapshot(s))) => {
+                    model = s;
+                    dirty = true;
+                }
+                Ok(Note::Frame(ToView::Rows(rows))) => {
+                    model
+                        .apply(rows)
+                        .map_err(|e| AttachError::Protocol(e.to_string()))?;
+                    dirty = true;
+                }
+                Ok(Note::Frame(ToView::Resized { .. })) => {}
+                Ok(Note::Frame(ToView::Ended { reason })) => {
+                    return Ok(AttachOutcome::Ended { reason })
+                }
+                Ok(Note::Lost(why)) => return Err(AttachError::Lost(why)),
+                Ok(Note::Broken(why)) => return Err(AttachError::Protocol(why)),
+                Ok(Note::Signal) => return Ok(AttachOutcome::Detached),
+                Err(mpsc::TryRecvError::Empty) => break,
+                Err(mpsc::TryRecvError::Disconnected) => {
+                    return Err(AttachError::Lost("the launcher connection ended".into()))
+                }
+            }
+        }
+        if dirty {
+            if model.modes.mouse != mouse_mode {
+                mouse_mode = model.modes.mouse;
+                let _ = term.flush();
+                guard.set_mouse(mouse_mode);
+            }
+            let frame = render::compose(&model, view.0, view.1, &note, false);
+            let changes = render::frame_changes(&mut shown, &frame);
+            if term.render(&changes).is_err() || term.flush().is_err() {
+                // The terminal is gone: that is a detach.
+                return Ok(AttachOutcome::Detached);
+            }
+            dirty = false;
+        }
+
+        if pending_resize.is_some_and(|at| Instant::now() >= at) {
+            pending_resize = None;
+            let _ = event_tx.send(ViewEvent::Resize {
+                cols: view.0,
+                rows: view.1,
+            });
+        }
+        let wait = pending_resize.map(|at| at.saturating_duration_since(Instant::now()));
+        let input = match term.poll_input(wait) {
+            Ok(input) => input,
+            // The terminal went away (SIGHUP comes too): a detach.
+            Err(_) => return Ok(AttachOutcome::Detached),
+        };
+        match input {
+            None | Some(InputEvent::Wake) => {}
+            Some(InputEvent::Key(key)) if is_detach_key(&key) => {
+                return Ok(AttachOutcome::Detached)
+            }
+            Some(InputEvent::Resized { cols, rows }) => {
+                view = (clamp(cols), clamp(rows));
+                shown = Surface::new(cols, rows);
+                let _ = term.render(&[Change::ClearScreen(Default::default())]);
+                pending_resize = Some(Instant::now() + RESIZE_DEBOUNCE);
+                dirty = true;
+            }
+            Some(event) => {
+                for ev in render::input_events(&event, &mut mouse) {
+                    if let ViewEvent::Mouse { x, y, .. } = ev {
+                        // Only the part of the view that shows the Tick.
+                        if x >= model.cols.min(view.0) || y >= model.rows.min(view.1) {
+                            continue;
+                        }
+                    }
+                    if event_tx.send(ev).is_err() {
+                        return Err(AttachError::Lost("cannot send to the launcher".into()));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The user's terminal as it was before attaching, and what the view turned
+/// on, so every exit path (return, panic, signal) can put it back.
+struct TtyState {
+    tty: File,
+    saved: libc::termios,
+    mouse: MouseTracking,
+}
+
+static TTY_STATE: Mutex<Option<TtyState>> = Mutex::new(None);
+static PANIC_HOOK: Once = Once::new();
+
+/// Restores the terminal when dropped, and from the panic hook.
+struct RestoreGuard;
+
+impl RestoreGuard {
+    fn install() -> Result<Self, AttachError> {
+        let tty = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/tty")
+            .map_err(|e| AttachError::Terminal(format!("cannot open /dev/tty: {e}")))?;
+        // SAFETY: termios is plain data; tcgetattr fills it from a valid fd.
+        let mut saved: libc::termios = unsafe { std::mem::zeroed() };
+        // SAFETY: the fd is open for the call's duration; `saved` is valid.
+        if unsafe { libc::tcgetattr(tty.as_raw_fd(), &mut saved) } != 0 {
+            return Err(AttachError::Terminal(format!(
+                "cannot read the terminal's settings: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        if let Ok(mut state) = TTY_STATE.lock() {
+            *state = Some(TtyState {
+                tty,
+                saved,
+                mouse: MouseTracking::Off,
+            });
+        }
+        PANIC_HOOK.call_once(|| {
+            let previous = std::panic::take_hook();
+            std::panic::set_hook(Box::new(move |info| {
+                restore_tty();
+                previous(info);
+            }));
+        });
+        Ok(RestoreGuard)
+    }
+
+    /// Mirror the Tick's mouse reporting on the user's terminal.
+    fn set_mouse(&self, mode: MouseTracking) {
+        if let Ok(mut guard) = TTY_STATE.lock() {
+            if let Some(state) = guard.as_mut() {
+                let seq: &[u8] = match mode {
+                    MouseTracking::Off => b"\x1b[?1003l\x1b[?1002l\x1b[?1000l\x1b[?1006l",
+                    MouseTracking::Click => b"\x1b[?1003l\x1b[?1002l\x1b[?1000h\x1b[?1006h",
+                    MouseTracking::Drag => b"\x1b[?1003l\x1b[?1002h\x1b[?1006h",
+                    MouseTracking::Motion => b"\x1b[?1003h\x1b[?1006h",
+                };
+                let _ = state.tty.write_all(seq);
+                state.mouse = mode;
+            }
+        }
+    }
+
+    fn restore(&self) {
+        restore_tty();
+    }
+}
+
+impl Drop for RestoreGuard {
+    fn drop(&mut self) {
+        restore_tty();
+    }
+}
+
+/// Put the user's terminal back (once); every error is ignored, the terminal
+/// may be gone.
+fn restore_tty() {
+    // try_lock: the panic hook may run while the lock is held.
+    let Ok(mut guard) = TTY_STATE.try_lock() else {
+        return;
+    };
+    let Some(state) = guard.as_mut() else { return };
+    let reset: &[u8] = b"\x1b[?1003l\x1b[?1002l\x1b[?1000l\x1b[?1006l\x1b[?1004l\x1b[?2004l\
+        \x1b[>4;0m\x1b[0m\x1b[0 q\x1b[?25h\x1b[?1049l\r";
+    let _ = state.tty.write_all(reset);
+    let _ = state.tty.flush();
+    // SAFETY: valid fd and a termios saved from it.
+    unsafe {
+        libc::tcsetattr(state.tty.as_raw_fd(), libc::TCSANOW, &state.saved);
+    }
+    *guard = None;
+}

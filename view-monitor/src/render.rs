@@ -1,0 +1,553 @@
+//! Drawing a Tick's screen in a view: turns the attach protocol's
+//! [`Snapshot`] into termwiz [`Surface`]s cropped or padded to the view's
+//! size (with a status line saying so), and the view terminal's input events
+//! into attach-protocol [`ViewEvent`]s. No I/O: the plain `tickloop attach`
+//! view and the Monitor's overlay both draw with it, then send
+//! `Surface::diff_screens` to their terminal so an update costs a few bytes.
+
+use launcher::attach::{self, Color, CursorShape, Key, Mods, MouseKind, Snapshot, ViewEvent};
+use termwiz::cell::{Blink, CellAttributes, Intensity, Underline};
+use termwiz::color::{ColorAttribute, SrgbaTuple};
+use termwiz::input::{InputEvent, KeyCode, KeyEvent, Modifiers, MouseButtons, MouseEvent};
+use termwiz::surface::{Change, CursorVisibility, Position, Surface};
+
+/// The detach key of the plain view and the Monitor's overlay: ctrl+\ (0x1c,
+/// as in dtach). It does not collide with Herdr's ctrl+b prefix and is rarely
+/// bound by terminal programs (it sends SIGQUIT in a cooked terminal).
+pub const DETACH_KEY_NAME: &str = "ctrl+\\";
+
+/// Whether a key event from the view's terminal is the detach key.
+pub fn is_detach_key(event: &KeyEvent) -> bool {
+    match event.key {
+        KeyCode::Char('\x1c') => true,
+        KeyCode::Char('\\') | KeyCode::Char('4') => event.modifiers.contains(Modifiers::CTRL),
+        _ => false,
+    }
+}
+
+/// The xterm 256-colour palette entry nearest to an RGB colour (the 6x6x6
+/// cube or the grey ramp), for terminals without 24-bit colour.
+pub fn nearest_256(r: u8, g: u8, b: u8) -> u8 {
+    const LEVELS: [u8; 6] = [0, 95, 135, 175, 215, 255];
+    let level = |v: u8| -> usize {
+        LEVELS
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, l)| (i32::from(**l) - i32::from(v)).abs())
+            .map_or(0, |(i, _)| i)
+    };
+    let dist = |a: (u8, u8, u8)| -> i32 {
+        let d = |x: u8, y: u8| (i32::from(x) - i32::from(y)).pow(2);
+        d(a.0, r) + d(a.1, g) + d(a.2, b)
+    };
+    let (ri, gi, bi) = (level(r), level(g), level(b));
+    let cube = (LEVELS[ri], LEVELS[gi], LEVELS[bi]);
+    // ri, gi, bi < 6: the index fits in a u8.
+    let cube_index = 16 + 36 * ri as u8 + 6 * gi as u8 + bi as u8;
+    let avg = (u32::from(r) + u32::from(g) + u32::from(b)) / 3;
+    let grey_step = (avg.saturating_sub(8) / 10).min(23) as u8;
+    let grey = 8 + 10 * grey_step;
+    if dist((grey, grey, grey)) < dist(cube) {
+        232 + grey_step
+    } else {
+        cube_index
+    }
+}
+
+fn color_attr(color: Option<Color>) -> ColorAttribute {
+    match color {
+        None => ColorAttribute::Default,
+        Some(Color::Index(i)) => ColorAttribute::PaletteIndex(i),
+        Some(Color::Rgb(r, g, b)) => ColorAttribute::TrueColorWithPaletteFallback(
+            SrgbaTuple::from((r, g, b)),
+            nearest_256(r, g, b),
+        ),
+    }
+}
+
+/// termwiz cell attributes for a run's attributes.
+pub fn cell_attributes(attrs: &attach::Attrs) -> CellAttributes {
+    let mut out = CellAttributes::default();
+    out.set_foreground(color_attr(attrs.fg));
+    out.set_background(color_attr(attrs.bg));
+    out.set_intensity(if attrs.bold {
+        Intensity::Bold
+    } else if attrs.dim {
+        Intensity::Half
+    } else {
+        Intensity::Normal
+    });
+    out.set_italic(attrs.italic);
+    out.set_underline(match attrs.underline {
+        attach::Underline::None => Underline::None,
+        attach::Underline::Single => Underline::Single,
+        attach::Underline::Double => Underline::Double,
+        attach::Underline::Curly => Underline::Curly,
+        attach::Underline::Dotted => Underline::Dotted,
+        attach::Underline::Dashed => Underline::Dashed,
+    });
+    if attrs.underline_color.is_some() {
+        out.set_underline_color(color_attr(attrs.underline_color));
+    }
+    out.set_blink(if attrs.blink {
+        Blink::Slow
+    } else {
+        Blink::None
+    });
+    out.set_reverse(attrs.reverse);
+    out.set_invisible(attrs.invisible);
+    out.set_strikethrough(attrs.strikethrough);
+    out.set_overline(attrs.overline);
+    out
+}
+
+/// The Tick's screen at its own size.
+pub fn model_surface(snap: &Snapshot) -> Surface {
+    let mut surface = Surface::new(usize::from(snap.cols), usize::from(snap.rows));
+    for (y, line) in snap.lines.iter().enumerate().take(usize::from(snap.rows)) {
+        if line.runs.is_empty() {
+            continue;
+        }
+        let mut changes = vec![Change::CursorPosition {
+            x: Position::Absolute(0),
+            y: Position::Absolute(y),
+        }];
+        for run in &line.runs {
+            changes.push(Change::AllAttributes(cell_attributes(&run.attrs)));
+            // Cells never hold control characters; make sure a stray one
+            // cannot move the surface's cursor.
+            let text: String = run
+                .text
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect();
+            changes.push(Change::Text(text));
+        }
+        surface.add_changes(changes);
+    }
+    surface
+}
+
+/// How the view's size relates to the PTY's, as the status line says it;
+/// `None` when they are the same. The status line itself takes the view's
+/// last row, which counts as cropping when the PTY needs it.
+pub fn size_status(pty: (u16, u16), view: (u16, u16)) -> Option<String> {
+    if pty == view {
+        return None;
+    }
+    let (pc, pr) = pty;
+    let (vc, vr) = view;
+    let shown_rows = if vr > 1 { vr - 1 } else { vr };
+    let crop = pc > vc || pr > shown_rows;
+    let pad = pc < vc || pr < shown_rows;
+    let how = match (crop, pad) {
+        (true, true) => "cropped and padded",
+        (true, false) => "cropped",
+        _ => "padded",
+    };
+    Some(format!("PTY {pc}x{pr}, view {vc}x{vr}: {how}"))
+}
+
+/// What a view shows: the Tick's screen cropped or padded to `cols` x `rows`,
+/// and on the last row a status line when the sizes differ or `note` is set.
+pub struct Frame {
+    pub surface: Surface,
+    /// Where the terminal's cursor goes, `None` to hide it.
+    pub cursor: Option<(usize, usize)>,
+    pub cursor_shape: CursorShape,
+}
+
+/// Compose the view of `snap` at the view's size. `note` (for example how to
+/// detach) is appended to the status line, which only shows when the sizes
+/// differ or `force_status` is set.
+pub fn compose(snap: &Snapshot, cols: u16, rows: u16, note: &str, force_status: bool) -> Frame {
+    let (cols_u, rows_u) = (usize::from(cols), usize::from(rows));
+    let mut view = Surface::new(cols_u, rows_u);
+    let status = size_status((snap.cols, snap.rows), (cols, rows))
+        .or_else(|| force_status.then(String::new));
+    let status_rows = usize::from(status.is_some() && rows > 1);
+    let tick_rows = rows_u.saturating_sub(status_rows);
+    let model = model_surface(snap);
+    let width = cols_u.min(usize::from(snap.cols));
+    let height = tick_rows.min(usize::from(snap.rows));
+    let changes = view.diff_region(0, 0, width, height, &model, 0, 0);
+    view.add_changes(changes);
+    if let (Some(status), 1) = (status, status_rows) {
+        let mut text = status;
+        if !note.is_empty() {
+            if !text.is_empty() {
+                text.push_str(" — ");
+            }
+            text.push_str(note);
+        }
+        let text: String = text.chars().take(cols_u).collect();
+        let mut attrs = CellAttributes::default();
+        attrs.set_reverse(true);
+        view.add_changes(vec![
+            Change::CursorPosition {
+                x: Position::Absolute(0),
+                y: Position::Absolute(rows_u - 1),
+            },
+            Change::AllAttributes(attrs),
+            Change::Text(format!("{text:cols_u$}")),
+            Change::AllAttributes(CellAttributes::default()),
+        ]);
+    }
+    let (cx, cy) = (usize::from(snap.cursor.x), usize::from(snap.cursor.y));
+    let cursor = (snap.cursor.visible && cx < width && cy < height).then_some((cx, cy));
+    Frame {
+        surface: view,
+        cursor,
+        cursor_shape: snap.cursor.shape,
+    }
+}
+
+/// The changes that make the terminal showing `shown` show `frame`, cursor
+/// included; `shown` is updated to match.
+pub fn frame_changes(shown: &mut Surface, frame: &Frame) -> Vec<Change> {
+    let mut changes = shown.diff_screens(&frame.surface);
+    shown.add_changes(changes.clone());
+    match frame.cursor {
+        Some((x, y)) => {
+            changes.push(Change::CursorPosition {
+                x: Position::Absolute(x),
+                y: Position::Absolute(y),
+            });
+            changes.push(Change::CursorShape(cursor_shape(frame.cursor_shape)));
+            changes.push(Change::CursorVisibility(CursorVisibility::Visible));
+        }
+        None => changes.push(Change::CursorVisibility(CursorVisibility::Hidden)),
+    }
+    changes
+}
+
+fn cursor_shape(shape: CursorShape) -> termwiz::surface::CursorShape {
+    use termwiz::surface::CursorShape as T;
+    match shape {
+        CursorShape::Default => T::Default,
+        CursorShape::BlinkingBlock => T::BlinkingBlock,
+        CursorShape::SteadyBlock => T::SteadyBlock,
+        CursorShape::BlinkingUnderline => T::BlinkingUnderline,
+        CursorShape::SteadyUnderline => T::SteadyUnderline,
+        CursorShape::BlinkingBar => T::BlinkingBar,
+        CursorShape::SteadyBar => T::SteadyBar,
+    }
+}
+
+fn mods(m: Modifiers) -> Mods {
+    Mods {
+        shift: m.contains(Modifiers::SHIFT),
+        alt: m.contains(Modifiers::ALT),
+        ctrl: m.contains(Modifiers::CTRL),
+        super_: m.contains(Modifiers::SUPER),
+    }
+}
+
+/// A key from the view's terminal as an attach-protocol key; `None` for keys
+/// the protocol does not carry.
+pub fn key_event(event: &KeyEvent) -> Option<ViewEvent> {
+    let key = match event.key {
+        KeyCode::Char(c) => match c {
+            '\r' | '\n' => Key::Enter,
+            '\t' => Key::Tab,
+            '\x7f' | '\x08' => Key::Backspace,
+            '\x1b' => Key::Escape,
+            // Other control characters: their ctrl+letter form.
+            '\x00'..='\x1f' => {
+                let letter = char::from(u8::try_from(u32::from(c)).ok()? | 0x40);
+                return Some(ViewEvent::Key {
+                    key: Key::Char(letter.to_ascii_lowercase()),
+                    mods: Mods {
+                        ctrl: true,
+                        ..mods(event.modifiers)
+                    },
+                });
+            }
+            c => Key::Char(c),
+        },
+        KeyCode::Enter => Key::Enter,
+        KeyCode::Tab => Key::Tab,
+        KeyCode::Backspace => Key::Backspace,
+        KeyCode::Escape => Key::Escape,
+        KeyCode::UpArrow | KeyCode::ApplicationUpArrow => Key::Up,
+        KeyCode::DownArrow | KeyCode::ApplicationDownArrow => Key::Down,
+        KeyCode::LeftArrow | KeyCode::ApplicationLeftArrow => Key::Left,
+        KeyCode::RightArrow | KeyCode::ApplicationRightArrow => Key::Right,
+        KeyCode::Home | KeyCode::KeyPadHome => Key::Home,
+        KeyCode::End | KeyCode::KeyPadEnd => Key::End,
+        KeyCode::PageUp | KeyCode::KeyPadPageUp => Key::PageUp,
+        KeyCode::PageDown | KeyCode::KeyPadPageDown => Key::PageDown,
+        KeyCode::Insert => Key::Insert,
+        KeyCode::Delete => Key::Delete,
+        KeyCode::Function(n) => Key::F(n),
+        _ => return None,
+    };
+    Some(ViewEvent::Key {
+        key,
+        mods: mods(event.modifiers),
+    })
+}
+
+/// Turns the view terminal's mouse reports (which carry the buttons held,
+/// not presses and releases) into press / release / move events.
+#[derive(Debug, Default, Clone)]
+pub struct MouseTranslator {
+    held: Option<attach::MouseButton>,
+}
+
+impl MouseTranslator {
+    /// The events for one report; coordinates are zero-based cells of the
+    /// view, which are the Tick's cells (the view draws from the top left).
+    pub fn translate(&mut self, event: &MouseEvent) -> Vec<ViewEvent> {
+        let (x, y) = (event.x.saturating_sub(1), event.y.saturating_sub(1));
+        let m = mods(event.modifiers);
+        let b = event.mouse_buttons.clone();
+        let ev = |kind, button| ViewEvent::Mouse {
+            x,
+            y,
+            kind,
+            button,
+            mods: m,
+        };
+        if b.contains(MouseButtons::VERT_WHEEL) {
+            let button = if b.contains(MouseButtons::WHEEL_POSITIVE) {
+                attach::MouseButton::WheelUp
+            } else {
+                attach::MouseButton::WheelDown
+            };
+            return vec![ev(MouseKind::Press, button)];
+        }
+        let now = if b.contains(MouseButtons::LEFT) {
+            Some(attach::MouseButton::Left)
+        } else if b.contains(MouseButtons::MIDDLE) {
+            Some(attach::MouseButton::Middle)
+        } else if b.contains(MouseButtons::RIGHT) {
+            Some(attach::MouseButton::Right)
+        } else {
+            None
+        };
+        let out = match (self.held, now) {
+            (None, None) => vec![ev(MouseKind::Move, attach::MouseButton::None)],
+            (None, Some(n)) => vec![ev(MouseKind::Press, n)],
+            (Some(h), None) => vec![ev(MouseKind::Release, h)],
+            (Some(h), Some(n)) if h == n => vec![ev(MouseKind::Move, n)],
+            (Some(h), Some(n)) => vec![ev(MouseKind::Release, h), ev(MouseKind::Press, n)],
+        };
+        self.held = now;
+        out
+    }
+}
+
+/// An input event of the view's terminal as attach-protocol events (none for
+/// resizes and wake-ups, which the view handles itself).
+pub fn input_events(event: &InputEvent, mouse: &mut MouseTranslator) -> Vec<ViewEvent> {
+    match event {
+        InputEvent::Key(key) => key_event(key).into_iter().collect(),
+        InputEvent::Paste(text) => vec![ViewEvent::Paste { text: text.clone() }],
+        InputEvent::Mouse(m) => mouse.translate(m),
+        InputEvent::PixelMouse(_) | InputEvent::Resized { .. } | InputEvent::Wake => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use launcher::attach::{Attrs, Line, Run};
+
+    fn snap_with(lines: &[&str], cols: u16, rows: u16) -> Snapshot {
+        let mut s = Snapshot::blank(cols, rows);
+        for (i, l) in lines.iter().enumerate() {
+            s.lines[i] = Line {
+                runs: vec![Run {
+                    text: (*l).to_string(),
+                    attrs: Attrs::default(),
+                }],
+            };
+        }
+        s
+    }
+
+    #[test]
+    fn same_size_has_no_status() {
+        let snap = snap_with(&["hello", "world"], 10, 3);
+        let frame = compose(&snap, 10, 3, "ctrl+\\ detaches", false);
+        assert_eq!(
+            frame.surface.screen_chars_to_string(),
+            "hello     \nworld     \n          \n"
+        );
+        assert_eq!(frame.cursor, Some((0, 0)));
+    }
+
+    #[test]
+    fn smaller_view_crops_and_says_so() {
+        let snap = snap_with(&["0123456789", "abcdefghij", "ABCDEFGHIJ"], 10, 3);
+        let frame = compose(&snap, 6, 3, "", false);
+        let text = frame.surface.screen_chars_to_string();
+        let rows: Vec<&str> = text.lines().collect();
+        assert_eq!(rows[0], "012345");
+        assert_eq!(rows[1], "abcdef");
+        assert_eq!(rows[2], "PTY 10");
+        let wide = compose(&snap, 40, 3, "", false);
+        let text = wide.surface.screen_chars_to_string();
+        assert!(
+            text.lines()
+                .nth(2)
+                .unwrap()
+                .starts_with("PTY 10x3, view 40x3: cropped and padded"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn larger_view_pads() {
+        let snap = snap_with(&["hi"], 4, 2);
+        let frame = compose(&snap, 60, 4, "ctrl+\\ detaches", false);
+        let text = frame.surface.screen_chars_to_string();
+        let rows: Vec<&str> = text.lines().collect();
+        assert_eq!(rows[0].trim_end(), "hi");
+        assert_eq!(rows[1].trim_end(), "");
+        assert_eq!(rows[2].trim_end(), "");
+        assert_eq!(
+            rows[3].trim_end(),
+            "PTY 4x2, view 60x4: padded — ctrl+\\ detaches"
+        );
+    }
+
+    #[test]
+    fn wide_and_combining_characters_keep_their_columns() {
+        let snap = snap_with(&["日本x", "e\u{301}!"], 6, 2);
+        let frame = compose(&snap, 6, 2, "", false);
+        let cells = frame.surface.get_screen_cells();
+        assert_eq!(cells[0][0].str(), "日");
+        assert_eq!(cells[0][2].str(), "本");
+        assert_eq!(cells[0][4].str(), "x");
+        assert_eq!(cells[1][0].str(), "e\u{301}");
+        assert_eq!(cells[1][1].str(), "!");
+    }
+
+    #[test]
+    fn colours_reach_the_cells() {
+        let mut snap = Snapshot::blank(4, 1);
+        snap.lines[0] = Line {
+            runs: vec![
+                Run {
+                    text: "a".into(),
+                    attrs: Attrs {
+                        fg: Some(Color::Index(1)),
+                        bold: true,
+                        ..Attrs::default()
+                    },
+                },
+                Run {
+                    text: "b".into(),
+                    attrs: Attrs {
+                        bg: Some(Color::Rgb(255, 0, 0)),
+                        ..Attrs::default()
+                    },
+                },
+            ],
+        };
+        let frame = compose(&snap, 4, 1, "", false);
+        let cells = frame.surface.get_screen_cells();
+        assert_eq!(
+            cells[0][0].attrs().foreground(),
+            ColorAttribute::PaletteIndex(1)
+        );
+        assert_eq!(cells[0][0].attrs().intensity(), Intensity::Bold);
+        assert_eq!(
+            cells[0][1].attrs().background(),
+            ColorAttribute::TrueColorWithPaletteFallback(SrgbaTuple::from((255, 0, 0)), 196)
+        );
+    }
+
+    #[test]
+    fn diffs_are_small() {
+        let snap = snap_with(&["hello", "world"], 10, 3);
+        let mut shown = Surface::new(10, 3);
+        let first = frame_changes(&mut shown, &compose(&snap, 10, 3, "", false));
+        assert!(!first.is_empty());
+        let again = frame_changes(&mut shown, &compose(&snap, 10, 3, "", false));
+        // Nothing changed: only the cursor is placed again.
+        assert!(again.iter().all(|c| matches!(
+            c,
+            Change::CursorPosition { .. } | Change::CursorShape(_) | Change::CursorVisibility(_)
+        )));
+    }
+
+    #[test]
+    fn nearest_palette_colours() {
+        assert_eq!(nearest_256(255, 0, 0), 196);
+        assert_eq!(nearest_256(0, 0, 0), 16);
+        assert_eq!(nearest_256(128, 128, 128), 244);
+        assert_eq!(nearest_256(255, 255, 255), 231);
+    }
+
+    #[test]
+    fn keys_translate() {
+        let k = |key, modifiers| KeyEvent { key, modifiers };
+        assert_eq!(
+            key_event(&k(KeyCode::Char('a'), Modifiers::CTRL)),
+            Some(ViewEvent::Key {
+                key: Key::Char('a'),
+                mods: Mods {
+                    ctrl: true,
+                    ..Mods::NONE
+                }
+            })
+        );
+        assert_eq!(
+            key_event(&k(KeyCode::Char('\r'), Modifiers::NONE)),
+            Some(ViewEvent::Key {
+                key: Key::Enter,
+                mods: Mods::NONE
+            })
+        );
+        assert!(is_detach_key(&k(KeyCode::Char('\x1c'), Modifiers::NONE)));
+        assert!(is_detach_key(&k(KeyCode::Char('\\'), Modifiers::CTRL)));
+        assert!(!is_detach_key(&k(KeyCode::Char('\\'), Modifiers::NONE)));
+        assert!(!is_detach_key(&k(KeyCode::Char('b'), Modifiers::CTRL)));
+    }
+
+    #[test]
+    fn mouse_reports_become_press_move_release() {
+        let mut t = MouseTranslator::default();
+        let report = |b| MouseEvent {
+            x: 3,
+            y: 2,
+            mouse_buttons: b,
+            modifiers: Modifiers::NONE,
+        };
+        let kinds = |evs: Vec<ViewEvent>| -> Vec<(MouseKind, attach::MouseButton)> {
+            evs.into_iter()
+                .map(|e| match e {
+                    ViewEvent::Mouse {
+                        kind, button, x, y, ..
+                    } => {
+                        assert_eq!((x, y), (2, 1));
+                        (kind, button)
+                    }
+                    other => panic!("{other:?}"),
+                })
+                .collect()
+        };
+        use attach::MouseButton as B;
+        assert_eq!(
+            kinds(t.translate(&report(MouseButtons::LEFT))),
+            vec![(MouseKind::Press, B::Left)]
+        );
+        assert_eq!(
+            kinds(t.translate(&report(MouseButtons::LEFT))),
+            vec![(MouseKind::Move, B::Left)]
+        );
+        assert_eq!(
+            kinds(t.translate(&report(MouseButtons::NONE))),
+            vec![(MouseKind::Release, B::Left)]
+        );
+        assert_eq!(
+            kinds(t.translate(&report(
+                MouseButtons::VERT_WHEEL | MouseButtons::WHEEL_POSITIVE
+            ))),
+            vec![(MouseKind::Press, B::WheelUp)]
+        );
+    }
+}
