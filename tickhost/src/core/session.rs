@@ -551,7 +551,7 @@ impl Session {
             ViolationKind::UnterminatedOutput => {
                 format!("non-protocol output on stdout: {error}: {shown}")
             }
-            _ => format!("{error} (the limit is a protocol violation); it starts {shown}"),
+            _ => format!("protocol violation: {error}; it starts {shown}"),
         };
         self.end(EndKind::Violation(kind), message, offending);
     }

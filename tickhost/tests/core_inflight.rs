@@ -1,0 +1,124 @@
+//! Requests in flight (spec 3.3, 7.3): unique ids, at most 8, FIFO, slots
+//! freed by timeouts, late answers discarded.
+
+mod core_support;
+
+use core_support::Harness;
+use serde_json::json;
+use std::time::Duration;
+use tickhost::core::{CallOutcome, ClientRequest, Reply};
+
+#[test]
+fn ids_increase_from_1_and_are_never_reused() {
+    let mut h = Harness::running();
+    for client in 0..20 {
+        h.call(client, "history", json!({}), "1");
+        let id = h.last_id();
+        h.answer(id, json!([]));
+    }
+    let ids: Vec<u64> = h.writes.iter().filter_map(|w| w["id"].as_u64()).collect();
+    assert_eq!(ids, (1..=22).collect::<Vec<u64>>());
+}
+
+#[test]
+fn never_more_than_8_in_flight_and_the_rest_wait_in_order() {
+    let mut h = Harness::running();
+    for client in 0..12 {
+        h.call(client, "history", json!({}), "1");
+    }
+    h.request(100, ClientRequest::Read);
+    assert_eq!(h.session.in_flight(), 8);
+    assert_eq!(h.writes.len(), 2 + 8);
+    assert_eq!(h.session.calls_in_flight(), 12);
+    // answering the first frees one slot: the next queued call is written
+    h.answer(3, json!([]));
+    assert_eq!(h.writes.len(), 11);
+    assert_eq!(h.session.in_flight(), 8);
+    let last = h.writes.last().cloned().unwrap_or_default();
+    assert_eq!(last["id"], 11);
+    assert_eq!(last["method"], "tick/call");
+    // drain all: the read is written last, after every call queued before it
+    for id in 4..=14 {
+        h.answer(id, json!([]));
+    }
+    assert_eq!(
+        h.writes.last().map(|w| w["method"].clone()),
+        Some(json!("tick/read"))
+    );
+    assert!(h.session.in_flight() <= 8);
+}
+
+#[test]
+fn describe_and_read_count_against_the_8_slots() {
+    let mut h = Harness::running();
+    for client in 0..4 {
+        h.request(client, ClientRequest::Describe);
+        h.request(10 + client, ClientRequest::Read);
+    }
+    h.call(50, "history", json!({}), "1");
+    assert_eq!(h.session.in_flight(), 8);
+    assert_eq!(h.writes.len(), 2 + 8);
+    assert_eq!(h.session.calls_in_flight(), 1);
+}
+
+#[test]
+fn timed_out_call_frees_its_slot_and_late_answer_is_discarded() {
+    let mut h = Harness::running();
+    for client in 0..9 {
+        h.call(client, "history", json!({}), "1");
+    }
+    assert_eq!(h.session.in_flight(), 8);
+    h.advance(Duration::from_secs(60));
+    // all 8 written calls timed out; the 9th was written then, and is still waiting
+    for client in 0..8 {
+        assert!(matches!(h.outcome(client), CallOutcome::Unknown { .. }));
+    }
+    assert!(h.replies_to(8).is_empty());
+    assert_eq!(h.session.in_flight(), 1);
+    h.answer(3, json!(["late"]));
+    assert_eq!(h.session.discarded_responses(), 1);
+    assert_eq!(h.replies_to(0).len(), 1, "a late answer changes nothing");
+}
+
+#[test]
+fn deadlines_are_counted_from_writing() {
+    let mut h = Harness::running();
+    for client in 0..9 {
+        h.call(client, "history", json!({}), "1");
+    }
+    h.advance(Duration::from_secs(30));
+    h.answer(3, json!([]));
+    // the 9th was written at 30 s: it must not time out at 60 s
+    h.advance(Duration::from_secs(30));
+    assert!(h.replies_to(8).is_empty());
+    h.advance(Duration::from_secs(30));
+    assert!(matches!(h.outcome(8), CallOutcome::Unknown { .. }));
+}
+
+#[test]
+fn describe_and_read_time_out_after_10_s_without_ending_the_session() {
+    let mut h = Harness::running();
+    h.request(1, ClientRequest::Read);
+    h.request(2, ClientRequest::Describe);
+    h.advance(Duration::from_secs(10));
+    assert!(matches!(h.reply_to(1), Reply::Failed(_)));
+    assert!(matches!(h.reply_to(2), Reply::Failed(_)));
+    assert!(h.ends.is_empty());
+    assert_eq!(h.session.in_flight(), 0);
+}
+
+#[test]
+fn next_deadline_is_the_earliest_written_request() {
+    let mut h = Harness::running();
+    assert_eq!(h.session.next_deadline(), None);
+    h.call(1, "history", json!({}), "1");
+    assert_eq!(
+        h.session.next_deadline(),
+        Some(h.now + Duration::from_secs(60))
+    );
+    h.request(2, ClientRequest::Read);
+    assert_eq!(
+        h.session.next_deadline(),
+        Some(h.now + Duration::from_secs(10))
+    );
+}
