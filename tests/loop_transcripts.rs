@@ -6,7 +6,7 @@
 mod loop_support;
 
 use loop_support::{write_config, LoopHarness};
-use serde_json::{json, Value};
+use serde_json::json;
 
 const PLUGIN: &str = "tickloop/loop";
 
@@ -44,7 +44,10 @@ fn grammar_and_each_refusal() {
     }
     // Control operations answer, and never become model input.
     let (ok, text) = h.command("/tick policies");
-    assert!(ok && text.contains("tick (default): 4 bytes, sha256 "), "{text}");
+    assert!(
+        ok && text.contains("tick (default): 4 bytes, sha256 "),
+        "{text}"
+    );
     assert_eq!(h.status(), "inactive");
     let (ok, text) = h.command("/tick stop");
     assert!(ok && text.contains("no run"), "{text}");
@@ -66,7 +69,8 @@ fn grammar_and_each_refusal() {
 
 #[test]
 fn admission_predicates() {
-    let mut h = LoopHarness::start("admission");
+    // A long delay: no step is enqueued while the refusals are checked.
+    let mut h = LoopHarness::start_with("admission", None, &["--delay-ms", "60000"], true);
     // 1. no natural user message.
     assert_refused(&mut h, "/tick", "no user message");
     // 2. no closed turn.
@@ -84,7 +88,11 @@ fn admission_predicates() {
     // 4. a second run.
     assert_refused(&mut h, "/tick 1", "already active");
     assert_eq!(h.ledger_types()[0], "loop_armed");
-    assert_eq!(h.ledger().len(), 2, "armed + scheduled, nothing for refusals");
+    assert_eq!(
+        h.ledger().len(),
+        2,
+        "armed + scheduled, nothing for refusals"
+    );
 }
 
 #[test]
@@ -122,7 +130,7 @@ fn interrupted_or_error_terminal_stops() {
 
 #[test]
 fn resume_once_at_one_interrupted_boundary() {
-    let mut h = LoopHarness::start("resume");
+    let mut h = LoopHarness::start_with("resume", None, &["--delay-ms", "500"], true);
     h.turn("go", "completed");
     h.turn("and this", "interrupted");
     assert_refused(&mut h, "/tick 2", "--resume");
@@ -135,9 +143,9 @@ fn resume_once_at_one_interrupted_boundary() {
     // ... once: the step's own interruption stops the run.
     h.step_turn(&first["message"], "interrupted");
     h.wait_ledger("loop_stopped");
-    // A new run at the same boundary would resume it twice: refused.
+    // The step's interruption is a new boundary, which may be resumed.
     let (ok, text) = h.command("/tick 2 --resume");
-    assert!(ok, "a new boundary (the step's interruption) may be resumed: {text}");
+    assert!(ok, "{text}");
     let second = h.expect_enqueue();
     h.step_turn(&second["message"], "completed");
     let third = h.expect_enqueue();
@@ -145,8 +153,11 @@ fn resume_once_at_one_interrupted_boundary() {
     assert!(h.command("/tick stop").0);
     // Resuming the very same boundary twice is refused.
     h.turn("more", "interrupted");
-    assert!(h.command("/tick 1 --resume").0);
-    assert!(h.command("/tick stop").0);
+    h.send_command("/tick 1 --resume");
+    h.send_command("/tick stop");
+    assert!(h.expect_reply().0);
+    let (ok, text) = h.expect_reply();
+    assert!(ok && text.starts_with("stopped run"), "{text}");
     assert_refused(&mut h, "/tick 1 --resume", "already resumed");
     // And --resume does not admit an error terminal.
     h.turn("x", "error");
@@ -155,14 +166,22 @@ fn resume_once_at_one_interrupted_boundary() {
 
 #[test]
 fn state_change_during_the_delay_cancels_before_enqueue() {
-    let mut h = LoopHarness::start_with("cancel", None, &["--delay-ms", "300"], |_| {});
+    let mut h = LoopHarness::start_with("cancel", None, &["--delay-ms", "1000"], true);
     h.turn("go", "completed");
-    assert!(h.command("/tick 2").0);
-    // A person types during the delay.
+    // A person types during the delay (sent right behind the command).
+    h.send_command("/tick 2");
     h.user("wait, one more thing");
+    assert!(h.expect_reply().0);
     let ledger = h.wait_ledger("tick_cancelled_before_enqueue");
     let types: Vec<&str> = ledger.iter().map(|r| r["type"].as_str().unwrap()).collect();
-    assert_eq!(types, ["loop_armed", "tick_scheduled", "tick_cancelled_before_enqueue"]);
+    assert_eq!(
+        types,
+        [
+            "loop_armed",
+            "tick_scheduled",
+            "tick_cancelled_before_enqueue"
+        ]
+    );
     assert!(ledger[2]["reason"].as_str().unwrap().contains("changed"));
     // No enqueue came out: the next line is the status reply.
     assert_eq!(h.status(), "inactive");
@@ -201,10 +220,13 @@ fn a_policy_edited_mid_run_does_not_change_the_run() {
     let original = "Take the next step.";
     let config = json!({"defaultTicks": 3, "defaultPolicyId": "steady",
                         "policies": {"steady": original}});
-    let mut h = LoopHarness::start_with("freeze", Some(&config), &["--delay-ms", "20"], |_| {});
+    let mut h = LoopHarness::start_with("freeze", Some(&config), &["--delay-ms", "20"], true);
     h.turn("go", "completed");
     let (ok, text) = h.command("/tick");
-    assert!(ok && text.contains("3 time steps with policy steady"), "{text}");
+    assert!(
+        ok && text.contains("3 time steps with policy steady"),
+        "{text}"
+    );
     let mut texts = Vec::new();
     for step in 1..=3 {
         let e = h.expect_enqueue();
@@ -235,19 +257,10 @@ fn a_broken_config_is_reported() {
         "badconfig",
         Some(&json!({"policies": {"blank": "   "}})),
         &[],
-        |_| {},
+        true,
     );
-    let (code, rest, stderr) = {
-        // It exits on its own; finish() closes stdin and waits.
-        let r = h.child.wait().expect("wait");
-        let mut s = String::new();
-        if let Some(mut e) = h.child.stderr.take() {
-            let _ = std::io::Read::read_to_string(&mut e, &mut s);
-        }
-        (r.code(), Vec::<Value>::new(), s)
-    };
-    assert_ne!(code, Some(0));
-    assert!(rest.is_empty());
+    let (code, stderr) = h.wait_exit();
+    assert_eq!(code, 1, "{stderr}");
     assert!(
         stderr.contains("loop.json") && stderr.contains("blank"),
         "{stderr}"
@@ -297,75 +310,25 @@ fn the_ledger_of_a_whole_run() {
     assert_eq!(ledger[3]["status"], "completed");
     assert_eq!(ledger[6]["step"], 2);
     // One file, named from the sanitised session id ("session/ledger").
-    let name = h.ledger_path().file_name().unwrap().to_string_lossy().into_owned();
-    assert!(name.starts_with("session_ledger-") && name.ends_with(".jsonl"), "{name}");
-    // A crash mid-line never hides the rest: a torn last line is skipped and
-    // the next process appends on a fresh line.
-    let path = h.ledger_path();
-    drop(h);
-    let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
-    std::io::Write::write_all(&mut f, b"{\"schema\":\"pulse.tick").unwrap();
-    drop(f);
-    let records = loop_support::read_ledger(&path);
-    assert_eq!(records.len(), 8);
+    let name = h
+        .ledger_path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(
+        name.starts_with("session_ledger-") && name.ends_with(".jsonl"),
+        "{name}"
+    );
 }
 
 #[test]
 fn the_default_ledger_directory_is_under_the_working_directory() {
-    let mut h = LoopHarness::start_with("defaultdir", None, &["--delay-ms", "20"], |c| {
-        // Drop --audit-dir: rebuild the argument list without it.
-        let args: Vec<String> = c
-            .get_args()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
-        let mut keep = Vec::new();
-        let mut skip = false;
-        for a in args {
-            if skip {
-                skip = false;
-                continue;
-            }
-            if a == "--audit-dir" {
-                skip = true;
-                continue;
-            }
-            keep.push(a);
-        }
-        let mut fresh = std::process::Command::new(c.get_program());
-        fresh.args(keep);
-        if let Some(dir) = c.get_current_dir() {
-            fresh.current_dir(dir);
-        }
-        for (k, v) in c.get_envs() {
-            if let Some(v) = v {
-                fresh.env(k, v);
-            }
-        }
-        fresh
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        *c = fresh;
-    });
+    let mut h = LoopHarness::start_with("defaultdir", None, &["--delay-ms", "20"], false);
     h.turn("go", "completed");
     assert!(h.command("/tick 1").0);
     let e = h.expect_enqueue();
     h.step_turn(&e["message"], "completed");
-    let dir = h.cwd.join(".pulse-tick-audit");
-    let path = dir.join("session_defaultdir-");
-    let _ = path;
-    let deadline = std::time::Instant::now() + loop_support::WAIT;
-    loop {
-        let files: Vec<_> = std::fs::read_dir(&dir)
-            .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
-            .unwrap_or_default();
-        if let [file] = files.as_slice() {
-            let records = loop_support::read_ledger(file);
-            if records.last().map(|r| r["type"] == "loop_complete") == Some(true) {
-                break;
-            }
-        }
-        assert!(std::time::Instant::now() < deadline, "no ledger in {dir:?}");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    assert!(h.audit_dir.starts_with(&h.cwd));
+    h.wait_ledger("loop_complete");
 }

@@ -55,16 +55,17 @@ pub struct LoopHarness {
 impl LoopHarness {
     /// `tickloop loop run --session SESSION --delay-ms 20 --audit-dir DIR`.
     pub fn start(tag: &str) -> LoopHarness {
-        LoopHarness::start_with(tag, None, &["--delay-ms", "20"], |_| {})
+        LoopHarness::start_with(tag, None, &["--delay-ms", "20"], true)
     }
 
     /// Starts with `config` (written to `XDG_CONFIG_HOME/tickloop/loop.json`
-    /// when given), extra arguments, and a hook to adjust the command.
+    /// when given), extra arguments, and `--audit-dir` or not (then the
+    /// default, under the working directory `cwd`).
     pub fn start_with(
         tag: &str,
         config: Option<&Value>,
         extra: &[&str],
-        adjust: impl FnOnce(&mut Command),
+        with_audit_dir: bool,
     ) -> LoopHarness {
         let scratch = Scratch::new(tag);
         let config_home = scratch.0.join("config");
@@ -73,18 +74,23 @@ impl LoopHarness {
         if let Some(config) = config {
             write_config(&config_home, config);
         }
-        let audit_dir = scratch.0.join("audit");
+        let audit_dir = if with_audit_dir {
+            scratch.0.join("audit")
+        } else {
+            cwd.join(".pulse-tick-audit")
+        };
         let session = format!("session/{tag}");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_tickloop"));
-        cmd.args(["loop", "run", "--session", &session, "--audit-dir"])
-            .arg(&audit_dir)
-            .args(extra)
+        cmd.args(["loop", "run", "--session", &session]);
+        if with_audit_dir {
+            cmd.arg("--audit-dir").arg(&audit_dir);
+        }
+        cmd.args(extra)
             .current_dir(&cwd)
             .env("XDG_CONFIG_HOME", &config_home)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        adjust(&mut cmd);
         let mut child = cmd.spawn().expect("spawn tickloop loop run");
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout");
@@ -122,13 +128,17 @@ impl LoopHarness {
 
     /// A person's message (`source: user`), opening a turn.
     pub fn user(&mut self, text: &str) {
-        self.send(json!({"type":"message","role":"user","source":{"kind":"user"},
-                         "content":[{"type":"text","text":text}]}));
+        self.send(
+            json!({"type":"message","role":"user","source":{"kind":"user"},
+                         "content":[{"type":"text","text":text}]}),
+        );
     }
 
     pub fn assistant(&mut self, text: &str) {
-        self.send(json!({"type":"message","role":"assistant","source":{"kind":"assistant"},
-                         "content":[{"type":"text","text":text}]}));
+        self.send(
+            json!({"type":"message","role":"assistant","source":{"kind":"assistant"},
+                         "content":[{"type":"text","text":text}]}),
+        );
     }
 
     pub fn turn_end(&mut self, status: &str) {
@@ -143,8 +153,13 @@ impl LoopHarness {
     }
 
     pub fn command(&mut self, text: &str) -> (bool, String) {
-        self.send(json!({"type":"command","text":text}));
+        self.send_command(text);
         self.expect_reply()
+    }
+
+    /// Sends a command without reading its reply.
+    pub fn send_command(&mut self, text: &str) {
+        self.send(json!({"type":"command","text":text}));
     }
 
     /// The harness puts an enqueued message into the transcript, as is.
@@ -238,6 +253,12 @@ impl LoopHarness {
         }
     }
 
+    /// Waits for the process to exit on its own; returns (exit code, stderr).
+    pub fn wait_exit(&mut self) -> (i32, String) {
+        let status = self.child.wait().expect("wait");
+        (status.code().unwrap_or(-1), self.stderr_now())
+    }
+
     /// Closes stdin and waits for exit; returns (exit code, rest of stdout, stderr).
     pub fn finish(mut self) -> (i32, Vec<Value>, String) {
         drop(self.stdin.take());
@@ -246,7 +267,10 @@ impl LoopHarness {
             if let Some(s) = self.child.try_wait().expect("wait") {
                 break s;
             }
-            assert!(Instant::now() < deadline, "loop run did not exit at end of input");
+            assert!(
+                Instant::now() < deadline,
+                "loop run did not exit at end of input"
+            );
             std::thread::sleep(Duration::from_millis(20));
         };
         let rest: Vec<Value> = self

@@ -24,11 +24,13 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::Arc;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
+
+use crate::client::{Client, WatchItem};
+use crate::paths::RuntimeDir;
+use crate::wire::ClientReply;
 
 use super::audit::{LedgerWriter, DEFAULT_AUDIT_DIR};
 use super::machine::{
@@ -109,76 +111,52 @@ pub trait DeliverySource: Send + Sync {
     );
 }
 
-/// Runs `tickloop watch ID... --interval MS` (this executable, the CLI
-/// contract's `watch`) and forwards its JSON lines.
+/// Watches through tickhost's client ([`crate::client::Client`]), starting
+/// tickhost when it is not running: one connection and one thread per
+/// `watch`, forwarding each event until the stream ends or the driver is gone.
 #[derive(Debug, Clone)]
-pub struct CliWatchSource {
+pub struct ClientWatchSource {
+    /// The runtime directory (`RuntimeDir::locate()`).
+    pub runtime_dir: PathBuf,
+    /// This executable, to start tickhost (`__tickhost`) when needed.
     pub exe: PathBuf,
 }
 
-impl DeliverySource for CliWatchSource {
+impl DeliverySource for ClientWatchSource {
     fn watch(
         &self,
         instances: Vec<String>,
         interval_ms: u64,
         tx: mpsc::UnboundedSender<SourceEvent>,
     ) {
-        let mut cmd = tokio::process::Command::new(&self.exe);
-        cmd.arg("watch")
-            .args(&instances)
-            .arg("--interval")
-            .arg(interval_ms.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        tokio::spawn(async move {
+        let source = self.clone();
+        std::thread::spawn(move || {
             let fail = |message: String| {
                 let _ = tx.send(SourceEvent::Failed {
                     instances: instances.clone(),
                     message,
                 });
             };
-            let mut child = match cmd.spawn() {
+            let mut client = match Client::connect_or_start(&source.runtime_dir, &source.exe) {
                 Ok(c) => c,
-                Err(e) => return fail(format!("cannot start `tickloop watch`: {e}")),
+                Err(e) => return fail(format!("cannot reach tickhost: {e}")),
             };
-            let Some(stdout) = child.stdout.take() else {
-                return fail("`tickloop watch` has no stdout".into());
-            };
-            let stderr = child.stderr.take();
-            let mut lines = BufReader::new(stdout).lines();
+            if let Err(e) = client.watch(instances.clone(), interval_ms) {
+                return fail(format!("watch: {e}"));
+            }
             loop {
-                tokio::select! {
-                    line = lines.next_line() => match line {
-                        Ok(Some(line)) => match serde_json::from_str::<WatchEvent>(&line) {
-                            Ok(ev) => {
-                                if tx.send(SourceEvent::Watch(ev)).is_err() {
-                                    return; // the driver is gone; kill_on_drop ends the child
-                                }
-                            }
-                            Err(e) => fail(format!("unexpected `tickloop watch` line ({e}): {line}")),
-                        },
-                        Ok(None) => break,
-                        Err(e) => { fail(format!("reading `tickloop watch`: {e}")); break }
-                    },
-                    _ = tx.closed() => return,
-                }
-            }
-            let mut err_text = String::new();
-            if let Some(stderr) = stderr {
-                let mut r = BufReader::new(stderr).lines();
-                while let Ok(Some(l)) = r.next_line().await {
-                    if !err_text.is_empty() {
-                        err_text.push(' ');
+                match client.next_watch_item() {
+                    Ok(WatchItem::Event(event)) => {
+                        if tx.send(SourceEvent::Watch(event)).is_err() {
+                            return; // the driver is gone
+                        }
                     }
-                    err_text.push_str(&l);
+                    Ok(WatchItem::Done(ClientReply::Error(e))) => {
+                        return fail(format!("watch refused ({:?}): {}", e.kind, e.message))
+                    }
+                    Ok(WatchItem::Done(_)) => return,
+                    Err(e) => return fail(format!("watch: {e}")),
                 }
-            }
-            match child.wait().await {
-                Ok(s) if s.success() => {}
-                Ok(s) => fail(format!("`tickloop watch` exited with {s}: {err_text}")),
-                Err(e) => fail(format!("`tickloop watch`: {e}")),
             }
         });
     }
@@ -292,7 +270,10 @@ pub fn run(opts: RunOptions) -> Result<(), RunError> {
         opts,
         line_rx,
         std::io::stdout(),
-        Arc::new(CliWatchSource { exe }),
+        Arc::new(ClientWatchSource {
+            runtime_dir: RuntimeDir::locate(),
+            exe,
+        }),
     ))
 }
 
