@@ -98,7 +98,8 @@ enum Command {
 fn main() {
     let cli = Cli::parse();
     let json = cli.json || !std::io::stdout().is_terminal();
-    let code = match run(cli, json) {
+    let forced_json = cli.json;
+    let code = match run(cli, json, forced_json) {
         Ok(code) => code,
         Err(error) => {
             let cli_error = match error.downcast::<CliError>() {
@@ -112,7 +113,7 @@ fn main() {
     std::process::exit(code);
 }
 
-fn run(cli: Cli, json: bool) -> Result<i32> {
+fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
     let exe = std::env::current_exe().context("cannot find this executable's path")?;
     let runtime = RuntimeDir::locate();
     match cli.command {
@@ -214,7 +215,8 @@ fn run(cli: Cli, json: bool) -> Result<i32> {
         }
         Command::Screen { id } => {
             let value = simple(&runtime, &exe, ClientRequest::Screen { instance: id })?;
-            if json {
+            // Text also when stdout is not a terminal; JSON only when asked.
+            if forced_json {
                 print_json(&value);
             } else {
                 print!("{}", output::screen_text(&value));

@@ -71,21 +71,7 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         .map_err(io(format!("cannot open {}", dir.log_file().display())))?;
 
     // The single-instance lock, held for the daemon's life.
-    let mut pid_file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .mode(0o600)
-        .open(dir.pid_file())
-        .map_err(io(format!("cannot open {}", dir.pid_file().display())))?;
-    // SAFETY: flock on a file descriptor we own.
-    if unsafe { libc::flock(pid_file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        let pid = std::fs::read_to_string(dir.pid_file())
-            .ok()
-            .and_then(|s| s.trim().parse().ok());
-        return Err(DaemonError::AlreadyRunning { pid });
-    }
+    let mut pid_file = lock_pid_file(&dir)?;
     if answers_hello(&dir) {
         return Err(DaemonError::AlreadyRunning { pid: None });
     }
@@ -176,6 +162,46 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     })?;
     // Don't wait for connection tasks or blocking threads.
     std::process::exit(0)
+}
+
+/// How long a starting daemon waits for the lock of one that is exiting.
+const LOCK_WAIT: Duration = Duration::from_secs(5);
+
+/// Opens and locks `tickhost.pid`. A daemon still exiting (after
+/// `shutdown`) holds it briefly, so this waits up to [`LOCK_WAIT`]; a lock
+/// taken on a file that was meanwhile removed is retried on the new one.
+fn lock_pid_file(dir: &RuntimeDir) -> Result<std::fs::File, DaemonError> {
+    use std::os::unix::fs::MetadataExt;
+    let path = dir.pid_file();
+    let deadline = std::time::Instant::now() + LOCK_WAIT;
+    loop {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(io(format!("cannot open {}", path.display())))?;
+        // SAFETY: flock on a file descriptor we own.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            let same = match (file.metadata(), std::fs::metadata(&path)) {
+                (Ok(held), Ok(now)) => held.ino() == now.ino() && held.dev() == now.dev(),
+                _ => false,
+            };
+            if same {
+                return Ok(file);
+            }
+            continue;
+        }
+        if std::time::Instant::now() >= deadline {
+            let pid = std::fs::read_to_string(&path)
+                .ok()
+                .and_then(|s| s.trim().parse().ok());
+            return Err(DaemonError::AlreadyRunning { pid });
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// Whether a tickhost answers hello on the socket of `dir`.

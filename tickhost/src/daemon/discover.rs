@@ -78,7 +78,7 @@ async fn adopt(shared: &Arc<Shared>, path: &Path) {
             }
         }
     }
-    let instance = Instance::new(id.clone(), files, status);
+    let instance = Instance::new(id.clone(), files, None, status);
     {
         let mut registry = shared.registry();
         registry.reserved.remove(&id);

@@ -107,7 +107,7 @@ mod tests {
             reader.next().await.ok().flatten(),
             Some(Line::Text("short".into()))
         );
-        assert_eq!(reader.next().await.ok().flatten(), Some(Line::TooLong(23)));
+        assert_eq!(reader.next().await.ok().flatten(), Some(Line::TooLong(24)));
         assert_eq!(reader.next().await.ok().flatten(), Some(Line::NotUtf8));
         assert_eq!(
             reader.next().await.ok().flatten(),

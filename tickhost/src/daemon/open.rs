@@ -216,14 +216,14 @@ pub async fn open(shared: &Arc<Shared>, request: OpenRequest) -> ClientReply {
             return open_failed(format!("the launcher reported ready, but {e}"), "");
         }
     };
-    let instance = Instance::new(id.clone(), files, status);
+    let instance = Instance::new(id.clone(), files, Some(program), status);
     shared
         .registry()
         .instances
         .insert(id.clone(), instance.clone());
     spawn_reader(shared.clone(), instance.clone(), conn, reader);
     log(&format!("{id}: opened (launcher pid {launcher_pid})"));
-    ClientReply::Ok(open_reply(&instance.id, kind, &instance.status()))
+    ClientReply::Ok(open_reply(&instance, &instance.status()))
 }
 
 /// Asks launcher `pid` (a session leader) to end.
@@ -239,7 +239,8 @@ fn terminate(pid: u32) {
 }
 
 /// The JSON `open` prints.
-pub fn open_reply(id: &str, kind: InstanceKind, status: &LauncherStatus) -> Value {
+pub fn open_reply(instance: &Instance, status: &LauncherStatus) -> Value {
+    let id = &instance.id;
     let descriptor = status.descriptor.as_ref();
     let field = |name: &str| {
         descriptor
@@ -247,7 +248,7 @@ pub fn open_reply(id: &str, kind: InstanceKind, status: &LauncherStatus) -> Valu
             .cloned()
             .unwrap_or(Value::Null)
     };
-    match kind {
+    match instance.kind {
         InstanceKind::Hosted => json!({
             "id": id,
             "kind": field("kind"),
@@ -261,7 +262,7 @@ pub fn open_reply(id: &str, kind: InstanceKind, status: &LauncherStatus) -> Valu
         InstanceKind::Shell => json!({
             "id": id,
             "kind": Value::Null,
-            "title": status.argv.first(),
+            "title": instance.title(status),
             "revision": Value::Null,
             "pid": status.pid,
             "launcher_pid": status.launcher_pid,

@@ -136,6 +136,8 @@ pub struct Instance {
     pub kind: InstanceKind,
     pub name: String,
     pub files: InstanceFiles,
+    /// The program as the user typed it (for a `shell:` title), when known.
+    pub program: Option<String>,
     live: Mutex<Live>,
     conn: Mutex<Option<Arc<LauncherConn>>>,
     /// `close` was asked: a launcher that goes away now was closed, not lost.
@@ -149,7 +151,12 @@ struct Live {
 }
 
 impl Instance {
-    pub fn new(id: String, files: InstanceFiles, status: LauncherStatus) -> Arc<Self> {
+    pub fn new(
+        id: String,
+        files: InstanceFiles,
+        program: Option<String>,
+        status: LauncherStatus,
+    ) -> Arc<Self> {
         let (kind, name) = match parse_id(&id) {
             Some((kind, name)) => (kind, name.to_string()),
             None => (InstanceKind::Hosted, id.clone()),
@@ -159,6 +166,7 @@ impl Instance {
             kind,
             name,
             files,
+            program,
             live: Mutex::new(Live {
                 status: Arc::new(status),
                 series: None,
@@ -242,6 +250,13 @@ impl Instance {
         series
     }
 
+    /// A `shell:` instance's title: the program as typed (else as run).
+    pub fn title(&self, status: &LauncherStatus) -> Option<String> {
+        self.program
+            .clone()
+            .or_else(|| status.argv.first().cloned())
+    }
+
     /// The error for a request to this instance once it ended.
     pub fn ended_error(&self, end: &EndInfo) -> ClientError {
         ClientError {
@@ -299,7 +314,7 @@ mod tests {
                 let files = InstanceFiles::from_record(std::path::Path::new("/nonexistent/x.json"));
                 (
                     id.to_string(),
-                    Instance::new(id.to_string(), files, status(id)),
+                    Instance::new(id.to_string(), files, None, status(id)),
                 )
             })
             .collect()

@@ -113,6 +113,8 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
             }
             ClientRequest::Shutdown => {
                 let reply = shutdown(&shared).await;
+                // No new client reaches this daemon from now on.
+                let _ = std::fs::remove_file(shared.dir.socket());
                 let _ = write_line(&mut writer, &ServerMessage::Reply { id, reply }).await;
                 shared.shutdown.send_replace(true);
                 return;
@@ -251,7 +253,7 @@ fn list_entry(instance: &Instance) -> Value {
     };
     let title = match instance.kind {
         InstanceKind::Hosted => field("title"),
-        InstanceKind::Shell => json!(status.argv.first()),
+        InstanceKind::Shell => json!(instance.title(&status)),
     };
     let last_update_at = if status.updates_total > 0 {
         json!(status.state.as_ref().map(|s| s.at.clone()))
