@@ -87,8 +87,37 @@ impl LoopHarness {
         }
         cmd.args(extra)
             .current_dir(&cwd)
-            .env("XDG_CONFIG_HOME", &config_home)
-            .stdin(Stdio::piped())
+            .env("XDG_CONFIG_HOME", &config_home);
+        LoopHarness::spawn(cmd, session, audit_dir, config_home, cwd, scratch)
+    }
+
+    /// Starts `tickloop loop run --session SESSION --audit-dir DIR EXTRA...`
+    /// from `base`, a command already carrying the program and environment
+    /// (for instance a test host's `tickloop` command).
+    pub fn start_from(tag: &str, mut base: Command, extra: &[&str]) -> LoopHarness {
+        let scratch = Scratch::new(tag);
+        let config_home = scratch.0.join("config");
+        let cwd = scratch.0.join("cwd");
+        std::fs::create_dir_all(&cwd).expect("cwd");
+        let audit_dir = scratch.0.join("audit");
+        let session = format!("session/{tag}");
+        base.args(["loop", "run", "--session", &session, "--audit-dir"])
+            .arg(&audit_dir)
+            .args(extra)
+            .current_dir(&cwd)
+            .env("XDG_CONFIG_HOME", &config_home);
+        LoopHarness::spawn(base, session, audit_dir, config_home, cwd, scratch)
+    }
+
+    fn spawn(
+        mut cmd: Command,
+        session: String,
+        audit_dir: PathBuf,
+        config_home: PathBuf,
+        cwd: PathBuf,
+        scratch: Scratch,
+    ) -> LoopHarness {
+        cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let mut child = cmd.spawn().expect("spawn tickloop loop run");

@@ -92,6 +92,14 @@ impl Inbox {
         self.pending.keys().map(String::as_str)
     }
 
+    /// `tick/update`s of `instance` received since the previous time step
+    /// (`None`: no delivery yet), and whether it ended.
+    pub fn pending(&self, instance: &str) -> Option<(u64, bool)> {
+        self.pending
+            .get(instance)
+            .map(|p| (p.updates, p.ended.is_some()))
+    }
+
     /// Takes every pending entry as a data part (sorted by instance), each
     /// within its budget, and empties the inbox.
     pub fn drain_parts(&mut self) -> Vec<Value> {

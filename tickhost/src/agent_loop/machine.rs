@@ -706,7 +706,19 @@ impl LoopCore {
             }
         };
         if !self.subscriptions.is_empty() {
-            text.push_str(&format!("; subscribed: {}", self.subscriptions.join(", ")));
+            let subs: Vec<String> = self
+                .subscriptions
+                .iter()
+                .map(|i| match self.inbox.pending(i) {
+                    None => format!("{i} (nothing pending)"),
+                    Some((n, ended)) => format!(
+                        "{i} ({n} update{} pending{})",
+                        if n == 1 { "" } else { "s" },
+                        if ended { ", ended" } else { "" }
+                    ),
+                })
+                .collect();
+            text.push_str(&format!("; subscribed: {}", subs.join(", ")));
         }
         text
     }
