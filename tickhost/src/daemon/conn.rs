@@ -98,6 +98,28 @@ impl LauncherConn {
         Ok((conn, reader))
     }
 
+    /// Waits (briefly) for the status a launcher sends right after hello, so
+    /// a found-again instance shows its current state at once.
+    pub async fn first_status(reader: &mut LineReader<OwnedReadHalf>) -> Option<LauncherStatus> {
+        let wait = async {
+            loop {
+                match reader.next().await {
+                    Ok(Some(Line::Text(text))) => {
+                        if let Ok(LauncherMessage::Status(status)) = serde_json::from_str(&text) {
+                            return Some(*status);
+                        }
+                    }
+                    Ok(Some(_)) => continue,
+                    Ok(None) | Err(_) => return None,
+                }
+            }
+        };
+        tokio::time::timeout(HELLO_TIMEOUT, wait)
+            .await
+            .ok()
+            .flatten()
+    }
+
     fn pending(&self) -> MutexGuard<'_, Pending> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }

@@ -69,7 +69,13 @@ async fn adopt(shared: &Arc<Shared>, path: &Path) {
     let mut connection = None;
     if status.ended.is_none() {
         match connect(&record).await {
-            Ok(pair) => connection = Some(pair),
+            Ok((conn, mut reader)) => {
+                if let Some(current) = LauncherConn::first_status(&mut reader).await {
+                    status = current;
+                    status.instance = id.clone();
+                }
+                connection = Some((conn, reader));
+            }
             Err(e) => {
                 status.ended = Some(end_info(
                     "launcher_lost",

@@ -208,7 +208,7 @@ pub async fn open(shared: &Arc<Shared>, request: OpenRequest) -> ClientReply {
             return open_failed(reason, &screen);
         }
     };
-    let (conn, reader) = match LauncherConn::connect(&socket, launcher_pid).await {
+    let (conn, mut reader) = match LauncherConn::connect(&socket, launcher_pid).await {
         Ok(pair) => pair,
         Err(e) => {
             terminate(launcher_pid);
@@ -216,6 +216,9 @@ pub async fn open(shared: &Arc<Shared>, request: OpenRequest) -> ClientReply {
             return open_failed(format!("the launcher reported ready, but {e}"), "");
         }
     };
+    let status = LauncherConn::first_status(&mut reader)
+        .await
+        .unwrap_or(status);
     let instance = Instance::new(id.clone(), files, Some(program), status);
     shared
         .registry()
