@@ -1,5 +1,6 @@
 //! The terminal emulator behind one narrow API: feed the Tick's terminal
-//! output, resize, and read the screen as text with the cursor.
+//! output, resize, read the screen as text with the cursor or as a view's
+//! snapshot, and apply a view's input events.
 //!
 //! This is the only module that knows which emulator is used (`wezterm-term`
 //! today), so the choice can be measured and swapped without touching the
@@ -7,6 +8,8 @@
 //! (cursor position, device attributes, modes) through the `answers` writer
 //! given to [`Emulator::new`], which the launcher routes to the PTY master.
 
+use crate::attach::{Snapshot, ViewEvent};
+use crate::screen_model::{self, ModeTracker};
 use std::io::Write;
 use std::sync::Arc;
 use wezterm_term::color::ColorPalette;
@@ -51,6 +54,8 @@ impl TerminalConfiguration for Config {
 /// A headless terminal: one owner, fed from the PTY master's output.
 pub struct Emulator {
     term: Terminal,
+    /// The modes wezterm-term keeps private, followed from the same bytes.
+    modes: ModeTracker,
 }
 
 impl Emulator {
@@ -71,12 +76,27 @@ impl Emulator {
             env!("CARGO_PKG_VERSION"),
             answers,
         );
-        Emulator { term }
+        Emulator {
+            term,
+            modes: ModeTracker::new(),
+        }
     }
 
     /// Apply output of the Tick's terminal (any chunking is fine).
     pub fn feed(&mut self, bytes: &[u8]) {
+        self.modes.observe(bytes);
         self.term.advance_bytes(bytes);
+    }
+
+    /// The whole screen for a view: text, colours, attributes, cursor, modes.
+    pub fn snapshot(&self) -> Snapshot {
+        screen_model::snapshot(&self.term, &self.modes)
+    }
+
+    /// Encode a view's key, paste, mouse or focus event for the Tick's
+    /// current modes; it is written to the `answers` writer (the PTY).
+    pub fn view_input(&mut self, event: &ViewEvent) -> Result<(), screen_model::InputError> {
+        screen_model::apply_input(&mut self.term, event)
     }
 
     /// Change the screen size (the PTY itself is resized by the caller).

@@ -38,6 +38,7 @@ pub mod screen_model;
 pub mod socket;
 pub mod spawn;
 pub mod terminal;
+pub mod views;
 
 pub use instance::{run, ReportFn, RunOutcome};
 pub use tickhost::wire::{LaunchReport, LaunchSpec};

@@ -7,8 +7,10 @@
 //! concurrently) and pushes [`LauncherMessage::Status`] right after the hello
 //! and whenever the status changes. Status goes through a `watch` channel, so
 //! a flood of updates costs no memory: a slow peer just sees fewer statuses.
-//! Views are refused for now.
+//! Connections with role `view` are handed to [`crate::views`] after the
+//! hello: they speak the attach protocol ([`crate::attach`]).
 
+use crate::views::{serve_view, ViewContext, ViewHub};
 use crate::LauncherError;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::Path;
@@ -25,7 +27,8 @@ use tokio::sync::{mpsc, watch, Notify};
 pub const MAX_PEER_LINE: usize = 16 * 1024 * 1024;
 /// The longest hello line accepted.
 const MAX_HELLO_LINE: usize = 64 * 1024;
-/// What a view is told for now.
+/// What views were told before they were served; no longer sent (kept for
+/// the launcher's tests until they attach a view instead).
 pub const VIEWS_REFUSED: &str = "views are not available in this build yet";
 
 /// A request from a connected host, with where its answer goes.
@@ -89,6 +92,8 @@ pub struct ServeContext {
     /// launcher drops its own strong sender at the end and waits until every
     /// writer has dropped theirs (everything flushed).
     pub flushed: mpsc::WeakSender<()>,
+    /// The attached views and their size policy.
+    pub views: Arc<ViewHub>,
 }
 
 /// Accept connections until shutdown.
@@ -134,8 +139,7 @@ async fn connection(stream: UnixStream, ctx: ServeContext) {
     let mut answer = HelloReply::answer(&hello);
     if answer.refused.is_none() {
         match hello.hello.role {
-            Role::Host => {}
-            Role::View => answer.refused = Some(VIEWS_REFUSED.to_string()),
+            Role::Host | Role::View => {}
             Role::Client => {
                 answer.refused =
                     Some("this is a launcher's socket; clients talk to tickhost".to_string())
@@ -143,6 +147,16 @@ async fn connection(stream: UnixStream, ctx: ServeContext) {
         }
     }
     if write_json_line(&mut writer, &answer).await.is_err() || answer.refused.is_some() {
+        return;
+    }
+    if hello.hello.role == Role::View {
+        let view = ViewContext {
+            hub: ctx.views.clone(),
+            status: ctx.status.clone(),
+            shutdown: ctx.shutdown.clone(),
+            flushed: ctx.flushed.clone(),
+        };
+        serve_view(reader, writer, view).await;
         return;
     }
 

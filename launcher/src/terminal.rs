@@ -3,8 +3,10 @@
 //! * the **reader** drains the master at all times (an undrained PTY blocks
 //!   the Tick after ~17 KB) and hands chunks to the emulator thread;
 //! * the **emulator** thread owns the [`Emulator`] (not `Sync`: one owner),
-//!   applies output, answers snapshot and resize requests, and sends its
-//!   answers to terminal queries to the writer;
+//!   applies output, answers snapshot and resize requests, encodes views'
+//!   input events, signals "the screen changed" to views (a `watch`: a flood
+//!   of output is one pending signal), and sends its answers to terminal
+//!   queries and the encoded events to the writer;
 //! * the **writer** thread is the only place that writes to the master
 //!   (emulator answers and typed input), so a Tick that never reads its
 //!   terminal cannot block the launcher.
@@ -12,6 +14,7 @@
 //! portable-pty's writer lives in the writer thread for the whole life of the
 //! process: dropping it would type `\n` and Ctrl-D into the Tick's terminal.
 
+use crate::attach::{Snapshot, ViewEvent};
 use crate::emulator::{Emulator, ScreenText};
 use crate::LauncherError;
 use portable_pty::{native_pty_system, MasterPty, PtySize, SlavePty};
@@ -19,7 +22,7 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 /// The size every Tick starts with.
 pub const START_ROWS: u16 = 30;
@@ -36,6 +39,8 @@ enum EmuMsg {
     Output(Vec<u8>),
     Resize(u16, u16),
     Snapshot(oneshot::Sender<ScreenText>),
+    ViewSnapshot(oneshot::Sender<Snapshot>),
+    ViewInput(ViewEvent),
 }
 
 /// Why typed input was not accepted.
@@ -56,6 +61,10 @@ pub struct TerminalHandle {
     tty_name: PathBuf,
     input_tx: SyncSender<Vec<u8>>,
     emu_tx: mpsc::Sender<EmuMsg>,
+    /// Bumped by the emulator thread whenever the screen may have changed.
+    changes_rx: watch::Receiver<u64>,
+    /// The PTY's size as `(cols, rows)`.
+    size: Mutex<(u16, u16)>,
 }
 
 impl TerminalHandle {
@@ -88,7 +97,10 @@ impl TerminalHandle {
 
         let (emu_tx, emu_rx) = mpsc::channel::<EmuMsg>(EMULATOR_QUEUE);
         let answers = AnswerWriter(input_tx.clone());
-        spawn_thread("emulator", move || emulator_thread(emu_rx, answers))?;
+        let (changes_tx, changes_rx) = watch::channel(0u64);
+        spawn_thread("emulator", move || {
+            emulator_thread(emu_rx, answers, changes_tx)
+        })?;
 
         let reader_tx = emu_tx.clone();
         spawn_thread("pty-reader", move || reader_thread(reader, reader_tx))?;
@@ -99,7 +111,56 @@ impl TerminalHandle {
             tty_name,
             input_tx,
             emu_tx,
+            changes_rx,
+            size: Mutex::new((START_COLS, START_ROWS)),
         }))
+    }
+
+    /// The PTY's current size, `(cols, rows)`.
+    pub fn size(&self) -> (u16, u16) {
+        self.size
+            .lock()
+            .map_or((START_COLS, START_ROWS), |size| *size)
+    }
+
+    /// Changes of the screen (output applied, resized): `changed()` resolves
+    /// once however many changes happened since it was last marked seen.
+    pub fn subscribe_changes(&self) -> watch::Receiver<u64> {
+        self.changes_rx.clone()
+    }
+
+    /// The screen as a view's snapshot, after every chunk of output read so
+    /// far has been applied. `None` if the emulator thread is gone.
+    pub async fn view_snapshot(&self) -> Option<Snapshot> {
+        let (tx, rx) = oneshot::channel();
+        self.emu_tx.send(EmuMsg::ViewSnapshot(tx)).await.ok()?;
+        rx.await.ok()
+    }
+
+    /// Hand a view's key, paste, mouse or focus event to the emulator, which
+    /// encodes it for the Tick's current modes and writes it to the PTY.
+    pub async fn view_input(&self, event: ViewEvent) -> Result<(), InputError> {
+        self.emu_tx
+            .send(EmuMsg::ViewInput(event))
+            .await
+            .map_err(|_| InputError::Gone)
+    }
+
+    /// Resize the PTY alone (the Tick gets SIGWINCH), not the emulator: for
+    /// the one-row nudge that makes a TUI redraw at an unchanged size.
+    pub fn resize_pty_only(&self, rows: u16, cols: u16) -> Result<(), LauncherError> {
+        let master = self
+            .master
+            .lock()
+            .map_err(|_| LauncherError::Pty("the PTY lock is poisoned".into()))?;
+        master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .map_err(|e| LauncherError::Pty(e.to_string()))
     }
 
     /// The slave device path, which the Tick's stdio is opened from.
@@ -126,19 +187,9 @@ impl TerminalHandle {
 
     /// Resize the PTY (the Tick gets SIGWINCH) and the emulator's screen.
     pub async fn resize(&self, rows: u16, cols: u16) -> Result<(), LauncherError> {
-        {
-            let master = self
-                .master
-                .lock()
-                .map_err(|_| LauncherError::Pty("the PTY lock is poisoned".into()))?;
-            master
-                .resize(PtySize {
-                    rows,
-                    cols,
-                    pixel_width: 0,
-                    pixel_height: 0,
-                })
-                .map_err(|e| LauncherError::Pty(e.to_string()))?;
+        self.resize_pty_only(rows, cols)?;
+        if let Ok(mut size) = self.size.lock() {
+            *size = (cols, rows);
         }
         self.emu_tx
             .send(EmuMsg::Resize(rows, cols))
@@ -171,7 +222,11 @@ fn reader_thread(mut reader: Box<dyn Read + Send>, tx: mpsc::Sender<EmuMsg>) {
     }
 }
 
-fn emulator_thread(mut rx: mpsc::Receiver<EmuMsg>, answers: AnswerWriter) {
+fn emulator_thread(
+    mut rx: mpsc::Receiver<EmuMsg>,
+    answers: AnswerWriter,
+    changes: watch::Sender<u64>,
+) {
     let mut emulator = Emulator::new(
         usize::from(START_ROWS),
         usize::from(START_COLS),
@@ -179,10 +234,23 @@ fn emulator_thread(mut rx: mpsc::Receiver<EmuMsg>, answers: AnswerWriter) {
     );
     while let Some(msg) = rx.blocking_recv() {
         match msg {
-            EmuMsg::Output(bytes) => emulator.feed(&bytes),
-            EmuMsg::Resize(rows, cols) => emulator.resize(usize::from(rows), usize::from(cols)),
+            EmuMsg::Output(bytes) => {
+                emulator.feed(&bytes);
+                changes.send_modify(|n| *n = n.wrapping_add(1));
+            }
+            EmuMsg::Resize(rows, cols) => {
+                emulator.resize(usize::from(rows), usize::from(cols));
+                changes.send_modify(|n| *n = n.wrapping_add(1));
+            }
             EmuMsg::Snapshot(reply) => {
                 let _ = reply.send(emulator.text());
+            }
+            EmuMsg::ViewSnapshot(reply) => {
+                let _ = reply.send(emulator.snapshot());
+            }
+            EmuMsg::ViewInput(event) => {
+                // Only fails when the PTY's writer is gone: the Tick is ending.
+                let _ = emulator.view_input(&event);
             }
         }
     }

@@ -1,0 +1,360 @@
+//! Views attached to this launcher: serving the attach protocol
+//! ([`crate::attach`]) on connections that said hello with role `view`, and
+//! the size policy shared by all of them.
+//!
+//! * Each view gets a [`Snapshot`] from the emulator, then changed rows at
+//!   most every [`FRAME_INTERVAL`]: the emulator thread only signals "the
+//!   screen changed" (a `watch`, so a flood of output is one pending signal),
+//!   and a view's writer takes a fresh snapshot when its next frame is due
+//!   and sends the rows that differ from what it sent last. A slow view gets
+//!   fewer frames, never a backlog.
+//! * Keys, paste, mouse and focus go to the emulator thread (the emulator's
+//!   one owner), which encodes them for the Tick's current modes and writes
+//!   them to the PTY.
+//! * Sizes follow the most recently active view (tmux's `latest`): attaching,
+//!   any input event and any resize make a view the latest; when its size
+//!   differs from the PTY's, the PTY and then the emulator are resized, after
+//!   [`RESIZE_DEBOUNCE`] without newer requests. Attaching at the PTY's size
+//!   nudges the PTY one row and back so a TUI redraws (Linux sends no
+//!   SIGWINCH for an unchanged size). With no view the size stays.
+
+use crate::attach::{Snapshot, ToView, ViewEvent, ViewHello, MAX_VIEW_LINE};
+use crate::socket::read_line_limited;
+use crate::terminal::TerminalHandle;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tickhost::wire::LauncherStatus;
+use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+/// The shortest time between two frames sent to one view (60 frames/s).
+pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
+/// A resize is applied this long after the last request in a burst.
+pub const RESIZE_DEBOUNCE: Duration = Duration::from_millis(50);
+/// How long a nudge holds the one-row-off size before going back.
+const NUDGE_HOLD: Duration = Duration::from_millis(40);
+/// How long a new view may take to send its [`ViewHello`].
+const VIEW_HELLO_TIMEOUT: Duration = Duration::from_secs(30);
+/// The smallest size a view may ask for.
+const MIN_COLS: u16 = 2;
+const MIN_ROWS: u16 = 2;
+
+/// What the size task is asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Want {
+    cols: u16,
+    rows: u16,
+    /// Make the Tick redraw even if the size does not change.
+    nudge: bool,
+}
+
+struct HubState {
+    next_id: u64,
+    /// Each attached view's size.
+    views: HashMap<u64, (u16, u16)>,
+}
+
+/// The views of one launcher: their count, and the size policy.
+pub struct ViewHub {
+    term: Arc<TerminalHandle>,
+    state: Mutex<HubState>,
+    count_tx: watch::Sender<u32>,
+    want_tx: watch::Sender<Option<Want>>,
+}
+
+impl ViewHub {
+    /// A hub for the terminal, with its size task running (needs a tokio
+    /// runtime).
+    pub fn start(term: Arc<TerminalHandle>) -> Arc<ViewHub> {
+        let (count_tx, _) = watch::channel(0);
+        let (want_tx, want_rx) = watch::channel(None);
+        let hub = Arc::new(ViewHub {
+            term: term.clone(),
+            state: Mutex::new(HubState {
+                next_id: 1,
+                views: HashMap::new(),
+            }),
+            count_tx,
+            want_tx,
+        });
+        tokio::spawn(size_task(term, want_rx));
+        hub
+    }
+
+    /// The number of attached views, and its changes.
+    pub fn count(&self) -> watch::Receiver<u32> {
+        self.count_tx.subscribe()
+    }
+
+    fn publish_count(&self, state: &HubState) {
+        let n = u32::try_from(state.views.len()).unwrap_or(u32::MAX);
+        self.count_tx.send_replace(n);
+    }
+
+    fn register(&self, cols: u16, rows: u16) -> u64 {
+        let Ok(mut state) = self.state.lock() else {
+            return 0;
+        };
+        let id = state.next_id;
+        state.next_id += 1;
+        state.views.insert(id, (cols, rows));
+        self.publish_count(&state);
+        id
+    }
+
+    fn unregister(&self, id: u64) {
+        if let Ok(mut state) = self.state.lock() {
+            state.views.remove(&id);
+            self.publish_count(&state);
+        }
+    }
+
+    /// View `id` is now the most recently active one; `size` is its new size
+    /// when it changed.
+    fn activate(&self, id: u64, size: Option<(u16, u16)>, nudge: bool) {
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        let Some(current) = state.views.get_mut(&id) else {
+            return;
+        };
+        if let Some(size) = size {
+            *current = size;
+        }
+        let (cols, rows) = *current;
+        let want = Want {
+            cols: cols.max(MIN_COLS),
+            rows: rows.max(MIN_ROWS),
+            nudge,
+        };
+        self.want_tx.send_if_modified(|old| {
+            // Repeated activity at the same size is nothing new; a nudge is.
+            let changed = *old != Some(want) || nudge;
+            *old = Some(want);
+            changed
+        });
+    }
+}
+
+/// Applies the latest wanted size after a quiet [`RESIZE_DEBOUNCE`].
+async fn size_task(term: Arc<TerminalHandle>, mut want_rx: watch::Receiver<Option<Want>>) {
+    loop {
+        if want_rx.changed().await.is_err() {
+            return;
+        }
+        // Debounce: wait until no newer request came for a while.
+        loop {
+            match tokio::time::timeout(RESIZE_DEBOUNCE, want_rx.changed()).await {
+                Ok(Ok(())) => continue,
+                Ok(Err(_)) => return,
+                Err(_) => break,
+            }
+        }
+        let Some(want) = *want_rx.borrow_and_update() else {
+            continue;
+        };
+        let current = term.size();
+        if (want.cols, want.rows) != current {
+            if let Err(e) = term.resize(want.rows, want.cols).await {
+                eprintln!("launcher: cannot resize the terminal: {e}");
+            }
+        } else if want.nudge {
+            let off = if want.rows > MIN_ROWS {
+                want.rows - 1
+            } else {
+                want.rows + 1
+            };
+            // The PTY only: the Tick gets two SIGWINCHs and redraws at the
+            // size it had; the emulator never sees the passing size.
+            if term.resize_pty_only(off, want.cols).is_ok() {
+                tokio::time::sleep(NUDGE_HOLD).await;
+                let _ = term.resize_pty_only(want.rows, want.cols);
+            }
+        }
+    }
+}
+
+/// Everything a view connection needs from the launcher.
+#[derive(Clone)]
+pub struct ViewContext {
+    pub hub: Arc<ViewHub>,
+    pub status: watch::Receiver<LauncherStatus>,
+    pub shutdown: watch::Receiver<bool>,
+    pub flushed: mpsc::WeakSender<()>,
+}
+
+/// Serve one view after its accepted hello: read its [`ViewHello`], send a
+/// snapshot and frames, apply its events, until either side hangs up or the
+/// instance ends (then [`ToView::Ended`] is the last line).
+pub async fn serve_view<R, W>(mut reader: R, mut writer: W, ctx: ViewContext)
+where
+    R: AsyncBufRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin,
+{
+    let Some(_flushed) = ctx.flushed.upgrade() else {
+        return;
+    };
+    let mut line = Vec::new();
+    let hello: ViewHello = match tokio::time::timeout(
+        VIEW_HELLO_TIMEOUT,
+        read_line_limited(&mut reader, &mut line, 64 * 1024),
+    )
+    .await
+    {
+        Ok(Ok(true)) => match serde_json::from_slice(&line) {
+            Ok(hello) => hello,
+            Err(e) => {
+                let _ = send(
+                    &mut writer,
+                    &ToView::Ended {
+                        reason: format!("expected the view's hello: {e}"),
+                    },
+                )
+                .await;
+                return;
+            }
+        },
+        _ => return,
+    };
+    let hub = ctx.hub.clone();
+    let id = hub.register(hello.cols, hello.rows);
+    let _registered = Unregister(hub.clone(), id);
+    hub.activate(id, None, true);
+
+    // The view's events, applied as they come, on their own task (reading a
+    // line is not cancel-safe, so it does not share a select with writing).
+    let (gone_tx, mut gone_rx) = mpsc::channel::<()>(1);
+    let reader_hub = hub.clone();
+    let reader_task = tokio::spawn(async move {
+        let mut line = Vec::new();
+        loop {
+            match read_line_limited(&mut reader, &mut line, MAX_VIEW_LINE).await {
+                Ok(true) => {}
+                _ => break,
+            }
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let Ok(event) = serde_json::from_slice::<ViewEvent>(&line) else {
+                // A view that speaks nonsense is detached.
+                break;
+            };
+            match event {
+                ViewEvent::Resize { cols, rows } => {
+                    reader_hub.activate(id, Some((cols, rows)), false)
+                }
+                event => {
+                    reader_hub.activate(id, None, false);
+                    if reader_hub.term.view_input(event).await.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        let _ = gone_tx.send(()).await;
+    });
+
+    let mut changes = hub.term.subscribe_changes();
+    let mut status = ctx.status;
+    let mut shutdown = ctx.shutdown;
+    let mut last: Option<Snapshot> = None;
+    let mut dirty = true;
+    let mut next_frame = Instant::now();
+
+    enum Step {
+        Changed,
+        Frame,
+        Status,
+        Shutdown,
+        Gone,
+    }
+    loop {
+        if let Some(reason) = ended(&status) {
+            let _ = send(&mut writer, &ToView::Ended { reason }).await;
+            break;
+        }
+        let step = tokio::select! {
+            r = changes.changed(), if !dirty => match r {
+                Ok(()) => Step::Changed,
+                Err(_) => Step::Gone,
+            },
+            _ = tokio::time::sleep_until(next_frame), if dirty => Step::Frame,
+            r = status.changed() => match r {
+                Ok(()) => Step::Status,
+                Err(_) => Step::Shutdown,
+            },
+            _ = shutdown.wait_for(|&down| down) => Step::Shutdown,
+            _ = gone_rx.recv() => Step::Gone,
+        };
+        match step {
+            Step::Changed => dirty = true,
+            Step::Status => {}
+            Step::Shutdown => {
+                if let Some(reason) = ended(&status) {
+                    let _ = send(&mut writer, &ToView::Ended { reason }).await;
+                }
+                break;
+            }
+            Step::Gone => break,
+            Step::Frame => {
+                dirty = false;
+                // Mark what this frame covers before taking it.
+                let _ = changes.borrow_and_update();
+                let Some(snap) = hub.term.view_snapshot().await else {
+                    break;
+                };
+                if send_frame(&mut writer, last.as_ref(), &snap).await.is_err() {
+                    break;
+                }
+                last = Some(snap);
+                next_frame = Instant::now() + FRAME_INTERVAL;
+            }
+        }
+    }
+    reader_task.abort();
+    let _ = writer.shutdown().await;
+}
+
+/// Unregisters a view however its connection ends.
+struct Unregister(Arc<ViewHub>, u64);
+
+impl Drop for Unregister {
+    fn drop(&mut self) {
+        self.0.unregister(self.1);
+    }
+}
+
+/// Send what turns the view's copy `last` into `snap`: changed rows, or
+/// (first, or after a resize) the whole snapshot.
+async fn send_frame<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    last: Option<&Snapshot>,
+    snap: &Snapshot,
+) -> std::io::Result<()> {
+    match last.map(|prev| (prev, prev.diff(snap))) {
+        Some((prev, Some(rows))) if rows.is_noop(prev) => Ok(()),
+        Some((_, Some(rows))) => send(writer, &ToView::Rows(rows)).await,
+        Some((_, None)) => {
+            let resized = ToView::Resized {
+                cols: snap.cols,
+                rows: snap.rows,
+            };
+            send(writer, &resized).await?;
+            send(writer, &ToView::Snapshot(snap.clone())).await
+        }
+        None => send(writer, &ToView::Snapshot(snap.clone())).await,
+    }
+}
+
+fn ended(status: &watch::Receiver<LauncherStatus>) -> Option<String> {
+    status.borrow().ended.as_ref().map(|e| e.reason.clone())
+}
+
+async fn send<W: AsyncWrite + Unpin>(writer: &mut W, msg: &ToView) -> std::io::Result<()> {
+    let mut bytes = serde_json::to_vec(msg).map_err(std::io::Error::other)?;
+    bytes.push(b'\n');
+    writer.write_all(&bytes).await?;
+    writer.flush().await
+}
