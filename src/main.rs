@@ -2,6 +2,7 @@
 //! same executable is the daemon (`__tickhost`) and each instance's launcher
 //! (`__launcher`), so they are always one build.
 
+mod loop_cli;
 mod output;
 
 use anyhow::{Context, Result};
@@ -93,6 +94,9 @@ enum Command {
     /// One instance's launcher (started by tickhost).
     #[command(name = "__launcher", hide = true)]
     Launcher,
+    /// The Loop: bounded time-step runs for an agent session (README: "Driving the Loop").
+    #[command(subcommand)]
+    Loop(loop_cli::LoopCommand),
 }
 
 fn main() {
@@ -130,6 +134,7 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             Ok(0)
         }
         Command::Shutdown => shutdown(&runtime, json),
+        Command::Loop(command) => Ok(loop_cli::run(command)),
         Command::Watch { ids, interval } => watch(&runtime, &exe, ids, interval),
         Command::Call {
             id,
