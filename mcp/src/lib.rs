@@ -1,0 +1,1 @@
+//! Tickloop's MCP bridge and Package Skills.
