@@ -9,7 +9,6 @@ use crate::record::{now_rfc3339, write_record};
 use crate::socket::{self, error, Incoming, Peer, ServeContext};
 use crate::spawn::{spawn, Spawned};
 use crate::terminal::TerminalHandle;
-use crate::views::ViewHub;
 use crate::LauncherError;
 use serde_json::json;
 use std::collections::HashMap;
@@ -140,8 +139,6 @@ struct Instance {
     ended: Option<EndInfo>,
     closers: Vec<(u64, Peer)>,
     dirty: bool,
-    /// How many views are attached (see [`crate::views`]).
-    views_rx: watch::Receiver<u32>,
 }
 
 impl Instance {
@@ -211,7 +208,6 @@ impl Instance {
         let (requests_tx, requests_rx) = mpsc::channel(64);
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
         let (flushed_tx, flushed_rx) = mpsc::channel(1);
-        let views = ViewHub::start(term.clone());
         let mut instance = Instance {
             spec,
             pid,
@@ -238,7 +234,6 @@ impl Instance {
             ended: None,
             closers: Vec::new(),
             dirty: false,
-            views_rx: views.count(),
         };
         let (status_tx, status_rx) = watch::channel(instance.status());
         instance.status_tx = status_tx;
@@ -249,7 +244,6 @@ impl Instance {
                 status: status_rx,
                 shutdown: shutdown_rx,
                 flushed: flushed_tx.downgrade(),
-                views,
             },
         ));
         if instance.spec.shell {
@@ -260,6 +254,8 @@ impl Instance {
     }
 
     async fn run(mut self) -> Result<RunOutcome, LauncherError> {
+        // The session queued its first request (tick/describe) at creation.
+        self.drain_actions();
         loop {
             let now = Instant::now();
             let deadline = if self.ending.is_none() {
@@ -289,7 +285,6 @@ impl Instance {
                     }
                 }
                 _ = tokio::time::sleep(TEARDOWN_POLL), if self.ending.is_some() => {}
-                Ok(()) = self.views_rx.changed() => self.dirty = true,
             }
             self.drain_actions();
             if self.teardown_step() {
@@ -511,14 +506,15 @@ impl Instance {
     /// The instance is up: report Ready and write the record.
     fn initialized(&mut self) {
         let status = self.status();
+        // The record first: whoever gets Ready may look for it at once.
+        if let Err(e) = write_record(&self.record(status.clone())) {
+            eprintln!("launcher: cannot write the record file: {e}");
+        }
         if let Some(report) = self.report.take() {
             report(&LaunchReport::Ready {
                 socket: self.spec.socket.clone(),
-                status: Box::new(status.clone()),
+                status: Box::new(status),
             });
-        }
-        if let Err(e) = write_record(&self.record(status)) {
-            eprintln!("launcher: cannot write the record file: {e}");
         }
         self.dirty = true;
     }
@@ -626,7 +622,7 @@ impl Instance {
             calls_in_flight: session.map_or(0, |s| {
                 u32::try_from(s.calls_in_flight()).unwrap_or(u32::MAX)
             }),
-            views: *self.views_rx.borrow(),
+            views: 0,
             ended: self.ended.clone(),
         }
     }
