@@ -84,6 +84,8 @@ enum Command {
         #[arg(allow_hyphen_values = true)]
         text: String,
     },
+    /// Show the Tick's screen in this terminal and type into it; ctrl+\ detaches.
+    Attach { id: String },
     /// End the session (or forget an ended instance).
     Close { id: String },
     /// Close every instance and end tickhost.
@@ -231,6 +233,12 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
         Command::Input { id, text } => {
             let value = simple(&runtime, &exe, ClientRequest::Input { instance: id, text })?;
             show_pretty(&value, json);
+            Ok(0)
+        }
+        Command::Attach { id } => {
+            let list = simple(&runtime, &exe, ClientRequest::List)?;
+            view_monitor::attach_view::attach_cli(&runtime, &id, &list)
+                .map_err(|e| CliError::new(e.kind(), e.to_string(), 1))?;
             Ok(0)
         }
         Command::Close { id } => {

@@ -59,6 +59,85 @@ pub enum AttachError {
     Lost(String),
     #[error("this needs a terminal: {0}")]
     Terminal(String),
+    #[error("{0}")]
+    NoSuchInstance(String),
+    #[error("{0}")]
+    Ended(String),
+}
+
+impl AttachError {
+    /// The CLI's error kind (docs/cli.md) for this failure.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AttachError::NoSuchInstance(_) => "no_such_instance",
+            AttachError::Ended(_) => "ended",
+            AttachError::Connect { .. } | AttachError::Lost(_) => "unreachable",
+            AttachError::Terminal(_) => "bad_request",
+            AttachError::Refused(_) | AttachError::Protocol(_) => "internal",
+        }
+    }
+}
+
+/// `tickloop attach ID`: finds ID (a full id, or a NAME of exactly one
+/// instance) in `list` (the JSON of `tickloop list`), attaches to its
+/// launcher's socket in `runtime`, and tells on stderr how it ended.
+pub fn attach_cli(runtime: &Path, id: &str, list: &serde_json::Value) -> Result<(), AttachError> {
+    let (instance, socket) = resolve(runtime, id, list)?;
+    let opts = AttachOptions {
+        socket,
+        instance: instance.clone(),
+    };
+    match run(&opts)? {
+        AttachOutcome::Detached => eprintln!("tickloop: detached from {instance}"),
+        AttachOutcome::Ended { reason } => eprintln!("tickloop: {instance} ended: {reason}"),
+    }
+    Ok(())
+}
+
+/// The full id and launcher socket of `id` among the `list` items.
+pub fn resolve(
+    runtime: &Path,
+    id: &str,
+    list: &serde_json::Value,
+) -> Result<(String, PathBuf), AttachError> {
+    let items = list.as_array().map(Vec::as_slice).unwrap_or_default();
+    let matches: Vec<&serde_json::Value> = items
+        .iter()
+        .filter(|item| {
+            item.get("id").and_then(|v| v.as_str()).is_some_and(|full| {
+                full == id || full.split_once(':').is_some_and(|(_, name)| name == id)
+            })
+        })
+        .collect();
+    let item = match matches.as_slice() {
+        [one] => *one,
+        [] => {
+            return Err(AttachError::NoSuchInstance(format!(
+                "no instance {id}; `tickloop list` shows them"
+            )))
+        }
+        _ => {
+            return Err(AttachError::NoSuchInstance(format!(
+                "{id} names several instances; use the full id (hosted:{id} or shell:{id})"
+            )))
+        }
+    };
+    let full = item
+        .get("id")
+        .and_then(|v| v.as_str())
+        .unwrap_or(id)
+        .to_string();
+    if item.get("state").and_then(|v| v.as_str()) == Some("ended") {
+        return Err(AttachError::Ended(format!(
+            "{full} has ended; `tickloop list` shows why"
+        )));
+    }
+    let (kind, name) = tickhost::paths::parse_id(&full)
+        .ok_or_else(|| AttachError::NoSuchInstance(format!("{full} is not an instance id")))?;
+    let files = tickhost::paths::RuntimeDir::at(runtime)
+        .instance_files(kind, name)
+        .map_err(|e| AttachError::NoSuchInstance(e.to_string()))?;
+    Ok((full, files.socket))
 }
 
 /// What to attach to.
@@ -475,4 +554,37 @@ fn restore_tty() {
         libc::tcsetattr(state.tty.as_raw_fd(), libc::TCSANOW, &state.saved);
     }
     *guard = None;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn resolves_full_ids_and_unique_names() {
+        let list = json!([
+            {"id": "hosted:counter", "state": "running"},
+            {"id": "shell:top", "state": "running"},
+            {"id": "hosted:top", "state": "running"},
+            {"id": "hosted:old", "state": "ended"},
+        ]);
+        let root = Path::new("/run/t");
+        let (id, socket) = resolve(root, "counter", &list).unwrap();
+        assert_eq!(id, "hosted:counter");
+        assert_eq!(socket, Path::new("/run/t/l/hosted-counter.sock"));
+        assert_eq!(resolve(root, "shell:top", &list).unwrap().0, "shell:top");
+        assert!(matches!(
+            resolve(root, "top", &list),
+            Err(AttachError::NoSuchInstance(_))
+        ));
+        assert!(matches!(
+            resolve(root, "nope", &list),
+            Err(AttachError::NoSuchInstance(_))
+        ));
+        assert!(matches!(
+            resolve(root, "old", &list),
+            Err(AttachError::Ended(_))
+        ));
+    }
 }
