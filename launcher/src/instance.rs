@@ -9,6 +9,7 @@ use crate::record::{now_rfc3339, write_record};
 use crate::socket::{self, error, Incoming, Peer, ServeContext};
 use crate::spawn::{spawn, Spawned};
 use crate::terminal::TerminalHandle;
+use crate::views::ViewHub;
 use crate::LauncherError;
 use serde_json::json;
 use std::collections::HashMap;
@@ -139,6 +140,8 @@ struct Instance {
     ended: Option<EndInfo>,
     closers: Vec<(u64, Peer)>,
     dirty: bool,
+    /// How many views are attached (see [`crate::views`]).
+    views_rx: watch::Receiver<u32>,
 }
 
 impl Instance {
@@ -208,6 +211,7 @@ impl Instance {
         let (requests_tx, requests_rx) = mpsc::channel(64);
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
         let (flushed_tx, flushed_rx) = mpsc::channel(1);
+        let views = ViewHub::start(term.clone());
         let mut instance = Instance {
             spec,
             pid,
@@ -234,6 +238,7 @@ impl Instance {
             ended: None,
             closers: Vec::new(),
             dirty: false,
+            views_rx: views.count(),
         };
         let (status_tx, status_rx) = watch::channel(instance.status());
         instance.status_tx = status_tx;
@@ -244,6 +249,7 @@ impl Instance {
                 status: status_rx,
                 shutdown: shutdown_rx,
                 flushed: flushed_tx.downgrade(),
+                views,
             },
         ));
         if instance.spec.shell {
@@ -285,6 +291,7 @@ impl Instance {
                     }
                 }
                 _ = tokio::time::sleep(TEARDOWN_POLL), if self.ending.is_some() => {}
+                Ok(()) = self.views_rx.changed() => self.dirty = true,
             }
             self.drain_actions();
             if self.teardown_step() {
@@ -622,7 +629,7 @@ impl Instance {
             calls_in_flight: session.map_or(0, |s| {
                 u32::try_from(s.calls_in_flight()).unwrap_or(u32::MAX)
             }),
-            views: 0,
+            views: *self.views_rx.borrow(),
             ended: self.ended.clone(),
         }
     }

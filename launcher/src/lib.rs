@@ -85,7 +85,11 @@ pub fn main_from_stdin() -> anyhow::Result<()> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let outcome = runtime.block_on(run(spec, Box::new(write_report_to_stdout)))?;
+    let socket = spec.socket.clone();
+    let outcome = runtime.block_on(async move {
+        tokio::spawn(close_on_signal(socket));
+        run(spec, Box::new(write_report_to_stdout)).await
+    })?;
     match &outcome {
         RunOutcome::Ended(info) => eprintln!("launcher: ended ({}): {}", info.kind, info.reason),
         RunOutcome::Failed(reason) => eprintln!("launcher: failed to open: {reason}"),
@@ -93,6 +97,47 @@ pub fn main_from_stdin() -> anyhow::Result<()> {
     // Threads blocked on the PTY end with the process.
     runtime.shutdown_background();
     Ok(())
+}
+
+/// On SIGTERM or SIGINT, close the instance (its process group ends, the
+/// final status and record are written) through the launcher's own socket:
+/// the same path as tickhost's `close`.
+async fn close_on_signal(socket: PathBuf) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        return;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+    eprintln!("launcher: terminated by a signal; closing the instance");
+    let Ok(mut stream) = tokio::net::UnixStream::connect(&socket).await else {
+        return;
+    };
+    let hello = tickhost::wire::Hello::new(tickhost::wire::Role::Host);
+    let close = tickhost::wire::Envelope {
+        id: 0,
+        request: tickhost::wire::LauncherRequest::Close,
+    };
+    let (Ok(hello), Ok(close)) = (serde_json::to_string(&hello), serde_json::to_string(&close))
+    else {
+        return;
+    };
+    if stream
+        .write_all(format!("{hello}\n{close}\n").as_bytes())
+        .await
+        .is_err()
+    {
+        return;
+    }
+    // Stay connected (reading what comes) until the launcher hangs up.
+    let mut lines = tokio::io::BufReader::new(stream).lines();
+    while let Ok(Some(_)) = lines.next_line().await {}
 }
 
 /// Writes the report line on stdout, then points fd 1 at `/dev/null`, which

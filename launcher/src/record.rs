@@ -2,6 +2,7 @@
 //! written atomically, and the RFC 3339 clock the launcher stamps with.
 
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use tickhost::wire::LauncherRecord;
 use time::format_description::well_known::Rfc3339;
@@ -30,7 +31,12 @@ pub fn write_record(record: &LauncherRecord) -> std::io::Result<()> {
     let tmp = path.with_file_name(format!(".{file_name}.{}.tmp", std::process::id()));
     let json = serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?;
     let result = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
         file.write_all(&json)?;
         file.write_all(b"\n")?;
         file.sync_all()?;
