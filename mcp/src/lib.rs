@@ -1,1 +1,79 @@
-//! Tickloop's MCP bridge and Package Skills.
+//! Tickloop's MCP bridge (`tickloop mcp`) and Package Skills.
+//!
+//! * [`run`] serves MCP on stdin/stdout (the official Rust SDK, `rmcp`),
+//!   talking to tickhost with [`tickhost::client::Client`] like the CLI: the
+//!   agent tools TickManage, TickDescribe, TickRead, TickCall, one tool per
+//!   tool of each running Tick, and TickUpdate as `tick://NAME/state`
+//!   resources (see [`server`]).
+//! * [`packages`] finds Tick packages (folders with a `SKILL.md`), for
+//!   `tickloop packages`, `tickloop open --package NAME` and TickManage.
+//!
+//! Nothing here writes to stdout but the MCP transport.
+
+mod names;
+mod outcome;
+pub mod packages;
+pub mod server;
+
+pub use server::Options;
+
+use rmcp::ServiceExt;
+use server::{Bridge, Notice};
+
+/// Why the MCP server stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[from] std::io::Error),
+    #[error("the MCP client did not initialize: {0}")]
+    Initialize(String),
+    #[error("the MCP session failed: {0}")]
+    Session(String),
+}
+
+/// Serves MCP on stdin/stdout until the client closes stdin.
+pub fn run(options: Options) -> Result<(), McpError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let result = runtime.block_on(serve(options));
+    // Subscription watches block on tickhost sockets; do not wait for them.
+    runtime.shutdown_background();
+    result
+}
+
+async fn serve(options: Options) -> Result<(), McpError> {
+    let (notices, mut pending) = tokio::sync::mpsc::unbounded_channel();
+    let bridge = Bridge::new(options, notices);
+    // The baseline, so the first poll does not announce what was already there.
+    bridge.refresh(true).await;
+    let service = bridge
+        .clone()
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| McpError::Initialize(e.to_string()))?;
+    let peer = service.peer().clone();
+    tokio::spawn(async move {
+        while let Some(notice) = pending.recv().await {
+            let sent = match notice {
+                Notice::ToolsChanged => peer.notify_tool_list_changed().await,
+                Notice::ResourcesChanged => peer.notify_resource_list_changed().await,
+                Notice::Updated(uri) => {
+                    peer.notify_resource_updated(
+                        rmcp::model::ResourceUpdatedNotificationParam::new(uri),
+                    )
+                    .await
+                }
+            };
+            if sent.is_err() {
+                break;
+            }
+        }
+    });
+    let poller = tokio::spawn(bridge.poll());
+    let end = service.waiting().await;
+    poller.abort();
+    end.map(|_| ())
+        .map_err(|e| McpError::Session(e.to_string()))
+}

@@ -1,0 +1,530 @@
+//! Package Skills: Tick packages, each a folder with a `SKILL.md`.
+//!
+//! A package is a directory holding `SKILL.md` (and usually the Tick's
+//! program). `SKILL.md` starts with front matter between two `---` lines, in a
+//! small YAML subset, then prose written for the agent:
+//!
+//! ```text
+//! ---
+//! name: logwatch
+//! description: Watches one log file; state is a summary, `lines` returns detail.
+//! launch: ["{dir}/logwatch.py"]
+//! prerequisites:
+//!   commands: [python3]
+//!   env: []
+//! login: nothing to log in to
+//! ---
+//! # Prose for the agent ...
+//! ```
+//!
+//! * `name` (required): 1–64 of `A-Z a-z 0-9 . _ -`; what `open --package` takes.
+//! * `description` (required): one or two sentences.
+//! * `launch` (required): the command, a list (`[a, "b c"]` or `- item` lines;
+//!   a plain string is split on whitespace). `{dir}` is replaced by the
+//!   package's absolute directory; the caller's extra arguments are appended.
+//! * `prerequisites` (optional): `commands` that must be on `PATH`, `env`
+//!   variables that must be set and non-empty (login tokens, ...).
+//! * `login` (optional): what a person does when a prerequisite is missing.
+//!
+//! Unknown keys are ignored. Packages are searched in `TICKLOOP_PACKAGES_PATH`
+//! (a `:`-separated list of directories whose subfolders are packages) when it
+//! is set; otherwise in `CONFIG/tickloop/packages` (`dirs::config_dir()`)
+//! and then `./packages` of the current directory, when present. The first
+//! package of a name wins.
+
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// The file that makes a folder a package.
+pub const SKILL_FILE: &str = "SKILL.md";
+/// The environment variable overriding the package search path.
+pub const PATH_VAR: &str = "TICKLOOP_PACKAGES_PATH";
+
+/// Why a package could not be read, found or launched.
+#[derive(Debug, thiserror::Error)]
+pub enum PackageError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+    #[error("no package named {name:?} (searched: {searched}); `tickloop packages` lists them")]
+    NotFound { name: String, searched: String },
+    #[error("package {name}: missing prerequisites: {missing}{login}")]
+    MissingPrerequisites {
+        name: String,
+        missing: Missing,
+        login: String,
+    },
+}
+
+/// What a package needs before it can be launched.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Prerequisites {
+    /// Commands that must be found on `PATH` (or exist, when they hold a `/`).
+    pub commands: Vec<String>,
+    /// Environment variables that must be set and non-empty.
+    pub env: Vec<String>,
+}
+
+/// The prerequisites that are not met right now.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Missing {
+    pub commands: Vec<String>,
+    pub env: Vec<String>,
+}
+
+impl Missing {
+    pub fn is_empty(&self) -> bool {
+        self.commands.is_empty() && self.env.is_empty()
+    }
+}
+
+impl std::fmt::Display for Missing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts = Vec::new();
+        for c in &self.commands {
+            parts.push(format!("command `{c}` not found on PATH"));
+        }
+        for e in &self.env {
+            parts.push(format!("environment variable {e} not set"));
+        }
+        f.write_str(&parts.join("; "))
+    }
+}
+
+/// One Tick package.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Package {
+    pub name: String,
+    pub description: String,
+    /// The package's folder (absolute when found through [`discover`]).
+    pub dir: PathBuf,
+    /// The launch command as written (`{dir}` not yet replaced).
+    pub launch: Vec<String>,
+    pub prerequisites: Prerequisites,
+    pub login: Option<String>,
+    /// The prose after the front matter.
+    pub body: String,
+}
+
+impl Package {
+    /// The prerequisites missing in this process's environment.
+    pub fn missing(&self) -> Missing {
+        Missing {
+            commands: self
+                .prerequisites
+                .commands
+                .iter()
+                .filter(|c| find_command(c).is_none())
+                .cloned()
+                .collect(),
+            env: self
+                .prerequisites
+                .env
+                .iter()
+                .filter(|v| std::env::var_os(v).is_none_or(|value| value.is_empty()))
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// The argv to run: `launch` with `{dir}` replaced, then `extra`.
+    pub fn argv(&self, extra: &[String]) -> Vec<String> {
+        let dir = self.dir.to_string_lossy();
+        self.launch
+            .iter()
+            .map(|arg| arg.replace("{dir}", &dir))
+            .chain(extra.iter().cloned())
+            .collect()
+    }
+
+    /// The argv to run, or which prerequisites are missing.
+    pub fn launch_argv(&self, extra: &[String]) -> Result<Vec<String>, PackageError> {
+        let missing = self.missing();
+        if !missing.is_empty() {
+            return Err(PackageError::MissingPrerequisites {
+                name: self.name.clone(),
+                missing,
+                login: self
+                    .login
+                    .as_ref()
+                    .map(|l| format!(" ({l})"))
+                    .unwrap_or_default(),
+            });
+        }
+        Ok(self.argv(extra))
+    }
+
+    /// What `tickloop packages` prints for this package.
+    pub fn to_json(&self) -> Value {
+        let missing = self.missing();
+        json!({
+            "name": self.name,
+            "description": self.description,
+            "dir": self.dir,
+            "launch": self.argv(&[]),
+            "prerequisites": {
+                "commands": self.prerequisites.commands,
+                "env": self.prerequisites.env,
+            },
+            "login": self.login,
+            "ready": missing.is_empty(),
+            "missing": {"commands": missing.commands, "env": missing.env},
+            "skill": self.dir.join(SKILL_FILE),
+        })
+    }
+}
+
+/// The directories searched for packages, in order (see the module docs).
+pub fn search_path() -> Vec<PathBuf> {
+    if let Some(list) = std::env::var_os(PATH_VAR) {
+        return std::env::split_paths(&list)
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect();
+    }
+    let mut dirs = Vec::new();
+    if let Some(config) = dirs::config_dir() {
+        dirs.push(config.join("tickloop").join("packages"));
+    }
+    if let Ok(here) = std::env::current_dir() {
+        let local = here.join("packages");
+        if local.is_dir() {
+            dirs.push(local);
+        }
+    }
+    dirs
+}
+
+/// Every package in `search_path()`, first of a name wins, sorted by name;
+/// plus the problems of folders whose `SKILL.md` could not be read.
+pub fn discover() -> (Vec<Package>, Vec<PackageError>) {
+    discover_in(&search_path())
+}
+
+/// Every package in `dirs` (see [`discover`]).
+pub fn discover_in(dirs: &[PathBuf]) -> (Vec<Package>, Vec<PackageError>) {
+    let mut packages: Vec<Package> = Vec::new();
+    let mut problems = Vec::new();
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        let mut folders: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.join(SKILL_FILE).is_file())
+            .collect();
+        folders.sort();
+        for folder in folders {
+            match load(&folder) {
+                Ok(package) => {
+                    if !packages.iter().any(|p| p.name == package.name) {
+                        packages.push(package);
+                    }
+                }
+                Err(e) => problems.push(e),
+            }
+        }
+    }
+    packages.sort_by(|a, b| a.name.cmp(&b.name));
+    (packages, problems)
+}
+
+/// The package called `name` in `search_path()`.
+pub fn find(name: &str) -> Result<Package, PackageError> {
+    let dirs = search_path();
+    let (packages, _) = discover_in(&dirs);
+    packages
+        .into_iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| PackageError::NotFound {
+            name: name.to_string(),
+            searched: if dirs.is_empty() {
+                "no directories".to_string()
+            } else {
+                dirs.iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(":")
+            },
+        })
+}
+
+/// Reads the package in `folder` (its `SKILL.md`).
+pub fn load(folder: &Path) -> Result<Package, PackageError> {
+    let path = folder.join(SKILL_FILE);
+    let text = std::fs::read_to_string(&path).map_err(|source| PackageError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    let dir = std::path::absolute(folder).unwrap_or_else(|_| folder.to_path_buf());
+    parse_skill(&text, &dir).map_err(|message| PackageError::Invalid { path, message })
+}
+
+/// A value of the front matter.
+#[derive(Debug, Clone, PartialEq)]
+enum Node {
+    Scalar(String),
+    List(Vec<String>),
+    Map(Vec<(String, Node)>),
+}
+
+/// Parses a `SKILL.md` whose package lives in `dir`.
+pub fn parse_skill(text: &str, dir: &Path) -> Result<Package, String> {
+    let (front, body) = split_front_matter(text)?;
+    let entries = parse_block(&front)?;
+    let get = |key: &str| entries.iter().find(|(k, _)| k == key).map(|(_, v)| v);
+    let scalar = |key: &str| -> Result<Option<String>, String> {
+        match get(key) {
+            None => Ok(None),
+            Some(Node::Scalar(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(format!("`{key}` must be a single value")),
+        }
+    };
+    let name = scalar("name")?.ok_or("front matter has no `name`")?;
+    if !valid_name(&name) {
+        return Err(format!(
+            "name {name:?} is not 1-64 of A-Z a-z 0-9 . _ - (it is what `open --package` takes)"
+        ));
+    }
+    let description = scalar("description")?
+        .filter(|d| !d.trim().is_empty())
+        .ok_or("front matter has no `description`")?;
+    let launch = match get("launch") {
+        None => return Err("front matter has no `launch` command".into()),
+        Some(Node::Scalar(s)) => s.split_whitespace().map(str::to_string).collect(),
+        Some(Node::List(items)) => items.clone(),
+        Some(Node::Map(_)) => return Err("`launch` must be a list (argv) or a string".into()),
+    };
+    if launch.is_empty() || launch[0].trim().is_empty() {
+        return Err("`launch` is empty".into());
+    }
+    let mut prerequisites = Prerequisites::default();
+    match get("prerequisites") {
+        None => {}
+        Some(Node::Map(items)) => {
+            for (key, value) in items {
+                let list = match value {
+                    Node::List(l) => l.clone(),
+                    Node::Scalar(s) if s.is_empty() => Vec::new(),
+                    Node::Scalar(s) => vec![s.clone()],
+                    Node::Map(_) => {
+                        return Err(format!("`prerequisites.{key}` must be a list"));
+                    }
+                };
+                match key.as_str() {
+                    "commands" => prerequisites.commands = list,
+                    "env" => prerequisites.env = list,
+                    _ => {}
+                }
+            }
+        }
+        Some(_) => return Err("`prerequisites` must hold `commands:` and `env:` lists".into()),
+    }
+    let login = scalar("login")?.filter(|l| !l.trim().is_empty());
+    Ok(Package {
+        name,
+        description,
+        dir: dir.to_path_buf(),
+        launch,
+        prerequisites,
+        login,
+        body,
+    })
+}
+
+/// Whether `name` is a valid package (and instance) NAME.
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+fn split_front_matter(text: &str) -> Result<(Vec<String>, String), String> {
+    let mut lines = text.lines();
+    match lines.next() {
+        Some(first) if first.trim_end() == "---" => {}
+        _ => return Err("SKILL.md must start with a `---` line (front matter)".into()),
+    }
+    let mut front = Vec::new();
+    for line in lines.by_ref() {
+        if line.trim_end() == "---" {
+            let body: Vec<&str> = lines.collect();
+            return Ok((front, body.join("\n")));
+        }
+        front.push(line.to_string());
+    }
+    Err("the front matter has no closing `---` line".into())
+}
+
+fn indent(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+/// Parses `key: value` lines at the indentation of the first line; a key
+/// with no value takes the more-indented lines under it (a list of `- item`
+/// or a map of `key: value`).
+fn parse_block(lines: &[String]) -> Result<Vec<(String, Node)>, String> {
+    let lines: Vec<&String> = lines
+        .iter()
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .collect();
+    let mut out = Vec::new();
+    let Some(first) = lines.first() else {
+        return Ok(out);
+    };
+    let base = indent(first);
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        if indent(line) != base {
+            return Err(format!("unexpected indentation: {:?}", line.trim()));
+        }
+        let (key, value) = line
+            .trim()
+            .split_once(':')
+            .ok_or_else(|| format!("expected `key: value`, got {:?}", line.trim()))?;
+        let key = key.trim().to_string();
+        let value = value.trim();
+        i += 1;
+        if !value.is_empty() {
+            out.push((key, parse_value(value)?));
+            continue;
+        }
+        let mut nested = Vec::new();
+        while i < lines.len() && indent(lines[i]) > base {
+            nested.push(lines[i].clone());
+            i += 1;
+        }
+        if nested.is_empty() {
+            out.push((key, Node::Scalar(String::new())));
+        } else if nested.iter().all(|l| l.trim_start().starts_with('-')) {
+            let items = nested
+                .iter()
+                .map(|l| unquote(l.trim_start()[1..].trim()))
+                .collect::<Result<Vec<_>, _>>()?;
+            out.push((key, Node::List(items)));
+        } else {
+            out.push((key, Node::Map(parse_block(&nested)?)));
+        }
+    }
+    Ok(out)
+}
+
+fn parse_value(value: &str) -> Result<Node, String> {
+    if value.starts_with('[') {
+        if let Ok(items) = serde_json::from_str::<Vec<String>>(value) {
+            return Ok(Node::List(items));
+        }
+        let inner = value
+            .strip_suffix(']')
+            .ok_or_else(|| format!("unclosed list: {value}"))?[1..]
+            .trim();
+        if inner.is_empty() {
+            return Ok(Node::List(Vec::new()));
+        }
+        return inner
+            .split(',')
+            .map(|item| unquote(item.trim()))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Node::List);
+    }
+    unquote(value).map(Node::Scalar)
+}
+
+fn unquote(value: &str) -> Result<String, String> {
+    if value.len() >= 2 && value.starts_with('"') && value.ends_with('"') {
+        return serde_json::from_str(value).map_err(|e| format!("bad quoted string {value}: {e}"));
+    }
+    if value.len() >= 2 && value.starts_with('\'') && value.ends_with('\'') {
+        return Ok(value[1..value.len() - 1].replace("''", "'"));
+    }
+    Ok(value.to_string())
+}
+
+/// Where `command` is found: itself when it holds a `/`, else on `PATH`.
+pub fn find_command(command: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &Path| {
+        p.metadata()
+            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            .unwrap_or(false)
+    };
+    if command.contains('/') {
+        let p = PathBuf::from(command);
+        return executable(&p).then_some(p);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(command))
+        .find(|p| executable(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SKILL: &str = "---\nname: demo\ndescription: \"A demo: with a colon\"\nlaunch: [\"{dir}/demo.py\", --fast]\nprerequisites:\n  commands:\n    - sh\n    - no-such-command-xyz\n  env: [NO_SUCH_VAR_XYZ]\nlogin: run `demo login`\n---\n# Demo\nProse.\n";
+
+    #[test]
+    fn parses_front_matter_and_body() {
+        let p = parse_skill(SKILL, Path::new("/pkg/demo")).expect("parses");
+        assert_eq!(p.name, "demo");
+        assert_eq!(p.description, "A demo: with a colon");
+        assert_eq!(p.launch, vec!["{dir}/demo.py", "--fast"]);
+        assert_eq!(
+            p.argv(&["x".into()]),
+            vec!["/pkg/demo/demo.py", "--fast", "x"]
+        );
+        assert_eq!(p.prerequisites.commands, vec!["sh", "no-such-command-xyz"]);
+        assert_eq!(p.prerequisites.env, vec!["NO_SUCH_VAR_XYZ"]);
+        assert_eq!(p.login.as_deref(), Some("run `demo login`"));
+        assert!(p.body.contains("Prose."));
+    }
+
+    #[test]
+    fn reports_missing_prerequisites() {
+        let p = parse_skill(SKILL, Path::new("/pkg/demo")).expect("parses");
+        let missing = p.missing();
+        assert_eq!(missing.commands, vec!["no-such-command-xyz"]);
+        assert_eq!(missing.env, vec!["NO_SUCH_VAR_XYZ"]);
+        let err = p.launch_argv(&[]).expect_err("missing");
+        let text = err.to_string();
+        assert!(text.contains("no-such-command-xyz") && text.contains("NO_SUCH_VAR_XYZ"));
+    }
+
+    #[test]
+    fn string_launch_and_empty_lists() {
+        let text = "---\nname: a\ndescription: d\nlaunch: python3 {dir}/a.py\nprerequisites:\n  commands: []\n  env:\n---\n";
+        let p = parse_skill(text, Path::new("/p")).expect("parses");
+        assert_eq!(p.launch, vec!["python3", "{dir}/a.py"]);
+        assert!(p.missing().is_empty());
+    }
+
+    #[test]
+    fn refuses_bad_skills() {
+        for (text, want) in [
+            ("name: a\n", "must start"),
+            ("---\nname: a\n", "closing"),
+            ("---\ndescription: d\nlaunch: x\n---\n", "no `name`"),
+            (
+                "---\nname: a b\ndescription: d\nlaunch: x\n---\n",
+                "not 1-64",
+            ),
+            ("---\nname: a\nlaunch: x\n---\n", "no `description`"),
+            ("---\nname: a\ndescription: d\n---\n", "no `launch`"),
+            ("---\nname: a\ndescription: d\nlaunch: []\n---\n", "empty"),
+            (
+                "---\nname: a\ndescription: d\nlaunch: x\nbogus line\n---\n",
+                "key: value",
+            ),
+        ] {
+            let err = parse_skill(text, Path::new("/p")).expect_err(text);
+            assert!(err.contains(want), "{text:?}: {err}");
+        }
+    }
+}
