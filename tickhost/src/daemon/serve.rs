@@ -2,7 +2,7 @@
 //! order (a malformed line gets a `bad_request` reply and the connection goes
 //! on), routing to the launchers, `list`, `close` and `shutdown`.
 
-use super::conn::log;
+use super::conn::{log, LauncherConn};
 use super::lines::{write_line, Line, LineReader};
 use super::open::open;
 use super::registry::{end_info, Instance, Shared};
@@ -10,7 +10,7 @@ use super::watch::{self, Flow};
 use crate::paths::InstanceKind;
 use crate::wire::{
     ClientError, ClientReply, ClientRequest, Envelope, ErrorKind, Hello, HelloReply,
-    LauncherRequest, Role, ServerMessage,
+    LauncherRequest, LauncherStatus, Role, ServerMessage,
 };
 use serde_json::{json, Value};
 use std::sync::atomic::Ordering;
@@ -228,7 +228,25 @@ async fn forward(
             .unwrap_or_else(|| end_info("launcher_lost", "its launcher is not connected".into()));
         return ClientReply::Error(instance.ended_error(&end));
     };
-    conn.request(request).await
+    let is_call = matches!(request, LauncherRequest::Call { .. });
+    let reply = conn.request(request).await;
+    if is_call {
+        // The updates a call caused reach `list` and `watch` before its
+        // reply reaches the client, whatever order the launcher wrote them.
+        refresh_status(shared, &instance, &conn).await;
+    }
+    reply
+}
+
+/// Asks the launcher for its current status and keeps it.
+async fn refresh_status(shared: &Shared, instance: &Instance, conn: &LauncherConn) {
+    if let ClientReply::Ok(value) = conn.request(LauncherRequest::Status).await {
+        if let Ok(status) = serde_json::from_value::<LauncherStatus>(value) {
+            if instance.set_status(status) {
+                shared.bump();
+            }
+        }
+    }
 }
 
 /// `list`: every instance from its newest status, sorted by id.
