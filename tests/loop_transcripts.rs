@@ -166,7 +166,7 @@ fn resume_once_at_one_interrupted_boundary() {
 
 #[test]
 fn state_change_during_the_delay_cancels_before_enqueue() {
-    let mut h = LoopHarness::start_with("cancel", None, &["--delay-ms", "1000"], true);
+    let mut h = LoopHarness::start_with("cancel", None, &["--delay-ms", "2000"], true);
     h.turn("go", "completed");
     // A person types during the delay (sent right behind the command).
     h.send_command("/tick 2");
