@@ -12,6 +12,8 @@
 //! sleep is used as synchronization and no test asserts on wall-clock time.
 #![allow(dead_code)]
 
+pub mod tmux;
+
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};

@@ -1,0 +1,274 @@
+//! Views end to end (issue 4): `tickloop attach` in a real terminal (tmux)
+//! against a real launcher and a real program (`tests/ticks/viewprobe.py`,
+//! opened with `--shell`): the view shows what `tickloop screen` shows,
+//! colours included; keys and bracketed pastes reach the program; the PTY
+//! follows the latest view's size; detaching or killing a view leaves the
+//! program running; many attach/detach cycles during a flood of output leak
+//! no descriptors in the launcher.
+
+mod common;
+
+use common::tmux::Tmux;
+use common::*;
+
+const ID: &str = "shell:vp";
+
+/// Opens the probe as `shell:NAME` (with `--flood` when asked) and waits for
+/// its first screen; returns the path of its input log.
+fn open_probe(host: &Host, name: &str, flood: bool) -> String {
+    let log = host.log_path(name);
+    let probe = tick("viewprobe.py");
+    let mut args = vec!["open", "--shell", "--id", name, "--", probe.as_str(), &log];
+    if flood {
+        args.push("--flood");
+    }
+    host.ok(&args);
+    host.wait_screen(&format!("shell:{name}"), "ready");
+    log
+}
+
+/// Everything the probe read from its terminal, concatenated, as hex.
+fn input_hex(log: &str) -> String {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.strip_prefix("in "))
+        .collect()
+}
+
+fn hex(s: &str) -> String {
+    s.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+fn views(host: &Host, id: &str) -> Option<u64> {
+    host.entry(id)?["views"].as_u64()
+}
+
+fn wait_views(host: &Host, id: &str, n: u64) {
+    wait_for(&format!("{id} to have {n} views"), || {
+        (views(host, id) == Some(n)).then_some(())
+    });
+}
+
+/// Lines with trailing blanks trimmed and trailing empty lines dropped.
+fn normalized(text: &str) -> Vec<String> {
+    let mut lines: Vec<String> = text.lines().map(|l| l.trim_end().to_string()).collect();
+    while lines.last().is_some_and(|l| l.is_empty()) {
+        lines.pop();
+    }
+    lines
+}
+
+fn attach_command(id: &str) -> String {
+    // The shell ignores ctrl+\ and ctrl+c itself, so a key sent while the
+    // view is not in raw mode yet cannot end the test's shell.
+    format!("trap '' QUIT INT; {} attach {id}", tickloop_bin())
+}
+
+/// `#{name}` of the pane, from tmux.
+fn pane_flag(tmux: &Tmux, name: &str) -> String {
+    tmux.cmd(&["display-message", "-p", "-t", "0", &format!("#{{{name}}}")])
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn attach_shows_the_screen_with_colours_keys_reach_the_tick_and_detach_restores() {
+    let host = Host::new();
+    let log = open_probe(&host, "vp", false);
+    let tmux = Tmux::start(&host, 100, 30, &attach_command(ID));
+
+    // The PTY follows the view's size (the only and latest view).
+    host.wait_screen(ID, "size 100x30");
+    wait_views(&host, ID, 1);
+
+    // The view shows what `tickloop screen` shows.
+    wait_for(
+        "the view to show the same screen as `tickloop screen`",
+        || {
+            let view = normalized(&tmux.capture());
+            let screen = normalized(&host.screen(ID));
+            (view == screen && !view.is_empty()).then_some(())
+        },
+    );
+    let colours = tmux.capture_escapes();
+    for sgr in [
+        "31mred",
+        "38;5;208mindexed",
+        "38;2;10;200;30mtrue",
+        "1;4mbold",
+    ] {
+        assert!(
+            colours.contains(&format!("\x1b[{sgr}")),
+            "the view lacks SGR {sgr:?}:\n{colours:?}"
+        );
+    }
+    let text = tmux.capture();
+    assert!(text.contains("日本 e\u{301}!"), "{text}");
+    assert_eq!(pane_flag(&tmux, "alternate_on"), "1");
+
+    // Keys reach the program.
+    tmux.type_text("hi");
+    wait_for("typed keys to reach the program", || {
+        input_hex(&log).contains(&hex("hi")).then_some(())
+    });
+    tmux.send_keys(&["Up"]);
+    wait_for("an arrow key to reach the program", || {
+        input_hex(&log).contains(&hex("\x1b[A")).then_some(())
+    });
+    host.wait_screen(ID, &format!("last {}", hex("\x1b[A")));
+
+    // Detach: the view ends, the terminal is restored, the program runs on.
+    tmux.send_keys(&["C-\\"]);
+    let after = tmux.wait_text("ATTACH-EXIT 0");
+    assert!(after.contains("detached from shell:vp"), "{after}");
+    assert_eq!(pane_flag(&tmux, "alternate_on"), "0");
+    assert_eq!(pane_flag(&tmux, "cursor_flag"), "1");
+    assert_eq!(pane_flag(&tmux, "mouse_any_flag"), "0");
+    wait_views(&host, ID, 0);
+    assert_eq!(host.entry(ID).expect("listed")["state"], "running");
+    host.ok(&["input", ID, "after"]);
+    wait_for("input after detach to reach the program", || {
+        input_hex(&log).contains(&hex("after")).then_some(())
+    });
+}
+
+#[test]
+fn bracketed_paste_arrives_bracketed_also_after_reattach() {
+    let host = Host::new();
+    let log = open_probe(&host, "vp", false);
+    for round in ["first", "second"] {
+        let tmux = Tmux::start(&host, 100, 30, &attach_command(ID));
+        tmux.wait_text("ready");
+        wait_views(&host, ID, 1);
+        let text = format!("{round} line\nnext line");
+        tmux.paste(&text);
+        let expected = hex(&format!("\x1b[200~{text}\x1b[201~"));
+        wait_for(&format!("the {round} paste to arrive bracketed"), || {
+            input_hex(&log).contains(&expected).then_some(())
+        });
+        tmux.send_keys(&["C-\\"]);
+        tmux.wait_text("ATTACH-EXIT 0");
+        wait_views(&host, ID, 0);
+    }
+}
+
+#[test]
+fn the_pty_follows_the_latest_view_and_other_views_say_they_differ() {
+    let host = Host::new();
+    let log = open_probe(&host, "vp", false);
+    let big = Tmux::start(&host, 100, 30, &attach_command(ID));
+    host.wait_screen(ID, "size 100x30");
+    big.wait_text("size 100x30");
+
+    // Resizing the view's terminal resizes the program's.
+    big.resize(90, 25);
+    host.wait_screen(ID, "size 90x25");
+    big.wait_text("size 90x25");
+    assert!(std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("size 90x25"));
+
+    // A second, smaller view becomes the latest: the PTY takes its size and
+    // the first view pads and says so.
+    let small = Tmux::start(&host, 70, 20, &attach_command(ID));
+    host.wait_screen(ID, "size 70x20");
+    small.wait_text("size 70x20");
+    wait_views(&host, ID, 2);
+    big.wait_text("PTY 70x20, view 90x25: padded");
+
+    // Typing in the first view makes it the latest again.
+    big.type_text("x");
+    host.wait_screen(ID, "size 90x25");
+    small.wait_text("PTY 90x25, view 70x20: cropped");
+
+    // With no view, the size stays.
+    big.send_keys(&["C-\\"]);
+    small.send_keys(&["C-\\"]);
+    wait_views(&host, ID, 0);
+    let screen = host.screen(ID);
+    assert!(screen.contains("size 90x25"), "{screen}");
+}
+
+#[test]
+fn killing_a_view_leaves_the_tick_running() {
+    let host = Host::new();
+    let log = open_probe(&host, "vp", false);
+    let tmux = Tmux::start(&host, 100, 30, &attach_command(ID));
+    tmux.wait_text("ready");
+    wait_views(&host, ID, 1);
+    let view = tmux.command_pid();
+    // SAFETY: kill has no memory-safety preconditions.
+    assert_eq!(unsafe { libc::kill(view, libc::SIGKILL) }, 0);
+    tmux.wait_text("ATTACH-EXIT 137");
+    wait_views(&host, ID, 0);
+    assert_eq!(host.entry(ID).expect("listed")["state"], "running");
+    host.ok(&["input", ID, "alive"]);
+    wait_for("input after the view died to reach the program", || {
+        input_hex(&log).contains(&hex("alive")).then_some(())
+    });
+
+    // A view that hangs up (SIGHUP: its terminal closed) is a detach too.
+    let tmux = Tmux::start(&host, 100, 30, &attach_command(ID));
+    tmux.wait_text("ready");
+    wait_views(&host, ID, 1);
+    let view = tmux.command_pid();
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(view, libc::SIGHUP) }, 0);
+    tmux.wait_text("ATTACH-EXIT 0");
+    wait_views(&host, ID, 0);
+    assert_eq!(host.entry(ID).expect("listed")["state"], "running");
+}
+
+fn fd_count(pid: i64) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn attach_and_detach_50_times_while_the_tick_floods() {
+    let host = Host::new();
+    open_probe(&host, "fl", true);
+    let id = "shell:fl";
+    let launcher = host.entry(id).expect("listed")["launcher_pid"]
+        .as_i64()
+        .expect("a launcher pid");
+    host.wait_screen(id, "flood ");
+    let baseline = fd_count(launcher);
+    assert!(baseline > 0);
+
+    let counter = host.scratch().join("cycles");
+    let counter_path = counter.to_string_lossy().into_owned();
+    let script = format!(
+        "trap '' QUIT INT; i=0; while [ $i -lt 50 ]; do {} attach {id} >/dev/null 2>&1; \
+         i=$((i+1)); echo $i > {counter_path}; done",
+        tickloop_bin()
+    );
+    let tmux = Tmux::start(&host, 100, 30, &script);
+    let cycles = || -> u32 {
+        std::fs::read_to_string(&counter)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    for i in 0..50 {
+        // The view is up (drawing the program's screen) for cycle i.
+        wait_for(&format!("view {i} to draw"), || {
+            (cycles() == i && tmux.capture().contains("ready")).then_some(())
+        });
+        tmux.send_keys(&["C-\\"]);
+        wait_for(&format!("view {i} to detach"), || {
+            (cycles() > i).then_some(())
+        });
+    }
+    tmux.wait_text("ATTACH-EXIT 0");
+    wait_views(&host, id, 0);
+    let entry = host.entry(id).expect("listed");
+    assert_eq!(entry["state"], "running");
+    wait_for(
+        "the launcher's descriptors to return to their count",
+        || (fd_count(launcher) <= baseline).then_some(()),
+    );
+    host.wait_screen(id, "flood ");
+}
