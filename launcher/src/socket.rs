@@ -27,9 +27,6 @@ use tokio::sync::{mpsc, watch, Notify};
 pub const MAX_PEER_LINE: usize = 16 * 1024 * 1024;
 /// The longest hello line accepted.
 const MAX_HELLO_LINE: usize = 64 * 1024;
-/// What views were told before they were served; no longer sent (kept for
-/// the launcher's tests until they attach a view instead).
-pub const VIEWS_REFUSED: &str = "views are not available in this build yet";
 
 /// A request from a connected host, with where its answer goes.
 pub struct Incoming {
