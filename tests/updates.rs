@@ -122,6 +122,11 @@ fn instances_delivered_together_are_trimmed_to_4_kib_each() {
             "1",
         ]);
     }
+    // The updates reach tickhost's latest state asynchronously.
+    wait_for("both big states to be listed", || {
+        let list = host.list();
+        list.iter().all(|e| e["seq"] == 1).then_some(())
+    });
     // The first delivery of a watch carries every instance at once.
     let mut w = host.watch(&["a", "b", "--interval", "100"]);
     for _ in 0..2 {

@@ -272,3 +272,43 @@ fn attach_and_detach_50_times_while_the_tick_floods() {
     );
     host.wait_screen(id, "flood ");
 }
+
+#[test]
+fn attaching_at_the_same_size_makes_the_tick_redraw() {
+    let host = Host::new();
+    let log = open_probe(&host, "vp", false);
+    let sizes = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| *l == "size 100x30")
+            .count()
+    };
+    let first = Tmux::start(&host, 100, 30, &attach_command(ID));
+    host.wait_screen(ID, "size 100x30");
+    first.send_keys(&["C-\\"]);
+    first.wait_text("ATTACH-EXIT 0");
+    wait_views(&host, ID, 0);
+    let before = sizes();
+    assert!(before >= 1);
+
+    // Same size again: no real change, yet the program is told to redraw.
+    let second = Tmux::start(&host, 100, 30, &attach_command(ID));
+    wait_for("the program to redraw at the same size", || {
+        (sizes() > before).then_some(())
+    });
+    second.wait_text("size 100x30");
+}
+
+#[test]
+fn a_view_shows_why_the_tick_ended_and_exits() {
+    let host = Host::new();
+    open_probe(&host, "vp", false);
+    let tmux = Tmux::start(&host, 100, 30, &attach_command(ID));
+    tmux.wait_text("ready");
+    wait_views(&host, ID, 1);
+    host.ok(&["close", ID]);
+    let after = tmux.wait_text("ATTACH-EXIT 0");
+    assert!(after.contains("tickloop: shell:vp ended:"), "{after}");
+    assert_eq!(pane_flag(&tmux, "alternate_on"), "0");
+}

@@ -201,49 +201,59 @@ def do_break(rid):
 
 
 def handle(request):
-    global in_flight, max_in_flight
+    """Serves one request; in inflight_recorder mode, also leaves the in-flight count."""
     rid = request.get("id")
     method = request.get("method")
     params = request.get("params") or {}
+    if method == "tick/describe":
+        if MODE == "describe_never_answers":
+            return
+        reply({"id": rid, "result": descriptor()})
+    elif method == "tick/read":
+        with STATE_LOCK:
+            data = dict(state)
+            if MODE == "inflight_recorder":
+                data["max_in_flight"] = max_in_flight
+        reply({"id": rid, "result": {"seq": seq, "data": data}})
+    elif method == "tick/call":
+        if params.get("revision") != "1":
+            reply({"id": rid, "error": {"code": -32004, "message": "catalog changed"}})
+            return
+        tool = params.get("tool")
+        if tool == "max_in_flight" and MODE == "inflight_recorder":
+            with STATE_LOCK:
+                m = max_in_flight
+            reply({"id": rid, "result": {"max": m}})
+        elif tool in ("break", "echo") and MODE == "inflight_recorder":
+            time.sleep(0.2)
+            reply({"id": rid, "result": {"args": params.get("args")}})
+        elif tool == "break":
+            do_break(rid)
+        elif tool == "echo":
+            reply({"id": rid, "result": {"args": params.get("args")}})
+        else:
+            reply({"id": rid, "error": {"code": -32602, "message": "unknown tool"}})
+    else:
+        reply({"id": rid, "error": {"code": -32601, "message": "unknown method"}})
+
+
+def arrived():
+    """A request was read: it is in flight until its response is written."""
+    global in_flight, max_in_flight
     if MODE == "inflight_recorder":
         with STATE_LOCK:
             in_flight += 1
             max_in_flight = max(max_in_flight, in_flight)
-    try:
-        if method == "tick/describe":
-            if MODE == "describe_never_answers":
-                return
-            send({"id": rid, "result": descriptor()})
-        elif method == "tick/read":
-            with STATE_LOCK:
-                data = dict(state)
-                if MODE == "inflight_recorder":
-                    data["max_in_flight"] = max_in_flight
-            send({"id": rid, "result": {"seq": seq, "data": data}})
-        elif method == "tick/call":
-            if params.get("revision") != "1":
-                send({"id": rid, "error": {"code": -32004, "message": "catalog changed"}})
-                return
-            tool = params.get("tool")
-            if tool == "max_in_flight" and MODE == "inflight_recorder":
-                with STATE_LOCK:
-                    m = max_in_flight
-                send({"id": rid, "result": {"max": m}})
-            elif tool in ("break", "echo") and MODE == "inflight_recorder":
-                time.sleep(0.2)
-                send({"id": rid, "result": {"args": params.get("args")}})
-            elif tool == "break":
-                do_break(rid)
-            elif tool == "echo":
-                send({"id": rid, "result": {"args": params.get("args")}})
-            else:
-                send({"id": rid, "error": {"code": -32602, "message": "unknown tool"}})
-        else:
-            send({"id": rid, "error": {"code": -32601, "message": "unknown method"}})
-    finally:
-        if MODE == "inflight_recorder":
-            with STATE_LOCK:
-                in_flight -= 1
+
+
+def reply(frame):
+    """Writes a response. The request leaves the in-flight count BEFORE the
+    write: once the host reads the response it may send the next request."""
+    global in_flight
+    if MODE == "inflight_recorder":
+        with STATE_LOCK:
+            in_flight -= 1
+    send(frame)
 
 
 def echo_input_loop():
@@ -305,6 +315,7 @@ def main():
             continue
         if not isinstance(request, dict) or not isinstance(request.get("id"), int):
             continue
+        arrived()
         if MODE == "inflight_recorder":
             t = threading.Thread(target=handle, args=(request,), daemon=True)
             t.start()
