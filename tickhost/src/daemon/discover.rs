@@ -146,10 +146,19 @@ pub fn watch_launchers(shared: Arc<Shared>) -> Result<notify::RecommendedWatcher
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         if let Ok(event) = event {
-            if event
-                .paths
-                .iter()
-                .any(|p| p.extension().is_some_and(|e| e == "json"))
+            // Only what changes the set of records: not the opens and
+            // closes of our own reads (which would rescan forever).
+            let relevant = matches!(
+                event.kind,
+                notify::EventKind::Create(_)
+                    | notify::EventKind::Remove(_)
+                    | notify::EventKind::Modify(_)
+            );
+            if relevant
+                && event
+                    .paths
+                    .iter()
+                    .any(|p| p.extension().is_some_and(|e| e == "json"))
             {
                 let _ = tx.send(());
             }
