@@ -42,9 +42,12 @@ enum Command {
         /// Host a plain terminal program, with no protocol (`shell:NAME`).
         #[arg(long)]
         shell: bool,
+        /// Launch the Tick package NAME (`tickloop packages`); ARGs after `--` are appended.
+        #[arg(long, value_name = "NAME")]
+        package: Option<String>,
         /// PROGRAM [ARG...], after `--`.
         #[arg(
-            required = true,
+            required_unless_present = "package",
             trailing_var_arg = true,
             allow_hyphen_values = true,
             value_name = "PROGRAM"
@@ -96,6 +99,14 @@ enum Command {
     /// One instance's launcher (started by tickhost).
     #[command(name = "__launcher", hide = true)]
     Launcher,
+    /// Serve the agent tools over MCP on stdin/stdout (README: "Tickloop for MCP-capable agents").
+    Mcp {
+        /// Milliseconds between deliveries (state notifications, instance polling).
+        #[arg(long, default_value_t = 1000)]
+        interval: u64,
+    },
+    /// The Tick packages `open --package` takes, with their missing prerequisites.
+    Packages,
     /// The Loop: bounded time-step runs for an agent session (README: "Driving the Loop").
     #[command(subcommand)]
     Loop(loop_cli::LoopCommand),
@@ -137,6 +148,30 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
         }
         Command::Shutdown => shutdown(&runtime, json),
         Command::Loop(command) => Ok(loop_cli::run(command)),
+        Command::Mcp { interval } => {
+            let cwd = std::env::current_dir().context("cannot read the current directory")?;
+            let interval = std::time::Duration::from_millis(interval.max(1));
+            let options = tickloop_mcp::Options {
+                runtime_dir: runtime,
+                exe,
+                interval,
+                cwd,
+            };
+            tickloop_mcp::run(options).context("mcp")?;
+            Ok(0)
+        }
+        Command::Packages => {
+            let (found, problems) = tickloop_mcp::packages::discover();
+            for problem in &problems {
+                eprintln!("tickloop: package skipped: {problem}");
+            }
+            let list: Vec<Value> = found.iter().map(|p| p.to_json()).collect();
+            show(&Value::Array(list), json, |_| String::new());
+            if !json {
+                print!("{}", tickloop_mcp::packages::listing_text(&found));
+            }
+            Ok(0)
+        }
         Command::Watch { ids, interval } => watch(&runtime, &exe, ids, interval),
         Command::Call {
             id,
@@ -169,8 +204,21 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             name,
             cwd,
             shell,
+            package,
             argv,
         } => {
+            let argv = match package {
+                None => argv,
+                Some(package) => tickloop_mcp::packages::find(&package)
+                    .and_then(|p| p.launch_argv(&argv))
+                    .map_err(|e| {
+                        let kind = match e {
+                            tickloop_mcp::packages::PackageError::NotFound { .. } => "bad_request",
+                            _ => "open_failed",
+                        };
+                        CliError::new(kind, e.to_string(), 1)
+                    })?,
+            };
             let here = std::env::current_dir().context("cannot read the current directory")?;
             let cwd = match cwd {
                 Some(dir) => {

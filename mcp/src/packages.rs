@@ -178,6 +178,39 @@ impl Package {
     }
 }
 
+/// `tickloop packages` on a terminal: one line per package, then what is missing.
+pub fn listing_text(packages: &[Package]) -> String {
+    if packages.is_empty() {
+        return format!(
+            "no packages found (searched: {}; set {PATH_VAR} to a :-separated list of directories)\n",
+            search_path()
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(":")
+        );
+    }
+    let width = packages
+        .iter()
+        .map(|p| p.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut out = format!("{:width$}  {:5}  DESCRIPTION\n", "NAME", "READY");
+    for p in packages {
+        let missing = p.missing();
+        let ready = if missing.is_empty() { "yes" } else { "no" };
+        out.push_str(&format!(
+            "{:width$}  {ready:5}  {}\n",
+            p.name, p.description
+        ));
+        if !missing.is_empty() {
+            out.push_str(&format!("{:width$}         missing: {missing}\n", ""));
+        }
+    }
+    out
+}
+
 /// The directories searched for packages, in order (see the module docs).
 pub fn search_path() -> Vec<PathBuf> {
     if let Some(list) = std::env::var_os(PATH_VAR) {

@@ -908,6 +908,9 @@ impl Bridge {
         {
             return self.end_watch(id, cancel);
         }
+        // The first delivery is the state at subscription time, which the
+        // client reads itself; only later ones are announced.
+        let mut first = true;
         loop {
             let item = client.next_watch_item();
             if cancel.load(Ordering::SeqCst) {
@@ -915,7 +918,7 @@ impl Bridge {
             }
             match item {
                 Ok(WatchItem::Event(WatchEvent::Delivery(d))) => {
-                    let notify = d.updates > 0;
+                    let notify = !std::mem::take(&mut first) && d.updates > 0;
                     if let Ok(value) = serde_json::to_value(&d) {
                         self.state().latest.insert(id.to_string(), value);
                     }
