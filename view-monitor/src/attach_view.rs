@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use termwiz::caps::{Capabilities, ColorLevel, ProbeHints};
 use termwiz::input::InputEvent;
 use termwiz::surface::{Change, Surface};
-use termwiz::terminal::{Terminal, UnixTerminal};
+use termwiz::terminal::{Terminal, TerminalWaker, UnixTerminal};
 use tickhost::wire::{Hello, HelloReply, Role};
 
 /// How long the view waits for the launcher's first answers before giving up.
@@ -161,43 +161,11 @@ pub fn run(opts: &AttachOptions) -> Result<AttachOutcome, AttachError> {
         .map_err(|e| AttachError::Terminal(format!("cannot read the terminal's size: {e}")))?;
     let (cols, rows) = (clamp(size.cols), clamp(size.rows));
 
-    let mut writer = stream
-        .try_clone()
-        .map_err(|e| AttachError::Lost(e.to_string()))?;
-    let hello = ViewHello {
-        cols,
-        rows,
-        term: TermCaps {
-            truecolor: caps.color_level() == ColorLevel::TrueColor,
-            colors: match caps.color_level() {
-                ColorLevel::TrueColor | ColorLevel::TwoFiftySix => 256,
-                ColorLevel::Sixteen => 16,
-                ColorLevel::MonoChrome => 2,
-            },
-            mouse: true,
-            bracketed_paste: caps.bracketed_paste(),
-            focus_events: false,
-        },
-        client: Some("attach".into()),
+    let hello = view_hello(&caps, (cols, rows), "attach");
+    let (reader, writer, snapshot) = match start_view(stream, &hello)? {
+        (reader, writer, Start::Snapshot(s)) => (reader, writer, s),
+        (_, _, Start::Ended(reason)) => return Ok(AttachOutcome::Ended { reason }),
     };
-    send_line(&mut writer, &hello).map_err(|e| AttachError::Lost(e.to_string()))?;
-
-    let mut reader = BufReader::new(stream);
-    let first = read_message(&mut reader)?;
-    let snapshot = match first {
-        Some(ToView::Snapshot(s)) => s,
-        Some(ToView::Ended { reason }) => return Ok(AttachOutcome::Ended { reason }),
-        Some(other) => {
-            return Err(AttachError::Protocol(format!(
-                "expected a snapshot first, got {other:?}"
-            )))
-        }
-        None => return Err(AttachError::Lost("closed before the first snapshot".into())),
-    };
-    reader
-        .get_ref()
-        .set_read_timeout(None)
-        .map_err(|e| AttachError::Lost(e.to_string()))?;
 
     let guard = RestoreGuard::install()?;
     term.set_raw_mode()
@@ -221,11 +189,68 @@ pub fn run(opts: &AttachOptions) -> Result<AttachOutcome, AttachError> {
     outcome
 }
 
-fn clamp(n: usize) -> u16 {
+pub(crate) fn clamp(n: usize) -> u16 {
     u16::try_from(n).unwrap_or(u16::MAX)
 }
 
-fn terminal_caps() -> Result<Capabilities, AttachError> {
+/// The [`ViewHello`] of a view `size` cells large on a terminal with `caps`.
+pub(crate) fn view_hello(caps: &Capabilities, size: (u16, u16), client: &str) -> ViewHello {
+    ViewHello {
+        cols: size.0,
+        rows: size.1,
+        term: TermCaps {
+            truecolor: caps.color_level() == ColorLevel::TrueColor,
+            colors: match caps.color_level() {
+                ColorLevel::TrueColor | ColorLevel::TwoFiftySix => 256,
+                ColorLevel::Sixteen => 16,
+                ColorLevel::MonoChrome => 2,
+            },
+            mouse: true,
+            bracketed_paste: caps.bracketed_paste(),
+            focus_events: false,
+        },
+        client: Some(client.into()),
+    }
+}
+
+/// How the launcher answered a view's [`ViewHello`].
+pub(crate) enum Start {
+    Snapshot(Snapshot),
+    Ended(String),
+}
+
+/// Sends `hello` on a connection from [`connect`] and reads the launcher's
+/// first answer; returns the connection's two halves (reads no longer time
+/// out) and that answer.
+pub(crate) fn start_view(
+    stream: UnixStream,
+    hello: &ViewHello,
+) -> Result<(BufReader<UnixStream>, UnixStream, Start), AttachError> {
+    let mut writer = stream
+        .try_clone()
+        .map_err(|e| AttachError::Lost(e.to_string()))?;
+    send_line(&mut writer, hello).map_err(|e| AttachError::Lost(e.to_string()))?;
+
+    let mut reader = BufReader::new(stream);
+    let first = read_message(&mut reader)?;
+    let start = match first {
+        Some(ToView::Snapshot(s)) => Start::Snapshot(s),
+        Some(ToView::Ended { reason }) => Start::Ended(reason),
+        Some(other) => {
+            return Err(AttachError::Protocol(format!(
+                "expected a snapshot first, got {other:?}"
+            )))
+        }
+        None => return Err(AttachError::Lost("closed before the first snapshot".into())),
+    };
+    reader
+        .get_ref()
+        .set_read_timeout(None)
+        .map_err(|e| AttachError::Lost(e.to_string()))?;
+    Ok((reader, writer, start))
+}
+
+pub(crate) fn terminal_caps() -> Result<Capabilities, AttachError> {
     // Mouse reporting is turned on only while the Tick asks for it, so the
     // user's terminal keeps its own selection otherwise.
     let hints = ProbeHints::new_from_env().mouse_reporting(Some(false));
@@ -233,7 +258,7 @@ fn terminal_caps() -> Result<Capabilities, AttachError> {
         .map_err(|e| AttachError::Terminal(format!("cannot read terminal capabilities: {e}")))
 }
 
-fn connect(path: &Path) -> Result<UnixStream, AttachError> {
+pub(crate) fn connect(path: &Path) -> Result<UnixStream, AttachError> {
     let connect_err = |source| AttachError::Connect {
         path: path.to_path_buf(),
         source,
@@ -298,7 +323,7 @@ fn read_message(r: &mut impl BufRead) -> Result<Option<ToView>, AttachError> {
 }
 
 /// What the main loop hears from its helper threads.
-enum Note {
+pub(crate) enum Note {
     Frame(ToView),
     Lost(String),
     Broken(String),
@@ -309,49 +334,16 @@ enum Note {
 fn session(
     term: &mut UnixTerminal,
     guard: &RestoreGuard,
-    mut reader: BufReader<UnixStream>,
-    mut writer: UnixStream,
+    reader: BufReader<UnixStream>,
+    writer: UnixStream,
     snapshot: Snapshot,
     size: (u16, u16),
     opts: &AttachOptions,
 ) -> Result<AttachOutcome, AttachError> {
     let (note_tx, notes) = mpsc::channel::<Note>();
     let waker = term.waker();
-
-    // Launcher → view.
-    {
-        let tx = note_tx.clone();
-        let waker = waker.clone();
-        std::thread::spawn(move || loop {
-            let note = match read_message(&mut reader) {
-                Ok(Some(msg)) => Note::Frame(msg),
-                Ok(None) => Note::Lost("the launcher closed the connection".into()),
-                Err(AttachError::Protocol(e)) => Note::Broken(e),
-                Err(e) => Note::Lost(e.to_string()),
-            };
-            let last = !matches!(
-                note,
-                Note::Frame(ToView::Rows(_) | ToView::Snapshot(_) | ToView::Resized { .. })
-            );
-            if tx.send(note).is_err() {
-                return;
-            }
-            let _ = waker.wake();
-            if last {
-                return;
-            }
-        });
-    }
-    // View → launcher, off the drawing thread.
     let (event_tx, events) = mpsc::channel::<ViewEvent>();
-    std::thread::spawn(move || {
-        while let Ok(event) = events.recv() {
-            if send_line(&mut writer, &event).is_err() {
-                return;
-            }
-        }
-        let _ = writer.shutdown(std::net::Shutdown::Both);
-    });
+    spawn_link(reader, writer, note_tx.clone(), waker.clone(), events);
     // Signals: detach cleanly.
     {
         use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
@@ -463,6 +455,49 @@ fn session(
     }
 }
 
+/// Starts the two threads that carry a view's connection after its first
+/// snapshot: each line from the launcher becomes a [`Note`] on `notes`
+/// (followed by `waker.wake()`), and each [`ViewEvent`] received on `events`
+/// goes to the launcher. When every sender of `events` is dropped the
+/// connection is shut down both ways (a detach), which ends both threads.
+pub(crate) fn spawn_link(
+    mut reader: BufReader<UnixStream>,
+    mut writer: UnixStream,
+    notes: mpsc::Sender<Note>,
+    waker: TerminalWaker,
+    events: mpsc::Receiver<ViewEvent>,
+) {
+    // Launcher → view.
+    std::thread::spawn(move || loop {
+        let note = match read_message(&mut reader) {
+            Ok(Some(msg)) => Note::Frame(msg),
+            Ok(None) => Note::Lost("the launcher closed the connection".into()),
+            Err(AttachError::Protocol(e)) => Note::Broken(e),
+            Err(e) => Note::Lost(e.to_string()),
+        };
+        let last = !matches!(
+            note,
+            Note::Frame(ToView::Rows(_) | ToView::Snapshot(_) | ToView::Resized { .. })
+        );
+        if notes.send(note).is_err() {
+            return;
+        }
+        let _ = waker.wake();
+        if last {
+            return;
+        }
+    });
+    // View → launcher, off the drawing thread.
+    std::thread::spawn(move || {
+        while let Ok(event) = events.recv() {
+            if send_line(&mut writer, &event).is_err() {
+                return;
+            }
+        }
+        let _ = writer.shutdown(std::net::Shutdown::Both);
+    });
+}
+
 /// The user's terminal as it was before attaching, and what the view turned
 /// on, so every exit path (return, panic, signal) can put it back.
 struct TtyState {
@@ -475,10 +510,10 @@ static TTY_STATE: Mutex<Option<TtyState>> = Mutex::new(None);
 static PANIC_HOOK: Once = Once::new();
 
 /// Restores the terminal when dropped, and from the panic hook.
-struct RestoreGuard;
+pub(crate) struct RestoreGuard;
 
 impl RestoreGuard {
-    fn install() -> Result<Self, AttachError> {
+    pub(crate) fn install() -> Result<Self, AttachError> {
         let tty = OpenOptions::new()
             .read(true)
             .write(true)
@@ -511,7 +546,7 @@ impl RestoreGuard {
     }
 
     /// Mirror the Tick's mouse reporting on the user's terminal.
-    fn set_mouse(&self, mode: MouseTracking) {
+    pub(crate) fn set_mouse(&self, mode: MouseTracking) {
         if let Ok(mut guard) = TTY_STATE.lock() {
             if let Some(state) = guard.as_mut() {
                 let seq: &[u8] = match mode {
@@ -526,7 +561,7 @@ impl RestoreGuard {
         }
     }
 
-    fn restore(&self) {
+    pub(crate) fn restore(&self) {
         restore_tty();
     }
 }
