@@ -89,6 +89,8 @@ enum Command {
     },
     /// Show the Tick's screen in this terminal and type into it; ctrl+\ detaches.
     Attach { id: String },
+    /// Every instance, live, full screen; Enter shows one over the list (ctrl+\ closes it), q quits.
+    Monitor,
     /// End the session (or forget an ended instance).
     Close { id: String },
     /// Close every instance and end tickhost.
@@ -289,6 +291,11 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                 .map_err(|e| CliError::new(e.kind(), e.to_string(), 1))?;
             Ok(0)
         }
+        Command::Monitor => {
+            view_monitor::monitor::run(&runtime, connect(&runtime, &exe)?)
+                .map_err(|e| CliError::new(e.kind(), e.to_string(), 1))?;
+            Ok(0)
+        }
         Command::Close { id } => {
             let value = simple(&runtime, &exe, ClientRequest::Close { instance: id })?;
             show_pretty(&value, json);
@@ -375,6 +382,7 @@ fn call_outcome(reply: ClientReply, json: bool) -> Result<i32> {
 /// `watch`: prints each event as one JSON line until every instance ended.
 fn watch(runtime: &Path, exe: &Path, ids: Vec<String>, interval: u64) -> Result<i32> {
     let mut client = connect(runtime, exe)?;
+    exit_0_at_interrupt();
     client.watch(ids, interval).map_err(lost)?;
     loop {
         match client.next_watch_item().map_err(lost)? {
@@ -392,6 +400,22 @@ fn watch(runtime: &Path, exe: &Path, ids: Vec<String>, interval: u64) -> Result<
             WatchItem::Done(ClientReply::Error(e)) => return Err(CliError::from_reply(e).into()),
             WatchItem::Done(_) => return Ok(0),
         }
+    }
+}
+
+/// An interrupt ends `watch` with exit 0 (each line is flushed as printed,
+/// so nothing is lost).
+fn exit_0_at_interrupt() {
+    extern "C" fn on_interrupt(_: libc::c_int) {
+        // SAFETY: _exit is async-signal-safe.
+        unsafe { libc::_exit(0) }
+    }
+    // SAFETY: installs a handler that only calls an async-signal-safe function.
+    unsafe {
+        libc::signal(
+            libc::SIGINT,
+            on_interrupt as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
     }
 }
 
