@@ -86,6 +86,7 @@ pub fn attach_cli(runtime: &Path, id: &str, list: &serde_json::Value) -> Result<
     let opts = AttachOptions {
         socket,
         instance: instance.clone(),
+        status: None,
     };
     match run(&opts)? {
         AttachOutcome::Detached => eprintln!("tickloop: detached from {instance}"),
@@ -147,6 +148,10 @@ pub struct AttachOptions {
     pub socket: PathBuf,
     /// The instance id, for the status line and messages.
     pub instance: String,
+    /// A note kept on the last row at all times (a Herdr popup, where every
+    /// key reaches the view, says its close key); `None`: the status line
+    /// shows only when the sizes differ, with the detach key.
+    pub status: Option<String>,
 }
 
 /// Attach the current terminal to a launcher until detach or the Tick's end.
@@ -361,7 +366,10 @@ fn session(
     }
     drop(note_tx);
 
-    let note = format!("{} · {DETACH_KEY_NAME} detaches", opts.instance);
+    let note = opts
+        .status
+        .clone()
+        .unwrap_or_else(|| format!("{} · {DETACH_KEY_NAME} detaches", opts.instance));
     let mut model = snapshot;
     let mut view = size;
     let mut shown = Surface::new(usize::from(view.0), usize::from(view.1));
@@ -404,7 +412,7 @@ fn session(
                 let _ = term.flush();
                 guard.set_mouse(mouse_mode);
             }
-            let frame = render::compose(&model, view.0, view.1, &note, false);
+            let frame = render::compose(&model, view.0, view.1, &note, opts.status.is_some());
             let changes = render::frame_changes(&mut shown, &frame);
             if term.render(&changes).is_err() || term.flush().is_err() {
                 // The terminal is gone: that is a detach.
