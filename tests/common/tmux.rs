@@ -73,6 +73,14 @@ impl Tmux {
             .expect("running tmux")
     }
 
+    /// A tmux command's output, `None` when it failed.
+    fn cmd_output(&self, args: &[&str]) -> Option<String> {
+        let out = self.raw(args);
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    }
+
     /// A tmux command that must succeed.
     pub fn cmd(&self, args: &[&str]) -> String {
         let out = self.raw(args);
@@ -154,6 +162,11 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
+        let socket = self.cmd_output(&["display-message", "-p", "#{socket_path}"]);
         let _ = self.raw(&["kill-server"]);
+        // tmux leaves its socket file behind.
+        if let Some(path) = socket.filter(|p| p.contains(&self.socket)) {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
