@@ -1,6 +1,7 @@
-//! Tickloop's views: the plain `tickloop attach` view ([`attach_view`]) and
-//! the renderer it shares with the Monitor's overlay ([`render`]). The
-//! Monitor (list of instances, overlay over a running Tick) will live here too.
+//! Tickloop's views: the plain `tickloop attach` view ([`attach_view`]), the
+//! Monitor (`tickloop monitor`: the list of instances with an overlay over a
+//! running Tick, [`monitor`]) and the renderer they share ([`render`]).
 
 pub mod attach_view;
+pub mod monitor;
 pub mod render;

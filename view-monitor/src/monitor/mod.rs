@@ -1,0 +1,430 @@
+//! `tickloop monitor`: a full-screen terminal UI listing every instance (id,
+//! kind, title, running or ended with the reason, seq, time since the last
+//! update, calls in flight, views attached), refreshed from tickhost's `list`
+//! every [`POLL_INTERVAL`], with an [`overlay`] of the selected instance's
+//! live screen.
+//!
+//! Keys in the list: up/down or k/j select, Enter opens the overlay, q or
+//! ctrl+c quits. In the overlay every key goes to the Tick except ctrl+\
+//! ([`DETACH_KEY_NAME`], as in `tickloop attach`), which closes the overlay
+//! (a detach: the Tick goes on). When the Tick ends while shown, the overlay
+//! says why until a key closes it.
+//!
+//! The terminal is taken like the attach view takes it (raw mode, alternate
+//! screen, termwiz `Surface` + `diff_screens`) and restored the same way on
+//! every exit path: quitting, SIGTERM/SIGINT/SIGQUIT/SIGHUP, the terminal
+//! going away, panics.
+
+pub mod overlay;
+pub mod table;
+
+use crate::attach_view::{self, clamp, AttachError, RestoreGuard};
+use crate::render::{self, is_detach_key, Frame, DETACH_KEY_NAME};
+use launcher::attach::MouseTracking;
+use overlay::{Geometry, Overlay};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use table::{ListView, Row};
+use termwiz::caps::Capabilities;
+use termwiz::input::{InputEvent, KeyCode, KeyEvent, Modifiers};
+use termwiz::surface::{Change, Surface};
+use termwiz::terminal::{Terminal, TerminalWaker, UnixTerminal};
+use tickhost::client::Client;
+use tickhost::wire::{ClientReply, ClientRequest};
+use time::OffsetDateTime;
+
+/// How often the list is asked for.
+pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
+/// A burst of resizes reaches the Tick as one, this long after the last.
+const RESIZE_DEBOUNCE: Duration = Duration::from_millis(60);
+
+const LIST_KEYS: &str = "Up/Down or k/j select · Enter opens · q quits";
+
+/// Why the Monitor could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum MonitorError {
+    #[error("this needs a terminal: {0}")]
+    Terminal(String),
+    #[error(transparent)]
+    View(#[from] AttachError),
+}
+
+impl MonitorError {
+    /// The CLI's error kind (docs/cli.md) for this failure.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            MonitorError::Terminal(_) => "bad_request",
+            MonitorError::View(e) => e.kind(),
+        }
+    }
+}
+
+/// What the main loop hears from the list poller and the signal thread.
+enum Event {
+    List(Value),
+    ListFailed(String),
+    Signal,
+}
+
+/// Runs the Monitor on the current terminal until the user quits. `client`
+/// is a connection to the tickhost of `runtime` (the CLI starts tickhost when
+/// needed); when it is lost, the Monitor says so and reconnects.
+pub fn run(runtime: &Path, client: Client) -> Result<(), MonitorError> {
+    let caps = attach_view::terminal_caps()?;
+    let mut term = UnixTerminal::new(caps.clone())
+        .map_err(|e| MonitorError::Terminal(format!("cannot open /dev/tty: {e}")))?;
+    let size = term
+        .get_screen_size()
+        .map_err(|e| MonitorError::Terminal(format!("cannot read the terminal's size: {e}")))?;
+    let (events_tx, events) = mpsc::channel();
+    spawn_signals(events_tx.clone(), term.waker())?;
+    spawn_poller(runtime.to_path_buf(), client, events_tx, term.waker());
+
+    let guard = RestoreGuard::install()?;
+    let result = (|| {
+        term.set_raw_mode()
+            .map_err(|e| MonitorError::Terminal(format!("cannot enter raw mode: {e}")))?;
+        term.enter_alternate_screen()
+            .map_err(|e| MonitorError::Terminal(e.to_string()))?;
+        let mut monitor = Monitor {
+            runtime: runtime.to_path_buf(),
+            caps,
+            waker: term.waker(),
+            list: Value::Array(Vec::new()),
+            rows: Vec::new(),
+            selected: 0,
+            selected_id: None,
+            top: 0,
+            message: None,
+            tickhost_problem: Some("asking tickhost for the list…".into()),
+            overlay: None,
+            size: (clamp(size.cols), clamp(size.rows)),
+            mouse: MouseTracking::Off,
+        };
+        monitor.main_loop(&mut term, &guard, &events)
+    })();
+    // termwiz's own teardown unwraps its writes, which fail when the terminal
+    // is gone; the guard restores everything it would, ignoring errors.
+    guard.restore();
+    std::mem::forget(term);
+    result
+}
+
+/// Signals end the Monitor cleanly (the terminal is restored).
+fn spawn_signals(tx: mpsc::Sender<Event>, waker: TerminalWaker) -> Result<(), MonitorError> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGQUIT, SIGHUP])
+        .map_err(|e| MonitorError::Terminal(format!("cannot handle signals: {e}")))?;
+    std::thread::spawn(move || {
+        if signals.forever().next().is_some() {
+            let _ = tx.send(Event::Signal);
+            let _ = waker.wake();
+        }
+    });
+    Ok(())
+}
+
+/// Asks tickhost for `list` every [`POLL_INTERVAL`] on one connection,
+/// reconnecting (without starting tickhost) when it is lost.
+fn spawn_poller(runtime: PathBuf, client: Client, tx: mpsc::Sender<Event>, waker: TerminalWaker) {
+    std::thread::spawn(move || {
+        let mut client = Some(client);
+        loop {
+            let event = match client.as_mut() {
+                None => match Client::connect(&runtime) {
+                    Ok(c) => {
+                        client = Some(c);
+                        continue;
+                    }
+                    Err(e) => Event::ListFailed(format!("{e}")),
+                },
+                Some(c) => match c.request(ClientRequest::List) {
+                    Ok(ClientReply::Ok(list)) => Event::List(list),
+                    Ok(ClientReply::Error(e)) => Event::ListFailed(e.message),
+                    Ok(ClientReply::Call(_)) => {
+                        Event::ListFailed("tickhost answered list with a call outcome".into())
+                    }
+                    Err(e) => {
+                        client = None;
+                        Event::ListFailed(format!("{e}"))
+                    }
+                },
+            };
+            if tx.send(event).is_err() {
+                return;
+            }
+            let _ = waker.wake();
+            std::thread::sleep(POLL_INTERVAL);
+        }
+    });
+}
+
+struct Monitor {
+    runtime: PathBuf,
+    caps: Capabilities,
+    waker: TerminalWaker,
+    /// The last `list` answer, as JSON (to resolve ids like `attach` does).
+    list: Value,
+    rows: Vec<Row>,
+    selected: usize,
+    /// The selection follows its instance when the list changes.
+    selected_id: Option<String>,
+    top: usize,
+    /// A message for the footer (until the next key).
+    message: Option<String>,
+    /// Set while tickhost cannot be reached.
+    tickhost_problem: Option<String>,
+    overlay: Option<Overlay>,
+    size: (u16, u16),
+    /// The mouse reporting the user's terminal has on.
+    mouse: MouseTracking,
+}
+
+/// What a key did.
+enum Flow {
+    Go,
+    Quit,
+}
+
+impl Monitor {
+    fn main_loop(
+        &mut self,
+        term: &mut UnixTerminal,
+        guard: &RestoreGuard,
+        events: &mpsc::Receiver<Event>,
+    ) -> Result<(), MonitorError> {
+        let mut shown = Surface::new(usize::from(self.size.0), usize::from(self.size.1));
+        let _ = term.render(&[Change::ClearScreen(Default::default())]);
+        let mut dirty = true;
+        loop {
+            loop {
+                match events.try_recv() {
+                    Ok(Event::List(list)) => {
+                        self.set_list(list);
+                        dirty = true;
+                    }
+                    Ok(Event::ListFailed(why)) => {
+                        self.tickhost_problem = Some(format!("tickhost: {why}; retrying"));
+                        dirty = true;
+                    }
+                    Ok(Event::Signal) => return Ok(()),
+                    Err(mpsc::TryRecvError::Empty) => break,
+                    Err(mpsc::TryRecvError::Disconnected) => break,
+                }
+            }
+            if let Some(overlay) = self.overlay.as_mut() {
+                dirty |= overlay.pump();
+                overlay.flush_resize(Instant::now());
+            }
+            if dirty {
+                let wanted = self
+                    .overlay
+                    .as_ref()
+                    .filter(|o| o.stopped.is_none())
+                    .and_then(|o| o.model.as_ref())
+                    .map_or(MouseTracking::Off, |m| m.modes.mouse);
+                if wanted != self.mouse {
+                    self.mouse = wanted;
+                    let _ = term.flush();
+                    guard.set_mouse(wanted);
+                }
+                let frame = self.frame();
+                let changes = render::frame_changes(&mut shown, &frame);
+                if term.render(&changes).is_err() || term.flush().is_err() {
+                    // The terminal is gone.
+                    return Ok(());
+                }
+                dirty = false;
+            }
+
+            let wait = self
+                .overlay
+                .as_ref()
+                .and_then(|o| o.pending_resize)
+                .map(|at| at.saturating_duration_since(Instant::now()));
+            let input = match term.poll_input(wait) {
+                Ok(input) => input,
+                // The terminal went away (SIGHUP comes too).
+                Err(_) => return Ok(()),
+            };
+            match input {
+                None | Some(InputEvent::Wake) => {}
+                Some(InputEvent::Resized { cols, rows }) => {
+                    self.size = (clamp(cols), clamp(rows));
+                    shown = Surface::new(cols, rows);
+                    let _ = term.render(&[Change::ClearScreen(Default::default())]);
+                    let geo = Geometry::for_terminal(self.size.0, self.size.1);
+                    if let Some(o) = self.overlay.as_mut() {
+                        o.resized(
+                            (geo.inner_cols, geo.inner_rows),
+                            Instant::now() + RESIZE_DEBOUNCE,
+                        );
+                    }
+                    dirty = true;
+                }
+                Some(event) => {
+                    dirty = true;
+                    if let Flow::Quit = self.input(event) {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+
+    fn set_list(&mut self, list: Value) {
+        self.tickhost_problem = None;
+        self.rows = Row::all_from_json(&list);
+        self.list = list;
+        if let Some(id) = &self.selected_id {
+            if let Some(i) = self.rows.iter().position(|r| &r.id == id) {
+                self.selected = i;
+            }
+        }
+        self.selected = self.selected.min(self.rows.len().saturating_sub(1));
+        self.selected_id = self.rows.get(self.selected).map(|r| r.id.clone());
+    }
+
+    fn select(&mut self, index: usize) {
+        self.selected = index.min(self.rows.len().saturating_sub(1));
+        self.selected_id = self.rows.get(self.selected).map(|r| r.id.clone());
+    }
+
+    fn input(&mut self, event: InputEvent) -> Flow {
+        if let Some(overlay) = self.overlay.as_mut() {
+            if overlay.stopped.is_some() {
+                if matches!(event, InputEvent::Key(_)) {
+                    self.close_overlay(None);
+                }
+                return Flow::Go;
+            }
+            match event {
+                InputEvent::Key(key) if is_detach_key(&key) => {
+                    let id = overlay.id.clone();
+                    self.close_overlay(Some(format!("detached from {id}; it goes on")));
+                }
+                InputEvent::Mouse(m) => {
+                    let geo = Geometry::for_terminal(self.size.0, self.size.1);
+                    for ev in overlay.mouse_events(&m, &geo) {
+                        overlay.send(ev);
+                    }
+                }
+                other => {
+                    for ev in render::input_events(&other, &mut overlay.mouse) {
+                        overlay.send(ev);
+                    }
+                }
+            }
+            return Flow::Go;
+        }
+        let InputEvent::Key(KeyEvent { key, modifiers }) = event else {
+            return Flow::Go;
+        };
+        self.message = None;
+        let ctrl = modifiers.contains(Modifiers::CTRL);
+        match key {
+            KeyCode::Char('q') if !ctrl => return Flow::Quit,
+            KeyCode::Char('c') if ctrl => return Flow::Quit,
+            KeyCode::Char('\x03') => return Flow::Quit,
+            KeyCode::UpArrow | KeyCode::ApplicationUpArrow | KeyCode::Char('k') => {
+                self.select(self.selected.saturating_sub(1))
+            }
+            KeyCode::DownArrow | KeyCode::ApplicationDownArrow | KeyCode::Char('j') => {
+                self.select(self.selected + 1)
+            }
+            KeyCode::Home | KeyCode::Char('g') => self.select(0),
+            KeyCode::End | KeyCode::Char('G') => self.select(usize::MAX),
+            KeyCode::PageUp => {
+                let body = table::body_rows(usize::from(self.size.1)).max(1);
+                self.select(self.selected.saturating_sub(body))
+            }
+            KeyCode::PageDown => {
+                let body = table::body_rows(usize::from(self.size.1)).max(1);
+                self.select(self.selected.saturating_add(body))
+            }
+            KeyCode::Enter | KeyCode::Char('\r') | KeyCode::Char('\n') => self.open_overlay(),
+            _ => {}
+        }
+        Flow::Go
+    }
+
+    fn open_overlay(&mut self) {
+        let Some(row) = self.rows.get(self.selected) else {
+            return;
+        };
+        if let Some(ended) = &row.ended {
+            self.message = Some(format!(
+                "{} has ended ({}): nothing to show",
+                row.id, ended.kind
+            ));
+            return;
+        }
+        match attach_view::resolve(&self.runtime, &row.id, &self.list) {
+            Ok((id, socket)) => {
+                let geo = Geometry::for_terminal(self.size.0, self.size.1);
+                let hello = attach_view::view_hello(
+                    &self.caps,
+                    (geo.inner_cols, geo.inner_rows),
+                    "monitor",
+                );
+                self.overlay = Some(Overlay::open(id, socket, hello, self.waker.clone()));
+            }
+            Err(e) => self.message = Some(e.to_string()),
+        }
+    }
+
+    /// Closes the overlay (hangs up: a detach).
+    fn close_overlay(&mut self, message: Option<String>) {
+        self.overlay = None;
+        self.message = message;
+    }
+
+    /// The whole screen: the list, and the overlay over it.
+    fn frame(&mut self) -> Frame {
+        let (cols, rows) = (usize::from(self.size.0), usize::from(self.size.1));
+        self.top = table::scroll_for(
+            self.selected,
+            self.top,
+            table::body_rows(rows),
+            self.rows.len(),
+        );
+        let overlay_footer;
+        let (footer, alert) = match (&self.overlay, &self.tickhost_problem, &self.message) {
+            (Some(o), _, _) => {
+                overlay_footer = match &o.stopped {
+                    None => format!(
+                        "keys go to {} · {DETACH_KEY_NAME} closes the overlay (the Tick goes on)",
+                        o.id
+                    ),
+                    Some(_) => "any key closes the overlay".to_string(),
+                };
+                (overlay_footer.as_str(), false)
+            }
+            (None, Some(problem), _) => (problem.as_str(), true),
+            (None, None, Some(message)) => (message.as_str(), false),
+            (None, None, None) => (LIST_KEYS, false),
+        };
+        let view = ListView {
+            rows: &self.rows,
+            selected: self.selected,
+            top: self.top,
+            footer,
+            footer_alert: alert,
+            now: OffsetDateTime::now_utc(),
+        };
+        let mut surface = table::draw(&view, cols, rows);
+        let mut cursor = None;
+        let mut cursor_shape = launcher::attach::CursorShape::Default;
+        if let Some(o) = &self.overlay {
+            let geo = Geometry::for_terminal(self.size.0, self.size.1);
+            (cursor, cursor_shape) = overlay::draw(&mut surface, o, &geo);
+        }
+        Frame {
+            surface,
+            cursor,
+            cursor_shape,
+        }
+    }
+}
