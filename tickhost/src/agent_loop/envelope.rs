@@ -8,16 +8,12 @@ use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
 use super::policy::CompiledPolicy;
+use crate::core::limits::Limits;
 use crate::wire::{Delivery, EndInfo};
 
 /// The `source.plugin` of every time-step message this Loop creates. Time
 /// steps are counted by this source, never by their text.
 pub const PLUGIN_NAME: &str = "tickloop/loop";
-
-/// Data budget of one instance's part when it is the only one in a step, and
-/// when several instances share a step (the `watch` budgets).
-pub const DELIVERY_BUDGET: usize = 16 * 1024;
-pub const DELIVERY_ITEM_BUDGET: usize = 4 * 1024;
 
 /// The `source` of a time-step message.
 pub fn plugin_source() -> Value {
@@ -104,11 +100,8 @@ impl Inbox {
     /// within its budget, and empties the inbox.
     pub fn drain_parts(&mut self) -> Vec<Value> {
         let pending = std::mem::take(&mut self.pending);
-        let budget = if pending.len() > 1 {
-            DELIVERY_ITEM_BUDGET
-        } else {
-            DELIVERY_BUDGET
-        };
+        // The `watch` budgets: 16 KiB alone, 4 KiB each when several share a step.
+        let budget = crate::core::delivery::budget_for(pending.len(), &Limits::default());
         pending
             .into_iter()
             .map(|(instance, p)| part(instance, p, budget))
@@ -136,16 +129,13 @@ fn part(instance: String, p: Pending, budget: usize) -> Value {
 }
 
 /// Keeps `data` within `budget` encoded bytes. `watch` deliveries arrive
-/// already trimmed to their own budget, so this only bites when several
-/// instances share one step; then the data is replaced by the `watch`
-/// last-resort marker, and `recover_with` says how to fetch it.
+/// already trimmed to their own budget (with the Tick's declared series kept
+/// at their newest end), so this only bites when several instances share one
+/// step; it trims with the host core's rules (arrays keep their beginning and
+/// end, every cut marked), and `recover_with` says how to fetch the rest.
 fn fit(data: Value, budget: usize) -> (Value, bool) {
-    let size = serde_json::to_vec(&data).map(|v| v.len()).unwrap_or(0);
-    if size <= budget {
-        (data, false)
-    } else {
-        (json!({"$trimmed": {"bytes": size}}), true)
-    }
+    let cut = crate::core::delivery::trim(&data, &[], budget);
+    (cut.data, cut.trimmed)
 }
 
 #[cfg(test)]
@@ -213,7 +203,10 @@ mod tests {
         );
         let parts = inbox.drain_parts();
         assert_eq!(parts[0]["trimmed"], true);
-        assert!(parts[0]["data"]["$trimmed"]["bytes"].as_u64().unwrap() > 5000);
+        let kept = serde_json::to_vec(&parts[0]["data"]).unwrap();
+        assert!(kept.len() <= Limits::default().delivery_item_budget, "{} bytes kept", kept.len());
+        let text = parts[0]["data"]["s"].as_str().unwrap();
+        assert!(text.starts_with("xxx") && text.contains("$trimmed"), "{text:.40}");
         assert_eq!(parts[1]["ended"]["kind"], "closed");
         // Alone, the same data fits.
         inbox.push_delivery(delivery("hosted:a", 1, 1, big.clone()));
