@@ -204,9 +204,16 @@ mod tests {
         let parts = inbox.drain_parts();
         assert_eq!(parts[0]["trimmed"], true);
         let kept = serde_json::to_vec(&parts[0]["data"]).unwrap();
-        assert!(kept.len() <= Limits::default().delivery_item_budget, "{} bytes kept", kept.len());
+        assert!(
+            kept.len() <= Limits::default().delivery_item_budget,
+            "{} bytes kept",
+            kept.len()
+        );
         let text = parts[0]["data"]["s"].as_str().unwrap();
-        assert!(text.starts_with("xxx") && text.contains("$trimmed"), "{text:.40}");
+        assert!(
+            text.starts_with("xxx") && text.contains("$trimmed"),
+            "{text:.40}"
+        );
         assert_eq!(parts[1]["ended"]["kind"], "closed");
         // Alone, the same data fits.
         inbox.push_delivery(delivery("hosted:a", 1, 1, big.clone()));
