@@ -1,0 +1,217 @@
+//! The Monitor end to end (issue 4): `tickloop monitor` in a real terminal
+//! (tmux) against real launchers: it lists the instances opened through the
+//! CLI (a counter Tick and a `shell:` program), Enter opens the overlay with
+//! the Tick's live screen, keys reach the Tick, resizing the terminal reaches
+//! it as SIGWINCH (counter.py prints `size COLSxROWS`), ctrl+\ closes the
+//! overlay with the Tick still running, and an instance that ends (it exits,
+//! or `tickloop close`) shows its reason, in the overlay and in the list. At
+//! 100x30 and at 80x24; the terminal is restored at quit and at SIGTERM.
+
+mod common;
+
+use common::tmux::Tmux;
+use common::*;
+
+const COUNTER: &str = "hosted:counter";
+const SHELL: &str = "shell:sh";
+
+fn monitor_command() -> String {
+    // The shell ignores ctrl+\ and ctrl+c itself, so a key sent while the
+    // Monitor is not in raw mode yet cannot end the test's shell.
+    format!("trap '' QUIT INT; {} monitor", tickloop_bin())
+}
+
+/// `#{name}` of the pane, from tmux.
+fn pane_flag(tmux: &Tmux, name: &str) -> String {
+    tmux.cmd(&["display-message", "-p", "-t", "0", &format!("#{{{name}}}")])
+        .trim()
+        .to_string()
+}
+
+/// Opens the counter Tick and a plain shell, and waits until both drew.
+fn open_two(host: &Host) {
+    host.open_counter("counter");
+    host.ok(&["open", "--shell", "--id", "sh", "--", "sh"]);
+    host.wait_screen(COUNTER, "size 120x30");
+    wait_for("the shell's prompt", || {
+        let out = host.run(&["screen", SHELL]);
+        (out.code == 0 && !out.stdout.trim().is_empty()).then_some(())
+    });
+}
+
+fn views(host: &Host, id: &str) -> Option<u64> {
+    host.entry(id)?["views"].as_u64()
+}
+
+fn wait_views(host: &Host, id: &str, n: u64) {
+    wait_for(&format!("{id} to have {n} views"), || {
+        (views(host, id) == Some(n)).then_some(())
+    });
+}
+
+/// The pane's row `row` (zero-based).
+fn row(screen: &str, row: usize) -> String {
+    screen.lines().nth(row).unwrap_or_default().to_string()
+}
+
+#[test]
+fn monitor_lists_opens_the_overlay_forwards_keys_follows_resizes_and_shows_ends() {
+    let host = Host::new();
+    open_two(&host);
+    let tmux = Tmux::start(&host, 100, 30, &monitor_command());
+
+    // The list: both instances, with kind, title, state and counts.
+    let screen = wait_for("the Monitor to list both instances", || {
+        let s = tmux.capture();
+        (s.contains(COUNTER) && s.contains(SHELL) && s.contains("2 running")).then_some(s)
+    });
+    assert_eq!(pane_flag(&tmux, "alternate_on"), "1");
+    let counter_row = screen
+        .lines()
+        .find(|l| l.starts_with(COUNTER))
+        .expect("a counter row");
+    assert!(counter_row.contains("example.counter"), "{screen}");
+    assert!(counter_row.contains("Counter"), "{screen}");
+    assert!(counter_row.contains("running"), "{screen}");
+    assert!(row(&screen, 1).starts_with("ID "), "{screen}");
+    assert!(screen.contains("Enter opens"), "{screen}");
+
+    // Enter on the first row (sorted by id: the counter) opens the overlay;
+    // its inner size (100x30 minus the margins and border: 94x26) reaches
+    // the Tick as its PTY's size.
+    tmux.send_keys(&["Enter"]);
+    tmux.wait_text("hosted:counter · ctrl+\\ closes");
+    let screen = tmux.wait_text("size 94x26");
+    assert!(screen.contains("value: 0"), "{screen}");
+    host.wait_screen(COUNTER, "size 94x26");
+    wait_views(&host, COUNTER, 1);
+    // The list stays visible at the edges.
+    assert!(row(&screen, 0).contains("Tickloop Monitor"), "{screen}");
+
+    // Keys go to the Tick.
+    tmux.type_text("++");
+    host.wait_value(COUNTER, 2);
+    tmux.wait_text("value: 2");
+
+    // A resize of the Monitor's terminal resizes the overlay and the Tick.
+    tmux.resize(80, 24);
+    tmux.wait_text("size 74x20");
+    host.wait_screen(COUNTER, "size 74x20");
+
+    // ctrl+\ closes the overlay (a detach): the Tick goes on.
+    tmux.send_keys(&["C-\\"]);
+    let screen = tmux.wait_text("detached from hosted:counter");
+    assert!(!screen.contains("ctrl+\\ closes"), "{screen}");
+    wait_views(&host, COUNTER, 0);
+    assert_eq!(host.entry(COUNTER).expect("listed")["state"], "running");
+    tmux.type_text("+");
+    // Not in the overlay any more: the list took the key, the Tick did not.
+    tmux.wait_text("Enter opens");
+    assert_eq!(host.read(COUNTER)["data"]["value"], 2);
+
+    // The shell: j selects it, Enter opens it; it runs what is typed.
+    tmux.send_keys(&["j", "Enter"]);
+    tmux.wait_text("shell:sh · ctrl+\\ closes");
+    tmux.type_text("echo monitor-$((6*7))");
+    tmux.send_keys(&["Enter"]);
+    tmux.wait_text("monitor-42");
+    host.wait_screen(SHELL, "monitor-42");
+
+    // The program exits while shown: the overlay says why until a key.
+    tmux.type_text("exit 7");
+    tmux.send_keys(&["Enter"]);
+    let ended = host.wait_ended(SHELL);
+    let reason = ended["reason"].as_str().expect("a reason").to_string();
+    assert!(reason.contains('7'), "{ended}");
+    let screen = tmux.wait_text(&format!("shell:sh ended: {reason}"));
+    assert!(screen.contains("press any key to close"), "{screen}");
+    tmux.send_keys(&["x"]);
+    // Back in the list: the row says ended, the detail line the reason.
+    let screen = tmux.wait_text(&format!("shell:sh ended (exited): {reason}"));
+    let shell_row = screen
+        .lines()
+        .find(|l| l.starts_with(SHELL))
+        .expect("a shell row");
+    assert!(shell_row.contains("ended"), "{screen}");
+    assert!(screen.contains("1 running"), "{screen}");
+
+    // Closing the counter through the CLI shows up in the list too.
+    let closed = host.ok(&["close", COUNTER]);
+    let reason = closed["ended"]["reason"].as_str().expect("a reason");
+    tmux.wait_text("0 running");
+    tmux.send_keys(&["k"]);
+    let shown = "hosted:counter ended (".to_string();
+    let screen = tmux.wait_text(&shown);
+    let detail = screen
+        .lines()
+        .find(|l| l.starts_with(&shown))
+        .expect("the detail line");
+    // The reason, cut to the terminal's width when long.
+    let start: String = reason.chars().take(20).collect();
+    assert!(detail.contains(&start), "{reason:?} not in {screen}");
+
+    // q quits and restores the terminal.
+    tmux.send_keys(&["q"]);
+    tmux.wait_text("ATTACH-EXIT 0");
+    assert_eq!(pane_flag(&tmux, "alternate_on"), "0");
+}
+
+#[test]
+fn monitor_at_80x24_shows_a_tick_closed_while_shown_and_restores_at_sigterm() {
+    let host = Host::new();
+    open_two(&host);
+    let tmux = Tmux::start(&host, 80, 24, &monitor_command());
+    let screen = wait_for("the Monitor to list both instances", || {
+        let s = tmux.capture();
+        (s.contains(COUNTER) && s.contains(SHELL) && s.contains("2 running")).then_some(s)
+    });
+    // The ids whole, and the state column still on screen.
+    let counter_row = screen
+        .lines()
+        .find(|l| l.starts_with("hosted:counter "))
+        .expect("a counter row");
+    assert!(counter_row.trim_end().ends_with("running"), "{screen}");
+    assert!(screen.lines().any(|l| l.starts_with("shell:sh ")), "{screen}");
+
+    // The overlay at 80x24: 74x20 inside.
+    tmux.send_keys(&["Enter"]);
+    tmux.wait_text("size 74x20");
+    host.wait_screen(COUNTER, "size 74x20");
+    tmux.type_text("+");
+    host.wait_value(COUNTER, 1);
+
+    // Closed through the CLI while shown: the overlay says why.
+    let closed = host.ok(&["close", COUNTER]);
+    let reason = closed["ended"]["reason"].as_str().expect("a reason");
+    let screen = tmux.wait_text("press any key to close");
+    assert!(screen.contains("hosted:counter ended"), "{screen}");
+    let start: String = reason.split(' ').take(2).collect::<Vec<_>>().join(" ");
+    assert!(screen.contains(&start), "{reason:?} not in {screen}");
+    tmux.send_keys(&["Space"]);
+    tmux.wait_text("1 running");
+
+    // The shell's overlay, then SIGTERM to the Monitor: it restores the
+    // terminal and leaves the shell running.
+    tmux.send_keys(&["j", "Enter"]);
+    tmux.wait_text("shell:sh · ctrl+\\ closes");
+    wait_views(&host, SHELL, 1);
+    let pid = tmux.command_pid();
+    // SAFETY: plain kill(2) of the Monitor, a child of the pane's shell.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    tmux.wait_text("ATTACH-EXIT 0");
+    assert_eq!(pane_flag(&tmux, "alternate_on"), "0");
+    assert_eq!(pane_flag(&tmux, "cursor_flag"), "1");
+    wait_views(&host, SHELL, 0);
+    assert_eq!(host.entry(SHELL).expect("listed")["state"], "running");
+}
+
+#[test]
+fn monitor_quits_on_ctrl_c_with_no_instances() {
+    let host = Host::new();
+    let tmux = Tmux::start(&host, 100, 30, &monitor_command());
+    tmux.wait_text("0 instances");
+    tmux.wait_text("no instances");
+    tmux.send_keys(&["C-c"]);
+    tmux.wait_text("ATTACH-EXIT 0");
+    assert_eq!(pane_flag(&tmux, "alternate_on"), "0");
+}
