@@ -171,7 +171,10 @@ fn monitor_at_80x24_shows_a_tick_closed_while_shown_and_restores_at_sigterm() {
         .find(|l| l.starts_with("hosted:counter "))
         .expect("a counter row");
     assert!(counter_row.trim_end().ends_with("running"), "{screen}");
-    assert!(screen.lines().any(|l| l.starts_with("shell:sh ")), "{screen}");
+    assert!(
+        screen.lines().any(|l| l.starts_with("shell:sh ")),
+        "{screen}"
+    );
 
     // The overlay at 80x24: 74x20 inside.
     tmux.send_keys(&["Enter"]);
