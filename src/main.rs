@@ -2,6 +2,7 @@
 //! same executable is the daemon (`__tickhost`) and each instance's launcher
 //! (`__launcher`), so they are always one build.
 
+mod herdr_cli;
 mod loop_cli;
 mod output;
 
@@ -45,6 +46,9 @@ enum Command {
         /// Launch the Tick package NAME (`tickloop packages`); ARGs after `--` are appended.
         #[arg(long, value_name = "NAME")]
         package: Option<String>,
+        /// Show the new instance at once: `herdr` (a Herdr pane; inside Herdr).
+        #[arg(long, value_enum, value_name = "VIEW")]
+        view: Option<herdr_cli::OpenView>,
         /// PROGRAM [ARG...], after `--`.
         #[arg(
             required_unless_present = "package",
@@ -112,6 +116,9 @@ enum Command {
     /// The Loop: bounded time-step runs for an agent session (README: "Driving the Loop").
     #[command(subcommand)]
     Loop(loop_cli::LoopCommand),
+    /// Tickloop in Herdr: its plugin, Ticks in Herdr panes, the Monitor overlay (README: "Tickloop in Herdr").
+    #[command(subcommand)]
+    Herdr(herdr_cli::HerdrCommand),
 }
 
 fn main() {
@@ -150,6 +157,7 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
         }
         Command::Shutdown => shutdown(&runtime, json),
         Command::Loop(command) => Ok(loop_cli::run(command)),
+        Command::Herdr(command) => herdr_cli::run(command, view_herdr::Ctx { runtime, exe }, json),
         Command::Mcp { interval } => {
             let cwd = std::env::current_dir().context("cannot read the current directory")?;
             let interval = std::time::Duration::from_millis(interval.max(1));
@@ -207,8 +215,10 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             cwd,
             shell,
             package,
+            view,
             argv,
         } => {
+            herdr_cli::check_open_view(view)?;
             let argv = match package {
                 None => argv,
                 Some(package) => tickloop_mcp::packages::find(&package)
@@ -251,7 +261,9 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                 cwd,
                 env,
             });
-            let value = simple(&runtime, &exe, request)?;
+            let mut value = simple(&runtime, &exe, request)?;
+            let ctx = view_herdr::Ctx { runtime, exe };
+            herdr_cli::show_opened(view, &ctx, &mut value)?;
             show(&value, json, output::open_text);
             Ok(0)
         }

@@ -63,6 +63,14 @@ impl Tmux {
         tmux
     }
 
+    /// The tmux server on `-L socket` that something else started (the
+    /// Herdr stand-in's panes, tests/herdr_standin/herdr); killed on drop.
+    pub fn adopt(socket: &str) -> Tmux {
+        Tmux {
+            socket: socket.to_string(),
+        }
+    }
+
     fn raw(&self, args: &[&str]) -> Output {
         Command::new("tmux")
             .arg("-L")

@@ -199,9 +199,10 @@ fn clip(text: &str) -> String {
 /// itself) in `text`, if any.
 pub fn parse_error(text: &str) -> Option<HerdrError> {
     let text = text.trim();
-    let value: Value = serde_json::from_str(text)
-        .ok()
-        .or_else(|| text.lines().find_map(|l| serde_json::from_str(l.trim()).ok()))?;
+    let value: Value = serde_json::from_str(text).ok().or_else(|| {
+        text.lines()
+            .find_map(|l| serde_json::from_str(l.trim()).ok())
+    })?;
     let err = value.get("error").unwrap_or(&value);
     let code = err.get("code")?;
     let code = code
@@ -267,9 +268,7 @@ pub fn request_within(
     stream.write_all(line.as_bytes()).map_err(io)?;
     stream.flush().map_err(io)?;
     let mut answer = String::new();
-    BufReader::new(&stream)
-        .read_line(&mut answer)
-        .map_err(io)?;
+    BufReader::new(&stream).read_line(&mut answer).map_err(io)?;
     if answer.trim().is_empty() {
         return Err(HerdrError::BadAnswer(format!(
             "no answer to {method} on {}",

@@ -129,7 +129,9 @@ impl Manifest {
         }
         if let Some(v) = &self.min_herdr_version {
             if !is_semver(v) {
-                problems.push(format!("min_herdr_version {v:?} is not a version like 0.8.0"));
+                problems.push(format!(
+                    "min_herdr_version {v:?} is not a version like 0.8.0"
+                ));
             }
         }
         if let Some(platforms) = &self.platforms {

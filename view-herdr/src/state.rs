@@ -203,7 +203,10 @@ mod tests {
         assert_eq!(find(rt, "/s", "hosted:a").unwrap().pane_id, "w1:p2");
         assert!(find(rt, "/other", "hosted:a").is_none());
         forget(rt, "/s", "hosted:a", "w1:p1").unwrap();
-        assert!(find(rt, "/s", "hosted:a").is_some(), "a stale pane id keeps it");
+        assert!(
+            find(rt, "/s", "hosted:a").is_some(),
+            "a stale pane id keeps it"
+        );
         forget(rt, "/s", "hosted:a", "w1:p2").unwrap();
         assert!(find(rt, "/s", "hosted:a").is_none());
         assert!(pid_alive(std::process::id()));
