@@ -14,11 +14,11 @@ fn open_prints_the_instance_with_the_contract_fields() {
     let log = host.log_path("counter");
     let v = host.ok(&["open", "--", &tick("counter.py"), "--log", &log]);
     assert_eq!(v["id"], "hosted:counter", "{v}");
-    assert_eq!(v["kind"], "example.counter");
-    assert_eq!(v["title"], "Counter");
-    assert_eq!(v["revision"], "1");
-    assert_eq!(v["seq"], 0);
-    assert_eq!(v["state"], "running");
+    assert_eq!(v["kind"], "example.counter", "{v}");
+    assert_eq!(v["title"], "Counter", "{v}");
+    assert_eq!(v["revision"], "1", "{v}");
+    assert_eq!(v["seq"], 0, "{v}");
+    assert_eq!(v["state"], "running", "{v}");
     let pid = int(&v["pid"], "pid");
     let launcher_pid = int(&v["launcher_pid"], "launcher_pid");
     assert!(pid > 0 && launcher_pid > 0 && pid != launcher_pid, "{v}");
@@ -494,8 +494,8 @@ fn describe_read_and_call_on_a_shell_instance_exit_1_not_a_tick() {
 fn the_appendix_b_note_tick_works_end_to_end() {
     let host = Host::new();
     let v = host.ok(&["open", "--", &tick("note.py")]);
-    assert_eq!(v["id"], "hosted:note");
-    assert_eq!(v["kind"], "example.note");
+    assert_eq!(v["id"], "hosted:note", "{v}");
+    assert_eq!(v["kind"], "example.note", "{v}");
     let r = host.read("note");
     assert_eq!(r["seq"], 0);
     assert_eq!(r["data"], Value::Null);

@@ -659,6 +659,8 @@ fn the_monitor_opens_as_an_overlay_or_a_popup() {
     assert!(opens[1].windows(2).any(|w| w[0] == "--width"));
     let panes = herdr.panes();
     assert_eq!(panes[0]["command"], json!(["tickloop", "monitor"]));
+    // The Monitor runs in the overlay and lists the instance.
+    herdr.tmux_of(1).wait_text(&id);
     assert!(panes[1]["pane_id"].is_null(), "a popup has no pane id");
 }
 
@@ -712,4 +714,45 @@ fn a_real_herdr_links_the_plugin_when_installed() {
         String::from_utf8_lossy(&listed.stdout).contains("tickloop"),
         "{listed:?}"
     );
+}
+
+#[test]
+fn restore_reopens_the_views_herdr_closed_but_not_the_detached_ones() {
+    let host = Host::new();
+    let herdr = Herdr::new(&host);
+    let a = setup(&host, &herdr, "a");
+    host.open_counter("b");
+    herdr.inside(&host, &["herdr", "open", "a"]).expect(0);
+    herdr.inside(&host, &["herdr", "open", "b"]).expect(0);
+    let (pane_a, pane_b) = (herdr.tmux_of(1), herdr.tmux_of(2));
+    pane_a.wait_text("value: 0");
+    pane_b.wait_text("value: 0");
+    // Herdr stopping closes a's pane (SIGHUP); the user detaches b.
+    // SAFETY: kill(2) on the view process of this test.
+    unsafe { libc::kill(pane_a.command_pid(), libc::SIGHUP) };
+    pane_a.wait_text("ATTACH-EXIT 0");
+    pane_b.send_keys(&["C-\\"]);
+    pane_b.wait_text("ATTACH-EXIT 0");
+
+    // The startup hook reopens a only.
+    let restored = herdr.inside(&host, &["herdr", "restore"]);
+    restored.expect(0);
+    let restored = restored.json();
+    let restored = restored.as_array().expect("an array");
+    assert_eq!(restored.len(), 1, "{restored:?}");
+    assert_eq!(restored[0]["instance"], a);
+    assert_eq!(restored[0]["pane_id"], "w1:p3");
+    let opens = herdr.pane_opens();
+    assert_eq!(opens.len(), 3);
+    assert!(opens[2].contains(&format!("TICKLOOP_INSTANCE={a}")));
+    let pane3 = herdr.tmux_of(3);
+    pane3.wait_text("value: 0");
+    // Shown again: nothing more to restore.
+    wait_for("the restored view to register", || {
+        let e = host.entry(&a)?;
+        eprintln!("entry {e}\n{}", pane3.capture());
+        (e["views"] == 1).then_some(())
+    });
+    let again = herdr.inside(&host, &["herdr", "restore"]);
+    assert_eq!(again.expect(0).json(), json!([]));
 }
