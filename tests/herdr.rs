@@ -745,13 +745,11 @@ fn restore_reopens_the_views_herdr_closed_but_not_the_detached_ones() {
     let opens = herdr.pane_opens();
     assert_eq!(opens.len(), 3);
     assert!(opens[2].contains(&format!("TICKLOOP_INSTANCE={a}")));
-    let pane3 = herdr.tmux_of(3);
-    pane3.wait_text("value: 0");
-    // Shown again: nothing more to restore.
-    wait_for("the restored view to register", || {
-        let e = host.entry(&a)?;
-        eprintln!("entry {e}\n{}", pane3.capture());
-        (e["views"] == 1).then_some(())
+    herdr.tmux_of(3).wait_text("value: 0");
+    // Shown again (the view registered itself and reports): nothing more
+    // to restore.
+    herdr.wait_request("pane.report_metadata", "the restored view's reports", |p| {
+        p["pane_id"] == "w1:p3"
     });
     let again = herdr.inside(&host, &["herdr", "restore"]);
     assert_eq!(again.expect(0).json(), json!([]));
