@@ -237,6 +237,11 @@ pub fn draw(
         usize::from(geo.inner_cols) + 2,
         usize::from(geo.inner_rows) + 2,
     );
+    let (screen_cols, screen_rows) = screen.dimensions();
+    if geo.x + w > screen_cols || geo.y + h > screen_rows {
+        // Too small for a box: the list's footer says what is shown.
+        return (None, launcher::attach::CursorShape::Default);
+    }
     let (ox, oy) = geo.inner_origin();
     let mut border = CellAttributes::default();
     border.set_foreground(ColorAttribute::PaletteIndex(AnsiColor::Aqua as u8));
@@ -423,6 +428,20 @@ mod tests {
         );
         assert!(text.contains("press any key to close"), "{text}");
         assert_eq!(cursor, None);
+    }
+
+    #[test]
+    fn tiny_and_huge_terminals_draw_without_panicking() {
+        for (cols, rows) in [(0, 0), (1, 1), (2, 3), (3, 2), (5, 5), (39, 9), (400, 120)] {
+            let mut screen = Surface::new(usize::from(cols), usize::from(rows));
+            let geo = Geometry::for_terminal(cols, rows);
+            for stopped in [None, Some(Stop::Lost("gone ".repeat(50)))] {
+                let o = overlay_with(Some(Snapshot::blank(120, 30)), stopped);
+                draw(&mut screen, &o, &geo);
+            }
+            let o = overlay_with(None, None);
+            draw(&mut screen, &o, &geo);
+        }
     }
 
     #[test]

@@ -500,6 +500,31 @@ mod tests {
     }
 
     #[test]
+    fn tiny_terminals_draw_without_panicking() {
+        let r = rows();
+        for (cols, rows_n) in [
+            (0, 0),
+            (0, 5),
+            (5, 0),
+            (1, 1),
+            (2, 2),
+            (3, 3),
+            (10, 4),
+            (12, 5),
+        ] {
+            let view = ListView {
+                rows: &r,
+                selected: 1,
+                top: 0,
+                footer: "q quits",
+                footer_alert: true,
+                now: now(),
+            };
+            draw(&view, cols, rows_n);
+        }
+    }
+
+    #[test]
     fn scrolling_keeps_the_selection_visible() {
         assert_eq!(scroll_for(0, 0, 5, 20), 0);
         assert_eq!(scroll_for(7, 0, 5, 20), 3);
