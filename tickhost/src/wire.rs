@@ -101,8 +101,12 @@ pub struct Envelope<R> {
 pub enum ClientRequest {
     Open(OpenRequest),
     List,
-    Describe { instance: String },
-    Read { instance: String },
+    Describe {
+        instance: String,
+    },
+    Read {
+        instance: String,
+    },
     Call {
         instance: String,
         tool: String,
@@ -114,9 +118,16 @@ pub enum ClientRequest {
         instances: Vec<String>,
         interval_ms: u64,
     },
-    Screen { instance: String },
-    Input { instance: String, text: String },
-    Close { instance: String },
+    Screen {
+        instance: String,
+    },
+    Input {
+        instance: String,
+        text: String,
+    },
+    Close {
+        instance: String,
+    },
     Shutdown,
 }
 
