@@ -513,7 +513,10 @@ impl Instance {
     /// The instance is up: report Ready and write the record.
     fn initialized(&mut self) {
         let status = self.status();
-        // The record first: whoever gets Ready may look for it at once.
+        // Status and record first: whoever gets Ready may connect or look for
+        // the record at once, and must not see the status from before
+        // initialization (no descriptor yet).
+        self.status_tx.send_replace(status.clone());
         if let Err(e) = write_record(&self.record(status.clone())) {
             eprintln!("launcher: cannot write the record file: {e}");
         }

@@ -75,8 +75,17 @@ impl Client {
             next_id: 1,
             watch_id: 0,
         };
-        client.send_line(&Hello::new(Role::Client))?;
-        let line = client.read_line()?;
+        // A daemon that dies while this connects (killed, or exiting after
+        // `shutdown`) resets the connection or closes it during hello: that
+        // is "not running", so `connect_or_start` starts a new one.
+        let handshake = client
+            .send_line(&Hello::new(Role::Client))
+            .and_then(|()| client.read_line());
+        let line = match handshake {
+            Ok(line) => line,
+            Err(ClientError::Io(source)) => return Err(ClientError::NotRunning { socket, source }),
+            Err(other) => return Err(other),
+        };
         let answer: HelloReply = serde_json::from_str(&line)
             .map_err(|e| ClientError::Protocol(format!("hello answer: {e}")))?;
         if let Some(refused) = answer.refused {
