@@ -94,7 +94,11 @@ enum Command {
     /// Show the Tick's screen in this terminal and type into it; ctrl+\ detaches.
     Attach { id: String },
     /// Every instance, live, full screen; Enter shows one over the list (ctrl+\ closes it), q quits.
-    Monitor,
+    Monitor {
+        /// The instance selected at start (Herdr passes the Tick in focus).
+        #[arg(long, env = "TICKLOOP_INSTANCE")]
+        select: Option<String>,
+    },
     /// End the session (or forget an ended instance).
     Close { id: String },
     /// Close every instance and end tickhost.
@@ -303,8 +307,8 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                 .map_err(|e| CliError::new(e.kind(), e.to_string(), 1))?;
             Ok(0)
         }
-        Command::Monitor => {
-            view_monitor::monitor::run(&runtime, connect(&runtime, &exe)?)
+        Command::Monitor { select } => {
+            view_monitor::monitor::run(&runtime, connect(&runtime, &exe)?, select)
                 .map_err(|e| CliError::new(e.kind(), e.to_string(), 1))?;
             Ok(0)
         }

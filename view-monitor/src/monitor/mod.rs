@@ -70,8 +70,10 @@ enum Event {
 
 /// Runs the Monitor on the current terminal until the user quits. `client`
 /// is a connection to the tickhost of `runtime` (the CLI starts tickhost when
-/// needed); when it is lost, the Monitor says so and reconnects.
-pub fn run(runtime: &Path, client: Client) -> Result<(), MonitorError> {
+/// needed); when it is lost, the Monitor says so and reconnects. `select`
+/// (an id or a bare name) is the instance selected at start, e.g. the Tick in
+/// focus when Herdr pops the Monitor over it.
+pub fn run(runtime: &Path, client: Client, select: Option<String>) -> Result<(), MonitorError> {
     let caps = attach_view::terminal_caps()?;
     let mut term = UnixTerminal::new(caps.clone())
         .map_err(|e| MonitorError::Terminal(format!("cannot open /dev/tty: {e}")))?;
@@ -95,7 +97,7 @@ pub fn run(runtime: &Path, client: Client) -> Result<(), MonitorError> {
             list: Value::Array(Vec::new()),
             rows: Vec::new(),
             selected: 0,
-            selected_id: None,
+            selected_id: select,
             top: 0,
             message: None,
             tickhost_problem: Some("asking tickhost for the list…".into()),
@@ -279,7 +281,9 @@ impl Monitor {
         self.rows = Row::all_from_json(&list);
         self.list = list;
         if let Some(id) = &self.selected_id {
-            if let Some(i) = self.rows.iter().position(|r| &r.id == id) {
+            let names =
+                |row: &Row| row.id == *id || row.id.split_once(':').map(|(_, n)| n) == Some(id);
+            if let Some(i) = self.rows.iter().position(names) {
                 self.selected = i;
             }
         }
