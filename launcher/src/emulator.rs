@@ -165,6 +165,23 @@ mod tests {
     }
 
     #[test]
+    fn snapshot_after_the_scrollback_ring_wraps() {
+        // Regression: wezterm-term's `with_phys_lines` panicked once its
+        // scrollback ring had wrapped; the view snapshot must not use it.
+        let (tx, _rx) = mpsc::channel();
+        let mut emu = Emulator::new(30, 120, Box::new(ChanWriter(tx)));
+        for i in 0..5000 {
+            emu.feed(format!("\x1b[3{}mline {i}\x1b[0m\r\n", i % 8).as_bytes());
+        }
+        emu.feed(b"last");
+        let snapshot = emu.snapshot();
+        assert_eq!(snapshot.lines.len(), 30);
+        assert_eq!(snapshot.lines[29].text(), "last");
+        assert_eq!(snapshot.lines[28].text(), "line 4999");
+        assert_eq!(emu.text().lines.last().map(String::as_str), Some("last"));
+    }
+
+    #[test]
     fn answers_cursor_position_query() {
         let (tx, rx) = mpsc::channel();
         let mut emu = Emulator::new(30, 120, Box::new(ChanWriter(tx)));

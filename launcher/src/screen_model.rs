@@ -209,10 +209,14 @@ pub fn snapshot(term: &Terminal, modes: &ModeTracker) -> Snapshot {
     let rows = clamp_u16(size.rows);
     let screen = term.screen();
     let range = screen.phys_range(&(0..i64::from(rows)));
-    let mut lines = Vec::with_capacity(usize::from(rows));
-    screen.with_phys_lines(range, |phys| {
-        lines.extend(phys.iter().map(|line| convert_line(line, size.cols)));
-    });
+    // Not `Screen::with_phys_lines`: in this wezterm-term it indexes the
+    // second half of the scrollback ring with absolute row numbers and panics
+    // once the ring has wrapped (after a few thousand lines of output).
+    let mut lines: Vec<Line> = screen
+        .lines_in_phys_range(range)
+        .iter()
+        .map(|line| convert_line(line, size.cols))
+        .collect();
     lines.resize(usize::from(rows), Line::default());
     let pos = term.cursor_pos();
     let cursor = Cursor {

@@ -227,31 +227,46 @@ fn emulator_thread(
     answers: AnswerWriter,
     changes: watch::Sender<u64>,
 ) {
-    let mut emulator = Emulator::new(
-        usize::from(START_ROWS),
-        usize::from(START_COLS),
-        Box::new(answers),
-    );
+    let mut size = (usize::from(START_ROWS), usize::from(START_COLS));
+    let mut emulator = Emulator::new(size.0, size.1, Box::new(answers.clone()));
     while let Some(msg) = rx.blocking_recv() {
-        match msg {
-            EmuMsg::Output(bytes) => {
-                emulator.feed(&bytes);
-                changes.send_modify(|n| *n = n.wrapping_add(1));
-            }
-            EmuMsg::Resize(rows, cols) => {
-                emulator.resize(usize::from(rows), usize::from(cols));
-                changes.send_modify(|n| *n = n.wrapping_add(1));
-            }
-            EmuMsg::Snapshot(reply) => {
-                let _ = reply.send(emulator.text());
-            }
-            EmuMsg::ViewSnapshot(reply) => {
-                let _ = reply.send(emulator.snapshot());
-            }
-            EmuMsg::ViewInput(event) => {
-                // Only fails when the PTY's writer is gone: the Tick is ending.
-                let _ = emulator.view_input(&event);
-            }
+        if let EmuMsg::Resize(rows, cols) = &msg {
+            size = (usize::from(*rows), usize::from(*cols));
+        }
+        // A panic inside the emulator (a bug of ours or of wezterm-term, set
+        // off by what the Tick printed) must not stop this thread: the reader
+        // would stop draining the PTY and the Tick would block forever. The
+        // screen starts over blank, and the Tick goes on.
+        let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            handle_emulator_message(&mut emulator, msg, &changes)
+        }));
+        if handled.is_err() {
+            eprintln!("launcher: the terminal emulator panicked; the screen starts over blank");
+            emulator = Emulator::new(size.0, size.1, Box::new(answers.clone()));
+            changes.send_modify(|n| *n = n.wrapping_add(1));
+        }
+    }
+}
+
+fn handle_emulator_message(emulator: &mut Emulator, msg: EmuMsg, changes: &watch::Sender<u64>) {
+    match msg {
+        EmuMsg::Output(bytes) => {
+            emulator.feed(&bytes);
+            changes.send_modify(|n| *n = n.wrapping_add(1));
+        }
+        EmuMsg::Resize(rows, cols) => {
+            emulator.resize(usize::from(rows), usize::from(cols));
+            changes.send_modify(|n| *n = n.wrapping_add(1));
+        }
+        EmuMsg::Snapshot(reply) => {
+            let _ = reply.send(emulator.text());
+        }
+        EmuMsg::ViewSnapshot(reply) => {
+            let _ = reply.send(emulator.snapshot());
+        }
+        EmuMsg::ViewInput(event) => {
+            // Only fails when the PTY's writer is gone: the Tick is ending.
+            let _ = emulator.view_input(&event);
         }
     }
 }
@@ -269,6 +284,7 @@ fn writer_thread(mut writer: Box<dyn Write + Send>, rx: std::sync::mpsc::Receive
 
 /// The emulator's answers to terminal queries, queued for the writer thread.
 /// Dropped when the queue is full: the emulator must never wait on the Tick.
+#[derive(Clone)]
 struct AnswerWriter(SyncSender<Vec<u8>>);
 
 impl Write for AnswerWriter {
