@@ -3,7 +3,9 @@
 //! the size policy shared by all of them.
 //!
 //! * Each view gets a [`Snapshot`] from the emulator, then changed rows at
-//!   most every [`FRAME_INTERVAL`]: the emulator thread only signals "the
+//!   most every [`FRAME_INTERVAL`] on average, with bursts of up to
+//!   [`FRAME_BURST`] frames sent at once (so a keystroke's echo is drawn at
+//!   once, not at the next 60 Hz tick): the emulator thread only signals "the
 //!   screen changed" (a `watch`, so a flood of output is one pending signal),
 //!   and a view's writer takes a fresh snapshot when its next frame is due
 //!   and sends the rows that differ from what it sent last. A slow view gets
@@ -31,6 +33,37 @@ use tokio::time::Instant;
 
 /// The shortest time between two frames sent to one view (60 frames/s).
 pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
+/// How many frames a view may get back to back after a quiet spell.
+pub const FRAME_BURST: f64 = 8.0;
+
+/// A token bucket for a view's frames: [`FRAME_BURST`] at once, refilled at
+/// one per [`FRAME_INTERVAL`].
+struct FramePacer {
+    tokens: f64,
+    refilled_at: Instant,
+}
+
+impl FramePacer {
+    fn new() -> Self {
+        FramePacer {
+            tokens: FRAME_BURST,
+            refilled_at: Instant::now(),
+        }
+    }
+
+    /// Takes one frame's token; returns when the next frame may go.
+    fn sent(&mut self) -> Instant {
+        let now = Instant::now();
+        let refill = (now - self.refilled_at).as_secs_f64() / FRAME_INTERVAL.as_secs_f64();
+        self.tokens = (self.tokens + refill).min(FRAME_BURST) - 1.0;
+        self.refilled_at = now;
+        if self.tokens >= 1.0 {
+            now
+        } else {
+            now + FRAME_INTERVAL.mul_f64(1.0 - self.tokens)
+        }
+    }
+}
 /// A resize is applied this long after the last request in a burst.
 pub const RESIZE_DEBOUNCE: Duration = Duration::from_millis(50);
 /// How long a nudge holds the one-row-off size before going back.
@@ -262,6 +295,7 @@ where
     let mut last: Option<Snapshot> = None;
     let mut dirty = true;
     let mut next_frame = Instant::now();
+    let mut pacer = FramePacer::new();
 
     enum Step {
         Changed,
@@ -309,7 +343,7 @@ where
                     break;
                 }
                 last = Some(snap);
-                next_frame = Instant::now() + FRAME_INTERVAL;
+                next_frame = pacer.sent();
             }
         }
     }

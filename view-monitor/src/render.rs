@@ -9,7 +9,7 @@ use launcher::attach::{self, Color, CursorShape, Key, Mods, MouseKind, Snapshot,
 use termwiz::cell::{Blink, CellAttributes, Intensity, Underline};
 use termwiz::color::{ColorAttribute, SrgbaTuple};
 use termwiz::input::{InputEvent, KeyCode, KeyEvent, Modifiers, MouseButtons, MouseEvent};
-use termwiz::surface::{Change, CursorVisibility, Position, Surface};
+use termwiz::surface::{Change, CursorVisibility, Line, Position, Surface};
 
 /// The detach key of the plain view and the Monitor's overlay: ctrl+\ (0x1c,
 /// as in dtach). It does not collide with Herdr's ctrl+b prefix and is rarely
@@ -155,6 +155,9 @@ pub struct Frame {
     /// Where the terminal's cursor goes, `None` to hide it.
     pub cursor: Option<(usize, usize)>,
     pub cursor_shape: CursorShape,
+    /// The top rows that show the Tick's screen, which [`frame_changes`] may
+    /// scroll as a whole when the Tick's output scrolled (0: never scroll).
+    pub scroll_rows: usize,
 }
 
 /// Compose the view of `snap` at the view's size. `note` (for example how to
@@ -199,14 +202,35 @@ pub fn compose(snap: &Snapshot, cols: u16, rows: u16, note: &str, force_status: 
         surface: view,
         cursor,
         cursor_shape: snap.cursor.shape,
+        scroll_rows: height,
     }
 }
 
 /// The changes that make the terminal showing `shown` show `frame`, cursor
 /// included; `shown` is updated to match.
 pub fn frame_changes(shown: &mut Surface, frame: &Frame) -> Vec<Change> {
-    let mut changes = shown.diff_screens(&frame.surface);
-    shown.add_changes(changes.clone());
+    let mut changes = Vec::new();
+    // When the Tick's screen scrolled, scroll the terminal too (as tmux
+    // does): the rows that moved are not sent again, and the new rows are
+    // drawn whole rather than as scattered cell differences.
+    if let Some(count) = scrolled_up_by(shown, &frame.surface, frame.scroll_rows) {
+        let (_, rows) = shown.dimensions();
+        changes.push(Change::ScrollRegionUp {
+            first_row: 0,
+            region_size: frame.scroll_rows,
+            scroll_count: count,
+        });
+        // The scroll region back to the whole screen, without scrolling.
+        changes.push(Change::ScrollRegionUp {
+            first_row: 0,
+            region_size: rows,
+            scroll_count: 0,
+        });
+        shown.add_changes(changes.clone());
+    }
+    let diff = shown.diff_screens(&frame.surface);
+    shown.add_changes(diff.clone());
+    changes.extend(diff);
     match frame.cursor {
         Some((x, y)) => {
             changes.push(Change::CursorPosition {
@@ -219,6 +243,42 @@ pub fn frame_changes(shown: &mut Surface, frame: &Frame) -> Vec<Change> {
         None => changes.push(Change::CursorVisibility(CursorVisibility::Hidden)),
     }
     changes
+}
+
+/// By how many rows the top `region` rows of `old` moved up to become those
+/// of `new`: the count (at most half the region) under which the most
+/// non-blank rows of `new` are found in `old`, when that is at least half the
+/// region and more than without scrolling. The rows that still differ (the
+/// new ones at the bottom) are left to `diff_screens`.
+fn scrolled_up_by(old: &Surface, new: &Surface, region: usize) -> Option<usize> {
+    if region < 4 || old.dimensions() != new.dimensions() || region > old.dimensions().1 {
+        return None;
+    }
+    let old_lines = old.screen_lines();
+    let new_lines = new.screen_lines();
+    let same = |a: &Line, b: &Line| {
+        let (mut a, mut b) = (a.visible_cells(), b.visible_cells());
+        loop {
+            match (a.next(), b.next()) {
+                (None, None) => return true,
+                (Some(x), Some(y)) if x.str() == y.str() && x.attrs() == y.attrs() => {}
+                _ => return false,
+            }
+        }
+    };
+    let blank = |line: &Line| line.visible_cells().all(|c| c.str() == " ");
+    let matches = |count: usize| {
+        (0..region - count)
+            .filter(|&row| {
+                !blank(&new_lines[row]) && same(&old_lines[row + count], &new_lines[row])
+            })
+            .count()
+    };
+    let unscrolled = matches(0);
+    let (best, count) = (1..=region / 2)
+        .map(|count| (matches(count), count))
+        .max_by_key(|&(found, count)| (found, std::cmp::Reverse(count)))?;
+    (best > unscrolled && best * 2 >= region).then_some(count)
 }
 
 fn cursor_shape(shape: CursorShape) -> termwiz::surface::CursorShape {
@@ -365,6 +425,50 @@ mod tests {
             };
         }
         s
+    }
+
+    #[test]
+    fn scrolled_output_scrolls_the_terminal_and_draws_new_rows_whole() {
+        let before = ["<a>", "<b>", "<c>", "<d>", "<e>", ""];
+        let after = ["<b>", "<c>", "<d>", "<e>", "<f>", ""];
+        let mut shown = Surface::new(10, 6);
+        let first = compose(&snap_with(&before, 10, 6), 10, 6, "", false);
+        frame_changes(&mut shown, &first);
+        let second = compose(&snap_with(&after, 10, 6), 10, 6, "", false);
+        let changes = frame_changes(&mut shown, &second);
+        assert!(
+            matches!(
+                changes[0],
+                Change::ScrollRegionUp {
+                    first_row: 0,
+                    region_size: 6,
+                    scroll_count: 1
+                }
+            ),
+            "{changes:?}"
+        );
+        let texts: Vec<&str> = changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::Text(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert!(texts.iter().any(|t| t.contains("<f>")), "{texts:?}");
+        assert_eq!(
+            shown.screen_chars_to_string(),
+            second.surface.screen_chars_to_string()
+        );
+        // An unrelated change is not taken for a scroll.
+        let other = compose(&snap_with(&["x", "y"], 10, 6), 10, 6, "", false);
+        let changes = frame_changes(&mut shown, &other);
+        assert!(!changes.iter().any(|c| matches!(
+            c,
+            Change::ScrollRegionUp {
+                scroll_count: 1..,
+                ..
+            }
+        )));
     }
 
     #[test]

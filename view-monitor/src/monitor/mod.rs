@@ -429,6 +429,7 @@ impl Monitor {
             surface,
             cursor,
             cursor_shape,
+            scroll_rows: 0,
         }
     }
 }
