@@ -250,14 +250,7 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                 )
                 .into());
             }
-            let env = std::env::vars_os()
-                .map(|(k, v)| {
-                    (
-                        k.to_string_lossy().into_owned(),
-                        v.to_string_lossy().into_owned(),
-                    )
-                })
-                .collect();
+            let env = tickhost::client::caller_env();
             let request = ClientRequest::Open(OpenRequest {
                 name,
                 shell,

@@ -95,22 +95,10 @@ pub fn print_pretty(value: &Value) {
 /// The screen reply as text: one line per row, trailing blanks trimmed,
 /// trailing empty rows dropped.
 pub fn screen_text(value: &Value) -> String {
-    let mut lines: Vec<String> = match value.get("lines").and_then(Value::as_array) {
-        Some(lines) => lines
-            .iter()
-            .map(|l| l.as_str().unwrap_or("").trim_end().to_string())
-            .collect(),
-        None => value
-            .as_str()
-            .unwrap_or("")
-            .lines()
-            .map(|l| l.trim_end().to_string())
-            .collect(),
-    };
-    while lines.last().is_some_and(|l| l.is_empty()) {
-        lines.pop();
-    }
-    lines.iter().map(|l| format!("{l}\n")).collect()
+    tickhost::client::screen_rows(value)
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect()
 }
 
 fn text(value: &Value) -> String {

@@ -664,20 +664,7 @@ fn end_info(reason: &EndReason) -> EndInfo {
 }
 
 fn placeholder_status() -> LauncherStatus {
-    LauncherStatus {
-        instance: String::new(),
-        launcher_pid: 0,
-        pid: 0,
-        argv: Vec::new(),
-        cwd: Default::default(),
-        started_at: String::new(),
-        descriptor: None,
-        state: None,
-        updates_total: 0,
-        calls_in_flight: 0,
-        views: 0,
-        ended: None,
-    }
+    LauncherStatus::default()
 }
 
 async fn recv_stdout(rx: &mut Option<mpsc::Receiver<StdoutEvent>>) -> Option<StdoutEvent> {

@@ -15,6 +15,7 @@ use crate::LauncherError;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::Path;
 use std::sync::Arc;
+use tickhost::daemon::lines::write_line;
 use tickhost::wire::{
     ClientError, ClientReply, Envelope, ErrorKind, Hello, HelloReply, LauncherMessage,
     LauncherReply, LauncherRequest, LauncherStatus, Role,
@@ -127,7 +128,7 @@ async fn connection(stream: UnixStream, ctx: ServeContext) {
                     version: tickhost::wire::WIRE_VERSION.to_string(),
                     refused: Some(format!("expected a hello line: {e}")),
                 };
-                let _ = write_json_line(&mut writer, &reply).await;
+                let _ = write_line(&mut writer, &reply).await;
                 return;
             }
         },
@@ -143,7 +144,7 @@ async fn connection(stream: UnixStream, ctx: ServeContext) {
             }
         }
     }
-    if write_json_line(&mut writer, &answer).await.is_err() || answer.refused.is_some() {
+    if write_line(&mut writer, &answer).await.is_err() || answer.refused.is_some() {
         return;
     }
     if hello.hello.role == Role::View {
@@ -245,7 +246,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
 
     // The current status right after the hello.
     let first = LauncherMessage::Status(Box::new(status.borrow_and_update().clone()));
-    if write_json_line(&mut writer, &first).await.is_err() {
+    if write_line(&mut writer, &first).await.is_err() {
         return;
     }
     enum Step {
@@ -270,10 +271,10 @@ async fn write_loop<W: AsyncWrite + Unpin>(
             _ = close.notified() => Step::Close,
         };
         let result = match step {
-            Step::Message(msg) => write_json_line(&mut writer, &msg).await,
+            Step::Message(msg) => write_line(&mut writer, &msg).await,
             Step::Status => {
                 let msg = LauncherMessage::Status(Box::new(status.borrow_and_update().clone()));
-                write_json_line(&mut writer, &msg).await
+                write_line(&mut writer, &msg).await
             }
             Step::Idle => Ok(()),
             Step::Shutdown => break,
@@ -285,27 +286,17 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     }
     // Shutting down: what is queued, then the final status, then close.
     while let Ok(msg) = rx.try_recv() {
-        if write_json_line(&mut writer, &msg).await.is_err() {
+        if write_line(&mut writer, &msg).await.is_err() {
             return;
         }
     }
     if status.has_changed().unwrap_or(false) {
         let msg = LauncherMessage::Status(Box::new(status.borrow_and_update().clone()));
-        if write_json_line(&mut writer, &msg).await.is_err() {
+        if write_line(&mut writer, &msg).await.is_err() {
             return;
         }
     }
     let _ = writer.shutdown().await;
-}
-
-async fn write_json_line<W: AsyncWrite + Unpin, T: serde::Serialize>(
-    writer: &mut W,
-    value: &T,
-) -> std::io::Result<()> {
-    let mut bytes = serde_json::to_vec(value).map_err(std::io::Error::other)?;
-    bytes.push(b'\n');
-    writer.write_all(&bytes).await?;
-    writer.flush().await
 }
 
 /// Reads one `\n`-terminated line into `line` (without the `\n`). `Ok(false)`

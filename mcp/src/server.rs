@@ -595,14 +595,7 @@ impl Bridge {
                 None,
             );
         }
-        let env = std::env::vars_os()
-            .map(|(k, v)| {
-                (
-                    k.to_string_lossy().into_owned(),
-                    v.to_string_lossy().into_owned(),
-                )
-            })
-            .collect();
+        let env = tickhost::client::caller_env();
         let request = ClientRequest::Open(OpenRequest {
             name: args.name.clone(),
             shell: args.shell.unwrap_or(false),
@@ -980,22 +973,7 @@ fn tool(
 }
 
 fn screen_text(value: &Value) -> String {
-    let mut lines: Vec<String> = match value.get("lines").and_then(Value::as_array) {
-        Some(lines) => lines
-            .iter()
-            .map(|l| l.as_str().unwrap_or("").trim_end().to_string())
-            .collect(),
-        None => value
-            .as_str()
-            .unwrap_or("")
-            .lines()
-            .map(|l| l.trim_end().to_string())
-            .collect(),
-    };
-    while lines.last().is_some_and(|l| l.is_empty()) {
-        lines.pop();
-    }
-    lines.join("\n")
+    tickhost::client::screen_rows(value).join("\n")
 }
 
 #[derive(Debug, Deserialize)]

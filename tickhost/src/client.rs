@@ -243,3 +243,37 @@ impl Client {
         }
     }
 }
+
+/// The caller's environment, which a Tick opened on its behalf inherits
+/// (spec-gaps 4.1); names and values that are not UTF-8 are converted lossily.
+pub fn caller_env() -> Vec<(String, String)> {
+    std::env::vars_os()
+        .map(|(k, v)| {
+            (
+                k.to_string_lossy().into_owned(),
+                v.to_string_lossy().into_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The rows of a `screen` reply (`{"lines": [...]}`, or plain text), trailing
+/// blanks trimmed and trailing empty rows dropped.
+pub fn screen_rows(reply: &serde_json::Value) -> Vec<String> {
+    let mut rows: Vec<String> = match reply.get("lines").and_then(serde_json::Value::as_array) {
+        Some(lines) => lines
+            .iter()
+            .map(|l| l.as_str().unwrap_or("").trim_end().to_string())
+            .collect(),
+        None => reply
+            .as_str()
+            .unwrap_or("")
+            .lines()
+            .map(|l| l.trim_end().to_string())
+            .collect(),
+    };
+    while rows.last().is_some_and(|l| l.is_empty()) {
+        rows.pop();
+    }
+    rows
+}

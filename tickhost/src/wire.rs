@@ -315,7 +315,7 @@ pub struct LauncherReply {
 
 /// Everything a tickhost needs to know about a launcher's instance; sent on
 /// connect and whenever it changes (coalesced: only the newest is sent).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LauncherStatus {
     pub instance: String,
     pub launcher_pid: u32,

@@ -23,6 +23,14 @@ pub fn ticks_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ticks")
 }
 
+/// The spec's Appendix B note Tick, shared with the end-to-end tests.
+pub fn note_tick() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/ticks/note.py")
+        .to_string_lossy()
+        .into_owned()
+}
+
 pub fn python() -> String {
     "python3".to_string()
 }

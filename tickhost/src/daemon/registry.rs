@@ -299,12 +299,7 @@ mod tests {
             argv: vec!["x".into()],
             cwd: "/".into(),
             started_at: now_rfc3339(),
-            descriptor: None,
-            state: None,
-            updates_total: 0,
-            calls_in_flight: 0,
-            views: 0,
-            ended: None,
+            ..Default::default()
         }
     }
 
