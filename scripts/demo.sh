@@ -11,7 +11,7 @@ trap '"$tickloop" shutdown >/dev/null 2>&1 || true' EXIT
 
 step() { printf '\n\033[1m$ tickloop %s\033[0m\n' "$*"; "$tickloop" "$@"; }
 
-step open --id counter -- python3 tests/ticks/counter.py
+step open --package counter
 step describe hosted:counter
 step read hosted:counter
 revision=$("$tickloop" describe hosted:counter | python3 -c 'import json,sys; print(json.load(sys.stdin)["revision"])')
