@@ -314,7 +314,7 @@ where
                 Ok(()) => Step::Changed,
                 Err(_) => Step::Gone,
             },
-            _ = tokio::time::sleep_until(next_frame), if dirty => Step::Frame,
+            _ = frame_due(next_frame), if dirty => Step::Frame,
             r = status.changed() => match r {
                 Ok(()) => Step::Status,
                 Err(_) => Step::Shutdown,
@@ -349,6 +349,15 @@ where
     }
     reader_task.abort();
     let _ = writer.shutdown().await;
+}
+
+/// Resolves at `at`, and at once when `at` has passed: a frame that may go
+/// now must not wait for the timer driver's next tick (up to a millisecond,
+/// which a keystroke's echo would pay).
+async fn frame_due(at: Instant) {
+    if Instant::now() < at {
+        tokio::time::sleep_until(at).await;
+    }
 }
 
 /// Unregisters a view however its connection ends.

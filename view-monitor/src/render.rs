@@ -5,11 +5,13 @@
 //! view and the Monitor's overlay both draw with it, then send
 //! `Surface::diff_screens` to their terminal so an update costs a few bytes.
 
+use std::hash::{Hash, Hasher};
+
 use launcher::attach::{self, Color, CursorShape, Key, Mods, MouseKind, Snapshot, ViewEvent};
 use termwiz::cell::{Blink, CellAttributes, Intensity, Underline};
 use termwiz::color::{ColorAttribute, SrgbaTuple};
 use termwiz::input::{InputEvent, KeyCode, KeyEvent, Modifiers, MouseButtons, MouseEvent};
-use termwiz::surface::{Change, CursorVisibility, Line, Position, Surface};
+use termwiz::surface::{Change, CursorVisibility, Position, Surface};
 
 /// The detach key of the plain view and the Monitor's overlay: ctrl+\ (0x1c,
 /// as in dtach). It does not collide with Herdr's ctrl+b prefix and is rarely
@@ -173,8 +175,13 @@ pub fn compose(snap: &Snapshot, cols: u16, rows: u16, note: &str, force_status: 
     let model = model_surface(snap);
     let width = cols_u.min(usize::from(snap.cols));
     let height = tick_rows.min(usize::from(snap.rows));
-    let changes = view.diff_region(0, 0, width, height, &model, 0, 0);
-    view.add_changes(changes);
+    if (cols, rows) == (snap.cols, snap.rows) && status_rows == 0 {
+        // The common case: the view is the Tick's screen as it is.
+        view = model;
+    } else {
+        let changes = view.diff_region(0, 0, width, height, &model, 0, 0);
+        view.add_changes(changes);
+    }
     if let (Some(status), 1) = (status, status_rows) {
         let mut text = status;
         if !note.is_empty() {
@@ -254,24 +261,30 @@ fn scrolled_up_by(old: &Surface, new: &Surface, region: usize) -> Option<usize> 
     if region < 4 || old.dimensions() != new.dimensions() || region > old.dimensions().1 {
         return None;
     }
-    let old_lines = old.screen_lines();
-    let new_lines = new.screen_lines();
-    let same = |a: &Line, b: &Line| {
-        let (mut a, mut b) = (a.visible_cells(), b.visible_cells());
-        loop {
-            match (a.next(), b.next()) {
-                (None, None) => return true,
-                (Some(x), Some(y)) if x.str() == y.str() && x.attrs() == y.attrs() => {}
-                _ => return false,
-            }
-        }
+    // One fingerprint per row, of its text, so that the search below compares
+    // numbers, not cells; `None` for a blank row. Attributes are left out:
+    // the scroll only has to be worth it, `diff_screens` then fixes any cell
+    // that still differs.
+    let fingerprints = |surface: &Surface| -> Vec<Option<u64>> {
+        surface
+            .screen_lines()
+            .iter()
+            .take(region)
+            .map(|line| {
+                let text = line.as_str();
+                let text = text.trim_end();
+                (!text.is_empty()).then(|| {
+                    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                    text.hash(&mut hasher);
+                    hasher.finish()
+                })
+            })
+            .collect()
     };
-    let blank = |line: &Line| line.visible_cells().all(|c| c.str() == " ");
+    let (old_rows, new_rows) = (fingerprints(old), fingerprints(new));
     let matches = |count: usize| {
         (0..region - count)
-            .filter(|&row| {
-                !blank(&new_lines[row]) && same(&old_lines[row + count], &new_lines[row])
-            })
+            .filter(|&row| new_rows[row].is_some() && old_rows[row + count] == new_rows[row])
             .count()
     };
     let unscrolled = matches(0);
