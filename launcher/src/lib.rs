@@ -81,8 +81,9 @@ pub fn main_from_stdin() -> anyhow::Result<()> {
             return Err(e.into());
         }
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread for every task: a request crosses no thread on its way
+    // (the PTY's reader, writer and emulator have threads of their own).
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let socket = spec.socket.clone();

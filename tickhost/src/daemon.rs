@@ -78,8 +78,10 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     let socket = dir.socket();
     let _ = std::fs::remove_file(&socket);
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread for every task: a request relayed to a launcher crosses no
+    // thread inside the daemon. Nothing here blocks (files and processes go
+    // through tokio; `notify` has its own thread).
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(io("cannot start the tokio runtime"))?;
