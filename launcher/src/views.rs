@@ -53,7 +53,11 @@ impl FramePacer {
 
     /// Takes one frame's token; returns when the next frame may go.
     fn sent(&mut self) -> Instant {
-        let now = Instant::now();
+        self.sent_at(Instant::now())
+    }
+
+    /// [`FramePacer::sent`] for a frame sent at `now`.
+    fn sent_at(&mut self, now: Instant) -> Instant {
         let refill = (now - self.refilled_at).as_secs_f64() / FRAME_INTERVAL.as_secs_f64();
         self.tokens = (self.tokens + refill).min(FRAME_BURST) - 1.0;
         self.refilled_at = now;
@@ -400,4 +404,30 @@ async fn send<W: AsyncWrite + Unpin>(writer: &mut W, msg: &ToView) -> std::io::R
     bytes.push(b'\n');
     writer.write_all(&bytes).await?;
     writer.flush().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_go_at_once_in_a_burst_then_are_paced() {
+        let start = Instant::now();
+        let mut pacer = FramePacer {
+            tokens: FRAME_BURST,
+            refilled_at: start,
+        };
+        // After a quiet spell, a burst of frames may go back to back.
+        for _ in 1..FRAME_BURST as usize {
+            assert_eq!(pacer.sent_at(start), start);
+        }
+        // The bucket is empty: the next frame waits one interval...
+        assert_eq!(pacer.sent_at(start), start + FRAME_INTERVAL);
+        // ... and a view kept busy gets one frame per interval.
+        let later = start + FRAME_INTERVAL;
+        assert_eq!(pacer.sent_at(later), later + FRAME_INTERVAL);
+        // A quiet spell refills the bucket.
+        let quiet = later + FRAME_INTERVAL * 20;
+        assert_eq!(pacer.sent_at(quiet), quiet);
+    }
 }
