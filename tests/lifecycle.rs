@@ -44,3 +44,26 @@ fn tick_killed_from_outside_is_listed_as_ended_exited() {
     let launcher = int(&open["launcher_pid"], "launcher_pid") as i32;
     wait_gone(launcher, "the ended instance's launcher");
 }
+
+#[test]
+fn sigterm_to_a_launcher_whose_socket_is_gone_still_ends_its_tick() {
+    let host = Host::new();
+    let open = host.open_bad("orphaned", "ignores_sigterm");
+    let data = host.read("orphaned")["data"].clone();
+    let pid = int(&data["pid"], "pid") as i32;
+    let child = int(&data["child_pid"], "child_pid") as i32;
+    let launcher = int(&open["launcher_pid"], "launcher_pid") as i32;
+    // Its runtime directory's files removed under it (as a cleanup of /tmp
+    // would), the launcher cannot close itself through its socket.
+    let sockets = std::fs::read_dir(host.runtime().join("l")).expect("l/");
+    for entry in sockets.flatten() {
+        if entry.path().extension().is_some_and(|e| e == "sock") {
+            std::fs::remove_file(entry.path()).expect("remove the socket");
+        }
+    }
+    // SAFETY: kill(2) on the launcher this test started.
+    assert_eq!(unsafe { libc::kill(launcher, libc::SIGTERM) }, 0);
+    wait_gone(launcher, "the launcher after SIGTERM");
+    wait_gone(pid, "the Tick of a launcher ended by SIGTERM");
+    wait_gone(child, "the Tick's child that ignores SIGTERM");
+}

@@ -118,7 +118,13 @@ async fn close_on_signal(socket: PathBuf) {
     }
     eprintln!("launcher: terminated by a signal; closing the instance");
     let Ok(mut stream) = tokio::net::UnixStream::connect(&socket).await else {
-        return;
+        // The socket is gone (its runtime directory was removed): end the
+        // Tick's process group directly rather than ignore the signal.
+        eprintln!(
+            "launcher: cannot reach {}; ending the Tick directly",
+            socket.display()
+        );
+        end_children_and_exit();
     };
     let hello = tickhost::wire::Hello::new(tickhost::wire::Role::Host);
     let close = tickhost::wire::Envelope {
@@ -139,6 +145,41 @@ async fn close_on_signal(socket: PathBuf) {
     // Stay connected (reading what comes) until the launcher hangs up.
     let mut lines = tokio::io::BufReader::new(stream).lines();
     while let Ok(Some(_)) = lines.next_line().await {}
+}
+
+/// Ends the process group of every child of this launcher (the Tick leads
+/// its own): SIGTERM, then SIGKILL after the usual grace; then exits.
+fn end_children_and_exit() -> ! {
+    let children = children_of_this_process();
+    let signal_groups = |signal: libc::c_int| {
+        for &pid in &children {
+            // SAFETY: kill(2) on process groups this launcher started.
+            unsafe {
+                libc::kill(-pid, signal);
+            }
+        }
+    };
+    signal_groups(libc::SIGTERM);
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    signal_groups(libc::SIGKILL);
+    std::process::exit(0);
+}
+
+/// The pids of this process's children, from `/proc/self/task/*/children`.
+fn children_of_this_process() -> Vec<libc::pid_t> {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|text| {
+            text.split_whitespace()
+                .filter_map(|pid| pid.parse().ok())
+                .collect::<Vec<libc::pid_t>>()
+        })
+        .filter(|&pid| pid > 1)
+        .collect()
 }
 
 /// Writes the report line on stdout, then points fd 1 at `/dev/null`, which
