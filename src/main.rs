@@ -46,6 +46,9 @@ enum Command {
         /// Launch the Tick package NAME (`tickloop packages`); ARGs after `--` are appended.
         #[arg(long, value_name = "NAME")]
         package: Option<String>,
+        /// Lines of history its screen keeps (0 keeps none).
+        #[arg(long, value_name = "LINES", default_value_t = launcher::emulator::DEFAULT_HISTORY)]
+        history: usize,
         /// Show the new instance at once: `herdr` (a Herdr pane; inside Herdr).
         #[arg(long, value_enum, value_name = "VIEW")]
         view: Option<herdr_cli::OpenView>,
@@ -83,8 +86,13 @@ enum Command {
         #[arg(long, default_value_t = 1000)]
         interval: u64,
     },
-    /// The Tick's current terminal screen as text (`--json`: rows, cols, cursor, lines).
-    Screen { id: String },
+    /// The Tick's current terminal screen as text (`--json`: rows, cols, cursor, lines, history).
+    Screen {
+        id: String,
+        /// Print up to N lines of history before the visible screen.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        history: usize,
+    },
     /// Type TEXT into the Tick's terminal.
     Input {
         id: String,
@@ -219,9 +227,21 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             cwd,
             shell,
             package,
+            history,
             view,
             argv,
         } => {
+            if history > launcher::emulator::MAX_HISTORY {
+                return Err(CliError::new(
+                    "bad_request",
+                    format!(
+                        "--history {history} is more than {} lines; ask for fewer",
+                        launcher::emulator::MAX_HISTORY
+                    ),
+                    2,
+                )
+                .into());
+            }
             herdr_cli::check_open_view(view)?;
             let argv = match package {
                 None => argv,
@@ -257,6 +277,7 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                 argv,
                 cwd,
                 env,
+                history: Some(history),
             });
             let mut value = simple(&runtime, &exe, request)?;
             let ctx = view_herdr::Ctx { runtime, exe };
@@ -279,8 +300,15 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             show_pretty(&value, json);
             Ok(0)
         }
-        Command::Screen { id } => {
-            let value = simple(&runtime, &exe, ClientRequest::Screen { instance: id })?;
+        Command::Screen { id, history } => {
+            let value = simple(
+                &runtime,
+                &exe,
+                ClientRequest::Screen {
+                    instance: id,
+                    history,
+                },
+            )?;
             // Text also when stdout is not a terminal; JSON only when asked.
             if forced_json {
                 print_json(&value);

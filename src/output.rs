@@ -95,8 +95,9 @@ pub fn print_pretty(value: &Value) {
 /// The screen reply as text: one line per row, trailing blanks trimmed,
 /// trailing empty rows dropped.
 pub fn screen_text(value: &Value) -> String {
-    tickhost::client::screen_rows(value)
-        .iter()
+    tickhost::client::screen_history(value)
+        .into_iter()
+        .chain(tickhost::client::screen_rows(value))
         .map(|l| format!("{l}\n"))
         .collect()
 }

@@ -138,8 +138,29 @@ pub struct Snapshot {
     /// The window title the Tick set (OSC 0/2); empty when none.
     #[serde(default)]
     pub title: String,
+    /// How far back into history this view is scrolled, and how much
+    /// history there is.
+    #[serde(default, skip_serializing_if = "Scrollback::is_live_and_empty")]
+    pub scroll: Scrollback,
     /// Exactly `rows` lines, top to bottom.
     pub lines: Vec<Line>,
+}
+
+/// A view's position in the screen's history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Scrollback {
+    /// Lines scrolled back from the live screen (0: live).
+    #[serde(default)]
+    pub offset: u32,
+    /// Lines of history the screen holds.
+    #[serde(default)]
+    pub history: u32,
+}
+
+impl Scrollback {
+    fn is_live_and_empty(&self) -> bool {
+        *self == Scrollback::default()
+    }
 }
 
 /// Rows that changed since the previous frame, with the cursor and modes as
@@ -156,6 +177,8 @@ pub struct RowsChanged {
     /// The new title, when it changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Scrollback::is_live_and_empty")]
+    pub scroll: Scrollback,
 }
 
 /// Cursor position (zero-based cells within the visible screen) and looks.
@@ -374,6 +397,10 @@ pub enum ViewEvent {
     Focus { focused: bool },
     /// The view's new size in cells.
     Resize { cols: u16, rows: u16 },
+    /// Show this view the screen `offset` lines back into history (0: live;
+    /// clamped to the history held). Only this view scrolls; the Tick and
+    /// other views are untouched. A key or paste returns the view to live.
+    Scroll { offset: u32 },
 }
 
 /// A key, independent of how the view's terminal encoded it.
@@ -468,6 +495,7 @@ impl Snapshot {
             alt_screen: false,
             modes: Modes::default(),
             title: String::new(),
+            scroll: Scrollback::default(),
             lines: vec![Line::default(); usize::from(rows)],
         }
     }
@@ -489,6 +517,7 @@ impl Snapshot {
         self.cursor = frame.cursor;
         self.alt_screen = frame.alt_screen;
         self.modes = frame.modes;
+        self.scroll = frame.scroll;
         if let Some(title) = frame.title {
             self.title = title;
         }
@@ -517,6 +546,7 @@ impl Snapshot {
             alt_screen: next.alt_screen,
             modes: next.modes,
             title: (self.title != next.title).then(|| next.title.clone()),
+            scroll: next.scroll,
         })
     }
 }
@@ -529,6 +559,7 @@ impl RowsChanged {
             && self.cursor == prev.cursor
             && self.alt_screen == prev.alt_screen
             && self.modes == prev.modes
+            && self.scroll == prev.scroll
     }
 }
 

@@ -1,19 +1,40 @@
-//! The terminal emulator behind one narrow API: feed the Tick's terminal
-//! output, resize, read the screen as text with the cursor or as a view's
-//! snapshot, and apply a view's input events.
+//! The screen keeper: the terminal emulator behind one narrow API. Feed it
+//! the Tick's terminal output, resize it, read the screen (as text with the
+//! cursor, or as a view's snapshot, live or scrolled back into history), and
+//! apply a view's input events.
 //!
-//! This is the only module that knows which emulator is used (`wezterm-term`
-//! today), so the choice can be measured and swapped without touching the
-//! rest of the launcher. The emulator answers the Tick's terminal queries
-//! (cursor position, device attributes, modes) through the `answers` writer
-//! given to [`Emulator::new`], which the launcher routes to the PTY master.
+//! This is the only module (with [`crate::screen_model`], its converter) that
+//! knows which emulator is used: `alacritty_terminal`, chosen on the figures
+//! in `benches/emulators.md` (fastest of the candidates, no panic under
+//! random bytes and image protocols, reflow on resize that matches tmux).
+//! It answers the Tick's terminal queries (cursor position, device
+//! attributes, colours, text area size) through the `answers` writer given to
+//! [`Emulator::new`], which the launcher routes to the PTY master.
+//!
+//! Two things are filtered before the parser sees them, so memory stays
+//! bounded whatever a program prints: the payload of an OSC string longer
+//! than [`MAX_OSC_PAYLOAD`] (an inline image, say) is dropped past that
+//! length (the parser would otherwise buffer all of it). Image protocols
+//! (sixel in DCS, kitty graphics in APC, iTerm2's OSC 1337) are ignored by
+//! the parser itself.
 
 use crate::attach::{Snapshot, ViewEvent};
-use crate::screen_model::{self, ModeTracker};
+use crate::screen_model;
+use alacritty_terminal::event::{Event, EventListener, WindowSize};
+use alacritty_terminal::grid::Dimensions;
+use alacritty_terminal::index::Line as GridLine;
+use alacritty_terminal::term::{Config, Term};
+use alacritty_terminal::vte::ansi::{CursorShape, CursorStyle, Processor, Rgb};
 use std::io::Write;
-use std::sync::Arc;
-use wezterm_term::color::ColorPalette;
-use wezterm_term::{Terminal, TerminalConfiguration, TerminalSize};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// History kept by default, in lines (tmux's `history-limit`).
+pub const DEFAULT_HISTORY: usize = 2000;
+/// The largest history a Tick may ask for.
+pub const MAX_HISTORY: usize = 100_000;
+/// The longest OSC payload passed to the parser; the rest is dropped.
+pub const MAX_OSC_PAYLOAD: usize = 1024 * 1024;
 
 /// The screen as text: what `tickloop screen` prints.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,6 +48,11 @@ pub struct ScreenText {
     /// One string per visible row, trailing blanks trimmed, trailing empty
     /// rows dropped.
     pub lines: Vec<String>,
+    /// Lines that scrolled off the top, oldest first, trailing blanks
+    /// trimmed (only as many as were asked for).
+    pub history: Vec<String>,
+    /// How many lines of history the screen holds in all.
+    pub history_len: usize,
 }
 
 impl ScreenText {
@@ -37,102 +63,351 @@ impl ScreenText {
     }
 }
 
-#[derive(Debug)]
-struct Config;
+/// What the emulator knows about its memory: for `tickloop screen --json`
+/// and the benchmarks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Footprint {
+    /// Lines of history held now.
+    pub history_len: usize,
+    /// The most it will hold.
+    pub history_limit: usize,
+    /// Bytes held by cells (screen and history, both grids), an estimate
+    /// from the cell size; combining characters and hyperlinks add to it.
+    pub cell_bytes: usize,
+}
 
-impl TerminalConfiguration for Config {
-    fn color_palette(&self) -> ColorPalette {
-        ColorPalette::default()
+/// The size of the screen, as the emulator's grid wants it.
+#[derive(Debug, Clone, Copy)]
+struct GridSize {
+    rows: usize,
+    cols: usize,
+}
+
+impl Dimensions for GridSize {
+    fn total_lines(&self) -> usize {
+        self.rows
     }
+    fn screen_lines(&self) -> usize {
+        self.rows
+    }
+    fn columns(&self) -> usize {
+        self.cols
+    }
+}
 
-    fn scrollback_size(&self) -> usize {
-        // Views, `screen` and reports use only the visible screen: keeping no
-        // history saves memory (about 1 MiB per 1,000 lines at 120 columns)
-        // and the time spent storing lines nobody reads.
-        0
+/// What the emulator reports besides the screen: answers to the Tick's
+/// queries go straight to the PTY; the title is kept for snapshots.
+struct Reports {
+    answers: Box<dyn Write + Send>,
+    title: String,
+    size: GridSize,
+}
+
+/// The emulator's event sink, shared with [`Emulator`].
+#[derive(Clone)]
+struct Listener(Arc<Mutex<Reports>>);
+
+impl EventListener for Listener {
+    fn send_event(&self, event: Event) {
+        let Ok(mut reports) = self.0.lock() else {
+            return;
+        };
+        // Writes go to a queue that never blocks (see terminal.rs); a full
+        // queue drops the answer, which a Tick survives.
+        match event {
+            Event::PtyWrite(text) => {
+                let _ = reports.answers.write_all(text.as_bytes());
+            }
+            Event::Title(title) => reports.title = title,
+            Event::ResetTitle => reports.title.clear(),
+            Event::ColorRequest(index, format) => {
+                let answer = format(default_color(index));
+                let _ = reports.answers.write_all(answer.as_bytes());
+            }
+            Event::TextAreaSizeRequest(format) => {
+                let size = reports.size;
+                let answer = format(WindowSize {
+                    num_lines: u16::try_from(size.rows).unwrap_or(u16::MAX),
+                    num_cols: u16::try_from(size.cols).unwrap_or(u16::MAX),
+                    cell_width: 0,
+                    cell_height: 0,
+                });
+                let _ = reports.answers.write_all(answer.as_bytes());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The colour answered for a query of palette entry `index` (256 is the
+/// foreground, 257 the background, 258 the cursor): xterm's defaults.
+fn default_color(index: usize) -> Rgb {
+    const ANSI: [(u8, u8, u8); 16] = [
+        (0, 0, 0),
+        (205, 0, 0),
+        (0, 205, 0),
+        (205, 205, 0),
+        (0, 0, 238),
+        (205, 0, 205),
+        (0, 205, 205),
+        (229, 229, 229),
+        (127, 127, 127),
+        (255, 0, 0),
+        (0, 255, 0),
+        (255, 255, 0),
+        (92, 92, 255),
+        (255, 0, 255),
+        (0, 255, 255),
+        (255, 255, 255),
+    ];
+    let (r, g, b) = match index {
+        0..=15 => ANSI[index],
+        16..=231 => {
+            let i = index - 16;
+            let level = |v: usize| if v == 0 { 0 } else { (55 + v * 40) as u8 };
+            (level(i / 36), level((i / 6) % 6), level(i % 6))
+        }
+        232..=255 => {
+            let v = (8 + (index - 232) * 10) as u8;
+            (v, v, v)
+        }
+        257 => (0, 0, 0),
+        _ => (229, 229, 229),
+    };
+    Rgb { r, g, b }
+}
+
+/// Drops OSC payload bytes past [`MAX_OSC_PAYLOAD`], across chunks.
+#[derive(Debug, Default)]
+struct OscLimiter {
+    state: OscState,
+    payload: usize,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum OscState {
+    #[default]
+    Ground,
+    Esc,
+    Osc,
+    OscEsc,
+}
+
+impl OscLimiter {
+    /// The parts of `bytes` to pass on, as ranges (all of it, mostly).
+    fn filter<'a>(&mut self, bytes: &'a [u8], out: &mut Vec<&'a [u8]>) {
+        let mut start = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            match self.state {
+                OscState::Ground => {
+                    if b == 0x1b {
+                        self.state = OscState::Esc;
+                    }
+                }
+                OscState::Esc => {
+                    self.state = if b == b']' {
+                        self.payload = 0;
+                        OscState::Osc
+                    } else if b == 0x1b {
+                        OscState::Esc
+                    } else {
+                        OscState::Ground
+                    };
+                }
+                OscState::Osc => match b {
+                    0x07 | 0x18 | 0x1a => self.state = OscState::Ground,
+                    0x1b => self.state = OscState::OscEsc,
+                    _ => {
+                        self.payload += 1;
+                        if self.payload > MAX_OSC_PAYLOAD {
+                            // Drop this byte: pass what came before it.
+                            if start < i {
+                                out.push(&bytes[start..i]);
+                            }
+                            start = i + 1;
+                        }
+                    }
+                },
+                // ESC inside an OSC: `\` ends it (ST), `]` starts a new one,
+                // anything else ended it and began another sequence.
+                OscState::OscEsc => {
+                    self.state = match b {
+                        b']' => {
+                            self.payload = 0;
+                            OscState::Osc
+                        }
+                        0x1b => OscState::Esc,
+                        _ => OscState::Ground,
+                    };
+                }
+            }
+        }
+        if start < bytes.len() {
+            out.push(&bytes[start..]);
+        }
     }
 }
 
 /// A headless terminal: one owner, fed from the PTY master's output.
 pub struct Emulator {
-    term: Terminal,
-    /// The modes wezterm-term keeps private, followed from the same bytes.
-    modes: ModeTracker,
+    term: Term<Listener>,
+    parser: Processor,
+    reports: Arc<Mutex<Reports>>,
+    osc: OscLimiter,
+    history_limit: usize,
 }
 
+/// The cursor style that stands for "the terminal's default" (DECSCUSR 0):
+/// one no DECSCUSR can set, so it is told apart from an explicit block.
+const DEFAULT_CURSOR: CursorStyle = CursorStyle {
+    shape: CursorShape::HollowBlock,
+    blinking: false,
+};
+
 impl Emulator {
-    /// A blank screen of `rows` x `cols`; answers to terminal queries are
-    /// written to `answers`.
-    pub fn new(rows: usize, cols: usize, answers: Box<dyn Write + Send>) -> Self {
-        let size = TerminalSize {
-            rows,
-            cols,
-            pixel_width: 0,
-            pixel_height: 0,
-            dpi: 0,
+    /// A blank screen of `rows` x `cols` keeping up to `history` lines that
+    /// scrolled off; answers to terminal queries are written to `answers`.
+    pub fn new(rows: usize, cols: usize, history: usize, answers: Box<dyn Write + Send>) -> Self {
+        let size = GridSize {
+            rows: rows.max(1),
+            cols: cols.max(2),
         };
-        let term = Terminal::new(
-            size,
-            Arc::new(Config),
-            "tickloop",
-            env!("CARGO_PKG_VERSION"),
+        let history_limit = history.min(MAX_HISTORY);
+        let reports = Arc::new(Mutex::new(Reports {
             answers,
-        );
+            title: String::new(),
+            size,
+        }));
+        let config = Config {
+            scrolling_history: history_limit,
+            default_cursor_style: DEFAULT_CURSOR,
+            ..Config::default()
+        };
+        let term = Term::new(config, &size, Listener(reports.clone()));
         Emulator {
             term,
-            modes: ModeTracker::new(),
+            parser: Processor::new(),
+            reports,
+            osc: OscLimiter::default(),
+            history_limit,
         }
     }
 
     /// Apply output of the Tick's terminal (any chunking is fine).
     pub fn feed(&mut self, bytes: &[u8]) {
-        self.modes.observe(bytes);
-        self.term.advance_bytes(bytes);
+        let mut parts = Vec::new();
+        self.osc.filter(bytes, &mut parts);
+        for part in parts {
+            self.parser.advance(&mut self.term, part);
+        }
+        self.end_stale_sync();
+    }
+
+    /// A synchronized update (mode 2026) holds output back until it ends or
+    /// times out (150 ms); a Tick that never ends it must not freeze its
+    /// screen, so the timeout is honoured whenever the screen is read.
+    fn end_stale_sync(&mut self) {
+        if self
+            .parser
+            .sync_timeout()
+            .sync_timeout()
+            .is_some_and(|deadline| deadline <= Instant::now())
+        {
+            self.parser.stop_sync(&mut self.term);
+        }
     }
 
     /// The whole screen for a view: text, colours, attributes, cursor, modes.
-    pub fn snapshot(&self) -> Snapshot {
-        screen_model::snapshot(&self.term, &self.modes)
+    pub fn snapshot(&mut self) -> Snapshot {
+        self.snapshot_scrolled(0)
+    }
+
+    /// The screen as a view scrolled `offset` lines back into history sees
+    /// it (clamped to the history held). The cursor is hidden when scrolled.
+    pub fn snapshot_scrolled(&mut self, offset: usize) -> Snapshot {
+        self.end_stale_sync();
+        let title = self
+            .reports
+            .lock()
+            .map(|r| r.title.clone())
+            .unwrap_or_default();
+        screen_model::snapshot(&self.term, offset, title, DEFAULT_CURSOR)
+    }
+
+    /// Lines of history held now.
+    pub fn history_len(&self) -> usize {
+        self.term.grid().history_size()
+    }
+
+    /// Memory held by the screen and its history.
+    pub fn footprint(&self) -> Footprint {
+        let grid = self.term.grid();
+        let cells = (grid.total_lines() + grid.screen_lines()) * grid.columns();
+        Footprint {
+            history_len: grid.history_size(),
+            history_limit: self.history_limit,
+            cell_bytes: cells * std::mem::size_of::<alacritty_terminal::term::cell::Cell>(),
+        }
     }
 
     /// Encode a view's key, paste, mouse or focus event for the Tick's
     /// current modes; it is written to the `answers` writer (the PTY).
     pub fn view_input(&mut self, event: &ViewEvent) -> Result<(), screen_model::InputError> {
-        screen_model::apply_input(&mut self.term, event)
+        let bytes = screen_model::encode_input(*self.term.mode(), event)?;
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let mut reports = self
+            .reports
+            .lock()
+            .map_err(|_| screen_model::InputError::gone("input"))?;
+        reports
+            .answers
+            .write_all(&bytes)
+            .map_err(|e| screen_model::InputError::write("input", e))
     }
 
     /// Change the screen size (the PTY itself is resized by the caller).
+    /// Lines are re-wrapped to the new width, as tmux does.
     pub fn resize(&mut self, rows: usize, cols: usize) {
-        self.term.resize(TerminalSize {
-            rows,
-            cols,
-            pixel_width: 0,
-            pixel_height: 0,
-            dpi: 0,
-        });
+        let size = GridSize {
+            rows: rows.max(1),
+            cols: cols.max(2),
+        };
+        if let Ok(mut reports) = self.reports.lock() {
+            reports.size = size;
+        }
+        self.term.resize(size);
     }
 
-    /// The visible screen as text, with the cursor.
-    pub fn text(&self) -> ScreenText {
-        let size = self.term.get_size();
-        let screen = self.term.screen();
-        let rows = size.rows;
-        let range = screen.phys_range(&(0..rows as i64));
-        let mut lines: Vec<String> = screen
-            .lines_in_phys_range(range)
-            .iter()
-            .map(|line| line.as_str().trim_end().to_string())
+    /// The visible screen as text, with the cursor and up to `history`
+    /// lines of history.
+    pub fn text(&mut self, history: usize) -> ScreenText {
+        self.end_stale_sync();
+        let grid = self.term.grid();
+        let rows = grid.screen_lines();
+        let cols = grid.columns();
+        let mut lines: Vec<String> = (0..rows)
+            .map(|r| screen_model::row_text(&grid[GridLine(r as i32)], cols))
             .collect();
         while lines.last().is_some_and(|l| l.is_empty()) {
             lines.pop();
         }
-        let cursor = self.term.cursor_pos();
+        let held = grid.history_size();
+        let take = history.min(held);
+        let history = (1..=take)
+            .rev()
+            .map(|back| screen_model::row_text(&grid[GridLine(-(back as i32))], cols))
+            .collect();
+        let cursor = grid.cursor.point;
         ScreenText {
             rows,
-            cols: size.cols,
-            cursor_row: usize::try_from(cursor.y).unwrap_or(0),
-            cursor_col: cursor.x,
+            cols,
+            cursor_row: usize::try_from(cursor.line.0).unwrap_or(0),
+            cursor_col: cursor.column.0.min(cols.saturating_sub(1)),
             lines,
+            history,
+            history_len: held,
         }
     }
 }
@@ -153,25 +428,54 @@ mod tests {
         }
     }
 
+    fn emulator(rows: usize, cols: usize, history: usize) -> (Emulator, mpsc::Receiver<Vec<u8>>) {
+        let (tx, rx) = mpsc::channel();
+        (
+            Emulator::new(rows, cols, history, Box::new(ChanWriter(tx))),
+            rx,
+        )
+    }
+
     #[test]
     fn text_trims_and_reports_cursor() {
-        let (tx, _rx) = mpsc::channel();
-        let mut emu = Emulator::new(30, 120, Box::new(ChanWriter(tx)));
+        let (mut emu, _rx) = emulator(30, 120, DEFAULT_HISTORY);
         emu.feed(b"hello   \r\nworld");
-        let text = emu.text();
+        let text = emu.text(0);
         assert_eq!(text.rows, 30);
         assert_eq!(text.cols, 120);
         assert_eq!(text.lines, vec!["hello".to_string(), "world".to_string()]);
         assert_eq!((text.cursor_row, text.cursor_col), (1, 5));
         assert_eq!(text.head(7), "hello\nw");
+        assert!(text.history.is_empty());
     }
 
     #[test]
-    fn snapshot_after_the_scrollback_ring_wraps() {
-        // Regression: wezterm-term's `with_phys_lines` panicked once its
-        // scrollback ring had wrapped; the view snapshot must not use it.
-        let (tx, _rx) = mpsc::channel();
-        let mut emu = Emulator::new(30, 120, Box::new(ChanWriter(tx)));
+    fn history_keeps_what_scrolled_off_up_to_the_limit() {
+        let (mut emu, _rx) = emulator(5, 20, 10);
+        for i in 0..30 {
+            emu.feed(format!("line {i}\r\n").as_bytes());
+        }
+        let text = emu.text(100);
+        // 30 lines and an empty last row: 26 scrolled off, 10 are kept.
+        assert_eq!(text.history_len, 10);
+        assert_eq!(text.history.len(), 10);
+        assert_eq!(text.history[0], "line 16");
+        assert_eq!(text.history[9], "line 25");
+        assert_eq!(text.lines[0], "line 26");
+        assert_eq!(emu.text(3).history, vec!["line 23", "line 24", "line 25"]);
+        let (mut none, _rx) = emulator(5, 20, 0);
+        for i in 0..30 {
+            none.feed(format!("line {i}\r\n").as_bytes());
+        }
+        assert_eq!(none.text(100).history_len, 0);
+        let footprint = emu.footprint();
+        assert_eq!((footprint.history_len, footprint.history_limit), (10, 10));
+        assert!(footprint.cell_bytes >= 15 * 20);
+    }
+
+    #[test]
+    fn snapshot_after_a_long_run_of_output() {
+        let (mut emu, _rx) = emulator(30, 120, DEFAULT_HISTORY);
         for i in 0..5000 {
             emu.feed(format!("\x1b[3{}mline {i}\x1b[0m\r\n", i % 8).as_bytes());
         }
@@ -180,17 +484,67 @@ mod tests {
         assert_eq!(snapshot.lines.len(), 30);
         assert_eq!(snapshot.lines[29].text(), "last");
         assert_eq!(snapshot.lines[28].text(), "line 4999");
-        assert_eq!(emu.text().lines.last().map(String::as_str), Some("last"));
+        assert_eq!(emu.text(0).lines.last().map(String::as_str), Some("last"));
+        // Scrolled back 100 lines: the bottom row is 100 lines earlier.
+        let back = emu.snapshot_scrolled(100);
+        assert_eq!(back.lines[29].text(), "line 4900");
+        assert!(!back.cursor.visible);
+        // Past the history, the top row is its oldest line.
+        let top = emu.snapshot_scrolled(1_000_000);
+        assert_eq!(top.lines[0].text(), "line 2971");
     }
 
     #[test]
     fn answers_cursor_position_query() {
-        let (tx, rx) = mpsc::channel();
-        let mut emu = Emulator::new(30, 120, Box::new(ChanWriter(tx)));
+        let (mut emu, rx) = emulator(30, 120, 0);
         emu.feed(b"\x1b[3;7H\x1b[6n");
         let answer = rx
             .recv_timeout(std::time::Duration::from_secs(10))
             .expect("an answer");
         assert_eq!(answer, b"\x1b[3;7R");
+    }
+
+    #[test]
+    fn image_protocols_are_dropped_and_text_survives() {
+        let (mut emu, _rx) = emulator(5, 40, 0);
+        emu.feed(b"a\x1bPq#0;2;0;0;0#1~~@@vv@@~~$-\x1b\\b");
+        emu.feed(b"\x1b_Gf=24,s=1,v=1;AAAA\x1b\\c");
+        emu.feed(b"\x1b]1337;File=inline=1:AAAA\x07d");
+        assert_eq!(emu.text(0).lines, vec!["abcd".to_string()]);
+    }
+
+    #[test]
+    fn a_huge_osc_payload_is_cut_and_the_sequence_still_ends() {
+        let mut limiter = OscLimiter::default();
+        let mut stream = b"x\x1b]1337;File=".to_vec();
+        stream.extend(std::iter::repeat_n(b'A', MAX_OSC_PAYLOAD * 2));
+        stream.extend(b"\x07y");
+        let mut passed = 0usize;
+        let mut tail = Vec::new();
+        for chunk in stream.chunks(65536) {
+            let mut parts = Vec::new();
+            limiter.filter(chunk, &mut parts);
+            for p in parts {
+                passed += p.len();
+                tail = p.to_vec();
+            }
+        }
+        assert!(passed <= MAX_OSC_PAYLOAD + 64, "{passed}");
+        assert!(tail.ends_with(b"\x07y"));
+        assert_eq!(limiter.state, OscState::Ground);
+        let (mut emu, _rx) = emulator(3, 20, 0);
+        emu.feed(&stream);
+        assert_eq!(emu.text(0).lines, vec!["xy".to_string()]);
+    }
+
+    #[test]
+    fn answers_colour_queries() {
+        let (mut emu, rx) = emulator(3, 20, 0);
+        emu.feed(b"\x1b]11;?\x07");
+        let answer = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("an answer");
+        let answer = String::from_utf8(answer).expect("text");
+        assert!(answer.starts_with("\x1b]11;rgb:"), "{answer:?}");
     }
 }

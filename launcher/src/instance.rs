@@ -5,6 +5,7 @@
 //! loop of [`run`]; the Tick's pipes, its exit, the socket's connections and
 //! the terminal threads all talk to it through channels.
 
+use crate::emulator::ScreenText;
 use crate::record::{now_rfc3339, write_record};
 use crate::socket::{self, error, Incoming, Peer, ServeContext};
 use crate::spawn::{spawn, Spawned};
@@ -21,7 +22,7 @@ use tickhost::core::{
 };
 use tickhost::wire::{
     ClientReply, EndInfo, ErrorKind, LaunchReport, LaunchSpec, LauncherRecord, LauncherRequest,
-    LauncherStatus, StateSnapshot,
+    LauncherStatus, ScreenCursor, ScreenReply, StateSnapshot,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -77,7 +78,11 @@ pub async fn run(spec: LaunchSpec, report: ReportFn) -> Result<RunOutcome, Launc
         Ok(listener) => listener,
         Err(e) => return fail(e.to_string(), String::new()),
     };
-    let term = match TerminalHandle::open() {
+    let history = spec
+        .history
+        .unwrap_or(crate::emulator::DEFAULT_HISTORY)
+        .min(crate::emulator::MAX_HISTORY);
+    let term = match TerminalHandle::open(history) {
         Ok(term) => term,
         Err(e) => {
             let _ = std::fs::remove_file(&spec.socket);
@@ -317,16 +322,17 @@ impl Instance {
                 peer.reply(id, reply);
                 return;
             }
-            LauncherRequest::Screen => {
+            LauncherRequest::Screen { history } => {
                 let term = self.term.clone();
+                let limit = self.history_limit();
                 tokio::spawn(async move {
-                    let reply = match term.screen().await {
-                        Some(text) => ClientReply::Ok(json!({
-                            "rows": text.rows,
-                            "cols": text.cols,
-                            "cursor": {"row": text.cursor_row, "col": text.cursor_col},
-                            "lines": text.lines,
-                        })),
+                    let reply = match term.screen(history).await {
+                        Some(text) => {
+                            match serde_json::to_value(screen_reply(text, limit, false)) {
+                                Ok(value) => ClientReply::Ok(value),
+                                Err(e) => error(ErrorKind::Internal, &e.to_string()),
+                            }
+                        }
                         None => error(ErrorKind::Internal, "the terminal emulator is gone"),
                     };
                     peer.reply(id, reply);
@@ -565,6 +571,33 @@ impl Instance {
     }
 
     /// The process group is gone: report, publish, record, answer, flush.
+    /// The most history lines this instance's screen keeps.
+    fn history_limit(&self) -> usize {
+        self.spec
+            .history
+            .unwrap_or(crate::emulator::DEFAULT_HISTORY)
+            .min(crate::emulator::MAX_HISTORY)
+    }
+
+    /// Leaves the last screen, with all its history and the Tick's final
+    /// output applied, beside the record, for `screen` after the end.
+    async fn keep_last_screen(&self) {
+        let limit = self.history_limit();
+        let Some(text) = self.term.settled_screen(limit).await else {
+            return;
+        };
+        let path = crate::last_screen_path(&self.spec.socket);
+        let written = serde_json::to_vec(&screen_reply(text, limit, true))
+            .map_err(std::io::Error::other)
+            .and_then(|json| crate::record::write_private(&path, &json));
+        if let Err(e) = written {
+            eprintln!(
+                "launcher: cannot keep the last screen in {}: {e}",
+                path.display()
+            );
+        }
+    }
+
     async fn finish(mut self) -> RunOutcome {
         let Some(ending) = self.ending.take() else {
             return RunOutcome::Failed("internal: finished without an end".into());
@@ -576,12 +609,13 @@ impl Instance {
             peer.reply(id, error(ErrorKind::Ended, &ending.info.reason));
         }
         let info = ending.info;
+        self.keep_last_screen().await;
         let outcome = if let Some(report) = self.report.take() {
             // Never came up: a failed open, with what the Tick showed.
             tokio::time::sleep(SCREEN_SETTLE).await;
             let screen = self
                 .term
-                .screen()
+                .screen(0)
                 .await
                 .map(|s| s.head(256))
                 .unwrap_or_default();
@@ -707,4 +741,21 @@ fn group_alive(pid: u32) -> bool {
     // SAFETY: signal 0 only checks for existence.
     let r = unsafe { libc::kill(-pid, 0) };
     r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+/// The wire form of a screen read from the emulator.
+fn screen_reply(text: ScreenText, history_limit: usize, ended: bool) -> ScreenReply {
+    ScreenReply {
+        rows: text.rows,
+        cols: text.cols,
+        cursor: ScreenCursor {
+            row: text.cursor_row,
+            col: text.cursor_col,
+        },
+        lines: text.lines,
+        history: text.history,
+        history_len: text.history_len,
+        history_limit,
+        ended,
+    }
 }

@@ -43,6 +43,13 @@ pub mod views;
 pub use instance::{run, ReportFn, RunOutcome};
 pub use tickhost::wire::{LaunchReport, LaunchSpec};
 
+/// Where a launcher listening on `socket` leaves its instance's last screen
+/// (`wire::ScreenReply`) when the instance ends; tickhost serves it to
+/// `screen` until the instance is forgotten (`paths::InstanceFiles::screen`).
+pub fn last_screen_path(socket: &std::path::Path) -> std::path::PathBuf {
+    socket.with_extension("screen.json")
+}
+
 use std::io::{Read, Write};
 use std::path::PathBuf;
 

@@ -20,16 +20,22 @@ pub fn record_path(socket: &Path) -> PathBuf {
     socket.with_extension("json")
 }
 
-/// Write `record` next to its socket: to a temporary file, then renamed over
-/// the record, so a reader never sees half of it.
+/// Write `record` next to its socket (see [`write_private`]).
 pub fn write_record(record: &LauncherRecord) -> std::io::Result<()> {
     let path = record_path(&record.socket);
+    let mut json = serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?;
+    json.push(b'\n');
+    write_private(&path, &json)
+}
+
+/// Write `bytes` to `path`, mode 0600: to a temporary file, then renamed
+/// over it, so a reader never sees half of it.
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let file_name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "record.json".to_string());
     let tmp = path.with_file_name(format!(".{file_name}.{}.tmp", std::process::id()));
-    let json = serde_json::to_vec_pretty(record).map_err(std::io::Error::other)?;
     let result = (|| {
         let mut file = std::fs::OpenOptions::new()
             .write(true)
@@ -37,10 +43,9 @@ pub fn write_record(record: &LauncherRecord) -> std::io::Result<()> {
             .truncate(true)
             .mode(0o600)
             .open(&tmp)?;
-        file.write_all(&json)?;
-        file.write_all(b"\n")?;
+        file.write_all(bytes)?;
         file.sync_all()?;
-        std::fs::rename(&tmp, &path)
+        std::fs::rename(&tmp, path)
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);

@@ -1,30 +1,33 @@
-//! Between the emulator and the attach protocol: pure functions that turn a
-//! `wezterm_term::Terminal` into an [`attach::Snapshot`](crate::attach::Snapshot),
-//! and a view's [`ViewEvent`]s into the Terminal's `key_down`, `send_paste`,
-//! `mouse_event` and `focus_changed`, which encode them for the Tick's
-//! current modes and write them to the PTY through the emulator's writer.
+//! Between the emulator and the attach protocol: pure functions that turn
+//! `alacritty_terminal`'s grid into an [`attach::Snapshot`](crate::attach::Snapshot)
+//! (live, or scrolled back into history) and text rows, and that encode a
+//! view's [`ViewEvent`]s for the Tick's current terminal modes: keys with
+//! termwiz's xterm encoder, paste (bracketed or not), mouse (SGR or X10) and
+//! focus reports.
 //!
-//! wezterm-term keeps some of the modes a view needs to know about private
-//! (application cursor keys and keypad, focus reporting, which mouse events
-//! the Tick asked for); [`ModeTracker`] follows them by scanning the same
-//! bytes the emulator is fed, which costs a byte scan, not a second parse.
 //! Changed rows are found by comparing two snapshots
 //! ([`Snapshot::diff`](crate::attach::Snapshot::diff)), which also covers
-//! scrolling, where the emulator's per-line sequence numbers would not.
+//! scrolling.
+//!
+//! What the grid cannot hold is lost here: `alacritty_terminal` keeps no
+//! blink (SGR 5/6) and no overline (SGR 53) attribute, so views never show
+//! them (see `benches/emulators.md`).
 
 use crate::attach::{
     self, Attrs, Color, Cursor, CursorShape, Key, Line, Modes, Mods, MouseKind, MouseTracking, Run,
     Snapshot, ViewEvent,
 };
-use termwiz::surface::{CursorShape as WezShape, CursorVisibility};
-use wezterm_term::color::ColorAttribute;
-use wezterm_term::{
-    Blink, CellAttributes, Intensity, KeyCode, KeyModifiers, MouseButton, MouseEvent,
-    MouseEventKind, Terminal, Underline,
+use alacritty_terminal::grid::{Dimensions, Row};
+use alacritty_terminal::index::{Column, Line as GridLine};
+use alacritty_terminal::term::cell::{Cell, Flags};
+use alacritty_terminal::term::{Term, TermMode};
+use alacritty_terminal::vte::ansi::{
+    Color as CellColor, CursorShape as Shape, CursorStyle, NamedColor,
 };
+use termwiz::input::{KeyCode, KeyCodeEncodeModes, KeyboardEncoding, Modifiers};
 
-/// Writing an event to the Tick failed: the PTY's writer is gone (the Tick
-/// is ending); the view's event is dropped.
+/// Encoding a view's event for the Tick failed, or writing it did: the
+/// PTY's writer is gone (the Tick is ending); the view's event is dropped.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot send the view's {what} to the Tick: {source}")]
 pub struct InputError {
@@ -33,205 +36,84 @@ pub struct InputError {
     source: Box<dyn std::error::Error + Send + Sync>,
 }
 
-/// Follows the terminal modes wezterm-term does not expose, by scanning the
-/// Tick's output for `CSI ? Pm h/l`, `ESC =`, `ESC >`, `ESC c` and soft reset.
-/// Feed it exactly the bytes the emulator gets, in order; sequences split
-/// across chunks are handled.
-#[derive(Debug, Default, Clone)]
-pub struct ModeTracker {
-    state: ScanState,
-    params: Vec<u16>,
-    current: Option<u32>,
-    app_cursor_keys: bool,
-    app_keypad: bool,
-    focus_events: bool,
-    mouse_click: bool,
-    mouse_drag: bool,
-    mouse_motion: bool,
-    mouse_sgr: bool,
-}
-
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-enum ScanState {
-    #[default]
-    Ground,
-    Esc,
-    /// `ESC [` seen; the next byte says whether it is private (`?`).
-    Csi,
-    /// Inside `ESC [ ?`, collecting parameters.
-    Private,
-    /// Inside `ESC [ !`.
-    Bang,
-    /// Inside some other CSI: skip to its final byte.
-    OtherCsi,
-}
-
-impl ModeTracker {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Scan a chunk of the Tick's output.
-    pub fn observe(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.step(b);
+impl InputError {
+    pub(crate) fn gone(what: &'static str) -> Self {
+        InputError {
+            what,
+            source: "the terminal is gone".into(),
         }
     }
 
-    fn step(&mut self, b: u8) {
-        use ScanState::*;
-        // CAN and SUB abort a sequence; ESC starts a new one anywhere.
-        if b == 0x18 || b == 0x1a {
-            self.state = Ground;
-            return;
-        }
-        if b == 0x1b {
-            self.state = Esc;
-            return;
-        }
-        match self.state {
-            Ground => {}
-            Esc => {
-                self.state = Ground;
-                match b {
-                    b'[' => {
-                        self.state = Csi;
-                        self.params.clear();
-                        self.current = None;
-                    }
-                    b'=' => self.app_keypad = true,
-                    b'>' => self.app_keypad = false,
-                    b'c' => self.reset(),
-                    _ => {}
-                }
-            }
-            Csi => match b {
-                b'?' => self.state = Private,
-                b'!' => self.state = Bang,
-                0x40..=0x7e => self.state = Ground,
-                _ => self.state = OtherCsi,
-            },
-            Bang => {
-                if b == b'p' {
-                    self.soft_reset();
-                }
-                if (0x40..=0x7e).contains(&b) {
-                    self.state = Ground;
-                }
-            }
-            OtherCsi => {
-                if (0x40..=0x7e).contains(&b) {
-                    self.state = Ground;
-                }
-            }
-            Private => match b {
-                b'0'..=b'9' => {
-                    let digit = u32::from(b - b'0');
-                    self.current = Some(
-                        self.current
-                            .unwrap_or(0)
-                            .saturating_mul(10)
-                            .saturating_add(digit),
-                    );
-                }
-                b';' => self.push_param(),
-                b'h' | b'l' => {
-                    self.push_param();
-                    let on = b == b'h';
-                    for i in 0..self.params.len() {
-                        self.set_private(self.params[i], on);
-                    }
-                    self.state = Ground;
-                }
-                0x40..=0x7e => self.state = Ground,
-                _ => {}
-            },
-        }
-    }
-
-    fn push_param(&mut self) {
-        let value = self.current.take().unwrap_or(0);
-        // A runaway parameter list is not a mode change we care about.
-        if self.params.len() < 32 {
-            self.params.push(u16::try_from(value).unwrap_or(u16::MAX));
-        }
-    }
-
-    fn set_private(&mut self, mode: u16, on: bool) {
-        match mode {
-            1 => self.app_cursor_keys = on,
-            1000 => self.mouse_click = on,
-            1002 => self.mouse_drag = on,
-            1003 => self.mouse_motion = on,
-            1004 => self.focus_events = on,
-            1006 => self.mouse_sgr = on,
-            _ => {}
-        }
-    }
-
-    fn soft_reset(&mut self) {
-        self.app_cursor_keys = false;
-        self.app_keypad = false;
-    }
-
-    fn reset(&mut self) {
-        *self = ModeTracker::default();
-    }
-
-    /// The modes as a view sees them. Bracketed paste and whether the mouse
-    /// is reported at all come from the terminal itself; the tracker adds
-    /// what wezterm-term keeps private.
-    pub fn modes(&self, term: &Terminal) -> Modes {
-        let mouse = if !term.is_mouse_grabbed() {
-            MouseTracking::Off
-        } else if self.mouse_motion {
-            MouseTracking::Motion
-        } else if self.mouse_drag {
-            MouseTracking::Drag
-        } else {
-            MouseTracking::Click
-        };
-        Modes {
-            bracketed_paste: term.bracketed_paste_enabled(),
-            mouse,
-            mouse_sgr: self.mouse_sgr,
-            app_cursor_keys: self.app_cursor_keys,
-            app_keypad: self.app_keypad,
-            focus_events: self.focus_events,
+    pub(crate) fn write(what: &'static str, source: std::io::Error) -> Self {
+        InputError {
+            what,
+            source: Box::new(source),
         }
     }
 }
 
-/// The terminal's whole visible screen, cursor, modes and title.
-pub fn snapshot(term: &Terminal, modes: &ModeTracker) -> Snapshot {
-    let size = term.get_size();
-    let cols = clamp_u16(size.cols);
-    let rows = clamp_u16(size.rows);
-    let screen = term.screen();
-    let range = screen.phys_range(&(0..i64::from(rows)));
-    // Not `Screen::with_phys_lines`: in this wezterm-term it indexes the
-    // second half of the scrollback ring with absolute row numbers and panics
-    // once the ring has wrapped (after a few thousand lines of output).
-    let mut lines: Vec<Line> = screen
-        .lines_in_phys_range(range)
-        .iter()
-        .map(|line| convert_line(line, size.cols))
-        .collect();
-    lines.resize(usize::from(rows), Line::default());
-    let pos = term.cursor_pos();
-    let cursor = Cursor {
-        x: clamp_u16(pos.x.min(size.cols.saturating_sub(1))),
-        y: clamp_u16(usize::try_from(pos.y.max(0)).unwrap_or(0)).min(rows.saturating_sub(1)),
-        visible: pos.visibility == CursorVisibility::Visible,
-        shape: convert_shape(pos.shape),
+/// The modes a view needs to know, from the terminal's mode bits.
+pub fn modes(mode: TermMode) -> Modes {
+    let mouse = if mode.contains(TermMode::MOUSE_MOTION) {
+        MouseTracking::Motion
+    } else if mode.contains(TermMode::MOUSE_DRAG) {
+        MouseTracking::Drag
+    } else if mode.contains(TermMode::MOUSE_REPORT_CLICK) {
+        MouseTracking::Click
+    } else {
+        MouseTracking::Off
     };
+    Modes {
+        bracketed_paste: mode.contains(TermMode::BRACKETED_PASTE),
+        mouse,
+        mouse_sgr: mode.contains(TermMode::SGR_MOUSE),
+        app_cursor_keys: mode.contains(TermMode::APP_CURSOR),
+        app_keypad: mode.contains(TermMode::APP_KEYPAD),
+        focus_events: mode.contains(TermMode::FOCUS_IN_OUT),
+    }
+}
+
+/// The terminal's screen, cursor, modes and title, as a view `offset` lines
+/// scrolled back into history sees it (0 is live). `default_cursor` is the
+/// style the terminal was configured with, which stands for "default".
+pub fn snapshot<T>(
+    term: &Term<T>,
+    offset: usize,
+    title: String,
+    default_cursor: CursorStyle,
+) -> Snapshot {
+    let grid = term.grid();
+    let cols = grid.columns();
+    let rows = grid.screen_lines();
+    let history = grid.history_size();
+    let offset = offset.min(history);
+    let lines: Vec<Line> = (0..rows)
+        .map(|r| convert_row(&grid[GridLine(r as i32 - offset as i32)], cols))
+        .collect();
+    let mode = *term.mode();
+    let point = grid.cursor.point;
+    let cursor_row = usize::try_from(point.line.0).unwrap_or(0) + offset;
+    let style = term.cursor_style();
     Snapshot {
-        cols,
-        rows,
-        cursor,
-        alt_screen: term.is_alt_screen_active(),
-        modes: modes.modes(term),
-        title: term.get_title().to_string(),
+        cols: clamp_u16(cols),
+        rows: clamp_u16(rows),
+        cursor: Cursor {
+            x: clamp_u16(point.column.0.min(cols.saturating_sub(1))),
+            y: clamp_u16(cursor_row.min(rows.saturating_sub(1))),
+            visible: offset == 0 && mode.contains(TermMode::SHOW_CURSOR),
+            shape: if style == default_cursor {
+                CursorShape::Default
+            } else {
+                convert_shape(style)
+            },
+        },
+        alt_screen: mode.contains(TermMode::ALT_SCREEN),
+        modes: modes(mode),
+        title,
+        scroll: attach::Scrollback {
+            offset: u32::try_from(offset).unwrap_or(u32::MAX),
+            history: u32::try_from(history).unwrap_or(u32::MAX),
+        },
         lines,
     }
 }
@@ -240,24 +122,52 @@ fn clamp_u16(n: usize) -> u16 {
     u16::try_from(n).unwrap_or(u16::MAX)
 }
 
-fn convert_shape(shape: WezShape) -> CursorShape {
-    use WezShape as W;
-    match shape {
-        W::Default => CursorShape::Default,
-        W::BlinkingBlock => CursorShape::BlinkingBlock,
-        W::SteadyBlock => CursorShape::SteadyBlock,
-        W::BlinkingUnderline => CursorShape::BlinkingUnderline,
-        W::SteadyUnderline => CursorShape::SteadyUnderline,
-        W::BlinkingBar => CursorShape::BlinkingBar,
-        W::SteadyBar => CursorShape::SteadyBar,
+fn convert_shape(style: CursorStyle) -> CursorShape {
+    match (style.shape, style.blinking) {
+        (Shape::Block, true) => CursorShape::BlinkingBlock,
+        (Shape::Block, false) => CursorShape::SteadyBlock,
+        (Shape::Underline, true) => CursorShape::BlinkingUnderline,
+        (Shape::Underline, false) => CursorShape::SteadyUnderline,
+        (Shape::Beam, true) => CursorShape::BlinkingBar,
+        (Shape::Beam, false) => CursorShape::SteadyBar,
+        (Shape::HollowBlock | Shape::Hidden, _) => CursorShape::Default,
     }
 }
 
-/// One emulator line as runs, at most `cols` columns wide, trailing blanks
-/// that look like nothing dropped.
-pub fn convert_line(line: &wezterm_term::Line, cols: usize) -> Line {
+/// The character a cell shows (a tab's first cell holds `\t`).
+fn cell_char(cell: &Cell) -> char {
+    match cell.c {
+        '\t' | '\0' => ' ',
+        c => c,
+    }
+}
+
+/// One grid row as text, trailing blanks trimmed: what `screen` prints.
+pub fn row_text(row: &Row<Cell>, cols: usize) -> String {
+    let mut text = String::with_capacity(cols);
+    for c in 0..cols.min(row.len()) {
+        let cell = &row[Column(c)];
+        if cell.flags.contains(Flags::WIDE_CHAR_SPACER) {
+            continue;
+        }
+        if cell.flags.contains(Flags::LEADING_WIDE_CHAR_SPACER) {
+            text.push(' ');
+            continue;
+        }
+        text.push(cell_char(cell));
+        if let Some(marks) = cell.zerowidth() {
+            text.extend(marks);
+        }
+    }
+    let kept = text.trim_end_matches(' ').len();
+    text.truncate(kept);
+    text
+}
+
+/// One grid row as runs, at most `cols` columns wide, trailing blanks that
+/// look like nothing dropped.
+pub fn convert_row(row: &Row<Cell>, cols: usize) -> Line {
     let mut runs: Vec<Run> = Vec::new();
-    let mut col = 0usize;
     let mut push = |text: &str, attrs: Attrs| match runs.last_mut() {
         Some(last) if last.attrs == attrs => last.text.push_str(text),
         _ => runs.push(Run {
@@ -265,26 +175,29 @@ pub fn convert_line(line: &wezterm_term::Line, cols: usize) -> Line {
             attrs,
         }),
     };
-    for cell in line.visible_cells() {
-        let at = cell.cell_index();
-        let width = cell.width().max(1);
-        if at + width > cols {
-            break;
-        }
-        // A gap (should not happen after a wide cell) is blank.
-        while col < at {
-            push(" ", Attrs::default());
-            col += 1;
-        }
-        if at < col {
+    let width = cols.min(row.len());
+    let mut buf = [0u8; 4];
+    for c in 0..width {
+        let cell = &row[Column(c)];
+        if cell.flags.contains(Flags::WIDE_CHAR_SPACER) {
             continue;
         }
-        let text = cell.str();
-        push(
-            if text.is_empty() { " " } else { text },
-            convert_attrs(cell.attrs()),
-        );
-        col = at + width;
+        let attrs = convert_attrs(cell);
+        let wide = cell.flags.contains(Flags::WIDE_CHAR);
+        if cell.flags.contains(Flags::LEADING_WIDE_CHAR_SPACER) || (wide && c + 1 >= width) {
+            // A wide character that does not fit is drawn on the next row.
+            push(" ", attrs);
+            continue;
+        }
+        match cell.zerowidth() {
+            Some(marks) => {
+                let mut text = String::new();
+                text.push(cell_char(cell));
+                text.extend(marks);
+                push(&text, attrs);
+            }
+            None => push(cell_char(cell).encode_utf8(&mut buf), attrs),
+        }
     }
     trim_trailing_blanks(&mut runs);
     Line { runs }
@@ -314,55 +227,67 @@ fn trim_trailing_blanks(runs: &mut Vec<Run>) {
     }
 }
 
-fn convert_color(color: ColorAttribute) -> Option<Color> {
+fn convert_color(color: CellColor) -> Option<Color> {
     match color {
-        ColorAttribute::Default => None,
-        ColorAttribute::PaletteIndex(i) => Some(Color::Index(i)),
-        ColorAttribute::TrueColorWithPaletteFallback(rgb, _)
-        | ColorAttribute::TrueColorWithDefaultFallback(rgb) => {
-            let (r, g, b, _) = rgb.to_srgb_u8();
-            Some(Color::Rgb(r, g, b))
+        CellColor::Indexed(i) => Some(Color::Index(i)),
+        CellColor::Spec(rgb) => Some(Color::Rgb(rgb.r, rgb.g, rgb.b)),
+        CellColor::Named(named) => {
+            let n = named as usize;
+            if n < 16 {
+                Some(Color::Index(n as u8))
+            } else if (NamedColor::DimBlack as usize..=NamedColor::DimWhite as usize).contains(&n) {
+                Some(Color::Index((n - NamedColor::DimBlack as usize) as u8))
+            } else {
+                None
+            }
         }
     }
 }
 
-fn convert_attrs(a: &CellAttributes) -> Attrs {
+fn convert_attrs(cell: &Cell) -> Attrs {
+    let f = cell.flags;
+    let underline = if f.contains(Flags::UNDERCURL) {
+        attach::Underline::Curly
+    } else if f.contains(Flags::DOUBLE_UNDERLINE) {
+        attach::Underline::Double
+    } else if f.contains(Flags::DOTTED_UNDERLINE) {
+        attach::Underline::Dotted
+    } else if f.contains(Flags::DASHED_UNDERLINE) {
+        attach::Underline::Dashed
+    } else if f.contains(Flags::UNDERLINE) {
+        attach::Underline::Single
+    } else {
+        attach::Underline::None
+    };
     Attrs {
-        fg: convert_color(a.foreground()),
-        bg: convert_color(a.background()),
-        bold: a.intensity() == Intensity::Bold,
-        dim: a.intensity() == Intensity::Half,
-        italic: a.italic(),
-        underline: match a.underline() {
-            Underline::None => attach::Underline::None,
-            Underline::Single => attach::Underline::Single,
-            Underline::Double => attach::Underline::Double,
-            Underline::Curly => attach::Underline::Curly,
-            Underline::Dotted => attach::Underline::Dotted,
-            Underline::Dashed => attach::Underline::Dashed,
-        },
-        underline_color: convert_color(a.underline_color()),
-        blink: a.blink() != Blink::None,
-        reverse: a.reverse(),
-        invisible: a.invisible(),
-        strikethrough: a.strikethrough(),
-        overline: a.overline(),
+        fg: convert_color(cell.fg),
+        bg: convert_color(cell.bg),
+        bold: f.contains(Flags::BOLD),
+        dim: f.contains(Flags::DIM),
+        italic: f.contains(Flags::ITALIC),
+        underline,
+        underline_color: cell.underline_color().and_then(convert_color),
+        blink: false,
+        reverse: f.contains(Flags::INVERSE),
+        invisible: f.contains(Flags::HIDDEN),
+        strikethrough: f.contains(Flags::STRIKEOUT),
+        overline: false,
     }
 }
 
-fn key_modifiers(mods: Mods) -> KeyModifiers {
-    let mut out = KeyModifiers::NONE;
+fn key_modifiers(mods: Mods) -> Modifiers {
+    let mut out = Modifiers::NONE;
     if mods.shift {
-        out |= KeyModifiers::SHIFT;
+        out |= Modifiers::SHIFT;
     }
     if mods.alt {
-        out |= KeyModifiers::ALT;
+        out |= Modifiers::ALT;
     }
     if mods.ctrl {
-        out |= KeyModifiers::CTRL;
+        out |= Modifiers::CTRL;
     }
     if mods.super_ {
-        out |= KeyModifiers::SUPER;
+        out |= Modifiers::SUPER;
     }
     out
 }
@@ -388,89 +313,139 @@ fn key_code(key: Key) -> KeyCode {
     }
 }
 
-/// Apply a view's input event to the Tick: keys, paste, mouse and focus are
-/// encoded for the Tick's current modes and written through the terminal's
-/// writer (the PTY). `Resize` is the size policy's business, not the
-/// terminal's: it is ignored here.
-pub fn apply_input(term: &mut Terminal, event: &ViewEvent) -> Result<(), InputError> {
-    fn fail<E: Into<Box<dyn std::error::Error + Send + Sync>>>(
-        what: &'static str,
-    ) -> impl FnOnce(E) -> InputError {
-        move |source| InputError {
-            what,
-            source: source.into(),
-        }
-    }
+/// The bytes a view's input event becomes for a Tick whose terminal is in
+/// `mode`: keys, paste, mouse and focus as xterm sends them. Events the Tick
+/// did not ask for (mouse without a mouse mode, focus without 1004) and
+/// `Resize` (the size policy's business) become nothing.
+pub fn encode_input(mode: TermMode, event: &ViewEvent) -> Result<Vec<u8>, InputError> {
     match event {
         ViewEvent::Key { key, mods } => {
             let mut mods = *mods;
             // A character arrives with shift already applied ('A', '!'); a
-            // SHIFT modifier on top would make some encodings send CSI u.
+            // SHIFT modifier on top would make the encoder send CSI u.
             if matches!(key, Key::Char(_)) && !mods.ctrl && !mods.alt && !mods.super_ {
                 mods.shift = false;
             }
-            term.key_down(key_code(*key), key_modifiers(mods))
-                .map_err(fail("key"))
+            let modes = KeyCodeEncodeModes {
+                encoding: KeyboardEncoding::Xterm,
+                application_cursor_keys: mode.contains(TermMode::APP_CURSOR),
+                newline_mode: mode.contains(TermMode::LINE_FEED_NEW_LINE),
+                modify_other_keys: None,
+            };
+            key_code(*key)
+                .encode(key_modifiers(mods), modes, true)
+                .map(String::into_bytes)
+                .map_err(|e| InputError {
+                    what: "key",
+                    source: e.to_string().into(),
+                })
         }
-        ViewEvent::Paste { text } => term.send_paste(text).map_err(fail("paste")),
+        ViewEvent::Paste { text } => Ok(encode_paste(mode, text)),
         ViewEvent::Mouse {
             x,
             y,
             kind,
             button,
             mods,
-        } => {
-            if !term.is_mouse_grabbed() {
-                return Ok(());
+        } => Ok(encode_mouse(mode, *x, *y, *kind, *button, *mods)),
+        ViewEvent::Focus { focused } => Ok(if mode.contains(TermMode::FOCUS_IN_OUT) {
+            if *focused {
+                b"\x1b[I".to_vec()
+            } else {
+                b"\x1b[O".to_vec()
             }
-            let button = match button {
-                attach::MouseButton::Left => MouseButton::Left,
-                attach::MouseButton::Middle => MouseButton::Middle,
-                attach::MouseButton::Right => MouseButton::Right,
-                attach::MouseButton::WheelUp => MouseButton::WheelUp(1),
-                attach::MouseButton::WheelDown => MouseButton::WheelDown(1),
-                attach::MouseButton::None => MouseButton::None,
-            };
-            let kind = match kind {
-                MouseKind::Press => MouseEventKind::Press,
-                MouseKind::Release => MouseEventKind::Release,
-                MouseKind::Move => MouseEventKind::Move,
-            };
-            term.mouse_event(MouseEvent {
-                kind,
-                x: usize::from(*x),
-                y: i64::from(*y),
-                x_pixel_offset: 0,
-                y_pixel_offset: 0,
-                button,
-                modifiers: key_modifiers(*mods),
-            })
-            .map_err(fail("mouse event"))
-        }
-        ViewEvent::Focus { focused } => {
-            term.focus_changed(*focused);
-            Ok(())
-        }
-        ViewEvent::Resize { .. } => Ok(()),
+        } else {
+            Vec::new()
+        }),
+        ViewEvent::Resize { .. } | ViewEvent::Scroll { .. } => Ok(Vec::new()),
     }
+}
+
+/// A paste: bracketed when the Tick asked (with any ESC taken out, so the
+/// text cannot end the bracket early), else with line ends as Enter (CR).
+fn encode_paste(mode: TermMode, text: &str) -> Vec<u8> {
+    if mode.contains(TermMode::BRACKETED_PASTE) {
+        let mut out = b"\x1b[200~".to_vec();
+        out.extend(text.replace('\x1b', "").bytes());
+        out.extend(b"\x1b[201~");
+        out
+    } else {
+        text.replace("\r\n", "\r").replace('\n', "\r").into_bytes()
+    }
+}
+
+/// A mouse event as the Tick's mouse mode wants it: SGR (1006) or the X10
+/// byte encoding (positions past 223 cannot be said in it and are dropped).
+fn encode_mouse(
+    mode: TermMode,
+    x: u16,
+    y: u16,
+    kind: MouseKind,
+    button: attach::MouseButton,
+    mods: Mods,
+) -> Vec<u8> {
+    if !mode.intersects(TermMode::MOUSE_MODE) {
+        return Vec::new();
+    }
+    let held = button != attach::MouseButton::None;
+    if kind == MouseKind::Move
+        && !(mode.contains(TermMode::MOUSE_MOTION) || (held && mode.contains(TermMode::MOUSE_DRAG)))
+    {
+        return Vec::new();
+    }
+    let wheel = matches!(
+        button,
+        attach::MouseButton::WheelUp | attach::MouseButton::WheelDown
+    );
+    if wheel && kind == MouseKind::Release {
+        return Vec::new();
+    }
+    let mut code: u32 = match button {
+        attach::MouseButton::Left => 0,
+        attach::MouseButton::Middle => 1,
+        attach::MouseButton::Right => 2,
+        attach::MouseButton::None => 3,
+        attach::MouseButton::WheelUp => 64,
+        attach::MouseButton::WheelDown => 65,
+    };
+    if kind == MouseKind::Move {
+        code += 32;
+    }
+    if mods.shift {
+        code += 4;
+    }
+    if mods.alt {
+        code += 8;
+    }
+    if mods.ctrl {
+        code += 16;
+    }
+    let (col, row) = (u32::from(x) + 1, u32::from(y) + 1);
+    if mode.contains(TermMode::SGR_MOUSE) {
+        let end = if kind == MouseKind::Release { 'm' } else { 'M' };
+        return format!("\x1b[<{code};{col};{row}{end}").into_bytes();
+    }
+    if kind == MouseKind::Release {
+        // X10 says which button went up with "3".
+        code = (code & !3) | 3;
+    }
+    let (Ok(c), Ok(cx), Ok(cy)) = (
+        u8::try_from(32 + code),
+        u8::try_from(32 + col),
+        u8::try_from(32 + row),
+    ) else {
+        return Vec::new();
+    };
+    vec![0x1b, b'[', b'M', c, cx, cy]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::emulator::Emulator;
     use std::io::Write;
-    use std::sync::{mpsc, Arc};
+    use std::sync::mpsc;
     use std::time::Duration;
-    use wezterm_term::color::ColorPalette;
-    use wezterm_term::{TerminalConfiguration, TerminalSize};
-
-    #[derive(Debug)]
-    struct Config;
-    impl TerminalConfiguration for Config {
-        fn color_palette(&self) -> ColorPalette {
-            ColorPalette::default()
-        }
-    }
 
     struct ChanWriter(mpsc::Sender<Vec<u8>>);
     impl Write for ChanWriter {
@@ -484,46 +459,30 @@ mod tests {
     }
 
     struct Fixture {
-        term: Terminal,
-        modes: ModeTracker,
+        emu: Emulator,
         written: mpsc::Receiver<Vec<u8>>,
     }
 
     impl Fixture {
         fn new(cols: usize, rows: usize) -> Self {
             let (tx, rx) = mpsc::channel();
-            let term = Terminal::new(
-                TerminalSize {
-                    rows,
-                    cols,
-                    pixel_width: 0,
-                    pixel_height: 0,
-                    dpi: 0,
-                },
-                Arc::new(Config),
-                "tickloop",
-                "test",
-                Box::new(ChanWriter(tx)),
-            );
             Fixture {
-                term,
-                modes: ModeTracker::new(),
+                emu: Emulator::new(rows, cols, 100, Box::new(ChanWriter(tx))),
                 written: rx,
             }
         }
 
         fn feed(&mut self, bytes: &[u8]) {
-            self.modes.observe(bytes);
-            self.term.advance_bytes(bytes);
+            self.emu.feed(bytes);
         }
 
-        fn snap(&self) -> Snapshot {
-            snapshot(&self.term, &self.modes)
+        fn snap(&mut self) -> Snapshot {
+            self.emu.snapshot()
         }
 
         /// What the terminal wrote towards the Tick for `event`.
         fn input(&mut self, event: ViewEvent) -> Vec<u8> {
-            apply_input(&mut self.term, &event).unwrap();
+            self.emu.view_input(&event).unwrap();
             let mut out = self
                 .written
                 .recv_timeout(Duration::from_secs(10))
@@ -662,12 +621,14 @@ mod tests {
         assert_eq!(s.lines[0].text(), "日本x");
         assert_eq!(s.lines[1].text(), "e\u{301}!");
         assert_eq!(s.cursor.x, 2);
-        // wezterm-term puts a wide character that does not fit into the
-        // last column; the snapshot never lets a run overflow the row.
+        // A wide character that does not fit at the right margin wraps
+        // whole to the next row, as in xterm and tmux.
         let mut f = Fixture::new(3, 2);
-        f.feed("ab日".as_bytes());
+        f.feed("ab日X".as_bytes());
         let s = f.snap();
         assert_eq!(s.lines[0].text(), "ab");
+        assert_eq!(s.lines[1].text(), "日X");
+        assert_eq!((s.cursor.x, s.cursor.y), (2, 1));
     }
 
     #[test]
@@ -796,8 +757,11 @@ mod tests {
             button: attach::MouseButton::Left,
             mods: Mods::NONE,
         };
-        apply_input(&mut f.term, &click).unwrap();
-        assert!(f.written.recv_timeout(Duration::from_millis(200)).is_err());
+        f.emu.view_input(&click).unwrap();
+        assert!(f.written.try_recv().is_err());
+        assert!(encode_input(TermMode::default(), &click)
+            .unwrap()
+            .is_empty());
         f.feed(b"\x1b[?1000;1006h");
         assert_eq!(f.input(click), b"\x1b[<0;3;2M");
     }

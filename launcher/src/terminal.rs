@@ -32,14 +32,20 @@ pub const START_COLS: u16 = 120;
 /// Chunks of output queued for the emulator. When the emulator falls this far
 /// behind, the reader waits, which slows the Tick like a real terminal would.
 const EMULATOR_QUEUE: usize = 256;
+/// How long no output must arrive before an ended Tick's screen is final.
+const SETTLE_QUIET: std::time::Duration = std::time::Duration::from_millis(30);
+/// The most an ended Tick's final screen waits for output to stop.
+const SETTLE_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
 /// Chunks of input queued for the PTY master.
 const WRITER_QUEUE: usize = 1024;
 
 enum EmuMsg {
     Output(Vec<u8>),
     Resize(u16, u16),
-    Snapshot(oneshot::Sender<ScreenText>),
-    ViewSnapshot(oneshot::Sender<Snapshot>),
+    /// The screen as text with up to this many lines of history.
+    Snapshot(usize, oneshot::Sender<ScreenText>),
+    /// A view's snapshot, scrolled this many lines back into history.
+    ViewSnapshot(usize, oneshot::Sender<Snapshot>),
     ViewInput(ViewEvent),
 }
 
@@ -68,8 +74,9 @@ pub struct TerminalHandle {
 }
 
 impl TerminalHandle {
-    /// Opens the PTY at 120x30 and starts the reader, emulator and writer threads.
-    pub fn open() -> Result<Arc<TerminalHandle>, LauncherError> {
+    /// Opens the PTY at 120x30 and starts the reader, emulator and writer
+    /// threads; the screen keeps up to `history` lines that scroll off.
+    pub fn open(history: usize) -> Result<Arc<TerminalHandle>, LauncherError> {
         let size = PtySize {
             rows: START_ROWS,
             cols: START_COLS,
@@ -99,7 +106,7 @@ impl TerminalHandle {
         let answers = AnswerWriter(input_tx.clone());
         let (changes_tx, changes_rx) = watch::channel(0u64);
         spawn_thread("emulator", move || {
-            emulator_thread(emu_rx, answers, changes_tx)
+            emulator_thread(emu_rx, answers, changes_tx, history)
         })?;
 
         let reader_tx = emu_tx.clone();
@@ -129,11 +136,15 @@ impl TerminalHandle {
         self.changes_rx.clone()
     }
 
-    /// The screen as a view's snapshot, after every chunk of output read so
-    /// far has been applied. `None` if the emulator thread is gone.
-    pub async fn view_snapshot(&self) -> Option<Snapshot> {
+    /// The screen as a view's snapshot, scrolled `offset` lines back into
+    /// history (0: live), after every chunk of output read so far has been
+    /// applied. `None` if the emulator thread is gone.
+    pub async fn view_snapshot(&self, offset: usize) -> Option<Snapshot> {
         let (tx, rx) = oneshot::channel();
-        self.emu_tx.send(EmuMsg::ViewSnapshot(tx)).await.ok()?;
+        self.emu_tx
+            .send(EmuMsg::ViewSnapshot(offset, tx))
+            .await
+            .ok()?;
         rx.await.ok()
     }
 
@@ -177,12 +188,56 @@ impl TerminalHandle {
         }
     }
 
-    /// The current screen, after every chunk of output read so far from the
-    /// PTY has been applied. `None` if the emulator thread is gone.
-    pub async fn screen(&self) -> Option<ScreenText> {
+    /// The current screen with up to `history` lines of history, after
+    /// every chunk of output read so far from the PTY has been applied.
+    /// `None` if the emulator thread is gone.
+    pub async fn screen(&self, history: usize) -> Option<ScreenText> {
         let (tx, rx) = oneshot::channel();
-        self.emu_tx.send(EmuMsg::Snapshot(tx)).await.ok()?;
+        self.emu_tx.send(EmuMsg::Snapshot(history, tx)).await.ok()?;
         rx.await.ok()
+    }
+
+    /// The screen once everything the Tick wrote has been applied: waits
+    /// until the PTY holds no unread output and no new output was applied
+    /// for [`SETTLE_QUIET`] (the kernel hands a PTY's output to the master
+    /// a moment after the program wrote it), at most [`SETTLE_LIMIT`]. For
+    /// the last screen of an ended Tick.
+    pub async fn settled_screen(&self, history: usize) -> Option<ScreenText> {
+        let started = std::time::Instant::now();
+        let mut seen = *self.changes_rx.borrow();
+        let mut quiet_since = std::time::Instant::now();
+        while started.elapsed() < SETTLE_LIMIT {
+            // A round trip through the emulator applies every chunk read.
+            self.screen(0).await?;
+            let now = *self.changes_rx.borrow();
+            if now != seen || self.unread_output() > 0 {
+                seen = now;
+                quiet_since = std::time::Instant::now();
+            } else if quiet_since.elapsed() >= SETTLE_QUIET {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        self.screen(history).await
+    }
+
+    /// Bytes waiting in the PTY master, not yet read (0 if unknown).
+    fn unread_output(&self) -> usize {
+        let Ok(master) = self.master.lock() else {
+            return 0;
+        };
+        let Some(fd) = master.as_raw_fd() else {
+            return 0;
+        };
+        let mut n: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int through the pointer we pass, and
+        // `fd` stays open while the lock on the master is held.
+        let rc = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut n) };
+        if rc == 0 {
+            usize::try_from(n).unwrap_or(0)
+        } else {
+            0
+        }
     }
 
     /// Resize the PTY (the Tick gets SIGWINCH) and the emulator's screen.
@@ -226,23 +281,35 @@ fn emulator_thread(
     mut rx: mpsc::Receiver<EmuMsg>,
     answers: AnswerWriter,
     changes: watch::Sender<u64>,
+    history: usize,
 ) {
     let mut size = (usize::from(START_ROWS), usize::from(START_COLS));
-    let mut emulator = Emulator::new(size.0, size.1, Box::new(answers.clone()));
+    let mut emulator = Emulator::new(size.0, size.1, history, Box::new(answers.clone()));
+    let mut panics = 0u64;
     while let Some(msg) = rx.blocking_recv() {
         if let EmuMsg::Resize(rows, cols) = &msg {
             size = (usize::from(*rows), usize::from(*cols));
         }
-        // A panic inside the emulator (a bug of ours or of wezterm-term, set
+        // A panic inside the emulator (a bug of ours or of the emulator, set
         // off by what the Tick printed) must not stop this thread: the reader
         // would stop draining the PTY and the Tick would block forever. The
-        // screen starts over blank, and the Tick goes on.
+        // screen starts over, saying so on its first row, and the Tick goes
+        // on. The panic hook (lib.rs) logs the first few panics only, so a
+        // stream of them cannot grow the log without bound.
         let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             handle_emulator_message(&mut emulator, msg, &changes)
         }));
         if handled.is_err() {
-            eprintln!("launcher: the terminal emulator panicked; the screen starts over blank");
-            emulator = Emulator::new(size.0, size.1, Box::new(answers.clone()));
+            panics += 1;
+            if panics <= 3 {
+                eprintln!(
+                    "launcher: the terminal emulator panicked (#{panics}); the screen starts over"
+                );
+            }
+            emulator = Emulator::new(size.0, size.1, history, Box::new(answers.clone()));
+            emulator.feed(
+                b"\x1b[7m[tickloop: the screen was reset after an emulator fault]\x1b[0m\r\n",
+            );
             changes.send_modify(|n| *n = n.wrapping_add(1));
         }
     }
@@ -258,11 +325,11 @@ fn handle_emulator_message(emulator: &mut Emulator, msg: EmuMsg, changes: &watch
             emulator.resize(usize::from(rows), usize::from(cols));
             changes.send_modify(|n| *n = n.wrapping_add(1));
         }
-        EmuMsg::Snapshot(reply) => {
-            let _ = reply.send(emulator.text());
+        EmuMsg::Snapshot(history, reply) => {
+            let _ = reply.send(emulator.text(history));
         }
-        EmuMsg::ViewSnapshot(reply) => {
-            let _ = reply.send(emulator.snapshot());
+        EmuMsg::ViewSnapshot(offset, reply) => {
+            let _ = reply.send(emulator.snapshot_scrolled(offset));
         }
         EmuMsg::ViewInput(event) => {
             // Only fails when the PTY's writer is gone: the Tick is ending.

@@ -263,6 +263,8 @@ where
     // The view's events, applied as they come, on their own task (reading a
     // line is not cancel-safe, so it does not share a select with writing).
     let (gone_tx, mut gone_rx) = mpsc::channel::<()>(1);
+    // How far back this view is scrolled; set by its reader task.
+    let (scroll_tx, mut scroll_rx) = watch::channel(0usize);
     let reader_hub = hub.clone();
     let reader_task = tokio::spawn(async move {
         let mut line = Vec::new();
@@ -282,7 +284,14 @@ where
                 ViewEvent::Resize { cols, rows } => {
                     reader_hub.activate(id, Some((cols, rows)), false)
                 }
+                ViewEvent::Scroll { offset } => {
+                    scroll_tx.send_replace(usize::try_from(offset).unwrap_or(usize::MAX));
+                }
                 event => {
+                    if matches!(event, ViewEvent::Key { .. } | ViewEvent::Paste { .. }) {
+                        // Typing returns the view to the live screen.
+                        scroll_tx.send_if_modified(|offset| std::mem::take(offset) != 0);
+                    }
                     reader_hub.activate(id, None, false);
                     if reader_hub.term.view_input(event).await.is_err() {
                         break;
@@ -318,6 +327,10 @@ where
                 Ok(()) => Step::Changed,
                 Err(_) => Step::Gone,
             },
+            r = scroll_rx.changed(), if !dirty => match r {
+                Ok(()) => Step::Changed,
+                Err(_) => Step::Gone,
+            },
             _ = frame_due(next_frame), if dirty => Step::Frame,
             r = status.changed() => match r {
                 Ok(()) => Step::Status,
@@ -340,7 +353,8 @@ where
                 dirty = false;
                 // Mark what this frame covers before taking it.
                 let _ = changes.borrow_and_update();
-                let Some(snap) = hub.term.view_snapshot().await else {
+                let offset = *scroll_rx.borrow_and_update();
+                let Some(snap) = hub.term.view_snapshot(offset).await else {
                     break;
                 };
                 if send_frame(&mut writer, last.as_ref(), &snap).await.is_err() {

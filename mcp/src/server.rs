@@ -371,7 +371,7 @@ impl Bridge {
         vec![
             tool(
                 MANAGE,
-                "Tickloop: manage Tick instances. action: list (every instance); open (a Tick from `command` [PROGRAM, ARG...] or a `package` with optional `package_args`; `shell: true` for a plain terminal program; optional `name`, `cwd`); close (end one, or forget an ended one); screen (its terminal as text); input (type `text` into its terminal); packages (the Tick packages you can open, with missing prerequisites); show (a view for a person) and subscribe/unsubscribe (the Loop) point to the CLI.",
+                "Tickloop: manage Tick instances. action: list (every instance); open (a Tick from `command` [PROGRAM, ARG...] or a `package` with optional `package_args`; `shell: true` for a plain terminal program; optional `name`, `cwd`); close (end one, or forget an ended one); screen (its terminal as text; `history`: that many earlier lines first); input (type `text` into its terminal); packages (the Tick packages you can open, with missing prerequisites); show (a view for a person) and subscribe/unsubscribe (the Loop) point to the CLI.",
                 json!({
                     "type": "object",
                     "properties": {
@@ -383,7 +383,8 @@ impl Bridge {
                         "shell": {"type": "boolean", "description": "open: a plain terminal program, no protocol (id shell:NAME)."},
                         "name": {"type": "string", "description": "open: the instance NAME (1-64 of A-Z a-z 0-9 . _ -)."},
                         "cwd": {"type": "string", "description": "open: working directory (default: the MCP server's)."},
-                        "text": {"type": "string", "description": "input: the text to type (\\r is Enter)."}
+                        "text": {"type": "string", "description": "input: the text to type (\\r is Enter)."},
+                        "history": {"type": "integer", "minimum": 0, "description": "screen: lines of history to include before the visible screen (open: lines of history to keep, default 2000)."}
                     },
                     "required": ["action"],
                     "additionalProperties": false
@@ -515,7 +516,13 @@ impl Bridge {
                 Err(e) => e,
             },
             "screen" => match need_instance() {
-                Ok(instance) => match self.simple(ClientRequest::Screen { instance }).await {
+                Ok(instance) => match self
+                    .simple(ClientRequest::Screen {
+                        instance,
+                        history: args.history.unwrap_or(0),
+                    })
+                    .await
+                {
                     Ok(value) => {
                         let text = screen_text(&value);
                         let mut result = outcome::ok_value(value);
@@ -602,6 +609,7 @@ impl Bridge {
             argv,
             cwd,
             env,
+            history: args.history,
         });
         let result = self.value_or_failure(request).await;
         self.inner.wake.notify_one();
@@ -973,7 +981,11 @@ fn tool(
 }
 
 fn screen_text(value: &Value) -> String {
-    tickhost::client::screen_rows(value).join("\n")
+    tickhost::client::screen_history(value)
+        .into_iter()
+        .chain(tickhost::client::screen_rows(value))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[derive(Debug, Deserialize)]
@@ -996,6 +1008,8 @@ struct ManageArgs {
     cwd: Option<PathBuf>,
     #[serde(default)]
     text: Option<String>,
+    #[serde(default)]
+    history: Option<usize>,
 }
 
 #[derive(Debug, Deserialize)]

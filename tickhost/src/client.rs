@@ -257,6 +257,21 @@ pub fn caller_env() -> Vec<(String, String)> {
         .collect()
 }
 
+/// The history lines of a `screen` reply (oldest first), trailing blanks
+/// trimmed; empty when none were asked for.
+pub fn screen_history(reply: &serde_json::Value) -> Vec<String> {
+    reply
+        .get("history")
+        .and_then(serde_json::Value::as_array)
+        .map(|lines| {
+            lines
+                .iter()
+                .map(|l| l.as_str().unwrap_or("").trim_end().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The rows of a `screen` reply (`{"lines": [...]}`, or plain text), trailing
 /// blanks trimmed and trailing empty rows dropped.
 pub fn screen_rows(reply: &serde_json::Value) -> Vec<String> {

@@ -160,6 +160,9 @@ pub struct InstanceFiles {
     pub record: PathBuf,
     /// The launcher's stderr.
     pub log: PathBuf,
+    /// The last screen of an ended instance (`wire::ScreenReply`), kept
+    /// until the instance is forgotten.
+    pub screen: PathBuf,
 }
 
 impl InstanceFiles {
@@ -169,12 +172,13 @@ impl InstanceFiles {
             socket: record.with_extension("sock"),
             record: record.to_path_buf(),
             log: record.with_extension("log"),
+            screen: record.with_extension("screen.json"),
         }
     }
 
-    /// Removes the three files, ignoring those already gone.
+    /// Removes the files, ignoring those already gone.
     pub fn remove(&self) {
-        for path in [&self.socket, &self.record, &self.log] {
+        for path in [&self.socket, &self.record, &self.log, &self.screen] {
             let _ = fs::remove_file(path);
         }
     }

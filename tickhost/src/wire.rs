@@ -120,6 +120,9 @@ pub enum ClientRequest {
     },
     Screen {
         instance: String,
+        /// Lines of history to include before the visible screen.
+        #[serde(default)]
+        history: usize,
     },
     Input {
         instance: String,
@@ -146,6 +149,9 @@ pub struct OpenRequest {
     pub cwd: PathBuf,
     /// The caller's environment, which the Tick inherits (spec-gaps 4.1).
     pub env: Vec<(String, String)>,
+    /// Lines of history its screen keeps (`None`: 2,000, like tmux).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<usize>,
 }
 
 /// One line from tickhost to a client.
@@ -298,8 +304,12 @@ pub enum LauncherRequest {
         args: Value,
         revision: String,
     },
-    /// The current screen as text, one line per row, trailing blanks trimmed.
-    Screen,
+    /// The current screen as text ([`ScreenReply`]), one line per row,
+    /// trailing blanks trimmed, with up to `history` lines of history.
+    Screen {
+        #[serde(default)]
+        history: usize,
+    },
     /// Bytes typed into the Tick's terminal.
     Input { text: String },
     /// End the session and the Tick's process group; the launcher then exits.
@@ -377,6 +387,39 @@ pub struct LaunchSpec {
     pub env: Vec<(String, String)>,
     /// Where to listen, and where to write `<slug>.json`.
     pub socket: PathBuf,
+    /// Lines of history the screen keeps (`None`: the default, 2,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<usize>,
+}
+
+/// The answer to `screen`: the visible screen as text, the cursor, and the
+/// history asked for. An ended instance answers with its last screen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScreenReply {
+    pub rows: usize,
+    pub cols: usize,
+    pub cursor: ScreenCursor,
+    /// One string per visible row, trailing blanks trimmed, trailing empty
+    /// rows dropped.
+    pub lines: Vec<String>,
+    /// Lines that scrolled off the top, oldest first (as many as asked for).
+    #[serde(default)]
+    pub history: Vec<String>,
+    /// Lines of history held in all, and the most that will be held.
+    #[serde(default)]
+    pub history_len: usize,
+    #[serde(default)]
+    pub history_limit: usize,
+    /// Set when this is the last screen of an ended instance.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ended: bool,
+}
+
+/// Zero-based cursor position in the visible screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScreenCursor {
+    pub row: usize,
+    pub col: usize,
 }
 
 /// `RUNTIME/l/<file>.json`, written by a launcher once its instance is up and

@@ -375,6 +375,8 @@ fn session(
     let mut shown = Surface::new(usize::from(view.0), usize::from(view.1));
     let mut mouse = MouseTranslator::default();
     let mut mouse_mode = MouseTracking::Off;
+    let mut scroller = render::Scroller::default();
+    let mut keys = render::InputReader::default();
     let mut pending_resize: Option<Instant> = None;
     let mut dirty = true;
     let _ = term.render(&[Change::ClearScreen(Default::default())]);
@@ -407,8 +409,8 @@ fn session(
             }
         }
         if dirty {
-            if model.modes.mouse != mouse_mode {
-                mouse_mode = model.modes.mouse;
+            if scroller.mouse_mode(&model) != mouse_mode {
+                mouse_mode = scroller.mouse_mode(&model);
                 let _ = term.flush();
                 guard.set_mouse(mouse_mode);
             }
@@ -429,7 +431,7 @@ fn session(
             });
         }
         let wait = pending_resize.map(|at| at.saturating_duration_since(Instant::now()));
-        let input = match term.poll_input(wait) {
+        let input = match keys.poll(term, wait) {
             Ok(input) => input,
             // The terminal went away (SIGHUP comes too): a detach.
             Err(_) => return Ok(AttachOutcome::Detached),
@@ -447,6 +449,18 @@ fn session(
                 dirty = true;
             }
             Some(event) => {
+                match scroller.on_input(&event, &model, view.1) {
+                    render::ScrollAction::Pass => {}
+                    render::ScrollAction::Scroll(offset) => {
+                        let _ = event_tx.send(ViewEvent::Scroll { offset });
+                        dirty = true;
+                        continue;
+                    }
+                    render::ScrollAction::LiveThenPass => {
+                        let _ = event_tx.send(ViewEvent::Scroll { offset: 0 });
+                        dirty = true;
+                    }
+                }
                 for ev in render::input_events(&event, &mut mouse) {
                     if let ViewEvent::Mouse { x, y, .. } = ev {
                         // Only the part of the view that shows the Tick.

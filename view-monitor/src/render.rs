@@ -27,6 +27,218 @@ pub fn is_detach_key(event: &KeyEvent) -> bool {
     }
 }
 
+/// How long the start of a split-up key sequence is held for the rest.
+const KEY_HOLD: std::time::Duration = std::time::Duration::from_millis(15);
+
+/// Reads input events from the view's terminal, and puts back together the
+/// xterm sequences for modified Insert/Delete/Home/End/PageUp/PageDown
+/// (`ESC [ 5 ; 2 ~` is shift+PageUp), which termwiz's parser does not know
+/// and hands over as alt+`[` followed by plain characters.
+#[derive(Debug, Default)]
+pub struct InputReader {
+    queue: std::collections::VecDeque<InputEvent>,
+    held: Vec<char>,
+}
+
+impl InputReader {
+    /// The next event, waiting at most `wait` (`None`: until one comes). An
+    /// error is the terminal gone.
+    pub fn poll(
+        &mut self,
+        term: &mut impl termwiz::terminal::Terminal,
+        wait: Option<std::time::Duration>,
+    ) -> std::io::Result<Option<InputEvent>> {
+        loop {
+            if let Some(event) = self.queue.pop_front() {
+                return Ok(Some(event));
+            }
+            let holding = !self.held.is_empty();
+            let wait = if holding {
+                Some(wait.map_or(KEY_HOLD, |w| w.min(KEY_HOLD)))
+            } else {
+                wait
+            };
+            let polled = term
+                .poll_input(wait)
+                .map_err(|e| std::io::Error::other(e.to_string()))?;
+            match polled {
+                Some(event) => self.push(event),
+                None if holding => self.release(),
+                None => return Ok(None),
+            }
+        }
+    }
+
+    /// Takes one event from the terminal's parser.
+    pub fn push(&mut self, event: InputEvent) {
+        let key = match &event {
+            InputEvent::Key(KeyEvent {
+                key: KeyCode::Char(c),
+                modifiers,
+            }) => Some((*c, *modifiers)),
+            _ => None,
+        };
+        match key {
+            Some(('[', m)) if self.held.is_empty() && m == Modifiers::ALT => self.held.push('['),
+            Some((c, m)) if !self.held.is_empty() && m == Modifiers::NONE => {
+                if c.is_ascii_digit() || c == ';' {
+                    self.held.push(c);
+                    if self.held.len() > 8 {
+                        self.release();
+                    }
+                } else if let Some(decoded) =
+                    (c == '~').then(|| decode_tilde(&self.held[1..])).flatten()
+                {
+                    self.held.clear();
+                    self.queue.push_back(InputEvent::Key(decoded));
+                } else {
+                    self.release();
+                    self.queue.push_back(event);
+                }
+            }
+            _ => {
+                self.release();
+                self.queue.push_back(event);
+            }
+        }
+    }
+
+    /// Hands on what was held, as the keys they were.
+    fn release(&mut self) {
+        for (i, c) in self.held.drain(..).enumerate() {
+            let modifiers = if i == 0 {
+                Modifiers::ALT
+            } else {
+                Modifiers::NONE
+            };
+            self.queue.push_back(InputEvent::Key(KeyEvent {
+                key: KeyCode::Char(c),
+                modifiers,
+            }));
+        }
+    }
+}
+
+/// The key of `ESC [ N ; M ~` (params `N;M`), xterm's modified keys.
+fn decode_tilde(params: &[char]) -> Option<KeyEvent> {
+    let text: String = params.iter().collect();
+    let (n, m) = text.split_once(';')?;
+    let key = match n {
+        "2" => KeyCode::Insert,
+        "3" => KeyCode::Delete,
+        "1" | "7" => KeyCode::Home,
+        "4" | "8" => KeyCode::End,
+        "5" => KeyCode::PageUp,
+        "6" => KeyCode::PageDown,
+        _ => return None,
+    };
+    let bits = m.parse::<u8>().ok()?.checked_sub(1)?;
+    let mut modifiers = Modifiers::NONE;
+    if bits & 1 != 0 {
+        modifiers |= Modifiers::SHIFT;
+    }
+    if bits & 2 != 0 {
+        modifiers |= Modifiers::ALT;
+    }
+    if bits & 4 != 0 {
+        modifiers |= Modifiers::CTRL;
+    }
+    Some(KeyEvent { key, modifiers })
+}
+
+/// Lines one turn of the mouse wheel scrolls through history.
+pub const WHEEL_LINES: u32 = 3;
+
+/// What a view does with an input event, given its place in history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScrollAction {
+    /// Not about history: send the event to the Tick as usual.
+    Pass,
+    /// Show the screen this many lines back (send `ViewEvent::Scroll`);
+    /// the event is used up.
+    Scroll(u32),
+    /// Back to the live screen (send `ViewEvent::Scroll { offset: 0 }`),
+    /// then send the event to the Tick: any typed key returns to live.
+    LiveThenPass,
+}
+
+/// A view's position in the Tick's history: shift+PageUp/PageDown page
+/// through it, the mouse wheel scrolls it when the Tick does not take the
+/// mouse (or while already scrolled back), any other key returns to live.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Scroller {
+    pub offset: u32,
+}
+
+impl Scroller {
+    /// Whether the view is showing history (not the live screen).
+    pub fn scrolled(&self) -> bool {
+        self.offset > 0
+    }
+
+    /// The mouse tracking the view's terminal needs: the Tick's, or clicks
+    /// (for the wheel) while scrolled back.
+    pub fn mouse_mode(&self, model: &Snapshot) -> attach::MouseTracking {
+        if self.scrolled() && model.modes.mouse == attach::MouseTracking::Off {
+            attach::MouseTracking::Click
+        } else {
+            model.modes.mouse
+        }
+    }
+
+    /// Decide what `event` does; `page` is how many rows a page is.
+    pub fn on_input(&mut self, event: &InputEvent, model: &Snapshot, page: u16) -> ScrollAction {
+        let history = model.scroll.history;
+        let page = u32::from(page.max(2) - 1);
+        let current = self.offset;
+        let scrolled = self.scrolled();
+        let target = match event {
+            InputEvent::Key(KeyEvent {
+                key: KeyCode::PageUp,
+                modifiers,
+            }) if modifiers.contains(Modifiers::SHIFT) && !model.alt_screen => {
+                Some(current.saturating_add(page))
+            }
+            InputEvent::Key(KeyEvent {
+                key: KeyCode::PageDown,
+                modifiers,
+            }) if modifiers.contains(Modifiers::SHIFT) && scrolled => {
+                Some(current.saturating_sub(page))
+            }
+            InputEvent::Mouse(m)
+                if m.mouse_buttons.contains(MouseButtons::VERT_WHEEL)
+                    && !model.alt_screen
+                    && (scrolled || model.modes.mouse == attach::MouseTracking::Off) =>
+            {
+                if m.mouse_buttons.contains(MouseButtons::WHEEL_POSITIVE) {
+                    Some(current.saturating_add(WHEEL_LINES))
+                } else {
+                    Some(current.saturating_sub(WHEEL_LINES))
+                }
+            }
+            // While scrolled back, the mouse belongs to the history view.
+            InputEvent::Mouse(_) if scrolled => Some(current),
+            _ => None,
+        };
+        if let Some(offset) = target {
+            self.offset = offset.min(history);
+            return ScrollAction::Scroll(self.offset);
+        }
+        match event {
+            InputEvent::Key(_) | InputEvent::Paste(_) if scrolled => {
+                self.offset = 0;
+                ScrollAction::LiveThenPass
+            }
+            _ => ScrollAction::Pass,
+        }
+    }
+}
+/// The marker a view scrolled back into history shows at its top right,
+/// as tmux's copy mode does: `[back/held]`.
+pub fn scroll_marker(scroll: attach::Scrollback) -> Option<String> {
+    (scroll.offset > 0).then(|| format!("[{}/{}]", scroll.offset, scroll.history))
+}
+
 /// The xterm 256-colour palette entry nearest to an RGB colour (the 6x6x6
 /// cube or the grey ramp), for terminals without 24-bit colour.
 pub fn nearest_256(r: u8, g: u8, b: u8) -> u8 {
@@ -202,6 +414,22 @@ pub fn compose(snap: &Snapshot, cols: u16, rows: u16, note: &str, force_status: 
             Change::Text(format!("{text:cols_u$}")),
             Change::AllAttributes(CellAttributes::default()),
         ]);
+    }
+    if let Some(marker) = scroll_marker(snap.scroll) {
+        let len = marker.chars().count();
+        if len <= cols_u && rows_u > 0 {
+            let mut attrs = CellAttributes::default();
+            attrs.set_reverse(true);
+            view.add_changes(vec![
+                Change::CursorPosition {
+                    x: Position::Absolute(cols_u - len),
+                    y: Position::Absolute(0),
+                },
+                Change::AllAttributes(attrs),
+                Change::Text(marker),
+                Change::AllAttributes(CellAttributes::default()),
+            ]);
+        }
     }
     let (cx, cy) = (usize::from(snap.cursor.x), usize::from(snap.cursor.y));
     let cursor = (snap.cursor.visible && cx < width && cy < height).then_some((cx, cy));
@@ -665,6 +893,65 @@ mod tests {
                 MouseButtons::VERT_WHEEL | MouseButtons::WHEEL_POSITIVE
             ))),
             vec![(MouseKind::Press, B::WheelUp)]
+        );
+    }
+}
+
+#[cfg(test)]
+mod input_reader_tests {
+    use super::*;
+
+    fn keys(bytes: &[u8]) -> Vec<InputEvent> {
+        let mut parser = termwiz::input::InputParser::new();
+        let mut reader = InputReader::default();
+        for event in parser.parse_as_vec(bytes, false) {
+            reader.push(event);
+        }
+        reader.release();
+        reader.queue.into_iter().collect()
+    }
+
+    fn key(key: KeyCode, modifiers: Modifiers) -> InputEvent {
+        InputEvent::Key(KeyEvent { key, modifiers })
+    }
+
+    #[test]
+    fn modified_page_and_edit_keys_are_put_back_together() {
+        assert_eq!(
+            keys(b"\x1b[5;2~"),
+            vec![key(KeyCode::PageUp, Modifiers::SHIFT)]
+        );
+        assert_eq!(
+            keys(b"\x1b[6;2~x"),
+            vec![
+                key(KeyCode::PageDown, Modifiers::SHIFT),
+                key(KeyCode::Char('x'), Modifiers::NONE)
+            ]
+        );
+        assert_eq!(
+            keys(b"\x1b[3;5~"),
+            vec![key(KeyCode::Delete, Modifiers::CTRL)]
+        );
+    }
+
+    #[test]
+    fn alt_bracket_typed_alone_stays_what_it_was() {
+        assert_eq!(
+            keys(b"\x1b[x"),
+            vec![
+                key(KeyCode::Char('['), Modifiers::ALT),
+                key(KeyCode::Char('x'), Modifiers::NONE)
+            ]
+        );
+        assert_eq!(
+            keys(b"\x1b[9;2~"),
+            vec![
+                key(KeyCode::Char('['), Modifiers::ALT),
+                key(KeyCode::Char('9'), Modifiers::NONE),
+                key(KeyCode::Char(';'), Modifiers::NONE),
+                key(KeyCode::Char('2'), Modifiers::NONE),
+                key(KeyCode::Char('~'), Modifiers::NONE)
+            ]
         );
     }
 }

@@ -55,6 +55,7 @@ pub fn spec(instance: &str, shell: bool, argv: &[&str]) -> (tempfile::TempDir, L
             .filter(|(k, _)| k != "TICKLOOP_INSTANCE_ID")
             .collect(),
         socket,
+        history: None,
     };
     (dir, spec)
 }
@@ -217,7 +218,7 @@ impl Host {
     pub fn wait_screen(&mut self, needle: &str) -> Value {
         let mut last = json!(null);
         for _ in 0..600 {
-            last = self.ok(LauncherRequest::Screen);
+            last = self.ok(LauncherRequest::Screen { history: 0 });
             let found = last["lines"].as_array().is_some_and(|lines| {
                 lines
                     .iter()

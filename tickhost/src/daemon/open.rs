@@ -123,6 +123,7 @@ pub async fn open(shared: &Arc<Shared>, request: OpenRequest) -> ClientReply {
         cwd: request.cwd.clone(),
         env: request.env.clone(),
         socket: files.socket.clone(),
+        history: request.history,
     };
     let mut command = tokio::process::Command::new(&shared.exe);
     command

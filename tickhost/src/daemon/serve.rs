@@ -184,9 +184,7 @@ async fn handle(shared: &Arc<Shared>, request: ClientRequest) -> ClientReply {
             };
             forward(shared, &instance, request, true).await
         }
-        ClientRequest::Screen { instance } => {
-            forward(shared, &instance, LauncherRequest::Screen, false).await
-        }
+        ClientRequest::Screen { instance, history } => screen(shared, &instance, history).await,
         ClientRequest::Input { instance, text } => {
             forward(shared, &instance, LauncherRequest::Input { text }, false).await
         }
@@ -196,6 +194,32 @@ async fn handle(shared: &Arc<Shared>, request: ClientRequest) -> ClientReply {
             ErrorKind::Internal,
             "this request is served elsewhere".into(),
         ),
+    }
+}
+
+/// `screen`: a running instance's screen from its launcher; an ended one's
+/// last screen, which its launcher left beside its record.
+async fn screen(shared: &Arc<Shared>, name: &str, history: usize) -> ClientReply {
+    let instance = match shared.resolve(name) {
+        Ok(instance) => instance,
+        Err(e) => return ClientReply::Error(e),
+    };
+    let Some(end) = instance.ended() else {
+        return forward(shared, name, LauncherRequest::Screen { history }, false).await;
+    };
+    let kept = std::fs::read(&instance.files.screen)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<crate::wire::ScreenReply>(&bytes).ok());
+    match kept {
+        Some(mut last) => {
+            let skip = last.history.len().saturating_sub(history);
+            last.history.drain(..skip);
+            match serde_json::to_value(&last) {
+                Ok(value) => ClientReply::Ok(value),
+                Err(e) => error(ErrorKind::Internal, e.to_string()),
+            }
+        }
+        None => ClientReply::Error(instance.ended_error(&end)),
     }
 }
 

@@ -198,6 +198,7 @@ impl Monitor {
         events: &mpsc::Receiver<Event>,
     ) -> Result<(), MonitorError> {
         let mut shown = Surface::new(usize::from(self.size.0), usize::from(self.size.1));
+        let mut keys = render::InputReader::default();
         let _ = term.render(&[Change::ClearScreen(Default::default())]);
         let mut dirty = true;
         loop {
@@ -225,8 +226,8 @@ impl Monitor {
                     .overlay
                     .as_ref()
                     .filter(|o| o.stopped.is_none())
-                    .and_then(|o| o.model.as_ref())
-                    .map_or(MouseTracking::Off, |m| m.modes.mouse);
+                    .and_then(|o| o.model.as_ref().map(|m| o.scroller.mouse_mode(m)))
+                    .unwrap_or(MouseTracking::Off);
                 if wanted != self.mouse {
                     self.mouse = wanted;
                     let _ = term.flush();
@@ -246,7 +247,7 @@ impl Monitor {
                 .as_ref()
                 .and_then(|o| o.pending_resize)
                 .map(|at| at.saturating_duration_since(Instant::now()));
-            let input = match term.poll_input(wait) {
+            let input = match keys.poll(term, wait) {
                 Ok(input) => input,
                 // The terminal went away (SIGHUP comes too).
                 Err(_) => return Ok(()),
@@ -309,6 +310,7 @@ impl Monitor {
                     let id = overlay.id.clone();
                     self.close_overlay(Some(format!("detached from {id}; it goes on")));
                 }
+                other if overlay.scroll(&other) => {}
                 InputEvent::Mouse(m) => {
                     let geo = Geometry::for_terminal(self.size.0, self.size.1);
                     for ev in overlay.mouse_events(&m, &geo) {

@@ -13,7 +13,7 @@ use std::sync::mpsc;
 use std::time::Instant;
 use termwiz::cell::CellAttributes;
 use termwiz::color::{AnsiColor, ColorAttribute};
-use termwiz::input::MouseEvent;
+use termwiz::input::{InputEvent, MouseEvent};
 use termwiz::surface::{Change, Position, Surface};
 use termwiz::terminal::TerminalWaker;
 
@@ -74,6 +74,8 @@ pub struct Overlay {
     pub pending_resize: Option<Instant>,
     /// The size the overlay last told the launcher.
     pub size: (u16, u16),
+    /// How far back into the Tick's history the overlay shows.
+    pub scroller: render::Scroller,
 }
 
 impl Overlay {
@@ -118,6 +120,7 @@ impl Overlay {
             mouse: MouseTranslator::default(),
             pending_resize: None,
             size,
+            scroller: render::Scroller::default(),
         }
     }
 
@@ -167,6 +170,26 @@ impl Overlay {
     }
 
     /// Sends an event to the Tick (dropped once stopped).
+    /// Scrolls through history when `event` asks to (shift+PageUp/Down,
+    /// the wheel); returns whether the event was used up. Any other key
+    /// while scrolled back returns to live and is passed on.
+    pub fn scroll(&mut self, event: &InputEvent) -> bool {
+        let Some(model) = self.model.as_ref() else {
+            return false;
+        };
+        match self.scroller.on_input(event, model, self.size.1) {
+            render::ScrollAction::Pass => false,
+            render::ScrollAction::Scroll(offset) => {
+                self.send(ViewEvent::Scroll { offset });
+                true
+            }
+            render::ScrollAction::LiveThenPass => {
+                self.send(ViewEvent::Scroll { offset: 0 });
+                false
+            }
+        }
+    }
+
     pub fn send(&mut self, event: ViewEvent) {
         let failed = match &self.events {
             Some(tx) => tx.send(event).is_err(),
@@ -386,6 +409,7 @@ mod tests {
             mouse: MouseTranslator::default(),
             pending_resize: None,
             size: (74, 20),
+            scroller: render::Scroller::default(),
         }
     }
 
