@@ -88,6 +88,7 @@ pub fn main_from_stdin() -> anyhow::Result<()> {
             return Err(e.into());
         }
     };
+    quiet_repeated_panics();
     // One thread for every task: a request crosses no thread on its way
     // (the PTY's reader, writer and emulator have threads of their own).
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -105,6 +106,30 @@ pub fn main_from_stdin() -> anyhow::Result<()> {
     // Threads blocked on the PTY end with the process.
     runtime.shutdown_background();
     Ok(())
+}
+
+/// How many panics the launcher's log tells in full.
+const PANICS_LOGGED: u32 = 3;
+
+/// Logs the first [`PANICS_LOGGED`] panics with the default hook, then one
+/// line saying later ones are not logged: a Tick whose output sets off the
+/// same emulator fault again and again cannot grow the log without bound
+/// (the emulator thread survives each one, see `terminal.rs`).
+fn quiet_repeated_panics() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static PANICS: AtomicU32 = AtomicU32::new(0);
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let n = PANICS.fetch_add(1, Ordering::Relaxed) + 1;
+        if n <= PANICS_LOGGED {
+            default(info);
+        }
+        if n == PANICS_LOGGED {
+            eprintln!(
+                "launcher: {PANICS_LOGGED} panics logged; later ones are counted, not logged"
+            );
+        }
+    }));
 }
 
 /// On SIGTERM or SIGINT, close the instance (its process group ends, the

@@ -328,18 +328,60 @@ pub fn model_surface(snap: &Snapshot) -> Surface {
         }];
         for run in &line.runs {
             changes.push(Change::AllAttributes(cell_attributes(&run.attrs)));
-            // Cells never hold control characters; make sure a stray one
-            // cannot move the surface's cursor.
-            let text: String = run
-                .text
-                .chars()
-                .map(|c| if c.is_control() { ' ' } else { c })
-                .collect();
-            changes.push(Change::Text(text));
+            push_cells(&mut changes, &run.text);
         }
         surface.add_changes(changes);
     }
     surface
+}
+
+/// The text of a run as surface changes whose cells sit in the columns the
+/// screen keeper gave them. The keeper gives each character its own width
+/// (a combining mark or joiner joins the cell before it), as tmux does;
+/// termwiz measures whole graphemes, which differ for emoji sequences. So
+/// ASCII goes as it is, every other cell goes as its own text (adjacent
+/// cells must not merge into one grapheme), and a cell termwiz would draw
+/// at another width is drawn as its base character, or blanks.
+fn push_cells(changes: &mut Vec<Change>, text: &str) {
+    use unicode_width::UnicodeWidthChar;
+    let mut plain = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        // Cells never hold control characters; make sure a stray one cannot
+        // move the surface's cursor.
+        let c = if c.is_control() { ' ' } else { c };
+        if c.is_ascii() && chars.peek().is_none_or(|n| n.width() != Some(0)) {
+            plain.push(c);
+            continue;
+        }
+        let mut cell = c.to_string();
+        while let Some(&next) = chars.peek() {
+            if next.width() != Some(0) || next.is_control() {
+                break;
+            }
+            // Invisible format characters (zero-width space, joiners, word
+            // joiner, BOM) draw nothing; termwiz would give them a cell.
+            if !matches!(next as u32, 0x200b..=0x200f | 0x2060..=0x2064 | 0xfeff) {
+                cell.push(next);
+            }
+            chars.next();
+        }
+        let width = c.width().unwrap_or(1).max(1);
+        if !plain.is_empty() {
+            changes.push(Change::Text(std::mem::take(&mut plain)));
+        }
+        let drawn = if termwiz::cell::unicode_column_width(&cell, None) == width {
+            cell
+        } else if termwiz::cell::unicode_column_width(&c.to_string(), None) == width {
+            c.to_string()
+        } else {
+            " ".repeat(width)
+        };
+        changes.push(Change::Text(drawn));
+    }
+    if !plain.is_empty() {
+        changes.push(Change::Text(plain));
+    }
 }
 
 /// How the view's size relates to the PTY's, as the status line says it;
@@ -953,5 +995,58 @@ mod input_reader_tests {
                 key(KeyCode::Char('~'), Modifiers::NONE)
             ]
         );
+    }
+}
+
+#[cfg(test)]
+mod width_agreement_tests {
+    use super::*;
+    use launcher::emulator::Emulator;
+
+    /// The column of `|` on row 0 of what a view draws.
+    fn view_column(surface: &Surface) -> Option<usize> {
+        let mut surface = surface.clone();
+        let lines = surface.screen_lines();
+        let mut col = 0;
+        for cell in lines[0].visible_cells() {
+            if cell.str() == "|" {
+                return Some(col);
+            }
+            col = cell.cell_index() + cell.width();
+        }
+        None
+    }
+
+    #[test]
+    fn the_keeper_and_the_views_agree_on_character_widths() {
+        // Each text is followed by `|`: the keeper's cursor and the view's
+        // surface must put it in the same column, or every cell after a
+        // wide character would be drawn shifted.
+        let texts = [
+            "plain",
+            "漢字かな",
+            "e\u{301}x",
+            "👍",
+            "👍🏽",
+            "❤️",
+            "✔️",
+            "🇫🇷",
+            "한국어",
+            "ｆｕｌｌ",
+            "a\u{200b}b",
+            "👨\u{200d}👩\u{200d}👧",
+        ];
+        let mut disagree = Vec::new();
+        for text in texts {
+            let mut emu = Emulator::new(3, 40, 0, Box::new(std::io::sink()));
+            emu.feed(format!("{text}|").as_bytes());
+            let snap = emu.snapshot();
+            let keeper = usize::from(snap.cursor.x) - 1;
+            let view = view_column(&model_surface(&snap));
+            if view != Some(keeper) {
+                disagree.push(format!("{text:?}: keeper column {keeper}, view {view:?}"));
+            }
+        }
+        assert!(disagree.is_empty(), "{}", disagree.join("\n"));
     }
 }
