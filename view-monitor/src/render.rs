@@ -1005,7 +1005,6 @@ mod width_agreement_tests {
 
     /// The column of `|` on row 0 of what a view draws.
     fn view_column(surface: &Surface) -> Option<usize> {
-        let mut surface = surface.clone();
         let lines = surface.screen_lines();
         let mut col = 0;
         for cell in lines[0].visible_cells() {
