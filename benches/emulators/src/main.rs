@@ -324,6 +324,8 @@ struct Tput {
     cpu_ms_per_mib: f64,
     /// Panics caught (and the terminal rebuilt) over all runs.
     panics: u64,
+    /// Per-run CPU ms/MiB, for the spread.
+    cpu_runs: Vec<f64>,
     error: Option<String>,
 }
 
@@ -366,6 +368,7 @@ fn throughput(kind: Kind, corpus: Corpus, runs: usize, history: usize) -> Tput {
                 mibps: measure::median(&rates),
                 cpu_ms_per_mib: measure::median(&cpu),
                 panics: v["panics"].as_u64().unwrap_or(0),
+                cpu_runs: cpu,
                 error: None,
             }
         }
@@ -373,6 +376,7 @@ fn throughput(kind: Kind, corpus: Corpus, runs: usize, history: usize) -> Tput {
             mibps: f64::NAN,
             cpu_ms_per_mib: f64::NAN,
             panics: 0,
+            cpu_runs: Vec::new(),
             error: Some(e),
         },
     }
@@ -490,6 +494,16 @@ fn loadavg() -> String {
 }
 
 // ---------------------------------------------------------------- the report
+
+/// Facts about the candidates that bear on the figures or on the launcher.
+const NOTES: &str = "\
+- Fidelity is text only: colours and attributes are not compared.
+- Answers to terminal queries (DSR cursor position, device attributes): wezterm-term writes them to the writer given at construction (the launcher routes it to the PTY); alacritty_terminal sends them to its `EventListener` as `Event::PtyWrite` (thrown away here); vt100 answers none, so the launcher would have to answer them itself.
+- alacritty_terminal's `Processor` holds back output inside a synchronized update (`CSI ? 2026 h`) until `CSI ? 2026 l` or 2 MiB; its 150 ms timeout fires only if the caller checks `processor.sync_timeout()` and calls `stop_sync`. None of the corpora uses mode 2026. The `Processor` also reserves that 2 MiB buffer up front: it is in the live heap of an empty alacritty screen, but not resident until used.
+- None of the three exposes the normal screen's history through its public API while the alternate screen is active, so history is compared only when the candidate is on the normal screen; tmux keeps showing the normal screen's history there.
+- wezterm-term stores lines that scroll into the history in a compact form (text plus attribute runs, `compress_for_scrollback`), hence its low bytes per history cell; alacritty_terminal and vt100 keep full cells (about 24 bytes per cell as measured here).
+- Pending wrap (last column written): tmux reports `cursor_x == cols`. vt100 does the same; the alacritty adapter reads `input_needs_wrap` and reports `cols` too; wezterm-term keeps that flag private, so its adapter can only report `cols - 1`.
+";
 
 struct Report<'a> {
     opts: &'a Options,
@@ -655,7 +669,7 @@ impl Report<'_> {
         );
         if wrap_only > 0 {
             cell.push_str(&format!(
-                " ({} more if pending wrap is read as cols-1)",
+                " (+{} if its pending-wrap cursor at cols-1 were accepted)",
                 wrap_only
             ));
         }
@@ -805,6 +819,35 @@ impl Report<'_> {
         s
     }
 
+    fn throughput_spread(&self) -> String {
+        let mut s = String::new();
+        for (k, kind) in Kind::ALL.iter().enumerate() {
+            let named = self.results[k]
+                .tput
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (Corpus::ALL[i].id(), t))
+                .chain(
+                    self.results[k]
+                        .tput_no_history
+                        .iter()
+                        .map(|t| ("log, history off", t)),
+                );
+            let parts: Vec<String> = named
+                .filter(|(_, t)| !t.cpu_runs.is_empty())
+                .map(|(c, t)| {
+                    let lo = t.cpu_runs.iter().copied().fold(f64::INFINITY, f64::min);
+                    let hi = t.cpu_runs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    format!("{c} {}–{}", f1(lo), f1(hi))
+                })
+                .collect();
+            if !parts.is_empty() {
+                s.push_str(&format!("- {}: {}\n", kind.label(), parts.join("; ")));
+            }
+        }
+        s
+    }
+
     fn memory_details(&self) -> String {
         let mut s = String::new();
         for (k, kind) in Kind::ALL.iter().enumerate() {
@@ -928,12 +971,21 @@ impl Report<'_> {
             }
         }
         // 2. History cost and the tmux reference.
+        let range = |t: &Tput| {
+            let lo = t.cpu_runs.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = t.cpu_runs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            (lo, hi)
+        };
+        let mut all_overlap = true;
         let hist: Vec<String> = (0..n)
             .filter_map(|k| {
                 let off = self.results[k].tput_no_history.as_ref()?;
                 let on = self.results[k].tput.first()?;
+                let change = (on.cpu_ms_per_mib / off.cpu_ms_per_mib - 1.0) * 100.0;
+                let ((a, b), (c, d)) = (range(off), range(on));
+                all_overlap &= a <= d && c <= b;
                 Some(format!(
-                    "{} {} → {}",
+                    "{} {} → {} ({change:+.0}%)",
                     names[k],
                     f1(off.cpu_ms_per_mib),
                     f1(on.cpu_ms_per_mib)
@@ -941,8 +993,13 @@ impl Report<'_> {
             })
             .collect();
         if !hist.is_empty() {
+            let noise = if all_overlap {
+                "; the off and on runs overlap for every candidate (see the spread below), so keeping history costs no CPU that this run can tell"
+            } else {
+                ""
+            };
             out.push(format!(
-                "Turning the 2000-row history on changes CPU ms/MiB on the log corpus as follows (off → on): {}; tmux 3.3a's ~33 CPU ms/MiB (~29 MiB/s) in the project's end-to-end termbench includes a PTY, the writer and a process boundary, so it is not directly comparable to these in-process figures and is at best an upper bound for tmux's emulator alone.",
+                "Turning the 2000-row history on changes CPU ms/MiB on the log corpus (off → on): {}{noise}; tmux 3.3a's ~33 CPU ms/MiB (~29 MiB/s) in the project's end-to-end termbench includes a PTY, the writer and a process boundary, so it is not directly comparable to these in-process figures and is at best an upper bound for tmux's emulator alone.",
                 hist.join(", ")
             ));
         }
@@ -1072,16 +1129,16 @@ impl Report<'_> {
             .map_or("?".into(), |k| format!("{:.0} GiB", k / 1024.0 / 1024.0));
         let mut d = String::new();
         d.push_str("# Emulator bake-off\n\n");
-        d.push_str("Which headless terminal emulator should the launcher keep each Tick's screen in? Measured figures for `wezterm-term` (as the launcher used it), `alacritty_terminal` and `vt100`, from `benches/emulators/` (package `emulator-bakeoff`). This file is written by the benchmark; rerun it rather than editing the figures.\n\n");
+        d.push_str("Which headless terminal emulator should the launcher keep each Tick's screen in? Measured figures for `wezterm-term` (as the launcher has used it), `alacritty_terminal` and `vt100`, from `benches/emulators/` (package `emulator-bakeoff`). This file is written by the benchmark; rerun it rather than editing the figures.\n\n");
         d.push_str(
             "## How to run\n\n```sh\ncargo run --release -p emulator-bakeoff -- [--quick]\n```\n\n",
         );
-        d.push_str("`--quick` takes the median of 3 runs instead of 5. `--fixtures DIR` points at another fidelity fixture folder (default `launcher/tests/fidelity`), `--fidelity-only` runs only the fidelity comparison and writes nothing, `--no-write` prints without writing this file. A full run takes a few minutes on 2 cores; nothing else heavy should run meanwhile (the load average is recorded below).\n\n");
+        d.push_str("`--quick` takes the median of 3 runs instead of 5. `--fixtures DIR` points at another fidelity fixture folder (default `launcher/tests/fidelity`), `--fidelity-only` runs only the fidelity comparison and writes nothing, `--no-write` prints without writing this file. A full run takes about 1.5 minutes on 2 cores; nothing else heavy should run meanwhile (the load average is recorded below).\n\n");
         d.push_str("What is measured, all at 120x30 with a 2000-row history, fed in 64 KiB chunks (the launcher's PTY read size):\n\n");
         d.push_str(&format!("- **Throughput and CPU**: 16 MiB of each corpus, generated in memory from fixed xorshift seeds: *log* (timestamped lines with 16/256/truecolour SGR, 15% longer than 120 columns so they wrap, some UTF-8 and wide characters), *TUI* (alternate screen, htop-like partial repaints with cursor addressing and colours, vim-like scrolling in a scroll region with insert/delete line, leaving and re-entering the alternate screen every 400 frames), *random* (pseudo-random bytes). Median of {} runs, each on a fresh terminal in a child process; CPU is user+sys from `getrusage(RUSAGE_SELF)` around the feed. The log corpus is also run with history off (scrollback 0, the launcher's setting today). A chunk whose feed panics is caught, the terminal rebuilt and the run goes on (listed under the table when it happens).\n", self.runs));
         d.push_str("- **Robustness**: 50 MiB of random bytes, with CAN (0x18, ending any sequence left open) then a sixel image, a kitty graphics APC and an iTerm2 inline-image OSC after every MiB; each chunk is fed under `catch_unwind` (silent panic hook) and the screen is read every MiB under `catch_unwind` too; after a panic the candidate is rebuilt, as the launcher does. RSS growth is `VmRSS` after minus before (peak is `VmHWM`), in a child process per candidate. wezterm-term is also run with a non-zero pixel size (8x16 per cell), which is not how the launcher builds it, to show whether its panics come from the 0 x 0 pixel size.\n");
         d.push_str("- **Memory**: `VmRSS` of a child process holding one terminal, empty vs after 64 MiB of the log corpus (history full). The heap figures come from a counting global allocator (live bytes), which is exact and free of allocator caching; bytes per history cell = heap difference / (history rows x 120).\n");
-        d.push_str("- **Fidelity**: the cases in `launcher/tests/fidelity/cases.json` replayed into each candidate and compared with tmux's captures (`tmux/<name>.json`): visible text per row (SGR stripped from tmux's lines, trailing spaces trimmed on both sides) and the cursor; a case passes when all rows and the cursor match. History text is compared separately (when tmux recorded it). Text only: colours and attributes are not compared.\n\n");
+        d.push_str("- **Fidelity**: the cases in `launcher/tests/fidelity/cases.json` replayed into each candidate and compared with tmux's captures (`tmux/<name>.json`): visible text per row (SGR stripped from tmux's lines, trailing spaces trimmed on both sides) and the cursor; a case passes when all rows and the cursor match. tmux prints DEC special graphics cells as ASCII between SO and SI; those are decoded to the line-drawing characters before comparing. Cases with `sync_reset` get `ESC \\ ESC \\ CAN` after each feed step, as the fixture generator wrote them. History text is compared separately, when tmux recorded it and the candidate is on the normal screen; `random_bytes` is left out of that score (its README calls its history informational). Text only: colours and attributes are not compared.\n\n");
         d.push_str("## Machine\n\n");
         d.push_str(&format!(
             "- CPU: {cpu_model}, {nproc} cores (nproc); memory {mem_total}; kernel {kernel}; {rustc}\n- load average at start {}, at end {}; run took {:.0} s{}\n\n",
@@ -1104,10 +1161,14 @@ impl Report<'_> {
         d.push_str(&self.reading());
         d.push_str("\n\n### Fidelity details\n\n");
         d.push_str(&self.fidelity_section());
-        d.push_str("### Robustness details\n\n");
+        d.push_str("### Throughput spread\n\nCPU ms/MiB, lowest–highest of the runs:\n\n");
+        d.push_str(&self.throughput_spread());
+        d.push_str("\n### Robustness details\n\n");
         d.push_str(&self.robustness_details());
         d.push_str("\n### Memory details\n\n");
         d.push_str(&self.memory_details());
+        d.push_str("\n### Notes (from the crates' sources, not measured here)\n\n");
+        d.push_str(NOTES);
         d
     }
 }
