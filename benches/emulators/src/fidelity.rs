@@ -20,6 +20,12 @@ pub const TMUX_QUIRKS: &[&str] = &[
     "alt_screen_47_1047",
 ];
 
+/// Cases whose history records a tmux 3.3a behaviour that differs from
+/// xterm: lines scrolled out of a partial scroll region (LF, CSI S) and ED 2
+/// go into the history.
+pub const TMUX_HISTORY_QUIRKS: &[&str] =
+    &["scroll_region_lf", "scroll_su_sd", "erase_display_2_bg"];
+
 pub enum Step {
     Feed(Vec<u8>),
     Resize(usize, usize),

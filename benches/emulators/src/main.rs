@@ -735,8 +735,9 @@ impl Report<'_> {
             ));
         }
         s.push_str(&format!(
-            ". Cases marked [tmux-quirk case] exercise a behaviour that the fixtures' README lists as tmux 3.3a's own (where it differs from xterm): {}. A candidate that behaves like xterm there fails them.\n\n",
-            fidelity::TMUX_QUIRKS.join(", ")
+            ". Cases marked [tmux-quirk case] exercise a behaviour that the fixtures' README lists as tmux 3.3a's own (where it differs from xterm): {}. A candidate that behaves like xterm there fails them. History cases marked tmux-quirk record that tmux 3.3a puts lines scrolled out of a partial scroll region, and the screen erased by ED 2, into the history: {}.\n\n",
+            fidelity::TMUX_QUIRKS.join(", "),
+            fidelity::TMUX_HISTORY_QUIRKS.join(", ")
         ));
         for (k, kind) in Kind::ALL.iter().enumerate() {
             let r = &self.results[k];
@@ -772,6 +773,8 @@ impl Report<'_> {
                 .map(|(n, _, o)| {
                     let info = if o.history_informational {
                         ", informational only"
+                    } else if fidelity::TMUX_HISTORY_QUIRKS.contains(&n.as_str()) {
+                        ", tmux-quirk case"
                     } else {
                         ""
                     };
