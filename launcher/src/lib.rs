@@ -89,6 +89,7 @@ pub fn main_from_stdin() -> anyhow::Result<()> {
         }
     };
     quiet_repeated_panics();
+    one_malloc_arena();
     // One thread for every task: a request crosses no thread on its way
     // (the PTY's reader, writer and emulator have threads of their own).
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -106,6 +107,20 @@ pub fn main_from_stdin() -> anyhow::Result<()> {
     // Threads blocked on the PTY end with the process.
     runtime.shutdown_background();
     Ok(())
+}
+
+/// One malloc arena for the whole launcher: glibc gives each thread that
+/// allocates its own arena (the PTY reader, the emulator and the writer),
+/// each holding some 100-200 KiB of dirty pages of its own. A launcher's
+/// threads allocate little and rarely contend, and there may be a hundred
+/// launchers: one arena keeps each of them small (`benches/scale-*.txt`).
+fn one_malloc_arena() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter; it is called before
+    // the launcher starts any thread.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
 }
 
 /// How many panics the launcher's log tells in full.

@@ -37,7 +37,12 @@ const SETTLE_QUIET: std::time::Duration = std::time::Duration::from_millis(30);
 /// The most an ended Tick's final screen waits for output to stop.
 const SETTLE_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
 /// Chunks of input queued for the PTY master.
-const WRITER_QUEUE: usize = 1024;
+/// (The channel allocates every slot up front: 32 bytes each, per instance.)
+const WRITER_QUEUE: usize = 256;
+/// What one read of the PTY master takes at most. Linux hands a PTY's
+/// output over in pieces of at most 4 KiB (the line discipline's buffer),
+/// so a larger buffer only costs memory in every launcher.
+const READ_CHUNK: usize = 16 * 1024;
 
 enum EmuMsg {
     Output(Vec<u8>),
@@ -262,7 +267,7 @@ fn spawn_thread(name: &str, f: impl FnOnce() + Send + 'static) -> Result<(), Lau
 }
 
 fn reader_thread(mut reader: Box<dyn Read + Send>, tx: mpsc::Sender<EmuMsg>) {
-    let mut buf = vec![0u8; 64 * 1024];
+    let mut buf = vec![0u8; READ_CHUNK];
     loop {
         match reader.read(&mut buf) {
             Ok(0) => return,
