@@ -332,6 +332,18 @@ async fn manage_opens_and_closes_with_list_changed_and_uses_the_terminal() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 
+    // With history: the lines before the screen, and what is kept.
+    let (text, result) = mcp
+        .call(
+            "TickManage",
+            json!({"action": "screen", "instance": "c2", "history": 5}),
+        )
+        .await;
+    assert_eq!(result.is_error, Some(false), "{text}");
+    let screen = structured(&result);
+    assert!(screen["history"].is_array(), "{screen}");
+    assert_eq!(screen["history_limit"], 2000, "{screen}");
+
     // Not available from MCP: says where to go.
     let (text, result) = mcp
         .call("TickManage", json!({"action": "show", "instance": "c2"}))

@@ -218,3 +218,37 @@ fn monitor_quits_on_ctrl_c_with_no_instances() {
     tmux.wait_text("ATTACH-EXIT 0");
     assert_eq!(pane_flag(&tmux, "alternate_on"), "0");
 }
+
+#[test]
+fn the_overlay_scrolls_the_ticks_history_and_a_key_returns_to_live() {
+    let host = Host::new();
+    host.ok(&[
+        "open",
+        "--shell",
+        "--id",
+        "hist",
+        "--",
+        "sh",
+        "-c",
+        "for i in $(seq 1 100); do echo hist-$i; done; echo bottom-line; exec cat",
+    ]);
+    host.wait_screen("shell:hist", "bottom-line");
+    let tmux = Tmux::start(&host, 100, 30, &monitor_command());
+    tmux.wait_text("shell:hist");
+    tmux.send_keys(&["Enter"]);
+    tmux.wait_text("shell:hist · ctrl+\\ closes");
+    // The overlay's inner size (94x26) became the PTY's; the shell's output
+    // reflowed into it, with the rest in history.
+    tmux.wait_text("bottom-line");
+    tmux.send_keys(&["S-PPage"]);
+    let back = wait_for("the overlay to show its history marker", || {
+        let s = tmux.capture();
+        (s.contains("[25/") && !s.contains("bottom-line")).then_some(s)
+    });
+    assert!(back.contains("hist-"), "{back}");
+    assert!(host.screen("shell:hist").contains("bottom-line"));
+    // A key returns to live and reaches the program.
+    tmux.type_text("z");
+    tmux.wait_text("bottom-line");
+    host.wait_screen("shell:hist", "z");
+}

@@ -121,6 +121,15 @@ pub enum ToView {
     Resized { cols: u16, rows: u16 },
     /// The Tick's session ended; the launcher closes the connection after it.
     Ended { reason: String },
+    /// The Tick rang the bell: the view rings its terminal's.
+    Bell,
+    /// The Tick wrote to the clipboard (OSC 52); the view passes it on to
+    /// its terminal (`selection`: the primary selection).
+    Clipboard {
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        selection: bool,
+        text: String,
+    },
 }
 
 /// The current screen of the Tick, as the emulator holds it.

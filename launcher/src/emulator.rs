@@ -53,6 +53,8 @@ pub struct ScreenText {
     pub history: Vec<String>,
     /// How many lines of history the screen holds in all.
     pub history_len: usize,
+    /// Bytes the screen and its history hold ([`Footprint::cell_bytes`]).
+    pub cell_bytes: usize,
 }
 
 impl ScreenText {
@@ -95,12 +97,28 @@ impl Dimensions for GridSize {
     }
 }
 
+/// What the Tick said to its terminal that is not on the screen and that a
+/// person's terminal should hear too (views pass it on).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TermEvent {
+    /// The bell (BEL).
+    Bell,
+    /// A clipboard write (OSC 52); `selection` is the primary selection
+    /// rather than the clipboard. Reads are refused by the keeper.
+    Clipboard { selection: bool, text: String },
+}
+
+/// The most [`TermEvent`]s held between two [`Emulator::take_events`].
+const MAX_EVENTS: usize = 64;
+
 /// What the emulator reports besides the screen: answers to the Tick's
-/// queries go straight to the PTY; the title is kept for snapshots.
+/// queries go straight to the PTY; the title is kept for snapshots; bells
+/// and clipboard writes wait for [`Emulator::take_events`].
 struct Reports {
     answers: Box<dyn Write + Send>,
     title: String,
     size: GridSize,
+    events: Vec<TermEvent>,
 }
 
 /// The emulator's event sink, shared with [`Emulator`].
@@ -119,6 +137,15 @@ impl EventListener for Listener {
                 let _ = reports.answers.write_all(text.as_bytes());
             }
             Event::Title(title) => reports.title = title,
+            Event::Bell if reports.events.len() < MAX_EVENTS => {
+                reports.events.push(TermEvent::Bell);
+            }
+            Event::ClipboardStore(kind, text) if reports.events.len() < MAX_EVENTS => {
+                let selection = matches!(kind, alacritty_terminal::term::ClipboardType::Selection);
+                reports
+                    .events
+                    .push(TermEvent::Clipboard { selection, text });
+            }
             Event::ResetTitle => reports.title.clear(),
             Event::ColorRequest(index, format) => {
                 let answer = format(default_color(index));
@@ -277,6 +304,7 @@ impl Emulator {
             answers,
             title: String::new(),
             size,
+            events: Vec::new(),
         }));
         let config = Config {
             scrolling_history: history_limit,
@@ -332,6 +360,15 @@ impl Emulator {
             .map(|r| r.title.clone())
             .unwrap_or_default();
         screen_model::snapshot(&self.term, offset, title, DEFAULT_CURSOR)
+    }
+
+    /// The bells and clipboard writes since the last call, oldest first
+    /// (at most 64 are kept between two calls).
+    pub fn take_events(&mut self) -> Vec<TermEvent> {
+        self.reports
+            .lock()
+            .map(|mut r| std::mem::take(&mut r.events))
+            .unwrap_or_default()
     }
 
     /// Lines of history held now.
@@ -400,6 +437,7 @@ impl Emulator {
             .map(|back| screen_model::row_text(&grid[GridLine(-(back as i32))], cols))
             .collect();
         let cursor = grid.cursor.point;
+        let cell_bytes = self.footprint().cell_bytes;
         ScreenText {
             rows,
             cols,
@@ -408,6 +446,7 @@ impl Emulator {
             lines,
             history,
             history_len: held,
+            cell_bytes,
         }
     }
 }
@@ -535,6 +574,29 @@ mod tests {
         let (mut emu, _rx) = emulator(3, 20, 0);
         emu.feed(&stream);
         assert_eq!(emu.text(0).lines, vec!["xy".to_string()]);
+    }
+
+    #[test]
+    fn bells_and_clipboard_writes_are_events_and_reads_are_refused() {
+        let (mut emu, rx) = emulator(3, 20, 0);
+        // "copied" in base64, to the clipboard; then a read request.
+        emu.feed(b"a\x07b\x1b]52;c;Y29waWVk\x07\x1b]52;c;?\x07");
+        assert_eq!(
+            emu.take_events(),
+            vec![
+                TermEvent::Bell,
+                TermEvent::Clipboard {
+                    selection: false,
+                    text: "copied".into()
+                }
+            ]
+        );
+        assert!(emu.take_events().is_empty());
+        assert!(rx.try_recv().is_err(), "a clipboard read is not answered");
+        for _ in 0..100 {
+            emu.feed(b"\x07");
+        }
+        assert_eq!(emu.take_events().len(), MAX_EVENTS);
     }
 
     #[test]

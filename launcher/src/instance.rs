@@ -756,6 +756,7 @@ fn screen_reply(text: ScreenText, history_limit: usize, ended: bool) -> ScreenRe
         history: text.history,
         history_len: text.history_len,
         history_limit,
+        memory_bytes: text.cell_bytes,
         ended,
     }
 }

@@ -15,20 +15,22 @@
 //! process: dropping it would type `\n` and Ctrl-D into the Tick's terminal.
 
 use crate::attach::{Snapshot, ViewEvent};
-use crate::emulator::{Emulator, ScreenText};
+use crate::emulator::{Emulator, ScreenText, TermEvent};
 use crate::LauncherError;
 use portable_pty::{native_pty_system, MasterPty, PtySize, SlavePty};
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 /// The size every Tick starts with.
 pub const START_ROWS: u16 = 30;
 /// The size every Tick starts with.
 pub const START_COLS: u16 = 120;
 
+/// Bells and clipboard writes queued for each view.
+const EVENTS_QUEUE: usize = 32;
 /// Chunks of output queued for the emulator. When the emulator falls this far
 /// behind, the reader waits, which slows the Tick like a real terminal would.
 const EMULATOR_QUEUE: usize = 256;
@@ -74,6 +76,8 @@ pub struct TerminalHandle {
     emu_tx: mpsc::Sender<EmuMsg>,
     /// Bumped by the emulator thread whenever the screen may have changed.
     changes_rx: watch::Receiver<u64>,
+    /// Bells and clipboard writes, for the views to pass on.
+    events_tx: broadcast::Sender<TermEvent>,
     /// The PTY's size as `(cols, rows)`.
     size: Mutex<(u16, u16)>,
 }
@@ -110,8 +114,10 @@ impl TerminalHandle {
         let (emu_tx, emu_rx) = mpsc::channel::<EmuMsg>(EMULATOR_QUEUE);
         let answers = AnswerWriter(input_tx.clone());
         let (changes_tx, changes_rx) = watch::channel(0u64);
+        let (events_tx, _) = broadcast::channel(EVENTS_QUEUE);
+        let emulator_events = events_tx.clone();
         spawn_thread("emulator", move || {
-            emulator_thread(emu_rx, answers, changes_tx, history)
+            emulator_thread(emu_rx, answers, changes_tx, emulator_events, history)
         })?;
 
         let reader_tx = emu_tx.clone();
@@ -124,6 +130,7 @@ impl TerminalHandle {
             input_tx,
             emu_tx,
             changes_rx,
+            events_tx,
             size: Mutex::new((START_COLS, START_ROWS)),
         }))
     }
@@ -133,6 +140,12 @@ impl TerminalHandle {
         self.size
             .lock()
             .map_or((START_COLS, START_ROWS), |size| *size)
+    }
+
+    /// The Tick's bells and clipboard writes from now on (a view that falls
+    /// [`EVENTS_QUEUE`] behind misses some).
+    pub fn subscribe_events(&self) -> broadcast::Receiver<TermEvent> {
+        self.events_tx.subscribe()
     }
 
     /// Changes of the screen (output applied, resized): `changed()` resolves
@@ -286,6 +299,7 @@ fn emulator_thread(
     mut rx: mpsc::Receiver<EmuMsg>,
     answers: AnswerWriter,
     changes: watch::Sender<u64>,
+    events: broadcast::Sender<TermEvent>,
     history: usize,
 ) {
     let mut size = (usize::from(START_ROWS), usize::from(START_COLS));
@@ -302,7 +316,11 @@ fn emulator_thread(
         // on. The panic hook (lib.rs) logs the first few panics only, so a
         // stream of them cannot grow the log without bound.
         let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            handle_emulator_message(&mut emulator, msg, &changes)
+            handle_emulator_message(&mut emulator, msg, &changes);
+            for event in emulator.take_events() {
+                // No view attached: nobody to tell.
+                let _ = events.send(event);
+            }
         }));
         if handled.is_err() {
             panics += 1;

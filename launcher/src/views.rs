@@ -303,6 +303,7 @@ where
     });
 
     let mut changes = hub.term.subscribe_changes();
+    let mut term_events = hub.term.subscribe_events();
     let mut status = ctx.status;
     let mut shutdown = ctx.shutdown;
     let mut last: Option<Snapshot> = None;
@@ -311,6 +312,7 @@ where
     let mut pacer = FramePacer::new();
 
     enum Step {
+        Event(crate::emulator::TermEvent),
         Changed,
         Frame,
         Status,
@@ -337,9 +339,26 @@ where
                 Err(_) => Step::Shutdown,
             },
             _ = shutdown.wait_for(|&down| down) => Step::Shutdown,
+            r = term_events.recv() => match r {
+                Ok(event) => Step::Event(event),
+                // Fell behind: the missed bells are not worth a frame.
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => Step::Gone,
+            },
             _ = gone_rx.recv() => Step::Gone,
         };
         match step {
+            Step::Event(event) => {
+                let msg = match event {
+                    crate::emulator::TermEvent::Bell => ToView::Bell,
+                    crate::emulator::TermEvent::Clipboard { selection, text } => {
+                        ToView::Clipboard { selection, text }
+                    }
+                };
+                if send(&mut writer, &msg).await.is_err() {
+                    break;
+                }
+            }
             Step::Changed => dirty = true,
             Step::Status => {}
             Step::Shutdown => {

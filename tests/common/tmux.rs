@@ -71,7 +71,7 @@ impl Tmux {
         }
     }
 
-    fn raw(&self, args: &[&str]) -> Output {
+    pub fn raw(&self, args: &[&str]) -> Output {
         Command::new("tmux")
             .arg("-L")
             .arg(&self.socket)

@@ -410,6 +410,10 @@ pub struct ScreenReply {
     pub history_len: usize,
     #[serde(default)]
     pub history_limit: usize,
+    /// Bytes the screen and its history hold in the launcher (cells of the
+    /// screen, the alternate screen and the history; an estimate).
+    #[serde(default)]
+    pub memory_bytes: usize,
     /// Set when this is the last screen of an ended instance.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ended: bool,

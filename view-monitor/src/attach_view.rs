@@ -377,6 +377,8 @@ fn session(
     let mut mouse_mode = MouseTracking::Off;
     let mut scroller = render::Scroller::default();
     let mut keys = render::InputReader::default();
+    // The title the view's terminal was given last (the Tick's, passed on).
+    let mut title = String::new();
     let mut pending_resize: Option<Instant> = None;
     let mut dirty = true;
     let _ = term.render(&[Change::ClearScreen(Default::default())]);
@@ -396,6 +398,16 @@ fn session(
                     dirty = true;
                 }
                 Ok(Note::Frame(ToView::Resized { .. })) => {}
+                Ok(Note::Frame(ToView::Bell)) => {
+                    let _ = term.flush();
+                    guard.write_raw(b"\x07");
+                }
+                Ok(Note::Frame(ToView::Clipboard { selection, text })) => {
+                    if clipboard_allowed() {
+                        let _ = term.flush();
+                        guard.write_raw(&osc52(selection, &text));
+                    }
+                }
                 Ok(Note::Frame(ToView::Ended { reason })) => {
                     return Ok(AttachOutcome::Ended { reason })
                 }
@@ -407,6 +419,11 @@ fn session(
                     return Err(AttachError::Lost("the launcher connection ended".into()))
                 }
             }
+        }
+        if model.title != title {
+            title.clone_from(&model.title);
+            let _ = term.flush();
+            guard.write_raw(&osc_title(&title));
         }
         if dirty {
             if scroller.mouse_mode(&model) != mouse_mode {
@@ -477,6 +494,30 @@ fn session(
     }
 }
 
+/// Whether clipboard writes of the Tick reach the view's terminal (OSC 52):
+/// yes, unless `TICKLOOP_CLIPBOARD=off` (as tmux's `set-clipboard`).
+fn clipboard_allowed() -> bool {
+    !matches!(
+        std::env::var("TICKLOOP_CLIPBOARD").as_deref(),
+        Ok("off" | "0" | "false" | "no")
+    )
+}
+
+/// OSC 52: put `text` on the terminal's clipboard (or primary selection).
+fn osc52(selection: bool, text: &str) -> Vec<u8> {
+    use base64::Engine;
+    let target = if selection { "p" } else { "c" };
+    let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+    format!("\x1b]52;{target};{encoded}\x07").into_bytes()
+}
+
+/// OSC 2: the window title, with control characters taken out so the title
+/// cannot end the sequence early.
+fn osc_title(title: &str) -> Vec<u8> {
+    let clean: String = title.chars().filter(|c| !c.is_control()).collect();
+    format!("\x1b]2;{clean}\x07").into_bytes()
+}
+
 /// Starts the two threads that carry a view's connection after its first
 /// snapshot: each line from the launcher becomes a [`Note`] on `notes`
 /// (followed by `waker.wake()`), and each [`ViewEvent`] received on `events`
@@ -499,7 +540,13 @@ pub(crate) fn spawn_link(
         };
         let last = !matches!(
             note,
-            Note::Frame(ToView::Rows(_) | ToView::Snapshot(_) | ToView::Resized { .. })
+            Note::Frame(
+                ToView::Rows(_)
+                    | ToView::Snapshot(_)
+                    | ToView::Resized { .. }
+                    | ToView::Bell
+                    | ToView::Clipboard { .. }
+            )
         );
         if notes.send(note).is_err() {
             return;
@@ -579,6 +626,17 @@ impl RestoreGuard {
                 };
                 let _ = state.tty.write_all(seq);
                 state.mouse = mode;
+            }
+        }
+    }
+
+    /// Writes bytes to the view's terminal as they are (the bell, a title,
+    /// a clipboard write), between frames.
+    pub(crate) fn write_raw(&self, bytes: &[u8]) {
+        if let Ok(mut guard) = TTY_STATE.lock() {
+            if let Some(state) = guard.as_mut() {
+                let _ = state.tty.write_all(bytes);
+                let _ = state.tty.flush();
             }
         }
     }

@@ -150,7 +150,9 @@ impl Overlay {
                         )));
                     }
                 }
-                Note::Frame(ToView::Resized { .. }) => {}
+                // The Monitor keeps its own title; a bell or clipboard
+                // write of a Tick shown small is not passed on.
+                Note::Frame(ToView::Resized { .. } | ToView::Bell | ToView::Clipboard { .. }) => {}
                 Note::Frame(ToView::Ended { reason }) => self.stop(Stop::Ended(reason)),
                 Note::Lost(why) => self.stop(Stop::Lost(why)),
                 Note::Broken(why) => self.stop(Stop::Lost(format!(
