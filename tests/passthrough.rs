@@ -15,16 +15,13 @@ const PROGRAM: &str = "read x; printf '\\033]2;tick-title-7\\007'; \
     printf '\\033]52;c;%s\\007' \"$(printf copied-by-the-tick | base64)\"; \
     printf '\\007'; echo passed-on; exec cat";
 
-#[test]
-fn title_clipboard_and_bell_reach_the_views_terminal() {
-    let host = Host::new();
+/// Opens [`PROGRAM`], attaches to it in tmux (with `env` before the
+/// command), lets it pass everything on, and waits until the bell, its
+/// last, reached tmux.
+fn attach_and_pass_on(host: &Host, env: &str) -> Tmux {
     host.ok(&["open", "--shell", "--id", "pt", "--", "sh", "-c", PROGRAM]);
-    let tmux = Tmux::start(
-        &host,
-        100,
-        30,
-        &format!("{} attach shell:pt", tickloop_bin()),
-    );
+    let command = format!("{env} {} attach shell:pt", tickloop_bin());
+    let tmux = Tmux::start(host, 100, 30, &command);
     tmux.cmd(&["set", "-g", "set-clipboard", "on"]);
     tmux.cmd(&["set", "-g", "monitor-bell", "on"]);
     wait_for("the view to attach", || {
@@ -35,6 +32,17 @@ fn title_clipboard_and_bell_reach_the_views_terminal() {
     tmux.type_text("go");
     tmux.send_keys(&["Enter"]);
     tmux.wait_text("passed-on");
+    wait_for("the bell to reach tmux", || {
+        let flag = tmux.cmd(&["display-message", "-p", "-t", "0", "#{window_bell_flag}"]);
+        (flag.trim() == "1").then_some(())
+    });
+    tmux
+}
+
+#[test]
+fn title_clipboard_and_bell_reach_the_views_terminal() {
+    let host = Host::new();
+    let tmux = attach_and_pass_on(&host, "");
     wait_for("the pane title to be the Tick's", || {
         let title = tmux.cmd(&["display-message", "-p", "-t", "0", "#{pane_title}"]);
         (title.trim() == "tick-title-7").then_some(())
@@ -43,38 +51,14 @@ fn title_clipboard_and_bell_reach_the_views_terminal() {
         let buffer = tmux.raw(&["show-buffer"]);
         (String::from_utf8_lossy(&buffer.stdout) == "copied-by-the-tick").then_some(())
     });
-    wait_for("the bell to reach tmux", || {
-        let flag = tmux.cmd(&["display-message", "-p", "-t", "0", "#{window_bell_flag}"]);
-        (flag.trim() == "1").then_some(())
-    });
 }
 
 #[test]
 fn clipboard_writes_stay_out_when_turned_off() {
     let host = Host::new();
-    host.ok(&["open", "--shell", "--id", "pt", "--", "sh", "-c", PROGRAM]);
-    let tmux = Tmux::start(
-        &host,
-        100,
-        30,
-        &format!("TICKLOOP_CLIPBOARD=off {} attach shell:pt", tickloop_bin()),
-    );
-    tmux.cmd(&["set", "-g", "set-clipboard", "on"]);
-    wait_for("the view to attach", || {
-        host.entry("shell:pt")?["views"]
-            .as_u64()
-            .filter(|n| *n == 1)
-    });
-    tmux.type_text("go");
-    tmux.send_keys(&["Enter"]);
-    tmux.wait_text("passed-on");
     // The bell comes after the clipboard write: once it rang, the write
     // would have reached tmux too.
-    tmux.cmd(&["set", "-g", "monitor-bell", "on"]);
-    wait_for("the bell to reach tmux", || {
-        let flag = tmux.cmd(&["display-message", "-p", "-t", "0", "#{window_bell_flag}"]);
-        (flag.trim() == "1").then_some(())
-    });
+    let tmux = attach_and_pass_on(&host, "TICKLOOP_CLIPBOARD=off");
     let buffers = tmux.cmd(&["list-buffers"]);
     assert!(!buffers.contains("copied-by-the-tick"), "{buffers}");
 }

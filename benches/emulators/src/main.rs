@@ -572,6 +572,21 @@ fn mib_of_kib(v: &Value, key: &str) -> Option<f64> {
     v[key].as_f64().map(|k| k / 1024.0)
 }
 
+impl Results {
+    /// Each throughput result with the name of its corpus; the run with
+    /// history off is named `no_history`.
+    fn named_tput<'a>(
+        &'a self,
+        no_history: &'a str,
+    ) -> impl Iterator<Item = (&'a str, &'a Tput)> + 'a {
+        self.tput
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (Corpus::ALL[i].id(), t))
+            .chain(self.tput_no_history.iter().map(move |t| (no_history, t)))
+    }
+}
+
 impl Report<'_> {
     fn robust(&self, k: usize) -> Option<&Value> {
         self.results[k]
@@ -825,17 +840,7 @@ impl Report<'_> {
     fn throughput_spread(&self) -> String {
         let mut s = String::new();
         for (k, kind) in Kind::ALL.iter().enumerate() {
-            let named = self.results[k]
-                .tput
-                .iter()
-                .enumerate()
-                .map(|(i, t)| (Corpus::ALL[i].id(), t))
-                .chain(
-                    self.results[k]
-                        .tput_no_history
-                        .iter()
-                        .map(|t| ("log, history off", t)),
-                );
+            let named = self.results[k].named_tput("log, history off");
             let parts: Vec<String> = named
                 .filter(|(_, t)| !t.cpu_runs.is_empty())
                 .map(|(c, t)| {
@@ -881,17 +886,7 @@ impl Report<'_> {
     fn throughput_errors(&self) -> String {
         let mut s = String::new();
         for (k, kind) in Kind::ALL.iter().enumerate() {
-            let named = self.results[k]
-                .tput
-                .iter()
-                .enumerate()
-                .map(|(i, t)| (Corpus::ALL[i].id(), t))
-                .chain(
-                    self.results[k]
-                        .tput_no_history
-                        .iter()
-                        .map(|t| ("log with history off", t)),
-                );
+            let named = self.results[k].named_tput("log with history off");
             for (corpus, t) in named {
                 if t.panics > 0 {
                     s.push_str(&format!(
