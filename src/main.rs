@@ -99,13 +99,23 @@ enum Command {
         #[arg(allow_hyphen_values = true)]
         text: String,
     },
-    /// Show the Tick's screen in this terminal and type into it; ctrl+\ detaches.
-    Attach { id: String },
-    /// Every instance, live, full screen; Enter shows one over the list (ctrl+\ closes it), q quits.
+    /// Show the Tick's screen in this terminal and type into it; ctrl+\ then d detaches.
+    Attach {
+        id: String,
+        /// The prefix key (default ctrl+\; also TICKLOOP_DETACH_KEY or
+        /// `detach_key` in ~/.config/tickloop/config.toml): then d detaches,
+        /// the key again sends it, m the Monitor, ? the keys.
+        #[arg(long, value_name = "ctrl+X")]
+        detach_key: Option<String>,
+    },
+    /// Every instance, live, full screen; Enter shows one over the list (ctrl+\ then d closes it), q quits.
     Monitor {
         /// The instance selected at start (Herdr passes the Tick in focus).
         #[arg(long, env = "TICKLOOP_INSTANCE")]
         select: Option<String>,
+        /// The prefix key of the overlay (as for attach).
+        #[arg(long, value_name = "ctrl+X")]
+        detach_key: Option<String>,
     },
     /// End the session (or forget an ended instance).
     Close { id: String },
@@ -322,14 +332,19 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             show_pretty(&value, json);
             Ok(0)
         }
-        Command::Attach { id } => {
+        Command::Attach { id, detach_key } => {
+            // A bad key is refused before anything is looked up.
+            view_monitor::prefix::PrefixKey::choose(detach_key.as_deref())
+                .map_err(|e| CliError::new("bad_request", e.to_string(), 2))?;
             let list = simple(&runtime, &exe, ClientRequest::List)?;
-            view_monitor::attach_view::attach_cli(&runtime, &id, &list)
+            view_monitor::attach_view::attach_cli(&runtime, &id, &list, detach_key.as_deref())
                 .map_err(|e| CliError::new(e.kind(), e.to_string(), 1))?;
             Ok(0)
         }
-        Command::Monitor { select } => {
-            view_monitor::monitor::run(&runtime, connect(&runtime, &exe)?, select)
+        Command::Monitor { select, detach_key } => {
+            let prefix = view_monitor::prefix::PrefixKey::choose(detach_key.as_deref())
+                .map_err(|e| CliError::new("bad_request", e.to_string(), 2))?;
+            view_monitor::monitor::run(&runtime, connect(&runtime, &exe)?, select, prefix)
                 .map_err(|e| CliError::new(e.kind(), e.to_string(), 1))?;
             Ok(0)
         }

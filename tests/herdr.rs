@@ -673,9 +673,9 @@ fn a_popup_view_says_its_close_key_and_closes_with_it() {
     out.expect(0);
     assert!(out.json()["pane_id"].is_null());
     let tmux = herdr.tmux_of(1);
-    tmux.wait_text("ctrl+\\ closes this popup");
+    tmux.wait_text("ctrl+\\ d closes this popup");
     assert!(env_of(&herdr.panes()[0], "HERDR_PANE_ID").is_empty());
-    tmux.send_keys(&["C-\\"]);
+    tmux.send_keys(&["C-\\", "d"]);
     tmux.wait_text("ATTACH-EXIT 0");
     assert_eq!(host.entry(&id).expect("listed")["state"], "running");
 }
@@ -731,7 +731,7 @@ fn restore_reopens_the_views_herdr_closed_but_not_the_detached_ones() {
     // SAFETY: kill(2) on the view process of this test.
     unsafe { libc::kill(pane_a.command_pid(), libc::SIGHUP) };
     pane_a.wait_text("ATTACH-EXIT 0");
-    pane_b.send_keys(&["C-\\"]);
+    pane_b.send_keys(&["C-\\", "d"]);
     pane_b.wait_text("ATTACH-EXIT 0");
 
     // The startup hook reopens a only.

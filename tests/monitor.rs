@@ -2,7 +2,7 @@
 //! (tmux) against real launchers: it lists the instances opened through the
 //! CLI (a counter Tick and a `shell:` program), Enter opens the overlay with
 //! the Tick's live screen, keys reach the Tick, resizing the terminal reaches
-//! it as SIGWINCH (counter.py prints `size COLSxROWS`), ctrl+\ closes the
+//! it as SIGWINCH (counter.py prints `size COLSxROWS`), ctrl+\ then d closes the
 //! overlay with the Tick still running, and an instance that ends (it exits,
 //! or `tickloop close`) shows its reason, in the overlay and in the list. At
 //! 100x30 and at 80x24; the terminal is restored at quit and at SIGTERM.
@@ -80,7 +80,7 @@ fn monitor_lists_opens_the_overlay_forwards_keys_follows_resizes_and_shows_ends(
     // its inner size (100x30 minus the margins and border: 94x26) reaches
     // the Tick as its PTY's size.
     tmux.send_keys(&["Enter"]);
-    tmux.wait_text("hosted:counter · ctrl+\\ closes");
+    tmux.wait_text("hosted:counter · ctrl+\\ d closes");
     let screen = tmux.wait_text("size 94x26");
     assert!(screen.contains("value: 0"), "{screen}");
     host.wait_screen(COUNTER, "size 94x26");
@@ -98,10 +98,10 @@ fn monitor_lists_opens_the_overlay_forwards_keys_follows_resizes_and_shows_ends(
     tmux.wait_text("size 74x20");
     host.wait_screen(COUNTER, "size 74x20");
 
-    // ctrl+\ closes the overlay (a detach): the Tick goes on.
-    tmux.send_keys(&["C-\\"]);
+    // ctrl+\ then d closes the overlay (a detach): the Tick goes on.
+    tmux.send_keys(&["C-\\", "d"]);
     let screen = tmux.wait_text("detached from hosted:counter");
-    assert!(!screen.contains("ctrl+\\ closes"), "{screen}");
+    assert!(!screen.contains("ctrl+\\ d closes"), "{screen}");
     wait_views(&host, COUNTER, 0);
     assert_eq!(host.entry(COUNTER).expect("listed")["state"], "running");
     tmux.type_text("+");
@@ -111,7 +111,7 @@ fn monitor_lists_opens_the_overlay_forwards_keys_follows_resizes_and_shows_ends(
 
     // The shell: j selects it, Enter opens it; it runs what is typed.
     tmux.send_keys(&["j", "Enter"]);
-    tmux.wait_text("shell:sh · ctrl+\\ closes");
+    tmux.wait_text("shell:sh · ctrl+\\ d closes");
     tmux.type_text("echo monitor-$((6*7))");
     tmux.send_keys(&["Enter"]);
     tmux.wait_text("monitor-42");
@@ -196,7 +196,7 @@ fn monitor_at_80x24_shows_a_tick_closed_while_shown_and_restores_at_sigterm() {
     // The shell's overlay, then SIGTERM to the Monitor: it restores the
     // terminal and leaves the shell running.
     tmux.send_keys(&["j", "Enter"]);
-    tmux.wait_text("shell:sh · ctrl+\\ closes");
+    tmux.wait_text("shell:sh · ctrl+\\ d closes");
     wait_views(&host, SHELL, 1);
     let pid = tmux.command_pid();
     // SAFETY: plain kill(2) of the Monitor, a child of the pane's shell.
@@ -236,7 +236,7 @@ fn the_overlay_scrolls_the_ticks_history_and_a_key_returns_to_live() {
     let tmux = Tmux::start(&host, 100, 30, &monitor_command());
     tmux.wait_text("shell:hist");
     tmux.send_keys(&["Enter"]);
-    tmux.wait_text("shell:hist · ctrl+\\ closes");
+    tmux.wait_text("shell:hist · ctrl+\\ d closes");
     // The overlay's inner size (94x26) became the PTY's; the shell's output
     // reflowed into it, with the rest in history.
     tmux.wait_text("bottom-line");

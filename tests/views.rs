@@ -119,7 +119,7 @@ fn attach_shows_the_screen_with_colours_keys_reach_the_tick_and_detach_restores(
     host.wait_screen(ID, &format!("last {}", hex("\x1b[A")));
 
     // Detach: the view ends, the terminal is restored, the program runs on.
-    tmux.send_keys(&["C-\\"]);
+    tmux.send_keys(&["C-\\", "d"]);
     let after = tmux.wait_text("ATTACH-EXIT 0");
     assert!(after.contains("detached from shell:vp"), "{after}");
     assert_eq!(pane_flag(&tmux, "alternate_on"), "0");
@@ -147,7 +147,7 @@ fn bracketed_paste_arrives_bracketed_also_after_reattach() {
         wait_for(&format!("the {round} paste to arrive bracketed"), || {
             input_hex(&log).contains(&expected).then_some(())
         });
-        tmux.send_keys(&["C-\\"]);
+        tmux.send_keys(&["C-\\", "d"]);
         tmux.wait_text("ATTACH-EXIT 0");
         wait_views(&host, ID, 0);
     }
@@ -183,8 +183,8 @@ fn the_pty_follows_the_latest_view_and_other_views_say_they_differ() {
     small.wait_text("PTY 90x25, view 70x20: cropped");
 
     // With no view, the size stays.
-    big.send_keys(&["C-\\"]);
-    small.send_keys(&["C-\\"]);
+    big.send_keys(&["C-\\", "d"]);
+    small.send_keys(&["C-\\", "d"]);
     wait_views(&host, ID, 0);
     let screen = host.screen(ID);
     assert!(screen.contains("size 90x25"), "{screen}");
@@ -257,7 +257,7 @@ fn attach_and_detach_50_times_while_the_tick_floods() {
         wait_for(&format!("view {i} to draw"), || {
             (cycles() == i && tmux.capture().contains("ready")).then_some(())
         });
-        tmux.send_keys(&["C-\\"]);
+        tmux.send_keys(&["C-\\", "d"]);
         wait_for(&format!("view {i} to detach"), || {
             (cycles() > i).then_some(())
         });
@@ -286,7 +286,7 @@ fn attaching_at_the_same_size_makes_the_tick_redraw() {
     };
     let first = Tmux::start(&host, 100, 30, &attach_command(ID));
     host.wait_screen(ID, "size 100x30");
-    first.send_keys(&["C-\\"]);
+    first.send_keys(&["C-\\", "d"]);
     first.wait_text("ATTACH-EXIT 0");
     wait_views(&host, ID, 0);
     let before = sizes();
@@ -311,4 +311,82 @@ fn a_view_shows_why_the_tick_ended_and_exits() {
     let after = tmux.wait_text("ATTACH-EXIT 0");
     assert!(after.contains("tickloop: shell:vp ended:"), "{after}");
     assert_eq!(pane_flag(&tmux, "alternate_on"), "0");
+}
+
+#[test]
+fn the_detach_key_is_a_prefix_twice_sends_it_and_question_mark_lists_the_keys() {
+    let host = Host::new();
+    let log = open_probe(&host, "vp", false);
+    let tmux = Tmux::start(&host, 100, 30, &attach_command(ID));
+    wait_views(&host, ID, 1);
+    // For a moment after attaching, the last row says how to detach.
+    tmux.wait_text("ctrl+\\ d detaches");
+    // The prefix twice: the program gets the key (0x1c) once.
+    tmux.send_keys(&["C-\\", "C-\\"]);
+    wait_for("the prefix key to reach the program", || {
+        input_hex(&log).contains("1c").then_some(())
+    });
+    // The prefix then ?: the keys, on the last row.
+    tmux.send_keys(&["C-\\", "?"]);
+    tmux.wait_text("ctrl+\\ then: d detach");
+    // The prefix then a key that means nothing: dropped, and said.
+    tmux.send_keys(&["C-\\", "z"]);
+    tmux.wait_text("that key means nothing after ctrl+\\");
+    assert!(
+        !input_hex(&log).contains(&hex("z")),
+        "z reached the program"
+    );
+    assert_eq!(views(&host, ID), Some(1));
+    tmux.send_keys(&["C-\\", "d"]);
+    tmux.wait_text("ATTACH-EXIT 0");
+    wait_views(&host, ID, 0);
+}
+
+#[test]
+fn another_detach_key_from_the_environment_or_the_flag() {
+    let host = Host::new();
+    let log = open_probe(&host, "vp", false);
+    // TICKLOOP_DETACH_KEY: ctrl+\ now reaches the program at once.
+    let tmux = Tmux::start(
+        &host,
+        100,
+        30,
+        &format!(
+            "trap '' QUIT INT; TICKLOOP_DETACH_KEY=ctrl+a {} attach {ID}",
+            tickloop_bin()
+        ),
+    );
+    wait_views(&host, ID, 1);
+    tmux.wait_text("ctrl+a d detaches");
+    tmux.send_keys(&["C-\\"]);
+    wait_for("ctrl+\\ to reach the program", || {
+        input_hex(&log).contains("1c").then_some(())
+    });
+    tmux.send_keys(&["C-a", "d"]);
+    tmux.wait_text("ATTACH-EXIT 0");
+    wait_views(&host, ID, 0);
+
+    // The flag wins over the environment; a bad key is refused at once.
+    let bad = host.run(&["attach", ID, "--detach-key", "alt+x"]);
+    assert_eq!(bad.code, 2, "{bad:?}");
+    assert!(bad.stderr.contains("ctrl+X"), "{}", bad.stderr);
+}
+
+#[test]
+fn the_prefix_then_m_pops_the_monitor_and_quitting_it_returns_to_the_tick() {
+    let host = Host::new();
+    open_probe(&host, "vp", false);
+    let tmux = Tmux::start(&host, 100, 30, &attach_command(ID));
+    wait_views(&host, ID, 1);
+    tmux.wait_text("ready");
+    tmux.send_keys(&["C-\\", "m"]);
+    let monitor = tmux.wait_text("Tickloop Monitor");
+    assert!(monitor.contains(ID), "{monitor}");
+    wait_views(&host, ID, 0);
+    tmux.send_keys(&["q"]);
+    // Back in the view of the Tick.
+    wait_views(&host, ID, 1);
+    tmux.wait_text("ready");
+    tmux.send_keys(&["C-\\", "d"]);
+    tmux.wait_text("ATTACH-EXIT 0");
 }

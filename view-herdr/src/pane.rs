@@ -72,16 +72,20 @@ pub fn run(ctx: &Ctx) -> Result<(String, PaneOutcome), Error> {
 
     // In a popup (no pane id) every key reaches the view, Herdr's prefix
     // too: the status line always says how to close it.
-    let status = env.pane_id.is_none().then(|| {
-        format!(
-            "{instance} · {} closes this popup",
-            view_monitor::render::DETACH_KEY_NAME
-        )
-    });
+    let prefix = view_monitor::prefix::PrefixKey::choose(None).map_err(|e| {
+        view_monitor::attach_view::AttachError::BadKey(format!(
+            "{e} (TICKLOOP_DETACH_KEY or the config file)"
+        ))
+    })?;
+    let status = env
+        .pane_id
+        .is_none()
+        .then(|| format!("{instance} · {} d closes this popup", prefix.name()));
     let opts = AttachOptions {
         socket,
         instance: instance.clone(),
         status,
+        prefix,
     };
     let attached = attach_view::run(&opts);
     let last = reporter.and_then(Reporter::stop);

@@ -4,13 +4,16 @@
 //!
 //! It takes the whole terminal (raw mode, alternate screen), draws with
 //! termwiz `Surface` + `diff_screens`, sends its size on attach and after
-//! each resize (debounced), and detaches on ctrl+\ ([`DETACH_KEY_NAME`]), on
+//! each resize (debounced), and detaches on the prefix key then `d`
+//! ([`crate::prefix`]: ctrl+\ unless configured; `m` pops the Monitor, `?`
+//! lists the keys, the prefix twice sends it to the Tick), on
 //! SIGTERM/SIGINT/SIGQUIT/SIGHUP, or when its terminal goes away. On every
 //! exit path, panics included, the user's terminal is restored: modes the
 //! view set reset, cursor shown, main screen back, the saved termios put
 //! back. Detaching never touches the Tick or its protocol session.
 
-use crate::render::{self, is_detach_key, MouseTranslator, DETACH_KEY_NAME};
+use crate::prefix::{Prefix, PrefixAction, PrefixKey};
+use crate::render::{self, MouseTranslator};
 use launcher::attach::{
     MouseTracking, Snapshot, TermCaps, ToView, ViewEvent, ViewHello, MAX_VIEW_LINE,
 };
@@ -63,6 +66,8 @@ pub enum AttachError {
     NoSuchInstance(String),
     #[error("{0}")]
     Ended(String),
+    #[error("{0}")]
+    BadKey(String),
 }
 
 impl AttachError {
@@ -72,7 +77,7 @@ impl AttachError {
             AttachError::NoSuchInstance(_) => "no_such_instance",
             AttachError::Ended(_) => "ended",
             AttachError::Connect { .. } | AttachError::Lost(_) => "unreachable",
-            AttachError::Terminal(_) => "bad_request",
+            AttachError::Terminal(_) | AttachError::BadKey(_) => "bad_request",
             AttachError::Refused(_) | AttachError::Protocol(_) => "internal",
         }
     }
@@ -81,12 +86,19 @@ impl AttachError {
 /// `tickloop attach ID`: finds ID (a full id, or a NAME of exactly one
 /// instance) in `list` (the JSON of `tickloop list`), attaches to its
 /// launcher's socket in `runtime`, and tells on stderr how it ended.
-pub fn attach_cli(runtime: &Path, id: &str, list: &serde_json::Value) -> Result<(), AttachError> {
+pub fn attach_cli(
+    runtime: &Path,
+    id: &str,
+    list: &serde_json::Value,
+    detach_key: Option<&str>,
+) -> Result<(), AttachError> {
+    let prefix = PrefixKey::choose(detach_key).map_err(|e| AttachError::BadKey(e.to_string()))?;
     let (instance, socket) = resolve(runtime, id, list)?;
     let opts = AttachOptions {
         socket,
         instance: instance.clone(),
         status: None,
+        prefix,
     };
     match run(&opts)? {
         AttachOutcome::Detached => eprintln!("tickloop: detached from {instance}"),
@@ -152,11 +164,47 @@ pub struct AttachOptions {
     /// key reaches the view, says its close key); `None`: the status line
     /// shows only when the sizes differ, with the detach key.
     pub status: Option<String>,
+    /// The prefix key ([`crate::prefix`]).
+    pub prefix: PrefixKey,
+}
+
+/// How long the last row shows the keys after attaching, or after `?`.
+const FLASH: Duration = Duration::from_secs(3);
+
+/// How a session of the view ended.
+enum SessionEnd {
+    Done(AttachOutcome),
+    /// Prefix, `m`: the Monitor, then back to the Tick.
+    Monitor,
 }
 
 /// Attach the current terminal to a launcher until detach or the Tick's end.
-/// Blocks; restores the terminal before returning (and on panic).
+/// Blocks; restores the terminal before returning (and on panic). The
+/// prefix key then `m` runs the Monitor (`tickloop monitor --select ID`) in
+/// this terminal and attaches again when it quits.
 pub fn run(opts: &AttachOptions) -> Result<AttachOutcome, AttachError> {
+    loop {
+        match run_session(opts)? {
+            SessionEnd::Done(outcome) => return Ok(outcome),
+            SessionEnd::Monitor => run_monitor(&opts.instance)?,
+        }
+    }
+}
+
+/// The Monitor over the Tick: `tickloop monitor --select ID`, in this
+/// terminal, until it quits.
+fn run_monitor(instance: &str) -> Result<(), AttachError> {
+    let exe = std::env::current_exe().map_err(|e| {
+        AttachError::Terminal(format!("cannot find tickloop to run the Monitor: {e}"))
+    })?;
+    std::process::Command::new(exe)
+        .args(["monitor", "--select", instance])
+        .status()
+        .map_err(|e| AttachError::Terminal(format!("cannot run the Monitor: {e}")))?;
+    Ok(())
+}
+
+fn run_session(opts: &AttachOptions) -> Result<SessionEnd, AttachError> {
     let stream = connect(&opts.socket)?;
     let caps = terminal_caps()?;
     let mut term = UnixTerminal::new(caps.clone())
@@ -169,7 +217,9 @@ pub fn run(opts: &AttachOptions) -> Result<AttachOutcome, AttachError> {
     let hello = view_hello(&caps, (cols, rows), "attach");
     let (reader, writer, snapshot) = match start_view(stream, &hello)? {
         (reader, writer, Start::Snapshot(s)) => (reader, writer, s),
-        (_, _, Start::Ended(reason)) => return Ok(AttachOutcome::Ended { reason }),
+        (_, _, Start::Ended(reason)) => {
+            return Ok(SessionEnd::Done(AttachOutcome::Ended { reason }))
+        }
     };
 
     let guard = RestoreGuard::install()?;
@@ -344,7 +394,7 @@ fn session(
     snapshot: Snapshot,
     size: (u16, u16),
     opts: &AttachOptions,
-) -> Result<AttachOutcome, AttachError> {
+) -> Result<SessionEnd, AttachError> {
     let (note_tx, notes) = mpsc::channel::<Note>();
     let waker = term.waker();
     let (event_tx, events) = mpsc::channel::<ViewEvent>();
@@ -366,10 +416,16 @@ fn session(
     }
     drop(note_tx);
 
-    let note = opts
-        .status
-        .clone()
-        .unwrap_or_else(|| format!("{} · {DETACH_KEY_NAME} detaches", opts.instance));
+    let mut prefix = Prefix::new(opts.prefix);
+    // A note on the last row for a moment: the keys after attaching, the
+    // key list after `?`, a pending prefix.
+    let mut flash: Option<(String, Instant)> = opts.status.is_none().then(|| {
+        (
+            format!("{} · {}", opts.instance, prefix.reminder()),
+            Instant::now() + FLASH,
+        )
+    });
+    let size_note = format!("{} · {}", opts.instance, prefix.reminder());
     let mut model = snapshot;
     let mut view = size;
     let mut shown = Surface::new(usize::from(view.0), usize::from(view.1));
@@ -409,11 +465,11 @@ fn session(
                     }
                 }
                 Ok(Note::Frame(ToView::Ended { reason })) => {
-                    return Ok(AttachOutcome::Ended { reason })
+                    return Ok(SessionEnd::Done(AttachOutcome::Ended { reason }))
                 }
                 Ok(Note::Lost(why)) => return Err(AttachError::Lost(why)),
                 Ok(Note::Broken(why)) => return Err(AttachError::Protocol(why)),
-                Ok(Note::Signal) => return Ok(AttachOutcome::Detached),
+                Ok(Note::Signal) => return Ok(SessionEnd::Done(AttachOutcome::Detached)),
                 Err(mpsc::TryRecvError::Empty) => break,
                 Err(mpsc::TryRecvError::Disconnected) => {
                     return Err(AttachError::Lost("the launcher connection ended".into()))
@@ -425,17 +481,29 @@ fn session(
             let _ = term.flush();
             guard.write_raw(&osc_title(&title));
         }
+        if flash
+            .as_ref()
+            .is_some_and(|(_, until)| Instant::now() >= *until)
+        {
+            flash = None;
+            dirty = true;
+        }
         if dirty {
             if scroller.mouse_mode(&model) != mouse_mode {
                 mouse_mode = scroller.mouse_mode(&model);
                 let _ = term.flush();
                 guard.set_mouse(mouse_mode);
             }
-            let frame = render::compose(&model, view.0, view.1, &note, opts.status.is_some());
+            let (note, force) = match (&flash, &opts.status) {
+                (Some((text, _)), _) => (text.as_str(), true),
+                (None, Some(status)) => (status.as_str(), true),
+                (None, None) => (size_note.as_str(), false),
+            };
+            let frame = render::compose(&model, view.0, view.1, note, force);
             let changes = render::frame_changes(&mut shown, &frame);
             if term.render(&changes).is_err() || term.flush().is_err() {
                 // The terminal is gone: that is a detach.
-                return Ok(AttachOutcome::Detached);
+                return Ok(SessionEnd::Done(AttachOutcome::Detached));
             }
             dirty = false;
         }
@@ -447,16 +515,44 @@ fn session(
                 rows: view.1,
             });
         }
-        let wait = pending_resize.map(|at| at.saturating_duration_since(Instant::now()));
+        let wait = [pending_resize, flash.as_ref().map(|(_, until)| *until)]
+            .into_iter()
+            .flatten()
+            .min()
+            .map(|at| at.saturating_duration_since(Instant::now()));
         let input = match keys.poll(term, wait) {
             Ok(input) => input,
             // The terminal went away (SIGHUP comes too): a detach.
-            Err(_) => return Ok(AttachOutcome::Detached),
+            Err(_) => return Ok(SessionEnd::Done(AttachOutcome::Detached)),
         };
         match input {
             None | Some(InputEvent::Wake) => {}
-            Some(InputEvent::Key(key)) if is_detach_key(&key) => {
-                return Ok(AttachOutcome::Detached)
+            Some(InputEvent::Key(key)) if prefix.pending() || prefix.key.matches(&key) => {
+                let name = prefix.key.name();
+                let (text, lasts) = match prefix.on_key(&key) {
+                    PrefixAction::Detach => return Ok(SessionEnd::Done(AttachOutcome::Detached)),
+                    PrefixAction::Monitor => return Ok(SessionEnd::Monitor),
+                    PrefixAction::SendPrefix => {
+                        let _ = event_tx.send(prefix.key.as_view_key());
+                        (None, FLASH)
+                    }
+                    PrefixAction::Started => (
+                        Some(format!(
+                            "{name} … d detach · {name} send it · m Monitor · ? keys"
+                        )),
+                        Duration::from_secs(3600),
+                    ),
+                    PrefixAction::Help => (Some(prefix.help()), FLASH * 2),
+                    PrefixAction::Unknown => (
+                        Some(format!(
+                            "that key means nothing after {name}; {name} ? lists the keys"
+                        )),
+                        FLASH,
+                    ),
+                    PrefixAction::Pass => (None, FLASH),
+                };
+                flash = text.map(|t| (t, Instant::now() + lasts));
+                dirty = true;
             }
             Some(InputEvent::Resized { cols, rows }) => {
                 view = (clamp(cols), clamp(rows));

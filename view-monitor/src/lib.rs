@@ -4,4 +4,5 @@
 
 pub mod attach_view;
 pub mod monitor;
+pub mod prefix;
 pub mod render;

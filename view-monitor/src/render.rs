@@ -13,20 +13,6 @@ use termwiz::color::{ColorAttribute, SrgbaTuple};
 use termwiz::input::{InputEvent, KeyCode, KeyEvent, Modifiers, MouseButtons, MouseEvent};
 use termwiz::surface::{Change, CursorVisibility, Position, Surface};
 
-/// The detach key of the plain view and the Monitor's overlay: ctrl+\ (0x1c,
-/// as in dtach). It does not collide with Herdr's ctrl+b prefix and is rarely
-/// bound by terminal programs (it sends SIGQUIT in a cooked terminal).
-pub const DETACH_KEY_NAME: &str = "ctrl+\\";
-
-/// Whether a key event from the view's terminal is the detach key.
-pub fn is_detach_key(event: &KeyEvent) -> bool {
-    match event.key {
-        KeyCode::Char('\x1c') => true,
-        KeyCode::Char('\\') | KeyCode::Char('4') => event.modifiers.contains(Modifiers::CTRL),
-        _ => false,
-    }
-}
-
 /// How long the start of a split-up key sequence is held for the rest.
 const KEY_HOLD: std::time::Duration = std::time::Duration::from_millis(15);
 
@@ -889,10 +875,6 @@ mod tests {
                 mods: Mods::NONE
             })
         );
-        assert!(is_detach_key(&k(KeyCode::Char('\x1c'), Modifiers::NONE)));
-        assert!(is_detach_key(&k(KeyCode::Char('\\'), Modifiers::CTRL)));
-        assert!(!is_detach_key(&k(KeyCode::Char('\\'), Modifiers::NONE)));
-        assert!(!is_detach_key(&k(KeyCode::Char('b'), Modifiers::CTRL)));
     }
 
     #[test]

@@ -5,9 +5,10 @@
 //! live screen.
 //!
 //! Keys in the list: up/down or k/j select, Enter opens the overlay, q or
-//! ctrl+c quits. In the overlay every key goes to the Tick except ctrl+\
-//! ([`DETACH_KEY_NAME`], as in `tickloop attach`), which closes the overlay
-//! (a detach: the Tick goes on). When the Tick ends while shown, the overlay
+//! ctrl+c quits. In the overlay every key goes to the Tick except the prefix
+//! key ([`crate::prefix`], ctrl+\ unless configured, as in `tickloop
+//! attach`): then `d` closes the overlay (a detach: the Tick goes on), the
+//! prefix again sends it to the Tick, `?` lists the keys. When the Tick ends while shown, the overlay
 //! says why until a key closes it.
 //!
 //! The terminal is taken like the attach view takes it (raw mode, alternate
@@ -19,7 +20,8 @@ pub mod overlay;
 pub mod table;
 
 use crate::attach_view::{self, clamp, AttachError, RestoreGuard};
-use crate::render::{self, is_detach_key, Frame, DETACH_KEY_NAME};
+use crate::prefix::{Prefix, PrefixAction, PrefixKey};
+use crate::render::{self, Frame};
 use launcher::attach::MouseTracking;
 use overlay::{Geometry, Overlay};
 use serde_json::Value;
@@ -73,7 +75,12 @@ enum Event {
 /// needed); when it is lost, the Monitor says so and reconnects. `select`
 /// (an id or a bare name) is the instance selected at start, e.g. the Tick in
 /// focus when Herdr pops the Monitor over it.
-pub fn run(runtime: &Path, client: Client, select: Option<String>) -> Result<(), MonitorError> {
+pub fn run(
+    runtime: &Path,
+    client: Client,
+    select: Option<String>,
+    prefix: PrefixKey,
+) -> Result<(), MonitorError> {
     let caps = attach_view::terminal_caps()?;
     let mut term = UnixTerminal::new(caps.clone())
         .map_err(|e| MonitorError::Terminal(format!("cannot open /dev/tty: {e}")))?;
@@ -104,6 +111,7 @@ pub fn run(runtime: &Path, client: Client, select: Option<String>) -> Result<(),
             overlay: None,
             size: (clamp(size.cols), clamp(size.rows)),
             mouse: MouseTracking::Off,
+            prefix: Prefix::new(prefix),
         };
         monitor.main_loop(&mut term, &guard, &events)
     })();
@@ -182,6 +190,8 @@ struct Monitor {
     size: (u16, u16),
     /// The mouse reporting the user's terminal has on.
     mouse: MouseTracking,
+    /// The prefix key, which closes the overlay (then `d`).
+    prefix: Prefix,
 }
 
 /// What a key did.
@@ -305,10 +315,20 @@ impl Monitor {
                 }
                 return Flow::Go;
             }
+            if matches!(event, InputEvent::Key(_)) {
+                self.message = None;
+            }
             match event {
-                InputEvent::Key(key) if is_detach_key(&key) => {
-                    let id = overlay.id.clone();
-                    self.close_overlay(Some(format!("detached from {id}; it goes on")));
+                InputEvent::Key(key) if self.prefix.pending() || self.prefix.key.matches(&key) => {
+                    match self.prefix.on_key(&key) {
+                        PrefixAction::Detach | PrefixAction::Monitor => {
+                            let id = overlay.id.clone();
+                            self.close_overlay(Some(format!("detached from {id}; it goes on")));
+                        }
+                        PrefixAction::SendPrefix => overlay.send(self.prefix.key.as_view_key()),
+                        PrefixAction::Help => self.message = Some(self.prefix.help()),
+                        PrefixAction::Started | PrefixAction::Unknown | PrefixAction::Pass => {}
+                    }
                 }
                 other if overlay.scroll(&other) => {}
                 InputEvent::Mouse(m) => {
@@ -375,7 +395,13 @@ impl Monitor {
                     (geo.inner_cols, geo.inner_rows),
                     "monitor",
                 );
-                self.overlay = Some(Overlay::open(id, socket, hello, self.waker.clone()));
+                self.overlay = Some(Overlay::open(
+                    id,
+                    socket,
+                    hello,
+                    self.waker.clone(),
+                    self.prefix.key.name(),
+                ));
             }
             Err(e) => self.message = Some(e.to_string()),
         }
@@ -398,13 +424,16 @@ impl Monitor {
         );
         let overlay_footer;
         let (footer, alert) = match (&self.overlay, &self.tickhost_problem, &self.message) {
-            (Some(o), _, _) => {
-                overlay_footer = match &o.stopped {
-                    None => format!(
-                        "keys go to {} · {DETACH_KEY_NAME} closes the overlay (the Tick goes on)",
-                        o.id
+            (Some(o), _, message) => {
+                overlay_footer = match (&o.stopped, message) {
+                    (None, Some(message)) => message.clone(),
+                    (None, None) => format!(
+                        "keys go to {} · {} d closes the overlay (the Tick goes on) · {} ? keys",
+                        o.id,
+                        self.prefix.key.name(),
+                        self.prefix.key.name()
                     ),
-                    Some(_) => "any key closes the overlay".to_string(),
+                    (Some(_), _) => "any key closes the overlay".to_string(),
                 };
                 (overlay_footer.as_str(), false)
             }

@@ -6,7 +6,7 @@
 //! detach: the Tick goes on.
 
 use crate::attach_view::{self, Note, Start};
-use crate::render::{self, MouseTranslator, DETACH_KEY_NAME};
+use crate::render::{self, MouseTranslator};
 use launcher::attach::{Snapshot, ToView, ViewEvent, ViewHello};
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -76,13 +76,21 @@ pub struct Overlay {
     pub size: (u16, u16),
     /// How far back into the Tick's history the overlay shows.
     pub scroller: render::Scroller,
+    /// The prefix key's name, for the overlay's title.
+    pub prefix_name: String,
 }
 
 impl Overlay {
     /// Starts attaching to the launcher at `socket` as a view of `hello`'s
     /// size, on a thread: the overlay shows "connecting" until the snapshot
     /// arrives, and the Monitor stays responsive if the launcher is slow.
-    pub fn open(id: String, socket: PathBuf, hello: ViewHello, waker: TerminalWaker) -> Overlay {
+    pub fn open(
+        id: String,
+        socket: PathBuf,
+        hello: ViewHello,
+        waker: TerminalWaker,
+        prefix_name: String,
+    ) -> Overlay {
         let (note_tx, notes) = mpsc::channel();
         let (event_tx, events) = mpsc::channel();
         let size = (hello.cols, hello.rows);
@@ -121,6 +129,7 @@ impl Overlay {
             pending_resize: None,
             size,
             scroller: render::Scroller::default(),
+            prefix_name,
         }
     }
 
@@ -272,7 +281,7 @@ pub fn draw(
     border.set_foreground(ColorAttribute::PaletteIndex(AnsiColor::Aqua as u8));
     // The border, its title on the top edge.
     let title = match &overlay.stopped {
-        None => format!(" {} · {DETACH_KEY_NAME} closes ", overlay.id),
+        None => format!(" {} · {} d closes ", overlay.id, overlay.prefix_name),
         Some(_) => format!(" {} · any key closes ", overlay.id),
     };
     let title = crate::monitor::table::truncate(&title, w.saturating_sub(4));
@@ -303,7 +312,7 @@ pub fn draw(
     let mut cursor = (None, launcher::attach::CursorShape::Default);
     let inner = match &overlay.model {
         Some(model) => {
-            let note = format!("{DETACH_KEY_NAME} closes");
+            let note = format!("{} d closes", overlay.prefix_name);
             let frame = render::compose(model, geo.inner_cols, geo.inner_rows, &note, false);
             if overlay.stopped.is_none() {
                 cursor = (
@@ -412,6 +421,7 @@ mod tests {
             pending_resize: None,
             size: (74, 20),
             scroller: render::Scroller::default(),
+            prefix_name: "ctrl+\\".to_string(),
         }
     }
 
@@ -431,7 +441,7 @@ mod tests {
         let text = screen.screen_chars_to_string();
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].starts_with("list"), "{text}");
-        assert!(lines[1].starts_with("  ┌─ hosted:counter · ctrl+\\ closes ─"));
+        assert!(lines[1].starts_with("  ┌─ hosted:counter · ctrl+\\ d closes ─"));
         assert!(lines[2].starts_with("  │Counter 5 "), "{text}");
         assert!(lines[2].ends_with("│  "), "{text}");
         assert!(lines[22].starts_with("  └──"), "{text}");
