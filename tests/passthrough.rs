@@ -62,3 +62,56 @@ fn clipboard_writes_stay_out_when_turned_off() {
     let buffers = tmux.cmd(&["list-buffers"]);
     assert!(!buffers.contains("copied-by-the-tick"), "{buffers}");
 }
+
+/// A program that, once a line is typed, asks its terminal for its colours
+/// and prints the answers.
+const COLOR_PROBE: &str = r#"
+import os, select, sys, termios, tty
+sys.stdin.readline()
+fd = sys.stdin.fileno()
+old = termios.tcgetattr(fd)
+tty.setraw(fd)
+os.write(1, b"\x1b]10;?\x1b\\\x1b]11;?\x1b\\\x1b[c")
+got = b""
+while b"\x1b[?" not in got or not got.split(b"\x1b[?")[-1].endswith(b"c"):
+    r, _, _ = select.select([fd], [], [], 10)
+    if not r:
+        break
+    got += os.read(fd, 1024)
+termios.tcsetattr(fd, termios.TCSADRAIN, old)
+print("\r\nanswers", got.replace(b"\x1b", b"ESC").decode(), flush=True)
+sys.stdin.readline()
+"#;
+
+#[test]
+fn colour_queries_are_answered_with_the_views_terminal_colours() {
+    let host = Host::new();
+    let probe = host.scratch().join("colors.py");
+    std::fs::write(&probe, COLOR_PROBE).expect("write the probe");
+    let probe = probe.to_string_lossy().into_owned();
+    host.ok(&["open", "--shell", "--id", "col", "--", "python3", &probe]);
+    // A light terminal: tmux answers OSC 10/11 with its window style, set
+    // before the view starts (it asks once, at attach).
+    let styled = host.scratch().join("styled");
+    let tmux = Tmux::start(
+        &host,
+        100,
+        30,
+        &format!(
+            "while [ ! -e {} ]; do sleep 0.05; done; {} attach shell:col",
+            styled.display(),
+            tickloop_bin()
+        ),
+    );
+    tmux.cmd(&["set", "-g", "window-style", "bg=#ffffff,fg=#101010"]);
+    std::fs::write(&styled, "").expect("write the flag");
+    wait_for("the view to attach", || {
+        host.entry("shell:col")?["views"]
+            .as_u64()
+            .filter(|n| *n == 1)
+    });
+    tmux.send_keys(&["Enter"]);
+    let screen = host.wait_screen("shell:col", "answers");
+    assert!(screen.contains("]10;rgb:1010/1010/1010"), "{screen}");
+    assert!(screen.contains("]11;rgb:ffff/ffff/ffff"), "{screen}");
+}

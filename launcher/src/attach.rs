@@ -91,6 +91,13 @@ pub struct TermCaps {
     /// The view can report focus in/out.
     #[serde(default)]
     pub focus_events: bool,
+    /// The view's terminal's foreground and background (`#rrggbb`), when
+    /// it said (OSC 10/11): the launcher answers the Tick's colour queries
+    /// with them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fg: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bg: Option<String>,
 }
 
 fn default_colors() -> u16 {
@@ -105,6 +112,8 @@ impl Default for TermCaps {
             mouse: false,
             bracketed_paste: false,
             focus_events: false,
+            fg: None,
+            bg: None,
         }
     }
 }

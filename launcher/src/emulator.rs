@@ -119,6 +119,10 @@ struct Reports {
     title: String,
     size: GridSize,
     events: Vec<TermEvent>,
+    /// The person's terminal's foreground and background, as the latest
+    /// view told them; `None`: xterm's defaults.
+    fg: Option<Rgb>,
+    bg: Option<Rgb>,
 }
 
 /// The emulator's event sink, shared with [`Emulator`].
@@ -148,7 +152,12 @@ impl EventListener for Listener {
             }
             Event::ResetTitle => reports.title.clear(),
             Event::ColorRequest(index, format) => {
-                let answer = format(default_color(index));
+                let color = match index {
+                    256 => reports.fg,
+                    257 => reports.bg,
+                    _ => None,
+                };
+                let answer = format(color.unwrap_or_else(|| default_color(index)));
                 let _ = reports.answers.write_all(answer.as_bytes());
             }
             Event::TextAreaSizeRequest(format) => {
@@ -202,6 +211,19 @@ fn default_color(index: usize) -> Rgb {
         _ => (229, 229, 229),
     };
     Rgb { r, g, b }
+}
+
+/// `#rrggbb` as a colour.
+fn parse_hex(text: &str) -> Option<Rgb> {
+    let hex = text
+        .strip_prefix('#')
+        .filter(|h| h.len() == 6 && h.is_ascii())?;
+    let channel = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).ok();
+    Some(Rgb {
+        r: channel(0)?,
+        g: channel(2)?,
+        b: channel(4)?,
+    })
 }
 
 /// Drops OSC payload bytes past [`MAX_OSC_PAYLOAD`], across chunks.
@@ -305,6 +327,8 @@ impl Emulator {
             title: String::new(),
             size,
             events: Vec::new(),
+            fg: None,
+            bg: None,
         }));
         let config = Config {
             scrolling_history: history_limit,
@@ -360,6 +384,20 @@ impl Emulator {
             .map(|r| r.title.clone())
             .unwrap_or_default();
         screen_model::snapshot(&self.term, offset, title, DEFAULT_CURSOR)
+    }
+
+    /// The colours the Tick's OSC 10 and 11 queries are answered with
+    /// (`#rrggbb`); an unreadable one keeps the one before.
+    pub fn set_colors(&mut self, fg: Option<&str>, bg: Option<&str>) {
+        let Ok(mut reports) = self.reports.lock() else {
+            return;
+        };
+        if let Some(fg) = fg.and_then(parse_hex) {
+            reports.fg = Some(fg);
+        }
+        if let Some(bg) = bg.and_then(parse_hex) {
+            reports.bg = Some(bg);
+        }
     }
 
     /// The bells and clipboard writes since the last call, oldest first
@@ -600,13 +638,33 @@ mod tests {
     }
 
     #[test]
-    fn answers_colour_queries() {
+    fn answers_colour_queries_with_the_views_colours() {
         let (mut emu, rx) = emulator(3, 20, 0);
         emu.feed(b"\x1b]11;?\x07");
-        let answer = rx
+        let first = rx
             .recv_timeout(std::time::Duration::from_secs(10))
             .expect("an answer");
-        let answer = String::from_utf8(answer).expect("text");
-        assert!(answer.starts_with("\x1b]11;rgb:"), "{answer:?}");
+        assert_eq!(first, b"\x1b]11;rgb:0000/0000/0000\x07");
+        emu.set_colors(Some("#101010"), Some("#ffffff"));
+        emu.feed(b"\x1b]10;?\x1b\\\x1b]11;?\x1b\\");
+        let mut got = Vec::new();
+        while let Ok(bytes) = rx.recv_timeout(std::time::Duration::from_secs(1)) {
+            got.extend(bytes);
+            if got.windows(4).filter(|w| *w == b"rgb:").count() == 2 {
+                break;
+            }
+        }
+        let got = String::from_utf8(got).expect("text");
+        assert!(got.contains("]10;rgb:1010/1010/1010"), "{got:?}");
+        assert!(got.contains("]11;rgb:ffff/ffff/ffff"), "{got:?}");
+        // A colour that is not #rrggbb changes nothing.
+        emu.set_colors(Some("white"), None);
+        emu.feed(b"\x1b]10;?\x07");
+        let again = String::from_utf8(
+            rx.recv_timeout(std::time::Duration::from_secs(10))
+                .expect("an answer"),
+        )
+        .expect("text");
+        assert!(again.contains("]10;rgb:1010/1010/1010"), "{again:?}");
     }
 }

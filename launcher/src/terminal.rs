@@ -54,6 +54,8 @@ enum EmuMsg {
     /// A view's snapshot, scrolled this many lines back into history.
     ViewSnapshot(usize, oneshot::Sender<Snapshot>),
     ViewInput(ViewEvent),
+    /// The person's terminal's colours (`#rrggbb`), from a view.
+    Colors(Option<String>, Option<String>),
 }
 
 /// Why typed input was not accepted.
@@ -173,6 +175,12 @@ impl TerminalHandle {
             .send(EmuMsg::ViewInput(event))
             .await
             .map_err(|_| InputError::Gone)
+    }
+
+    /// The colours the Tick's OSC 10/11 queries are answered with, from
+    /// the view that attached last (the person's terminal's own).
+    pub async fn set_colors(&self, fg: Option<String>, bg: Option<String>) {
+        let _ = self.emu_tx.send(EmuMsg::Colors(fg, bg)).await;
     }
 
     /// Resize the PTY alone (the Tick gets SIGWINCH), not the emulator: for
@@ -354,6 +362,7 @@ fn handle_emulator_message(emulator: &mut Emulator, msg: EmuMsg, changes: &watch
         EmuMsg::ViewSnapshot(offset, reply) => {
             let _ = reply.send(emulator.snapshot_scrolled(offset));
         }
+        EmuMsg::Colors(fg, bg) => emulator.set_colors(fg.as_deref(), bg.as_deref()),
         EmuMsg::ViewInput(event) => {
             // Only fails when the PTY's writer is gone: the Tick is ending.
             let _ = emulator.view_input(&event);

@@ -256,6 +256,11 @@ where
         _ => return,
     };
     let hub = ctx.hub.clone();
+    if hello.term.fg.is_some() || hello.term.bg.is_some() {
+        hub.term
+            .set_colors(hello.term.fg.clone(), hello.term.bg.clone())
+            .await;
+    }
     let id = hub.register(hello.cols, hello.rows);
     let _registered = Unregister(hub.clone(), id);
     hub.activate(id, None, true);

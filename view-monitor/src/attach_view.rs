@@ -206,6 +206,9 @@ fn run_monitor(instance: &str) -> Result<(), AttachError> {
 
 fn run_session(opts: &AttachOptions) -> Result<SessionEnd, AttachError> {
     let stream = connect(&opts.socket)?;
+    // Asked before termwiz takes the terminal: its answers must not reach
+    // termwiz's input parser.
+    let colors = crate::colors::query();
     let caps = terminal_caps()?;
     let mut term = UnixTerminal::new(caps.clone())
         .map_err(|e| AttachError::Terminal(format!("cannot open /dev/tty: {e}")))?;
@@ -214,7 +217,7 @@ fn run_session(opts: &AttachOptions) -> Result<SessionEnd, AttachError> {
         .map_err(|e| AttachError::Terminal(format!("cannot read the terminal's size: {e}")))?;
     let (cols, rows) = (clamp(size.cols), clamp(size.rows));
 
-    let hello = view_hello(&caps, (cols, rows), "attach");
+    let hello = view_hello(&caps, (cols, rows), "attach", colors);
     let (reader, writer, snapshot) = match start_view(stream, &hello)? {
         (reader, writer, Start::Snapshot(s)) => (reader, writer, s),
         (_, _, Start::Ended(reason)) => {
@@ -249,7 +252,12 @@ pub(crate) fn clamp(n: usize) -> u16 {
 }
 
 /// The [`ViewHello`] of a view `size` cells large on a terminal with `caps`.
-pub(crate) fn view_hello(caps: &Capabilities, size: (u16, u16), client: &str) -> ViewHello {
+pub(crate) fn view_hello(
+    caps: &Capabilities,
+    size: (u16, u16),
+    client: &str,
+    colors: crate::colors::TermColors,
+) -> ViewHello {
     ViewHello {
         cols: size.0,
         rows: size.1,
@@ -263,6 +271,8 @@ pub(crate) fn view_hello(caps: &Capabilities, size: (u16, u16), client: &str) ->
             mouse: true,
             bracketed_paste: caps.bracketed_paste(),
             focus_events: false,
+            fg: colors.fg,
+            bg: colors.bg,
         },
         client: Some(client.into()),
     }

@@ -3,6 +3,7 @@
 //! running Tick, [`monitor`]) and the renderer they share ([`render`]).
 
 pub mod attach_view;
+pub mod colors;
 pub mod monitor;
 pub mod prefix;
 pub mod render;

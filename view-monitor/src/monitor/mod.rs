@@ -394,6 +394,9 @@ impl Monitor {
                     &self.caps,
                     (geo.inner_cols, geo.inner_rows),
                     "monitor",
+                    // The Monitor's terminal is in raw mode with termwiz
+                    // reading it: its colours are not asked here.
+                    crate::colors::TermColors::default(),
                 );
                 self.overlay = Some(Overlay::open(
                     id,
