@@ -115,3 +115,40 @@ fn colour_queries_are_answered_with_the_views_terminal_colours() {
     assert!(screen.contains("]10;rgb:1010/1010/1010"), "{screen}");
     assert!(screen.contains("]11;rgb:ffff/ffff/ffff"), "{screen}");
 }
+
+#[test]
+fn underline_style_and_colour_are_drawn_as_underline_not_text_colour() {
+    let host = Host::new();
+    host.ok(&[
+        "open",
+        "--shell",
+        "--id",
+        "ul",
+        "--",
+        "sh",
+        "-c",
+        "printf '\\033[4:3;58;5;196mCURLY\\033[0m \\033[4;58;2;0;128;255mBLUE\\033[0m done\\n'; exec cat",
+    ]);
+    host.wait_screen("shell:ul", "done");
+    let tmux = Tmux::start(
+        &host,
+        100,
+        30,
+        &format!("{} attach shell:ul", tickloop_bin()),
+    );
+    tmux.wait_text("CURLY BLUE done");
+    let escapes = tmux.capture_escapes();
+    let line = escapes
+        .lines()
+        .find(|l| l.contains("CURLY"))
+        .expect("the line");
+    // tmux (3.3a) prints a curly underline as 4:3 and an underline colour as
+    // 58;2;R;G;B; the text itself keeps the default colour.
+    assert!(line.contains("4:3"), "{line:?}");
+    assert!(line.contains("58;2;255;0;0"), "{line:?}");
+    assert!(line.contains("58;2;0;128;255"), "{line:?}");
+    assert!(
+        !line.contains("38;5;196") && !line.contains("[91m") && !line.contains(";91"),
+        "{line:?}"
+    );
+}

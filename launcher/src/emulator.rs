@@ -178,35 +178,8 @@ impl EventListener for Listener {
 /// The colour answered for a query of palette entry `index` (256 is the
 /// foreground, 257 the background, 258 the cursor): xterm's defaults.
 fn default_color(index: usize) -> Rgb {
-    const ANSI: [(u8, u8, u8); 16] = [
-        (0, 0, 0),
-        (205, 0, 0),
-        (0, 205, 0),
-        (205, 205, 0),
-        (0, 0, 238),
-        (205, 0, 205),
-        (0, 205, 205),
-        (229, 229, 229),
-        (127, 127, 127),
-        (255, 0, 0),
-        (0, 255, 0),
-        (255, 255, 0),
-        (92, 92, 255),
-        (255, 0, 255),
-        (0, 255, 255),
-        (255, 255, 255),
-    ];
     let (r, g, b) = match index {
-        0..=15 => ANSI[index],
-        16..=231 => {
-            let i = index - 16;
-            let level = |v: usize| if v == 0 { 0 } else { (55 + v * 40) as u8 };
-            (level(i / 36), level((i / 6) % 6), level(i % 6))
-        }
-        232..=255 => {
-            let v = (8 + (index - 232) * 10) as u8;
-            (v, v, v)
-        }
+        0..=255 => crate::attach::xterm_rgb(index as u8),
         257 => (0, 0, 0),
         _ => (229, 229, 229),
     };

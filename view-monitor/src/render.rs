@@ -286,8 +286,18 @@ pub fn cell_attributes(attrs: &attach::Attrs) -> CellAttributes {
         attach::Underline::Dotted => Underline::Dotted,
         attach::Underline::Dashed => Underline::Dashed,
     });
-    if attrs.underline_color.is_some() {
-        out.set_underline_color(color_attr(attrs.underline_color));
+    if let Some(color) = attrs.underline_color {
+        // Always as 24-bit: termwiz's renderer writes a palette underline
+        // colour with the terminal's set-foreground capability, which
+        // colours the text instead. A terminal without 24-bit colour then
+        // gets the default underline colour, never a recoloured text.
+        let (r, g, b) = match color {
+            Color::Index(i) => attach::xterm_rgb(i),
+            Color::Rgb(r, g, b) => (r, g, b),
+        };
+        out.set_underline_color(ColorAttribute::TrueColorWithDefaultFallback(
+            SrgbaTuple::from((r, g, b)),
+        ));
     }
     out.set_blink(if attrs.blink {
         Blink::Slow
