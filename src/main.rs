@@ -253,6 +253,18 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                 .into());
             }
             herdr_cli::check_open_view(view)?;
+            // With the program taken as trailing arguments, an option clap
+            // does not know lands here: refuse it rather than run it.
+            if let Some(option) = argv.first().filter(|a| a.starts_with('-')) {
+                return Err(CliError::new(
+                    "bad_request",
+                    format!(
+                        "unknown option {option} for open (`tickloop open --help` lists them); the program goes after --: tickloop open [OPTIONS] -- PROGRAM [ARG...]"
+                    ),
+                    2,
+                )
+                .into());
+            }
             let argv = match package {
                 None => argv,
                 Some(package) => tickloop_mcp::packages::find(&package)

@@ -58,6 +58,16 @@ fn open_of_a_program_that_does_not_exist_fails_with_open_failed() {
 }
 
 #[test]
+fn a_mistyped_open_option_is_refused_not_run_as_the_program() {
+    let host = Host::new();
+    let out = host.run(&["open", "--aproove", "ask", "--", "sh"]);
+    let err = out.expect_error(2, "bad_request");
+    let message = err["message"].as_str().unwrap_or_default();
+    assert!(message.contains("unknown option --aproove"), "{err}");
+    assert!(host.list().is_empty(), "the refused open left an instance");
+}
+
+#[test]
 fn list_shows_every_instance_sorted_by_id_with_the_contract_fields() {
     let host = Host::new();
     let b = host.open_counter("b");
