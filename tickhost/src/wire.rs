@@ -201,6 +201,9 @@ pub enum ErrorKind {
     OpenFailed,
     /// The Tick answered a describe/read with something invalid, or timed out.
     TickFailed,
+    /// The instance's launcher did not answer in time (stopped or wedged);
+    /// other instances are not affected.
+    Unresponsive,
     /// Anything else inside Tickloop.
     Internal,
 }

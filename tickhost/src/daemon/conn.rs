@@ -23,6 +23,26 @@ const MAX_LAUNCHER_LINE: usize = 64 * 1024 * 1024;
 /// How long a launcher has to answer hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long tickhost waits for a launcher's answer to `request`. A call
+/// gets the protocol's 60 s (the launcher's own timer answers "unknown"
+/// then) and a margin; a close, the 2 s SIGTERM-to-SIGKILL and a margin;
+/// anything else 10 s. `TICKLOOP_LAUNCHER_TIMEOUT_MS`, read once at start,
+/// replaces the 10 s (and scales the others), for tests.
+pub fn answer_limit(request: &LauncherRequest) -> Duration {
+    static BASE: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    let base = *BASE.get_or_init(|| {
+        std::env::var("TICKLOOP_LAUNCHER_TIMEOUT_MS")
+            .ok()
+            .and_then(|ms| ms.parse().ok())
+            .map_or(Duration::from_secs(10), Duration::from_millis)
+    });
+    match request {
+        LauncherRequest::Call { .. } => base * 15 / 2,
+        LauncherRequest::Close => base * 3 / 2,
+        _ => base,
+    }
+}
+
 /// A connection to one launcher, as role `host`.
 pub struct LauncherConn {
     writer: tokio::sync::Mutex<OwnedWriteHalf>,
@@ -124,9 +144,47 @@ impl LauncherConn {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Sends `request` and waits for its reply. When the launcher goes away
-    /// first: a call is an unknown outcome, anything else an `Ended` error.
+    /// Sends `request` and waits for its reply, at most [`answer_limit`].
+    /// When the launcher goes away first: a call is an unknown outcome,
+    /// anything else an `Ended` error. When it does not answer in time: a
+    /// call is an unknown outcome, anything else `Unresponsive`.
     pub async fn request(&self, request: LauncherRequest) -> ClientReply {
+        let is_call = matches!(request, LauncherRequest::Call { .. });
+        let limit = answer_limit(&request);
+        let (id_cell, waited) = (std::sync::OnceLock::new(), std::time::Instant::now());
+        let answered = tokio::time::timeout(limit, self.request_unbounded(request, &id_cell)).await;
+        match answered {
+            Ok(reply) => reply,
+            Err(_) => {
+                if let Some(id) = id_cell.get() {
+                    self.pending().waiting.remove(id);
+                }
+                let reason = format!(
+                    "its launcher (pid {}) did not answer within {:.1} s; it may be stopped (SIGSTOP) or wedged: `kill -CONT {}` resumes a stopped one, `tickloop close` ends it",
+                    self.launcher_pid,
+                    waited.elapsed().as_secs_f64(),
+                    self.launcher_pid
+                );
+                if is_call {
+                    ClientReply::Call(CallOutcome::Unknown { reason })
+                } else {
+                    ClientReply::Error(ClientError {
+                        kind: ErrorKind::Unresponsive,
+                        message: reason,
+                        data: None,
+                    })
+                }
+            }
+        }
+    }
+
+    /// [`LauncherConn::request`] without the bound; `id_cell` gets the
+    /// request's id once it has one.
+    async fn request_unbounded(
+        &self,
+        request: LauncherRequest,
+        id_cell: &std::sync::OnceLock<u64>,
+    ) -> ClientReply {
         let is_call = matches!(request, LauncherRequest::Call { .. });
         let (tx, rx) = oneshot::channel();
         let id = {
@@ -139,6 +197,7 @@ impl LauncherConn {
             pending.waiting.insert(id, Waiter { is_call, reply: tx });
             id
         };
+        let _ = id_cell.set(id);
         let sent = {
             let mut writer = self.writer.lock().await;
             write_line(&mut *writer, &Envelope { id, request }).await

@@ -1,0 +1,65 @@
+//! No wait without a bound (issue 10): a stopped (SIGSTOP) launcher makes
+//! its own instance's requests fail in bounded time with a reason that says
+//! what to do, a call to it is an unknown outcome, and every other instance
+//! goes on. tickhost's bound is shortened for the test through
+//! `TICKLOOP_LAUNCHER_TIMEOUT_MS`, read by the tickhost the first command
+//! starts.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn a_stopped_launcher_fails_only_its_own_requests_and_in_bounded_time() {
+    let host = Host::new();
+    let started = host
+        .command(&["list"])
+        .env("TICKLOOP_LAUNCHER_TIMEOUT_MS", "300")
+        .output()
+        .expect("start tickhost");
+    assert!(started.status.success(), "{started:?}");
+    host.open_counter("stopped");
+    host.open_counter("other");
+    let pid = host.entry("hosted:stopped").expect("listed")["launcher_pid"]
+        .as_i64()
+        .expect("a launcher pid") as i32;
+    // SAFETY: kill sends a signal to a process this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+
+    let screen = host.run(&["screen", "hosted:stopped"]);
+    let err = screen.expect_error(1, "unresponsive");
+    let message = err["message"].as_str().unwrap_or_default();
+    assert!(message.contains("kill -CONT"), "{err}");
+    let read = host.run(&["read", "hosted:stopped"]);
+    read.expect_error(1, "unresponsive");
+    // A call is never guessed: its outcome is unknown (exit 5).
+    let call = host.run(&[
+        "call",
+        "hosted:stopped",
+        "increment",
+        r#"{"amount":1}"#,
+        "--revision",
+        "1",
+    ]);
+    assert_eq!(call.code, 5, "{call:?}");
+    assert!(call.stdout.contains("did not answer"), "{call:?}");
+
+    // Everything else goes on.
+    assert_eq!(host.read("hosted:other")["seq"], 0);
+    assert_eq!(host.list().len(), 2);
+    host.ok(&[
+        "call",
+        "hosted:other",
+        "increment",
+        r#"{"amount":1}"#,
+        "--revision",
+        "1",
+    ]);
+
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    wait_for("the resumed launcher to answer again", || {
+        let out = host.run(&["read", "hosted:stopped"]);
+        (out.code == 0).then_some(())
+    });
+}
