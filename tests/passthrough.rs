@@ -47,6 +47,10 @@ fn title_clipboard_and_bell_reach_the_views_terminal() {
         let title = tmux.cmd(&["display-message", "-p", "-t", "0", "#{pane_title}"]);
         (title.trim() == "tick-title-7").then_some(())
     });
+    // `list` (and the Monitor) show a shell program by the title it set.
+    wait_for("list to show the program's title", || {
+        (host.entry("shell:pt")?["title"] == "tick-title-7").then_some(())
+    });
     wait_for("the clipboard write to reach tmux's buffer", || {
         let buffer = tmux.raw(&["show-buffer"]);
         (String::from_utf8_lossy(&buffer.stdout) == "copied-by-the-tick").then_some(())

@@ -382,6 +382,14 @@ impl Emulator {
             .unwrap_or_default()
     }
 
+    /// The title the program gave its terminal (OSC 0/2); empty when none.
+    pub fn title(&self) -> String {
+        self.reports
+            .lock()
+            .map(|r| r.title.clone())
+            .unwrap_or_default()
+    }
+
     /// Lines of history held now.
     pub fn history_len(&self) -> usize {
         self.term.grid().history_size()

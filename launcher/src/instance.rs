@@ -147,6 +147,8 @@ struct Instance {
     dirty: bool,
     /// How many views are attached (see [`crate::views`]).
     views_rx: watch::Receiver<u32>,
+    /// The title the program gave its terminal.
+    title_rx: watch::Receiver<String>,
 }
 
 impl Instance {
@@ -217,6 +219,7 @@ impl Instance {
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
         let (flushed_tx, flushed_rx) = mpsc::channel(1);
         let views = ViewHub::start(term.clone());
+        let title_rx = term.subscribe_title();
         let mut instance = Instance {
             spec,
             pid,
@@ -244,6 +247,7 @@ impl Instance {
             closers: Vec::new(),
             dirty: false,
             views_rx: views.count(),
+            title_rx,
         };
         let (status_tx, status_rx) = watch::channel(instance.status());
         instance.status_tx = status_tx;
@@ -297,6 +301,7 @@ impl Instance {
                 }
                 _ = tokio::time::sleep(TEARDOWN_POLL), if self.ending.is_some() => {}
                 Ok(()) = self.views_rx.changed() => self.dirty = true,
+                Ok(()) = self.title_rx.changed() => self.dirty = true,
             }
             self.drain_actions();
             if self.teardown_step() {
@@ -668,6 +673,7 @@ impl Instance {
             }),
             views: *self.views_rx.borrow(),
             ended: self.ended.clone(),
+            terminal_title: Some(self.title_rx.borrow().clone()).filter(|t| !t.is_empty()),
         }
     }
 

@@ -29,6 +29,16 @@ pub const START_ROWS: u16 = 30;
 /// The size every Tick starts with.
 pub const START_COLS: u16 = 120;
 
+/// What the emulator thread tells the rest of the launcher.
+struct Published {
+    /// Bumped whenever the screen may have changed.
+    changes: watch::Sender<u64>,
+    /// Bells and clipboard writes.
+    events: broadcast::Sender<TermEvent>,
+    /// The terminal title.
+    title: watch::Sender<String>,
+}
+
 /// Bells and clipboard writes queued for each view.
 const EVENTS_QUEUE: usize = 32;
 /// Chunks of output queued for the emulator. When the emulator falls this far
@@ -80,6 +90,8 @@ pub struct TerminalHandle {
     changes_rx: watch::Receiver<u64>,
     /// Bells and clipboard writes, for the views to pass on.
     events_tx: broadcast::Sender<TermEvent>,
+    /// The title the program gave its terminal, as it changes.
+    title_rx: watch::Receiver<String>,
     /// The PTY's size as `(cols, rows)`.
     size: Mutex<(u16, u16)>,
 }
@@ -118,8 +130,14 @@ impl TerminalHandle {
         let (changes_tx, changes_rx) = watch::channel(0u64);
         let (events_tx, _) = broadcast::channel(EVENTS_QUEUE);
         let emulator_events = events_tx.clone();
+        let (title_tx, title_rx) = watch::channel(String::new());
         spawn_thread("emulator", move || {
-            emulator_thread(emu_rx, answers, changes_tx, emulator_events, history)
+            let published = Published {
+                changes: changes_tx,
+                events: emulator_events,
+                title: title_tx,
+            };
+            emulator_thread(emu_rx, answers, published, history)
         })?;
 
         let reader_tx = emu_tx.clone();
@@ -133,6 +151,7 @@ impl TerminalHandle {
             emu_tx,
             changes_rx,
             events_tx,
+            title_rx,
             size: Mutex::new((START_COLS, START_ROWS)),
         }))
     }
@@ -142,6 +161,11 @@ impl TerminalHandle {
         self.size
             .lock()
             .map_or((START_COLS, START_ROWS), |size| *size)
+    }
+
+    /// The title the program gave its terminal, and its changes.
+    pub fn subscribe_title(&self) -> watch::Receiver<String> {
+        self.title_rx.clone()
     }
 
     /// The Tick's bells and clipboard writes from now on (a view that falls
@@ -306,10 +330,14 @@ fn reader_thread(mut reader: Box<dyn Read + Send>, tx: mpsc::Sender<EmuMsg>) {
 fn emulator_thread(
     mut rx: mpsc::Receiver<EmuMsg>,
     answers: AnswerWriter,
-    changes: watch::Sender<u64>,
-    events: broadcast::Sender<TermEvent>,
+    published: Published,
     history: usize,
 ) {
+    let Published {
+        changes,
+        events,
+        title,
+    } = published;
     let mut size = (usize::from(START_ROWS), usize::from(START_COLS));
     let mut emulator = Emulator::new(size.0, size.1, history, Box::new(answers.clone()));
     let mut panics = 0u64;
@@ -329,6 +357,14 @@ fn emulator_thread(
                 // No view attached: nobody to tell.
                 let _ = events.send(event);
             }
+            let now = emulator.title();
+            title.send_if_modified(|old| {
+                let changed = *old != now;
+                if changed {
+                    old.clone_from(&now);
+                }
+                changed
+            });
         }));
         if handled.is_err() {
             panics += 1;

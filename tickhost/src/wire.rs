@@ -346,6 +346,10 @@ pub struct LauncherStatus {
     pub calls_in_flight: u32,
     pub views: u32,
     pub ended: Option<EndInfo>,
+    /// The title the program gave its terminal (OSC 0/2), when it did: a
+    /// `shell:` instance is listed with it (vim's, not `bash`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminal_title: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

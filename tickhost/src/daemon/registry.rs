@@ -250,10 +250,14 @@ impl Instance {
         series
     }
 
-    /// A `shell:` instance's title: the program as typed (else as run).
+    /// A `shell:` instance's title: the one the program gave its terminal,
+    /// else the program as typed (else as run).
     pub fn title(&self, status: &LauncherStatus) -> Option<String> {
-        self.program
+        status
+            .terminal_title
             .clone()
+            .filter(|t| !t.trim().is_empty())
+            .or_else(|| self.program.clone())
             .or_else(|| status.argv.first().cloned())
     }
 
