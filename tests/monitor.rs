@@ -252,3 +252,29 @@ fn the_overlay_scrolls_the_ticks_history_and_a_key_returns_to_live() {
     tmux.wait_text("bottom-line");
     host.wait_screen("shell:hist", "z");
 }
+
+#[test]
+fn a_program_that_ends_while_shown_leaves_its_last_output_in_the_overlay() {
+    let host = Host::new();
+    host.ok(&[
+        "open",
+        "--shell",
+        "--id",
+        "brief",
+        "--",
+        "sh",
+        "-c",
+        "echo waiting; read x; echo last-words-$((6*7)); exit 3",
+    ]);
+    host.wait_screen("shell:brief", "waiting");
+    let tmux = Tmux::start(&host, 100, 30, &monitor_command());
+    tmux.wait_text("shell:brief");
+    tmux.send_keys(&["Enter"]);
+    tmux.wait_text("shell:brief · ctrl+\\ d closes");
+    tmux.wait_text("waiting");
+    // The program prints and exits at once: its last line stays shown with
+    // the reason it ended.
+    tmux.send_keys(&["Enter"]);
+    let screen = tmux.wait_text("press any key to close");
+    assert!(screen.contains("last-words-42"), "{screen}");
+}

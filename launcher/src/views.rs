@@ -326,6 +326,12 @@ where
     }
     loop {
         if let Some(reason) = ended(&status) {
+            // The Tick's last output first (the screen is final once the
+            // status says ended), then why it ended.
+            let offset = *scroll_rx.borrow();
+            if let Some(snap) = hub.term.view_snapshot(offset).await {
+                let _ = send_frame(&mut writer, last.as_ref(), &snap).await;
+            }
             let _ = send(&mut writer, &ToView::Ended { reason }).await;
             break;
         }
@@ -368,6 +374,10 @@ where
             Step::Status => {}
             Step::Shutdown => {
                 if let Some(reason) = ended(&status) {
+                    let offset = *scroll_rx.borrow();
+                    if let Some(snap) = hub.term.view_snapshot(offset).await {
+                        let _ = send_frame(&mut writer, last.as_ref(), &snap).await;
+                    }
                     let _ = send(&mut writer, &ToView::Ended { reason }).await;
                 }
                 break;
