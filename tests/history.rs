@@ -132,23 +132,12 @@ fn an_ended_instance_keeps_its_last_screen_with_its_final_output() {
 #[test]
 fn attach_scrolls_back_with_shift_page_up_and_any_key_returns_to_live() {
     let host = Host::new();
-    host.ok(&[
-        "open",
-        "--shell",
-        "--id",
+    host.open_sh(
         "scroll",
-        "--",
-        "sh",
-        "-c",
         "for i in $(seq 1 100); do echo hist-$i; done; echo bottom-line; exec cat",
-    ]);
-    host.wait_screen("shell:scroll", "bottom-line");
-    let tmux = Tmux::start(
-        &host,
-        120,
-        30,
-        &format!("{} attach shell:scroll", tickloop_bin()),
+        "bottom-line",
     );
+    let tmux = Tmux::attach(&host, "shell:scroll", 120, 30);
     tmux.wait_text("bottom-line");
     tmux.send_keys(&["S-PPage"]);
     let back = tmux.wait_text("/7");

@@ -49,6 +49,15 @@ fn wait_views(host: &Host, id: &str, n: u64) {
     });
 }
 
+/// The Monitor at 100x30 with the overlay of `id` (the only instance) open.
+fn overlay_of(host: &Host, id: &str) -> Tmux {
+    let tmux = Tmux::start(host, 100, 30, &monitor_command());
+    tmux.wait_text(id);
+    tmux.send_keys(&["Enter"]);
+    tmux.wait_text(&format!("{id} · ctrl+\\ d closes"));
+    tmux
+}
+
 /// The pane's row `row` (zero-based).
 fn row(screen: &str, row: usize) -> String {
     screen.lines().nth(row).unwrap_or_default().to_string()
@@ -222,21 +231,12 @@ fn monitor_quits_on_ctrl_c_with_no_instances() {
 #[test]
 fn the_overlay_scrolls_the_ticks_history_and_a_key_returns_to_live() {
     let host = Host::new();
-    host.ok(&[
-        "open",
-        "--shell",
-        "--id",
+    host.open_sh(
         "hist",
-        "--",
-        "sh",
-        "-c",
         "for i in $(seq 1 100); do echo hist-$i; done; echo bottom-line; exec cat",
-    ]);
-    host.wait_screen("shell:hist", "bottom-line");
-    let tmux = Tmux::start(&host, 100, 30, &monitor_command());
-    tmux.wait_text("shell:hist");
-    tmux.send_keys(&["Enter"]);
-    tmux.wait_text("shell:hist · ctrl+\\ d closes");
+        "bottom-line",
+    );
+    let tmux = overlay_of(&host, "shell:hist");
     // The overlay's inner size (94x26) became the PTY's; the shell's output
     // reflowed into it, with the rest in history.
     tmux.wait_text("bottom-line");
@@ -256,21 +256,12 @@ fn the_overlay_scrolls_the_ticks_history_and_a_key_returns_to_live() {
 #[test]
 fn a_program_that_ends_while_shown_leaves_its_last_output_in_the_overlay() {
     let host = Host::new();
-    host.ok(&[
-        "open",
-        "--shell",
-        "--id",
+    host.open_sh(
         "brief",
-        "--",
-        "sh",
-        "-c",
         "echo waiting; read x; echo last-words-$((6*7)); exit 3",
-    ]);
-    host.wait_screen("shell:brief", "waiting");
-    let tmux = Tmux::start(&host, 100, 30, &monitor_command());
-    tmux.wait_text("shell:brief");
-    tmux.send_keys(&["Enter"]);
-    tmux.wait_text("shell:brief · ctrl+\\ d closes");
+        "waiting",
+    );
+    let tmux = overlay_of(&host, "shell:brief");
     tmux.wait_text("waiting");
     // The program prints and exits at once: its last line stays shown with
     // the reason it ended.

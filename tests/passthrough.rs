@@ -123,23 +123,8 @@ fn colour_queries_are_answered_with_the_views_terminal_colours() {
 #[test]
 fn underline_style_and_colour_are_drawn_as_underline_not_text_colour() {
     let host = Host::new();
-    host.ok(&[
-        "open",
-        "--shell",
-        "--id",
-        "ul",
-        "--",
-        "sh",
-        "-c",
-        "printf '\\033[4:3;58;5;196mCURLY\\033[0m \\033[4;58;2;0;128;255mBLUE\\033[0m done\\n'; exec cat",
-    ]);
-    host.wait_screen("shell:ul", "done");
-    let tmux = Tmux::start(
-        &host,
-        100,
-        30,
-        &format!("{} attach shell:ul", tickloop_bin()),
-    );
+    host.open_sh("ul", "printf '\\033[4:3;58;5;196mCURLY\\033[0m \\033[4;58;2;0;128;255mBLUE\\033[0m done\\n'; exec cat", "done");
+    let tmux = Tmux::attach(&host, "shell:ul", 100, 30);
     tmux.wait_text("CURLY BLUE done");
     let escapes = tmux.capture_escapes();
     let line = escapes

@@ -332,6 +332,15 @@ impl Host {
         self.ok(&full)
     }
 
+    /// `tickloop open --shell --id NAME -- sh -c SCRIPT`, then waits until
+    /// its screen shows `shown`; returns the id (`shell:NAME`).
+    pub fn open_sh(&self, name: &str, script: &str, shown: &str) -> String {
+        self.ok(&["open", "--shell", "--id", name, "--", "sh", "-c", script]);
+        let id = format!("shell:{name}");
+        self.wait_screen(&id, shown);
+        id
+    }
+
     /// Opens `counter.py --log LOG` as `hosted:ID`; returns the open JSON.
     pub fn open_counter(&self, id: &str) -> Value {
         let log = self.log_path(id);

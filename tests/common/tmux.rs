@@ -6,7 +6,7 @@
 //! shell stays (`exec sleep`) after the command, so its exit line stays
 //! capturable.
 
-use super::{wait_for, Host, MARK_VAR};
+use super::{tickloop_bin, wait_for, Host, MARK_VAR};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -18,6 +18,11 @@ pub struct Tmux {
 }
 
 impl Tmux {
+    /// `tickloop attach ID` in a `cols`x`rows` window.
+    pub fn attach(host: &Host, id: &str, cols: u16, rows: u16) -> Tmux {
+        Tmux::start(host, cols, rows, &format!("{} attach {id}", tickloop_bin()))
+    }
+
     /// Runs `command` (a `sh -c` line) in a `cols`x`rows` window, with the
     /// host's environment, `TERM=tmux-256color` and `COLORTERM=truecolor`.
     pub fn start(host: &Host, cols: u16, rows: u16, command: &str) -> Tmux {
