@@ -141,3 +141,36 @@ fn underline_style_and_colour_are_drawn_as_underline_not_text_colour() {
         "{line:?}"
     );
 }
+
+#[test]
+fn hyperlinks_reach_the_views_terminal() {
+    let host = Host::new();
+    let id = host.open_sh(
+        "hl",
+        "printf '\\033]8;;http://example.invalid/tick\\033\\\\the-link\\033]8;;\\033\\\\ after\\n'; exec cat",
+        "the-link after",
+    );
+    // tmux 3.3a keeps no hyperlinks, so the view's own output is recorded
+    // with `script` and read raw.
+    let typescript = host.scratch().join("typescript");
+    let tmux = Tmux::start(
+        &host,
+        100,
+        30,
+        &format!(
+            "script -q -f -c '{} attach {id}' {}",
+            tickloop_bin(),
+            typescript.display()
+        ),
+    );
+    tmux.wait_text("the-link after");
+    let recorded = wait_for("the view's output to hold the hyperlink", || {
+        let bytes = std::fs::read(&typescript).ok()?;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        text.contains("]8;").then_some(text)
+    });
+    assert!(
+        recorded.contains("http://example.invalid/tick"),
+        "{recorded:?}"
+    );
+}

@@ -330,6 +330,9 @@ pub struct Attrs {
     pub strikethrough: bool,
     #[serde(default, skip_serializing_if = "is_false")]
     pub overline: bool,
+    /// The hyperlink the text is part of (OSC 8), its URI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
 }
 
 impl Attrs {

@@ -272,6 +272,7 @@ fn convert_attrs(cell: &Cell) -> Attrs {
         invisible: f.contains(Flags::HIDDEN),
         strikethrough: f.contains(Flags::STRIKEOUT),
         overline: false,
+        link: cell.hyperlink().map(|link| link.uri().to_string()),
     }
 }
 
@@ -629,6 +630,26 @@ mod tests {
         assert_eq!(s.lines[0].text(), "ab");
         assert_eq!(s.lines[1].text(), "日X");
         assert_eq!((s.cursor.x, s.cursor.y), (2, 1));
+    }
+
+    #[test]
+    fn hyperlinks_are_kept_on_their_text() {
+        let mut f = Fixture::new(40, 2);
+        f.feed(b"\x1b]8;;http://example.invalid/x\x1b\\link\x1b]8;;\x1b\\ plain");
+        let s = f.snap();
+        assert_eq!(
+            s.lines[0].runs,
+            vec![
+                run(
+                    "link",
+                    Attrs {
+                        link: Some("http://example.invalid/x".into()),
+                        ..Attrs::default()
+                    }
+                ),
+                run(" plain", Attrs::default())
+            ]
+        );
     }
 
     #[test]

@@ -308,6 +308,11 @@ pub fn cell_attributes(attrs: &attach::Attrs) -> CellAttributes {
     out.set_invisible(attrs.invisible);
     out.set_strikethrough(attrs.strikethrough);
     out.set_overline(attrs.overline);
+    if let Some(uri) = &attrs.link {
+        out.set_hyperlink(Some(std::sync::Arc::new(
+            termwiz::hyperlink::Hyperlink::new(uri.clone()),
+        )));
+    }
     out
 }
 
