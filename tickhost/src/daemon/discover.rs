@@ -11,12 +11,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Adopts every record of `l/` whose instance is unknown, and forgets ended
-/// instances whose record has gone.
+/// Adopts every record of `l/` whose instance is unknown, all at once (a
+/// launcher that does not answer costs its own hello timeout, not every
+/// other adoption's), and forgets ended instances whose record has gone.
 pub async fn scan(shared: &Arc<Shared>) {
+    let mut adoptions = tokio::task::JoinSet::new();
     for path in records(&shared.dir.launchers_dir()) {
-        adopt(shared, &path).await;
+        let shared = shared.clone();
+        adoptions.spawn(async move { adopt(&shared, &path).await });
     }
+    while adoptions.join_next().await.is_some() {}
     let vanished: Vec<Arc<Instance>> = shared
         .all()
         .into_iter()
@@ -122,7 +126,11 @@ async fn connect(
             Ok(pair) => return Ok(pair),
             Err(e) => {
                 attempt += 1;
-                if attempt >= 5 || !process_alive(record.launcher_pid) {
+                // Only a socket not there yet is worth another try; a
+                // launcher that took the connection but did not answer hello
+                // (stopped, wedged) has had its full timeout already.
+                let not_listening = matches!(e, super::conn::ConnectError::Connect { .. });
+                if attempt >= 5 || !not_listening || !process_alive(record.launcher_pid) {
                     return Err(e);
                 }
                 tokio::time::sleep(Duration::from_millis(200)).await;
