@@ -46,9 +46,10 @@ enum Command {
         /// Launch the Tick package NAME (`tickloop packages`); ARGs after `--` are appended.
         #[arg(long, value_name = "NAME")]
         package: Option<String>,
-        /// Lines of history its screen keeps (0 keeps none).
-        #[arg(long, value_name = "LINES", default_value_t = launcher::emulator::DEFAULT_HISTORY)]
-        history: usize,
+        /// Lines of history its screen keeps (0 keeps none; default 2000, or
+        /// `history` in ~/.config/tickloop/config.toml).
+        #[arg(long, value_name = "LINES")]
+        history: Option<usize>,
         /// Show the new instance at once: `herdr` (a Herdr pane; inside Herdr).
         #[arg(long, value_enum, value_name = "VIEW")]
         view: Option<herdr_cli::OpenView>,
@@ -241,6 +242,13 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             view,
             argv,
         } => {
+            let history = match history {
+                Some(lines) => lines,
+                None => tickhost::config::load()
+                    .map_err(|e| CliError::new("bad_request", e.to_string(), 2))?
+                    .history
+                    .unwrap_or(launcher::emulator::DEFAULT_HISTORY),
+            };
             if history > launcher::emulator::MAX_HISTORY {
                 return Err(CliError::new(
                     "bad_request",

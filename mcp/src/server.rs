@@ -609,7 +609,9 @@ impl Bridge {
             argv,
             cwd,
             env,
-            history: args.history,
+            history: args
+                .history
+                .or_else(|| tickhost::config::load().ok().and_then(|c| c.history)),
         });
         let result = self.value_or_failure(request).await;
         self.inner.wake.notify_one();

@@ -4,6 +4,7 @@
 
 pub mod agent_loop;
 pub mod client;
+pub mod config;
 pub mod core;
 pub mod daemon;
 pub mod paths;

@@ -601,12 +601,17 @@ fn session(
 }
 
 /// Whether clipboard writes of the Tick reach the view's terminal (OSC 52):
-/// yes, unless `TICKLOOP_CLIPBOARD=off` (as tmux's `set-clipboard`).
+/// `TICKLOOP_CLIPBOARD` (`off`/`on`), else `clipboard` in the config file,
+/// else yes (as tmux's `set-clipboard external`).
 fn clipboard_allowed() -> bool {
-    !matches!(
-        std::env::var("TICKLOOP_CLIPBOARD").as_deref(),
-        Ok("off" | "0" | "false" | "no")
-    )
+    match std::env::var("TICKLOOP_CLIPBOARD").as_deref() {
+        Ok("off" | "0" | "false" | "no") => false,
+        Ok("on" | "1" | "true" | "yes") => true,
+        _ => tickhost::config::load()
+            .ok()
+            .and_then(|c| c.clipboard)
+            .unwrap_or(true),
+    }
 }
 
 /// OSC 52: put `text` on the terminal's clipboard (or primary selection).

@@ -21,15 +21,21 @@ pub struct PrefixKey {
     byte: u8,
 }
 
-/// A prefix key that cannot be used.
+/// A prefix key that cannot be used (or a config file that cannot be read).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0:?} is not a detach key: write ctrl+X, X a letter or one of \\ ] [ ^ _ @ space")]
+#[error("{0}")]
 pub struct BadPrefixKey(pub String);
+
+fn bad_key(text: &str) -> BadPrefixKey {
+    BadPrefixKey(format!(
+        "{text:?} is not a detach key: write ctrl+X, X a letter or one of \\ ] [ ^ _ @ space"
+    ))
+}
 
 impl PrefixKey {
     /// Parses `ctrl+X` (also `C-X` and `^X`, any case).
     pub fn parse(text: &str) -> Result<PrefixKey, BadPrefixKey> {
-        let bad = || BadPrefixKey(text.to_string());
+        let bad = || bad_key(text);
         let lower = text.trim().to_ascii_lowercase();
         let rest = ["ctrl+", "ctrl-", "c-", "^"]
             .iter()
@@ -61,7 +67,8 @@ impl PrefixKey {
                 return PrefixKey::parse(&env);
             }
         }
-        if let Some(configured) = config_detach_key() {
+        let configured = tickhost::config::load().map_err(|e| BadPrefixKey(e.to_string()))?;
+        if let Some(configured) = configured.detach_key {
             return PrefixKey::parse(&configured);
         }
         PrefixKey::parse(DEFAULT_PREFIX)
@@ -113,14 +120,6 @@ impl PrefixKey {
             },
         }
     }
-}
-
-/// `detach_key` from `~/.config/tickloop/config.toml`, when set.
-fn config_detach_key() -> Option<String> {
-    let path = dirs::config_dir()?.join("tickloop").join("config.toml");
-    let text = std::fs::read_to_string(path).ok()?;
-    let table: toml::Table = text.parse().ok()?;
-    table.get("detach_key")?.as_str().map(str::to_string)
 }
 
 /// What a key does, given the prefix state.

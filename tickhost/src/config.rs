@@ -1,0 +1,81 @@
+//! The person's settings: `~/.config/tickloop/config.toml` (the platform's
+//! config directory, from `dirs`), read by every command that has a
+//! setting. A command-line flag or an environment variable wins over it.
+//!
+//! ```toml
+//! detach_key = "ctrl+a"   # the views' prefix key (default ctrl+\)
+//! history = 5000          # lines of history `open` keeps (default 2000)
+//! clipboard = false       # pass a Tick's clipboard writes on (default true)
+//! ```
+
+use serde::Deserialize;
+use std::path::PathBuf;
+
+/// The settings; `None` where the file says nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub detach_key: Option<String>,
+    pub history: Option<usize>,
+    pub clipboard: Option<bool>,
+}
+
+/// The config file cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {problem}; fix or remove it (settings: detach_key, history, clipboard)")]
+pub struct ConfigError {
+    pub path: String,
+    pub problem: String,
+}
+
+/// Where the config file is looked for.
+pub fn path() -> Option<PathBuf> {
+    dirs::config_dir().map(|dir| dir.join("tickloop").join("config.toml"))
+}
+
+/// The settings from the config file; all unset when there is none.
+pub fn load() -> Result<Config, ConfigError> {
+    let Some(path) = path() else {
+        return Ok(Config::default());
+    };
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+        Err(e) => {
+            return Err(ConfigError {
+                path: path.display().to_string(),
+                problem: e.to_string(),
+            })
+        }
+    };
+    parse(&text).map_err(|problem| ConfigError {
+        path: path.display().to_string(),
+        problem,
+    })
+}
+
+/// The settings in `text`.
+pub fn parse(text: &str) -> Result<Config, String> {
+    toml::from_str(text).map_err(|e| e.message().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_three_settings_and_refuses_others() {
+        let config = parse("detach_key = \"ctrl+a\"\nhistory = 10\nclipboard = false\n").unwrap();
+        assert_eq!(
+            config,
+            Config {
+                detach_key: Some("ctrl+a".into()),
+                history: Some(10),
+                clipboard: Some(false),
+            }
+        );
+        assert_eq!(parse("").unwrap(), Config::default());
+        assert!(parse("histroy = 10").unwrap_err().contains("histroy"));
+        assert!(parse("history = \"lots\"").is_err());
+    }
+}
