@@ -117,6 +117,8 @@ const MAX_EVENTS: usize = 64;
 struct Reports {
     answers: Box<dyn Write + Send>,
     title: String,
+    /// The title changed since [`Emulator::take_title_change`] last looked.
+    title_changed: bool,
     size: GridSize,
     events: Vec<TermEvent>,
     /// The person's terminal's foreground and background, as the latest
@@ -140,7 +142,10 @@ impl EventListener for Listener {
             Event::PtyWrite(text) => {
                 let _ = reports.answers.write_all(text.as_bytes());
             }
-            Event::Title(title) => reports.title = title,
+            Event::Title(title) => {
+                reports.title_changed |= reports.title != title;
+                reports.title = title;
+            }
             Event::Bell if reports.events.len() < MAX_EVENTS => {
                 reports.events.push(TermEvent::Bell);
             }
@@ -150,7 +155,10 @@ impl EventListener for Listener {
                     .events
                     .push(TermEvent::Clipboard { selection, text });
             }
-            Event::ResetTitle => reports.title.clear(),
+            Event::ResetTitle => {
+                reports.title_changed |= !reports.title.is_empty();
+                reports.title.clear();
+            }
             Event::ColorRequest(index, format) => {
                 let color = match index {
                     256 => reports.fg,
@@ -298,6 +306,7 @@ impl Emulator {
         let reports = Arc::new(Mutex::new(Reports {
             answers,
             title: String::new(),
+            title_changed: false,
             size,
             events: Vec::new(),
             fg: None,
@@ -382,12 +391,15 @@ impl Emulator {
             .unwrap_or_default()
     }
 
-    /// The title the program gave its terminal (OSC 0/2); empty when none.
-    pub fn title(&self) -> String {
-        self.reports
-            .lock()
-            .map(|r| r.title.clone())
-            .unwrap_or_default()
+    /// The title the program gave its terminal (OSC 0/2), when it changed
+    /// since the last call (cheap when it did not: this runs after every
+    /// chunk of output).
+    pub fn take_title_change(&mut self) -> Option<String> {
+        let mut reports = self.reports.lock().ok()?;
+        if !std::mem::take(&mut reports.title_changed) {
+            return None;
+        }
+        Some(reports.title.clone())
     }
 
     /// Lines of history held now.
@@ -593,6 +605,19 @@ mod tests {
         let (mut emu, _rx) = emulator(3, 20, 0);
         emu.feed(&stream);
         assert_eq!(emu.text(0).lines, vec!["xy".to_string()]);
+    }
+
+    #[test]
+    fn title_changes_are_told_once() {
+        let (mut emu, _rx) = emulator(3, 20, 0);
+        assert_eq!(emu.take_title_change(), None);
+        emu.feed(b"\x1b]2;one\x07");
+        assert_eq!(emu.take_title_change().as_deref(), Some("one"));
+        assert_eq!(emu.take_title_change(), None);
+        emu.feed(b"\x1b]2;one\x07text");
+        assert_eq!(emu.take_title_change(), None, "the same title again");
+        emu.feed(b"\x1b]0;two\x07");
+        assert_eq!(emu.take_title_change().as_deref(), Some("two"));
     }
 
     #[test]

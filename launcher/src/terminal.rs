@@ -357,14 +357,9 @@ fn emulator_thread(
                 // No view attached: nobody to tell.
                 let _ = events.send(event);
             }
-            let now = emulator.title();
-            title.send_if_modified(|old| {
-                let changed = *old != now;
-                if changed {
-                    old.clone_from(&now);
-                }
-                changed
-            });
+            if let Some(now) = emulator.take_title_change() {
+                title.send_replace(now);
+            }
         }));
         if handled.is_err() {
             panics += 1;
