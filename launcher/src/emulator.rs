@@ -225,7 +225,7 @@ enum OscState {
 
 impl OscLimiter {
     /// The parts of `bytes` to pass on, as ranges (all of it, mostly).
-    fn filter<'a>(&mut self, bytes: &'a [u8], out: &mut Vec<&'a [u8]>) {
+    fn filter(&mut self, bytes: &[u8], out: &mut Vec<std::ops::Range<usize>>) {
         let mut start = 0;
         for (i, &b) in bytes.iter().enumerate() {
             match self.state {
@@ -252,7 +252,7 @@ impl OscLimiter {
                         if self.payload > MAX_OSC_PAYLOAD {
                             // Drop this byte: pass what came before it.
                             if start < i {
-                                out.push(&bytes[start..i]);
+                                out.push(start..i);
                             }
                             start = i + 1;
                         }
@@ -273,7 +273,7 @@ impl OscLimiter {
             }
         }
         if start < bytes.len() {
-            out.push(&bytes[start..]);
+            out.push(start..bytes.len());
         }
     }
 }
@@ -284,6 +284,8 @@ pub struct Emulator {
     parser: Processor,
     reports: Arc<Mutex<Reports>>,
     osc: OscLimiter,
+    /// The parts of a chunk the OSC limiter passes on (kept between feeds).
+    parts: Vec<std::ops::Range<usize>>,
     history_limit: usize,
 }
 
@@ -323,17 +325,20 @@ impl Emulator {
             parser: Processor::new(),
             reports,
             osc: OscLimiter::default(),
+            parts: Vec::new(),
             history_limit,
         }
     }
 
     /// Apply output of the Tick's terminal (any chunking is fine).
     pub fn feed(&mut self, bytes: &[u8]) {
-        let mut parts = Vec::new();
+        let mut parts = std::mem::take(&mut self.parts);
+        parts.clear();
         self.osc.filter(bytes, &mut parts);
-        for part in parts {
-            self.parser.advance(&mut self.term, part);
+        for part in &parts {
+            self.parser.advance(&mut self.term, &bytes[part.clone()]);
         }
+        self.parts = parts;
         self.end_stale_sync();
     }
 
@@ -594,7 +599,7 @@ mod tests {
         for chunk in stream.chunks(65536) {
             let mut parts = Vec::new();
             limiter.filter(chunk, &mut parts);
-            for p in parts {
+            for p in parts.into_iter().map(|r| &chunk[r]) {
                 passed += p.len();
                 tail = p.to_vec();
             }
