@@ -380,8 +380,11 @@ fn the_prefix_then_m_pops_the_monitor_and_quitting_it_returns_to_the_tick() {
     wait_views(&host, ID, 1);
     tmux.wait_text("ready");
     tmux.send_keys(&["C-\\", "m"]);
-    let monitor = tmux.wait_text("Tickloop Monitor");
-    assert!(monitor.contains(ID), "{monitor}");
+    // The Monitor, its list loaded, with the Tick in it.
+    wait_for("the Monitor to list the Tick", || {
+        let s = tmux.capture();
+        (s.contains("Tickloop Monitor") && s.contains(ID)).then_some(())
+    });
     wait_views(&host, ID, 0);
     tmux.send_keys(&["q"]);
     // Back in the view of the Tick.

@@ -11,12 +11,11 @@
 //! attributes, colours, text area size) through the `answers` writer given to
 //! [`Emulator::new`], which the launcher routes to the PTY master.
 //!
-//! Two things are filtered before the parser sees them, so memory stays
-//! bounded whatever a program prints: the payload of an OSC string longer
-//! than [`MAX_OSC_PAYLOAD`] (an inline image, say) is dropped past that
-//! length (the parser would otherwise buffer all of it). Image protocols
-//! (sixel in DCS, kitty graphics in APC, iTerm2's OSC 1337) are ignored by
-//! the parser itself.
+//! So that memory stays bounded whatever a program prints, the payload of an
+//! OSC string longer than [`MAX_OSC_PAYLOAD`] (an inline image, say) is
+//! dropped past that length before the parser sees it (the parser would
+//! otherwise buffer all of it). Image protocols (sixel in DCS, kitty
+//! graphics in APC, iTerm2's OSC 1337) are ignored by the parser itself.
 
 use crate::attach::{Snapshot, ViewEvent};
 use crate::screen_model;
@@ -207,18 +206,33 @@ fn parse_hex(text: &str) -> Option<Rgb> {
     })
 }
 
-/// Drops OSC payload bytes past [`MAX_OSC_PAYLOAD`], across chunks.
+/// Drops OSC payload bytes past [`MAX_OSC_PAYLOAD`], and zero-width
+/// characters past [`MAX_MARKS`] in a row (the emulator adds every one to
+/// the cell before the cursor, without limit), across chunks. A printable
+/// character ends a row of marks; escape sequences do not, so moving the
+/// cursor back cannot pile more on a cell.
 #[derive(Debug, Default)]
 struct OscLimiter {
     state: OscState,
     payload: usize,
+    /// Zero-width characters since the last printable one.
+    marks: usize,
+    /// The UTF-8 sequence being read, and how long it will be.
+    utf8: [u8; 4],
+    utf8_len: usize,
+    utf8_need: usize,
 }
+
+/// The most zero-width characters (combining marks, joiners, selectors)
+/// passed on in a row; tmux keeps a few per cell too.
+pub const MAX_MARKS: usize = 16;
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 enum OscState {
     #[default]
     Ground,
     Esc,
+    Csi,
     Osc,
     OscEsc,
 }
@@ -227,23 +241,70 @@ impl OscLimiter {
     /// The parts of `bytes` to pass on, as ranges (all of it, mostly).
     fn filter(&mut self, bytes: &[u8], out: &mut Vec<std::ops::Range<usize>>) {
         let mut start = 0;
+        // Where the character being read began, when in this chunk.
+        let mut char_start = None;
         for (i, &b) in bytes.iter().enumerate() {
             match self.state {
+                OscState::Ground if b >= 0x80 => {
+                    if b & 0xc0 != 0x80 || self.utf8_need == 0 {
+                        // A lead byte (or a stray continuation): start over.
+                        self.utf8_need = match b {
+                            0xc0..=0xdf => 2,
+                            0xe0..=0xef => 3,
+                            0xf0..=0xf7 => 4,
+                            _ => 0,
+                        };
+                        self.utf8_len = 0;
+                        char_start = Some(i);
+                    }
+                    if self.utf8_need > 0 {
+                        self.utf8[self.utf8_len] = b;
+                        self.utf8_len += 1;
+                    }
+                    if self.utf8_need > 0 && self.utf8_len == self.utf8_need {
+                        self.utf8_need = 0;
+                        let zero_width = std::str::from_utf8(&self.utf8[..self.utf8_len])
+                            .ok()
+                            .and_then(|s| s.chars().next())
+                            .is_some_and(|c| unicode_width::UnicodeWidthChar::width(c) == Some(0));
+                        if !zero_width {
+                            self.marks = 0;
+                        } else {
+                            self.marks += 1;
+                            if let (true, Some(from)) = (self.marks > MAX_MARKS, char_start) {
+                                // Drop this character: pass what came before it.
+                                if start < from {
+                                    out.push(start..from);
+                                }
+                                start = i + 1;
+                            }
+                        }
+                    }
+                }
                 OscState::Ground => {
+                    self.utf8_need = 0;
                     if b == 0x1b {
                         self.state = OscState::Esc;
+                    } else if (0x20..0x7f).contains(&b) {
+                        self.marks = 0;
                     }
                 }
                 OscState::Esc => {
-                    self.state = if b == b']' {
-                        self.payload = 0;
-                        OscState::Osc
-                    } else if b == 0x1b {
-                        OscState::Esc
-                    } else {
-                        OscState::Ground
+                    self.state = match b {
+                        b']' => {
+                            self.payload = 0;
+                            OscState::Osc
+                        }
+                        b'[' => OscState::Csi,
+                        0x1b => OscState::Esc,
+                        _ => OscState::Ground,
                     };
                 }
+                OscState::Csi => match b {
+                    0x1b => self.state = OscState::Esc,
+                    0x18 | 0x1a | 0x40..=0x7e => self.state = OscState::Ground,
+                    _ => {}
+                },
                 OscState::Osc => match b {
                     0x07 | 0x18 | 0x1a => self.state = OscState::Ground,
                     0x1b => self.state = OscState::OscEsc,
@@ -646,6 +707,25 @@ mod tests {
             emu.feed(b"\x07");
         }
         assert_eq!(emu.take_events().len(), MAX_EVENTS);
+    }
+
+    #[test]
+    fn combining_marks_in_a_row_are_bounded() {
+        let (mut emu, _rx) = emulator(3, 20, 0);
+        let mut text = String::from("e");
+        for _ in 0..1000 {
+            // Marks, with cursor moves between them that must not reset.
+            text.push_str("\u{301}\x1b[1;2H");
+        }
+        text.push_str("\x1b[1;3Hx\u{301}");
+        emu.feed(text.as_bytes());
+        let line = emu.text(0).lines[0].clone();
+        let marks = line.chars().filter(|c| *c == '\u{301}').count();
+        assert_eq!(marks, MAX_MARKS + 1, "{line:?}");
+        assert!(
+            line.starts_with('e') && line.ends_with("x\u{301}"),
+            "{line:?}"
+        );
     }
 
     #[test]

@@ -326,13 +326,8 @@ where
     }
     loop {
         if let Some(reason) = ended(&status) {
-            // The Tick's last output first (the screen is final once the
-            // status says ended), then why it ended.
             let offset = *scroll_rx.borrow();
-            if let Some(snap) = hub.term.view_snapshot(offset).await {
-                let _ = send_frame(&mut writer, last.as_ref(), &snap).await;
-            }
-            let _ = send(&mut writer, &ToView::Ended { reason }).await;
+            send_end(&mut writer, &hub.term, offset, last.as_ref(), reason).await;
             break;
         }
         let step = tokio::select! {
@@ -375,10 +370,7 @@ where
             Step::Shutdown => {
                 if let Some(reason) = ended(&status) {
                     let offset = *scroll_rx.borrow();
-                    if let Some(snap) = hub.term.view_snapshot(offset).await {
-                        let _ = send_frame(&mut writer, last.as_ref(), &snap).await;
-                    }
-                    let _ = send(&mut writer, &ToView::Ended { reason }).await;
+                    send_end(&mut writer, &hub.term, offset, last.as_ref(), reason).await;
                 }
                 break;
             }
@@ -441,6 +433,21 @@ async fn send_frame<W: AsyncWrite + Unpin>(
         }
         None => send(writer, &ToView::Snapshot(snap.clone())).await,
     }
+}
+
+/// The Tick's last output (the screen is final once the status says ended),
+/// then why it ended.
+async fn send_end<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    term: &TerminalHandle,
+    offset: usize,
+    last: Option<&Snapshot>,
+    reason: String,
+) {
+    if let Some(snap) = term.view_snapshot(offset).await {
+        let _ = send_frame(writer, last, &snap).await;
+    }
+    let _ = send(writer, &ToView::Ended { reason }).await;
 }
 
 fn ended(status: &watch::Receiver<LauncherStatus>) -> Option<String> {

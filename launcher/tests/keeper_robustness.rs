@@ -65,7 +65,9 @@ proptest! {
             prop_assert_eq!(snap.lines.len(), rows);
             prop_assert!(usize::from(snap.cursor.x) < cols && usize::from(snap.cursor.y) < rows);
             for line in &snap.lines {
-                prop_assert!(line.text().chars().count() <= cols * 4, "{:?}", line.text());
+                // A cell holds its character and at most MAX_MARKS marks.
+                let most = cols * (1 + launcher::emulator::MAX_MARKS);
+                prop_assert!(line.text().chars().count() <= most, "{:?}", line.text());
             }
             let text = emu.text(usize::MAX);
             prop_assert!(text.history.len() <= history);
