@@ -83,7 +83,8 @@ while b"\x1b[?" not in got or not got.split(b"\x1b[?")[-1].endswith(b"c"):
         break
     got += os.read(fd, 1024)
 termios.tcsetattr(fd, termios.TCSADRAIN, old)
-print("\r\nanswers", got.replace(b"\x1b", b"ESC").decode(), flush=True)
+sys.stdout.write("\r\nanswers " + got.replace(b"\x1b", b"ESC").decode() + " end-of-answers\r\n")
+sys.stdout.flush()
 sys.stdin.readline()
 "#;
 
@@ -115,7 +116,8 @@ fn colour_queries_are_answered_with_the_views_terminal_colours() {
             .filter(|n| *n == 1)
     });
     tmux.send_keys(&["Enter"]);
-    let screen = host.wait_screen("shell:col", "answers");
+    // Wait for the whole answer line: print() writes it in pieces.
+    let screen = host.wait_screen("shell:col", "end-of-answers");
     assert!(screen.contains("]10;rgb:1010/1010/1010"), "{screen}");
     assert!(screen.contains("]11;rgb:ffff/ffff/ffff"), "{screen}");
 }
