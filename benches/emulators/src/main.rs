@@ -4,7 +4,7 @@
 //! corpora, panics and memory growth under random bytes, memory with a full
 //! history, and text-level fidelity against tmux captures.
 //!
-//! Run: `cargo run --release -p emulator-bakeoff -- [--quick]`; it prints a
+//! Run: `cargo run --release --manifest-path benches/emulators/Cargo.toml -- [--quick]`; it prints a
 //! markdown table and writes `benches/emulators.md`. Every memory figure and
 //! every timed run comes from a child process (this binary re-executed with a
 //! hidden `--child <candidate> <test>`), so figures do not mix.
@@ -1129,7 +1129,7 @@ impl Report<'_> {
         d.push_str("# Emulator bake-off\n\n");
         d.push_str("Which headless terminal emulator should the launcher keep each Tick's screen in? Measured figures for `wezterm-term` (as the launcher has used it), `alacritty_terminal` and `vt100`, from `benches/emulators/` (package `emulator-bakeoff`). This file is written by the benchmark; rerun it rather than editing the figures.\n\n");
         d.push_str(
-            "## How to run\n\n```sh\ncargo run --release -p emulator-bakeoff -- [--quick]\n```\n\n",
+            "## How to run\n\n```sh\ncargo run --release --manifest-path benches/emulators/Cargo.toml -- [--quick]\n```\n\n",
         );
         d.push_str("`--quick` takes the median of 3 runs instead of 5. `--fixtures DIR` points at another fidelity fixture folder (default `launcher/tests/fidelity`), `--fidelity-only` runs only the fidelity comparison and writes nothing, `--no-write` prints without writing this file. A full run takes about 1.5 minutes on 2 cores; nothing else heavy should run meanwhile (the load average is recorded below).\n\n");
         d.push_str("What is measured, all at 120x30 with a 2000-row history, fed in 64 KiB chunks (the launcher's PTY read size):\n\n");
