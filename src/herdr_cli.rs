@@ -7,7 +7,7 @@ use crate::output::{print_json, CliError};
 use anyhow::Result;
 use clap::{Subcommand, ValueEnum};
 use serde_json::Value;
-use view_herdr::commands::{self, Direction, Placement, Shown};
+use view_herdr::commands::{self, Direction, Placement, Restored, Shown};
 use view_herdr::pane::PaneOutcome;
 use view_herdr::{Ctx, Error};
 
@@ -108,25 +108,38 @@ fn shown_text(shown: &Shown) -> String {
     }
 }
 
+/// Where Herdr's refusals are logged: `RUNTIME/herdr.log`.
+pub fn log_herdr_errors(ctx: &Ctx) {
+    view_herdr::herdr::log_to(ctx.runtime.join("herdr.log"));
+}
+
 /// Runs `tickloop herdr COMMAND`.
 pub fn run(command: HerdrCommand, ctx: Ctx, json: bool) -> Result<i32> {
+    log_herdr_errors(&ctx);
     match command {
         HerdrCommand::Install => {
             let done = commands::install().map_err(cli_error)?;
-            if let Some(warning) = &done.warning {
+            for warning in &done.warnings {
                 eprintln!("tickloop: warning: {warning}");
             }
             let value = serde_json::json!({
                 "plugin_dir": done.dir,
                 "linked": true,
-                "already_linked": done.already_linked,
+                "changed": done.changed,
+                "enabled": done.enabled,
             });
+            let what = if done.changed {
+                "is now linked"
+            } else {
+                "was already linked (nothing changed)"
+            };
             print(
                 &value,
                 json,
                 format!(
-                    "Tickloop's Herdr plugin is linked from {}",
-                    done.dir.display()
+                    "Tickloop's Herdr plugin {what} from {}{}",
+                    done.dir.display(),
+                    if done.enabled { "" } else { " (disabled)" }
                 ),
             );
             Ok(0)
@@ -151,9 +164,18 @@ pub fn run(command: HerdrCommand, ctx: Ctx, json: bool) -> Result<i32> {
             Ok(0)
         }
         HerdrCommand::Restore => {
-            let reopened = commands::restore(&ctx).map_err(cli_error)?;
-            let value = Value::Array(reopened.iter().map(Shown::to_json).collect());
-            let text = format!("reopened {} Tick view(s)", reopened.len());
+            let done = commands::restore(&ctx).map_err(cli_error)?;
+            let value = Value::Array(done.iter().map(Restored::to_json).collect());
+            let reopened = done
+                .iter()
+                .filter(|r| matches!(r, Restored::Reopened { .. }))
+                .count();
+            let text = format!(
+                "reopened {reopened} Tick view(s), {} forgotten",
+                done.iter()
+                    .filter(|r| matches!(r, Restored::Forgotten { .. }))
+                    .count()
+            );
             print(&value, json, text);
             Ok(0)
         }
@@ -186,6 +208,7 @@ pub fn show_opened(view: Option<OpenView>, ctx: &Ctx, opened: &mut Value) -> Res
         return Ok(());
     };
     let id = opened["id"].as_str().unwrap_or_default().to_string();
+    log_herdr_errors(ctx);
     let env = view_herdr::herdr::HerdrEnv::inside().map_err(|e| cli_error(e.into()))?;
     match commands::open_resolved(ctx, &env, &id, Placement::Split, None) {
         Ok(shown) => {

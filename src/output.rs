@@ -173,7 +173,7 @@ pub fn list_table(entries: &Value) -> String {
 
 /// `open` for a person.
 pub fn open_text(v: &Value) -> String {
-    format!(
+    let mut line = format!(
         "opened {} — {} (kind {}, revision {}), pid {}, launcher pid {}\n",
         text(&v["id"]),
         text(&v["title"]),
@@ -181,7 +181,15 @@ pub fn open_text(v: &Value) -> String {
         text(&v["revision"]),
         text(&v["pid"]),
         text(&v["launcher_pid"]),
-    )
+    );
+    if let Some(view) = v.get("view").filter(|view| view.is_object()) {
+        let pane = view["pane_id"].as_str().unwrap_or("a popup");
+        line.push_str(&format!(
+            "shown in Herdr pane {pane} ({})\n",
+            text(&view["placement"])
+        ));
+    }
+    line
 }
 
 #[cfg(test)]

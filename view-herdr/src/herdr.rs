@@ -7,6 +7,7 @@
 //! socket) become [`HerdrError::Herdr`] with Herdr's code, and
 //! [`HerdrError::user_message`] turns each into one line saying what to do.
 
+use crate::requests::HerdrRequest;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -56,8 +57,14 @@ impl HerdrError {
     pub fn user_message(&self) -> String {
         match self {
             HerdrError::Herdr { code, message } => match code.as_str() {
-                "plugin_not_found" | "plugin_disabled" | "entrypoint_not_found" => format!(
-                    "the Tickloop plugin is not linked into Herdr ({code}); run `tickloop herdr install`, then try again"
+                "plugin_not_found" | "plugin_pane_not_found" | "plugin_manifest_unavailable" => format!(
+                    "the Tickloop plugin is not linked into Herdr, or is out of date ({code}: {message}); run `tickloop herdr install`, then try again"
+                ),
+                "plugin_disabled" => format!(
+                    "the Tickloop plugin is disabled in Herdr ({message}); run `herdr plugin enable tickloop`, then try again"
+                ),
+                "invalid_request" | "invalid_params" => format!(
+                    "Herdr refused Tickloop's request ({code}: {message}); this is a Tickloop bug, please report it with this line"
                 ),
                 "ui_busy" => format!(
                     "Herdr is showing another popup or modal (ui_busy); close it, then try again ({message})"
@@ -132,6 +139,14 @@ impl HerdrEnv {
     /// it printed nothing, a string when it printed words); Herdr's JSON
     /// errors become [`HerdrError::Herdr`].
     pub fn run_json(&self, args: &[String]) -> Result<Value, HerdrError> {
+        let answer = self.run_json_unlogged(args);
+        if let Err(e) = &answer {
+            log_failure(&format!("herdr {}", args.join(" ")), e);
+        }
+        answer
+    }
+
+    fn run_json_unlogged(&self, args: &[String]) -> Result<Value, HerdrError> {
         let bin = resolve_bin(&self.bin)?;
         let out = Command::new(&bin)
             .args(args)
@@ -217,18 +232,38 @@ pub fn parse_error(text: &str) -> Option<HerdrError> {
     Some(HerdrError::Herdr { code, message })
 }
 
-/// What `plugin pane open` answered: the new pane's id, or none (a popup).
-pub fn opened_pane_id(answer: &Value) -> Result<Option<String>, HerdrError> {
+/// Where a pane is, as Herdr's `PaneInfo` says.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PanePlace {
+    pub pane_id: String,
+    pub workspace_id: Option<String>,
+    pub tab_id: Option<String>,
+    pub cwd: Option<String>,
+}
+
+impl PanePlace {
+    /// From a `PaneInfo` object.
+    pub fn from_info(info: &Value) -> Option<PanePlace> {
+        let text = |k: &str| info.get(k).and_then(Value::as_str).map(str::to_string);
+        Some(PanePlace {
+            pane_id: text("pane_id")?,
+            workspace_id: text("workspace_id"),
+            tab_id: text("tab_id"),
+            cwd: text("cwd"),
+        })
+    }
+}
+
+/// What `plugin.pane.open` answered: the new pane, or none (a popup).
+pub fn opened_pane(answer: &Value) -> Result<Option<PanePlace>, HerdrError> {
     let result = answer.get("result").unwrap_or(answer);
     match result.get("type").and_then(Value::as_str) {
         Some("plugin_pane_opened") => {
             let pane = result
-                .pointer("/plugin_pane/pane/pane_id")
-                .or_else(|| result.pointer("/plugin_pane/pane_id"))
-                .or_else(|| result.pointer("/pane/pane_id"))
-                .and_then(Value::as_str);
+                .pointer("/plugin_pane/pane")
+                .and_then(PanePlace::from_info);
             match pane {
-                Some(id) => Ok(Some(id.to_string())),
+                Some(place) => Ok(Some(place)),
                 None => Err(HerdrError::BadAnswer(format!(
                     "plugin_pane_opened without a pane id: {}",
                     clip(&answer.to_string())
@@ -243,13 +278,80 @@ pub fn opened_pane_id(answer: &Value) -> Result<Option<String>, HerdrError> {
     }
 }
 
+/// Where Herdr's refusals and unreachable sockets are logged (set once by
+/// the process; unset, they go to stderr).
+static LOG: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Logs every failed Herdr request, with its request, to `path` (appended;
+/// the file is restarted when it passes 1 MiB).
+pub fn log_to(path: PathBuf) {
+    let _ = LOG.set(path);
+}
+
+/// The log file, when one was set.
+pub fn log_path() -> Option<&'static Path> {
+    LOG.get().map(PathBuf::as_path)
+}
+
+fn log_failure(what: &str, error: &HerdrError) {
+    let line = format!(
+        "{} {what}: {error}\n",
+        time::OffsetDateTime::now_utc()
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default()
+    );
+    match LOG.get() {
+        Some(path) => {
+            use std::fs::OpenOptions;
+            if std::fs::metadata(path).is_ok_and(|m| m.len() > 1 << 20) {
+                let _ = std::fs::remove_file(path);
+            }
+            if let Ok(mut f) = OpenOptions::new().create(true).append(true).open(path) {
+                let _ = f.write_all(line.as_bytes());
+            }
+        }
+        None => eprint!("tickloop: herdr: {line}"),
+    }
+}
+
+/// Sends one typed request (see [`crate::requests`]) and returns `result`.
+pub fn send<R: HerdrRequest>(socket: &Path, request: &R) -> Result<Value, HerdrError> {
+    send_within(socket, request, SOCKET_TIMEOUT)
+}
+
+/// [`send`] with its own timeout.
+pub fn send_within<R: HerdrRequest>(
+    socket: &Path,
+    request: &R,
+    timeout: Duration,
+) -> Result<Value, HerdrError> {
+    let params = serde_json::to_value(request)
+        .map_err(|e| HerdrError::BadAnswer(format!("cannot encode {}: {e}", R::METHOD)))?;
+    request_within(socket, R::METHOD, params, timeout)
+}
+
 /// One socket request: sends `{"id","method","params"}`, returns `result`.
 pub fn request(socket: &Path, method: &str, params: Value) -> Result<Value, HerdrError> {
     request_within(socket, method, params, SOCKET_TIMEOUT)
 }
 
 /// [`request`] with its own timeout (for the last report of an exiting view).
+/// Every failure is logged with its request (see [`log_to`]).
 pub fn request_within(
+    socket: &Path,
+    method: &str,
+    params: Value,
+    timeout: Duration,
+) -> Result<Value, HerdrError> {
+    let logged = format!("{method} {params}");
+    let answer = exchange(socket, method, params, timeout);
+    if let Err(e) = &answer {
+        log_failure(&logged, e);
+    }
+    answer
+}
+
+fn exchange(
     socket: &Path,
     method: &str,
     params: Value,
@@ -291,11 +393,13 @@ mod tests {
 
     #[test]
     fn opened_panes_and_popups_are_read() {
-        let split = json!({"id":"cli:plugin","result":{"type":"plugin_pane_opened","plugin_pane":{"plugin_id":"tickloop","entrypoint":"view","pane":{"pane_id":"w1:p4"}}}});
-        assert_eq!(opened_pane_id(&split).unwrap().as_deref(), Some("w1:p4"));
+        let split = json!({"id":"cli:plugin","result":{"type":"plugin_pane_opened","plugin_pane":{"plugin_id":"tickloop","entrypoint":"view","pane":{"pane_id":"w1:p4","workspace_id":"w1","tab_id":"w1:t2"}}}});
+        let place = opened_pane(&split).unwrap().expect("a pane");
+        assert_eq!(place.pane_id, "w1:p4");
+        assert_eq!(place.tab_id.as_deref(), Some("w1:t2"));
         let popup = json!({"result":{"type":"ok"}});
-        assert_eq!(opened_pane_id(&popup).unwrap(), None);
-        assert!(opened_pane_id(&json!({"result":{"type":"pong"}})).is_err());
+        assert_eq!(opened_pane(&popup).unwrap(), None);
+        assert!(opened_pane(&json!({"result":{"type":"pong"}})).is_err());
     }
 
     #[test]

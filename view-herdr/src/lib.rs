@@ -3,14 +3,17 @@
 //! linking the plugin ([`commands::install`]), showing a Tick in a Herdr pane
 //! ([`commands::open`], [`commands::monitor`], [`commands::restore`]), the
 //! view inside the pane ([`pane`]) and its reports to Herdr's agent sidebar
-//! ([`report`]). [`herdr`] talks to Herdr (CLI and socket), [`state`] keeps
-//! the panes shown per instance.
+//! ([`report`]). [`herdr`] talks to Herdr (CLI and socket; every failure is
+//! logged with its request), [`requests`] types every socket request and
+//! checks it against Herdr's own schema, [`state`] keeps the panes shown
+//! per instance.
 
 pub mod commands;
 pub mod herdr;
 pub mod manifest;
 pub mod pane;
 pub mod report;
+pub mod requests;
 pub mod state;
 
 use std::path::PathBuf;

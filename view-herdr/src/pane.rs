@@ -5,7 +5,7 @@
 //! the views state file, and runs the [`Reporter`] beside it while shown.
 //!
 //! When the Tick ends the pane stays, saying why, until a key is pressed, so
-//! Herdr's sidebar can show the Tick as `done`. On every exit the reporter
+//! Herdr's sidebar can show the Tick as ended, with its reason. On every exit the reporter
 //! stops and `pane.release_agent` gives Herdr's authority back; the Tick is
 //! never touched.
 
@@ -105,9 +105,11 @@ pub fn run(ctx: &Ctx) -> Result<(String, PaneOutcome), Error> {
                 title: last.map(|s| s.title).unwrap_or_else(|| instance.clone()),
                 seq: None,
                 calls_in_flight: 0,
+                updated: None,
                 ended: Some(reason.clone()),
             };
-            report::report(target, &status);
+            // A refusal is logged with its request; the pane goes on.
+            let _ = report::report(target, &status);
         }
     }
     if let PaneOutcome::Ended { reason } = &outcome {
@@ -137,6 +139,8 @@ fn register(ctx: &Ctx, key: &str, instance: &str, pane_id: &str) -> Result<(), E
                 pane_id: pane_id.to_string(),
                 placement: "split".into(),
                 pid: Some(pid),
+                workspace_id: std::env::var("HERDR_WORKSPACE_ID").ok(),
+                tab_id: std::env::var("HERDR_TAB_ID").ok(),
             }),
         }
     })?;

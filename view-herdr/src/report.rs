@@ -1,15 +1,21 @@
 //! Ticks in Herdr's agent sidebar: while a Tick is shown in a Herdr pane,
 //! a thread beside the view polls tickhost's `list` at a modest rate and,
 //! when something changed, tells Herdr over its socket what the pane holds:
-//! `pane.report_metadata` (the Tick's title as title and display name,
-//! tokens `seq`, `calls`, `instance`) and `pane.report_agent` (source
-//! `custom:tickloop`, agent `tickloop`, state `working` while calls are in
-//! flight, `idle` otherwise, `done` once the Tick ended, with the reason as
-//! message). [`Reporter::stop`] ends it; [`release`] gives Herdr's authority
-//! back when the view detaches.
+//! `pane.report_metadata` (the Tick's title as title and display name;
+//! tokens `seq`, `calls`, `updated`, `instance` for sidebar rows that name
+//! them) and `pane.report_agent` (state `working` while calls are in
+//! flight, else `idle`; the message says how long ago the last update came
+//! and how many calls are in flight). An ended Tick is reported `idle` with
+//! the reason as its message and `ended` as the state's label: Herdr has no
+//! reportable "done" (it derives that itself). [`Reporter::stop`] ends it;
+//! [`release`] gives Herdr's authority back when the view detaches. Every
+//! request is one of [`crate::requests`], checked against Herdr's schema,
+//! and every refusal is logged with its request.
 
 use crate::herdr;
-use serde_json::{json, Value};
+use crate::requests::{AgentState, ReleaseAgent, ReportAgent, ReportMetadata, AGENT, SOURCE};
+use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
@@ -26,11 +32,6 @@ const REPORT_TIMEOUT: Duration = Duration::from_millis(500);
 const STOP_WAIT: Duration = Duration::from_millis(100);
 /// How long the final `release_agent` may take.
 const RELEASE_TIMEOUT: Duration = Duration::from_millis(100);
-
-/// The `source` of Tickloop's reports.
-pub const SOURCE: &str = "custom:tickloop";
-/// The `agent` of Tickloop's reports.
-pub const AGENT: &str = "tickloop";
 
 /// What to report, and where.
 #[derive(Debug, Clone)]
@@ -52,13 +53,33 @@ pub struct TickStatus {
     pub title: String,
     pub seq: Option<u64>,
     pub calls_in_flight: u64,
+    /// How long ago the last update came, in words (`None`: no update yet).
+    pub updated: Option<String>,
     /// The reason, once the Tick ended.
     pub ended: Option<String>,
 }
 
+/// `seconds` as the sidebar says it: coarse, so that an idle Tick is
+/// reported again only every ten seconds at most.
+pub fn age_words(seconds: i64) -> String {
+    match seconds {
+        i64::MIN..=4 => "just now".into(),
+        5..=9 => "5s ago".into(),
+        10..=59 => format!("{}s ago", seconds / 10 * 10),
+        60..=3599 => format!("{}m ago", seconds / 60),
+        3600..=86_399 => format!("{}h ago", seconds / 3600),
+        _ => format!("{}d ago", seconds / 86_400),
+    }
+}
+
+fn seconds_since(at: &str, now: time::OffsetDateTime) -> Option<i64> {
+    let at = time::OffsetDateTime::parse(at, &time::format_description::well_known::Rfc3339).ok()?;
+    Some((now - at).whole_seconds())
+}
+
 impl TickStatus {
-    /// The instance's status from a `list` item.
-    pub fn from_list_item(item: &Value) -> TickStatus {
+    /// The instance's status from a `list` item, its ages reckoned at `now`.
+    pub fn from_list_item(item: &Value, now: time::OffsetDateTime) -> TickStatus {
         let id = item["id"].as_str().unwrap_or("");
         let ended = (item["state"].as_str() == Some("ended")).then(|| {
             item.pointer("/ended/reason")
@@ -74,74 +95,92 @@ impl TickStatus {
                 .to_string(),
             seq: item["seq"].as_u64(),
             calls_in_flight: item["calls_in_flight"].as_u64().unwrap_or(0),
+            updated: item["last_update_at"]
+                .as_str()
+                .and_then(|at| seconds_since(at, now))
+                .map(age_words),
             ended,
         }
     }
 
     /// Herdr's semantic state and its message.
-    pub fn agent_state(&self) -> (&'static str, Option<String>) {
-        match (&self.ended, self.calls_in_flight) {
-            (Some(reason), _) => ("done", Some(reason.clone())),
-            (None, 0) => ("idle", None),
-            (None, 1) => ("working", Some("1 call in flight".into())),
-            (None, n) => ("working", Some(format!("{n} calls in flight"))),
+    pub fn agent_state(&self) -> (AgentState, String) {
+        if let Some(reason) = &self.ended {
+            return (AgentState::Idle, format!("ended: {reason}"));
+        }
+        let updated = match &self.updated {
+            Some(age) => format!("updated {age}"),
+            None => "no updates yet".to_string(),
+        };
+        match self.calls_in_flight {
+            0 => (AgentState::Idle, updated),
+            1 => (AgentState::Working, format!("{updated} · 1 call in flight")),
+            n => (AgentState::Working, format!("{updated} · {n} calls in flight")),
         }
     }
 }
 
-/// `pane.report_metadata`'s params.
-pub fn metadata_params(pane_id: &str, instance: &str, status: &TickStatus) -> Value {
-    let mut tokens = serde_json::Map::new();
-    if let Some(seq) = status.seq {
-        tokens.insert("seq".into(), json!(seq.to_string()));
+/// `pane.report_metadata` for `status`.
+pub fn metadata_params(pane_id: &str, instance: &str, status: &TickStatus) -> ReportMetadata {
+    let mut tokens = BTreeMap::new();
+    tokens.insert("seq".to_string(), status.seq.map(|s| s.to_string()));
+    tokens.insert(
+        "calls".to_string(),
+        Some(status.calls_in_flight.to_string()),
+    );
+    tokens.insert("updated".to_string(), status.updated.clone());
+    tokens.insert("instance".to_string(), Some(instance.to_string()));
+    let mut state_labels = BTreeMap::new();
+    if status.ended.is_some() {
+        // Herdr shows an idle pane that went unseen as "done": either way,
+        // the sidebar says the Tick ended.
+        state_labels.insert("idle".to_string(), "ended".to_string());
+        state_labels.insert("done".to_string(), "ended".to_string());
     }
-    tokens.insert("calls".into(), json!(status.calls_in_flight.to_string()));
-    tokens.insert("instance".into(), json!(instance));
-    json!({
-        "pane_id": pane_id,
-        "title": status.title,
-        "display_agent": status.title,
-        "tokens": tokens,
-    })
+    ReportMetadata {
+        pane_id: pane_id.to_string(),
+        source: SOURCE,
+        title: Some(status.title.clone()),
+        display_agent: Some(status.title.clone()),
+        clear_state_labels: state_labels.is_empty(),
+        state_labels,
+        tokens,
+    }
 }
 
-/// `pane.report_agent`'s params.
-pub fn agent_params(pane_id: &str, status: &TickStatus) -> Value {
+/// `pane.report_agent` for `status`.
+pub fn agent_params(pane_id: &str, status: &TickStatus) -> ReportAgent {
     let (state, message) = status.agent_state();
-    let mut params = json!({
-        "pane_id": pane_id,
-        "source": SOURCE,
-        "agent": AGENT,
-        "state": state,
-    });
-    if let Some(message) = message {
-        params["message"] = json!(message);
+    ReportAgent {
+        pane_id: pane_id.to_string(),
+        source: SOURCE,
+        agent: AGENT,
+        state,
+        message: Some(message),
     }
-    params
 }
 
-/// Sends both reports for `status`.
-pub fn report(target: &ReportTarget, status: &TickStatus) {
-    let _ = herdr::request_within(
+/// Sends both reports for `status`; refusals are logged with the request
+/// (see [`herdr::log_to`]) and the first is returned.
+pub fn report(target: &ReportTarget, status: &TickStatus) -> Result<(), herdr::HerdrError> {
+    let metadata = herdr::send_within(
         &target.socket,
-        "pane.report_metadata",
-        metadata_params(&target.pane_id, &target.instance, status),
+        &metadata_params(&target.pane_id, &target.instance, status),
         REPORT_TIMEOUT,
     );
-    let _ = herdr::request_within(
+    let agent = herdr::send_within(
         &target.socket,
-        "pane.report_agent",
-        agent_params(&target.pane_id, status),
+        &agent_params(&target.pane_id, status),
         REPORT_TIMEOUT,
     );
+    metadata.and(agent).map(|_| ())
 }
 
 /// `pane.release_agent`: Herdr's authority over the pane's state goes back.
 pub fn release(target: &ReportTarget) {
-    let _ = herdr::request_within(
+    let _ = herdr::send_within(
         &target.socket,
-        "pane.release_agent",
-        json!({"pane_id": target.pane_id, "source": SOURCE, "agent": AGENT}),
+        &ReleaseAgent::new(&target.pane_id),
         RELEASE_TIMEOUT,
     );
 }
@@ -189,7 +228,9 @@ fn run(target: &ReportTarget, stop: &mpsc::Receiver<()>) -> Option<TickStatus> {
     loop {
         if let Some(status) = poll(target, &mut client) {
             if last.as_ref() != Some(&status) {
-                report(target, &status);
+                // A refusal is logged; it is not retried at every poll (the
+                // next change sends again).
+                let _ = report(target, &status);
                 last = Some(status);
             }
         }
@@ -218,37 +259,79 @@ fn poll(target: &ReportTarget, client: &mut Option<Client>) -> Option<TickStatus
         .as_array()?
         .iter()
         .find(|i| i["id"].as_str() == Some(target.instance.as_str()))?;
-    Some(TickStatus::from_list_item(item))
+    Some(TickStatus::from_list_item(
+        item,
+        time::OffsetDateTime::now_utc(),
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::requests::schema_check::request_errors;
+    use crate::requests::HerdrRequest;
+    use serde_json::json;
+
+    fn now() -> time::OffsetDateTime {
+        time::OffsetDateTime::parse(
+            "2026-01-01T00:01:00Z",
+            &time::format_description::well_known::Rfc3339,
+        )
+        .expect("a time")
+    }
+
+    fn valid<R: HerdrRequest>(r: &R) {
+        let line = json!({"id": "t", "method": R::METHOD, "params": r});
+        let errors = request_errors(&line);
+        assert!(errors.is_empty(), "{line}: {errors:?}");
+    }
 
     #[test]
     fn states_follow_calls_and_the_end() {
-        let running = json!({"id":"hosted:c","title":"Counter","state":"running","seq":3,"calls_in_flight":2,"ended":null});
-        let s = TickStatus::from_list_item(&running);
-        assert_eq!(s.agent_state().0, "working");
+        let running = json!({"id":"hosted:c","title":"Counter","state":"running","seq":3,"calls_in_flight":2,
+            "last_update_at":"2026-01-01T00:00:48Z","ended":null});
+        let s = TickStatus::from_list_item(&running, now());
+        assert_eq!(s.updated.as_deref(), Some("10s ago"));
         let p = agent_params("w1:p1", &s);
-        assert_eq!(p["source"], SOURCE);
-        assert_eq!(p["message"], "2 calls in flight");
+        assert_eq!(p.state, AgentState::Working);
+        assert_eq!(p.message.as_deref(), Some("updated 10s ago · 2 calls in flight"));
+        valid(&p);
         let m = metadata_params("w1:p1", "hosted:c", &s);
-        assert_eq!(m["title"], "Counter");
-        assert_eq!(m["display_agent"], "Counter");
-        assert_eq!(m["tokens"]["seq"], "3");
+        assert_eq!(m.title.as_deref(), Some("Counter"));
+        assert_eq!(m.display_agent.as_deref(), Some("Counter"));
+        assert_eq!(m.tokens["seq"].as_deref(), Some("3"));
+        assert!(m.clear_state_labels);
+        valid(&m);
         let idle = TickStatus {
             calls_in_flight: 0,
+            updated: None,
             ..s.clone()
         };
-        assert_eq!(idle.agent_state(), ("idle", None));
+        assert_eq!(idle.agent_state(), (AgentState::Idle, "no updates yet".into()));
         let ended = json!({"id":"hosted:c","title":"Counter","state":"ended","seq":3,"calls_in_flight":0,
             "ended":{"reason":"the Tick exited with status 0","kind":"exited"}});
-        let e = TickStatus::from_list_item(&ended);
+        let e = TickStatus::from_list_item(&ended, now());
+        let p = agent_params("w1:p1", &e);
+        assert_eq!(p.state, AgentState::Idle, "Herdr has no reportable done");
         assert_eq!(
-            e.agent_state(),
-            ("done", Some("the Tick exited with status 0".into()))
+            p.message.as_deref(),
+            Some("ended: the Tick exited with status 0")
         );
+        valid(&p);
+        let m = metadata_params("w1:p1", "hosted:c", &e);
+        assert_eq!(m.state_labels["idle"], "ended");
+        valid(&m);
+    }
+
+    #[test]
+    fn ages_are_coarse() {
+        assert_eq!(age_words(0), "just now");
+        assert_eq!(age_words(7), "5s ago");
+        assert_eq!(age_words(12), "10s ago");
+        assert_eq!(age_words(59), "50s ago");
+        assert_eq!(age_words(61), "1m ago");
+        assert_eq!(age_words(7200), "2h ago");
+        assert_eq!(age_words(200_000), "2d ago");
     }
 
     #[test]
@@ -257,16 +340,13 @@ mod tests {
             title: "T".into(),
             seq: Some(1),
             calls_in_flight: 0,
+            updated: None,
             ended: None,
         };
         let m = metadata_params("p", "hosted:x", &s);
-        let tokens = m["tokens"].as_object().expect("tokens");
-        assert!(tokens.len() <= 16);
-        for name in tokens.keys() {
-            assert!((1..=32).contains(&name.len()));
-            assert!(name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'));
+        assert!(m.tokens.len() <= 16);
+        for name in m.tokens.keys() {
+            assert!(crate::requests::valid_token_name(name), "{name}");
         }
     }
 }

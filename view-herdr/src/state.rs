@@ -8,7 +8,9 @@
 //! it got; the view writes its pid when it starts and removes the record
 //! when the user detaches or the Tick ends. A view ended by a signal (its
 //! pane closed, or Herdr stopping) keeps its record, so the `[[startup]]`
-//! hook (`tickloop herdr restore`) can reopen it after a Herdr restart.
+//! hook (`tickloop herdr restore`) can reopen it after a Herdr restart —
+//! where Herdr brought its pane back; a pane the user closed is not brought
+//! back, and its record is forgotten then.
 
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
@@ -41,6 +43,11 @@ pub struct ViewRecord {
     /// The view's pid, once it started.
     #[serde(default)]
     pub pid: Option<u32>,
+    /// The Herdr workspace and tab of the pane (to put it back there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab_id: Option<String>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -188,6 +195,8 @@ mod tests {
             pane_id: pane.into(),
             placement: "split".into(),
             pid: None,
+            workspace_id: None,
+            tab_id: None,
         }
     }
 

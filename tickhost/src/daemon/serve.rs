@@ -310,7 +310,9 @@ fn list_entry(instance: &Instance) -> Value {
         "ended": status.ended,
         "seq": status.state.as_ref().map(|s| s.seq),
         "pid": status.pid,
-        "views": status.views,
+        // An ended instance has no launcher, so no views (its last status
+        // may still count some).
+        "views": if status.ended.is_some() { 0 } else { status.views },
         "calls_in_flight": status.calls_in_flight,
         "updates": status.updates_total,
         "last_update_at": last_update_at,
