@@ -312,6 +312,72 @@ fn the_shipped_manifest_follows_herdrs_rules() {
     assert_eq!(m.problems(), Vec::<String>::new());
 }
 
+/// One raw request line to the stand-in; its answer.
+fn raw_request(socket: &Path, line: &str) -> Value {
+    use std::io::{BufRead, BufReader, Write};
+    let mut stream = std::os::unix::net::UnixStream::connect(socket).expect("connect");
+    writeln!(stream, "{line}").expect("write");
+    let mut answer = String::new();
+    BufReader::new(&stream)
+        .read_line(&mut answer)
+        .expect("read");
+    serde_json::from_str(&answer).expect("a JSON answer")
+}
+
+#[test]
+fn the_stand_in_refuses_what_herdr_refuses() {
+    let host = Host::new();
+    let herdr = Herdr::new(&host);
+    // The two shapes Tickloop once sent, which a real Herdr 0.8.0 refused.
+    for line in [
+        r#"{"id":"r1","method":"pane.report_metadata","params":{"pane_id":"w1:p0","title":"T"}}"#,
+        r#"{"id":"r2","method":"pane.report_agent","params":{"pane_id":"w1:p0","source":"custom:tickloop","agent":"tickloop","state":"done"}}"#,
+        r#"{"id":"r3","method":"pane.nonsense","params":{}}"#,
+        "not json",
+    ] {
+        let answer = raw_request(&herdr.socket, line);
+        assert_eq!(answer["id"], "", "{line}: {answer}");
+        assert_eq!(
+            answer["error"]["code"], "invalid_request",
+            "{line}: {answer}"
+        );
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("invalid request: ")),
+            "{answer}"
+        );
+    }
+    assert_eq!(herdr.standin.take_refused().len(), 4);
+    // Valid shapes pass; Herdr's own checks follow.
+    let ok = raw_request(
+        &herdr.socket,
+        r#"{"id":"r4","method":"pane.report_metadata","params":{"pane_id":"w1:p0","source":"custom:tickloop","title":"T"}}"#,
+    );
+    assert_eq!(ok["result"]["type"], "ok", "{ok}");
+    let gone = raw_request(
+        &herdr.socket,
+        r#"{"id":"r5","method":"pane.get","params":{"pane_id":"w9:p9"}}"#,
+    );
+    assert_eq!(gone["error"]["code"], "pane_not_found", "{gone}");
+    let overlay = raw_request(
+        &herdr.socket,
+        r#"{"id":"r6","method":"plugin.pane.open","params":{"plugin_id":"tickloop","entrypoint":"view","placement":"overlay","target_pane_id":"w1:p0"}}"#,
+    );
+    assert_eq!(overlay["error"]["code"], "plugin_not_found", "{overlay}");
+    herdr.outside(&host, &["herdr", "install"]).expect(0);
+    let overlay = raw_request(
+        &herdr.socket,
+        r#"{"id":"r7","method":"plugin.pane.open","params":{"plugin_id":"tickloop","entrypoint":"view","placement":"overlay","target_pane_id":"w1:p0"}}"#,
+    );
+    assert_eq!(overlay["error"]["code"], "invalid_params", "{overlay}");
+    let entry = raw_request(
+        &herdr.socket,
+        r#"{"id":"r8","method":"plugin.pane.open","params":{"plugin_id":"tickloop","entrypoint":"nope"}}"#,
+    );
+    assert_eq!(entry["error"]["code"], "plugin_pane_not_found", "{entry}");
+}
+
 #[test]
 fn install_links_once_keeps_a_disabled_plugin_disabled_and_says_when_herdr_is_missing() {
     let host = Host::new();
@@ -332,7 +398,10 @@ fn install_links_once_keeps_a_disabled_plugin_disabled_and_says_when_herdr_is_mi
             .filter(|a| a.len() >= 2 && a[..2] == ["plugin", "link"])
             .collect::<Vec<_>>()
     };
-    assert_eq!(links(&herdr), [vec!["plugin".to_string(), "link".into(), dir_s.clone()]]);
+    assert_eq!(
+        links(&herdr),
+        [vec!["plugin".to_string(), "link".into(), dir_s.clone()]]
+    );
     // It asked Herdr what was linked first.
     assert_eq!(
         herdr.cli_calls()[0],
@@ -360,8 +429,11 @@ fn install_links_once_keeps_a_disabled_plugin_disabled_and_says_when_herdr_is_mi
     // Linked from elsewhere and disabled: relinked here, still disabled.
     let elsewhere = host.scratch().join("old-plugin");
     std::fs::create_dir_all(&elsewhere).expect("dir");
-    std::fs::write(elsewhere.join("herdr-plugin.toml"), view_herdr::manifest::MANIFEST)
-        .expect("manifest");
+    std::fs::write(
+        elsewhere.join("herdr-plugin.toml"),
+        view_herdr::manifest::MANIFEST,
+    )
+    .expect("manifest");
     let moved = herdr.cli(&["plugin", "link", &elsewhere.to_string_lossy(), "--disabled"]);
     assert!(moved.status.success(), "{moved:?}");
     let fourth = herdr.outside(&host, &["herdr", "install"]);
@@ -370,11 +442,19 @@ fn install_links_once_keeps_a_disabled_plugin_disabled_and_says_when_herdr_is_mi
     assert_eq!(fourth.json()["enabled"], false);
     assert_eq!(
         links(&herdr).last().expect("a link"),
-        &vec!["plugin".to_string(), "link".into(), dir_s.clone(), "--disabled".into()]
+        &vec![
+            "plugin".to_string(),
+            "link".into(),
+            dir_s.clone(),
+            "--disabled".into()
+        ]
     );
     let listed = herdr.cli(&["plugin", "list", "--json"]);
     let listed: Value = serde_json::from_slice(&listed.stdout).expect("json");
-    assert_eq!(listed["result"]["plugins"][0]["plugin_root"], dir_s.as_str());
+    assert_eq!(
+        listed["result"]["plugins"][0]["plugin_root"],
+        dir_s.as_str()
+    );
     assert_eq!(listed["result"]["plugins"][0]["enabled"], false);
 
     // No herdr anywhere.
@@ -526,7 +606,10 @@ fn the_sidebar_shows_the_tick_and_an_ended_tick_as_ended() {
         (state == "idle").then_some((state, message))
     });
     assert_eq!(state, "idle");
-    assert!(message.starts_with("updated") || message == "no updates yet", "{message}");
+    assert!(
+        message.starts_with("updated") || message == "no updates yet",
+        "{message}"
+    );
     let agent = herdr.requests("pane.report_agent");
     assert_eq!(agent[0]["params"]["source"], "custom:tickloop");
     assert_eq!(agent[0]["params"]["agent"], "tickloop");
@@ -565,7 +648,10 @@ fn the_sidebar_shows_the_tick_and_an_ended_tick_as_ended() {
     });
     assert!(message.len() > "ended: ".len(), "a reason: {message}");
     let pane = herdr.standin.pane("w1:p1").expect("the pane stays");
-    assert_eq!(pane.state_labels.get("idle").map(String::as_str), Some("ended"));
+    assert_eq!(
+        pane.state_labels.get("idle").map(String::as_str),
+        Some("ended")
+    );
     // An ended instance counts no view.
     assert_eq!(host.entry(&id).expect("listed")["views"], 0);
     tmux.wait_text("press Enter to close this pane");
@@ -631,14 +717,20 @@ fn herdr_errors_reach_the_user_as_one_line_and_are_logged_with_their_request() {
     assert_eq!(busy.stderr.trim().lines().count(), 1, "{busy:#?}");
     assert!(busy.stderr.contains("ui_busy") && busy.stderr.contains("close it"));
     // Disabled.
-    assert!(herdr.cli(&["plugin", "disable", "tickloop"]).status.success());
+    assert!(herdr
+        .cli(&["plugin", "disable", "tickloop"])
+        .status
+        .success());
     let disabled = herdr.inside(&host, &["herdr", "open", "e"]);
     disabled.expect_error(1, "internal");
     assert!(
         disabled.stderr.contains("herdr plugin enable tickloop"),
         "{disabled:#?}"
     );
-    assert!(herdr.cli(&["plugin", "enable", "tickloop"]).status.success());
+    assert!(herdr
+        .cli(&["plugin", "enable", "tickloop"])
+        .status
+        .success());
     // An entrypoint the linked plugin lacks (an old plugin folder).
     let old = host.scratch().join("old");
     std::fs::create_dir_all(&old).expect("dir");
@@ -647,7 +739,10 @@ fn herdr_errors_reach_the_user_as_one_line_and_are_logged_with_their_request() {
         "id = \"tickloop\"\nname = \"T\"\nversion = \"0.0.1\"\nmin_herdr_version = \"0.8.0\"\n",
     )
     .expect("manifest");
-    assert!(herdr.cli(&["plugin", "link", &old.to_string_lossy()]).status.success());
+    assert!(herdr
+        .cli(&["plugin", "link", &old.to_string_lossy()])
+        .status
+        .success());
     let stale = herdr.inside(&host, &["herdr", "open", "e"]);
     stale.expect_error(1, "internal");
     assert!(
@@ -688,7 +783,10 @@ fn the_monitor_opens_as_an_overlay_or_a_popup() {
     assert_eq!(panes[0].command, ["tickloop", "monitor"]);
     // The Monitor runs in the overlay and lists the instance.
     herdr.tmux_of(1).wait_text(&id);
-    assert!(panes[1].pane_id.starts_with("popup"), "a popup has no pane id");
+    assert!(
+        panes[1].pane_id.starts_with("popup"),
+        "a popup has no pane id"
+    );
 }
 
 #[test]
@@ -772,7 +870,10 @@ fn restore_after_a_herdr_restart_puts_views_back_and_forgets_closed_panes() {
 
     // Herdr restarts: a's pane comes back as a plain shell; the startup
     // hook puts a's view back in its place and forgets c.
-    let startup = herdr.standin.restart();
+    let startup = herdr.standin.restart(&[
+        ("TICKLOOP_RUNTIME_DIR", host.runtime()),
+        ("XDG_DATA_HOME", &herdr.data_home),
+    ]);
     assert!(startup.status.success(), "{startup:?}");
     let restored: Value = serde_json::from_slice(&startup.stdout).expect("JSON");
     let restored = restored.as_array().expect("an array").clone();
@@ -796,10 +897,20 @@ fn restore_after_a_herdr_restart_puts_views_back_and_forgets_closed_panes() {
     assert_eq!(opens[3]["target_pane_id"], "w1:p1");
     assert_eq!(opens[3]["focus"], false);
     assert_eq!(opens[3]["env"]["TICKLOOP_INSTANCE"], a);
-    assert_eq!(herdr.requests("pane.close").last().expect("a close")["params"]["pane_id"], "w1:p1");
-    assert_eq!(herdr.standin.open_panes(), ["w1:p0", "w1:p2", "w1:p4"]);
-    assert_eq!(herdr.standin.pane("w1:p4").expect("a's view").tab_id, "w1:t1");
-    herdr.tmux_of(4).wait_text("value: 0");
+    assert_eq!(
+        herdr.requests("pane.close").last().expect("a close")["params"]["pane_id"],
+        "w1:p1"
+    );
+    // b's pane closed when its view detached; c's was closed by the user.
+    assert_eq!(herdr.standin.open_panes(), ["w1:p0", "w1:p4"]);
+    assert_eq!(
+        herdr.standin.pane("w1:p4").expect("a's view").tab_id,
+        "w1:t1"
+    );
+    let view = herdr.standin.pane("w1:p4").expect("a's view pane");
+    // (A Tmux kills its server when dropped: keep it while the view runs.)
+    let view_tmux = Tmux::adopt(view.tmux_socket.as_deref().expect("a terminal"));
+    view_tmux.wait_text("value: 0");
     herdr.wait_request("pane.report_metadata", "the restored view's reports", |p| {
         p["pane_id"] == "w1:p4"
     });
@@ -811,6 +922,9 @@ fn restore_after_a_herdr_restart_puts_views_back_and_forgets_closed_panes() {
         .env("HERDR_STANDIN_DIR", herdr.state_dir());
     let again = herdr.finish(cmd, &["herdr", "restore"]);
     let again = again.expect(0).json();
-    assert_eq!(again, json!([{"instance": a, "pane_id": "w1:p4", "restored": "showing"}]));
+    assert_eq!(
+        again,
+        json!([{"instance": a, "pane_id": "w1:p4", "restored": "showing"}])
+    );
     assert_eq!(herdr.pane_opens().len(), 4);
 }

@@ -59,7 +59,12 @@ pub struct Pane {
     pub state_labels: BTreeMap<String, String>,
 }
 
+/// Tells the stand-ins of one test process apart (their tmux names).
+static STANDINS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 struct State {
+    /// `herdr-standin-PID-K`: the prefix of this stand-in's tmux servers.
+    name: String,
     dir: PathBuf,
     bin: PathBuf,
     path_var: String,
@@ -100,7 +105,9 @@ impl StandIn {
     pub fn start(dir: &Path, bin: &Path) -> StandIn {
         let socket = dir.join("herdr.sock");
         let listener = UnixListener::bind(&socket).expect("bind the stand-in Herdr socket");
+        let k = STANDINS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let state = Arc::new(Mutex::new(State {
+            name: format!("herdr-standin-{}-{k}", std::process::id()),
             dir: dir.to_path_buf(),
             bin: bin.to_path_buf(),
             path_var: format!(
@@ -157,8 +164,9 @@ impl StandIn {
                         &success
                     };
                     if let Some(problem) = first_error(check, &answer) {
-                        st.refused
-                            .push(format!("the stand-in's own answer {answer} is not Herdr's shape: {problem}"));
+                        st.refused.push(format!(
+                            "the stand-in's own answer {answer} is not Herdr's shape: {problem}"
+                        ));
                     }
                     answer
                 };
@@ -183,6 +191,11 @@ impl StandIn {
     /// What was refused as invalid (and answers of the wrong shape).
     pub fn refused(&self) -> Vec<String> {
         self.lock().refused.clone()
+    }
+
+    /// [`Self::refused`], emptied (for a test of the stand-in itself).
+    pub fn take_refused(&self) -> Vec<String> {
+        std::mem::take(&mut self.lock().refused)
     }
 
     /// The plugin panes opened (not popups), in order, and the popups after.
@@ -229,7 +242,10 @@ impl StandIn {
     /// directory (popups are gone). Returns the plugin's `[[startup]]`
     /// command output (run as Herdr runs it: in the plugin folder, with
     /// the plugin's environment and no pane).
-    pub fn restart(&self) -> std::process::Output {
+    ///
+    /// `env` is what the user's environment adds (Herdr's server was
+    /// started from it).
+    pub fn restart(&self, user_env: &[(&str, &Path)]) -> std::process::Output {
         let startup = {
             let mut st = self.lock();
             st.refresh_exits();
@@ -255,10 +271,13 @@ impl StandIn {
                     continue;
                 };
                 let pane = st.panes[i].clone();
-                let socket = format!("herdr-standin-{}-shell-{}", std::process::id(), i);
+                let socket = format!("{}-shell-{i}", st.name);
                 // A plain shell, idle (what Herdr starts in a restored pane).
                 let line = "exec sleep 100000";
-                if st.spawn_tmux(&socket, &pane.cwd, &BTreeMap::new(), line).is_ok() {
+                if st
+                    .spawn_tmux(&socket, &pane.cwd, &BTreeMap::new(), line)
+                    .is_ok()
+                {
                     st.panes[i].tmux_socket = Some(socket);
                 }
             }
@@ -281,6 +300,7 @@ impl StandIn {
             .current_dir(&root)
             .envs(env)
             .env("PATH", path_var)
+            .envs(user_env.iter().map(|(k, v)| (*k, *v)))
             .env_remove("HERDR_PANE_ID")
             .output()
             .expect("running the startup command")
@@ -297,10 +317,62 @@ impl StandIn {
     }
 }
 
+/// Whether `pid` runs (a zombie does not).
+fn running(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+/// Closes a pane's terminal as Herdr does: its processes get SIGHUP (tmux's
+/// kill-server hangs up its panes), and after 250 ms SIGTERM, after 250 ms
+/// more SIGKILL, until they are gone.
 fn kill_tmux(socket: &str) {
+    let pids: Vec<i32> = Command::new("tmux")
+        .args(["-L", socket, "list-panes", "-a", "-F", "#{pane_pid}"])
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .filter_map(|l| l.trim().parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
     let _ = Command::new("tmux")
         .args(["-L", socket, "kill-server"])
         .output();
+    // The pane's command line (`sh -c ...`) and what it runs, by session.
+    let session_of = |pid: i32| -> Option<i32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let (_, rest) = stat.rsplit_once(')')?;
+        rest.split_whitespace().nth(3)?.parse().ok()
+    };
+    let members = |sessions: &[i32]| -> Vec<i32> {
+        std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|pid| session_of(*pid).is_some_and(|s| sessions.contains(&s)))
+            .filter(|pid| running(*pid))
+            .collect()
+    };
+    for signal in [libc::SIGTERM, libc::SIGKILL] {
+        for _ in 0..25 {
+            if members(&pids).is_empty() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        for pid in members(&pids) {
+            // SAFETY: kill(2) on a process of the stand-in's own pane.
+            unsafe { libc::kill(pid, signal) };
+        }
+    }
 }
 
 fn pane_not_found(id: &str, pane_id: &str) -> Value {
@@ -367,7 +439,10 @@ impl State {
         };
         set("HERDR_ENV", "1".into());
         set("HERDR_SOCKET_PATH", self.socket.display().to_string());
-        set("HERDR_BIN_PATH", self.bin.join("herdr").display().to_string());
+        set(
+            "HERDR_BIN_PATH",
+            self.bin.join("herdr").display().to_string(),
+        );
         set("HERDR_PLUGIN_ID", plugin_id.into());
         if let Some(e) = entrypoint {
             set("HERDR_PLUGIN_ENTRYPOINT_ID", e.into());
@@ -391,13 +466,13 @@ impl State {
             .args(["set-option", "-g", "default-terminal", "tmux-256color", ";"])
             .args(["new-session", "-d", "-x", "100", "-y", "30", "-c"])
             .arg(cwd);
-        cmd.args(["-e", &format!("PATH={}", self.path_var)]);
         for (k, v) in env {
             cmd.args(["-e", &format!("{k}={v}")]);
         }
         cmd.args(["sh", "-c", line]);
-        // Herdr's panes inherit its server's environment, not the caller's.
-        cmd.env_remove("TMUX");
+        // Herdr's panes inherit its server's environment, not the caller's
+        // (and tmux takes PATH from its client's environment, not `-e`).
+        cmd.env("PATH", &self.path_var).env_remove("TMUX");
         for (k, _) in std::env::vars() {
             if k.starts_with("HERDR_") {
                 cmd.env_remove(k);
@@ -483,13 +558,21 @@ impl State {
         self.requests.push(request.clone());
         if let Some(problem) = first_error(requests, &request) {
             self.refused.push(format!("{request} -> {problem}"));
-            return error("", "invalid_request", &format!("invalid request: {problem}"));
+            return error(
+                "",
+                "invalid_request",
+                &format!("invalid request: {problem}"),
+            );
         }
         let id = request["id"].as_str().unwrap_or_default().to_string();
         let method = request["method"].as_str().unwrap_or_default().to_string();
         let p = &request["params"];
         if let Some(code) = self.fail_next.remove(&method) {
-            return error(&id, &code, &format!("the stand-in was told to fail {method}"));
+            return error(
+                &id,
+                &code,
+                &format!("the stand-in was told to fail {method}"),
+            );
         }
         match method.as_str() {
             "ping" => ok(
@@ -619,7 +702,8 @@ impl State {
                     return error(&id, "invalid_plugin_manifest", "cannot read the manifest");
                 };
                 let mut registry = self.registry();
-                let entry = json!({"root": path, "enabled": p["enabled"].as_bool().unwrap_or(true)});
+                let entry =
+                    json!({"root": path, "enabled": p["enabled"].as_bool().unwrap_or(true)});
                 registry[&plugin_id] = entry.clone();
                 self.save_registry(&registry);
                 ok(
@@ -685,7 +769,11 @@ impl State {
             );
         };
         if entry["enabled"] == false {
-            return error(id, "plugin_disabled", &format!("plugin {plugin_id} is disabled"));
+            return error(
+                id,
+                "plugin_disabled",
+                &format!("plugin {plugin_id} is disabled"),
+            );
         }
         let entrypoint = p["entrypoint"].as_str().unwrap_or_default().to_string();
         let Some(pane_entry) = manifest
@@ -723,7 +811,9 @@ impl State {
             );
         }
         match placement.as_str() {
-            "overlay" | "popup" if has("workspace_id") || has("target_pane_id") || has("direction") => {
+            "overlay" | "popup"
+                if has("workspace_id") || has("target_pane_id") || has("direction") =>
+            {
                 return error(
                     id,
                     "invalid_params",
@@ -746,12 +836,24 @@ impl State {
             }
             _ => {}
         }
-        // The pane it goes beside: the target, else the focused one.
+        // The pane it goes beside: the target, else the focused one (when
+        // the focused pane closed, Herdr focused another).
+        self.refresh_exits();
+        let focused = self
+            .focused
+            .clone()
+            .filter(|f| self.panes.iter().any(|p| &p.pane_id == f && !p.closed))
+            .or_else(|| {
+                self.panes
+                    .iter()
+                    .find(|p| !p.closed)
+                    .map(|p| p.pane_id.clone())
+            })
+            .unwrap_or_else(|| "w1:p0".into());
         let anchor_id = p["target_pane_id"]
             .as_str()
             .map(str::to_string)
-            .or_else(|| self.focused.clone())
-            .unwrap_or_else(|| "w1:p0".into());
+            .unwrap_or(focused);
         let Some(anchor) = self.open_pane_index(&anchor_id) else {
             return pane_not_found(id, &anchor_id);
         };
@@ -805,7 +907,7 @@ impl State {
             .map(PathBuf::from)
             .unwrap_or_else(|| root.clone());
         let _ = std::fs::create_dir_all(self.dir.join("closed"));
-        let socket = format!("herdr-standin-{}-{n}", std::process::id());
+        let socket = format!("{}-{n}", self.name);
         let marker = self.marker(&socket);
         let argv = command
             .iter()

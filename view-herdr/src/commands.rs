@@ -161,9 +161,8 @@ pub fn install() -> Result<Installed, Error> {
     let dir = plugin_dir()?;
     write_plugin_dir(&dir)?;
     let before = linked_plugin(&env)?;
-    let same_dir = |root: &Path| {
-        std::fs::canonicalize(root).ok() == std::fs::canonicalize(&dir).ok()
-    };
+    let same_dir =
+        |root: &Path| std::fs::canonicalize(root).ok() == std::fs::canonicalize(&dir).ok();
     let mut warnings: Vec<String> = tickloop_on_path_warning().into_iter().collect();
     let (changed, enabled) = match &before {
         Some(linked) if same_dir(&linked.root) => (false, linked.enabled),
@@ -273,12 +272,13 @@ pub fn pane_info(env: &HerdrEnv, pane_id: &str) -> Result<Option<PanePlace>, Her
     match answer {
         Ok(answer) => {
             let result = answer.get("result").unwrap_or(&answer);
-            Ok(result.get("pane").and_then(PanePlace::from_info).or(Some(
-                PanePlace {
+            Ok(result
+                .get("pane")
+                .and_then(PanePlace::from_info)
+                .or(Some(PanePlace {
                     pane_id: pane_id.to_string(),
                     ..PanePlace::default()
-                },
-            )))
+                })))
         }
         Err(HerdrError::Herdr { code, .. }) if code == "pane_not_found" => Ok(None),
         Err(e) => Err(e),

@@ -73,7 +73,8 @@ pub fn age_words(seconds: i64) -> String {
 }
 
 fn seconds_since(at: &str, now: time::OffsetDateTime) -> Option<i64> {
-    let at = time::OffsetDateTime::parse(at, &time::format_description::well_known::Rfc3339).ok()?;
+    let at =
+        time::OffsetDateTime::parse(at, &time::format_description::well_known::Rfc3339).ok()?;
     Some((now - at).whole_seconds())
 }
 
@@ -115,7 +116,10 @@ impl TickStatus {
         match self.calls_in_flight {
             0 => (AgentState::Idle, updated),
             1 => (AgentState::Working, format!("{updated} · 1 call in flight")),
-            n => (AgentState::Working, format!("{updated} · {n} calls in flight")),
+            n => (
+                AgentState::Working,
+                format!("{updated} · {n} calls in flight"),
+            ),
         }
     }
 }
@@ -294,7 +298,10 @@ mod tests {
         assert_eq!(s.updated.as_deref(), Some("10s ago"));
         let p = agent_params("w1:p1", &s);
         assert_eq!(p.state, AgentState::Working);
-        assert_eq!(p.message.as_deref(), Some("updated 10s ago · 2 calls in flight"));
+        assert_eq!(
+            p.message.as_deref(),
+            Some("updated 10s ago · 2 calls in flight")
+        );
         valid(&p);
         let m = metadata_params("w1:p1", "hosted:c", &s);
         assert_eq!(m.title.as_deref(), Some("Counter"));
@@ -307,7 +314,10 @@ mod tests {
             updated: None,
             ..s.clone()
         };
-        assert_eq!(idle.agent_state(), (AgentState::Idle, "no updates yet".into()));
+        assert_eq!(
+            idle.agent_state(),
+            (AgentState::Idle, "no updates yet".into())
+        );
         let ended = json!({"id":"hosted:c","title":"Counter","state":"ended","seq":3,"calls_in_flight":0,
             "ended":{"reason":"the Tick exited with status 0","kind":"exited"}});
         let e = TickStatus::from_list_item(&ended, now());

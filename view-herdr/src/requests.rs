@@ -207,7 +207,10 @@ mod tests {
     fn assert_valid<R: HerdrRequest>(r: &R) {
         let l = line(r);
         let errors = request_errors(&l);
-        assert!(errors.is_empty(), "{l} is refused by Herdr's schema: {errors:?}");
+        assert!(
+            errors.is_empty(),
+            "{l} is refused by Herdr's schema: {errors:?}"
+        );
     }
 
     #[test]

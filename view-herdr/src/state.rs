@@ -149,11 +149,18 @@ pub fn forget(
     })
 }
 
-/// Whether process `pid` exists.
+/// Whether process `pid` runs (a zombie, exited but not yet reaped, does
+/// not).
 pub fn pid_alive(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else {
         return false;
     };
+    if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        let state = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next());
+        return !matches!(state, Some("Z" | "X"));
+    }
     // SAFETY: kill with signal 0 only checks that the process exists.
     let rc = unsafe { libc::kill(pid, 0) };
     rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
