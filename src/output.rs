@@ -182,6 +182,24 @@ pub fn open_text(v: &Value) -> String {
         text(&v["pid"]),
         text(&v["launcher_pid"]),
     );
+    if v["state"] == "ended" {
+        line.push_str(&format!(
+            "it ended during its start: {}\n",
+            text(&v["ended"]["reason"])
+        ));
+        let screen: Vec<&str> = v["screen"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        if !screen.is_empty() {
+            line.push_str("its screen:\n");
+            for row in screen {
+                line.push_str(&format!("  {row}\n"));
+            }
+        }
+    }
     if let Some(view) = v.get("view").filter(|view| view.is_object()) {
         let pane = view["pane_id"].as_str().unwrap_or("a popup");
         line.push_str(&format!(
@@ -196,6 +214,20 @@ pub fn open_text(v: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn open_says_an_end_during_start_and_a_herdr_pane() {
+        let ended = json!({"id":"shell:s","title":"sh","state":"ended","kind":null,"revision":null,"pid":5,"launcher_pid":4,
+            "ended":{"reason":"the program exited with status 7"},"screen":["hello"]});
+        let t = open_text(&ended);
+        assert!(
+            t.contains("it ended during its start: the program exited with status 7"),
+            "{t}"
+        );
+        assert!(t.contains("  hello"), "{t}");
+        let shown = json!({"id":"hosted:c","title":"C","state":"running","view":{"pane_id":"w1:p3","placement":"split"}});
+        assert!(open_text(&shown).contains("shown in Herdr pane w1:p3 (split)"));
+    }
 
     #[test]
     fn screens_lose_trailing_blanks_and_rows() {

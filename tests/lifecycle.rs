@@ -67,3 +67,52 @@ fn sigterm_to_a_launcher_whose_socket_is_gone_still_ends_its_tick() {
     wait_gone(pid, "the Tick of a launcher ended by SIGTERM");
     wait_gone(child, "the Tick's child that ignores SIGTERM");
 }
+
+/// Issue 10: opening a program that exits at once was a coin toss (a
+/// connection error one time in three, else "running" for a dead program,
+/// and its output never shown). A hundred opens: never an error, the
+/// program's status and output are always kept, and whenever `open` says
+/// it ended, it says why and shows what it printed.
+#[test]
+fn a_program_that_exits_during_its_start_never_makes_open_fail() {
+    let host = Host::new();
+    let mut said_ended = 0;
+    for i in 0..100 {
+        let name = format!("q{i}");
+        let out = host.run(&[
+            "open",
+            "--shell",
+            "--id",
+            &name,
+            "--",
+            "sh",
+            "-c",
+            "echo hello; exit 7",
+        ]);
+        out.expect(0);
+        let v = out.json();
+        match v["state"].as_str() {
+            Some("ended") => {
+                said_ended += 1;
+                assert_eq!(
+                    v["ended"]["reason"], "the program exited with status 7",
+                    "{v}"
+                );
+                assert_eq!(v["screen"], serde_json::json!(["hello"]), "{v}");
+            }
+            Some("running") => {}
+            other => panic!("open said state {other:?}: {v}"),
+        }
+    }
+    // Whatever `open` saw, every one of them is listed ended with its
+    // status, and its screen is kept.
+    for i in 0..100 {
+        let id = format!("shell:q{i}");
+        let ended = host.wait_ended(&id);
+        assert_eq!(ended["reason"], "the program exited with status 7", "{id}");
+    }
+    let screen = host.run(&["screen", "shell:q99"]);
+    screen.expect(0);
+    assert!(screen.stdout.starts_with("hello"), "{screen:#?}");
+    println!("open itself said `ended` {said_ended} times of 100");
+}

@@ -43,6 +43,11 @@ const EXIT_DRAIN: Duration = Duration::from_millis(200);
 const SCREEN_SETTLE: Duration = Duration::from_millis(100);
 /// How long connected peers get to take the final status and replies.
 const FLUSH_WAIT: Duration = Duration::from_secs(2);
+/// How long a `shell:` program runs before the launcher reports it up. A
+/// program that exits sooner (`true`, a mistyped command, `sh -c 'echo
+/// x; exit 7'`) is reported ended, with its status and screen, instead of
+/// "running" for a program already gone.
+pub const SHELL_START_SETTLE: Duration = Duration::from_millis(25);
 
 /// Called once with the launch report (the readiness pipe's line).
 pub type ReportFn = Box<dyn FnOnce(&LaunchReport) + Send>;
@@ -145,6 +150,8 @@ struct Instance {
     ended: Option<EndInfo>,
     closers: Vec<(u64, Peer)>,
     dirty: bool,
+    /// When a `shell:` program is reported up, unless it ends first.
+    ready_at: Option<Instant>,
     /// How many views are attached (see [`crate::views`]).
     views_rx: watch::Receiver<u32>,
     /// The title the program gave its terminal.
@@ -214,6 +221,8 @@ impl Instance {
 
         let session =
             (!spec.shell).then(|| Session::new(Limits::default(), Instant::now().into_std()));
+        // A plain program is up once it has run for SHELL_START_SETTLE.
+        let spec_shell_ready_at = spec.shell.then(|| Instant::now() + SHELL_START_SETTLE);
 
         let (requests_tx, requests_rx) = mpsc::channel(64);
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
@@ -246,6 +255,7 @@ impl Instance {
             ended: None,
             closers: Vec::new(),
             dirty: false,
+            ready_at: spec_shell_ready_at,
             views_rx: views.count(),
             title_rx,
         };
@@ -261,10 +271,6 @@ impl Instance {
                 views,
             },
         ));
-        if instance.spec.shell {
-            // A plain program is up as soon as it runs.
-            instance.initialized();
-        }
         instance
     }
 
@@ -282,7 +288,12 @@ impl Instance {
                 None
             };
             let exit_deadline = self.exit_pending.as_ref().map(|(_, at)| *at);
+            let ready_at = self.ready_at.filter(|_| self.ending.is_none());
             tokio::select! {
+                _ = sleep_until(ready_at), if ready_at.is_some() => {
+                    self.ready_at = None;
+                    self.initialized();
+                }
                 Some(incoming) = self.requests_rx.recv() => self.on_request(incoming),
                 event = recv_stdout(&mut self.stdout_rx), if self.stdout_rx.is_some() => {
                     self.on_stdout(event)
@@ -615,7 +626,27 @@ impl Instance {
         }
         let info = ending.info;
         self.keep_last_screen().await;
-        let outcome = if let Some(report) = self.report.take() {
+        let shell_report = if self.spec.shell {
+            self.report.take()
+        } else {
+            None
+        };
+        let outcome = if let Some(report) = shell_report {
+            // A plain program that ended before it was reported up: it did
+            // run, so it is reported as ended (status, record and last
+            // screen kept), not as a failed open. Nobody can connect now.
+            self.ended = Some(info.clone());
+            let status = self.status();
+            self.status_tx.send_replace(status.clone());
+            if let Err(e) = write_record(&self.record(status.clone())) {
+                eprintln!("launcher: cannot write the record file: {e}");
+            }
+            report(&LaunchReport::Ready {
+                socket: self.spec.socket.clone(),
+                status: Box::new(status),
+            });
+            RunOutcome::Ended(info.clone())
+        } else if let Some(report) = self.report.take() {
             // Never came up: a failed open, with what the Tick showed.
             tokio::time::sleep(SCREEN_SETTLE).await;
             let screen = self

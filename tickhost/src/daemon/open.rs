@@ -5,7 +5,7 @@
 use super::conn::{log, spawn_reader, LauncherConn};
 use super::lines::{Line, LineReader};
 use super::registry::{Instance, Shared};
-use crate::paths::{default_name, unique_name, validate_name, InstanceKind};
+use crate::paths::{default_name, unique_name, validate_name, InstanceFiles, InstanceKind};
 use crate::wire::{
     ClientError, ClientReply, ErrorKind, LaunchReport, LaunchSpec, LauncherStatus, OpenRequest,
 };
@@ -209,9 +209,20 @@ pub async fn open(shared: &Arc<Shared>, request: OpenRequest) -> ClientReply {
             return open_failed(reason, &screen);
         }
     };
+    if status.ended.is_some() {
+        // A plain program that ended during its start: it ran, and its
+        // status, record and last screen are kept; there is no launcher
+        // left to connect to.
+        return register_ended(shared, id, files, program, status);
+    }
     let (conn, mut reader) = match LauncherConn::connect(&socket, launcher_pid).await {
         Ok(pair) => pair,
         Err(e) => {
+            // The program may have ended just after the report, and its
+            // launcher with it: its final record says so.
+            if let Some(status) = final_record(&files.record, &id) {
+                return register_ended(shared, id, files, program, status);
+            }
             terminate(launcher_pid);
             files.remove_but_log();
             return open_failed(format!("the launcher reported ready, but {e}"), "");
@@ -228,6 +239,44 @@ pub async fn open(shared: &Arc<Shared>, request: OpenRequest) -> ClientReply {
     spawn_reader(shared.clone(), instance.clone(), conn, reader);
     log(&format!("{id}: opened (launcher pid {launcher_pid})"));
     ClientReply::Ok(open_reply(&instance, &instance.status()))
+}
+
+/// The launcher's record at `path` when it says the instance ended.
+fn final_record(path: &std::path::Path, id: &str) -> Option<LauncherStatus> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let record: crate::wire::LauncherRecord = serde_json::from_str(&text).ok()?;
+    let mut status = record.status;
+    status.ended.as_ref()?;
+    status.instance = id.to_string();
+    Some(status)
+}
+
+/// Registers an instance that ended during its start and answers `open`
+/// with its end and its last screen.
+fn register_ended(
+    shared: &Arc<Shared>,
+    id: String,
+    files: InstanceFiles,
+    program: String,
+    status: LauncherStatus,
+) -> ClientReply {
+    let screen = std::fs::read(&files.screen)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<crate::wire::ScreenReply>(&bytes).ok());
+    let instance = Instance::new(id.clone(), files, Some(program), status);
+    shared
+        .registry()
+        .instances
+        .insert(id.clone(), instance.clone());
+    shared.bump();
+    log(&format!("{id}: opened, and ended during its start"));
+    let status = instance.status();
+    let mut reply = open_reply(&instance, &status);
+    reply["ended"] = serde_json::to_value(&status.ended).unwrap_or(Value::Null);
+    if let Some(screen) = screen {
+        reply["screen"] = serde_json::to_value(screen.lines).unwrap_or(Value::Null);
+    }
+    ClientReply::Ok(reply)
 }
 
 /// Asks launcher `pid` (a session leader) to end.
