@@ -63,3 +63,30 @@ fn a_stopped_launcher_fails_only_its_own_requests_and_in_bounded_time() {
         (out.code == 0).then_some(())
     });
 }
+
+#[test]
+fn a_stopped_tickhost_makes_clients_fail_in_bounded_time_not_hang() {
+    let host = Host::new();
+    host.open_counter("c");
+    let daemon = std::fs::read_to_string(host.runtime().join("tickhost.pid"))
+        .ok()
+        .and_then(|t| t.trim().parse::<i32>().ok())
+        .expect("tickhost.pid holds tickhost's pid");
+    // SAFETY: kill sends a signal to the tickhost this test started.
+    assert_eq!(unsafe { libc::kill(daemon, libc::SIGSTOP) }, 0);
+    let out = host
+        .command(&["list"])
+        .env("TICKLOOP_CLIENT_TIMEOUT_MS", "300")
+        .output()
+        .expect("list");
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(daemon, libc::SIGCONT) }, 0);
+    assert!(!out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("did not answer within 0.3 s") && stderr.contains("kill -CONT"),
+        "{stderr}"
+    );
+    // Resumed, it answers again.
+    assert_eq!(host.list().len(), 1);
+}

@@ -21,6 +21,24 @@ use std::time::{Duration, Instant};
 
 /// How long [`Client::connect_or_start`] waits for a new tickhost.
 pub const START_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long tickhost may take to answer hello (a stopped or wedged tickhost
+/// must not hang every client).
+pub const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long one request may wait for its reply: tickhost bounds each of its
+/// own waits on a launcher (75 s for a call, the longest), so this is only
+/// reached when tickhost itself is stopped or wedged.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// `TICKLOOP_CLIENT_TIMEOUT_MS`, when set, replaces both bounds (tests of a
+/// stopped tickhost take milliseconds).
+fn bound(default: Duration) -> Duration {
+    std::env::var("TICKLOOP_CLIENT_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|ms| *ms > 0)
+        .map(Duration::from_millis)
+        .unwrap_or(default)
+}
 
 /// Why talking to tickhost failed.
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +56,8 @@ pub enum ClientError {
     Io(#[from] std::io::Error),
     #[error("tickhost sent something unreadable: {0}")]
     Protocol(String),
+    #[error("tickhost did not answer within {:.1} s (is it stopped? `kill -CONT` it, or kill it and retry)", .0.as_secs_f64())]
+    Timeout(Duration),
     #[error(transparent)]
     Paths(#[from] crate::paths::PathsError),
 }
@@ -78,11 +98,20 @@ impl Client {
         // A daemon that dies while this connects (killed, or exiting after
         // `shutdown`) resets the connection or closes it during hello: that
         // is "not running", so `connect_or_start` starts a new one.
+        let hello_timeout = bound(HELLO_TIMEOUT);
+        client
+            .reader
+            .get_ref()
+            .set_read_timeout(Some(hello_timeout))?;
         let handshake = client
             .send_line(&Hello::new(Role::Client))
             .and_then(|()| client.read_line());
+        client.reader.get_ref().set_read_timeout(None)?;
         let line = match handshake {
             Ok(line) => line,
+            Err(ClientError::Io(source)) if is_timeout(&source) => {
+                return Err(ClientError::Timeout(hello_timeout))
+            }
             Err(ClientError::Io(source)) => return Err(ClientError::NotRunning { socket, source }),
             Err(other) => return Err(other),
         };
@@ -207,17 +236,26 @@ impl Client {
         Ok(id)
     }
 
-    /// Sends `request` and waits for its reply.
+    /// Sends `request` and waits for its reply, at most
+    /// [`REQUEST_TIMEOUT`].
     pub fn request(&mut self, request: ClientRequest) -> Result<ClientReply, ClientError> {
         let id = self.send(request)?;
-        loop {
-            match self.read_message()? {
-                ServerMessage::Reply { id: got, reply } if got == id => return Ok(reply),
+        let timeout = bound(REQUEST_TIMEOUT);
+        self.reader.get_ref().set_read_timeout(Some(timeout))?;
+        let reply = loop {
+            match self.read_message() {
+                Ok(ServerMessage::Reply { id: got, reply }) if got == id => break Ok(reply),
                 // Replies to something else (there is nothing else in flight)
                 // and stray events are skipped.
-                _ => continue,
+                Ok(_) => continue,
+                Err(ClientError::Io(e)) if is_timeout(&e) => {
+                    break Err(ClientError::Timeout(timeout))
+                }
+                Err(e) => break Err(e),
             }
-        }
+        };
+        self.reader.get_ref().set_read_timeout(None)?;
+        reply
     }
 
     /// Starts watching `instances`; read with [`Client::next_watch_item`].
@@ -242,6 +280,14 @@ impl Client {
             }
         }
     }
+}
+
+/// Whether a read failed by its timeout.
+fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
 }
 
 /// The caller's environment, which a Tick opened on its behalf inherits
