@@ -63,3 +63,45 @@ fn tickhost_killed_with_sigkill_is_restarted_and_finds_every_instance_again() {
     assert_eq!(host.read("b")["data"]["value"], 2);
     let _ = (a, b);
 }
+
+/// Issue 10: a stopped launcher cost a restarted tickhost its 5 s hello
+/// before `ready` (every CLI waited), and was then listed as ended for
+/// ever. Now every recorded instance is listed at once, the stopped one as
+/// running but unresponsive, and it is connected when it resumes.
+#[test]
+fn a_stopped_launcher_neither_holds_up_a_restarted_tickhost_nor_ends() {
+    let host = Host::new();
+    host.open_counter("a");
+    host.open_counter("b");
+    let launcher = host.entry("hosted:a").expect("a")["launcher_pid"]
+        .as_i64()
+        .expect("a launcher pid") as i32;
+    // SAFETY: kill(2) on processes this test started.
+    assert_eq!(unsafe { libc::kill(launcher, libc::SIGSTOP) }, 0);
+    let old = host.tickhost_pid().expect("tickhost.pid");
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(old, libc::SIGKILL) }, 0);
+    wait_gone(old, "the killed tickhost");
+
+    let list = host.list();
+    assert_eq!(list.len(), 2, "{list:#?}");
+    for entry in &list {
+        assert_eq!(entry["state"], "running", "{entry}");
+    }
+    let read = host.run(&["read", "hosted:a"]);
+    let err = read.expect_error(1, "unresponsive");
+    assert!(
+        err["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(&format!("kill -CONT {launcher}"))),
+        "{err}"
+    );
+    assert_eq!(host.read("hosted:b")["seq"], 0);
+
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(launcher, libc::SIGCONT) }, 0);
+    wait_for("the resumed launcher to be connected", || {
+        (host.run(&["read", "hosted:a"]).code == 0).then_some(())
+    });
+    assert_eq!(host.entry("hosted:a").expect("a")["state"], "running");
+}

@@ -97,7 +97,16 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
             .and_then(|()| writeln!(pid_file, "{}", std::process::id()))
             .map_err(io("cannot write tickhost.pid"))?;
 
-        discover::scan(&shared).await;
+        // Every recorded instance is listed before `ready`; launchers are
+        // connected concurrently, and those that answer within
+        // ADOPT_BEFORE_READY (all healthy ones) are current when the first
+        // client asks. A stopped launcher is connected in the background.
+        discover::register_recorded(&shared);
+        let scan = tokio::spawn({
+            let shared = shared.clone();
+            async move { discover::scan(&shared).await }
+        });
+        let _ = tokio::time::timeout(ADOPT_BEFORE_READY, scan).await;
         let _watcher = match discover::watch_launchers(shared.clone()) {
             Ok(watcher) => Some(watcher),
             Err(e) => {
@@ -168,6 +177,9 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
 
 /// How long a starting daemon waits for the lock of one that is exiting.
 const LOCK_WAIT: Duration = Duration::from_secs(5);
+/// How long tickhost waits, before it says `ready`, for recorded launchers
+/// to answer (a healthy one answers in milliseconds).
+const ADOPT_BEFORE_READY: Duration = Duration::from_millis(500);
 
 /// Opens and locks `tickhost.pid`. A daemon still exiting (after
 /// `shutdown`) holds it briefly, so this waits up to [`LOCK_WAIT`]; a lock

@@ -49,62 +49,131 @@ fn records(dir: &Path) -> Vec<PathBuf> {
     paths
 }
 
+/// How often a recorded launcher that lives but does not answer (stopped,
+/// wedged) is tried again.
+const RETRY_EVERY: Duration = Duration::from_secs(2);
+
+fn read_record(path: &Path) -> Option<LauncherRecord> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let record = serde_json::from_str::<LauncherRecord>(&text).ok()?;
+    parse_id(&record.instance)?;
+    Some(record)
+}
+
+/// Registers the instance of every record in `l/` that is not known yet,
+/// with its recorded status (an instance whose launcher process is gone is
+/// ended), so that `list` is whole from the first client on, even while a
+/// launcher that does not answer is still being connected by [`scan`].
+pub fn register_recorded(shared: &Arc<Shared>) {
+    for path in records(&shared.dir.launchers_dir()) {
+        let Some(record) = read_record(&path) else {
+            continue;
+        };
+        register(shared, &path, &record);
+    }
+}
+
+/// The instance of `record`, registered now if it was not known.
+fn register(shared: &Arc<Shared>, path: &Path, record: &LauncherRecord) -> Arc<Instance> {
+    let id = record.instance.clone();
+    let mut registry = shared.registry();
+    if let Some(known) = registry.instances.get(&id) {
+        return known.clone();
+    }
+    let mut status = record.status.clone();
+    status.instance = id.clone();
+    if status.ended.is_none() && !process_alive(record.launcher_pid) {
+        status.ended = Some(end_info(
+            "launcher_lost",
+            format!("the launcher (pid {}) went away", record.launcher_pid),
+        ));
+    }
+    let instance = Instance::new(id.clone(), InstanceFiles::from_record(path), None, status);
+    registry.instances.insert(id, instance.clone());
+    instance
+}
+
 async fn adopt(shared: &Arc<Shared>, path: &Path) {
-    let Ok(text) = tokio::fs::read_to_string(path).await else {
-        return;
-    };
-    let Ok(record) = serde_json::from_str::<LauncherRecord>(&text) else {
+    let Some(record) = read_record(path) else {
         return;
     };
     let id = record.instance.clone();
-    if parse_id(&id).is_none() {
+    if shared.registry().reserved.contains(&id) {
+        // Being connected already (a retry in progress).
         return;
     }
-    {
-        let mut registry = shared.registry();
-        if registry.is_taken(&id) {
-            return;
-        }
-        registry.reserved.insert(id.clone());
+    let instance = register(shared, path, &record);
+    if instance.conn().is_some() {
+        return;
     }
-    let files = InstanceFiles::from_record(path);
-    let mut status = record.status.clone();
-    status.instance = id.clone();
-    let mut connection = None;
-    if status.ended.is_none() {
-        match connect(&record).await {
-            Ok((conn, mut reader)) => {
-                if let Some(current) = LauncherConn::first_status(&mut reader).await {
-                    status = current;
-                    status.instance = id.clone();
+    if instance.ended().is_some() {
+        shared.bump();
+        return;
+    }
+    shared.registry().reserved.insert(id.clone());
+    let shared = shared.clone();
+    let connected = connect_recorded(&shared, &instance, &record).await;
+    if !connected {
+        // Alive but not answering: keep trying in the background while
+        // its process lives; requests meanwhile are refused as
+        // unresponsive.
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(RETRY_EVERY).await;
+                if instance.ended().is_some() || instance.conn().is_some() {
+                    break;
                 }
-                connection = Some((conn, reader));
+                if connect_recorded(&shared, &instance, &record).await {
+                    break;
+                }
             }
-            Err(e) => {
-                status.ended = Some(end_info(
-                    "launcher_lost",
-                    format!("the launcher (pid {}) went away: {e}", record.launcher_pid),
-                ));
+            shared.registry().reserved.remove(&instance.id);
+        });
+        return;
+    }
+    shared.registry().reserved.remove(&id);
+}
+
+/// Connects `instance` to its recorded launcher; `false` when the launcher
+/// lives but did not answer (try again later). A launcher that is gone
+/// makes the instance ended.
+async fn connect_recorded(
+    shared: &Arc<Shared>,
+    instance: &Arc<Instance>,
+    record: &LauncherRecord,
+) -> bool {
+    let id = &instance.id;
+    match connect(record).await {
+        Ok((conn, mut reader)) => {
+            if let Some(mut current) = LauncherConn::first_status(&mut reader).await {
+                current.instance = id.clone();
+                instance.set_status(current);
             }
-        }
-    }
-    let instance = Instance::new(id.clone(), files, None, status);
-    {
-        let mut registry = shared.registry();
-        registry.reserved.remove(&id);
-        registry.instances.insert(id.clone(), instance.clone());
-    }
-    match connection {
-        Some((conn, reader)) => {
             log(&format!(
                 "{id}: found its launcher (pid {}) again",
                 record.launcher_pid
             ));
-            spawn_reader(shared.clone(), instance, conn, reader);
-        }
-        None => {
-            log(&format!("{id}: found ended"));
+            spawn_reader(shared.clone(), instance.clone(), conn, reader);
             shared.bump();
+            true
+        }
+        Err(e) if process_alive(record.launcher_pid) => {
+            log(&format!(
+                "{id}: its launcher (pid {}) lives but does not answer ({e}); trying again every {} s",
+                record.launcher_pid,
+                RETRY_EVERY.as_secs()
+            ));
+            false
+        }
+        Err(e) => {
+            if instance.mark_ended(end_info(
+                "launcher_lost",
+                format!("the launcher (pid {}) went away: {e}", record.launcher_pid),
+            )) {
+                log(&format!("{id}: found ended"));
+            }
+            shared.bump();
+            true
         }
     }
 }

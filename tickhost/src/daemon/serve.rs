@@ -247,10 +247,19 @@ async fn forward(
         );
     }
     let Some(conn) = instance.conn() else {
-        let end = instance
-            .ended()
-            .unwrap_or_else(|| end_info("launcher_lost", "its launcher is not connected".into()));
-        return ClientReply::Error(instance.ended_error(&end));
+        if let Some(end) = instance.ended() {
+            return ClientReply::Error(instance.ended_error(&end));
+        }
+        // Recorded, but its launcher has not answered since tickhost started
+        // (it is tried again in the background).
+        let pid = instance.status().launcher_pid;
+        return error(
+            ErrorKind::Unresponsive,
+            format!(
+                "{}: its launcher (pid {pid}) has not answered since tickhost started; if it is stopped, `kill -CONT {pid}` resumes it (tickhost connects by itself), or `kill {pid}` ends it",
+                instance.id
+            ),
+        );
     };
     let is_call = matches!(request, LauncherRequest::Call { .. });
     let reply = conn.request(request).await;
