@@ -1390,7 +1390,10 @@ impl ServerHandler for Bridge {
             // An end notice is kept until a new instance takes the id; if
             // one runs now, its state is the resource's.
             Some(ended) if ended.get("ended").is_some() => {
-                if self.running(&id).await {
+                // Asked afresh: the catalog may still hold the ended instance.
+                self.refresh(false).await;
+                let running = self.state().catalog.contains_key(&id);
+                if running {
                     self.current_delivery(&id).await.unwrap_or(ended)
                 } else {
                     ended
