@@ -605,27 +605,8 @@ impl Bridge {
 
     /// TickDescribe's `mcp_tools`: how each tool of `id` is offered over MCP.
     fn mcp_tools_of(&self, id: &str) -> Value {
-        let state = self.state();
-        let entries: Vec<Value> = plan(&state.catalog)
-            .into_iter()
-            .filter(|p| p.instance == id)
-            .map(|p| {
-                let mut entry = json!({"tool": p.tool, "offered": p.offer.kind()});
-                match &p.offer {
-                    Offer::AsIs(_) => entry["name"] = json!(p.name),
-                    Offer::Wrapped(_, why) => {
-                        entry["name"] = json!(p.name);
-                        entry["why"] = json!(why);
-                    }
-                    Offer::LeftOut(why) => {
-                        entry["why"] = json!(why);
-                        entry["reach_with"] = json!(CALL);
-                    }
-                }
-                entry
-            })
-            .collect();
-        Value::Array(entries)
+        let planned = plan(&self.state().catalog);
+        mcp_tools_json(planned.into_iter().filter(|p| p.instance == id))
     }
 
     async fn manage(&self, args: Value) -> CallToolResult {
@@ -789,9 +770,25 @@ impl Bridge {
             .await
         {
             Ok(mut descriptor) => {
-                let id = self.learn(&instance, &descriptor);
-                if let (Some(id), Value::Object(map)) = (id, &mut descriptor) {
-                    map.insert("mcp_tools".into(), self.mcp_tools_of(&id));
+                let mcp_tools = match self.learn(&instance, &descriptor) {
+                    Some(id) => self.mcp_tools_of(&id),
+                    // Not polled yet: its tools as they will be offered.
+                    None => {
+                        let id = if instance.contains(':') {
+                            instance.clone()
+                        } else {
+                            format!("hosted:{instance}")
+                        };
+                        let alone: BTreeMap<String, Instance> =
+                            Instance::from_descriptor(&id, &descriptor, None)
+                                .map(|i| (id.clone(), i))
+                                .into_iter()
+                                .collect();
+                        mcp_tools_json(plan(&alone).into_iter().filter(|p| p.instance == id))
+                    }
+                };
+                if let Value::Object(map) = &mut descriptor {
+                    map.insert("mcp_tools".into(), mcp_tools);
                 }
                 outcome::ok_value(descriptor)
             }
@@ -1134,6 +1131,29 @@ impl Bridge {
     }
 }
 
+/// TickDescribe's `mcp_tools` entries: each tool's MCP name, how it is
+/// offered and why.
+fn mcp_tools_json(planned: impl Iterator<Item = Planned>) -> Value {
+    let entries: Vec<Value> = planned
+        .map(|p| {
+            let mut entry = json!({"tool": p.tool, "offered": p.offer.kind()});
+            match &p.offer {
+                Offer::AsIs(_) => entry["name"] = json!(p.name),
+                Offer::Wrapped(_, why) => {
+                    entry["name"] = json!(p.name);
+                    entry["why"] = json!(why);
+                }
+                Offer::LeftOut(why) => {
+                    entry["why"] = json!(why);
+                    entry["reach_with"] = json!(CALL);
+                }
+            }
+            entry
+        })
+        .collect();
+    Value::Array(entries)
+}
+
 /// A wrapped tool's arguments: `{"args": {...}}` → `{...}`.
 fn unwrap_args(args: Value) -> Result<Value, String> {
     let wrapped = schema::WRAPPED_ARG;
@@ -1442,5 +1462,67 @@ impl ServerHandler for Bridge {
         }
         state.latest.remove(&id);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bridge(interval_ms: u64) -> Bridge {
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        Bridge::new(
+            Options {
+                runtime_dir: PathBuf::from("/nonexistent"),
+                exe: PathBuf::from("/nonexistent"),
+                interval: Duration::from_millis(interval_ms),
+                cwd: PathBuf::from("/"),
+            },
+            tx,
+        )
+    }
+
+    fn make_idle(b: &Bridge) {
+        let past = Instant::now()
+            .checked_sub(IDLE_AFTER + Duration::from_secs(1))
+            .expect("the clock is past IDLE_AFTER");
+        *b.inner.last_request.lock().expect("lock") = past;
+    }
+
+    #[test]
+    fn interval_zero_is_raised_to_the_floor_and_an_idle_poller_slows_down() {
+        let b = bridge(0);
+        assert_eq!(b.interval(), MIN_INTERVAL);
+        assert_eq!(b.interval_ms(), 100);
+        assert_eq!(b.poll_period(), MIN_INTERVAL);
+        make_idle(&b);
+        assert_eq!(b.poll_period(), IDLE_POLL);
+        b.active();
+        assert_eq!(b.poll_period(), MIN_INTERVAL);
+        // A long interval is kept, idle or not.
+        let slow = bridge(5000);
+        make_idle(&slow);
+        assert_eq!(slow.poll_period(), Duration::from_secs(5));
+    }
+
+    #[test]
+    fn wrapped_arguments_are_unwrapped_or_refused_saying_how() {
+        assert_eq!(unwrap_args(json!({"args": {"a": 1}})), Ok(json!({"a": 1})));
+        for bad in [
+            json!({"a": 1}),
+            json!({"args": 5}),
+            json!({"args": {}, "x": 1}),
+        ] {
+            let why = unwrap_args(bad.clone()).expect_err("refused");
+            assert!(why.contains("args"), "{bad}: {why}");
+        }
+    }
+
+    #[test]
+    fn bad_params_of_known_methods_say_what_is_expected() {
+        let why = bad_params("tools/call", Some(json!({"arguments": []}))).expect("known");
+        assert!(why.contains("expected"), "{why}");
+        assert!(bad_params("resources/read", None).is_some());
+        assert_eq!(bad_params("foo/bar", None), None);
     }
 }
