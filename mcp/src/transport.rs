@@ -168,7 +168,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
             }
             Line::Whole(line) => match sort(&line) {
                 Sorted::Message(message) => {
-                    if tx.send(message).await.is_err() {
+                    if tx.send(*message).await.is_err() {
                         return;
                     }
                     None
@@ -187,7 +187,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
 
 /// What to do with one whole line.
 enum Sorted {
-    Message(RxJsonRpcMessage<RoleServer>),
+    Message(Box<RxJsonRpcMessage<RoleServer>>),
     Reply(Vec<u8>),
     Ignore,
 }
@@ -228,7 +228,7 @@ fn sort(line: &[u8]) -> Sorted {
     };
     let is_notification = id.is_none() && map.contains_key("method");
     match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value.clone()) {
-        Ok(message) => Sorted::Message(message),
+        Ok(message) => Sorted::Message(Box::new(message)),
         // rmcp ignores notifications it cannot read; no reply is allowed.
         Err(_) if is_notification => Sorted::Ignore,
         Err(e) => {
