@@ -130,7 +130,7 @@ enum Command {
     Launcher,
     /// Serve the agent tools over MCP on stdin/stdout (README: "Tickloop for MCP-capable agents").
     Mcp {
-        /// Milliseconds between deliveries (state notifications, instance polling).
+        /// Milliseconds between deliveries (state notifications, instance polling); at least 100.
         #[arg(long, default_value_t = 1000)]
         interval: u64,
     },
@@ -183,7 +183,8 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
         Command::Herdr(command) => herdr_cli::run(command, view_herdr::Ctx { runtime, exe }, json),
         Command::Mcp { interval } => {
             let cwd = std::env::current_dir().context("cannot read the current directory")?;
-            let interval = std::time::Duration::from_millis(interval.max(1));
+            // tickloop_mcp raises it to its floor (MIN_INTERVAL).
+            let interval = std::time::Duration::from_millis(interval);
             let options = tickloop_mcp::Options {
                 runtime_dir: runtime,
                 exe,

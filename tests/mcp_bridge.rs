@@ -2,16 +2,22 @@
 //! tool annotations from `mutates`, per-instance and generic calls with their
 //! outcomes, stale revisions refused after `list_changed`, state resources
 //! with `resources/updated`, and an unknown outcome when the Tick dies
-//! mid-call. Each test has its own tickhost (runtime directory) and Ticks.
+//! mid-call. Issue 14's defects, one test each: input schemas strict hosts
+//! accept (1), a state resource that follows its id across close, forget and
+//! reopen (2), tool names that do not move between Ticks (3), JSON-RPC error
+//! replies, spoken raw on the server's stdin/stdout (4), `--interval 0`
+//! raised to a floor that subscriptions work with (5), and result text that
+//! is the same JSON as `structuredContent` (6). Each test has its own tickhost
+//! (runtime directory) and Ticks.
 
 mod common;
 
 use common::{tick, tickloop_bin, Host, MARK_VAR};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ContentBlock, ReadResourceRequestParams,
+    CallToolRequestParams, CallToolResult, ContentBlock, ErrorData, ReadResourceRequestParams,
     ResourceContents, ResourceUpdatedNotificationParam, SubscribeRequestParams, Tool,
 };
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::service::{NotificationContext, RunningService, ServiceError};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{json, Value};
@@ -63,9 +69,14 @@ fn packages_dir() -> String {
 
 impl Mcp {
     async fn start(host: &Host) -> Mcp {
+        Mcp::start_with(host, "200").await
+    }
+
+    /// `tickloop mcp --interval INTERVAL`.
+    async fn start_with(host: &Host, interval: &str) -> Mcp {
         let mut command = tokio::process::Command::new(tickloop_bin());
         command
-            .args(["mcp", "--interval", "200"])
+            .args(["mcp", "--interval", interval])
             .env("TICKLOOP_RUNTIME_DIR", host.runtime())
             .env(MARK_VAR, host.runtime())
             .env("TICKLOOP_PACKAGES_PATH", packages_dir())
@@ -102,6 +113,36 @@ impl Mcp {
             .await
             .unwrap_or_else(|e| panic!("tools/call {name}: {e}"));
         (text(&result), result)
+    }
+
+    /// Calls `name`, expecting a JSON-RPC error rather than a result.
+    async fn call_error(&self, name: &str, args: Value) -> ErrorData {
+        let Value::Object(map) = args else {
+            panic!("args must be an object")
+        };
+        match self
+            .client
+            .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(map))
+            .await
+        {
+            Err(ServiceError::McpError(e)) => e,
+            other => panic!("tools/call {name}: expected a JSON-RPC error, got {other:?}"),
+        }
+    }
+
+    /// The text of `uri`'s contents, parsed.
+    async fn read_json(&self, uri: &str) -> Value {
+        let read = self
+            .client
+            .read_resource(ReadResourceRequestParams::new(uri))
+            .await
+            .unwrap_or_else(|e| panic!("resources/read {uri}: {e}"));
+        match read.contents.first() {
+            Some(ResourceContents::TextResourceContents { text, .. }) => {
+                serde_json::from_str(text).expect("JSON contents")
+            }
+            other => panic!("no text contents: {other:?}"),
+        }
     }
 
     /// Forgets the notifications received so far.
@@ -210,8 +251,8 @@ async fn initialize_list_tools_with_annotations_and_call_query_and_mutating_tool
     assert_eq!(result.is_error, Some(true));
 
     // The generic tools.
-    let (text, _) = mcp.call("TickRead", json!({"instance": "counter"})).await;
-    assert!(text.contains("\"value\": 2"), "{text}");
+    let (_, result) = mcp.call("TickRead", json!({"instance": "counter"})).await;
+    assert_eq!(structured(&result)["data"]["value"], 2, "{result:?}");
     let (_, result) = mcp
         .call("TickDescribe", json!({"instance": "hosted:counter"}))
         .await;
@@ -357,9 +398,14 @@ async fn manage_opens_and_closes_with_list_changed_and_uses_the_terminal() {
         .await;
     assert_eq!(result.is_error, Some(false), "{text}");
     mcp.expect(Event::ToolsChanged).await;
-    assert!(!mcp.tools().await.iter().any(|t| t.name.starts_with("c2__")));
+    // Still in the client's last listing: refused, not executed.
     let (text, _) = mcp.call("c2__increment", json!({"amount": 1})).await;
     assert!(text.starts_with("NOT EXECUTED"), "{text}");
+    // Listed again, it is an unknown tool: a protocol error (-32602).
+    assert!(!mcp.tools().await.iter().any(|t| t.name.starts_with("c2__")));
+    let error = mcp.call_error("c2__increment", json!({"amount": 1})).await;
+    assert_eq!(error.code.0, -32602, "{error:?}");
+    assert!(error.message.contains("list"), "{error:?}");
 
     // Missing fields are refused plainly.
     let (text, result) = mcp.call("TickManage", json!({"action": "open"})).await;
@@ -440,4 +486,480 @@ async fn a_tick_dying_mid_call_is_an_unknown_outcome() {
     assert_eq!(structured(&result)["outcome"], "unknown");
     host.wait_ended("hosted:bad");
     mcp.stop().await;
+}
+
+/// The JSON text block of a result: the last text block, which must be the
+/// same JSON as `structuredContent`.
+fn json_block(result: &CallToolResult) -> Value {
+    let last = result
+        .content
+        .iter()
+        .rev()
+        .find_map(|c| match c {
+            ContentBlock::Text(t) => Some(t.text.clone()),
+            _ => None,
+        })
+        .expect("a text block");
+    serde_json::from_str(&last)
+        .unwrap_or_else(|e| panic!("the last text block is not JSON ({e}): {last}"))
+}
+
+/// What every strict host demands of a tool's `inputSchema`.
+fn assert_strict(tool: &Tool) {
+    let schema = &tool.input_schema;
+    assert_eq!(
+        schema.get("type"),
+        Some(&json!("object")),
+        "{}: inputSchema type is not \"object\": {schema:?}",
+        tool.name
+    );
+    for key in ["oneOf", "anyOf", "allOf", "not", "enum"] {
+        assert!(
+            !schema.contains_key(key),
+            "{}: {key} at the top of its inputSchema",
+            tool.name
+        );
+    }
+}
+
+/// Defect 1: a Tick's schemas cannot break the tool list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_listed_input_schema_is_a_strict_object_schema_whatever_the_tick_declares() {
+    let host = Host::new();
+    host.open("schemas", &tick("schemas.py"), &[]);
+    host.open_counter("counter");
+    let mcp = Mcp::start(&host).await;
+    let tools = mcp.tools().await;
+    for t in &tools {
+        assert_strict(t);
+    }
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    // As is, narrowed to "object", wrapped; `shout` ({"type":"string"}) left out.
+    for name in [
+        "schemas__echo",
+        "schemas__maybe",
+        "schemas__pick",
+        "counter__increment",
+    ] {
+        assert!(names.contains(&name), "{name} missing from {names:?}");
+    }
+    assert!(!names.iter().any(|n| n.contains("shout")), "{names:?}");
+    let pick = mcp.tool("schemas__pick").await;
+    assert_eq!(pick.input_schema["required"], json!(["args"]));
+    assert!(pick.input_schema["properties"]["args"]["oneOf"].is_array());
+    assert!(
+        pick.description
+            .as_deref()
+            .is_some_and(|d| d.contains("under `args`")),
+        "{pick:?}"
+    );
+
+    // A wrapped tool: the args go under `args` and reach the Tick unwrapped.
+    let (text, result) = mcp.call("schemas__pick", json!({"args": {"a": 7}})).await;
+    assert!(text.starts_with("RESULT"), "{text}");
+    assert_eq!(structured(&result)["result"]["args"], json!({"a": 7}));
+    let (text, _) = mcp.call("schemas__pick", json!({"a": 7})).await;
+    assert!(text.starts_with("NOT EXECUTED"), "{text}");
+    assert!(text.contains("under `args`"), "{text}");
+    let (text, result) = mcp.call("schemas__maybe", json!({"n": 1})).await;
+    assert!(text.starts_with("RESULT"), "{text}");
+    assert_eq!(structured(&result)["result"]["args"], json!({"n": 1}));
+
+    // TickDescribe says how each tool is offered, and why.
+    let (_, result) = mcp
+        .call("TickDescribe", json!({"instance": "schemas"}))
+        .await;
+    let offered = structured(&result)["mcp_tools"].clone();
+    let entry = |tool: &str| {
+        offered
+            .as_array()
+            .and_then(|a| a.iter().find(|e| e["tool"] == tool))
+            .cloned()
+            .unwrap_or_else(|| panic!("no {tool} in {offered}"))
+    };
+    assert_eq!(entry("echo")["offered"], "as_is");
+    assert_eq!(entry("echo")["name"], "schemas__echo");
+    assert_eq!(entry("pick")["offered"], "wrapped");
+    assert_eq!(entry("shout")["offered"], "left_out");
+    assert_eq!(entry("shout")["reach_with"], "TickCall");
+    assert!(
+        entry("shout")["why"]
+            .as_str()
+            .is_some_and(|w| w.contains("\"string\"")),
+        "{offered}"
+    );
+    // TickCall still reaches a left-out tool (whose schema the host then
+    // holds every object args against: not executed).
+    let (text, result) = mcp
+        .call(
+            "TickCall",
+            json!({"instance": "schemas", "tool": "shout", "args": {}, "revision": "1"}),
+        )
+        .await;
+    assert!(text.starts_with("NOT EXECUTED"), "{text}");
+    assert!(text.contains("input_schema"), "{text}");
+    assert_eq!(structured(&result)["outcome"], "not_executed");
+    let (text, _) = mcp
+        .call(
+            "TickCall",
+            json!({"instance": "schemas", "tool": "pick", "args": {"b": "x"}, "revision": "1"}),
+        )
+        .await;
+    assert!(text.starts_with("RESULT"), "{text}");
+    mcp.stop().await;
+}
+
+/// Defect 2: the resource of an id follows it to the next instance.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscribed_state_resource_follows_its_id_across_close_forget_and_reopen() {
+    let host = Host::new();
+    host.open_counter("counter");
+    let mut mcp = Mcp::start(&host).await;
+    let uri = "tick://counter/state";
+    #[allow(deprecated)]
+    mcp.client
+        .subscribe(SubscribeRequestParams::new(uri))
+        .await
+        .expect("resources/subscribe");
+    mcp.tools().await;
+    mcp.drain();
+    mcp.call("counter__increment", json!({"amount": 4})).await;
+    mcp.expect(Event::Updated(uri.to_string())).await;
+    assert_eq!(mcp.read_json(uri).await["data"]["value"], 4);
+
+    // Closed: subscribers hear of it, and the resource says so.
+    mcp.drain();
+    host.ok(&["close", "counter"]);
+    mcp.expect(Event::Updated(uri.to_string())).await;
+    let ended = mcp.read_json(uri).await;
+    assert!(ended.get("ended").is_some(), "{ended}");
+
+    // Forgotten and opened again under the same id: subscribers hear of the
+    // new instance, and the resource is its state, not the old end.
+    host.ok(&["close", "counter"]);
+    mcp.drain();
+    host.open_counter("counter");
+    mcp.expect(Event::Updated(uri.to_string())).await;
+    let fresh = mcp.read_json(uri).await;
+    assert!(fresh.get("ended").is_none(), "still the old end: {fresh}");
+    assert_eq!(fresh["data"]["value"], 0, "{fresh}");
+
+    // And the new instance's changes are announced.
+    mcp.tools().await;
+    mcp.drain();
+    mcp.call("counter__increment", json!({"amount": 2})).await;
+    mcp.expect(Event::Updated(uri.to_string())).await;
+    assert_eq!(mcp.read_json(uri).await["data"]["value"], 2);
+    mcp.stop().await;
+}
+
+/// Defect 3: a tool's name depends only on its own instance and tool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_names_do_not_move_when_another_tick_opens() {
+    let host = Host::new();
+    host.open_counter("a_b");
+    let mut mcp = Mcp::start(&host).await;
+    let before: Vec<String> = mcp
+        .tools()
+        .await
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(before.contains(&"a_b__increment".to_string()), "{before:?}");
+    mcp.drain();
+
+    host.open_counter("a.b");
+    mcp.expect(Event::ToolsChanged).await;
+    let tools = mcp.tools().await;
+    let after: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    for name in &before {
+        assert!(after.contains(name), "{name} moved: {after:?}");
+    }
+    // `a.b` is lossy in MCP's alphabet: its names carry a hash, never `a_b__...`.
+    let dotted: Vec<&Tool> = tools
+        .iter()
+        .filter(|t| {
+            t.title
+                .as_deref()
+                .is_some_and(|x| x.starts_with("hosted:a.b:"))
+        })
+        .collect();
+    assert!(!dotted.is_empty(), "{after:?}");
+    for t in &dotted {
+        assert!(!before.contains(&t.name.to_string()), "{} reused", t.name);
+        assert!(t.name.len() + "mcp__tickloop__".len() <= 64, "{}", t.name);
+    }
+    // `a_b__increment` still reaches `a_b`.
+    mcp.call("a_b__increment", json!({"amount": 3})).await;
+    host.wait_value("a_b", 3);
+    assert_eq!(host.read("a.b")["data"]["value"], 0);
+    mcp.stop().await;
+}
+
+/// Defect 5: `--interval 0` is raised to a floor tickhost's watches accept,
+/// so subscriptions still deliver (they were refused under 10 ms).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interval_zero_is_raised_to_a_floor_that_subscriptions_work_with() {
+    let host = Host::new();
+    host.open_counter("counter");
+    let mut mcp = Mcp::start_with(&host, "0").await;
+    let resources = mcp
+        .client
+        .list_all_resources()
+        .await
+        .expect("resources/list");
+    let described = resources
+        .iter()
+        .find(|r| r.uri == "tick://counter/state")
+        .and_then(|r| r.description.clone())
+        .unwrap_or_default();
+    assert!(described.contains("every 100 ms"), "{described}");
+    let uri = "tick://counter/state";
+    #[allow(deprecated)]
+    mcp.client
+        .subscribe(SubscribeRequestParams::new(uri))
+        .await
+        .expect("resources/subscribe");
+    mcp.tools().await;
+    mcp.drain();
+    mcp.call("counter__increment", json!({"amount": 1})).await;
+    mcp.expect(Event::Updated(uri.to_string())).await;
+    mcp.stop().await;
+}
+
+/// Defect 6: a result's text is the same JSON as its structured content
+/// (after a summary that says it is one), and the screen's text is marked as
+/// a summary.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn result_text_is_the_same_json_as_structured_content() {
+    let host = Host::new();
+    host.open_counter("counter");
+    let mcp = Mcp::start(&host).await;
+    mcp.tools().await;
+    let calls = [
+        ("counter__increment", json!({"amount": 1})),
+        ("counter__increment", json!({"amount": "x"})),
+        (
+            "TickCall",
+            json!({"instance": "counter", "tool": "fail", "args": {}, "revision": "1"}),
+        ),
+        ("TickManage", json!({"action": "list"})),
+        ("TickManage", json!({"action": "nope"})),
+        ("TickRead", json!({"instance": "counter"})),
+        ("TickDescribe", json!({"instance": "counter"})),
+    ];
+    for (name, args) in calls {
+        let (first, result) = mcp.call(name, args.clone()).await;
+        let structured = structured(&result);
+        assert_eq!(json_block(&result), structured, "{name} {args}");
+        if result.content.len() > 1 {
+            assert!(
+                first.contains("summary") || first.starts_with("ERROR"),
+                "{first}"
+            );
+        }
+    }
+    let (_, result) = mcp
+        .call(
+            "TickCall",
+            json!({"instance": "counter", "tool": "history", "args": {}, "revision": "1"}),
+        )
+        .await;
+    assert_eq!(json_block(&result)["outcome"], "result");
+    let (_, result) = mcp.call("TickManage", json!({"action": "list"})).await;
+    assert!(json_block(&result)["value"].is_array());
+
+    let (text, result) = mcp
+        .call(
+            "TickManage",
+            json!({"action": "screen", "instance": "counter"}),
+        )
+        .await;
+    assert_eq!(result.content.len(), 1);
+    assert!(text.contains("a summary"), "{text}");
+    assert!(
+        structured(&result)["rows"].is_array() || structured(&result)["lines"].is_array(),
+        "{result:?}"
+    );
+    mcp.stop().await;
+}
+
+/// `tickloop mcp` spoken to raw, line by line, for the error replies no
+/// well-behaved client would provoke.
+struct Raw {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    replies: std::sync::mpsc::Receiver<Value>,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Raw {
+    fn start(host: &Host) -> Raw {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(tickloop_bin())
+            .args(["mcp", "--interval", "200"])
+            .env("TICKLOOP_RUNTIME_DIR", host.runtime())
+            .env(MARK_VAR, host.runtime())
+            .current_dir(host.scratch())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start tickloop mcp");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let stderr_pipe = child.stderr.take().expect("stderr");
+        let (tx, replies) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let value: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let sink = stderr.clone();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr_pipe).lines() {
+                let Ok(line) = line else { break };
+                if let Ok(mut s) = sink.lock() {
+                    s.push_str(&line);
+                    s.push('\n');
+                }
+            }
+        });
+        let mut raw = Raw {
+            child,
+            stdin,
+            replies,
+            stderr,
+        };
+        raw.send(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw-test", "version": "0"}}}),
+        );
+        let init = raw.reply(&json!(1));
+        assert!(init["result"]["serverInfo"].is_object(), "{init}");
+        raw.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        raw
+    }
+
+    fn send_line(&mut self, line: &[u8]) {
+        use std::io::Write;
+        self.stdin.write_all(line).expect("write to tickloop mcp");
+        self.stdin.write_all(b"\n").expect("write to tickloop mcp");
+        self.stdin.flush().expect("flush");
+    }
+
+    fn send(&mut self, message: &Value) {
+        self.send_line(message.to_string().as_bytes());
+    }
+
+    /// The next reply whose id is `id` (others are dropped).
+    fn reply(&mut self, id: &Value) -> Value {
+        loop {
+            match self.replies.recv_timeout(EVENT_WAIT) {
+                Ok(reply) if &reply["id"] == id && reply.get("method").is_none() => return reply,
+                Ok(_) => continue,
+                Err(e) => panic!("no reply with id {id}: {e}; stderr: {}", self.stderr()),
+            }
+        }
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Sends a request and returns its error's code and message.
+    fn error_of(&mut self, id: i64, method: &str, params: Value) -> (i64, String) {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let reply = self.reply(&json!(id));
+        let code = reply["error"]["code"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("{method} {params}: no error: {reply}"));
+        (
+            code,
+            reply["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+        )
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Defect 4: JSON-RPC errors as JSON-RPC 2.0 and the MCP spec say.
+#[test]
+fn malformed_requests_get_the_json_rpc_errors_the_specs_name() {
+    let host = Host::new();
+    let mut raw = Raw::start(&host);
+
+    // Malformed params of known methods: -32602 Invalid params, saying what is expected.
+    let cases = [
+        ("tools/call", json!({})),
+        ("tools/call", json!({"name": "TickRead", "arguments": [1]})),
+        (
+            "tools/call",
+            json!({"name": "TickRead", "arguments": "instance=x"}),
+        ),
+        ("resources/read", json!({})),
+        ("resources/subscribe", json!({"uri": 5})),
+        ("resources/unsubscribe", json!({"url": "tick://x/state"})),
+    ];
+    for (i, (method, params)) in cases.iter().enumerate() {
+        let (code, message) = raw.error_of(10 + i as i64, method, params.clone());
+        assert_eq!(code, -32602, "{method} {params}: {message}");
+        assert!(message.contains("expected"), "{method}: {message}");
+    }
+    // An unknown tool: a protocol error, -32602.
+    let (code, message) = raw.error_of(
+        20,
+        "tools/call",
+        json!({"name": "nope__x", "arguments": {}}),
+    );
+    assert_eq!(code, -32602, "{message}");
+    // An unknown method is still -32601.
+    let (code, _) = raw.error_of(21, "foo/bar", json!({}));
+    assert_eq!(code, -32601);
+
+    // Not JSON: -32700 with a null id.
+    raw.send_line(br#"{"jsonrpc":"2.0","id":22,"method":"#);
+    let reply = raw.reply(&Value::Null);
+    assert_eq!(reply["error"]["code"], -32700, "{reply}");
+    assert!(
+        reply.as_object().is_some_and(|m| m.contains_key("id")),
+        "{reply}"
+    );
+
+    // A line over 16 MiB: an error reply with its id, and a line on stderr.
+    let big = "x".repeat(16 * 1024 * 1024 + 10);
+    let line = json!({"jsonrpc": "2.0", "id": 23, "method": "tools/call",
+        "params": {"name": "TickRead", "arguments": {"instance": big}}});
+    raw.send(&line);
+    let reply = raw.reply(&json!(23));
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("16 MiB")),
+        "{reply}"
+    );
+    common::wait_for("the oversized line's note on stderr", || {
+        raw.stderr().contains("16 MiB").then_some(())
+    });
+
+    // The session goes on.
+    raw.send(&json!({"jsonrpc": "2.0", "id": 24, "method": "ping"}));
+    let pong = raw.reply(&json!(24));
+    assert!(pong["result"].is_object(), "{pong}");
 }

@@ -1,18 +1,36 @@
 //! `tickloop mcp` driven by another MCP client: the MCP Inspector's CLI mode
-//! (`npx -y @modelcontextprotocol/inspector --cli ...`), when Node is here.
+//! (`npx -y @modelcontextprotocol/inspector@VERSION --cli ...`), when Node is
+//! here; `.ci/run` fetches it into npm's cache beforehand. Every listed
+//! `inputSchema` must be one the Inspector accepts, with a Tick declaring a
+//! `{"type":"string"}` and a top-level `oneOf` schema running.
+//!
 //! Without `npx`, or when npm cannot fetch the Inspector within the
-//! deadline, the test prints why it is skipped and passes.
+//! deadline, the test passes but says so loudly: a `SKIPPED` line on the
+//! test's real stderr (not the captured one), with the reason.
 
 mod common;
 
-use common::{tickloop_bin, Host, MARK_VAR};
+use common::{tick, tickloop_bin, Host, MARK_VAR};
 use serde_json::Value;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// How long one Inspector run may take (the first one downloads it).
 const DEADLINE: Duration = Duration::from_secs(180);
+
+/// The Inspector release the test runs (and `.ci/run` fetches).
+const INSPECTOR: &str = "@modelcontextprotocol/inspector@2.12.0";
+
+/// Says loudly that the test did not run, on the process's real stderr (the
+/// test harness captures `eprintln!` of passing tests).
+fn skipped(why: &str) {
+    let line = format!(
+        "\n*** SKIPPED: the MCP Inspector test did not run: {why}. Install Node.js (npx) with the npm registry reachable (.ci/run fetches {INSPECTOR}). ***\n"
+    );
+    eprintln!("{line}");
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
 
 enum Run {
     Json(Value),
@@ -31,7 +49,7 @@ fn inspector(npx: &std::path::Path, host: &Host, args: &[&str]) -> Run {
     let runtime = format!("TICKLOOP_RUNTIME_DIR={}", host.runtime().display());
     let mark = format!("{MARK_VAR}={}", host.runtime().display());
     let mut child = Command::new(npx)
-        .args(["-y", "@modelcontextprotocol/inspector", "--cli"])
+        .args(["-y", INSPECTOR, "--cli"])
         .args(["-e", &runtime, "-e", &mark])
         .args([tickloop_bin(), "mcp"])
         .args(args)
@@ -104,20 +122,27 @@ fn inspector(npx: &std::path::Path, host: &Host, args: &[&str]) -> Run {
 #[test]
 fn the_mcp_inspector_lists_and_calls_tools_and_reads_state() {
     let Some(npx) = npx() else {
-        println!("skipped: npx not found");
+        skipped("npx is not on PATH");
         return;
     };
     let host = Host::new();
     host.open_counter("counter");
+    host.open("schemas", &tick("schemas.py"), &[]);
 
     let tools = match inspector(&npx, &host, &["--method", "tools/list"]) {
         Run::Json(v) => v,
         Run::Skip(why) => {
-            println!("skipped: {why}");
+            skipped(&why);
             return;
         }
     };
     let tools = tools["tools"].as_array().cloned().unwrap_or_default();
+    for t in &tools {
+        assert_eq!(t["inputSchema"]["type"], "object", "{t}");
+        for key in ["oneOf", "anyOf", "allOf", "not", "enum"] {
+            assert!(t["inputSchema"].get(key).is_none(), "{key} at the top: {t}");
+        }
+    }
     let find = |name: &str| {
         tools
             .iter()
@@ -126,6 +151,7 @@ fn the_mcp_inspector_lists_and_calls_tools_and_reads_state() {
             .unwrap_or_else(|| panic!("no {name} in {tools:?}"))
     };
     find("TickManage");
+    find("schemas__pick");
     assert_eq!(
         find("counter__increment")["annotations"]["readOnlyHint"],
         false

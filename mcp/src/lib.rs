@@ -13,7 +13,9 @@
 mod names;
 mod outcome;
 pub mod packages;
+mod schema;
 pub mod server;
+mod transport;
 
 pub use server::Options;
 
@@ -50,7 +52,7 @@ async fn serve(options: Options) -> Result<(), McpError> {
     bridge.refresh(true).await;
     let service = bridge
         .clone()
-        .serve(rmcp::transport::stdio())
+        .serve(transport::Gate::stdio())
         .await
         .map_err(|e| McpError::Initialize(e.to_string()))?;
     let peer = service.peer().clone();

@@ -1,72 +1,88 @@
 //! MCP tool names for each running Tick's tools, and `tick://` resource URIs.
 //!
-//! MCP tool names are 1–64 of `A-Z a-z 0-9 _ -`. A Tick's tool becomes
-//! `NAME__TOOL` (instance NAME without its `hosted:` prefix), other characters
-//! turned into `_`; a name that would be too long, or that collides with
-//! another, is cut and given a stable 8-hex-digit suffix derived from the
-//! instance id and tool name. Generic tools (`TickCall`, ...) never contain
-//! `__`, so they cannot collide with these.
+//! The name of a Tick's tool depends only on the instance id and the tool's
+//! name, never on which other instances run, so a host's "always allow" rule
+//! for a name can never come to approve another Tick's tool:
+//!
+//! * **plain** `NAME__TOOL` (NAME is the id without `hosted:`) when that is
+//!   exact and unambiguous: both parts only of `A-Z a-z 0-9 _ -`, NAME
+//!   neither containing `__` nor ending in `_` (so the first `__` is the
+//!   split), at most [`MAX_TOOL_NAME`] characters, and not ending like a
+//!   hashed name;
+//! * **hashed** otherwise: a readable cut of both parts (other characters
+//!   turned into `_`), then `_` and 16 hex digits of the SHA-256 of the exact
+//!   original `ID\0TOOL`.
+//!
+//! So two different `(id, tool)` pairs get the same name only if 64 bits of
+//! SHA-256 collide; the bridge still checks, and leaves both out of
+//! `tools/list` if that ever happens. Generic tools (`TickCall`, ...) contain
+//! no `__` and no hash, so they cannot collide with these.
+//!
+//! [`MAX_TOOL_NAME`] is 48, not MCP's 64: hosts put their own prefix before a
+//! server's tool names and the model APIs behind them take at most 64
+//! characters. Claude Code's `mcp__tickloop__` costs 15, VS Code's
+//! `mcp_tickloop_` 13; 16 are left for such a prefix.
 
-use std::collections::HashSet;
+use sha2::{Digest, Sha256};
 
-/// Longest MCP tool name.
-pub const MAX_TOOL_NAME: usize = 64;
+/// Longest per-Tick tool name (MCP allows 64; see the module text).
+pub const MAX_TOOL_NAME: usize = 48;
+
+/// Hex digits of the hash in a hashed name.
+const HASH_DIGITS: usize = 16;
+
+/// Longest NAME part in a hashed name, so the tool's name shows too.
+const HASHED_NAME_PART: usize = 14;
 
 /// The instance NAME of an id (`hosted:counter` → `counter`).
 pub fn instance_name(id: &str) -> &str {
     id.split_once(':').map_or(id, |(_, name)| name)
 }
 
+fn allowed(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
 fn sanitize(text: &str) -> String {
     text.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
+        .map(|c| if allowed(c) { c } else { '_' })
         .collect()
 }
 
-/// FNV-1a, 32 bits: a stable suffix that does not depend on the build.
-fn fnv(text: &str) -> u32 {
-    let mut hash: u32 = 0x811c_9dc5;
-    for b in text.bytes() {
-        hash ^= u32::from(b);
-        hash = hash.wrapping_mul(0x0100_0193);
-    }
-    hash
+/// Whether `name` ends like a hashed name (`_` and 16 lowercase hex digits).
+fn looks_hashed(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    bytes.len() > HASH_DIGITS
+        && bytes[bytes.len() - HASH_DIGITS - 1] == b'_'
+        && bytes[bytes.len() - HASH_DIGITS..]
+            .iter()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b))
 }
 
-/// Assigns MCP names to `(instance id, tool name)` pairs, unique among them.
-#[derive(Default)]
-pub struct Namer {
-    used: HashSet<String>,
-}
-
-impl Namer {
-    /// A unique MCP tool name for `tool` of `instance`.
-    pub fn name(&mut self, instance: &str, tool: &str) -> String {
-        let plain = format!("{}__{}", sanitize(instance_name(instance)), sanitize(tool));
-        let name = if plain.len() <= MAX_TOOL_NAME && !self.used.contains(&plain) {
-            plain
-        } else {
-            let mut salt = 0u32;
-            loop {
-                let suffix = format!("_{:08x}", fnv(&format!("{instance}\u{0}{tool}\u{0}{salt}")));
-                let keep = MAX_TOOL_NAME - suffix.len();
-                let cut: String = plain.chars().take(keep).collect();
-                let candidate = format!("{cut}{suffix}");
-                if !self.used.contains(&candidate) {
-                    break candidate;
-                }
-                salt += 1;
-            }
-        };
-        self.used.insert(name.clone());
-        name
+/// The MCP tool name of `tool` of instance `id` (the rule of the module text).
+pub fn tool_name(id: &str, tool: &str) -> String {
+    let name = instance_name(id);
+    let exact = !name.is_empty()
+        && !tool.is_empty()
+        && name.chars().all(allowed)
+        && tool.chars().all(allowed)
+        && !name.contains("__")
+        && !name.ends_with('_');
+    let plain = format!("{name}__{tool}");
+    if exact && plain.len() <= MAX_TOOL_NAME && !looks_hashed(&plain) {
+        return plain;
     }
+    let digest = Sha256::digest(format!("{id}\u{0}{tool}").as_bytes());
+    let hash: String = digest
+        .iter()
+        .take(HASH_DIGITS / 2)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let readable_len = MAX_TOOL_NAME - HASH_DIGITS - 1;
+    let name_part: String = sanitize(name).chars().take(HASHED_NAME_PART).collect();
+    let tool_room = readable_len.saturating_sub(name_part.len() + 2);
+    let tool_part: String = sanitize(tool).chars().take(tool_room).collect();
+    format!("{name_part}__{tool_part}_{hash}")
 }
 
 /// The URI of an instance's state resource: `tick://NAME/state`.
@@ -103,27 +119,62 @@ mod tests {
 
     #[test]
     fn plain_names() {
-        let mut namer = Namer::default();
         assert_eq!(
-            namer.name("hosted:counter", "increment"),
+            tool_name("hosted:counter", "increment"),
             "counter__increment"
         );
-        assert_eq!(namer.name("hosted:my.tick", "do it!"), "my_tick__do_it_");
+        assert_eq!(tool_name("hosted:a-b", "get_x"), "a-b__get_x");
     }
 
     #[test]
-    fn long_and_colliding_names_stay_valid_and_unique() {
-        let mut namer = Namer::default();
-        let long = "x".repeat(64);
-        let a = namer.name(&format!("hosted:{long}"), "tool");
-        let b = namer.name("hosted:a.b", "c");
-        let c = namer.name("hosted:a_b", "c");
-        let d = namer.name("hosted:ü", "ö");
-        for n in [&a, &b, &c, &d] {
-            assert!(valid(n), "{n}");
+    fn lossy_long_or_ambiguous_names_carry_a_hash_of_the_original() {
+        for (id, tool) in [
+            ("hosted:a.b", "get"),
+            ("hosted:a_b", "do it!"),
+            ("hosted:ü", "ö"),
+            ("hosted:a__b", "c"),
+            ("hosted:a_", "b"),
+            ("hosted:x", "y_0123456789abcdef"),
+        ] {
+            let name = tool_name(id, tool);
+            assert!(valid(&name), "{name}");
+            assert!(looks_hashed(&name), "{id} {tool}: {name}");
+            assert!(name.contains("__"), "{name}");
         }
-        assert_ne!(b, c);
-        assert_eq!(b, "a_b__c");
+        let long = "x".repeat(64);
+        let name = tool_name(&format!("hosted:{long}"), "tool");
+        assert!(valid(&name) && looks_hashed(&name), "{name}");
+        assert!(name.contains("__tool_"), "the tool's name shows: {name}");
+    }
+
+    #[test]
+    fn a_name_depends_only_on_its_own_id_and_tool() {
+        // `a_b` keeps its plain name whatever else runs; `a.b` is hashed.
+        assert_eq!(tool_name("hosted:a_b", "get"), "a_b__get");
+        assert_ne!(tool_name("hosted:a.b", "get"), "a_b__get");
+        assert_eq!(
+            tool_name("hosted:a.b", "get"),
+            tool_name("hosted:a.b", "get")
+        );
+        // The ambiguous splits of `a___b` and `a__b__c` differ.
+        assert_ne!(tool_name("hosted:a_", "b"), tool_name("hosted:a", "_b"));
+        assert_ne!(tool_name("hosted:a__b", "c"), tool_name("hosted:a", "b__c"));
+        // Different originals that sanitize alike differ.
+        assert_ne!(tool_name("hosted:a.b", "c"), tool_name("hosted:a,b", "c"));
+    }
+
+    #[test]
+    fn names_leave_room_for_a_host_prefix() {
+        let long = "n".repeat(64);
+        for (id, tool) in [
+            (format!("hosted:{long}"), "t".repeat(200)),
+            ("hosted:c".to_string(), "t".repeat(41)),
+        ] {
+            let name = tool_name(&id, &tool);
+            assert!(name.len() <= MAX_TOOL_NAME, "{name}");
+            let prefixed = format!("mcp__tickloop__{name}");
+            assert!(prefixed.len() <= 64, "{prefixed}");
+        }
     }
 
     #[test]

@@ -1,0 +1,118 @@
+//! `tickloop mcp` driven by a second real client: the official Python MCP
+//! SDK (`mcp` from PyPI, pinned), through `tests/mcp_python/client.py`. The
+//! SDK rejected the whole `tools/list` when one Tick declared a
+//! `{"type":"string"}` schema (issue 14), so the script lists tools with
+//! such a Tick and one with a top-level `oneOf` running, calls tools, and
+//! follows a state resource across close, forget and reopen.
+//!
+//! The SDK is installed by the test itself into a virtual environment cached
+//! in the target directory (`CARGO_TARGET_TMPDIR`), built in a temporary
+//! directory and renamed into place so parallel runs do not race. When pip
+//! cannot fetch it the test FAILS, saying so: it is never skipped.
+
+mod common;
+
+use common::{tick, tickloop_bin, Host, MARK_VAR};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The SDK release the test runs against.
+const SDK: &str = "mcp==2.3.0";
+
+/// The cached virtual environment's Python with the SDK, made when missing.
+fn sdk_python() -> PathBuf {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let venv = root.join(format!("python-{}", SDK.replace("==", "-")));
+    let python = venv.join("bin/python");
+    if venv.join(".complete").is_file() {
+        return python;
+    }
+    let building = root.join(format!(
+        "python-build-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default()
+    ));
+    let run = |what: &str, command: &mut Command| {
+        let out = command
+            .output()
+            .unwrap_or_else(|e| panic!("{what}: cannot run {command:?}: {e}"));
+        assert!(
+            out.status.success(),
+            "{what} failed ({}); the Python MCP SDK test needs python3 with venv \
+             (Debian: python3-venv) and PyPI reachable.\nstdout: {}\nstderr: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(
+        "python3 -m venv",
+        Command::new("python3").arg("-m").arg("venv").arg(&building),
+    );
+    run(
+        &format!("pip install {SDK}"),
+        Command::new(building.join("bin/python")).args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            SDK,
+        ]),
+    );
+    std::fs::write(building.join(".complete"), SDK).expect("mark the environment complete");
+    // Another test may have finished first: then its environment is used.
+    if std::fs::rename(&building, &venv).is_err() {
+        let _ = std::fs::remove_dir_all(&building);
+        assert!(
+            venv.join(".complete").is_file(),
+            "cannot move the Python environment into {}",
+            venv.display()
+        );
+    }
+    python
+}
+
+#[test]
+fn the_python_sdk_lists_calls_and_follows_a_resource_with_strict_schemas() {
+    let python = sdk_python();
+    let host = Host::new();
+    host.open("schemas", &tick("schemas.py"), &[]);
+    host.open_counter("counter");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_python/client.py");
+    let out = Command::new(&python)
+        .arg(&script)
+        .arg(tickloop_bin())
+        .arg(tick("counter.py"))
+        .env("TICKLOOP_RUNTIME_DIR", host.runtime())
+        .env(MARK_VAR, host.runtime())
+        .current_dir(host.scratch())
+        .output()
+        .expect("run the Python MCP client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the Python MCP SDK client failed ({}):\nstdout: {stdout}\nstderr: {stderr}",
+        out.status
+    );
+    let findings: Value = stdout
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("no findings line:\n{stdout}\n{stderr}"));
+    assert!(
+        findings["protocol"].as_str().is_some_and(|p| !p.is_empty()),
+        "{findings}"
+    );
+    assert!(
+        findings["unknown_tool_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("Unknown tool")),
+        "{findings}"
+    );
+}
