@@ -85,7 +85,7 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         .enable_all()
         .build()
         .map_err(io("cannot start the tokio runtime"))?;
-    let shared = Shared::new(dir.clone(), options.exe, Limits::default());
+    let shared = Shared::new(dir.clone(), options.exe, limits_from_env());
 
     runtime.block_on(async move {
         let listener = tokio::net::UnixListener::bind(&socket)
@@ -177,6 +177,22 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
 
 /// How long a starting daemon waits for the lock of one that is exiting.
 const LOCK_WAIT: Duration = Duration::from_secs(5);
+/// The protocol limits tickhost gives its launchers: the defaults, with
+/// `TICKLOOP_INIT_TIMEOUT_MS` (read once at start; for tests) replacing the
+/// initialization time limits.
+fn limits_from_env() -> Limits {
+    let mut limits = Limits::default();
+    if let Some(ms) = std::env::var("TICKLOOP_INIT_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|ms| *ms > 0)
+    {
+        limits.init_request_timeout = Duration::from_millis(ms);
+        limits.init_total_timeout = Duration::from_millis(ms);
+    }
+    limits
+}
+
 /// How long tickhost waits, before it says `ready`, for recorded launchers
 /// to answer (a healthy one answers in milliseconds).
 const ADOPT_BEFORE_READY: Duration = Duration::from_millis(500);

@@ -397,6 +397,11 @@ pub struct LaunchSpec {
     /// Lines of history the screen keeps (`None`: the default, 2,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<usize>,
+    /// The protocol session's time limit for initialization, in ms (`None`:
+    /// the protocol's 10 s). tickhost passes its own (see
+    /// [`crate::core::Limits`]), so tests of timeouts take milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init_timeout_ms: Option<u64>,
 }
 
 /// The answer to `screen`: the visible screen as text, the cursor, and the

@@ -5,6 +5,7 @@
 use super::conn::{log, spawn_reader, LauncherConn};
 use super::lines::{Line, LineReader};
 use super::registry::{Instance, Shared};
+use crate::core::limits::Limits;
 use crate::paths::{default_name, unique_name, validate_name, InstanceFiles, InstanceKind};
 use crate::wire::{
     ClientError, ClientReply, ErrorKind, LaunchReport, LaunchSpec, LauncherStatus, OpenRequest,
@@ -124,6 +125,9 @@ pub async fn open(shared: &Arc<Shared>, request: OpenRequest) -> ClientReply {
         env: request.env.clone(),
         socket: files.socket.clone(),
         history: request.history,
+        init_timeout_ms: u64::try_from(shared.limits.init_total_timeout.as_millis())
+            .ok()
+            .filter(|_| shared.limits.init_total_timeout != Limits::default().init_total_timeout),
     };
     let mut command = tokio::process::Command::new(&shared.exe);
     command
