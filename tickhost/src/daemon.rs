@@ -14,8 +14,9 @@
 
 pub mod conn;
 pub mod discover;
-pub mod lines;
+pub mod log;
 pub mod open;
+pub mod reader;
 pub mod registry;
 pub mod serve;
 pub mod watch;
@@ -110,7 +111,7 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         let _watcher = match discover::watch_launchers(shared.clone()) {
             Ok(watcher) => Some(watcher),
             Err(e) => {
-                conn::log(&format!(
+                log::log(&format!(
                     "cannot watch {}: {e}",
                     dir.launchers_dir().display()
                 ));
@@ -128,7 +129,7 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
             libc::dup2(log_file.as_raw_fd(), 1);
             libc::dup2(log_file.as_raw_fd(), 2);
         }
-        conn::log(&format!(
+        log::log(&format!(
             "tickhost {} listening on {} (pid {})",
             crate::wire::WIRE_VERSION,
             socket.display(),
@@ -149,20 +150,20 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
                         tokio::spawn(serve::serve_client(shared.clone(), stream));
                     }
                     Err(e) => {
-                        conn::log(&format!("accept failed: {e}"));
+                        log::log(&format!("accept failed: {e}"));
                         tokio::time::sleep(Duration::from_millis(50)).await;
                     }
                 },
                 _ = shutdown.wait_for(|done| *done) => {
-                    conn::log("shutdown");
+                    log::log("shutdown");
                     break;
                 }
                 _ = terminate.recv() => {
-                    conn::log("SIGTERM: exiting; launchers go on");
+                    log::log("SIGTERM: exiting; launchers go on");
                     break;
                 }
                 _ = interrupt.recv() => {
-                    conn::log("SIGINT: exiting; launchers go on");
+                    log::log("SIGINT: exiting; launchers go on");
                     break;
                 }
             }

@@ -4,8 +4,10 @@
 
 pub mod agent_loop;
 pub mod client;
+pub mod clock;
 pub mod config;
 pub mod core;
 pub mod daemon;
+pub mod framing;
 pub mod paths;
 pub mod wire;

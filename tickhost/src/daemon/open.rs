@@ -2,10 +2,12 @@
 //! (`<exe> __launcher`, its own session, so it outlives tickhost), reading
 //! its one readiness line, and connecting to it.
 
-use super::conn::{log, spawn_reader, LauncherConn};
-use super::lines::{Line, LineReader};
+use super::conn::LauncherConn;
+use super::log::log;
+use super::reader::spawn_reader;
 use super::registry::{Instance, Shared};
 use crate::core::limits::Limits;
+use crate::framing::{Line, LineReader};
 use crate::paths::{default_name, unique_name, validate_name, InstanceFiles, InstanceKind};
 use crate::wire::{
     ClientError, ClientReply, ErrorKind, LaunchReport, LaunchSpec, LauncherStatus, OpenRequest,

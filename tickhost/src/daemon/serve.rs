@@ -2,11 +2,12 @@
 //! order (a malformed line gets a `bad_request` reply and the connection goes
 //! on), routing to the launchers, `list`, `close` and `shutdown`.
 
-use super::conn::{log, LauncherConn};
-use super::lines::{write_line, Line, LineReader};
+use super::conn::LauncherConn;
+use super::log::log;
 use super::open::open;
 use super::registry::{end_info, Instance, Shared};
 use super::watch::{self, Flow};
+use crate::framing::{write_line, Line, LineReader};
 use crate::paths::InstanceKind;
 use crate::wire::{
     ClientError, ClientReply, ClientRequest, Envelope, ErrorKind, Hello, HelloReply,
