@@ -125,7 +125,7 @@ async fn connection(stream: UnixStream, ctx: ServeContext) {
             Ok(hello) => hello,
             Err(e) => {
                 let reply = HelloReply {
-                    version: tickhost::wire::WIRE_VERSION.to_string(),
+                    version: tickhost::wire::wire_version().to_string(),
                     refused: Some(format!("expected a hello line: {e}")),
                 };
                 let _ = write_line(&mut writer, &reply).await;

@@ -131,7 +131,7 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         }
         log::log(&format!(
             "tickhost {} listening on {} (pid {})",
-            crate::wire::WIRE_VERSION,
+            crate::wire::wire_version(),
             socket.display(),
             std::process::id()
         ));

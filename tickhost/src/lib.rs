@@ -3,6 +3,7 @@
 //! instance and serves clients.
 
 pub mod agent_loop;
+pub mod attach;
 pub mod client;
 pub mod clock;
 pub mod config;

@@ -57,7 +57,7 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
     };
     let answer = match hello {
         Ok(hello) if hello.hello.role != Role::Client => HelloReply {
-            version: crate::wire::WIRE_VERSION.to_string(),
+            version: crate::wire::wire_version().to_string(),
             refused: Some(
                 "this is tickhost, for clients; views and hosts talk to a launcher's socket"
                     .to_string(),
@@ -65,7 +65,7 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
         },
         Ok(hello) => HelloReply::answer(&hello),
         Err(refused) => HelloReply {
-            version: crate::wire::WIRE_VERSION.to_string(),
+            version: crate::wire::wire_version().to_string(),
             refused: Some(refused),
         },
     };
