@@ -1,14 +1,16 @@
-//! tickhost: the Tick protocol 3 host core (a library with no I/O), the wire
-//! types of Tickloop's sockets, and the per-user daemon that manages every
-//! instance and serves clients.
+//! tickhost: the per-user daemon that manages every instance and serves
+//! clients, the blocking client every front end uses, the runtime
+//! directory, the one line framing of every socket, the person's settings,
+//! and the Loop. The protocols themselves (the host session core, the wire
+//! and attach types) are the `tickloop-proto` crate, re-exported here as
+//! [`core`], [`wire`] and [`attach`].
 
 pub mod agent_loop;
-pub mod attach;
 pub mod client;
 pub mod clock;
 pub mod config;
-pub mod core;
 pub mod daemon;
 pub mod framing;
 pub mod paths;
-pub mod wire;
+
+pub use tickloop_proto::{attach, core, wire};

@@ -6,7 +6,9 @@ mod core_support;
 use core_support::Harness;
 use serde_json::json;
 use std::time::Duration;
-use tickhost::core::{Action, CallOutcome, ClientRequest, EndKind, Phase, Reply, ViolationKind};
+use tickloop_proto::core::{
+    Action, CallOutcome, ClientRequest, EndKind, Phase, Reply, ViolationKind,
+};
 
 /// A running session with 8 calls written, 1 call and 1 read queued, and a
 /// describe written.

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
-use tickhost::core::{Action, CallOutcome, ClientRequest, EndReason, Limits, Reply, Session};
+use tickloop_proto::core::{Action, CallOutcome, ClientRequest, EndReason, Limits, Reply, Session};
 
 /// The descriptor of the spec's Appendix A (the counter).
 pub fn counter_descriptor() -> Value {

@@ -5,7 +5,7 @@
 //! wire version digests) must equal `tests/golden/wire-schema.json`.
 //!
 //! A change to any wire type fails here first. When it is meant, refresh
-//! the schema with `TICKLOOP_UPDATE_GOLDEN=1 cargo test -p tickhost --test
+//! the schema with `TICKLOOP_UPDATE_GOLDEN=1 cargo test -p tickloop-proto --test
 //! wire_golden`, and add or fix the message lines by hand: the wire version
 //! changes with the schema, so processes of the old build are refused at
 //! hello with both versions named.
@@ -14,8 +14,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 use std::path::PathBuf;
-use tickhost::attach::{ToView, ViewEvent, ViewHello};
-use tickhost::wire::{
+use tickloop_proto::attach::{ToView, ViewEvent, ViewHello};
+use tickloop_proto::wire::{
     canonical_json, wire_schema, wire_version, ClientRequest, Envelope, Hello, HelloReply,
     LaunchReport, LaunchSpec, LauncherMessage, LauncherRequest, ScreenReply, ServerMessage,
 };
@@ -102,7 +102,7 @@ fn the_wire_schema_is_the_golden_one_and_names_the_version() {
     assert!(
         kept.trim_end() == schema,
         "the wire types changed: if that is meant, run \
-         `TICKLOOP_UPDATE_GOLDEN=1 cargo test -p tickhost --test wire_golden` and commit \
+         `TICKLOOP_UPDATE_GOLDEN=1 cargo test -p tickloop-proto --test wire_golden` and commit \
          tests/golden/wire-schema.json (the wire version changes with it: {})",
         wire_version()
     );
@@ -119,7 +119,7 @@ fn the_wire_schema_is_the_golden_one_and_names_the_version() {
 
 #[test]
 fn a_peer_of_another_wire_version_is_refused_naming_both() {
-    let mut hello = Hello::new(tickhost::wire::Role::Client);
+    let mut hello = Hello::new(tickloop_proto::wire::Role::Client);
     assert!(HelloReply::answer(&hello).refused.is_none());
     hello.hello.version = "tickloop-0.1.0+000000000000".into();
     let refused = HelloReply::answer(&hello).refused.expect("refused");

@@ -3,9 +3,9 @@
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-use tickhost::core::delivery::{budget_for, trim, Trimmed};
-use tickhost::core::descriptor::{Newest, Series};
-use tickhost::core::Limits;
+use tickloop_proto::core::delivery::{budget_for, trim, Trimmed};
+use tickloop_proto::core::descriptor::{Newest, Series};
+use tickloop_proto::core::Limits;
 
 fn size(value: &Value) -> usize {
     serde_json::to_vec(value)

@@ -6,7 +6,7 @@ mod core_support;
 use core_support::{counter_descriptor, Harness};
 use serde_json::json;
 use std::time::Duration;
-use tickhost::core::{Action, CallOutcome, ClientRequest, Limits, Reply};
+use tickloop_proto::core::{Action, CallOutcome, ClientRequest, Limits, Reply};
 
 fn not_executed_code(outcome: &CallOutcome) -> i64 {
     match outcome {

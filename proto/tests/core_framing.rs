@@ -4,8 +4,10 @@ mod core_support;
 
 use core_support::Harness;
 use serde_json::json;
-use tickhost::core::framing::{FramingError, LineReader};
-use tickhost::core::{CallOutcome, ClientRequest, EndKind, Limits, Phase, Reply, ViolationKind};
+use tickloop_proto::core::framing::{FramingError, LineReader};
+use tickloop_proto::core::{
+    CallOutcome, ClientRequest, EndKind, Limits, Phase, Reply, ViolationKind,
+};
 
 #[test]
 fn line_reader_splits_lines_across_chunks() {

@@ -4,7 +4,9 @@ mod core_support;
 
 use core_support::Harness;
 use serde_json::json;
-use tickhost::core::{Action, ClientRequest, EndKind, Limits, Reply, TickState, ViolationKind};
+use tickloop_proto::core::{
+    Action, ClientRequest, EndKind, Limits, Reply, TickState, ViolationKind,
+};
 
 fn read_reply(h: &Harness, client: u64) -> Option<TickState> {
     match h.reply_to(client) {

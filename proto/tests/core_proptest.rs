@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
-use tickhost::core::{Action, ClientRequest, Limits, Phase, Session};
+use tickloop_proto::core::{Action, ClientRequest, Limits, Phase, Session};
 
 /// One input to the session.
 #[derive(Debug, Clone)]

@@ -5,8 +5,8 @@ mod core_support;
 use core_support::{counter_descriptor, Harness};
 use serde_json::{json, Value};
 use std::time::Duration;
-use tickhost::core::descriptor::{Descriptor, DescriptorError, Newest};
-use tickhost::core::{
+use tickloop_proto::core::descriptor::{Descriptor, DescriptorError, Newest};
+use tickloop_proto::core::{
     Action, CallOutcome, ClientRequest, EndKind, Limits, Phase, Reply, ViolationKind,
 };
 

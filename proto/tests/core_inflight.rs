@@ -6,7 +6,7 @@ mod core_support;
 use core_support::Harness;
 use serde_json::json;
 use std::time::Duration;
-use tickhost::core::{CallOutcome, ClientRequest, Reply};
+use tickloop_proto::core::{CallOutcome, ClientRequest, Reply};
 
 #[test]
 fn ids_increase_from_1_and_are_never_reused() {

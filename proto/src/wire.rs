@@ -59,7 +59,7 @@ struct AllMessages {
 }
 
 /// The JSON Schema of every message of every Tickloop socket (what
-/// [`wire_version`] digests; `tickhost/tests/golden/wire-schema.json` keeps it).
+/// [`wire_version`] digests; `proto/tests/golden/wire-schema.json` keeps it).
 pub fn wire_schema() -> Value {
     serde_json::to_value(schemars::schema_for!(AllMessages)).unwrap_or(Value::Null)
 }

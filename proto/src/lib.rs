@@ -1,0 +1,16 @@
+//! tickloop-proto: Tickloop's protocols as plain types and pure logic, with
+//! no I/O (its dependencies are serde, serde_json, jsonschema, schemars,
+//! sha2, time and thiserror; no tokio).
+//!
+//! - [`core`]: the Tick protocol 3 host session as a state machine — bytes,
+//!   client requests and the time go in; lines to write, replies and the end
+//!   of the session come out. The launcher drives it; tests drive it
+//!   directly. Its contract is `src/core/API.md`, and `README.md` maps every
+//!   host rule of the spec to its test.
+//! - [`wire`]: the serde types of the client ↔ tickhost and tickhost ↔
+//!   launcher sockets, and the wire version derived from them.
+//! - [`attach`]: the launcher ↔ view attach protocol.
+
+pub mod attach;
+pub mod core;
+pub mod wire;
