@@ -40,15 +40,28 @@ pub struct Incoming {
 /// also after the launcher started shutting down.
 #[derive(Clone)]
 pub struct Peer {
-    tx: mpsc::UnboundedSender<LauncherMessage>,
+    tx: mpsc::Sender<LauncherMessage>,
+    close: Arc<Notify>,
 }
 
+/// Replies queued for one peer at most: a peer that sends requests and does
+/// not read their replies is disconnected, not buffered for without bound.
+pub const PEER_QUEUE: usize = 1024;
+
 impl Peer {
-    /// Queue the answer to request `id`; a peer that has gone is ignored.
+    /// Queue the answer to request `id`; a peer that has gone is ignored,
+    /// and one whose [`PEER_QUEUE`] replies are all unread is disconnected.
     pub fn reply(&self, id: u64, reply: ClientReply) {
-        let _ = self
+        match self
             .tx
-            .send(LauncherMessage::Reply(LauncherReply { id, reply }));
+            .try_send(LauncherMessage::Reply(LauncherReply { id, reply }))
+        {
+            Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => {}
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                eprintln!("launcher: a peer left {PEER_QUEUE} replies unread; disconnecting it");
+                self.close.notify_one();
+            }
+        }
     }
 }
 
@@ -158,9 +171,12 @@ async fn connection(stream: UnixStream, ctx: ServeContext) {
         return;
     }
 
-    let (tx, rx) = mpsc::unbounded_channel();
-    let peer = Peer { tx };
+    let (tx, rx) = mpsc::channel(PEER_QUEUE);
     let close = Arc::new(Notify::new());
+    let peer = Peer {
+        tx,
+        close: close.clone(),
+    };
     let requests = ctx.requests.clone();
     tokio::spawn(write_loop(writer, rx, ctx, close.clone()));
     read_loop(reader, peer, requests, close).await;
@@ -233,7 +249,7 @@ pub fn error(kind: ErrorKind, message: &str) -> ClientReply {
 
 async fn write_loop<W: AsyncWrite + Unpin>(
     mut writer: W,
-    mut rx: mpsc::UnboundedReceiver<LauncherMessage>,
+    mut rx: mpsc::Receiver<LauncherMessage>,
     ctx: ServeContext,
     close: Arc<Notify>,
 ) {

@@ -6,7 +6,7 @@ mod core_support;
 use core_support::Harness;
 use serde_json::json;
 use std::time::Duration;
-use tickloop_proto::core::{CallOutcome, ClientRequest, Reply};
+use tickloop_proto::core::{CallOutcome, ClientRequest, Limits, Reply};
 
 #[test]
 fn ids_increase_from_1_and_are_never_reused() {
@@ -121,4 +121,34 @@ fn next_deadline_is_the_earliest_written_request() {
         h.session.next_deadline(),
         Some(h.now + Duration::from_secs(10))
     );
+}
+
+#[test]
+fn requests_beyond_the_waiting_bound_are_refused_at_once_and_not_executed() {
+    let limits = Limits {
+        max_waiting: 4,
+        ..Limits::default()
+    };
+    let mut h = Harness::running_with(limits);
+    // 8 in flight, 4 waiting: the bound.
+    for client in 0..12 {
+        h.call(client, "history", json!({}), "1");
+    }
+    assert_eq!(h.session.in_flight(), 8);
+    let written = h.writes.len();
+    // The next call and read are refused at once; nothing more is written.
+    h.call(20, "history", json!({}), "1");
+    h.request(21, ClientRequest::Read);
+    match h.outcome(20) {
+        CallOutcome::NotExecuted { error } => {
+            assert!(error.message.contains("already waiting"), "{error:?}")
+        }
+        other => panic!("expected not executed, got {other:?}"),
+    }
+    assert!(matches!(h.reply_to(21), Reply::Failed(why) if why.contains("try again")));
+    assert_eq!(h.writes.len(), written);
+    // Once one is answered, a new request waits again.
+    h.answer(3, json!([]));
+    h.call(22, "history", json!({}), "1");
+    assert!(h.replies_to(22).is_empty(), "waiting, not refused");
 }

@@ -24,6 +24,10 @@ pub struct Limits {
     pub max_read: usize,
     /// Requests written to the Tick and not yet answered (8).
     pub max_in_flight: usize,
+    /// Client requests waiting for a slot (or for initialization) beyond
+    /// those in flight (256); more are refused at once, never queued
+    /// without bound.
+    pub max_waiting: usize,
     /// Time for each initialization request, from when it is written (10 s).
     pub init_request_timeout: Duration,
     /// Time for all of initialization, from `Session::new` (10 s).
@@ -47,6 +51,7 @@ impl Default for Limits {
             max_update: 512 * KIB,
             max_read: 512 * KIB,
             max_in_flight: 8,
+            max_waiting: 256,
             init_request_timeout: Duration::from_secs(10),
             init_total_timeout: Duration::from_secs(10),
             call_timeout: Duration::from_secs(60),

@@ -275,6 +275,11 @@ impl Session {
     /// A client's request; answered later with [`Action::Reply`] (at once
     /// when refused or when the session is over).
     pub fn request(&mut self, client: ClientToken, request: ClientRequest, now: Instant) {
+        if self.phase != Phase::Ended
+            && self.queue.len() + self.waiting_for_init.len() >= self.limits.max_waiting
+        {
+            return self.refuse_busy(client, request);
+        }
         match self.phase {
             Phase::Ended => self.refuse_not_running(client, request),
             Phase::Initializing => self.waiting_for_init.push_back((client, request)),
@@ -461,6 +466,22 @@ impl Session {
             Some(reason) => format!("the session is not running: {}", reason.message),
             None => "the session is not running".to_string(),
         };
+        let reply = match request {
+            ClientRequest::Call { .. } => Reply::Call(CallOutcome::NotExecuted {
+                error: rpc_error(INVALID_REQUEST, why),
+            }),
+            ClientRequest::Describe | ClientRequest::Read => Reply::Failed(why),
+        };
+        self.reply(client, reply);
+    }
+
+    /// Refuses a request when [`Limits::max_waiting`] wait already: a call
+    /// is not executed (it was never written).
+    fn refuse_busy(&mut self, client: ClientToken, request: ClientRequest) {
+        let why = format!(
+            "{} requests are already waiting for this Tick (at most {} in flight); try again when some are answered",
+            self.limits.max_waiting, self.limits.max_in_flight
+        );
         let reply = match request {
             ClientRequest::Call { .. } => Reply::Call(CallOutcome::NotExecuted {
                 error: rpc_error(INVALID_REQUEST, why),
