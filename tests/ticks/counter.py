@@ -19,7 +19,8 @@ Standard library only. Differences from the appendix, all additive:
                               is long enough for the encoded data to exceed BYTES
 * Options: `--log FILE` appends every received request line to FILE (flushed
   at once), so tests can count what reached the Tick; `--revision R` sets the
-  initial revision (default "1").
+  initial revision (default "1"); `--describe-bytes N` pads the descriptor's
+  description to about N bytes (benches/update_flood.py).
 """
 import json
 import os
@@ -44,6 +45,9 @@ def parse_args(argv):
             i += 2
         elif argv[i] == "--revision" and i + 1 < len(argv):
             opts["revision"] = argv[i + 1]
+            i += 2
+        elif argv[i] == "--describe-bytes" and i + 1 < len(argv):
+            opts["describe_bytes"] = int(argv[i + 1])
             i += 2
         else:
             i += 1
@@ -120,8 +124,12 @@ def tools():
 def descriptor():
     with STATE_LOCK:
         rev = revision
+    about = "Keyboard and tool calls share one value."
+    pad = OPTS.get("describe_bytes", 0) - len(about)
+    if pad > 0:
+        about += " " + "x" * pad
     return {"protocol": 3, "kind": "example.counter", "title": "Counter",
-            "description": "Keyboard and tool calls share one value.",
+            "description": about,
             "revision": rev, "tools": tools(), "recover_with": "history",
             "state": {"series": [{"path": "/recent", "newest": "last"}]}}
 
