@@ -231,7 +231,16 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                 args,
                 revision,
             };
-            let reply = connect(&runtime, &exe)?.request(request).map_err(lost)?;
+            let mut client = connect(&runtime, &exe)?;
+            let reply = match client.request(request) {
+                Ok(reply) => reply,
+                // Sent, and then tickhost went away or stopped answering:
+                // the call may or may not have run. Never guessed, never
+                // retried.
+                Err(e) => ClientReply::Call(CallOutcome::Unknown {
+                    reason: format!("tickhost: {e}"),
+                }),
+            };
             call_outcome(reply, json)
         }
         Command::Open {

@@ -1,0 +1,289 @@
+//! Chaos soak (issue 10): instances under random reads, calls, screens,
+//! inputs, lists and watches from several clients at once, while tickhost is
+//! killed with SIGKILL, launchers are stopped and continued, and watchers and
+//! CLI processes are killed mid-request. After the run:
+//!
+//! Views are real: `tickloop attach` in a PTY (`script`), killed mid-frame.
+//!
+//! - no command hung (each one is bounded by the harness, and the CLI's own
+//!   waits are bounded);
+//! - no instance was lost (every one is listed running at the end);
+//! - every call was received by its Tick at most once, exactly once when the
+//!   CLI said it ran, never when it said it did not, and an unknown outcome
+//!   is only ever "at most once" (the Ticks log every request they get).
+//!
+//! The short form runs in `cargo test` (120 operations). The long form is
+//! the same test with more: `TICKLOOP_SOAK_OPS=5000 cargo test --release
+//! --test soak -- --nocapture` (it prints its counts); `TICKLOOP_SOAK_SEED`
+//! replays a run.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// A small deterministic generator (xorshift), seeded per thread.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+const INSTANCES: usize = 5;
+const DRIVERS: usize = 3;
+
+struct Call {
+    instance: usize,
+    amount: u64,
+    code: i32,
+}
+
+#[test]
+fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
+    let ops: usize = std::env::var("TICKLOOP_SOAK_OPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(120);
+    let seed: u64 = std::env::var("TICKLOOP_SOAK_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(1)
+                | 1
+        });
+    println!("soak: {ops} operations, seed {seed} (TICKLOOP_SOAK_SEED replays it)");
+    let host = Host::new();
+    // Short bounds, so a stopped launcher costs a request 1.5 s, not 10.
+    let started = host
+        .command(&["list"])
+        .env("TICKLOOP_LAUNCHER_TIMEOUT_MS", "1500")
+        .output()
+        .expect("start tickhost");
+    assert!(started.status.success(), "{started:?}");
+    let ids: Vec<String> = (0..INSTANCES)
+        .map(|i| {
+            host.open_counter(&format!("s{i}"));
+            format!("hosted:s{i}")
+        })
+        .collect();
+    let launchers: Vec<i32> = ids
+        .iter()
+        .map(|id| {
+            host.entry(id).expect("listed")["launcher_pid"]
+                .as_i64()
+                .unwrap_or(0) as i32
+        })
+        .collect();
+
+    let next_amount = AtomicU64::new(1_000_000);
+    let calls = Mutex::new(Vec::<Call>::new());
+    let killed_calls = Mutex::new(Vec::<(usize, u64)>::new());
+    let requests = AtomicU64::new(0);
+    let faults = Mutex::new(BTreeMap::<&'static str, u64>::new());
+    let done = AtomicBool::new(false);
+    let fault = |name: &'static str| {
+        *faults.lock().expect("faults").entry(name).or_default() += 1;
+    };
+
+    std::thread::scope(|scope| {
+        for d in 0..DRIVERS {
+            let (host, ids, calls, next_amount, requests) =
+                (&host, &ids, &calls, &next_amount, &requests);
+            scope.spawn(move || {
+                let mut rng = Rng(seed.wrapping_add(d as u64 * 7919) | 1);
+                for _ in 0..ops / DRIVERS {
+                    let i = rng.below(INSTANCES as u64) as usize;
+                    let id = ids[i].as_str();
+                    requests.fetch_add(1, Ordering::Relaxed);
+                    match rng.below(6) {
+                        0 | 1 => {
+                            let amount = next_amount.fetch_add(1, Ordering::SeqCst);
+                            let args = format!("{{\"amount\":{amount}}}");
+                            // `run` is bounded (a hang fails the test).
+                            let code = host
+                                .run(&["call", id, "increment", &args, "--revision", "1"])
+                                .code;
+                            calls.lock().expect("calls").push(Call {
+                                instance: i,
+                                amount,
+                                code,
+                            });
+                        }
+                        2 => {
+                            host.run(&["read", id]);
+                        }
+                        3 => {
+                            host.run(&["screen", id]);
+                        }
+                        4 => {
+                            host.run(&["input", id, "+"]);
+                        }
+                        _ => {
+                            host.run(&["list"]);
+                        }
+                    }
+                }
+            });
+        }
+        // The faults, until the drivers are done.
+        let (host, ids, launchers, killed_calls, next_amount, done) =
+            (&host, &ids, &launchers, &killed_calls, &next_amount, &done);
+        let faulter = scope.spawn(move || {
+            let mut rng = Rng(seed ^ 0x9e37_79b9_7f4a_7c15);
+            while !done.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(50 + rng.below(250)));
+                match rng.below(5) {
+                    0 => {
+                        if let Some(pid) = host.tickhost_pid() {
+                            // SAFETY: kill(2) on the tickhost of this test.
+                            unsafe { libc::kill(pid, libc::SIGKILL) };
+                            fault("tickhost SIGKILL");
+                        }
+                    }
+                    1 => {
+                        let pid = launchers[rng.below(INSTANCES as u64) as usize];
+                        // SAFETY: kill(2) on a launcher of this test.
+                        unsafe { libc::kill(pid, libc::SIGSTOP) };
+                        std::thread::sleep(Duration::from_millis(100 + rng.below(400)));
+                        // SAFETY: as above.
+                        unsafe { libc::kill(pid, libc::SIGCONT) };
+                        fault("launcher SIGSTOP/SIGCONT");
+                    }
+                    2 => {
+                        let id = &ids[rng.below(INSTANCES as u64) as usize];
+                        let mut watch = host.command(&["watch", id]).spawn().expect("watch");
+                        std::thread::sleep(Duration::from_millis(rng.below(300)));
+                        let _ = watch.kill();
+                        let _ = watch.wait();
+                        fault("watcher killed");
+                    }
+                    3 => {
+                        // A view in a real terminal (`script` gives it a PTY).
+                        let id = &ids[rng.below(INSTANCES as u64) as usize];
+                        let attach = format!("{} attach {id}", tickloop_bin());
+                        let mut view = std::process::Command::new("script");
+                        view.args(["-qfc", &attach, "/dev/null"])
+                            .envs(
+                                host.command(&[])
+                                    .get_envs()
+                                    .filter_map(|(k, v)| Some((k, v?))),
+                            )
+                            .stdin(std::process::Stdio::piped())
+                            .stdout(std::process::Stdio::null())
+                            .stderr(std::process::Stdio::null());
+                        let mut view = view.spawn().expect("script");
+                        std::thread::sleep(Duration::from_millis(50 + rng.below(300)));
+                        let _ = view.kill();
+                        let _ = view.wait();
+                        fault("view killed");
+                    }
+                    _ => {
+                        let i = rng.below(INSTANCES as u64) as usize;
+                        let amount = next_amount.fetch_add(1, Ordering::SeqCst);
+                        let args = format!("{{\"amount\":{amount}}}");
+                        let mut call = host
+                            .command(&["call", &ids[i], "increment", &args, "--revision", "1"])
+                            .spawn()
+                            .expect("call");
+                        std::thread::sleep(Duration::from_millis(rng.below(200)));
+                        let _ = call.kill();
+                        let _ = call.wait();
+                        killed_calls.lock().expect("killed").push((i, amount));
+                        fault("CLI killed mid-call");
+                    }
+                }
+            }
+        });
+        // Wait for the drivers (every thread but the faulter), then stop it.
+        while scope_drivers_running(&requests, ops) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        done.store(true, Ordering::SeqCst);
+        let _ = faulter.join();
+    });
+
+    // Every launcher runs (none left stopped), and no instance was lost.
+    for &pid in &launchers {
+        // SAFETY: kill(2) on a launcher of this test.
+        unsafe { libc::kill(pid, libc::SIGCONT) };
+    }
+    let list = wait_for("every instance listed running again", || {
+        let list = host.list();
+        (list.len() == INSTANCES && list.iter().all(|e| e["state"] == "running")).then_some(list)
+    });
+    assert_eq!(list.len(), INSTANCES);
+
+    // What each Tick received, by amount.
+    let mut received = BTreeMap::<u64, usize>::new();
+    for i in 0..INSTANCES {
+        let log = std::fs::read_to_string(host.log_path(&format!("s{i}"))).unwrap_or_default();
+        for line in log.lines() {
+            let Ok(request) = serde_json::from_str::<Value>(line) else {
+                continue;
+            };
+            if request["method"] == "tick/call" {
+                if let Some(amount) = request["params"]["args"]["amount"].as_u64() {
+                    *received.entry(amount).or_default() += 1;
+                }
+            }
+        }
+    }
+    let mut violations = Vec::new();
+    let calls = calls.into_inner().expect("calls");
+    let mut by_code = BTreeMap::<i32, u64>::new();
+    for call in &calls {
+        *by_code.entry(call.code).or_default() += 1;
+        let got = received.get(&call.amount).copied().unwrap_or(0);
+        let ok = match call.code {
+            0 | 4 => got == 1,
+            3 => got == 0,
+            5 => got <= 1,
+            // Refused before anything was sent (tickhost unreachable, the
+            // launcher unresponsive): never received.
+            1 => got == 0,
+            _ => false,
+        };
+        if !ok {
+            violations.push(format!(
+                "s{}: call amount {} exited {} and was received {got} times",
+                call.instance, call.amount, call.code
+            ));
+        }
+    }
+    for (i, amount) in killed_calls.into_inner().expect("killed") {
+        let got = received.get(&amount).copied().unwrap_or(0);
+        if got > 1 {
+            violations.push(format!(
+                "s{i}: killed call amount {amount} was received {got} times"
+            ));
+        }
+    }
+    let faults = faults.into_inner().expect("faults");
+    println!(
+        "soak: {} requests, {} calls (by exit code {by_code:?}), faults {faults:?}, violations {}",
+        requests.load(Ordering::SeqCst),
+        calls.len(),
+        violations.len()
+    );
+    assert!(violations.is_empty(), "{violations:#?}");
+}
+
+/// Whether the drivers still have operations to do.
+fn scope_drivers_running(requests: &AtomicU64, ops: usize) -> bool {
+    (requests.load(Ordering::SeqCst) as usize) < (ops / DRIVERS) * DRIVERS
+}
