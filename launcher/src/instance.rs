@@ -18,7 +18,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::sync::Arc;
 use std::time::Duration;
 use tickhost::core::{
-    Action, ClientRequest, ClientToken, EndKind, EndReason, Limits, Reply, Session,
+    Action, ClientToken, EndKind, EndReason, Limits, Reply, Session, SessionRequest,
 };
 use tickhost::wire::{
     ClientReply, EndInfo, ErrorKind, LaunchReport, LaunchSpec, LauncherRecord, LauncherRequest,
@@ -380,13 +380,13 @@ impl Instance {
                 }
                 return;
             }
-            LauncherRequest::Describe => ClientRequest::Describe,
-            LauncherRequest::Read => ClientRequest::Read,
+            LauncherRequest::Describe => SessionRequest::Describe,
+            LauncherRequest::Read => SessionRequest::Read,
             LauncherRequest::Call {
                 tool,
                 args,
                 revision,
-            } => ClientRequest::Call {
+            } => SessionRequest::Call {
                 tool,
                 args,
                 revision,

@@ -6,7 +6,7 @@ mod core_support;
 use core_support::{counter_descriptor, Harness};
 use serde_json::json;
 use std::time::Duration;
-use tickloop_proto::core::{Action, CallOutcome, ClientRequest, Limits, Reply};
+use tickloop_proto::core::{Action, CallOutcome, Limits, Reply, SessionRequest};
 
 fn not_executed_code(outcome: &CallOutcome) -> i64 {
     match outcome {
@@ -170,14 +170,14 @@ fn stale_revision_answer_refreshes_the_catalog_in_the_background() {
 #[test]
 fn client_describe_refreshes_the_catalog() {
     let mut h = Harness::running();
-    h.request(1, ClientRequest::Describe);
+    h.request(1, SessionRequest::Describe);
     let mut next = counter_descriptor();
     next["revision"] = json!("7");
     let id = h.last_id();
     h.answer(id, next.clone());
     assert_eq!(h.reply_to(1), &Reply::Describe(next));
     assert_eq!(h.events, vec![Action::CatalogChanged]);
-    h.request(2, ClientRequest::Describe);
+    h.request(2, SessionRequest::Describe);
     let id = h.last_id();
     h.answer(
         id,
@@ -192,7 +192,7 @@ fn client_describe_refreshes_the_catalog() {
 #[test]
 fn invalid_describe_after_initialization_fails_that_request_only() {
     let mut h = Harness::running();
-    h.request(1, ClientRequest::Describe);
+    h.request(1, SessionRequest::Describe);
     let mut bad = counter_descriptor();
     bad["title"] = json!("");
     let id = h.last_id();

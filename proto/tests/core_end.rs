@@ -7,18 +7,18 @@ use core_support::Harness;
 use serde_json::json;
 use std::time::Duration;
 use tickloop_proto::core::{
-    Action, CallOutcome, ClientRequest, EndKind, Phase, Reply, ViolationKind,
+    Action, CallOutcome, EndKind, Phase, Reply, SessionRequest, ViolationKind,
 };
 
 /// A running session with 8 calls written, 1 call and 1 read queued, and a
 /// describe written.
 fn busy() -> Harness {
     let mut h = Harness::running();
-    h.request(100, ClientRequest::Describe);
+    h.request(100, SessionRequest::Describe);
     for client in 0..8 {
         h.call(client, "increment", json!({"amount": 1}), "1");
     }
-    h.request(101, ClientRequest::Read);
+    h.request(101, SessionRequest::Read);
     assert_eq!(h.session.in_flight(), 8);
     h
 }
@@ -114,8 +114,8 @@ fn requests_after_the_end_are_answered_at_once() {
     h.session.on_exit("exited with status 0", h.now);
     h.drain();
     let writes = h.writes.len();
-    h.request(1, ClientRequest::Read);
-    h.request(2, ClientRequest::Describe);
+    h.request(1, SessionRequest::Read);
+    h.request(2, SessionRequest::Describe);
     h.call(3, "increment", json!({"amount": 1}), "1");
     assert!(matches!(h.reply_to(1), Reply::Failed(_)));
     assert!(matches!(h.reply_to(2), Reply::Failed(_)));

@@ -6,7 +6,7 @@ use core_support::Harness;
 use serde_json::json;
 use tickloop_proto::core::framing::{FramingError, LineReader};
 use tickloop_proto::core::{
-    CallOutcome, ClientRequest, EndKind, Limits, Phase, Reply, ViolationKind,
+    CallOutcome, EndKind, Limits, Phase, Reply, SessionRequest, ViolationKind,
 };
 
 #[test]
@@ -195,7 +195,7 @@ fn response_with_both_result_and_error_fails_only_that_call() {
 #[test]
 fn response_with_neither_result_nor_error_fails_only_that_read() {
     let mut h = Harness::running();
-    h.request(8, ClientRequest::Read);
+    h.request(8, SessionRequest::Read);
     let id = h.last_id();
     h.send(json!({"jsonrpc": "2.0", "id": id}));
     assert!(matches!(h.reply_to(8), Reply::Failed(_)));

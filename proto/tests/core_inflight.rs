@@ -6,7 +6,7 @@ mod core_support;
 use core_support::Harness;
 use serde_json::json;
 use std::time::Duration;
-use tickloop_proto::core::{CallOutcome, ClientRequest, Limits, Reply};
+use tickloop_proto::core::{CallOutcome, Limits, Reply, SessionRequest};
 
 #[test]
 fn ids_increase_from_1_and_are_never_reused() {
@@ -26,7 +26,7 @@ fn never_more_than_8_in_flight_and_the_rest_wait_in_order() {
     for client in 0..12 {
         h.call(client, "history", json!({}), "1");
     }
-    h.request(100, ClientRequest::Read);
+    h.request(100, SessionRequest::Read);
     assert_eq!(h.session.in_flight(), 8);
     assert_eq!(h.writes.len(), 2 + 8);
     assert_eq!(h.session.calls_in_flight(), 12);
@@ -52,8 +52,8 @@ fn never_more_than_8_in_flight_and_the_rest_wait_in_order() {
 fn describe_and_read_count_against_the_8_slots() {
     let mut h = Harness::running();
     for client in 0..4 {
-        h.request(client, ClientRequest::Describe);
-        h.request(10 + client, ClientRequest::Read);
+        h.request(client, SessionRequest::Describe);
+        h.request(10 + client, SessionRequest::Read);
     }
     h.call(50, "history", json!({}), "1");
     assert_eq!(h.session.in_flight(), 8);
@@ -98,8 +98,8 @@ fn deadlines_are_counted_from_writing() {
 #[test]
 fn describe_and_read_time_out_after_10_s_without_ending_the_session() {
     let mut h = Harness::running();
-    h.request(1, ClientRequest::Read);
-    h.request(2, ClientRequest::Describe);
+    h.request(1, SessionRequest::Read);
+    h.request(2, SessionRequest::Describe);
     h.advance(Duration::from_secs(10));
     assert!(matches!(h.reply_to(1), Reply::Failed(_)));
     assert!(matches!(h.reply_to(2), Reply::Failed(_)));
@@ -116,7 +116,7 @@ fn next_deadline_is_the_earliest_written_request() {
         h.session.next_deadline(),
         Some(h.now + Duration::from_secs(60))
     );
-    h.request(2, ClientRequest::Read);
+    h.request(2, SessionRequest::Read);
     assert_eq!(
         h.session.next_deadline(),
         Some(h.now + Duration::from_secs(10))
@@ -138,7 +138,7 @@ fn requests_beyond_the_waiting_bound_are_refused_at_once_and_not_executed() {
     let written = h.writes.len();
     // The next call and read are refused at once; nothing more is written.
     h.call(20, "history", json!({}), "1");
-    h.request(21, ClientRequest::Read);
+    h.request(21, SessionRequest::Read);
     match h.outcome(20) {
         CallOutcome::NotExecuted { error } => {
             assert!(error.message.contains("already waiting"), "{error:?}")

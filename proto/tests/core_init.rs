@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use std::time::Duration;
 use tickloop_proto::core::descriptor::{Descriptor, DescriptorError, Newest};
 use tickloop_proto::core::{
-    Action, CallOutcome, ClientRequest, EndKind, Limits, Phase, Reply, ViolationKind,
+    Action, CallOutcome, EndKind, Limits, Phase, Reply, SessionRequest, ViolationKind,
 };
 
 fn validate(descriptor: &Value) -> Result<Descriptor, DescriptorError> {
@@ -282,7 +282,7 @@ fn updates_before_initialization_are_received() {
 fn client_requests_during_initialization_wait_for_it() {
     let mut h = Harness::new();
     h.call(1, "increment", json!({"amount": 1}), "1");
-    h.request(2, ClientRequest::Read);
+    h.request(2, SessionRequest::Read);
     assert_eq!(h.writes.len(), 1);
     assert!(h.replies.is_empty());
     assert_eq!(h.session.calls_in_flight(), 1);
@@ -303,7 +303,7 @@ fn client_requests_during_initialization_wait_for_it() {
 fn failed_initialization_answers_waiting_requests() {
     let mut h = Harness::new();
     h.call(1, "increment", json!({"amount": 1}), "1");
-    h.request(2, ClientRequest::Describe);
+    h.request(2, SessionRequest::Describe);
     h.answer(1, with("protocol", json!("3")));
     assert_eq!(
         h.end().message,

@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
-use tickloop_proto::core::{Action, ClientRequest, Limits, Phase, Session};
+use tickloop_proto::core::{Action, Limits, Phase, Session, SessionRequest};
 
 /// One input to the session.
 #[derive(Debug, Clone)]
@@ -22,7 +22,7 @@ enum Event {
         pick: usize,
         answer: Value,
     },
-    Request(ClientRequest),
+    Request(SessionRequest),
     Advance(u64),
     Eof,
     Exit,
@@ -144,16 +144,16 @@ fn message_strategy() -> impl Strategy<Value = Value> {
         })
 }
 
-fn request_strategy() -> impl Strategy<Value = ClientRequest> {
+fn request_strategy() -> impl Strategy<Value = SessionRequest> {
     prop_oneof![
-        Just(ClientRequest::Describe),
-        Just(ClientRequest::Read),
+        Just(SessionRequest::Describe),
+        Just(SessionRequest::Read),
         (
             prop::sample::select(vec!["increment", "history", "nope"]),
             prop_oneof![Just(json!({"amount": 1})), Just(json!({})), Just(json!([]))],
             prop::sample::select(vec!["1", "2", "0"]),
         )
-            .prop_map(|(tool, args, revision)| ClientRequest::Call {
+            .prop_map(|(tool, args, revision)| SessionRequest::Call {
                 tool: tool.to_string(),
                 args,
                 revision: revision.to_string(),

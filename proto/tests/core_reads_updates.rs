@@ -5,7 +5,7 @@ mod core_support;
 use core_support::Harness;
 use serde_json::json;
 use tickloop_proto::core::{
-    Action, ClientRequest, EndKind, Limits, Reply, TickState, ViolationKind,
+    Action, EndKind, Limits, Reply, SessionRequest, TickState, ViolationKind,
 };
 
 fn read_reply(h: &Harness, client: u64) -> Option<TickState> {
@@ -19,7 +19,7 @@ fn read_reply(h: &Harness, client: u64) -> Option<TickState> {
 fn read_below_the_last_update_seq_fails_that_read_only() {
     let mut h = Harness::running();
     h.update(5, json!({"value": 5}));
-    h.request(1, ClientRequest::Read);
+    h.request(1, SessionRequest::Read);
     let id = h.last_id();
     h.answer(id, json!({"seq": 4, "data": {"value": 4}}));
     match h.reply_to(1) {
@@ -32,11 +32,11 @@ fn read_below_the_last_update_seq_fails_that_read_only() {
 #[test]
 fn read_below_the_previous_read_seq_fails() {
     let mut h = Harness::running();
-    h.request(1, ClientRequest::Read);
+    h.request(1, SessionRequest::Read);
     let id = h.last_id();
     h.answer(id, json!({"seq": 9, "data": 1}));
     assert_eq!(read_reply(&h, 1).map(|s| s.seq), Some(9));
-    h.request(2, ClientRequest::Read);
+    h.request(2, SessionRequest::Read);
     let id = h.last_id();
     h.answer(id, json!({"seq": 8, "data": 1}));
     assert!(matches!(h.reply_to(2), Reply::Failed(_)));
@@ -45,7 +45,7 @@ fn read_below_the_previous_read_seq_fails() {
 #[test]
 fn read_floor_is_recorded_when_the_read_is_written() {
     let mut h = Harness::running();
-    h.request(1, ClientRequest::Read);
+    h.request(1, SessionRequest::Read);
     let id = h.last_id();
     // an update arriving after the read was written does not raise its floor
     h.update(7, json!({"value": 7}));
@@ -61,7 +61,7 @@ fn read_floor_of_a_queued_read_is_taken_when_it_is_written() {
     for client in 0..8 {
         h.call(client, "history", json!({}), "1");
     }
-    h.request(50, ClientRequest::Read);
+    h.request(50, SessionRequest::Read);
     h.update(3, json!({}));
     h.answer(3, json!([]));
     assert_eq!(h.last_method(), "tick/read");
@@ -77,15 +77,15 @@ fn read_with_invalid_at_or_too_large_fails_that_read() {
         ..Limits::default()
     };
     let mut h = Harness::running_with(limits);
-    h.request(1, ClientRequest::Read);
+    h.request(1, SessionRequest::Read);
     let id = h.last_id();
     h.answer(id, json!({"seq": 1, "data": 1, "at": "2024-13-45"}));
     assert!(matches!(h.reply_to(1), Reply::Failed(_)));
-    h.request(2, ClientRequest::Read);
+    h.request(2, SessionRequest::Read);
     let id = h.last_id();
     h.answer(id, json!({"seq": 1, "data": "x".repeat(200)}));
     assert!(matches!(h.reply_to(2), Reply::Failed(_)));
-    h.request(3, ClientRequest::Read);
+    h.request(3, SessionRequest::Read);
     let id = h.last_id();
     h.answer(
         id,
@@ -138,7 +138,7 @@ fn update_seq_must_strictly_increase() {
 #[test]
 fn update_seq_below_a_read_result_is_allowed() {
     let mut h = Harness::running();
-    h.request(1, ClientRequest::Read);
+    h.request(1, SessionRequest::Read);
     let id = h.last_id();
     h.answer(id, json!({"seq": 10, "data": 1}));
     h.update(4, json!(1));

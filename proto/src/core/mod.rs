@@ -17,6 +17,6 @@ pub use descriptor::{Descriptor, DescriptorError, Newest, Series, Tool};
 pub use framing::{FramingError, LineReader};
 pub use limits::Limits;
 pub use session::{
-    Action, ClientRequest, ClientToken, EndKind, EndReason, Phase, Reply, Session, ViolationKind,
+    Action, ClientToken, EndKind, EndReason, Phase, Reply, Session, SessionRequest, ViolationKind,
 };
 pub use state::TickState;

@@ -31,9 +31,10 @@ pub const INVALID_PARAMS: i64 = -32602;
 /// The call's `revision` is not the current catalog.
 pub const STALE_REVISION: i64 = -32004;
 
-/// What a client asks of the Tick.
+/// What a client asks of the Tick, as the session core takes it (the wire
+/// has its own `wire::ClientRequest`, which the launcher turns into this).
 #[derive(Debug, Clone, PartialEq)]
-pub enum ClientRequest {
+pub enum SessionRequest {
     /// A fresh `tick/describe`, validated.
     Describe,
     /// A `tick/read`, checked against the read floor.
@@ -64,7 +65,7 @@ pub enum Action {
     End(EndReason),
 }
 
-/// The answer to one [`ClientRequest`].
+/// The answer to one [`SessionRequest`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply {
     /// The validated descriptor, as sent.
@@ -194,7 +195,7 @@ pub struct Session {
     next_id: u64,
     in_flight: BTreeMap<u64, Written>,
     queue: VecDeque<Outgoing>,
-    waiting_for_init: VecDeque<(ClientToken, ClientRequest)>,
+    waiting_for_init: VecDeque<(ClientToken, SessionRequest)>,
     descriptor: Option<Descriptor>,
     state: Option<TickState>,
     last_update_seq: Option<u64>,
@@ -274,7 +275,7 @@ impl Session {
 
     /// A client's request; answered later with [`Action::Reply`] (at once
     /// when refused or when the session is over).
-    pub fn request(&mut self, client: ClientToken, request: ClientRequest, now: Instant) {
+    pub fn request(&mut self, client: ClientToken, request: SessionRequest, now: Instant) {
         if self.phase != Phase::Ended
             && self.queue.len() + self.waiting_for_init.len() >= self.limits.max_waiting
         {
@@ -384,7 +385,7 @@ impl Session {
         let waiting = self
             .waiting_for_init
             .iter()
-            .filter(|(_, request)| matches!(request, ClientRequest::Call { .. }))
+            .filter(|(_, request)| matches!(request, SessionRequest::Call { .. }))
             .count();
         written + queued + waiting
     }
@@ -410,13 +411,13 @@ impl Session {
 
     // ----- client requests -----
 
-    fn submit(&mut self, client: ClientToken, request: ClientRequest) {
+    fn submit(&mut self, client: ClientToken, request: SessionRequest) {
         match request {
-            ClientRequest::Describe => self.enqueue(Purpose::Describe {
+            SessionRequest::Describe => self.enqueue(Purpose::Describe {
                 client: Some(client),
             }),
-            ClientRequest::Read => self.enqueue(Purpose::Read { client }),
-            ClientRequest::Call {
+            SessionRequest::Read => self.enqueue(Purpose::Read { client }),
+            SessionRequest::Call {
                 tool,
                 args,
                 revision,
@@ -461,32 +462,32 @@ impl Session {
             .map_err(|message| rpc_error(INVALID_PARAMS, message))
     }
 
-    fn refuse_not_running(&mut self, client: ClientToken, request: ClientRequest) {
+    fn refuse_not_running(&mut self, client: ClientToken, request: SessionRequest) {
         let why = match &self.end_reason {
             Some(reason) => format!("the session is not running: {}", reason.message),
             None => "the session is not running".to_string(),
         };
         let reply = match request {
-            ClientRequest::Call { .. } => Reply::Call(CallOutcome::NotExecuted {
+            SessionRequest::Call { .. } => Reply::Call(CallOutcome::NotExecuted {
                 error: rpc_error(INVALID_REQUEST, why),
             }),
-            ClientRequest::Describe | ClientRequest::Read => Reply::Failed(why),
+            SessionRequest::Describe | SessionRequest::Read => Reply::Failed(why),
         };
         self.reply(client, reply);
     }
 
     /// Refuses a request when [`Limits::max_waiting`] wait already: a call
     /// is not executed (it was never written).
-    fn refuse_busy(&mut self, client: ClientToken, request: ClientRequest) {
+    fn refuse_busy(&mut self, client: ClientToken, request: SessionRequest) {
         let why = format!(
             "{} requests are already waiting for this Tick (at most {} in flight); try again when some are answered",
             self.limits.max_waiting, self.limits.max_in_flight
         );
         let reply = match request {
-            ClientRequest::Call { .. } => Reply::Call(CallOutcome::NotExecuted {
+            SessionRequest::Call { .. } => Reply::Call(CallOutcome::NotExecuted {
                 error: rpc_error(INVALID_REQUEST, why),
             }),
-            ClientRequest::Describe | ClientRequest::Read => Reply::Failed(why),
+            SessionRequest::Describe | SessionRequest::Read => Reply::Failed(why),
         };
         self.reply(client, reply);
     }

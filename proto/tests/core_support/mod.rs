@@ -4,7 +4,9 @@
 
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
-use tickloop_proto::core::{Action, CallOutcome, ClientRequest, EndReason, Limits, Reply, Session};
+use tickloop_proto::core::{
+    Action, CallOutcome, EndReason, Limits, Reply, Session, SessionRequest,
+};
 
 /// The descriptor of the spec's Appendix A (the counter).
 pub fn counter_descriptor() -> Value {
@@ -120,7 +122,7 @@ impl Harness {
         self.send(json!({"jsonrpc": "2.0", "method": "tick/update", "params": {"seq": seq, "data": data}}));
     }
 
-    pub fn request(&mut self, client: u64, request: ClientRequest) {
+    pub fn request(&mut self, client: u64, request: SessionRequest) {
         self.session.request(client, request, self.now);
         self.drain();
     }
@@ -128,7 +130,7 @@ impl Harness {
     pub fn call(&mut self, client: u64, tool: &str, args: Value, revision: &str) {
         self.request(
             client,
-            ClientRequest::Call {
+            SessionRequest::Call {
                 tool: tool.to_string(),
                 args,
                 revision: revision.to_string(),
