@@ -165,6 +165,14 @@ pub fn run(
     result
 }
 
+/// A line of `tickloop attach`'s stderr without its `tickloop: ` and
+/// `error: ` prefixes.
+fn clean(line: &str) -> String {
+    let line = line.trim();
+    let line = line.strip_prefix("tickloop: ").unwrap_or(line);
+    line.strip_prefix("error: ").unwrap_or(line).to_string()
+}
+
 /// Signals end the Monitor cleanly (the terminal is restored).
 fn spawn_signals(tx: mpsc::Sender<Event>, waker: TerminalWaker) -> Result<(), MonitorError> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
@@ -610,6 +618,8 @@ impl Monitor {
         self.mouse = MouseTracking::Off;
         let _ = term.flush();
         guard.restore();
+        // Its stderr (how it ended, or why it could not attach) becomes
+        // the footer's message.
         let outcome = std::env::current_exe()
             .map_err(|e| format!("cannot find tickloop: {e}"))
             .and_then(|exe| {
@@ -617,8 +627,10 @@ impl Monitor {
                     .args(["attach", id, "--detach-key", &self.prefix.key.name()])
                     // Its prefix `m` returns here rather than nesting a Monitor.
                     .env(attach_view::FROM_MONITOR_ENV, "1")
-                    .stderr(std::process::Stdio::null())
-                    .status()
+                    .stdout(std::process::Stdio::inherit())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .and_then(|child| child.wait_with_output())
                     .map_err(|e| format!("cannot run tickloop attach: {e}"))
             });
         // The old guard's state went with the restore: save the terminal's
@@ -629,8 +641,16 @@ impl Monitor {
         term.enter_alternate_screen()
             .map_err(|e| MonitorError::Terminal(e.to_string()))?;
         self.message = Some(match outcome {
-            Ok(status) if status.success() => format!("back from {id}"),
-            Ok(status) => format!("tickloop attach {id} failed ({status})"),
+            Ok(out) => {
+                let said = String::from_utf8_lossy(&out.stderr);
+                let said = said.lines().rev().find(|l| !l.trim().is_empty());
+                match (out.status.success(), said) {
+                    (true, Some(line)) => format!("back from {id}: {}", clean(line)),
+                    (true, None) => format!("back from {id}"),
+                    (false, Some(line)) => format!("cannot attach to {id}: {}", clean(line)),
+                    (false, None) => format!("tickloop attach {id} failed ({})", out.status),
+                }
+            }
             Err(e) => e,
         });
         let _ = self.poke.send(());

@@ -275,8 +275,8 @@ impl Col {
         match self {
             Col::Id => need.min(16),
             Col::Kind | Col::Title => need.min(10),
-            // "running", or "ended: …" (the detail line has the reason).
-            Col::State => need.min(8),
+            // "running", or the end's kind (the detail line has the reason).
+            Col::State => need.min(9),
             _ => need,
         }
     }
@@ -365,9 +365,20 @@ fn segments(fields: &[String], layout: &Layout, cols: usize) -> Vec<(Option<Col>
     out
 }
 
-/// The fields of a row in `layout`'s columns.
+/// The fields of a row in `layout`'s columns. A STATE too wide for its
+/// column says only how the instance ended (`closed`, `exited`,
+/// `violation`…): the detail line has the whole reason.
 pub fn row_fields(r: &Row, layout: &Layout, now: OffsetDateTime) -> Vec<String> {
-    layout.iter().map(|&(c, _)| c.field(r, now)).collect()
+    layout
+        .iter()
+        .map(|&(c, w)| {
+            let full = c.field(r, now);
+            match (&r.ended, c) {
+                (Some(e), Col::State) if width(&full) > w => e.kind.clone(),
+                _ => full,
+            }
+        })
+        .collect()
 }
 
 /// The headers of `layout`'s columns.
@@ -690,13 +701,30 @@ fn draw_preview(
     let inner = height.saturating_sub(1);
     let (x, y) = preview_origin(&p.screen, cols, inner);
     for (i, text) in p.screen.lines.iter().skip(y).take(inner).enumerate() {
-        let cropped: String = skip_cells(text, x);
+        // Cropped, not cut: no `…` at the edge.
+        let cropped = take_cells(&skip_cells(text, x), cols);
         s.add_changes(text_at(
             y0 + 1 + i,
             CellAttributes::default(),
             fit(&cropped, cols),
         ));
     }
+}
+
+/// The first `n` cells of `s` (a wide character that would straddle the
+/// edge is left out).
+fn take_cells(s: &str, n: usize) -> String {
+    let mut used = 0;
+    let mut out = String::new();
+    for c in s.chars() {
+        let w = width(c.encode_utf8(&mut [0; 4]));
+        if used + w > n {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    out
 }
 
 /// `s` without its first `n` cells.
@@ -829,7 +857,7 @@ mod tests {
             !at60.contains(&Col::Views) && at60.contains(&Col::Active),
             "{at60:?}"
         );
-        assert_eq!(shown(30), vec![Col::Id, Col::Active, Col::State]);
+        assert_eq!(shown(32), vec![Col::Id, Col::Active, Col::State]);
         assert_eq!(shown(24), vec![Col::Id, Col::State]);
         // Dropping follows DROP_ORDER as the terminal narrows.
         let mut dropped = Vec::new();
@@ -870,6 +898,7 @@ mod tests {
         assert_eq!(preview_origin(&screen(29, 10), 80, 9), (0, 21));
         assert_eq!(preview_origin(&screen(0, 100), 80, 9), (21, 0));
         assert_eq!(skip_cells("日本語abc", 2), "本語abc");
+        assert_eq!(take_cells("日本語abc", 5), "日本");
     }
 
     #[test]
