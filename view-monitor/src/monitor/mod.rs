@@ -530,7 +530,8 @@ impl Monitor {
             self.refilter();
             return Flow::Go;
         }
-        let page = table::body_rows(usize::from(self.size.1), self.preview_on).max(1);
+        let page =
+            table::body_rows(usize::from(self.size.1), self.preview_on, self.rows.len()).max(1);
         match key {
             KeyCode::Char('q') if !ctrl => return Flow::Quit,
             KeyCode::Char('c') if ctrl => return Flow::Quit,
@@ -703,7 +704,7 @@ impl Monitor {
         self.top = table::scroll_for(
             self.selected,
             self.top,
-            table::body_rows(rows, self.preview_on),
+            table::body_rows(rows, self.preview_on, self.rows.len()),
             self.rows.len(),
         );
         let overlay_footer;

@@ -511,21 +511,25 @@ pub struct ListView<'a> {
     pub now: OffsetDateTime,
 }
 
-/// Rows (of a terminal `rows` tall) the preview takes, its title line
-/// included, when it is on: about half of what is under the title and
-/// header; none on terminals under 14 rows.
-pub fn preview_rows(rows: usize, on: bool) -> usize {
-    if on && rows >= 14 {
-        rows.saturating_sub(4) / 2
-    } else {
-        0
+/// Rows of the screen the list's entries get at a terminal `rows` tall
+/// with `len` entries (title, header, detail and footer take four). With
+/// the preview on (terminals of 14 rows or more), the list takes what its
+/// entries need, at least 3 rows and at most half; the preview the rest.
+pub fn body_rows(rows: usize, preview: bool, len: usize) -> usize {
+    let all = rows.saturating_sub(4);
+    if !preview || rows < 14 {
+        return all;
     }
+    len.max(3).min(all - all / 2)
 }
 
-/// Rows of the screen the list's entries get at a terminal `rows` tall
-/// (title, header, detail and footer take four, the preview its share).
-pub fn body_rows(rows: usize, preview: bool) -> usize {
-    rows.saturating_sub(4 + preview_rows(rows, preview))
+/// Rows the preview takes, its title line included (0 when off or when the
+/// terminal is too small for it).
+pub fn preview_rows(rows: usize, preview: bool, len: usize) -> usize {
+    if !preview || rows < 14 {
+        return 0;
+    }
+    rows.saturating_sub(4) - body_rows(rows, preview, len)
 }
 
 /// The `top` that keeps `selected` visible in `body` rows, moving as little
@@ -602,7 +606,7 @@ pub fn draw(view: &ListView, cols: usize, rows: usize) -> Surface {
         table_line(&header_fields(&widths), &widths, cols),
     ));
 
-    let body = body_rows(rows, view.preview.is_some());
+    let body = body_rows(rows, view.preview.is_some(), view.rows.len());
     if view.rows.is_empty() && body > 0 {
         let empty = match view.filter {
             Some(f) if !f.text.is_empty() => {
@@ -628,7 +632,7 @@ pub fn draw(view: &ListView, cols: usize, rows: usize) -> Surface {
         s.add_changes(changes);
     }
     if let Some(preview) = view.preview {
-        let height = preview_rows(rows, true);
+        let height = preview_rows(rows, true, view.rows.len());
         if height > 0 {
             draw_preview(&mut s, 2 + body, height, cols, preview, view);
         }
