@@ -265,10 +265,13 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             // With the program taken as trailing arguments, an option clap
             // does not know lands here: refuse it rather than run it.
             if let Some(option) = argv.first().filter(|a| a.starts_with('-')) {
+                let hint = closest_open_option(option)
+                    .map(|known| format!(" (did you mean --{known}?)"))
+                    .unwrap_or_default();
                 return Err(CliError::new(
                     "bad_request",
                     format!(
-                        "unknown option {option} for open (`tickloop open --help` lists them); the program goes after --: tickloop open [OPTIONS] -- PROGRAM [ARG...]"
+                        "unknown option {option} for open{hint}; `tickloop open --help` lists them, and the program goes after --: tickloop open [OPTIONS] -- PROGRAM [ARG...]"
                     ),
                     2,
                 )
@@ -515,4 +518,20 @@ fn shutdown(runtime: &Path, json: bool) -> Result<i32> {
             Err(CliError::new("internal", "unexpected answer to shutdown", 1).into())
         }
     }
+}
+
+/// The long option of `open` closest to `typed` (`--aproove` -> none known
+/// yet, `--shel` -> `shell`), when one is close enough to be a typo.
+fn closest_open_option(typed: &str) -> Option<String> {
+    use clap::CommandFactory;
+    let typed = typed.trim_start_matches('-');
+    let typed = typed.split('=').next().unwrap_or(typed);
+    let command = Cli::command();
+    let open = command.find_subcommand("open")?;
+    open.get_arguments()
+        .filter_map(|a| a.get_long())
+        .map(|long| (strsim::jaro_winkler(typed, long), long))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, long)| long.to_string())
 }

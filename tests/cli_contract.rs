@@ -65,6 +65,12 @@ fn a_mistyped_open_option_is_refused_not_run_as_the_program() {
     let message = err["message"].as_str().unwrap_or_default();
     assert!(message.contains("unknown option --aproove"), "{err}");
     assert!(host.list().is_empty(), "the refused open left an instance");
+    // A typo of a known option names the one meant.
+    let out = host.run(&["open", "--histroy", "5", "--", "sh"]);
+    let err = out.expect_error(2, "bad_request");
+    let message = err["message"].as_str().unwrap_or_default();
+    assert!(message.contains("did you mean --history?"), "{err}");
+    assert!(host.list().is_empty(), "the refused open left an instance");
 }
 
 #[test]

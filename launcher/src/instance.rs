@@ -228,7 +228,7 @@ impl Instance {
         });
 
         let session =
-            (!spec.shell).then(|| Session::new(Limits::default(), Instant::now().into_std()));
+            (!spec.shell).then(|| Session::new(spec_limits(&spec), Instant::now().into_std()));
         // A plain program is up once it has run for SHELL_START_SETTLE.
         let spec_shell_ready_at = spec.shell.then(|| Instant::now() + SHELL_START_SETTLE);
 
@@ -795,6 +795,17 @@ async fn recv_exit(
         Some(rx) => rx.await.ok(),
         None => std::future::pending().await,
     }
+}
+
+/// The protocol limits of this session: the defaults, with the
+/// initialization time limit tickhost passed in the spec.
+fn spec_limits(spec: &LaunchSpec) -> Limits {
+    let mut limits = Limits::default();
+    if let Some(ms) = spec.init_timeout_ms {
+        limits.init_request_timeout = std::time::Duration::from_millis(ms);
+        limits.init_total_timeout = std::time::Duration::from_millis(ms);
+    }
+    limits
 }
 
 async fn sleep_until(deadline: Option<Instant>) {

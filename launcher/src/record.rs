@@ -5,15 +5,9 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use tickhost::wire::LauncherRecord;
-use time::format_description::well_known::Rfc3339;
-use time::OffsetDateTime;
 
-/// Now, as RFC 3339 (UTC).
-pub fn now_rfc3339() -> String {
-    OffsetDateTime::now_utc()
-        .format(&Rfc3339)
-        .unwrap_or_else(|_| "1970-01-01T00:00:00Z".to_string())
-}
+/// Now, as RFC 3339 (UTC): Tickloop's one clock helper.
+pub use tickhost::clock::now_rfc3339;
 
 /// Where the record of the launcher listening on `socket` lives.
 pub fn record_path(socket: &Path) -> PathBuf {

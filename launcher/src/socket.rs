@@ -15,12 +15,12 @@ use crate::LauncherError;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::Path;
 use std::sync::Arc;
-use tickhost::daemon::lines::write_line;
+use tickhost::framing::{read_line_limited, write_line};
 use tickhost::wire::{
     ClientError, ClientReply, Envelope, ErrorKind, Hello, HelloReply, LauncherMessage,
     LauncherReply, LauncherRequest, LauncherStatus, Role,
 };
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{mpsc, watch, Notify};
 
@@ -125,7 +125,7 @@ async fn connection(stream: UnixStream, ctx: ServeContext) {
             Ok(hello) => hello,
             Err(e) => {
                 let reply = HelloReply {
-                    version: tickhost::wire::WIRE_VERSION.to_string(),
+                    version: tickhost::wire::wire_version().to_string(),
                     refused: Some(format!("expected a hello line: {e}")),
                 };
                 let _ = write_line(&mut writer, &reply).await;
@@ -297,47 +297,4 @@ async fn write_loop<W: AsyncWrite + Unpin>(
         }
     }
     let _ = writer.shutdown().await;
-}
-
-/// Reads one `\n`-terminated line into `line` (without the `\n`). `Ok(false)`
-/// at a clean EOF; an error when the line passes `max` bytes (without ever
-/// buffering more than that) or at EOF inside a line.
-pub async fn read_line_limited<R: AsyncBufRead + Unpin>(
-    reader: &mut R,
-    line: &mut Vec<u8>,
-    max: usize,
-) -> std::io::Result<bool> {
-    line.clear();
-    loop {
-        let buf = reader.fill_buf().await?;
-        if buf.is_empty() {
-            return if line.is_empty() {
-                Ok(false)
-            } else {
-                Err(std::io::Error::new(
-                    std::io::ErrorKind::UnexpectedEof,
-                    "the connection closed inside a line",
-                ))
-            };
-        }
-        let (take, done) = match buf.iter().position(|&b| b == b'\n') {
-            Some(pos) => (pos + 1, true),
-            None => (buf.len(), false),
-        };
-        let content = if done { &buf[..take - 1] } else { &buf[..take] };
-        if line.len() + content.len() > max {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!("a line longer than {max} bytes"),
-            ));
-        }
-        line.extend_from_slice(content);
-        reader.consume(take);
-        if done {
-            if line.last() == Some(&b'\r') {
-                line.pop();
-            }
-            return Ok(true);
-        }
-    }
 }

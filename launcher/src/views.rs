@@ -21,11 +21,11 @@
 //!   SIGWINCH for an unchanged size). With no view the size stays.
 
 use crate::attach::{Snapshot, ToView, ViewEvent, ViewHello, MAX_VIEW_LINE};
-use crate::socket::read_line_limited;
 use crate::terminal::TerminalHandle;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tickhost::framing::read_line_limited;
 use tickhost::wire::LauncherStatus;
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, watch};

@@ -432,7 +432,15 @@ fn terminal_output_is_drained_and_update_floods_coalesce() {
             None => panic!("the launcher hung up"),
         }
     }
-    assert!(statuses < 20000, "{statuses} statuses for 20000 updates");
+    // At most one status is published per turn of the launcher's loop, and a
+    // turn takes in a whole read of the Tick's stdout (the 1.4 MB of updates
+    // arrive in reads of pipe-sized pieces): a few hundred turns at most.
+    // One status per update (no coalescing) would be 20000.
+    println!("{statuses} statuses for 20000 updates");
+    assert!(
+        statuses <= 2000,
+        "{statuses} statuses for 20000 updates: not coalesced"
+    );
     host.ok(LauncherRequest::Close);
     launched
         .outcome

@@ -14,8 +14,9 @@
 
 pub mod conn;
 pub mod discover;
-pub mod lines;
+pub mod log;
 pub mod open;
+pub mod reader;
 pub mod registry;
 pub mod serve;
 pub mod watch;
@@ -85,7 +86,7 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         .enable_all()
         .build()
         .map_err(io("cannot start the tokio runtime"))?;
-    let shared = Shared::new(dir.clone(), options.exe, Limits::default());
+    let shared = Shared::new(dir.clone(), options.exe, limits_from_env());
 
     runtime.block_on(async move {
         let listener = tokio::net::UnixListener::bind(&socket)
@@ -110,7 +111,7 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         let _watcher = match discover::watch_launchers(shared.clone()) {
             Ok(watcher) => Some(watcher),
             Err(e) => {
-                conn::log(&format!(
+                log::log(&format!(
                     "cannot watch {}: {e}",
                     dir.launchers_dir().display()
                 ));
@@ -128,9 +129,9 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
             libc::dup2(log_file.as_raw_fd(), 1);
             libc::dup2(log_file.as_raw_fd(), 2);
         }
-        conn::log(&format!(
+        log::log(&format!(
             "tickhost {} listening on {} (pid {})",
-            crate::wire::WIRE_VERSION,
+            crate::wire::wire_version(),
             socket.display(),
             std::process::id()
         ));
@@ -149,20 +150,20 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
                         tokio::spawn(serve::serve_client(shared.clone(), stream));
                     }
                     Err(e) => {
-                        conn::log(&format!("accept failed: {e}"));
+                        log::log(&format!("accept failed: {e}"));
                         tokio::time::sleep(Duration::from_millis(50)).await;
                     }
                 },
                 _ = shutdown.wait_for(|done| *done) => {
-                    conn::log("shutdown");
+                    log::log("shutdown");
                     break;
                 }
                 _ = terminate.recv() => {
-                    conn::log("SIGTERM: exiting; launchers go on");
+                    log::log("SIGTERM: exiting; launchers go on");
                     break;
                 }
                 _ = interrupt.recv() => {
-                    conn::log("SIGINT: exiting; launchers go on");
+                    log::log("SIGINT: exiting; launchers go on");
                     break;
                 }
             }
@@ -177,6 +178,22 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
 
 /// How long a starting daemon waits for the lock of one that is exiting.
 const LOCK_WAIT: Duration = Duration::from_secs(5);
+/// The protocol limits tickhost gives its launchers: the defaults, with
+/// `TICKLOOP_INIT_TIMEOUT_MS` (read once at start; for tests) replacing the
+/// initialization time limits.
+fn limits_from_env() -> Limits {
+    let mut limits = Limits::default();
+    if let Some(ms) = std::env::var("TICKLOOP_INIT_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|ms| *ms > 0)
+    {
+        limits.init_request_timeout = Duration::from_millis(ms);
+        limits.init_total_timeout = Duration::from_millis(ms);
+    }
+    limits
+}
+
 /// How long tickhost waits, before it says `ready`, for recorded launchers
 /// to answer (a healthy one answers in milliseconds).
 const ADOPT_BEFORE_READY: Duration = Duration::from_millis(500);

@@ -3,9 +3,12 @@
 //! instance and serves clients.
 
 pub mod agent_loop;
+pub mod attach;
 pub mod client;
+pub mod clock;
 pub mod config;
 pub mod core;
 pub mod daemon;
+pub mod framing;
 pub mod paths;
 pub mod wire;

@@ -18,16 +18,77 @@
 //! Views attach to a launcher with role `view`; their messages live in the
 //! launcher's attach protocol, not here.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::PathBuf;
 
-/// The version every Tickloop process of one build speaks. A peer with a
-/// different version is refused at [`Hello`], with both versions named.
-pub const WIRE_VERSION: &str = concat!("tickloop-", env!("CARGO_PKG_VERSION"));
+/// The version every Tickloop process of one build speaks: the package
+/// version and a digest of the JSON Schema of every message of every socket
+/// (this module's types and [`crate::attach`]'s). Two builds whose messages
+/// differ in any way have different versions, and a peer with a different
+/// version is refused at [`Hello`], with both versions named, instead of
+/// serde quietly dropping what it does not know.
+pub fn wire_version() -> &'static str {
+    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    VERSION.get_or_init(|| {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(canonical_json(&wire_schema()).as_bytes());
+        let short: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
+        format!("tickloop-{}+{short}", env!("CARGO_PKG_VERSION"))
+    })
+}
+
+/// Every message of every Tickloop socket, as one type for its schema.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct AllMessages {
+    hello: Hello,
+    hello_reply: HelloReply,
+    client_request: Envelope<ClientRequest>,
+    server_message: ServerMessage,
+    launcher_request: Envelope<LauncherRequest>,
+    launcher_message: LauncherMessage,
+    launch_spec: LaunchSpec,
+    launch_report: LaunchReport,
+    launcher_record: LauncherRecord,
+    screen_reply: ScreenReply,
+    view_hello: crate::attach::ViewHello,
+    to_view: crate::attach::ToView,
+    view_event: crate::attach::ViewEvent,
+}
+
+/// The JSON Schema of every message of every Tickloop socket (what
+/// [`wire_version`] digests; `tickhost/tests/golden/wire-schema.json` keeps it).
+pub fn wire_schema() -> Value {
+    serde_json::to_value(schemars::schema_for!(AllMessages)).unwrap_or(Value::Null)
+}
+
+/// `value` as JSON text with every object's keys sorted, whatever the map
+/// order serde_json was built with.
+pub fn canonical_json(value: &Value) -> String {
+    fn sorted(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                let mut out = serde_json::Map::new();
+                for k in keys {
+                    out.insert(k.clone(), sorted(&map[k]));
+                }
+                Value::Object(out)
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    // With serde_json's `preserve_order`, insertion above is sorted order;
+    // without it, maps are sorted anyway.
+    serde_json::to_string_pretty(&sorted(value)).unwrap_or_default()
+}
 
 /// Who is connecting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// A client of tickhost: the CLI, the MCP bridge, the Monitor's list.
@@ -39,12 +100,12 @@ pub enum Role {
 }
 
 /// First line from the connecting side.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Hello {
     pub hello: HelloBody,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct HelloBody {
     pub version: String,
     pub role: Role,
@@ -52,7 +113,7 @@ pub struct HelloBody {
 
 /// First line from the listening side: its version, and a refusal when the
 /// versions differ (the connection is closed after it).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct HelloReply {
     pub version: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -63,7 +124,7 @@ impl Hello {
     pub fn new(role: Role) -> Self {
         Hello {
             hello: HelloBody {
-                version: WIRE_VERSION.to_string(),
+                version: wire_version().to_string(),
                 role,
             },
         }
@@ -73,22 +134,23 @@ impl Hello {
 impl HelloReply {
     /// The listening side's answer to `hello`: accepted when the versions match.
     pub fn answer(hello: &Hello) -> Self {
-        let refused = (hello.hello.version != WIRE_VERSION).then(|| {
+        let refused = (hello.hello.version != wire_version()).then(|| {
             format!(
-                "version mismatch: this process is {WIRE_VERSION}, the peer is {}; \
+                "version mismatch: this process is {}, the peer is {}; \
                  run `tickloop shutdown` with the old build, or use one build for all processes",
+                wire_version(),
                 hello.hello.version
             )
         });
         HelloReply {
-            version: WIRE_VERSION.to_string(),
+            version: wire_version().to_string(),
             refused,
         }
     }
 }
 
 /// A request with the id its answer will carry.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Envelope<R> {
     pub id: u64,
     pub request: R,
@@ -96,7 +158,7 @@ pub struct Envelope<R> {
 
 /// What a client asks of tickhost. Instance ids are full ids (`hosted:NAME`,
 /// `shell:NAME`); a bare NAME is accepted when it names exactly one instance.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum ClientRequest {
     Open(OpenRequest),
@@ -135,7 +197,7 @@ pub enum ClientRequest {
 }
 
 /// `tickloop open`: what to run and how.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct OpenRequest {
     /// NAME of the instance; tickhost picks one from the program name when absent.
     #[serde(default)]
@@ -155,7 +217,7 @@ pub struct OpenRequest {
 }
 
 /// One line from tickhost to a client.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ServerMessage {
     /// The answer to request `id`.
@@ -165,7 +227,7 @@ pub enum ServerMessage {
 }
 
 /// The answer to a [`ClientRequest`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ClientReply {
     /// Success; the value is what the CLI prints.
@@ -177,7 +239,7 @@ pub enum ClientReply {
 }
 
 /// A failure a client can act on. `message` says what to do.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ClientError {
     pub kind: ErrorKind,
     pub message: String,
@@ -186,7 +248,7 @@ pub struct ClientError {
     pub data: Option<Value>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     /// No instance by that id.
@@ -209,7 +271,7 @@ pub enum ErrorKind {
 }
 
 /// The outcome of a `tick/call`, sorted as spec-gaps 3.4 says.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum CallOutcome {
     /// The Tick answered with a result. Exit 0.
@@ -238,7 +300,7 @@ impl CallOutcome {
 
 /// A JSON-RPC error object, as the Tick sent it or as the host made it for a
 /// refusal before sending.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RpcError {
     pub code: i64,
     pub message: String,
@@ -247,7 +309,7 @@ pub struct RpcError {
 }
 
 /// One line of `tickloop watch`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum WatchEvent {
     Delivery(Delivery),
@@ -255,7 +317,7 @@ pub enum WatchEvent {
 }
 
 /// The latest state of one instance since its previous delivery.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Delivery {
     pub instance: String,
     pub seq: u64,
@@ -271,14 +333,14 @@ pub struct Delivery {
 }
 
 /// A watched instance ended; no more deliveries come for it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct EndedNotice {
     pub instance: String,
     pub ended: EndInfo,
 }
 
 /// How an instance ended, for `list`, `watch` and the Monitor.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct EndInfo {
     /// A sentence a person can read.
     pub reason: String,
@@ -293,7 +355,7 @@ pub struct EndInfo {
 }
 
 /// What tickhost asks of a launcher.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum LauncherRequest {
     /// The launcher's [`LauncherStatus`] (answered also right after hello).
@@ -320,7 +382,7 @@ pub enum LauncherRequest {
 }
 
 /// A launcher's answer, by request id.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LauncherReply {
     pub id: u64,
     pub reply: ClientReply,
@@ -328,7 +390,7 @@ pub struct LauncherReply {
 
 /// Everything a tickhost needs to know about a launcher's instance; sent on
 /// connect and whenever it changes (coalesced: only the newest is sent).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LauncherStatus {
     pub instance: String,
     pub launcher_pid: u32,
@@ -361,7 +423,7 @@ pub struct LauncherStatus {
     pub program: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct StateSnapshot {
     pub seq: u64,
     pub data: Value,
@@ -370,7 +432,7 @@ pub struct StateSnapshot {
 }
 
 /// A line from a launcher to tickhost.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LauncherMessage {
     Reply(LauncherReply),
@@ -379,7 +441,7 @@ pub enum LauncherMessage {
 
 /// The one line a launcher writes on its readiness pipe when its instance is
 /// up (or failed to come up), then closes it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LaunchReport {
     Ready {
@@ -394,7 +456,7 @@ pub enum LaunchReport {
 }
 
 /// What tickhost hands a new launcher (as JSON on its stdin).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LaunchSpec {
     pub instance: String,
     pub shell: bool,
@@ -406,11 +468,16 @@ pub struct LaunchSpec {
     /// Lines of history the screen keeps (`None`: the default, 2,000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<usize>,
+    /// The protocol session's time limit for initialization, in ms (`None`:
+    /// the protocol's 10 s). tickhost passes its own (see
+    /// [`crate::core::Limits`]), so tests of timeouts take milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init_timeout_ms: Option<u64>,
 }
 
 /// The answer to `screen`: the visible screen as text, the cursor, and the
 /// history asked for. An ended instance answers with its last screen.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ScreenReply {
     pub rows: usize,
     pub cols: usize,
@@ -436,7 +503,7 @@ pub struct ScreenReply {
 }
 
 /// Zero-based cursor position in the visible screen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ScreenCursor {
     pub row: usize,
     pub col: usize,
@@ -445,7 +512,7 @@ pub struct ScreenCursor {
 /// `RUNTIME/l/<file>.json`, written by a launcher once its instance is up and
 /// rewritten when it ends; what a restarted tickhost scans to find launchers
 /// again (and to show instances that ended while it was away).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LauncherRecord {
     pub instance: String,
     pub socket: PathBuf,

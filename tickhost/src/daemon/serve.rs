@@ -2,11 +2,12 @@
 //! order (a malformed line gets a `bad_request` reply and the connection goes
 //! on), routing to the launchers, `list`, `close` and `shutdown`.
 
-use super::conn::{log, LauncherConn};
-use super::lines::{write_line, Line, LineReader};
+use super::conn::LauncherConn;
+use super::log::log;
 use super::open::open;
 use super::registry::{end_info, Instance, Shared};
 use super::watch::{self, Flow};
+use crate::framing::{write_line, Line, LineReader};
 use crate::paths::InstanceKind;
 use crate::wire::{
     ClientError, ClientReply, ClientRequest, Envelope, ErrorKind, Hello, HelloReply,
@@ -56,7 +57,7 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
     };
     let answer = match hello {
         Ok(hello) if hello.hello.role != Role::Client => HelloReply {
-            version: crate::wire::WIRE_VERSION.to_string(),
+            version: crate::wire::wire_version().to_string(),
             refused: Some(
                 "this is tickhost, for clients; views and hosts talk to a launcher's socket"
                     .to_string(),
@@ -64,7 +65,7 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
         },
         Ok(hello) => HelloReply::answer(&hello),
         Err(refused) => HelloReply {
-            version: crate::wire::WIRE_VERSION.to_string(),
+            version: crate::wire::wire_version().to_string(),
             refused: Some(refused),
         },
     };

@@ -7,9 +7,9 @@
 //! The counting is per watcher and only compares the launcher's running
 //! total with what this watcher last saw, so nothing per update is stored.
 
-use super::lines::{write_line, LineReader};
 use super::registry::{Instance, Shared};
 use crate::core::delivery::{budget_for, trim};
+use crate::framing::{write_line, LineReader};
 use crate::paths::InstanceKind;
 use crate::wire::{
     ClientError, ClientReply, Delivery, EndedNotice, ErrorKind, LauncherStatus, ServerMessage,

@@ -1,8 +1,11 @@
-//! Newline-framed JSON over tokio streams: a bounded, cancel-safe line reader
-//! and a helper writing one value per line.
+//! The one framing of every Tickloop wire (client ↔ tickhost ↔ launcher ↔
+//! view): one JSON value per `\n`-terminated line, never buffering more than
+//! a bound. [`LineReader`] skips an overlong line and goes on (a peer's bad
+//! line costs only that line); [`read_line_limited`] refuses it (for a peer
+//! that must not be read further); [`write_line`] writes one value.
 
 use serde::Serialize;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
 /// One line read from a peer.
 #[derive(Debug, PartialEq, Eq)]
@@ -93,6 +96,49 @@ pub async fn write_line<W: AsyncWrite + Unpin, T: Serialize>(
     bytes.push(b'\n');
     writer.write_all(&bytes).await?;
     writer.flush().await
+}
+
+/// Reads one `\n`-terminated line into `line` (without the `\n`). `Ok(false)`
+/// at a clean EOF; an error when the line passes `max` bytes (without ever
+/// buffering more than that) or at EOF inside a line.
+pub async fn read_line_limited<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    line: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<bool> {
+    line.clear();
+    loop {
+        let buf = reader.fill_buf().await?;
+        if buf.is_empty() {
+            return if line.is_empty() {
+                Ok(false)
+            } else {
+                Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "the connection closed inside a line",
+                ))
+            };
+        }
+        let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(pos) => (pos + 1, true),
+            None => (buf.len(), false),
+        };
+        let content = if done { &buf[..take - 1] } else { &buf[..take] };
+        if line.len() + content.len() > max {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("a line longer than {max} bytes"),
+            ));
+        }
+        line.extend_from_slice(content);
+        reader.consume(take);
+        if done {
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            return Ok(true);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,740 @@
+//! The attach protocol: what a view (a plain `tickloop attach`, the Monitor's
+//! overlay, a Herdr pane) and a launcher say to each other on the launcher's
+//! socket. Plain serde types, no transport.
+//!
+//! # Conversation
+//!
+//! One JSON value per line (`\n`-terminated) each way, on the launcher's Unix
+//! socket (`RUNTIME/l/<id>.sock`):
+//!
+//! 1. view → launcher: [`tickhost::wire::Hello`] with role `view`;
+//!    launcher → view: [`tickhost::wire::HelloReply`] (a refusal closes).
+//! 2. view → launcher: one [`ViewHello`]: the view's size (cells) and what its
+//!    terminal supports. The size is taken at once (no resize burst on attach).
+//! 3. launcher → view: [`ToView::Snapshot`]: the whole current screen from
+//!    the emulator (text with colours and attributes, wide and combining
+//!    characters, cursor, alternate screen, the modes the Tick set, title).
+//! 4. Then, until either side hangs up:
+//!    * launcher → view: [`ToView::Rows`] (the rows that changed since the
+//!      previous frame, with cursor and modes), at a bounded frame rate: a
+//!      flood of output is coalesced into at most one frame per interval, so
+//!      a slow view sees fewer frames, never a backlog;
+//!      [`ToView::Resized`] when the PTY changes size, always followed by a
+//!      [`ToView::Snapshot`] at the new size;
+//!      [`ToView::Ended`] when the Tick's session ended (then the launcher
+//!      closes the connection).
+//!    * view → launcher: [`ViewEvent`]s: keys, paste, mouse and focus, which
+//!      the launcher encodes for the Tick's *current* modes (application
+//!      cursor keys, bracketed paste, mouse encoding), and its new size after
+//!      the view's terminal was resized.
+//!
+//! Views never see the raw PTY byte stream: their terminal would answer the
+//! Tick's queries a second time. Hanging up is a detach; it never touches the
+//! Tick or its protocol session.
+//!
+//! # Sizes
+//!
+//! The PTY follows the most recently active view (tmux's `latest` policy): a
+//! view becomes the most recently active one when it attaches, sends a key,
+//! paste or mouse event, or resizes. The launcher debounces resizes; each one
+//! resizes the PTY (so the Tick gets SIGWINCH) and then the emulator. A view
+//! whose size differs from the PTY's pads or crops the screen and says so.
+//! With no view, the size stays.
+//!
+//! # Example
+//!
+//! ```text
+//! → {"hello":{"version":"tickloop-0.1.0+5c2e9a0d41b7","role":"view"}}
+//! ← {"version":"tickloop-0.1.0+5c2e9a0d41b7"}
+//! → {"cols":100,"rows":30,"term":{"truecolor":true,"colors":256,"mouse":true,"bracketed_paste":true,"focus_events":false}}
+//! ← {"type":"snapshot","cols":120,"rows":30,"cursor":{"x":0,"y":1,"visible":true},"alt_screen":false,
+//!    "modes":{"bracketed_paste":true},"title":"","lines":[{"runs":[{"text":"hi","fg":1,"bold":true}]},{"runs":[]}]}
+//! → {"event":"key","key":{"char":"a"}}
+//! → {"event":"paste","text":"two\nlines"}
+//! ← {"type":"rows","rows":[[1,{"runs":[{"text":"a"}]}]],"cursor":{"x":1,"y":1,"visible":true},"alt_screen":false,"modes":{"bracketed_paste":true}}
+//! ```
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// The largest line either side accepts on a view connection (a full
+/// 500x200 screen of styled runs fits well within it).
+pub const MAX_VIEW_LINE: usize = 8 * 1024 * 1024;
+
+/// The view's second line (after `wire::Hello`): its size and terminal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ViewHello {
+    /// The view's size in cells (the area it shows the Tick's screen in).
+    pub cols: u16,
+    pub rows: u16,
+    #[serde(default)]
+    pub term: TermCaps,
+    /// A short name for logs and status ("attach", "monitor", "herdr").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+}
+
+/// What the view's own terminal supports.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TermCaps {
+    /// 24-bit colour (`COLORTERM=truecolor`).
+    #[serde(default)]
+    pub truecolor: bool,
+    /// Palette size: 8, 16 or 256.
+    #[serde(default = "default_colors")]
+    pub colors: u16,
+    /// The view can report mouse events.
+    #[serde(default)]
+    pub mouse: bool,
+    /// The view reports pastes as pastes (its terminal has bracketed paste).
+    #[serde(default)]
+    pub bracketed_paste: bool,
+    /// The view can report focus in/out.
+    #[serde(default)]
+    pub focus_events: bool,
+    /// The view's terminal's foreground and background (`#rrggbb`), when
+    /// it said (OSC 10/11): the launcher answers the Tick's colour queries
+    /// with them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fg: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bg: Option<String>,
+}
+
+fn default_colors() -> u16 {
+    256
+}
+
+impl Default for TermCaps {
+    fn default() -> Self {
+        TermCaps {
+            truecolor: false,
+            colors: default_colors(),
+            mouse: false,
+            bracketed_paste: false,
+            focus_events: false,
+            fg: None,
+            bg: None,
+        }
+    }
+}
+
+/// A line from the launcher to a view.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToView {
+    /// The whole screen: first after [`ViewHello`], and after every resize.
+    Snapshot(Snapshot),
+    /// The rows that changed since the previous frame.
+    Rows(RowsChanged),
+    /// The PTY changed size; a [`ToView::Snapshot`] at that size follows.
+    Resized { cols: u16, rows: u16 },
+    /// The Tick's session ended; the launcher closes the connection after it.
+    Ended { reason: String },
+    /// The Tick rang the bell: the view rings its terminal's.
+    Bell,
+    /// The Tick wrote to the clipboard (OSC 52); the view passes it on to
+    /// its terminal (`selection`: the primary selection).
+    Clipboard {
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        selection: bool,
+        text: String,
+    },
+}
+
+/// The current screen of the Tick, as the emulator holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Snapshot {
+    /// The PTY's (and emulator's) size.
+    pub cols: u16,
+    pub rows: u16,
+    pub cursor: Cursor,
+    /// The Tick switched to the alternate screen (full-screen TUI).
+    #[serde(default)]
+    pub alt_screen: bool,
+    #[serde(default)]
+    pub modes: Modes,
+    /// The window title the Tick set (OSC 0/2); empty when none.
+    #[serde(default)]
+    pub title: String,
+    /// How far back into history this view is scrolled, and how much
+    /// history there is.
+    #[serde(default, skip_serializing_if = "Scrollback::is_live_and_empty")]
+    pub scroll: Scrollback,
+    /// Exactly `rows` lines, top to bottom.
+    pub lines: Vec<Line>,
+}
+
+/// A view's position in the screen's history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Scrollback {
+    /// Lines scrolled back from the live screen (0: live).
+    #[serde(default)]
+    pub offset: u32,
+    /// Lines of history the screen holds.
+    #[serde(default)]
+    pub history: u32,
+}
+
+impl Scrollback {
+    fn is_live_and_empty(&self) -> bool {
+        *self == Scrollback::default()
+    }
+}
+
+/// Rows that changed since the previous frame, with the cursor and modes as
+/// they are now. Sizes never change in a `Rows` frame (see [`ToView::Resized`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RowsChanged {
+    /// `(row index from the top, its new content)`, ascending.
+    pub rows: Vec<(u16, Line)>,
+    pub cursor: Cursor,
+    #[serde(default)]
+    pub alt_screen: bool,
+    #[serde(default)]
+    pub modes: Modes,
+    /// The new title, when it changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Scrollback::is_live_and_empty")]
+    pub scroll: Scrollback,
+}
+
+/// Cursor position (zero-based cells within the visible screen) and looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Cursor {
+    pub x: u16,
+    pub y: u16,
+    pub visible: bool,
+    #[serde(default, skip_serializing_if = "CursorShape::is_default")]
+    pub shape: CursorShape,
+}
+
+/// The cursor shape the Tick asked for (DECSCUSR).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CursorShape {
+    #[default]
+    Default,
+    BlinkingBlock,
+    SteadyBlock,
+    BlinkingUnderline,
+    SteadyUnderline,
+    BlinkingBar,
+    SteadyBar,
+}
+
+impl CursorShape {
+    fn is_default(&self) -> bool {
+        *self == CursorShape::Default
+    }
+}
+
+/// The terminal modes the Tick set. A view mirrors the ones that change
+/// what its own terminal must report (mouse); the launcher applies the rest
+/// when it encodes the view's events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Modes {
+    /// `CSI ?2004h`: pastes arrive bracketed.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub bracketed_paste: bool,
+    /// Which mouse events the Tick asked for (`CSI ?1000/1002/1003h`).
+    #[serde(default, skip_serializing_if = "MouseTracking::is_off")]
+    pub mouse: MouseTracking,
+    /// `CSI ?1006h`: SGR mouse encoding.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub mouse_sgr: bool,
+    /// `CSI ?1h` (DECCKM): cursor keys send `ESC O A` instead of `ESC [ A`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub app_cursor_keys: bool,
+    /// `ESC =` (DECKPAM): application keypad.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub app_keypad: bool,
+    /// `CSI ?1004h`: the Tick wants focus in/out reports.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub focus_events: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Mouse reporting the Tick asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MouseTracking {
+    #[default]
+    Off,
+    /// 1000: presses and releases.
+    Click,
+    /// 1002: also motion while a button is down.
+    Drag,
+    /// 1003: all motion.
+    Motion,
+}
+
+impl MouseTracking {
+    fn is_off(&self) -> bool {
+        *self == MouseTracking::Off
+    }
+}
+
+/// One row of the screen: runs of text sharing attributes, left to right from
+/// column 0. Trailing blank cells with default attributes are dropped; the
+/// rest of the row is blank. A wide character occupies two columns (its run
+/// text holds it once); combining characters stay with their base character.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Line {
+    #[serde(default)]
+    pub runs: Vec<Run>,
+}
+
+impl Line {
+    /// The row's text (what `tickloop screen` shows for it, before trimming).
+    pub fn text(&self) -> String {
+        self.runs.iter().map(|r| r.text.as_str()).collect()
+    }
+}
+
+/// Text with one set of attributes.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Run {
+    pub text: String,
+    #[serde(flatten)]
+    pub attrs: Attrs,
+}
+
+/// Cell attributes; every field absent means the terminal's default.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Hash, Serialize, Deserialize, JsonSchema)]
+pub struct Attrs {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fg: Option<Color>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bg: Option<Color>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub bold: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub dim: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub italic: bool,
+    #[serde(default, skip_serializing_if = "Underline::is_none")]
+    pub underline: Underline,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub underline_color: Option<Color>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub blink: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub reverse: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub invisible: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub strikethrough: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub overline: bool,
+    /// The hyperlink the text is part of (OSC 8), its URI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
+}
+
+impl Attrs {
+    /// No attribute set: the terminal's defaults.
+    pub fn is_default(&self) -> bool {
+        *self == Attrs::default()
+    }
+}
+
+/// Underline style (SGR 4, 4:x, 21).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Underline {
+    #[default]
+    None,
+    Single,
+    Double,
+    Curly,
+    Dotted,
+    Dashed,
+}
+
+impl Underline {
+    fn is_none(&self) -> bool {
+        *self == Underline::None
+    }
+}
+
+/// A colour: a palette index (0-15 the ANSI colours, 16-255 the xterm cube
+/// and greys) as a number, or 24-bit colour as `"#rrggbb"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Color {
+    Index(u8),
+    #[serde(with = "hex_rgb")]
+    #[schemars(with = "String")]
+    Rgb(u8, u8, u8),
+}
+
+/// The RGB value of entry `index` of xterm's default 256-colour palette.
+pub fn xterm_rgb(index: u8) -> (u8, u8, u8) {
+    const ANSI: [(u8, u8, u8); 16] = [
+        (0, 0, 0),
+        (205, 0, 0),
+        (0, 205, 0),
+        (205, 205, 0),
+        (0, 0, 238),
+        (205, 0, 205),
+        (0, 205, 205),
+        (229, 229, 229),
+        (127, 127, 127),
+        (255, 0, 0),
+        (0, 255, 0),
+        (255, 255, 0),
+        (92, 92, 255),
+        (255, 0, 255),
+        (0, 255, 255),
+        (255, 255, 255),
+    ];
+    match index {
+        0..=15 => ANSI[usize::from(index)],
+        16..=231 => {
+            let i = index - 16;
+            let level = |v: u8| if v == 0 { 0 } else { 55 + v * 40 };
+            (level(i / 36), level((i / 6) % 6), level(i % 6))
+        }
+        232..=255 => {
+            let v = 8 + (index - 232) * 10;
+            (v, v, v)
+        }
+    }
+}
+
+mod hex_rgb {
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(r: &u8, g: &u8, b: &u8, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&format!("#{r:02x}{g:02x}{b:02x}"))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<(u8, u8, u8), D::Error> {
+        let text = String::deserialize(d)?;
+        let hex = text
+            .strip_prefix('#')
+            .filter(|h| h.len() == 6 && h.is_ascii())
+            .ok_or_else(|| D::Error::custom(format!("colour {text:?} is not #rrggbb")))?;
+        let part = |i: usize| {
+            u8::from_str_radix(&hex[i..i + 2], 16)
+                .map_err(|_| D::Error::custom(format!("colour {text:?} is not #rrggbb")))
+        };
+        Ok((part(0)?, part(2)?, part(4)?))
+    }
+}
+
+/// A line from a view to the launcher, after its [`ViewHello`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum ViewEvent {
+    /// A key press, encoded by the launcher for the Tick's current modes.
+    Key {
+        key: Key,
+        #[serde(default, skip_serializing_if = "Mods::is_empty")]
+        mods: Mods,
+    },
+    /// Pasted text: bracketed when the Tick enabled bracketed paste.
+    Paste { text: String },
+    /// A mouse event at a cell of the Tick's screen (zero-based); sent to the
+    /// Tick only when it enabled mouse reporting.
+    Mouse {
+        x: u16,
+        y: u16,
+        kind: MouseKind,
+        button: MouseButton,
+        #[serde(default, skip_serializing_if = "Mods::is_empty")]
+        mods: Mods,
+    },
+    /// The view's terminal gained (`true`) or lost focus.
+    Focus { focused: bool },
+    /// The view's new size in cells.
+    Resize { cols: u16, rows: u16 },
+    /// Show this view the screen `offset` lines back into history (0: live;
+    /// clamped to the history held). Only this view scrolls; the Tick and
+    /// other views are untouched. A key or paste returns the view to live.
+    Scroll { offset: u32 },
+}
+
+/// A key, independent of how the view's terminal encoded it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Key {
+    /// A character key (with shift already applied: `A`, not `a` + shift).
+    Char(char),
+    Enter,
+    Tab,
+    Backspace,
+    Escape,
+    Up,
+    Down,
+    Left,
+    Right,
+    Home,
+    End,
+    PageUp,
+    PageDown,
+    Insert,
+    Delete,
+    /// Function key F1..F24.
+    F(u8),
+}
+
+/// Modifier keys held with a key or mouse event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Mods {
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub shift: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub alt: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ctrl: bool,
+    #[serde(default, skip_serializing_if = "is_false", rename = "super")]
+    pub super_: bool,
+}
+
+impl Mods {
+    pub const NONE: Mods = Mods {
+        shift: false,
+        alt: false,
+        ctrl: false,
+        super_: false,
+    };
+
+    pub fn is_empty(&self) -> bool {
+        *self == Mods::NONE
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MouseKind {
+    Press,
+    Release,
+    Move,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MouseButton {
+    Left,
+    Middle,
+    Right,
+    WheelUp,
+    WheelDown,
+    /// Motion with no button held.
+    None,
+}
+
+/// Why a view's frame could not be applied to its copy of the screen.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApplyError {
+    #[error("row {row} is outside the {rows}-row screen")]
+    RowOutOfRange { row: u16, rows: u16 },
+}
+
+impl Snapshot {
+    /// A blank screen of the given size, cursor at the origin.
+    pub fn blank(cols: u16, rows: u16) -> Self {
+        Snapshot {
+            cols,
+            rows,
+            cursor: Cursor {
+                x: 0,
+                y: 0,
+                visible: true,
+                shape: CursorShape::Default,
+            },
+            alt_screen: false,
+            modes: Modes::default(),
+            title: String::new(),
+            scroll: Scrollback::default(),
+            lines: vec![Line::default(); usize::from(rows)],
+        }
+    }
+
+    /// Apply a [`RowsChanged`] frame to this copy of the screen (what a view
+    /// does to keep its model current). Refuses rows outside the screen and
+    /// then changes nothing.
+    pub fn apply(&mut self, frame: RowsChanged) -> Result<(), ApplyError> {
+        if let Some((row, _)) = frame.rows.iter().find(|(row, _)| *row >= self.rows) {
+            return Err(ApplyError::RowOutOfRange {
+                row: *row,
+                rows: self.rows,
+            });
+        }
+        self.lines.resize(usize::from(self.rows), Line::default());
+        for (row, line) in frame.rows {
+            self.lines[usize::from(row)] = line;
+        }
+        self.cursor = frame.cursor;
+        self.alt_screen = frame.alt_screen;
+        self.modes = frame.modes;
+        self.scroll = frame.scroll;
+        if let Some(title) = frame.title {
+            self.title = title;
+        }
+        Ok(())
+    }
+
+    /// The frame that turns `self` into `next`, or `None` when `next` cannot
+    /// be reached by changing rows (a different size: send `next` whole).
+    /// An empty frame (nothing changed) is `Some` with no rows.
+    pub fn diff(&self, next: &Snapshot) -> Option<RowsChanged> {
+        if self.cols != next.cols || self.rows != next.rows || self.lines.len() != next.lines.len()
+        {
+            return None;
+        }
+        let rows = self
+            .lines
+            .iter()
+            .zip(&next.lines)
+            .enumerate()
+            .filter(|(_, (old, new))| old != new)
+            .filter_map(|(i, (_, new))| Some((u16::try_from(i).ok()?, new.clone())))
+            .collect();
+        Some(RowsChanged {
+            rows,
+            cursor: next.cursor,
+            alt_screen: next.alt_screen,
+            modes: next.modes,
+            title: (self.title != next.title).then(|| next.title.clone()),
+            scroll: next.scroll,
+        })
+    }
+}
+
+impl RowsChanged {
+    /// Nothing at all changed: no need to send this frame.
+    pub fn is_noop(&self, prev: &Snapshot) -> bool {
+        self.rows.is_empty()
+            && self.title.is_none()
+            && self.cursor == prev.cursor
+            && self.alt_screen == prev.alt_screen
+            && self.modes == prev.modes
+            && self.scroll == prev.scroll
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn colours_serialize_as_index_or_hex() {
+        let run = Run {
+            text: "x".into(),
+            attrs: Attrs {
+                fg: Some(Color::Index(196)),
+                bg: Some(Color::Rgb(0x12, 0xab, 0xff)),
+                bold: true,
+                ..Attrs::default()
+            },
+        };
+        let value = serde_json::to_value(&run).unwrap();
+        assert_eq!(
+            value,
+            json!({"text":"x","fg":196,"bg":"#12abff","bold":true})
+        );
+        let back: Run = serde_json::from_value(value).unwrap();
+        assert_eq!(back, run);
+        assert!(serde_json::from_value::<Color>(json!("#12ab")).is_err());
+        assert!(serde_json::from_value::<Color>(json!(300)).is_err());
+    }
+
+    #[test]
+    fn events_round_trip() {
+        let events = vec![
+            ViewEvent::Key {
+                key: Key::Char('a'),
+                mods: Mods {
+                    ctrl: true,
+                    ..Mods::NONE
+                },
+            },
+            ViewEvent::Key {
+                key: Key::F(5),
+                mods: Mods::NONE,
+            },
+            ViewEvent::Paste {
+                text: "a\nb".into(),
+            },
+            ViewEvent::Mouse {
+                x: 3,
+                y: 4,
+                kind: MouseKind::Press,
+                button: MouseButton::Left,
+                mods: Mods::NONE,
+            },
+            ViewEvent::Focus { focused: false },
+            ViewEvent::Resize { cols: 80, rows: 24 },
+        ];
+        for event in events {
+            let line = serde_json::to_string(&event).unwrap();
+            let back: ViewEvent = serde_json::from_str(&line).unwrap();
+            assert_eq!(back, event, "{line}");
+        }
+        let key: ViewEvent = serde_json::from_str(r#"{"event":"key","key":"enter"}"#).unwrap();
+        assert_eq!(
+            key,
+            ViewEvent::Key {
+                key: Key::Enter,
+                mods: Mods::NONE
+            }
+        );
+    }
+
+    #[test]
+    fn view_hello_defaults() {
+        let hello: ViewHello = serde_json::from_str(r#"{"cols":80,"rows":24}"#).unwrap();
+        assert_eq!(hello.term, TermCaps::default());
+        assert_eq!(hello.term.colors, 256);
+    }
+
+    #[test]
+    fn diff_and_apply_reach_the_next_screen() {
+        let mut a = Snapshot::blank(10, 3);
+        let mut b = a.clone();
+        b.lines[1] = Line {
+            runs: vec![Run {
+                text: "hi".into(),
+                attrs: Attrs::default(),
+            }],
+        };
+        b.cursor.x = 2;
+        b.title = "t".into();
+        let frame = a.diff(&b).unwrap();
+        assert_eq!(frame.rows.len(), 1);
+        assert!(!frame.is_noop(&a));
+        a.apply(frame).unwrap();
+        assert_eq!(a, b);
+        let again = a.diff(&b).unwrap();
+        assert!(again.is_noop(&a));
+        assert!(a.diff(&Snapshot::blank(11, 3)).is_none());
+        let bad = RowsChanged {
+            rows: vec![(3, Line::default())],
+            ..again
+        };
+        assert_eq!(
+            a.apply(bad),
+            Err(ApplyError::RowOutOfRange { row: 3, rows: 3 })
+        );
+    }
+
+    #[test]
+    fn to_view_is_tagged() {
+        let ended = serde_json::to_value(ToView::Ended {
+            reason: "exited".into(),
+        })
+        .unwrap();
+        assert_eq!(ended, json!({"type":"ended","reason":"exited"}));
+        let snap = serde_json::to_string(&ToView::Snapshot(Snapshot::blank(2, 1))).unwrap();
+        let back: ToView = serde_json::from_str(&snap).unwrap();
+        assert_eq!(back, ToView::Snapshot(Snapshot::blank(2, 1)));
+    }
+}

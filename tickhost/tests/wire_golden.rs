@@ -1,0 +1,127 @@
+//! The wire, written down and tested round trip (zellij-style): every
+//! message of every Tickloop socket, one per line in
+//! `tests/golden/messages.jsonl`, must parse into its type and encode back
+//! to exactly the same JSON; and the JSON Schema of all of them (what the
+//! wire version digests) must equal `tests/golden/wire-schema.json`.
+//!
+//! A change to any wire type fails here first. When it is meant, refresh
+//! the schema with `TICKLOOP_UPDATE_GOLDEN=1 cargo test -p tickhost --test
+//! wire_golden`, and add or fix the message lines by hand: the wire version
+//! changes with the schema, so processes of the old build are refused at
+//! hello with both versions named.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use std::path::PathBuf;
+use tickhost::attach::{ToView, ViewEvent, ViewHello};
+use tickhost::wire::{
+    canonical_json, wire_schema, wire_version, ClientRequest, Envelope, Hello, HelloReply,
+    LaunchReport, LaunchSpec, LauncherMessage, LauncherRequest, ScreenReply, ServerMessage,
+};
+
+fn golden(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name)
+}
+
+fn round_trip<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(
+    line: usize,
+    message: &Value,
+) {
+    let typed: T = serde_json::from_value(message.clone())
+        .unwrap_or_else(|e| panic!("line {line}: {message} does not parse: {e}"));
+    let back = serde_json::to_value(&typed).expect("encodes");
+    assert_eq!(
+        canonical_json(&back),
+        canonical_json(message),
+        "line {line}: encodes back differently"
+    );
+    let again: T = serde_json::from_value(back).expect("parses again");
+    assert_eq!(again, typed, "line {line}");
+}
+
+#[test]
+fn every_golden_message_parses_and_encodes_back_the_same() {
+    let text = std::fs::read_to_string(golden("messages.jsonl")).expect("messages.jsonl");
+    let mut seen = std::collections::BTreeMap::<String, usize>::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        let entry: Value = serde_json::from_str(raw).expect("a JSON line");
+        let kind = entry["type"].as_str().expect("a type").to_string();
+        let message = &entry["message"];
+        match kind.as_str() {
+            "Hello" => round_trip::<Hello>(line, message),
+            "HelloReply" => round_trip::<HelloReply>(line, message),
+            "ClientEnvelope" => round_trip::<Envelope<ClientRequest>>(line, message),
+            "ServerMessage" => round_trip::<ServerMessage>(line, message),
+            "LauncherEnvelope" => round_trip::<Envelope<LauncherRequest>>(line, message),
+            "LauncherMessage" => round_trip::<LauncherMessage>(line, message),
+            "LaunchSpec" => round_trip::<LaunchSpec>(line, message),
+            "LaunchReport" => round_trip::<LaunchReport>(line, message),
+            "ScreenReply" => round_trip::<ScreenReply>(line, message),
+            "ViewHello" => round_trip::<ViewHello>(line, message),
+            "ViewEvent" => round_trip::<ViewEvent>(line, message),
+            "ToView" => round_trip::<ToView>(line, message),
+            other => panic!("line {line}: unknown type {other}"),
+        }
+        *seen.entry(kind).or_default() += 1;
+    }
+    // Every request operation of both request enums is written down.
+    let ops = |kind: &str| -> std::collections::BTreeSet<String> {
+        text.lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|e| e["type"] == kind)
+            .filter_map(|e| e["message"]["request"]["op"].as_str().map(str::to_string))
+            .collect()
+    };
+    assert_eq!(
+        ops("ClientEnvelope").len(),
+        10,
+        "every ClientRequest op: {:?}",
+        ops("ClientEnvelope")
+    );
+    assert_eq!(
+        ops("LauncherEnvelope").len(),
+        7,
+        "every LauncherRequest op: {:?}",
+        ops("LauncherEnvelope")
+    );
+    assert_eq!(seen.len(), 12, "{seen:?}");
+}
+
+#[test]
+fn the_wire_schema_is_the_golden_one_and_names_the_version() {
+    let schema = canonical_json(&wire_schema());
+    let path = golden("wire-schema.json");
+    if std::env::var_os("TICKLOOP_UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, format!("{schema}\n")).expect("write the golden schema");
+    }
+    let kept = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        kept.trim_end() == schema,
+        "the wire types changed: if that is meant, run \
+         `TICKLOOP_UPDATE_GOLDEN=1 cargo test -p tickhost --test wire_golden` and commit \
+         tests/golden/wire-schema.json (the wire version changes with it: {})",
+        wire_version()
+    );
+    let version = wire_version();
+    assert!(
+        version.starts_with(concat!("tickloop-", env!("CARGO_PKG_VERSION"), "+")),
+        "{version}"
+    );
+    assert_eq!(
+        version.len(),
+        "tickloop-".len() + env!("CARGO_PKG_VERSION").len() + 13
+    );
+}
+
+#[test]
+fn a_peer_of_another_wire_version_is_refused_naming_both() {
+    let mut hello = Hello::new(tickhost::wire::Role::Client);
+    assert!(HelloReply::answer(&hello).refused.is_none());
+    hello.hello.version = "tickloop-0.1.0+000000000000".into();
+    let refused = HelloReply::answer(&hello).refused.expect("refused");
+    assert!(refused.contains(wire_version()) && refused.contains("+000000000000"));
+}
