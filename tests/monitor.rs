@@ -141,7 +141,8 @@ fn monitor_lists_opens_the_overlay_forwards_keys_follows_resizes_and_shows_ends(
         .lines()
         .find(|l| l.starts_with(SHELL))
         .expect("a shell row");
-    assert!(shell_row.contains("ended"), "{screen}");
+    // At 80 columns STATE has room for how it ended, not the whole reason.
+    assert!(shell_row.trim_end().ends_with("exited"), "{screen}");
     assert!(screen.contains("1 running"), "{screen}");
 
     // Closing the counter through the CLI shows up in the list too.
@@ -268,4 +269,121 @@ fn a_program_that_ends_while_shown_leaves_its_last_output_in_the_overlay() {
     tmux.send_keys(&["Enter"]);
     let screen = tmux.wait_text("press any key to close");
     assert!(screen.contains("last-words-42"), "{screen}");
+}
+
+#[test]
+fn the_list_previews_filters_asks_before_closing_and_says_restart_is_missing() {
+    let host = Host::new();
+    open_two(&host);
+    let tmux = Tmux::start(&host, 120, 30, &monitor_command());
+    // The preview under the list shows the selected instance's screen (the
+    // counter, first), and every row has an activity column.
+    tmux.wait_text("preview of hosted:counter (120x30)");
+    let screen = tmux.wait_text("value: 0");
+    assert!(row(&screen, 1).contains("ACTIVE"), "{screen}");
+    let shell_row = screen
+        .lines()
+        .find(|l| l.starts_with(SHELL))
+        .expect("a shell row");
+    // The shell printed its prompt a moment ago: an age, not `-`.
+    assert!(
+        shell_row
+            .split_whitespace()
+            .any(|w| w.ends_with('s') && w[..w.len() - 1].parse::<u64>().is_ok()),
+        "{screen}"
+    );
+    // p hides the preview and shows it again.
+    tmux.send_keys(&["p"]);
+    wait_for("the preview to go", || {
+        (!tmux.capture().contains("preview of")).then_some(())
+    });
+    tmux.send_keys(&["p"]);
+    tmux.wait_text("preview of hosted:counter");
+
+    // `/` filters as it is typed; Enter keeps it, Esc clears it.
+    tmux.send_keys(&["/"]);
+    tmux.type_text("sh");
+    let screen = tmux.wait_text("filter /sh (1 shown)");
+    assert!(!screen.lines().any(|l| l.starts_with(COUNTER)), "{screen}");
+    tmux.send_keys(&["Enter"]);
+    // The only row left is selected: the preview follows it.
+    tmux.wait_text("preview of shell:sh");
+    tmux.send_keys(&["Escape"]);
+    wait_for("the filter to clear", || {
+        let s = tmux.capture();
+        (s.lines().any(|l| l.starts_with(COUNTER)) && !s.contains("filter /")).then_some(())
+    });
+
+    // r says restarting is not there yet, rather than pretending.
+    tmux.send_keys(&["r"]);
+    tmux.wait_text("restart is not available yet");
+
+    // x asks first: any key but y keeps the instance.
+    tmux.send_keys(&["x"]);
+    tmux.wait_text("close (it ends) shell:sh? y: yes");
+    tmux.send_keys(&["n"]);
+    tmux.wait_text("shell:sh left as it is");
+    assert_eq!(host.entry(SHELL).expect("listed")["state"], "running");
+    tmux.send_keys(&["x"]);
+    tmux.wait_text("close (it ends) shell:sh?");
+    tmux.send_keys(&["y"]);
+    tmux.wait_text("shell:sh closed");
+    host.wait_ended(SHELL);
+    tmux.wait_text("1 running");
+    // An ended instance: x forgets it, after asking.
+    tmux.send_keys(&["x"]);
+    tmux.wait_text("forget (it has ended) shell:sh?");
+    tmux.send_keys(&["y"]);
+    tmux.wait_text("1 instances, 1 running");
+    assert!(host.entry(SHELL).is_none());
+    tmux.send_keys(&["q"]);
+    tmux.wait_text("ATTACH-EXIT 0");
+}
+
+#[test]
+fn a_attaches_full_screen_and_detaching_returns_to_the_monitor() {
+    let host = Host::new();
+    host.open_sh("full", "echo ready-$((6*7)); exec cat", "ready-42");
+    let tmux = Tmux::start(&host, 100, 30, &monitor_command());
+    tmux.wait_text("shell:full");
+    tmux.send_keys(&["a"]);
+    // The attach view takes the whole terminal: the PTY follows its size.
+    wait_views(&host, "shell:full", 1);
+    let screen = tmux.wait_text("ready-42");
+    assert!(!screen.contains("Tickloop Monitor"), "{screen}");
+    tmux.type_text("typed-here");
+    host.wait_screen("shell:full", "typed-here");
+    // The prefix key then d detaches: back in the Monitor, the shell runs.
+    tmux.send_keys(&["C-\\", "d"]);
+    tmux.wait_text("back from shell:full");
+    wait_views(&host, "shell:full", 0);
+    // Prefix m in an attach started by the Monitor returns to it too.
+    tmux.send_keys(&["a"]);
+    wait_views(&host, "shell:full", 1);
+    tmux.send_keys(&["C-\\", "m"]);
+    tmux.wait_text("back from shell:full");
+    tmux.send_keys(&["q"]);
+    tmux.wait_text("ATTACH-EXIT 0");
+    assert_eq!(pane_flag(&tmux, "alternate_on"), "0");
+}
+
+#[test]
+fn shell_titles_and_activity_survive_a_tickhost_restart() {
+    let host = Host::new();
+    host.ok(&["open", "--shell", "--id", "sh", "--", "sh"]);
+    host.ok(&["input", SHELL, "echo hi\r"]);
+    host.wait_screen(SHELL, "hi");
+    let before = wait_for("the shell's last output time", || {
+        host.entry(SHELL)
+            .filter(|e| e["last_output_at"].is_string())
+    });
+    assert_eq!(before["title"], "sh", "{before}");
+    let old = host.tickhost_pid().expect("tickhost.pid");
+    // SAFETY: kill(2) of the tickhost this test started.
+    assert_eq!(unsafe { libc::kill(old, libc::SIGKILL) }, 0);
+    wait_gone(old, "the killed tickhost");
+    let after = host.entry(SHELL).expect("listed again");
+    // The program as typed, not the path it was run from.
+    assert_eq!(after["title"], "sh", "{after}");
+    assert!(after["last_output_at"].is_string(), "{after}");
 }

@@ -156,6 +156,14 @@ struct Instance {
     views_rx: watch::Receiver<u32>,
     /// The title the program gave its terminal.
     title_rx: watch::Receiver<String>,
+    /// Bumped when the screen may have changed: the program wrote output.
+    changes_rx: watch::Receiver<u64>,
+    /// When the program last wrote output (RFC 3339), for the status.
+    last_output_at: Option<String>,
+    /// When `last_output_at` was last published, and when a newer one
+    /// held back (at most one status a second for output) is due.
+    output_published: Option<Instant>,
+    output_due: Option<Instant>,
 }
 
 impl Instance {
@@ -229,6 +237,7 @@ impl Instance {
         let (flushed_tx, flushed_rx) = mpsc::channel(1);
         let views = ViewHub::start(term.clone());
         let title_rx = term.subscribe_title();
+        let changes_rx = term.subscribe_changes();
         let mut instance = Instance {
             spec,
             pid,
@@ -258,6 +267,10 @@ impl Instance {
             ready_at: spec_shell_ready_at,
             views_rx: views.count(),
             title_rx,
+            changes_rx,
+            last_output_at: None,
+            output_published: None,
+            output_due: None,
         };
         let (status_tx, status_rx) = watch::channel(instance.status());
         instance.status_tx = status_tx;
@@ -313,6 +326,11 @@ impl Instance {
                 _ = tokio::time::sleep(TEARDOWN_POLL), if self.ending.is_some() => {}
                 Ok(()) = self.views_rx.changed() => self.dirty = true,
                 Ok(()) = self.title_rx.changed() => self.dirty = true,
+                Ok(()) = self.changes_rx.changed() => self.on_output(),
+                _ = sleep_until(self.output_due), if self.output_due.is_some() => {
+                    self.output_due = None;
+                    self.dirty = true;
+                }
             }
             self.drain_actions();
             if self.teardown_step() {
@@ -320,6 +338,9 @@ impl Instance {
             }
             if self.dirty {
                 self.dirty = false;
+                if self.output_due.is_none() {
+                    self.output_published = Some(Instant::now());
+                }
                 let status = self.status();
                 self.status_tx.send_replace(status);
             }
@@ -687,6 +708,23 @@ impl Instance {
         outcome
     }
 
+    /// The program wrote output (or the screen was resized): note the time,
+    /// and publish it now if none was published in the last
+    /// [`OUTPUT_STATUS_EVERY`], else when that has passed.
+    fn on_output(&mut self) {
+        self.last_output_at = Some(now_rfc3339());
+        if self.output_due.is_some() {
+            return;
+        }
+        let now = Instant::now();
+        match self.output_published {
+            Some(at) if now < at + OUTPUT_STATUS_EVERY => {
+                self.output_due = Some(at + OUTPUT_STATUS_EVERY);
+            }
+            _ => self.dirty = true,
+        }
+    }
+
     fn status(&self) -> LauncherStatus {
         let session = self.session.as_ref();
         LauncherStatus {
@@ -705,6 +743,8 @@ impl Instance {
             views: *self.views_rx.borrow(),
             ended: self.ended.clone(),
             terminal_title: Some(self.title_rx.borrow().clone()).filter(|t| !t.is_empty()),
+            last_output_at: self.last_output_at.clone(),
+            program: self.spec.argv.first().cloned(),
         }
     }
 
@@ -717,6 +757,9 @@ impl Instance {
         }
     }
 }
+
+/// Output alone republishes the status at most this often.
+const OUTPUT_STATUS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The reason of a session the user closed.
 const CLOSED_BY_USER: &str = "closed by the user";

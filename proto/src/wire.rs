@@ -412,6 +412,15 @@ pub struct LauncherStatus {
     /// `shell:` instance is listed with it (vim's, not `bash`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub terminal_title: Option<String>,
+    /// When the program last wrote to its terminal (RFC 3339), published at
+    /// most about once a second: the Monitor's activity column. Absent from
+    /// launchers older than this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_output_at: Option<String>,
+    /// The program as the user typed it (`bash`, not `/usr/bin/bash`), so a
+    /// tickhost started later titles a `shell:` instance as the first did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

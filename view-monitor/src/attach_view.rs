@@ -168,6 +168,10 @@ pub struct AttachOptions {
     pub prefix: PrefixKey,
 }
 
+/// Set by the Monitor for the `tickloop attach` it runs (`a`): the prefix
+/// key's `m` then returns to that Monitor instead of starting another.
+pub const FROM_MONITOR_ENV: &str = "TICKLOOP_FROM_MONITOR";
+
 /// How long the last row shows the keys after attaching, or after `?`.
 const FLASH: Duration = Duration::from_secs(3);
 
@@ -186,6 +190,10 @@ pub fn run(opts: &AttachOptions) -> Result<AttachOutcome, AttachError> {
     loop {
         match run_session(opts)? {
             SessionEnd::Done(outcome) => return Ok(outcome),
+            // Attached from the Monitor (its `a`): going back is a detach.
+            SessionEnd::Monitor if std::env::var_os(FROM_MONITOR_ENV).is_some() => {
+                return Ok(AttachOutcome::Detached)
+            }
             SessionEnd::Monitor => run_monitor(&opts.instance)?,
         }
     }

@@ -90,7 +90,15 @@ fn register(shared: &Arc<Shared>, path: &Path, record: &LauncherRecord) -> Arc<I
             format!("the launcher (pid {}) went away", record.launcher_pid),
         ));
     }
-    let instance = Instance::new(id.clone(), InstanceFiles::from_record(path), None, status);
+    // The program as typed, which launchers record since `program` exists:
+    // a `shell:` title stays `bash`, not `/usr/bin/bash`.
+    let program = status.program.clone();
+    let instance = Instance::new(
+        id.clone(),
+        InstanceFiles::from_record(path),
+        program,
+        status,
+    );
     registry.instances.insert(id, instance.clone());
     instance
 }

@@ -252,14 +252,22 @@ impl Instance {
     }
 
     /// A `shell:` instance's title: the one the program gave its terminal,
-    /// else the program as typed (else as run).
+    /// else the program as typed (else the file name of the one run).
     pub fn title(&self, status: &LauncherStatus) -> Option<String> {
         status
             .terminal_title
             .clone()
             .filter(|t| !t.trim().is_empty())
             .or_else(|| self.program.clone())
-            .or_else(|| status.argv.first().cloned())
+            .or_else(|| status.program.clone())
+            // A launcher older than `program`: the program's file name.
+            .or_else(|| {
+                status.argv.first().map(|a| {
+                    std::path::Path::new(a)
+                        .file_name()
+                        .map_or_else(|| a.clone(), |n| n.to_string_lossy().into_owned())
+                })
+            })
     }
 
     /// The error for a request to this instance once it ended.

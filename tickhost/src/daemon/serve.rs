@@ -326,6 +326,7 @@ fn list_entry(instance: &Instance) -> Value {
         "calls_in_flight": status.calls_in_flight,
         "updates": status.updates_total,
         "last_update_at": last_update_at,
+        "last_output_at": status.last_output_at,
         "revision": field("revision"),
         "launcher_pid": status.launcher_pid,
         "argv": status.argv,

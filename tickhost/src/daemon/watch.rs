@@ -313,7 +313,7 @@ mod tests {
             calls_in_flight: 0,
             views: 0,
             ended: None,
-            terminal_title: None,
+            ..Default::default()
         }
     }
 

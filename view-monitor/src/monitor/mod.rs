@@ -1,11 +1,16 @@
 //! `tickloop monitor`: a full-screen terminal UI listing every instance (id,
-//! kind, title, running or ended with the reason, seq, time since the last
-//! update, calls in flight, views attached), refreshed from tickhost's `list`
-//! every [`POLL_INTERVAL`], with an [`overlay`] of the selected instance's
-//! live screen.
+//! kind, title, seq, time since the last update and since the last output,
+//! calls in flight, views attached, running or ended with the reason),
+//! refreshed from tickhost's `list` every [`POLL_INTERVAL`], with a preview
+//! of the selected instance's screen under the list and an [`overlay`] of
+//! its live screen.
 //!
-//! Keys in the list: up/down or k/j select, Enter opens the overlay, q or
-//! ctrl+c quits. In the overlay every key goes to the Tick except the prefix
+//! Keys in the list: up/down or k/j select, Enter opens the overlay, `a`
+//! attaches full screen (`tickloop attach`, back to the Monitor at detach),
+//! `x` closes the instance after asking (forgets an ended one), `r` says
+//! that restarting is not there yet, `/` filters, `p` shows or hides the
+//! preview, `?` lists the keys, Esc clears the filter, q or ctrl+c quits.
+//! In the overlay every key goes to the Tick except the prefix
 //! key ([`crate::prefix`], ctrl+\ unless configured, as in `tickloop
 //! attach`): then `d` closes the overlay (a detach: the Tick goes on), the
 //! prefix again sends it to the Tick, `?` lists the keys. When the Tick ends while shown, the overlay
@@ -17,6 +22,8 @@
 //! going away, panics.
 
 pub mod overlay;
+#[cfg(test)]
+mod snapshots;
 pub mod table;
 
 use crate::attach_view::{self, clamp, AttachError, RestoreGuard};
@@ -26,15 +33,15 @@ use launcher::attach::MouseTracking;
 use overlay::{Geometry, Overlay};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
-use table::{ListView, Row};
+use table::{Filter, ListView, Preview, Row};
 use termwiz::caps::Capabilities;
 use termwiz::input::{InputEvent, KeyCode, KeyEvent, Modifiers};
 use termwiz::surface::{Change, Surface};
 use termwiz::terminal::{Terminal, TerminalWaker, UnixTerminal};
 use tickhost::client::Client;
-use tickhost::wire::{ClientReply, ClientRequest};
+use tickhost::wire::{ClientReply, ClientRequest, ScreenReply};
 use time::OffsetDateTime;
 
 /// How often the list is asked for.
@@ -42,7 +49,14 @@ pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// A burst of resizes reaches the Tick as one, this long after the last.
 const RESIZE_DEBOUNCE: Duration = Duration::from_millis(60);
 
-const LIST_KEYS: &str = "Up/Down or k/j select · Enter opens · q quits";
+const LIST_KEYS: &str =
+    "Enter opens · a attaches · x closes · / filters · p preview · ? keys · q quits";
+/// Every key of the list, for `?`.
+const LIST_HELP: &str = "↑↓/jk select · PgUp/PgDn g/G · Enter overlay · a attach full screen · \
+x close · r restart (not available yet) · / filter, Esc clears · p preview · q quit";
+/// What `r` says: nothing can be restarted yet.
+const NO_RESTART: &str = "restart is not available yet: Tickloop cannot restart an \
+artifact: or package instance (there are none); `tickloop open` starts a new one";
 
 /// Why the Monitor could not run.
 #[derive(Debug, thiserror::Error)]
@@ -67,8 +81,16 @@ impl MonitorError {
 enum Event {
     List(Value),
     ListFailed(String),
+    /// The preview's screen, asked for after the list.
+    Screen(Preview),
+    /// A result to show in the footer (a close done in the background).
+    Message(String),
     Signal,
 }
+
+/// What the poller is asked to fetch besides the list: the screen of the
+/// instance selected while the preview is on.
+type PreviewTarget = Arc<Mutex<Option<String>>>;
 
 /// Runs the Monitor on the current terminal until the user quits. `client`
 /// is a connection to the tickhost of `runtime` (the CLI starts tickhost when
@@ -89,7 +111,18 @@ pub fn run(
         .map_err(|e| MonitorError::Terminal(format!("cannot read the terminal's size: {e}")))?;
     let (events_tx, events) = mpsc::channel();
     spawn_signals(events_tx.clone(), term.waker())?;
-    spawn_poller(runtime.to_path_buf(), client, events_tx, term.waker());
+    let target: PreviewTarget = Arc::new(Mutex::new(None));
+    let (poke, poked) = mpsc::channel();
+    spawn_poller(
+        runtime.to_path_buf(),
+        client,
+        Poller {
+            tx: events_tx.clone(),
+            waker: term.waker(),
+            target: target.clone(),
+            poked,
+        },
+    );
 
     let guard = RestoreGuard::install()?;
     let result = (|| {
@@ -102,7 +135,17 @@ pub fn run(
             caps,
             waker: term.waker(),
             list: Value::Array(Vec::new()),
+            all_rows: Vec::new(),
             rows: Vec::new(),
+            filter: String::new(),
+            filter_editing: false,
+            preview_on: true,
+            preview: None,
+            target,
+            poke,
+            events_tx,
+            confirm: None,
+            clock: OffsetDateTime::now_utc,
             selected: 0,
             selected_id: select,
             top: 0,
@@ -122,6 +165,14 @@ pub fn run(
     result
 }
 
+/// A line of `tickloop attach`'s stderr without its `tickloop: ` and
+/// `error: ` prefixes.
+fn clean(line: &str) -> String {
+    let line = line.trim();
+    let line = line.strip_prefix("tickloop: ").unwrap_or(line);
+    line.strip_prefix("error: ").unwrap_or(line).to_string()
+}
+
 /// Signals end the Monitor cleanly (the terminal is restored).
 fn spawn_signals(tx: mpsc::Sender<Event>, waker: TerminalWaker) -> Result<(), MonitorError> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
@@ -136,9 +187,19 @@ fn spawn_signals(tx: mpsc::Sender<Event>, waker: TerminalWaker) -> Result<(), Mo
     Ok(())
 }
 
-/// Asks tickhost for `list` every [`POLL_INTERVAL`] on one connection,
+/// The poller's ends: where it reports, and what it is asked for.
+struct Poller {
+    tx: mpsc::Sender<Event>,
+    waker: TerminalWaker,
+    target: PreviewTarget,
+    /// A message asks for the list (and preview) at once.
+    poked: mpsc::Receiver<()>,
+}
+
+/// Asks tickhost for `list` (then the preview's `screen`) every
+/// [`POLL_INTERVAL`], or at once when poked, on one connection,
 /// reconnecting (without starting tickhost) when it is lost.
-fn spawn_poller(runtime: PathBuf, client: Client, tx: mpsc::Sender<Event>, waker: TerminalWaker) {
+fn spawn_poller(runtime: PathBuf, client: Client, p: Poller) {
     std::thread::spawn(move || {
         let mut client = Some(client);
         loop {
@@ -162,11 +223,32 @@ fn spawn_poller(runtime: PathBuf, client: Client, tx: mpsc::Sender<Event>, waker
                     }
                 },
             };
-            if tx.send(event).is_err() {
+            let listed = matches!(event, Event::List(_));
+            if p.tx.send(event).is_err() {
                 return;
             }
-            let _ = waker.wake();
-            std::thread::sleep(POLL_INTERVAL);
+            let target = p.target.lock().map(|t| t.clone()).unwrap_or_default();
+            if let (true, Some(id), Some(c)) = (listed, target, client.as_mut()) {
+                let asked = ClientRequest::Screen {
+                    instance: id.clone(),
+                    history: 0,
+                };
+                // No screen (gone meanwhile, or an old launcher): the
+                // preview says it is asking until the next round.
+                if let Ok(ClientReply::Ok(v)) = c.request(asked) {
+                    if let Ok(screen) = serde_json::from_value::<ScreenReply>(v) {
+                        if p.tx.send(Event::Screen(Preview { id, screen })).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+            let _ = p.waker.wake();
+            match p.poked.recv_timeout(POLL_INTERVAL) {
+                Ok(()) => while p.poked.try_recv().is_ok() {},
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            }
         }
     });
 }
@@ -177,7 +259,26 @@ struct Monitor {
     waker: TerminalWaker,
     /// The last `list` answer, as JSON (to resolve ids like `attach` does).
     list: Value,
+    /// Every instance, and those the filter lets through (shown).
+    all_rows: Vec<Row>,
     rows: Vec<Row>,
+    /// The filter typed after `/` (matched in lower case), and whether it
+    /// is still being typed.
+    filter: String,
+    filter_editing: bool,
+    /// The preview under the list (`p`), and its last screen.
+    preview_on: bool,
+    preview: Option<Preview>,
+    /// The instance whose screen the poller fetches, and a poke for it.
+    target: PreviewTarget,
+    poke: mpsc::Sender<()>,
+    /// For work done in the background (closing an instance).
+    events_tx: mpsc::Sender<Event>,
+    /// The instance `x` asked to close (and whether it had ended), until
+    /// `y` or another key.
+    confirm: Option<(String, bool)>,
+    /// The clock the ages are measured with.
+    clock: fn() -> OffsetDateTime,
     selected: usize,
     /// The selection follows its instance when the list changes.
     selected_id: Option<String>,
@@ -198,6 +299,8 @@ struct Monitor {
 enum Flow {
     Go,
     Quit,
+    /// Attach to this instance full screen, then come back.
+    Attach(String),
 }
 
 impl Monitor {
@@ -220,6 +323,14 @@ impl Monitor {
                     }
                     Ok(Event::ListFailed(why)) => {
                         self.tickhost_problem = Some(format!("tickhost: {why}; retrying"));
+                        dirty = true;
+                    }
+                    Ok(Event::Screen(preview)) => {
+                        self.preview = Some(preview);
+                        dirty = true;
+                    }
+                    Ok(Event::Message(text)) => {
+                        self.message = Some(text);
                         dirty = true;
                     }
                     Ok(Event::Signal) => return Ok(()),
@@ -279,8 +390,15 @@ impl Monitor {
                 }
                 Some(event) => {
                     dirty = true;
-                    if let Flow::Quit = self.input(event) {
-                        return Ok(());
+                    match self.input(event) {
+                        Flow::Go => {}
+                        Flow::Quit => return Ok(()),
+                        Flow::Attach(id) => {
+                            self.attach_full_screen(term, guard, &id)?;
+                            shown =
+                                Surface::new(usize::from(self.size.0), usize::from(self.size.1));
+                            let _ = term.render(&[Change::ClearScreen(Default::default())]);
+                        }
                     }
                 }
             }
@@ -289,8 +407,21 @@ impl Monitor {
 
     fn set_list(&mut self, list: Value) {
         self.tickhost_problem = None;
-        self.rows = Row::all_from_json(&list);
+        self.all_rows = Row::all_from_json(&list);
         self.list = list;
+        self.refilter();
+    }
+
+    /// The rows the filter lets through, the selection kept on its
+    /// instance when it is still shown.
+    fn refilter(&mut self) {
+        let filter = self.filter.to_lowercase();
+        self.rows = self
+            .all_rows
+            .iter()
+            .filter(|r| r.matches(&filter))
+            .cloned()
+            .collect();
         if let Some(id) = &self.selected_id {
             let names =
                 |row: &Row| row.id == *id || row.id.split_once(':').map(|(_, n)| n) == Some(id);
@@ -300,11 +431,27 @@ impl Monitor {
         }
         self.selected = self.selected.min(self.rows.len().saturating_sub(1));
         self.selected_id = self.rows.get(self.selected).map(|r| r.id.clone());
+        self.retarget();
     }
 
     fn select(&mut self, index: usize) {
         self.selected = index.min(self.rows.len().saturating_sub(1));
         self.selected_id = self.rows.get(self.selected).map(|r| r.id.clone());
+        self.retarget();
+    }
+
+    /// Tells the poller whose screen the preview wants, and pokes it when
+    /// that changed (the preview follows the selection at once).
+    fn retarget(&mut self) {
+        let wanted = self.preview_on.then(|| self.selected_id.clone()).flatten();
+        let Ok(mut target) = self.target.lock() else {
+            return;
+        };
+        if *target != wanted {
+            *target = wanted;
+            drop(target);
+            let _ = self.poke.send(());
+        }
     }
 
     fn input(&mut self, event: InputEvent) -> Flow {
@@ -350,6 +497,41 @@ impl Monitor {
         };
         self.message = None;
         let ctrl = modifiers.contains(Modifiers::CTRL);
+        if let Some((id, ended)) = self.confirm.take() {
+            if matches!(key, KeyCode::Char('y') | KeyCode::Char('Y')) {
+                self.close_instance(id, ended);
+            } else {
+                self.message = Some(format!("{id} left as it is"));
+            }
+            return Flow::Go;
+        }
+        if self.filter_editing {
+            match key {
+                KeyCode::Char('c') if ctrl => return Flow::Quit,
+                KeyCode::Escape => {
+                    self.filter.clear();
+                    self.filter_editing = false;
+                }
+                KeyCode::Enter | KeyCode::Char('\r') | KeyCode::Char('\n') => {
+                    self.filter_editing = false
+                }
+                KeyCode::Backspace | KeyCode::Char('\x7f') | KeyCode::Char('\x08') => {
+                    self.filter.pop();
+                }
+                KeyCode::Char(c) if !ctrl && !c.is_control() => self.filter.push(c),
+                KeyCode::UpArrow | KeyCode::ApplicationUpArrow => {
+                    self.select(self.selected.saturating_sub(1))
+                }
+                KeyCode::DownArrow | KeyCode::ApplicationDownArrow => {
+                    self.select(self.selected + 1)
+                }
+                _ => {}
+            }
+            self.refilter();
+            return Flow::Go;
+        }
+        let page =
+            table::body_rows(usize::from(self.size.1), self.preview_on, self.rows.len()).max(1);
         match key {
             KeyCode::Char('q') if !ctrl => return Flow::Quit,
             KeyCode::Char('c') if ctrl => return Flow::Quit,
@@ -362,18 +544,118 @@ impl Monitor {
             }
             KeyCode::Home | KeyCode::Char('g') => self.select(0),
             KeyCode::End | KeyCode::Char('G') => self.select(usize::MAX),
-            KeyCode::PageUp => {
-                let body = table::body_rows(usize::from(self.size.1)).max(1);
-                self.select(self.selected.saturating_sub(body))
-            }
-            KeyCode::PageDown => {
-                let body = table::body_rows(usize::from(self.size.1)).max(1);
-                self.select(self.selected.saturating_add(body))
-            }
+            KeyCode::PageUp => self.select(self.selected.saturating_sub(page)),
+            KeyCode::PageDown => self.select(self.selected.saturating_add(page)),
             KeyCode::Enter | KeyCode::Char('\r') | KeyCode::Char('\n') => self.open_overlay(),
+            KeyCode::Char('/') => self.filter_editing = true,
+            KeyCode::Escape => {
+                self.filter.clear();
+                self.refilter();
+            }
+            KeyCode::Char('p') if !ctrl => {
+                self.preview_on = !self.preview_on;
+                self.retarget();
+            }
+            KeyCode::Char('?') => self.message = Some(LIST_HELP.to_string()),
+            KeyCode::Char('r') if !ctrl => self.message = Some(NO_RESTART.to_string()),
+            KeyCode::Char('x') if !ctrl => {
+                if let Some(row) = self.rows.get(self.selected) {
+                    let what = if row.ended.is_some() {
+                        "forget (it has ended)"
+                    } else {
+                        "close (it ends)"
+                    };
+                    self.message = Some(format!("{what} {}? y: yes · any other key: no", row.id));
+                    self.confirm = Some((row.id.clone(), row.ended.is_some()));
+                }
+            }
+            KeyCode::Char('a') if !ctrl => match self.rows.get(self.selected) {
+                Some(row) if row.ended.is_some() => {
+                    self.message = Some(format!("{} has ended: nothing to attach to", row.id))
+                }
+                Some(row) => return Flow::Attach(row.id.clone()),
+                None => {}
+            },
             _ => {}
         }
         Flow::Go
+    }
+
+    /// `tickloop close ID` in the background; the footer says how it went.
+    fn close_instance(&mut self, id: String, ended: bool) {
+        self.message = Some(format!("closing {id}…"));
+        let runtime = self.runtime.clone();
+        let tx = self.events_tx.clone();
+        let waker = self.waker.clone();
+        let poke = self.poke.clone();
+        std::thread::spawn(move || {
+            let text = match Client::connect(&runtime).and_then(|mut c| {
+                c.request(ClientRequest::Close {
+                    instance: id.clone(),
+                })
+            }) {
+                Ok(ClientReply::Ok(_)) if ended => format!("{id} forgotten"),
+                Ok(ClientReply::Ok(_)) => format!("{id} closed"),
+                Ok(ClientReply::Error(e)) => format!("cannot close {id}: {}", e.message),
+                Ok(ClientReply::Call(_)) => format!("cannot close {id}: an unexpected answer"),
+                Err(e) => format!("cannot close {id}: {e}"),
+            };
+            let _ = tx.send(Event::Message(text));
+            let _ = poke.send(());
+            let _ = waker.wake();
+        });
+    }
+
+    /// `a`: gives the terminal to `tickloop attach ID` (a child process, so
+    /// its terminal handling is the attach view's own) and takes it back
+    /// when it detaches or the instance ends.
+    fn attach_full_screen(
+        &mut self,
+        term: &mut UnixTerminal,
+        guard: &RestoreGuard,
+        id: &str,
+    ) -> Result<(), MonitorError> {
+        guard.set_mouse(MouseTracking::Off);
+        self.mouse = MouseTracking::Off;
+        let _ = term.flush();
+        guard.restore();
+        // Its stderr (how it ended, or why it could not attach) becomes
+        // the footer's message.
+        let outcome = std::env::current_exe()
+            .map_err(|e| format!("cannot find tickloop: {e}"))
+            .and_then(|exe| {
+                std::process::Command::new(exe)
+                    .args(["attach", id, "--detach-key", &self.prefix.key.name()])
+                    // Its prefix `m` returns here rather than nesting a Monitor.
+                    .env(attach_view::FROM_MONITOR_ENV, "1")
+                    .stdout(std::process::Stdio::inherit())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .and_then(|child| child.wait_with_output())
+                    .map_err(|e| format!("cannot run tickloop attach: {e}"))
+            });
+        // The old guard's state went with the restore: save the terminal's
+        // again (the outer guard restores it at the end).
+        std::mem::forget(RestoreGuard::install()?);
+        term.set_raw_mode()
+            .map_err(|e| MonitorError::Terminal(format!("cannot enter raw mode: {e}")))?;
+        term.enter_alternate_screen()
+            .map_err(|e| MonitorError::Terminal(e.to_string()))?;
+        self.message = Some(match outcome {
+            Ok(out) => {
+                let said = String::from_utf8_lossy(&out.stderr);
+                let said = said.lines().rev().find(|l| !l.trim().is_empty());
+                match (out.status.success(), said) {
+                    (true, Some(line)) => format!("back from {id}: {}", clean(line)),
+                    (true, None) => format!("back from {id}"),
+                    (false, Some(line)) => format!("cannot attach to {id}: {}", clean(line)),
+                    (false, None) => format!("tickloop attach {id} failed ({})", out.status),
+                }
+            }
+            Err(e) => e,
+        });
+        let _ = self.poke.send(());
+        Ok(())
     }
 
     fn open_overlay(&mut self) {
@@ -422,7 +704,7 @@ impl Monitor {
         self.top = table::scroll_for(
             self.selected,
             self.top,
-            table::body_rows(rows),
+            table::body_rows(rows, self.preview_on, self.rows.len()),
             self.rows.len(),
         );
         let overlay_footer;
@@ -446,11 +728,18 @@ impl Monitor {
         };
         let view = ListView {
             rows: &self.rows,
+            total: self.all_rows.len(),
+            running: self.all_rows.iter().filter(|r| r.ended.is_none()).count(),
             selected: self.selected,
             top: self.top,
             footer,
             footer_alert: alert,
-            now: OffsetDateTime::now_utc(),
+            filter: (self.filter_editing || !self.filter.is_empty()).then_some(Filter {
+                text: &self.filter,
+                editing: self.filter_editing,
+            }),
+            preview: self.preview_on.then_some(self.preview.as_ref()),
+            now: (self.clock)(),
         };
         let mut surface = table::draw(&view, cols, rows);
         let mut cursor = None;

@@ -133,6 +133,26 @@ impl Overlay {
         }
     }
 
+    /// An overlay connected to nothing, showing `model` (tests and
+    /// snapshots).
+    #[cfg(test)]
+    pub(crate) fn detached(id: &str, model: Option<Snapshot>, stopped: Option<Stop>) -> Overlay {
+        let (_tx, notes) = mpsc::channel();
+        let size = model.as_ref().map_or((74, 20), |m| (m.cols, m.rows));
+        Overlay {
+            id: id.to_string(),
+            model,
+            stopped,
+            notes,
+            events: None,
+            mouse: MouseTranslator::default(),
+            pending_resize: None,
+            size,
+            scroller: render::Scroller::default(),
+            prefix_name: "ctrl+\\".to_string(),
+        }
+    }
+
     /// Takes in what the launcher sent since the last call; whether anything
     /// changed on screen.
     pub fn pump(&mut self) -> bool {

@@ -1,12 +1,16 @@
-//! The Monitor's list of instances: rows parsed from `tickloop list`'s JSON,
-//! column widths fitted to the terminal (long ids, kinds, titles and end
-//! reasons are cut with `…`, numbers never are), and the list drawn on a
-//! termwiz `Surface`. No I/O; time is an input.
+//! The Monitor's list screen: rows parsed from `tickloop list`'s JSON,
+//! columns fitted to the terminal (dropped by priority when narrow, never
+//! ID or STATE; long ids, kinds, titles and end reasons cut with `…`,
+//! numbers never), coloured by state, a full-width selection bar, and the
+//! preview of the selected instance's screen under the list, all drawn on a
+//! termwiz `Surface`. No I/O; time is an input, so a frame is a pure
+//! function of its [`ListView`] (the snapshot tests rely on it).
 
 use serde_json::Value;
 use termwiz::cell::{unicode_column_width, AttributeChange, CellAttributes, Intensity};
 use termwiz::color::{AnsiColor, ColorAttribute};
 use termwiz::surface::{Change, Position, Surface};
+use tickhost::wire::ScreenReply;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
@@ -20,6 +24,8 @@ pub struct Row {
     pub ended: Option<Ended>,
     pub seq: Option<u64>,
     pub last_update_at: Option<OffsetDateTime>,
+    /// When the program last wrote to its terminal (launchers that publish it).
+    pub last_output_at: Option<OffsetDateTime>,
     pub calls_in_flight: u64,
     pub views: u64,
     pub pid: Option<u64>,
@@ -63,10 +69,8 @@ impl Row {
             title: text("title"),
             ended,
             seq: v.get("seq").and_then(Value::as_u64),
-            last_update_at: v
-                .get("last_update_at")
-                .and_then(Value::as_str)
-                .and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok()),
+            last_update_at: time_field(v, "last_update_at"),
+            last_output_at: time_field(v, "last_output_at"),
             calls_in_flight: v
                 .get("calls_in_flight")
                 .and_then(Value::as_u64)
@@ -85,6 +89,27 @@ impl Row {
         })
     }
 
+    /// A `shell:` instance (no protocol session: no seq, no updates).
+    pub fn is_shell(&self) -> bool {
+        self.id.starts_with("shell:")
+    }
+
+    /// Whether `filter` (lower case) is in its id, kind, title or state.
+    pub fn matches(&self, filter: &str) -> bool {
+        if filter.is_empty() {
+            return true;
+        }
+        [
+            Some(self.id.as_str()),
+            self.kind.as_deref(),
+            self.title.as_deref(),
+            Some(self.state_text().as_str()),
+        ]
+        .into_iter()
+        .flatten()
+        .any(|field| field.to_lowercase().contains(filter))
+    }
+
     /// Every row of a `list` answer (entries without an id are skipped).
     pub fn all_from_json(list: &Value) -> Vec<Row> {
         list.as_array()
@@ -100,6 +125,12 @@ impl Row {
             Some(e) => format!("ended: {}", e.reason),
         }
     }
+}
+
+fn time_field(v: &Value, name: &str) -> Option<OffsetDateTime> {
+    v.get(name)
+        .and_then(Value::as_str)
+        .and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok())
 }
 
 /// Time since `at`, short: `12s`, `5m`, `3h`, `2d`; `-` without one.
@@ -154,104 +185,208 @@ fn fit(s: &str, w: usize) -> String {
     t
 }
 
-/// The list's columns, left to right.
-pub const HEADERS: [&str; 8] = [
-    "ID", "KIND", "TITLE", "SEQ", "UPDATED", "CALLS", "VIEWS", "STATE",
+/// A column of the list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Col {
+    Id,
+    Kind,
+    Title,
+    Seq,
+    /// Time since the Tick's last `tick/update` (`-` for shells).
+    Updated,
+    /// Time since the program last wrote to its terminal.
+    Active,
+    Calls,
+    Views,
+    State,
+}
+
+/// The columns, left to right.
+pub const COLUMNS: [Col; 9] = [
+    Col::Id,
+    Col::Kind,
+    Col::Title,
+    Col::Seq,
+    Col::Updated,
+    Col::Active,
+    Col::Calls,
+    Col::Views,
+    Col::State,
 ];
-/// Numeric columns (SEQ, UPDATED, CALLS, VIEWS) keep these widths.
-const FIXED: [usize; 4] = [6, 7, 5, 5];
-/// Text columns (ID, KIND, TITLE, STATE) never get narrower than this
-/// unless the terminal itself is.
+
+/// The order columns are dropped in when the terminal is too narrow for
+/// them all; ID and STATE never are.
+pub const DROP_ORDER: [Col; 7] = [
+    Col::Views,
+    Col::Calls,
+    Col::Seq,
+    Col::Kind,
+    Col::Updated,
+    Col::Title,
+    Col::Active,
+];
+
+/// Text columns never get narrower than this unless the terminal itself is.
 const MIN_TEXT: usize = 5;
 
-/// Column widths for the rows at a terminal `cols` wide: numbers keep their
-/// width, the text columns get what their content needs, and when it does
-/// not all fit the widest text column gives way first. STATE, last, takes
-/// what is left.
-pub fn layout(rows: &[Row], cols: usize, now: OffsetDateTime) -> [usize; 8] {
-    let gaps = HEADERS.len() - 1;
-    let fixed: usize = FIXED.iter().sum();
-    let budget = cols.saturating_sub(gaps + fixed);
-    let need = |i: usize, f: &dyn Fn(&Row) -> String| -> usize {
+impl Col {
+    pub fn header(self) -> &'static str {
+        match self {
+            Col::Id => "ID",
+            Col::Kind => "KIND",
+            Col::Title => "TITLE",
+            Col::Seq => "SEQ",
+            Col::Updated => "UPDATED",
+            Col::Active => "ACTIVE",
+            Col::Calls => "CALLS",
+            Col::Views => "VIEWS",
+            Col::State => "STATE",
+        }
+    }
+
+    /// Numbers, aligned right and never cut.
+    pub fn numeric(self) -> bool {
+        matches!(
+            self,
+            Col::Seq | Col::Updated | Col::Active | Col::Calls | Col::Views
+        )
+    }
+
+    /// The cell of `r` in this column.
+    pub fn field(self, r: &Row, now: OffsetDateTime) -> String {
+        match self {
+            Col::Id => r.id.clone(),
+            Col::Kind => r.kind.clone().unwrap_or_else(|| "-".into()),
+            Col::Title => r.title.clone().unwrap_or_default(),
+            Col::Seq => r.seq.map(|s| s.to_string()).unwrap_or_else(|| "-".into()),
+            Col::Updated if r.is_shell() => "-".into(),
+            Col::Updated => age(r.last_update_at, now),
+            Col::Active => age(r.last_output_at, now),
+            // An ended instance has neither (its last status may still count them).
+            Col::Calls => live(r, r.calls_in_flight),
+            Col::Views => live(r, r.views),
+            Col::State => r.state_text(),
+        }
+    }
+
+    /// The width this column should keep before columns are dropped: the
+    /// content's, but at most this for text (the rest is cut with `…`).
+    fn comfortable(self, need: usize) -> usize {
+        match self {
+            Col::Id => need.min(16),
+            Col::Kind | Col::Title => need.min(10),
+            // "running", or the end's kind (the detail line has the reason).
+            Col::State => need.min(9),
+            _ => need,
+        }
+    }
+}
+
+/// The columns shown and their widths, left to right.
+pub type Layout = Vec<(Col, usize)>;
+
+/// The columns for `rows` at a terminal `cols` wide. Every column first
+/// gets what its content needs (numbers at least their header); while the
+/// shown columns at their [`Col::comfortable`] widths do not fit, the next
+/// of [`DROP_ORDER`] goes; then the text columns give way (STATE, TITLE,
+/// KIND, ID, each to its comfortable width, then all to a minimum); what is
+/// left over goes to STATE, the last.
+pub fn layout(rows: &[Row], cols: usize, now: OffsetDateTime) -> Layout {
+    let need = |c: Col| -> usize {
         rows.iter()
-            .map(|r| width(&f(r)))
-            .chain([HEADERS[i].len()])
+            .map(|r| width(&c.field(r, now)))
+            .chain([c.header().len()])
             .max()
             .unwrap_or(0)
     };
-    // ID, KIND, TITLE, STATE.
-    let mut text = [
-        need(0, &|r| r.id.clone()),
-        need(1, &|r| r.kind.clone().unwrap_or_else(|| "-".into())),
-        need(2, &|r| r.title.clone().unwrap_or_default()),
-        need(7, &|r| r.state_text()),
-    ];
-    // Numbers too wide for their column widen it (seq > 999999 is unusual).
-    let mut numbers = FIXED;
-    numbers[0] = numbers[0].max(need(3, &|r| {
-        r.seq.map(|s| s.to_string()).unwrap_or_default()
-    }));
-    numbers[1] = numbers[1].max(need(4, &|r| age(r.last_update_at, now)));
-    let budget = budget.saturating_sub(numbers.iter().sum::<usize>() - fixed);
-    // Give way in this order, each column down to its floor: STATE (its full
-    // reason is on the detail line), TITLE, KIND, then the id; then all to
-    // the minimum.
-    let steps: [(usize, usize); 8] = [
-        (3, 14),
-        (2, 10),
-        (1, 10),
-        (0, 16),
-        (3, MIN_TEXT),
-        (2, MIN_TEXT),
-        (1, MIN_TEXT),
-        (0, MIN_TEXT),
-    ];
-    for (column, floor) in steps {
-        let over = text.iter().sum::<usize>().saturating_sub(budget);
-        let give = over.min(text[column].saturating_sub(floor));
-        text[column] -= give;
+    let mut shown: Layout = COLUMNS.iter().map(|&c| (c, need(c))).collect();
+    let total = |l: &Layout, f: &dyn Fn(Col, usize) -> usize| -> usize {
+        l.iter().map(|&(c, w)| f(c, w)).sum::<usize>() + l.len().saturating_sub(1)
+    };
+    for drop in DROP_ORDER {
+        if total(&shown, &|c, w| c.comfortable(w)) <= cols {
+            break;
+        }
+        shown.retain(|&(c, _)| c != drop);
     }
-    // What is left over goes to STATE.
-    let used: usize = text.iter().sum();
-    text[3] += budget.saturating_sub(used);
-    [
-        text[0], text[1], text[2], numbers[0], numbers[1], numbers[2], numbers[3], text[3],
-    ]
+    let order = [Col::State, Col::Title, Col::Kind, Col::Id];
+    for floor in [None, Some(MIN_TEXT)] {
+        for col in order {
+            let over = total(&shown, &|_, w| w).saturating_sub(cols);
+            if over == 0 {
+                break;
+            }
+            if let Some(entry) = shown.iter_mut().find(|(c, _)| *c == col) {
+                let floor = floor.unwrap_or_else(|| col.comfortable(entry.1));
+                entry.1 -= over.min(entry.1.saturating_sub(floor));
+            }
+        }
+    }
+    let left = cols.saturating_sub(total(&shown, &|_, w| w));
+    if let Some(last) = shown.last_mut() {
+        last.1 += left;
+    }
+    shown
 }
 
-/// One table line: the cells of `fields` in `widths`, separated by a space,
-/// cut to `cols`.
-pub fn table_line(fields: &[String; 8], widths: &[usize; 8], cols: usize) -> String {
-    let mut line = String::new();
-    for (i, (f, w)) in fields.iter().zip(widths).enumerate() {
+/// One table line as text: the cells of `fields` (one per `layout` column)
+/// separated by a space, cut or padded to `cols`.
+pub fn table_line(fields: &[String], layout: &Layout, cols: usize) -> String {
+    segments(fields, layout, cols)
+        .into_iter()
+        .map(|(_, text)| text)
+        .collect()
+}
+
+/// A line cut into its columns: `(column, text)`, the text of each padded to
+/// its width with the separating space, the last padded to `cols`.
+fn segments(fields: &[String], layout: &Layout, cols: usize) -> Vec<(Option<Col>, String)> {
+    let mut out = Vec::new();
+    let mut used = 0;
+    for (i, (f, &(col, w))) in fields.iter().zip(layout).enumerate() {
+        let mut text = String::new();
         if i > 0 {
-            line.push(' ');
+            text.push(' ');
         }
-        // Numbers align right.
-        if (3..=6).contains(&i) {
-            let t = truncate(f, *w);
-            line.push_str(&" ".repeat(w.saturating_sub(width(&t))));
-            line.push_str(&t);
+        if col.numeric() {
+            let t = truncate(f, w);
+            text.push_str(&" ".repeat(w.saturating_sub(width(&t))));
+            text.push_str(&t);
         } else {
-            line.push_str(&fit(f, *w));
+            text.push_str(&fit(f, w));
         }
+        let text = truncate(&text, cols.saturating_sub(used));
+        used += width(&text);
+        out.push((Some(col), text));
     }
-    fit(&line, cols)
+    if used < cols {
+        out.push((None, " ".repeat(cols - used)));
+    }
+    out
 }
 
-/// The fields of a row, as the table shows them.
-pub fn row_fields(r: &Row, now: OffsetDateTime) -> [String; 8] {
-    [
-        r.id.clone(),
-        r.kind.clone().unwrap_or_else(|| "-".into()),
-        r.title.clone().unwrap_or_default(),
-        r.seq.map(|s| s.to_string()).unwrap_or_else(|| "-".into()),
-        age(r.last_update_at, now),
-        // An ended instance has neither (its last status may still count them).
-        live(r, r.calls_in_flight),
-        live(r, r.views),
-        r.state_text(),
-    ]
+/// The fields of a row in `layout`'s columns. A STATE too wide for its
+/// column says only how the instance ended (`closed`, `exited`,
+/// `violation`…): the detail line has the whole reason.
+pub fn row_fields(r: &Row, layout: &Layout, now: OffsetDateTime) -> Vec<String> {
+    layout
+        .iter()
+        .map(|&(c, w)| {
+            let full = c.field(r, now);
+            match (&r.ended, c) {
+                (Some(e), Col::State) if width(&full) > w => e.kind.clone(),
+                _ => full,
+            }
+        })
+        .collect()
+}
+
+/// The headers of `layout`'s columns.
+pub fn header_fields(layout: &Layout) -> Vec<String> {
+    layout
+        .iter()
+        .map(|&(c, _)| c.header().to_string())
+        .collect()
 }
 
 fn live(r: &Row, n: u64) -> String {
@@ -280,9 +415,89 @@ pub fn detail(r: &Row) -> String {
     }
 }
 
-/// What the list screen shows besides the rows.
+/// How an instance's state is coloured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    Running,
+    /// Ended as asked or cleanly: closed, or exited with status 0.
+    EndedClean,
+    /// Ended otherwise: a failure, a violation, a lost launcher, a signal.
+    EndedBadly,
+}
+
+impl Row {
+    pub fn tone(&self) -> Tone {
+        match &self.ended {
+            None => Tone::Running,
+            Some(e) if e.kind == "closed" || e.reason.ends_with("status 0") => Tone::EndedClean,
+            Some(_) => Tone::EndedBadly,
+        }
+    }
+}
+
+fn fg(color: AnsiColor) -> CellAttributes {
+    let mut a = CellAttributes::default();
+    a.set_foreground(ColorAttribute::PaletteIndex(color as u8));
+    a
+}
+
+/// Output this recent makes the ACTIVE cell stand out.
+const RECENT_SECS: i64 = 5;
+
+/// The colours of `r`'s cell in `col` (unselected).
+fn cell_attrs(r: &Row, col: Option<Col>, now: OffsetDateTime) -> CellAttributes {
+    let tone = r.tone();
+    match (col, tone) {
+        (Some(Col::State), Tone::Running) => fg(AnsiColor::Green),
+        (Some(Col::State), Tone::EndedBadly) => fg(AnsiColor::Red),
+        (_, Tone::EndedClean | Tone::EndedBadly) => fg(AnsiColor::Grey),
+        (Some(Col::Active), Tone::Running)
+            if r.last_output_at
+                .is_some_and(|at| (now - at).whole_seconds() < RECENT_SECS) =>
+        {
+            let mut a = fg(AnsiColor::Yellow);
+            a.set_intensity(Intensity::Bold);
+            a
+        }
+        (Some(Col::Kind), _) => fg(AnsiColor::Teal),
+        (Some(Col::Id), _) => {
+            let mut a = CellAttributes::default();
+            a.set_intensity(Intensity::Bold);
+            a
+        }
+        _ => CellAttributes::default(),
+    }
+}
+
+/// The selection bar: the whole row, black on cyan.
+fn selected_attrs() -> CellAttributes {
+    let mut a = fg(AnsiColor::Black);
+    a.set_background(ColorAttribute::PaletteIndex(AnsiColor::Teal as u8));
+    a
+}
+
+/// The preview of the selected instance: its screen as text (`tickloop
+/// screen`), refreshed with the list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preview {
+    pub id: String,
+    pub screen: ScreenReply,
+}
+
+/// The list's filter, typed after `/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Filter<'a> {
+    pub text: &'a str,
+    /// Still being typed (the footer shows it with a cursor).
+    pub editing: bool,
+}
+
+/// What the list screen shows. `rows` are the rows shown (already
+/// filtered); `total` and `running` count every instance.
 pub struct ListView<'a> {
     pub rows: &'a [Row],
+    pub total: usize,
+    pub running: usize,
     pub selected: usize,
     /// The first row shown (scrolling); [`scroll_for`] keeps it in range.
     pub top: usize,
@@ -290,13 +505,31 @@ pub struct ListView<'a> {
     pub footer: &'a str,
     /// The footer is a problem (drawn in red).
     pub footer_alert: bool,
+    pub filter: Option<Filter<'a>>,
+    /// `Some` while the preview is on: what it shows, `None` while asked for.
+    pub preview: Option<Option<&'a Preview>>,
     pub now: OffsetDateTime,
 }
 
 /// Rows of the screen the list's entries get at a terminal `rows` tall
-/// (title, header, detail and footer take four).
-pub fn body_rows(rows: usize) -> usize {
-    rows.saturating_sub(4)
+/// with `len` entries (title, header, detail and footer take four). With
+/// the preview on (terminals of 14 rows or more), the list takes what its
+/// entries need, at least 3 rows and at most half; the preview the rest.
+pub fn body_rows(rows: usize, preview: bool, len: usize) -> usize {
+    let all = rows.saturating_sub(4);
+    if !preview || rows < 14 {
+        return all;
+    }
+    len.max(3).min(all - all / 2)
+}
+
+/// Rows the preview takes, its title line included (0 when off or when the
+/// terminal is too small for it).
+pub fn preview_rows(rows: usize, preview: bool, len: usize) -> usize {
+    if !preview || rows < 14 {
+        return 0;
+    }
+    rows.saturating_sub(4) - body_rows(rows, preview, len)
 }
 
 /// The `top` that keeps `selected` visible in `body` rows, moving as little
@@ -314,16 +547,42 @@ pub fn scroll_for(selected: usize, top: usize, body: usize, len: usize) -> usize
     top
 }
 
+fn at(x: usize, y: usize) -> Change {
+    Change::CursorPosition {
+        x: Position::Absolute(x),
+        y: Position::Absolute(y),
+    }
+}
+
 fn text_at(y: usize, attrs: CellAttributes, text: String) -> Vec<Change> {
     vec![
-        Change::CursorPosition {
-            x: Position::Absolute(0),
-            y: Position::Absolute(y),
-        },
+        at(0, y),
         Change::AllAttributes(attrs),
         Change::Text(text),
         Change::AllAttributes(CellAttributes::default()),
     ]
+}
+
+/// The title bar: counts on the left, the filter and the preview's key on
+/// the right when there is room.
+fn title_line(view: &ListView, cols: usize) -> String {
+    let left = format!(
+        " Tickloop Monitor · {} instances, {} running",
+        view.total, view.running
+    );
+    let mut right = String::new();
+    if let Some(f) = view.filter.filter(|f| !f.text.is_empty()) {
+        right.push_str(&format!(
+            "filter /{} ({} shown) ",
+            truncate(f.text, 24),
+            view.rows.len()
+        ));
+    }
+    let gap = cols.saturating_sub(width(&left) + width(&right));
+    if right.is_empty() || gap == 0 {
+        return fit(&left, cols);
+    }
+    fit(&format!("{left}{}{right}", " ".repeat(gap)), cols)
 }
 
 /// Draws the list screen on a `cols` x `rows` surface.
@@ -332,48 +591,58 @@ pub fn draw(view: &ListView, cols: usize, rows: usize) -> Surface {
     if cols == 0 || rows == 0 {
         return s;
     }
-    let running = view.rows.iter().filter(|r| r.ended.is_none()).count();
     let mut title_attrs = CellAttributes::default();
     title_attrs.set_reverse(true);
-    let title = format!(
-        " Tickloop Monitor · {} instances, {running} running",
-        view.rows.len()
-    );
-    s.add_changes(text_at(0, title_attrs, fit(&title, cols)));
+    s.add_changes(text_at(0, title_attrs, title_line(view, cols)));
     if rows < 2 {
         return s;
     }
     let widths = layout(view.rows, cols, view.now);
-    let mut bold = CellAttributes::default();
-    bold.set_intensity(Intensity::Bold);
-    let headers = HEADERS.map(str::to_string);
-    s.add_changes(text_at(1, bold, table_line(&headers, &widths, cols)));
+    let mut header = fg(AnsiColor::Black);
+    header.set_background(ColorAttribute::PaletteIndex(AnsiColor::Green as u8));
+    s.add_changes(text_at(
+        1,
+        header,
+        table_line(&header_fields(&widths), &widths, cols),
+    ));
 
-    let body = body_rows(rows);
+    let body = body_rows(rows, view.preview.is_some(), view.rows.len());
     if view.rows.is_empty() && body > 0 {
-        s.add_changes(text_at(
-            2,
-            CellAttributes::default(),
-            fit("no instances; `tickloop open -- PROGRAM` starts one", cols),
-        ));
+        let empty = match view.filter {
+            Some(f) if !f.text.is_empty() => {
+                format!("nothing matches /{}; Esc clears the filter", f.text)
+            }
+            _ => "no instances; `tickloop open -- PROGRAM` starts one".to_string(),
+        };
+        s.add_changes(text_at(2, CellAttributes::default(), fit(&empty, cols)));
     }
     for (i, r) in view.rows.iter().enumerate().skip(view.top).take(body) {
-        let mut attrs = CellAttributes::default();
-        if r.ended.is_some() {
-            attrs.set_foreground(ColorAttribute::PaletteIndex(AnsiColor::Grey as u8));
+        let selected = i == view.selected;
+        let mut changes = vec![at(0, 2 + i - view.top)];
+        for (col, text) in segments(&row_fields(r, &widths, view.now), &widths, cols) {
+            let attrs = if selected {
+                selected_attrs()
+            } else {
+                cell_attrs(r, col, view.now)
+            };
+            changes.push(Change::AllAttributes(attrs));
+            changes.push(Change::Text(text));
         }
-        if i == view.selected {
-            attrs.set_reverse(true);
+        changes.push(Change::AllAttributes(CellAttributes::default()));
+        s.add_changes(changes);
+    }
+    if let Some(preview) = view.preview {
+        let height = preview_rows(rows, true, view.rows.len());
+        if height > 0 {
+            draw_preview(&mut s, 2 + body, height, cols, preview, view);
         }
-        let line = table_line(&row_fields(r, view.now), &widths, cols);
-        s.add_changes(text_at(2 + i - view.top, attrs, line));
     }
     if rows >= 4 {
         if let Some(r) = view.rows.get(view.selected) {
-            let mut attrs = CellAttributes::default();
-            if r.ended.is_some() {
-                attrs.set_foreground(ColorAttribute::PaletteIndex(AnsiColor::Red as u8));
-            }
+            let attrs = match r.tone() {
+                Tone::EndedBadly => fg(AnsiColor::Red),
+                _ => CellAttributes::default(),
+            };
             s.add_changes(text_at(rows - 2, attrs, fit(&detail(r), cols)));
         }
     }
@@ -383,11 +652,97 @@ pub fn draw(view: &ListView, cols: usize, rows: usize) -> Surface {
         if view.footer_alert {
             attrs.set_foreground(ColorAttribute::PaletteIndex(AnsiColor::Red as u8));
         }
-        s.add_changes(text_at(rows - 1, attrs, fit(view.footer, cols)));
+        let footer = match view.filter {
+            Some(f) if f.editing => format!("/{}▏ Enter keeps the filter · Esc clears it", f.text),
+            _ => view.footer.to_string(),
+        };
+        s.add_changes(text_at(rows - 1, attrs, fit(&footer, cols)));
     }
     // Keep the cursor parked and plain.
     s.add_change(Change::Attribute(AttributeChange::Reverse(false)));
     s
+}
+
+/// The first row and column of a `screen` to show in `rows` x `cols`:
+/// from the top-left, moved only as far as needed to keep the cursor in
+/// sight (as tmux's choose-tree preview does).
+pub fn preview_origin(screen: &ScreenReply, cols: usize, rows: usize) -> (usize, usize) {
+    let y = (screen.cursor.row + 1).saturating_sub(rows);
+    let x = (screen.cursor.col + 1).saturating_sub(cols);
+    (x, y)
+}
+
+/// The preview: a title line, then the selected instance's screen cropped
+/// to `height - 1` rows of `cols` from row `y0`.
+fn draw_preview(
+    s: &mut Surface,
+    y0: usize,
+    height: usize,
+    cols: usize,
+    preview: Option<&Preview>,
+    view: &ListView,
+) {
+    let selected = view.rows.get(view.selected);
+    let shown = preview.filter(|p| selected.is_some_and(|r| r.id == p.id));
+    let label = match (selected, shown) {
+        (None, _) => "─ preview ".to_string(),
+        (Some(r), None) => format!("─ preview of {} · asking… ", r.id),
+        (Some(r), Some(p)) => {
+            let ended = if p.screen.ended {
+                " · its last screen"
+            } else {
+                ""
+            };
+            format!(
+                "─ preview of {} ({}x{}){ended} · p hides ",
+                r.id, p.screen.cols, p.screen.rows
+            )
+        }
+    };
+    let line = format!("{label}{}", "─".repeat(cols.saturating_sub(width(&label))));
+    s.add_changes(text_at(y0, fg(AnsiColor::Teal), fit(&line, cols)));
+    let Some(p) = shown else { return };
+    let inner = height.saturating_sub(1);
+    let (x, y) = preview_origin(&p.screen, cols, inner);
+    for (i, text) in p.screen.lines.iter().skip(y).take(inner).enumerate() {
+        // Cropped, not cut: no `…` at the edge.
+        let cropped = take_cells(&skip_cells(text, x), cols);
+        s.add_changes(text_at(
+            y0 + 1 + i,
+            CellAttributes::default(),
+            fit(&cropped, cols),
+        ));
+    }
+}
+
+/// The first `n` cells of `s` (a wide character that would straddle the
+/// edge is left out).
+fn take_cells(s: &str, n: usize) -> String {
+    let mut used = 0;
+    let mut out = String::new();
+    for c in s.chars() {
+        let w = width(c.encode_utf8(&mut [0; 4]));
+        if used + w > n {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    out
+}
+
+/// `s` without its first `n` cells.
+fn skip_cells(s: &str, n: usize) -> String {
+    let mut used = 0;
+    let mut out = String::new();
+    for c in s.chars() {
+        if used >= n {
+            out.push(c);
+        } else {
+            used += width(c.encode_utf8(&mut [0; 4]));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -397,6 +752,25 @@ mod tests {
 
     fn now() -> OffsetDateTime {
         OffsetDateTime::parse("2026-11-29T21:00:00Z", &Rfc3339).unwrap()
+    }
+
+    fn view_of<'a>(
+        r: &'a [Row],
+        selected: usize,
+        preview: Option<Option<&'a Preview>>,
+    ) -> ListView<'a> {
+        ListView {
+            rows: r,
+            total: r.len(),
+            running: 1,
+            selected,
+            top: 0,
+            footer: "q quits",
+            footer_alert: false,
+            filter: None,
+            preview,
+            now: now(),
+        }
     }
 
     fn rows() -> Vec<Row> {
@@ -455,36 +829,86 @@ mod tests {
         let mut r = rows();
         r[0].title = Some("A very long title that goes on and on and on".into());
         r[1].ended.as_mut().unwrap().reason = "x".repeat(200);
-        for cols in [20, 40, 80, 100, 200, 400] {
+        for cols in [0, 1, 5, 20, 40, 80, 100, 200, 400] {
             let w = layout(&r, cols, now());
-            let total: usize = w.iter().sum::<usize>() + 7;
-            if cols >= 80 {
+            let total: usize = w.iter().map(|(_, w)| w).sum::<usize>() + w.len() - 1;
+            if cols >= 40 {
                 assert_eq!(total, cols, "{cols}: {w:?}");
             }
+            // ID and STATE are never dropped.
+            assert_eq!(w.first().map(|c| c.0), Some(Col::Id), "{cols}");
+            assert_eq!(w.last().map(|c| c.0), Some(Col::State), "{cols}");
             for row in &r {
-                let line = table_line(&row_fields(row, now()), &w, cols);
+                let line = table_line(&row_fields(row, &w, now()), &w, cols);
                 assert_eq!(width(&line), cols, "{cols}: {line}");
             }
         }
         // At 80 columns the id is shown whole, the long title cut.
         let w = layout(&r, 80, now());
-        let line = table_line(&row_fields(&r[0], now()), &w, 80);
+        let line = table_line(&row_fields(&r[0], &w, now()), &w, 80);
         assert!(line.starts_with("hosted:counter "), "{line}");
         assert!(line.contains('…'), "{line}");
-        assert!(line.contains("  3 "), "{line}");
+        assert!(line.contains(" 3 "), "{line}");
+    }
+
+    #[test]
+    fn narrow_terminals_drop_columns_by_priority() {
+        let r = rows();
+        let shown = |cols| -> Vec<Col> { layout(&r, cols, now()).iter().map(|c| c.0).collect() };
+        assert_eq!(shown(200), COLUMNS.to_vec());
+        let at60 = shown(60);
+        assert!(
+            !at60.contains(&Col::Views) && at60.contains(&Col::Active),
+            "{at60:?}"
+        );
+        assert_eq!(shown(32), vec![Col::Id, Col::Active, Col::State]);
+        assert_eq!(shown(24), vec![Col::Id, Col::State]);
+        // Dropping follows DROP_ORDER as the terminal narrows.
+        let mut dropped = Vec::new();
+        for cols in (20..=200).rev() {
+            for c in COLUMNS {
+                if !shown(cols).contains(&c) && !dropped.contains(&c) {
+                    dropped.push(c);
+                }
+            }
+        }
+        assert_eq!(dropped, DROP_ORDER.to_vec());
+    }
+
+    #[test]
+    fn filter_matches_id_kind_title_and_state() {
+        let r = rows();
+        assert!(r[0].matches("counter"));
+        assert!(r[0].matches("example"));
+        assert!(r[1].matches("ended"));
+        assert!(!r[0].matches("ended"));
+        assert!(r[1].matches(""));
+    }
+
+    #[test]
+    fn the_preview_keeps_the_cursor_in_sight() {
+        let screen = |row, col| ScreenReply {
+            rows: 30,
+            cols: 120,
+            cursor: tickhost::wire::ScreenCursor { row, col },
+            lines: Vec::new(),
+            history: Vec::new(),
+            history_len: 0,
+            history_limit: 0,
+            memory_bytes: 0,
+            ended: false,
+        };
+        assert_eq!(preview_origin(&screen(3, 10), 80, 9), (0, 0));
+        assert_eq!(preview_origin(&screen(29, 10), 80, 9), (0, 21));
+        assert_eq!(preview_origin(&screen(0, 100), 80, 9), (21, 0));
+        assert_eq!(skip_cells("日本語abc", 2), "本語abc");
+        assert_eq!(take_cells("日本語abc", 5), "日本");
     }
 
     #[test]
     fn draws_list_with_selection_detail_and_footer() {
         let r = rows();
-        let view = ListView {
-            rows: &r,
-            selected: 1,
-            top: 0,
-            footer: "q quits",
-            footer_alert: false,
-            now: now(),
-        };
+        let view = view_of(&r, 1, None);
         let s = draw(&view, 80, 24);
         let text = s.screen_chars_to_string();
         let lines: Vec<&str> = text.lines().collect();
@@ -494,9 +918,12 @@ mod tests {
         assert!(lines[3].starts_with("shell:top"), "{text}");
         assert!(lines[22].contains("exited with status 0"), "{text}");
         assert!(lines[23].starts_with("q quits"), "{text}");
+        // The selection bar spans the row, to the last column.
         let cells = s.get_screen_cells();
-        assert!(cells[3][0].attrs().reverse());
-        assert!(!cells[2][0].attrs().reverse());
+        let bar = selected_attrs();
+        assert_eq!(cells[3][0].attrs().background(), bar.background());
+        assert_eq!(cells[3][79].attrs().background(), bar.background());
+        assert_ne!(cells[2][0].attrs().background(), bar.background());
     }
 
     #[test]
@@ -512,15 +939,10 @@ mod tests {
             (10, 4),
             (12, 5),
         ] {
-            let view = ListView {
-                rows: &r,
-                selected: 1,
-                top: 0,
-                footer: "q quits",
-                footer_alert: true,
-                now: now(),
-            };
-            draw(&view, cols, rows_n);
+            for preview in [None, Some(None)] {
+                let view = view_of(&r, 1, preview);
+                draw(&view, cols, rows_n);
+            }
         }
     }
 

@@ -1,0 +1,250 @@
+//! Snapshot tests of whole Monitor screens: the list with its preview at
+//! 80x24, 120x30 and 200x50, a filtered narrow list, and the overlay of a
+//! Tick that ended while shown. Each screen is rendered to text (the cells)
+//! followed by its colours (runs of cells per row with their attributes) and
+//! compared with `view-monitor/tests/snapshots/NAME.txt`. The clock is fixed,
+//! so the ages are too.
+//!
+//! A change that alters a screen on purpose: run
+//! `TICKLOOP_UPDATE_SNAPSHOTS=1 cargo test -p view-monitor snapshots`, read
+//! the diff of the `.txt` files, and commit them.
+
+use super::overlay::{self, Geometry, Overlay, Stop};
+use super::table::{self, Filter, ListView, Preview, Row};
+use launcher::attach::{Attrs, Line, Run, Snapshot};
+use serde_json::json;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use termwiz::cell::CellAttributes;
+use termwiz::surface::Surface;
+use tickhost::wire::{ScreenCursor, ScreenReply};
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+const UPDATE_ENV: &str = "TICKLOOP_UPDATE_SNAPSHOTS";
+
+fn now() -> OffsetDateTime {
+    OffsetDateTime::parse("2026-11-29T21:00:00Z", &Rfc3339).expect("a fixed time")
+}
+
+/// Five instances of every sort: a busy Tick, a shell running vim (its
+/// title from the program), a quiet shell, one closed, one that failed.
+fn rows() -> Vec<Row> {
+    Row::all_from_json(&json!([
+        {"id": "hosted:counter", "kind": "example.counter", "title": "Counter",
+         "state": "running", "ended": null, "seq": 42, "views": 1, "calls_in_flight": 2,
+         "last_update_at": "2026-11-29T20:59:48Z", "last_output_at": "2026-11-29T20:59:58Z",
+         "pid": 4242, "argv": ["/usr/bin/python3", "counter.py"]},
+        {"id": "hosted:todo-list-for-the-week", "kind": "example.todo", "title": "Todo: 3 open",
+         "state": "running", "ended": null, "seq": 7, "views": 0, "calls_in_flight": 0,
+         "last_update_at": "2026-11-29T20:12:00Z", "last_output_at": "2026-11-29T20:12:00Z",
+         "pid": 4300, "argv": ["/usr/bin/python3", "todo.py"]},
+        {"id": "shell:bash", "kind": null, "title": "vim notes.md", "state": "running",
+         "ended": null, "seq": null, "views": 0, "calls_in_flight": 0,
+         "last_update_at": null, "last_output_at": "2026-11-29T20:59:59Z",
+         "pid": 4400, "argv": ["bash"]},
+        {"id": "shell:logs", "kind": null, "title": "tail", "state": "ended",
+         "ended": {"reason": "closed by the user", "kind": "closed", "at": "x"},
+         "seq": null, "views": 0, "calls_in_flight": 0, "last_update_at": null,
+         "last_output_at": "2026-11-29T18:00:00Z", "pid": 4500, "argv": ["tail", "-f", "log"]},
+        {"id": "hosted:weather", "kind": "example.weather", "title": "Weather",
+         "state": "ended", "ended": {"reason": "the Tick sent a malformed tick/update: seq went backwards",
+         "kind": "violation", "at": "x"}, "seq": 3, "views": 0, "calls_in_flight": 0,
+         "last_update_at": "2026-11-28T09:00:00Z", "last_output_at": null,
+         "pid": 4600, "argv": ["python3", "weather.py"]},
+    ]))
+}
+
+/// The selected shell's screen, as `tickloop screen` gives it.
+fn preview() -> Preview {
+    let mut lines: Vec<String> = (1..=28)
+        .map(|i| {
+            format!(
+                "{i:>3} line {i} of notes.md — the quick brown fox jumps over the lazy dog {}",
+                "·".repeat(i % 7)
+            )
+        })
+        .collect();
+    lines
+        .push("-- INSERT --                                              29,14         All".into());
+    Preview {
+        id: "shell:bash".into(),
+        screen: ScreenReply {
+            rows: 30,
+            cols: 120,
+            cursor: ScreenCursor { row: 28, col: 14 },
+            lines,
+            history: Vec::new(),
+            history_len: 0,
+            history_limit: 2000,
+            memory_bytes: 0,
+            ended: false,
+        },
+    }
+}
+
+/// The cells as text, then each row's runs of non-default attributes.
+fn render(s: &Surface) -> String {
+    let mut out = s.screen_chars_to_string();
+    out.push_str("--- attributes: row: from-to fg/bg [bold] [reverse] ---\n");
+    for (y, line) in s.screen_lines().iter().enumerate() {
+        let mut runs: Vec<(usize, usize, String)> = Vec::new();
+        for (x, cell) in line.visible_cells().map(|c| (c.cell_index(), c)) {
+            let a = describe(cell.attrs());
+            if a.is_empty() {
+                continue;
+            }
+            match runs.last_mut() {
+                Some((_, end, d)) if *end + 1 == x && *d == a => *end = x,
+                _ => runs.push((x, x, a)),
+            }
+        }
+        if runs.is_empty() {
+            continue;
+        }
+        let _ = write!(out, "{y:>2}:");
+        for (from, to, d) in runs {
+            let _ = write!(out, " {from}-{to} {d};");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn describe(a: &CellAttributes) -> String {
+    let mut d = Vec::new();
+    if a.foreground() != Default::default() || a.background() != Default::default() {
+        d.push(format!("{:?}/{:?}", a.foreground(), a.background()));
+    }
+    if a.intensity() == termwiz::cell::Intensity::Bold {
+        d.push("bold".into());
+    }
+    if a.reverse() {
+        d.push("reverse".into());
+    }
+    d.join(" ")
+}
+
+fn check(name: &str, actual: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(format!("{name}.txt"));
+    if std::env::var_os(UPDATE_ENV).is_some() {
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("the snapshot dir");
+        std::fs::write(&path, actual).expect("writing the snapshot");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "no snapshot {} ({e}); {UPDATE_ENV}=1 writes it",
+            path.display()
+        )
+    });
+    if expected != actual {
+        let first = expected
+            .lines()
+            .zip(actual.lines())
+            .position(|(e, a)| e != a)
+            .unwrap_or(expected.lines().count().min(actual.lines().count()));
+        panic!(
+            "{name} differs from {} from line {}:\n--- expected\n{}\n--- actual\n{}\n\
+             ({UPDATE_ENV}=1 rewrites it when the change is meant)",
+            path.display(),
+            first + 1,
+            expected
+                .lines()
+                .skip(first)
+                .take(5)
+                .collect::<Vec<_>>()
+                .join("\n"),
+            actual
+                .lines()
+                .skip(first)
+                .take(5)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        );
+    }
+}
+
+fn list_screen(cols: usize, rows_n: usize, filter: Option<Filter>, with_preview: bool) -> Surface {
+    let all = rows();
+    let shown: Vec<Row> = match filter {
+        Some(f) => all.iter().filter(|r| r.matches(f.text)).cloned().collect(),
+        None => all.clone(),
+    };
+    let p = preview();
+    let selected = shown.iter().position(|r| r.id == "shell:bash").unwrap_or(0);
+    let view = ListView {
+        rows: &shown,
+        total: all.len(),
+        running: all.iter().filter(|r| r.ended.is_none()).count(),
+        selected,
+        top: 0,
+        footer: super::LIST_KEYS,
+        footer_alert: false,
+        filter,
+        preview: with_preview.then_some(Some(&p)),
+        now: now(),
+    };
+    table::draw(&view, cols, rows_n)
+}
+
+#[test]
+fn list_with_preview_at_80x24() {
+    check("list-80x24", &render(&list_screen(80, 24, None, true)));
+}
+
+#[test]
+fn list_with_preview_at_120x30() {
+    check("list-120x30", &render(&list_screen(120, 30, None, true)));
+}
+
+#[test]
+fn list_with_preview_at_200x50() {
+    check("list-200x50", &render(&list_screen(200, 50, None, true)));
+}
+
+#[test]
+fn list_without_preview_at_120x30() {
+    check(
+        "list-nopreview-120x30",
+        &render(&list_screen(120, 30, None, false)),
+    );
+}
+
+#[test]
+fn narrow_list_filtered_while_typing_at_50x16() {
+    let f = Filter {
+        text: "sh",
+        editing: true,
+    };
+    check(
+        "list-filter-50x16",
+        &render(&list_screen(50, 16, Some(f), true)),
+    );
+}
+
+/// The overlay of a Tick that ended while shown: its last output stays,
+/// with why it ended over it.
+#[test]
+fn overlay_of_an_ended_tick_at_80x24() {
+    let mut snap = Snapshot::blank(74, 20);
+    let text = |t: &str| Line {
+        runs: vec![Run {
+            text: t.to_string(),
+            attrs: Attrs::default(),
+        }],
+    };
+    snap.lines[0] = text("$ ./deploy.sh");
+    snap.lines[1] = text("uploading… done");
+    snap.lines[2] = text("last-words-42");
+    let mut screen = list_screen(80, 24, None, false);
+    let o = Overlay::detached(
+        "shell:deploy",
+        Some(snap),
+        Some(Stop::Ended("exited with status 3".into())),
+    );
+    overlay::draw(&mut screen, &o, &Geometry::for_terminal(80, 24));
+    check("overlay-ended-80x24", &render(&screen));
+}
