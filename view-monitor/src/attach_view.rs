@@ -1,6 +1,6 @@
 //! The plain view, `tickloop attach ID`: shows one Tick's live screen in the
 //! current terminal and forwards keys, paste and mouse to it, over the
-//! launcher's attach protocol ([`launcher::attach`]).
+//! launcher's attach protocol ([`tickhost::attach`]).
 //!
 //! It takes the whole terminal (raw mode, alternate screen), draws with
 //! termwiz `Surface` + `diff_screens`, sends its size on attach and after
@@ -14,9 +14,6 @@
 
 use crate::prefix::{Prefix, PrefixAction, PrefixKey};
 use crate::render::{self, MouseTranslator};
-use launcher::attach::{
-    MouseTracking, Snapshot, TermCaps, ToView, ViewEvent, ViewHello, MAX_VIEW_LINE,
-};
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::AsRawFd;
@@ -29,6 +26,9 @@ use termwiz::caps::{Capabilities, ColorLevel, ProbeHints};
 use termwiz::input::InputEvent;
 use termwiz::surface::{Change, Surface};
 use termwiz::terminal::{Terminal, TerminalWaker, UnixTerminal};
+use tickhost::attach::{
+    MouseTracking, Snapshot, TermCaps, ToView, ViewEvent, ViewHello, MAX_VIEW_LINE,
+};
 use tickhost::wire::{Hello, HelloReply, Role};
 
 /// How long the view waits for the launcher's first answers before giving up.

@@ -106,17 +106,17 @@ impl PrefixKey {
     }
 
     /// The key as the view sends it to the program (pressed twice).
-    pub fn as_view_key(&self) -> launcher::attach::ViewEvent {
+    pub fn as_view_key(&self) -> tickhost::attach::ViewEvent {
         let c = match self.byte {
             0 => ' ',
             b @ 1..=26 => char::from(b - 1 + b'a'),
             b => char::from(b + 0x40),
         };
-        launcher::attach::ViewEvent::Key {
-            key: launcher::attach::Key::Char(c),
-            mods: launcher::attach::Mods {
+        tickhost::attach::ViewEvent::Key {
+            key: tickhost::attach::Key::Char(c),
+            mods: tickhost::attach::Mods {
                 ctrl: true,
-                ..launcher::attach::Mods::NONE
+                ..tickhost::attach::Mods::NONE
             },
         }
     }
@@ -236,11 +236,11 @@ mod tests {
         assert!(!a.matches(&key(KeyCode::Char('\x1c'), Modifiers::NONE)));
         assert_eq!(
             a.as_view_key(),
-            launcher::attach::ViewEvent::Key {
-                key: launcher::attach::Key::Char('a'),
-                mods: launcher::attach::Mods {
+            tickhost::attach::ViewEvent::Key {
+                key: tickhost::attach::Key::Char('a'),
+                mods: tickhost::attach::Mods {
                     ctrl: true,
-                    ..launcher::attach::Mods::NONE
+                    ..tickhost::attach::Mods::NONE
                 }
             }
         );

@@ -29,7 +29,6 @@ pub mod table;
 use crate::attach_view::{self, clamp, AttachError, RestoreGuard};
 use crate::prefix::{Prefix, PrefixAction, PrefixKey};
 use crate::render::{self, Frame};
-use launcher::attach::MouseTracking;
 use overlay::{Geometry, Overlay};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -40,6 +39,7 @@ use termwiz::caps::Capabilities;
 use termwiz::input::{InputEvent, KeyCode, KeyEvent, Modifiers};
 use termwiz::surface::{Change, Surface};
 use termwiz::terminal::{Terminal, TerminalWaker, UnixTerminal};
+use tickhost::attach::MouseTracking;
 use tickhost::client::Client;
 use tickhost::wire::{ClientReply, ClientRequest, ScreenReply};
 use time::OffsetDateTime;
@@ -743,7 +743,7 @@ impl Monitor {
         };
         let mut surface = table::draw(&view, cols, rows);
         let mut cursor = None;
-        let mut cursor_shape = launcher::attach::CursorShape::Default;
+        let mut cursor_shape = tickhost::attach::CursorShape::Default;
         if let Some(o) = &self.overlay {
             let geo = Geometry::for_terminal(self.size.0, self.size.1);
             (cursor, cursor_shape) = overlay::draw(&mut surface, o, &geo);

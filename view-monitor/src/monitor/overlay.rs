@@ -7,7 +7,6 @@
 
 use crate::attach_view::{self, Note, Start};
 use crate::render::{self, MouseTranslator};
-use launcher::attach::{Snapshot, ToView, ViewEvent, ViewHello};
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Instant;
@@ -16,6 +15,7 @@ use termwiz::color::{AnsiColor, ColorAttribute};
 use termwiz::input::{InputEvent, MouseEvent};
 use termwiz::surface::{Change, Position, Surface};
 use termwiz::terminal::TerminalWaker;
+use tickhost::attach::{Snapshot, ToView, ViewEvent, ViewHello};
 
 /// Where the box goes on a `cols` x `rows` terminal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -286,7 +286,7 @@ pub fn draw(
     screen: &mut Surface,
     overlay: &Overlay,
     geo: &Geometry,
-) -> (Option<(usize, usize)>, launcher::attach::CursorShape) {
+) -> (Option<(usize, usize)>, tickhost::attach::CursorShape) {
     let (w, h) = (
         usize::from(geo.inner_cols) + 2,
         usize::from(geo.inner_rows) + 2,
@@ -294,7 +294,7 @@ pub fn draw(
     let (screen_cols, screen_rows) = screen.dimensions();
     if geo.x + w > screen_cols || geo.y + h > screen_rows {
         // Too small for a box: the list's footer says what is shown.
-        return (None, launcher::attach::CursorShape::Default);
+        return (None, tickhost::attach::CursorShape::Default);
     }
     let (ox, oy) = geo.inner_origin();
     let mut border = CellAttributes::default();
@@ -329,7 +329,7 @@ pub fn draw(
     changes.push(Change::AllAttributes(CellAttributes::default()));
     screen.add_changes(changes);
 
-    let mut cursor = (None, launcher::attach::CursorShape::Default);
+    let mut cursor = (None, tickhost::attach::CursorShape::Default);
     let inner = match &overlay.model {
         Some(model) => {
             let note = format!("{} d closes", overlay.prefix_name);
@@ -415,7 +415,7 @@ fn banner(screen: &mut Surface, geo: &Geometry, lines: &[&str]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use launcher::attach::{Attrs, Line, Run};
+    use tickhost::attach::{Attrs, Line, Run};
 
     #[test]
     fn geometry_leaves_the_list_at_the_edges() {

@@ -11,12 +11,12 @@
 
 use super::overlay::{self, Geometry, Overlay, Stop};
 use super::table::{self, Filter, ListView, Preview, Row};
-use launcher::attach::{Attrs, Line, Run, Snapshot};
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use termwiz::cell::CellAttributes;
 use termwiz::surface::Surface;
+use tickhost::attach::{Attrs, Line, Run, Snapshot};
 use tickhost::wire::{ScreenCursor, ScreenReply};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
