@@ -12,12 +12,7 @@ use common::*;
 #[test]
 fn a_stopped_launcher_fails_only_its_own_requests_and_in_bounded_time() {
     let host = Host::new();
-    let started = host
-        .command(&["list"])
-        .env("TICKLOOP_LAUNCHER_TIMEOUT_MS", "300")
-        .output()
-        .expect("start tickhost");
-    assert!(started.status.success(), "{started:?}");
+    host.start_tickhost_with(&[("TICKLOOP_LAUNCHER_TIMEOUT_MS", "300")]);
     host.open_counter("stopped");
     host.open_counter("other");
     let pid = host.entry("hosted:stopped").expect("listed")["launcher_pid"]

@@ -138,12 +138,7 @@ fn describe_never_answered_fails_with_a_timeout() {
     // (TICKLOOP_INIT_TIMEOUT_MS, read by the tickhost the first command
     // starts), so the test does not wait the protocol's 10 s.
     let host = Host::new();
-    let started = host
-        .command(&["list"])
-        .env("TICKLOOP_INIT_TIMEOUT_MS", "300")
-        .output()
-        .expect("start tickhost");
-    assert!(started.status.success(), "{started:?}");
+    host.start_tickhost_with(&[("TICKLOOP_INIT_TIMEOUT_MS", "300")]);
     let out = host.run(&[
         "open",
         "--id",

@@ -69,12 +69,7 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
     println!("soak: {ops} operations, seed {seed} (TICKLOOP_SOAK_SEED replays it)");
     let host = Host::new();
     // Short bounds, so a stopped launcher costs a request 1.5 s, not 10.
-    let started = host
-        .command(&["list"])
-        .env("TICKLOOP_LAUNCHER_TIMEOUT_MS", "1500")
-        .output()
-        .expect("start tickhost");
-    assert!(started.status.success(), "{started:?}");
+    host.start_tickhost_with(&[("TICKLOOP_LAUNCHER_TIMEOUT_MS", "1500")]);
     let ids: Vec<String> = (0..INSTANCES)
         .map(|i| {
             host.open_counter(&format!("s{i}"));

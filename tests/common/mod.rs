@@ -267,6 +267,18 @@ impl Host {
             .into_owned()
     }
 
+    /// Starts this host's tickhost (with `tickloop list`) with `env` added:
+    /// the settings tickhost reads once at start, such as
+    /// `TICKLOOP_LAUNCHER_TIMEOUT_MS` or `TICKLOOP_INIT_TIMEOUT_MS`.
+    pub fn start_tickhost_with(&self, env: &[(&str, &str)]) {
+        let started = self
+            .command(&["list"])
+            .envs(env.iter().copied())
+            .output()
+            .expect("start tickhost");
+        assert!(started.status.success(), "{started:?}");
+    }
+
     /// `tickloop ARGS` with this host's environment, not yet started.
     pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(tickloop_bin());

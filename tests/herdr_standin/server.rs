@@ -574,20 +574,36 @@ impl State {
                 &format!("the stand-in was told to fail {method}"),
             );
         }
+        // The methods about one pane answer `pane_not_found` for a pane Herdr
+        // does not have (closed, or never there).
+        const PANE_METHODS: [&str; 6] = [
+            "pane.get",
+            "pane.focus",
+            "pane.close",
+            "pane.report_agent",
+            "pane.release_agent",
+            "pane.report_metadata",
+        ];
+        let pane = if PANE_METHODS.contains(&method.as_str()) {
+            let pane_id = p["pane_id"].as_str().unwrap_or_default();
+            match self.open_pane_index(pane_id) {
+                Some(i) => Some(i),
+                None => return pane_not_found(&id, pane_id),
+            }
+        } else {
+            None
+        };
         match method.as_str() {
             "ping" => ok(
                 &id,
                 json!({"type": "pong", "version": "0.8.0", "protocol": 20}),
             ),
             "pane.get" => {
-                let pane_id = p["pane_id"].as_str().unwrap_or_default();
-                match self.open_pane_index(pane_id) {
-                    Some(i) => ok(
-                        &id,
-                        json!({"type": "pane_info", "pane": self.pane_info(&self.panes[i])}),
-                    ),
-                    None => pane_not_found(&id, pane_id),
-                }
+                let i = pane.expect("a pane method");
+                ok(
+                    &id,
+                    json!({"type": "pane_info", "pane": self.pane_info(&self.panes[i])}),
+                )
             }
             "pane.list" => {
                 self.refresh_exits();
@@ -600,55 +616,32 @@ impl State {
                 ok(&id, json!({"type": "pane_list", "panes": panes}))
             }
             "pane.focus" => {
-                let pane_id = p["pane_id"].as_str().unwrap_or_default();
-                match self.open_pane_index(pane_id) {
-                    Some(_) => {
-                        self.focused = Some(pane_id.to_string());
-                        ok(&id, json!({"type": "ok"}))
-                    }
-                    None => pane_not_found(&id, pane_id),
-                }
+                let i = pane.expect("a pane method");
+                self.focused = Some(self.panes[i].pane_id.clone());
+                ok(&id, json!({"type": "ok"}))
             }
             "pane.close" => {
-                let pane_id = p["pane_id"].as_str().unwrap_or_default();
-                match self.open_pane_index(pane_id) {
-                    Some(i) => {
-                        // Gone from the layout first, then its processes get
-                        // SIGHUP (tmux's kill-server hangs up its panes).
-                        self.panes[i].closed = true;
-                        if let Some(socket) = self.panes[i].tmux_socket.clone() {
-                            kill_tmux(&socket);
-                        }
-                        ok(&id, json!({"type": "ok"}))
-                    }
-                    None => pane_not_found(&id, pane_id),
+                let i = pane.expect("a pane method");
+                // Gone from the layout first, then its processes get
+                // SIGHUP (tmux's kill-server hangs up its panes).
+                self.panes[i].closed = true;
+                if let Some(socket) = self.panes[i].tmux_socket.clone() {
+                    kill_tmux(&socket);
                 }
+                ok(&id, json!({"type": "ok"}))
             }
             "pane.report_agent" => {
-                let pane_id = p["pane_id"].as_str().unwrap_or_default();
-                match self.open_pane_index(pane_id) {
-                    Some(i) => {
-                        self.panes[i].agent = Some(p.clone());
-                        ok(&id, json!({"type": "ok"}))
-                    }
-                    None => pane_not_found(&id, pane_id),
-                }
+                let i = pane.expect("a pane method");
+                self.panes[i].agent = Some(p.clone());
+                ok(&id, json!({"type": "ok"}))
             }
             "pane.release_agent" => {
-                let pane_id = p["pane_id"].as_str().unwrap_or_default();
-                match self.open_pane_index(pane_id) {
-                    Some(i) => {
-                        self.panes[i].agent = None;
-                        ok(&id, json!({"type": "ok"}))
-                    }
-                    None => pane_not_found(&id, pane_id),
-                }
+                let i = pane.expect("a pane method");
+                self.panes[i].agent = None;
+                ok(&id, json!({"type": "ok"}))
             }
             "pane.report_metadata" => {
-                let pane_id = p["pane_id"].as_str().unwrap_or_default();
-                let Some(i) = self.open_pane_index(pane_id) else {
-                    return pane_not_found(&id, pane_id);
-                };
+                let i = pane.expect("a pane method");
                 let pane = &mut self.panes[i];
                 if let Some(t) = p["title"].as_str() {
                     pane.title = Some(t.into());

@@ -467,22 +467,21 @@ impl Session {
             Some(reason) => format!("the session is not running: {}", reason.message),
             None => "the session is not running".to_string(),
         };
-        let reply = match request {
-            SessionRequest::Call { .. } => Reply::Call(CallOutcome::NotExecuted {
-                error: rpc_error(INVALID_REQUEST, why),
-            }),
-            SessionRequest::Describe | SessionRequest::Read => Reply::Failed(why),
-        };
-        self.reply(client, reply);
+        self.refuse(client, request, why);
     }
 
-    /// Refuses a request when [`Limits::max_waiting`] wait already: a call
-    /// is not executed (it was never written).
+    /// Refuses a request when [`Limits::max_waiting`] wait already.
     fn refuse_busy(&mut self, client: ClientToken, request: SessionRequest) {
         let why = format!(
             "{} requests are already waiting for this Tick (at most {} in flight); try again when some are answered",
             self.limits.max_waiting, self.limits.max_in_flight
         );
+        self.refuse(client, request, why);
+    }
+
+    /// Answers a request that was never written to the Tick: a call is not
+    /// executed, a describe or read failed, both saying `why`.
+    fn refuse(&mut self, client: ClientToken, request: SessionRequest, why: String) {
         let reply = match request {
             SessionRequest::Call { .. } => Reply::Call(CallOutcome::NotExecuted {
                 error: rpc_error(INVALID_REQUEST, why),
