@@ -314,6 +314,24 @@ fn a_view_shows_why_the_tick_ended_and_exits() {
 }
 
 #[test]
+fn the_note_after_attaching_gives_way_when_the_tick_draws_on_its_row() {
+    let host = Host::new();
+    let id = host.open_sh(
+        "fill",
+        "echo waiting; read x; seq 1 40; printf LASTROW; sleep 100000",
+        "waiting",
+    );
+    // The view's size is the PTY's (no size note on the last row).
+    let tmux = Tmux::start(&host, 120, 30, &attach_command(&id));
+    tmux.wait_text("ctrl+\\ d detaches");
+    // The program fills the screen: its last row is the program's again at
+    // once, not after the note's moment.
+    tmux.send_keys(&["Enter"]);
+    let screen = tmux.wait_text("LASTROW");
+    assert!(!screen.contains("d detaches"), "{screen}");
+}
+
+#[test]
 fn the_detach_key_is_a_prefix_twice_sends_it_and_question_mark_lists_the_keys() {
     let host = Host::new();
     let log = open_probe(&host, "vp", false);

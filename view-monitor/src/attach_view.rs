@@ -444,6 +444,10 @@ fn session(
         )
     });
     let size_note = format!("{} · {}", opts.instance, prefix.reminder());
+    // The note after attaching is only "for a moment": it also ends as soon
+    // as the Tick draws on the row it covers (it never hides the Tick's own
+    // output for long).
+    let mut attach_note = flash.is_some();
     let mut model = snapshot;
     let mut view = size;
     let mut shown = Surface::new(usize::from(view.0), usize::from(view.1));
@@ -462,10 +466,20 @@ fn session(
         loop {
             match notes.try_recv() {
                 Ok(Note::Frame(ToView::Snapshot(s))) => {
+                    let last_row = usize::from(view.1.saturating_sub(1));
+                    if attach_note && s.lines.get(last_row) != model.lines.get(last_row) {
+                        attach_note = false;
+                        flash = None;
+                    }
                     model = s;
                     dirty = true;
                 }
                 Ok(Note::Frame(ToView::Rows(rows))) => {
+                    let last_row = view.1.saturating_sub(1);
+                    if attach_note && rows.rows.iter().any(|(row, _)| *row >= last_row) {
+                        attach_note = false;
+                        flash = None;
+                    }
                     model
                         .apply(rows)
                         .map_err(|e| AttachError::Protocol(e.to_string()))?;
@@ -570,6 +584,7 @@ fn session(
                     PrefixAction::Pass => (None, FLASH),
                 };
                 flash = text.map(|t| (t, Instant::now() + lasts));
+                attach_note = false;
                 dirty = true;
             }
             Some(InputEvent::Resized { cols, rows }) => {
