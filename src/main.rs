@@ -14,7 +14,9 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use tickhost::client::{Client, ClientError as ConnectError, WatchItem};
 use tickhost::paths::RuntimeDir;
-use tickhost::wire::{CallOutcome, ClientReply, ClientRequest, OpenRequest, WatchEvent};
+use tickhost::wire::{
+    ActivityRecord, CallOutcome, ClientKind, ClientReply, ClientRequest, OpenRequest, WatchEvent,
+};
 
 #[derive(Parser)]
 #[command(
@@ -118,6 +120,13 @@ enum Command {
         #[arg(long, value_name = "ctrl+X")]
         detach_key: Option<String>,
     },
+    /// What agents did with the instance: requests and their outcomes, updates, views, subscriptions.
+    Activity {
+        id: String,
+        /// Keep printing new entries as they come, until the instance ends.
+        #[arg(long)]
+        follow: bool,
+    },
     /// End the session (or forget an ended instance).
     Close { id: String },
     /// Close every instance and end tickhost.
@@ -165,6 +174,16 @@ fn main() {
 fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
     let exe = std::env::current_exe().context("cannot find this executable's path")?;
     let runtime = RuntimeDir::locate();
+    // Who asks, for the activity records of the instances.
+    match &cli.command {
+        Command::Mcp { .. } => tickhost::client::identify_as(ClientKind::Mcp),
+        Command::Loop(_) => tickhost::client::identify_as(ClientKind::Loop),
+        Command::Herdr(_) => tickhost::client::identify_as(ClientKind::Herdr),
+        Command::Monitor { .. } | Command::Attach { .. } => {
+            tickhost::client::identify_as(ClientKind::Monitor)
+        }
+        _ => {}
+    }
     match cli.command {
         Command::Tickhost => {
             tickhost::daemon::run(tickhost::daemon::DaemonOptions {
@@ -381,6 +400,7 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                 .map_err(|e| CliError::new(e.kind(), e.to_string(), 1))?;
             Ok(0)
         }
+        Command::Activity { id, follow } => activity(&runtime, &exe, id, follow, json),
         Command::Close { id } => {
             let value = simple(&runtime, &exe, ClientRequest::Close { instance: id })?;
             show_pretty(&value, json);
@@ -486,6 +506,77 @@ fn watch(runtime: &Path, exe: &Path, ids: Vec<String>, interval: u64) -> Result<
             WatchItem::Done(_) => return Ok(0),
         }
     }
+}
+
+/// `activity ID [--follow]`: the record (JSON: the whole record; text: a
+/// line an entry, oldest first); with `--follow`, new entries as they come
+/// (JSON: one entry a line), until the instance ends.
+fn activity(runtime: &Path, exe: &Path, id: String, follow: bool, json: bool) -> Result<i32> {
+    let mut client = connect(runtime, exe)?;
+    let offset = view_monitor::activity::local_offset();
+    let mut after = None;
+    let mut full_id: Option<String> = None;
+    if follow {
+        exit_0_at_interrupt();
+    }
+    loop {
+        // Looked at before fetching, so what it recorded up to its end is
+        // in the fetch after which this stops.
+        let ended = match &full_id {
+            Some(full) => simple(runtime, exe, ClientRequest::List)?
+                .as_array()
+                .is_some_and(|all| {
+                    all.iter()
+                        .any(|e| e["id"] == full.as_str() && e["state"] == "ended")
+                }),
+            None => false,
+        };
+        let request = ClientRequest::Activity {
+            instance: id.clone(),
+            after,
+        };
+        let record: ActivityRecord = match client.request(request).map_err(lost)? {
+            ClientReply::Ok(value) => {
+                serde_json::from_value(value).context("tickhost sent an unreadable record")?
+            }
+            ClientReply::Error(e) => return Err(CliError::from_reply(e).into()),
+            ClientReply::Call(_) => anyhow::bail!("tickhost answered activity with a call outcome"),
+        };
+        if json && !follow {
+            print_json(&serde_json::to_value(&record).context("cannot encode the record")?);
+            return Ok(0);
+        }
+        for entry in &record.entries {
+            let printed = if json {
+                print_json(&serde_json::to_value(entry).context("cannot encode an entry")?)
+            } else {
+                print_line(&view_monitor::activity::entry_text(entry, offset))
+            };
+            if !printed {
+                return Ok(0);
+            }
+        }
+        if !follow {
+            if record.entries.is_empty() {
+                eprintln!("tickloop: nothing recorded for {id} yet");
+            }
+            return Ok(0);
+        }
+        after = Some(record.last);
+        full_id = Some(record.instance);
+        // An ended instance records nothing more.
+        if ended {
+            return Ok(0);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+}
+
+/// Prints one line; `false` when stdout is gone.
+fn print_line(line: &str) -> bool {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{line}").and_then(|()| out.flush()).is_ok()
 }
 
 /// An interrupt ends `watch` with exit 0 (each line is flushed as printed,

@@ -391,13 +391,15 @@ fn another_detach_key_from_the_environment_or_the_flag() {
 }
 
 #[test]
-fn the_prefix_then_m_pops_the_monitor_and_quitting_it_returns_to_the_tick() {
+fn the_prefix_then_m_pops_the_activity_tab_the_monitor_and_quitting_it_returns_to_the_tick() {
     let host = Host::new();
     open_probe(&host, "vp", false);
     let tmux = Tmux::start(&host, 100, 30, &attach_command(ID));
     wait_views(&host, ID, 1);
     tmux.wait_text("ready");
     tmux.send_keys(&["C-\\", "m"]);
+    tmux.wait_text("activity ·");
+    tmux.send_keys(&["Tab"]);
     // The Monitor, its list loaded, with the Tick in it.
     wait_for("the Monitor to list the Tick", || {
         let s = tmux.capture();

@@ -5,6 +5,7 @@
 //! loop of [`run`]; the Tick's pipes, its exit, the socket's connections and
 //! the terminal threads all talk to it through channels.
 
+use crate::activity::{kept, ActivityLog};
 use crate::emulator::ScreenText;
 use crate::record::{now_rfc3339, write_record};
 use crate::socket::{self, error, Incoming, Peer, ServeContext};
@@ -17,12 +18,14 @@ use std::collections::HashMap;
 use std::os::unix::process::ExitStatusExt;
 use std::sync::Arc;
 use std::time::Duration;
+use tickhost::clock::now_rfc3339_millis;
 use tickhost::core::{
     Action, ClientToken, EndKind, EndReason, Limits, Reply, Session, SessionRequest,
 };
 use tickhost::wire::{
-    ClientReply, EndInfo, ErrorKind, LaunchReport, LaunchSpec, LauncherRecord, LauncherRequest,
-    LauncherStatus, ScreenCursor, ScreenReply, StateSnapshot,
+    ActivityOutcome, CallOutcome, ClientKind, ClientReply, EndInfo, ErrorKind, LaunchReport,
+    LaunchSpec, LauncherRecord, LauncherRequest, LauncherStatus, ScreenCursor, ScreenReply,
+    StateSnapshot,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -142,7 +145,11 @@ struct Instance {
     shutdown_tx: watch::Sender<bool>,
     flushed_tx: Option<mpsc::Sender<()>>,
     flushed_rx: mpsc::Receiver<()>,
-    pending: HashMap<ClientToken, (u64, Peer)>,
+    pending: HashMap<ClientToken, Pending>,
+    /// What agents did with this instance (see [`crate::activity`]).
+    activity: ActivityLog,
+    /// Views attached at the last look, to record attach and detach.
+    views_seen: u32,
     next_token: ClientToken,
     snapshot: Option<StateSnapshot>,
     report: Option<ReportFn>,
@@ -257,6 +264,8 @@ impl Instance {
             flushed_tx: Some(flushed_tx.clone()),
             flushed_rx,
             pending: HashMap::new(),
+            activity: ActivityLog::new(),
+            views_seen: 0,
             next_token: 1,
             snapshot: None,
             report: Some(report),
@@ -324,7 +333,7 @@ impl Instance {
                     }
                 }
                 _ = tokio::time::sleep(TEARDOWN_POLL), if self.ending.is_some() => {}
-                Ok(()) = self.views_rx.changed() => self.dirty = true,
+                Ok(()) = self.views_rx.changed() => self.on_views(),
                 Ok(()) = self.title_rx.changed() => self.dirty = true,
                 Ok(()) = self.changes_rx.changed() => self.on_output(),
                 _ = sleep_until(self.output_due), if self.output_due.is_some() => {
@@ -348,7 +357,12 @@ impl Instance {
     }
 
     fn on_request(&mut self, incoming: Incoming) {
-        let Incoming { id, request, peer } = incoming;
+        let Incoming {
+            id,
+            request,
+            client,
+            peer,
+        } = incoming;
         let now = Instant::now().into_std();
         let protocol = match request {
             LauncherRequest::Status => {
@@ -377,13 +391,33 @@ impl Instance {
                 return;
             }
             LauncherRequest::Input { text } => {
+                let mut asked = Asked::new(client, "input");
+                asked.args = Some(kept(&json!(text)));
                 let bytes = text.into_bytes();
                 let n = bytes.len();
                 let reply = match self.term.input(bytes) {
                     Ok(()) => ClientReply::Ok(json!({"ok": true, "bytes": n})),
                     Err(e) => error(ErrorKind::Internal, &e.to_string()),
                 };
+                self.record_request(asked, &reply);
                 peer.reply(id, reply);
+                return;
+            }
+            LauncherRequest::Activity { after } => {
+                let record = self
+                    .activity
+                    .record(&self.spec.instance, after, self.tools());
+                let reply = match serde_json::to_value(record) {
+                    Ok(value) => ClientReply::Ok(value),
+                    Err(e) => error(ErrorKind::Internal, &e.to_string()),
+                };
+                peer.reply(id, reply);
+                return;
+            }
+            LauncherRequest::Subscription { started } => {
+                self.activity
+                    .subscription(now_rfc3339_millis(), client, started);
+                peer.reply(id, ClientReply::Ok(json!({"ok": true})));
                 return;
             }
             LauncherRequest::Close => {
@@ -413,6 +447,7 @@ impl Instance {
                 revision,
             },
         };
+        let asked = Asked::of(client, &protocol);
         let Some(session) = self.session.as_mut() else {
             let name = self
                 .spec
@@ -421,12 +456,14 @@ impl Instance {
                 .unwrap_or(&self.spec.instance);
             let message =
                 format!("shell:{name} is not a Tick: it has no protocol; use screen and input");
-            peer.reply(id, error(ErrorKind::NotATick, &message));
+            let reply = error(ErrorKind::NotATick, &message);
+            self.record_request(asked, &reply);
+            peer.reply(id, reply);
             return;
         };
         let token = self.next_token;
         self.next_token += 1;
-        self.pending.insert(token, (id, peer));
+        self.pending.insert(token, Pending { id, peer, asked });
         session.request(token, protocol, now);
         // calls_in_flight may have changed.
         self.dirty = true;
@@ -500,6 +537,7 @@ impl Instance {
                 }
                 Action::Updated => {
                     self.refresh_snapshot(true);
+                    self.record_update();
                     self.dirty = true;
                 }
                 Action::CatalogChanged => self.dirty = true,
@@ -512,7 +550,7 @@ impl Instance {
     }
 
     fn on_reply(&mut self, client: ClientToken, reply: Reply) {
-        let Some((id, peer)) = self.pending.remove(&client) else {
+        let Some(Pending { id, peer, asked }) = self.pending.remove(&client) else {
             return;
         };
         let reply = match reply {
@@ -529,7 +567,97 @@ impl Instance {
             Reply::Failed(message) => error(ErrorKind::TickFailed, &message),
         };
         self.dirty = true;
+        self.record_request(asked, &reply);
         peer.reply(id, reply);
+    }
+
+    /// Records how a request ended in the activity.
+    fn record_request(&mut self, asked: Asked, reply: &ClientReply) {
+        let duration_ms = u64::try_from(asked.since.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let (outcome, error_code, message, result) = match reply {
+            ClientReply::Ok(value) => (ActivityOutcome::Ok, None, None, Some(kept(value))),
+            ClientReply::Error(e) => (ActivityOutcome::Failed, None, Some(e.message.clone()), None),
+            ClientReply::Call(CallOutcome::Result { result }) => {
+                (ActivityOutcome::Executed, None, None, Some(kept(result)))
+            }
+            ClientReply::Call(CallOutcome::Executed { error }) => (
+                ActivityOutcome::Executed,
+                Some(error.code),
+                Some(error.message.clone()),
+                None,
+            ),
+            ClientReply::Call(CallOutcome::NotExecuted { error }) => (
+                ActivityOutcome::NotExecuted,
+                Some(error.code),
+                Some(error.message.clone()),
+                None,
+            ),
+            ClientReply::Call(CallOutcome::Unknown { reason }) => {
+                (ActivityOutcome::Unknown, None, Some(reason.clone()), None)
+            }
+        };
+        // A describe's result is the whole descriptor: its tools are in the
+        // overlay's catalog already.
+        let result = result.filter(|_| asked.method != "tick/describe");
+        self.activity.request(
+            asked.at,
+            tickhost::wire::RequestActivity {
+                client: asked.client,
+                method: asked.method.to_string(),
+                tool: asked.tool,
+                args: asked.args,
+                revision: asked.revision,
+                outcome,
+                error_code,
+                error: message,
+                result,
+                duration_ms,
+            },
+        );
+    }
+
+    /// The catalog as the activity overlay lists it.
+    fn tools(&self) -> Vec<tickhost::wire::ToolSummary> {
+        let Some(descriptor) = self.session.as_ref().and_then(|s| s.descriptor()) else {
+            return Vec::new();
+        };
+        descriptor
+            .tools
+            .iter()
+            .map(|t| tickhost::wire::ToolSummary {
+                name: t.name.clone(),
+                mutates: t.mutates,
+                description: t.description.clone(),
+            })
+            .collect()
+    }
+
+    /// Records the update just taken into the snapshot.
+    fn record_update(&mut self) {
+        let Some(snapshot) = &self.snapshot else {
+            return;
+        };
+        let bytes = serde_json::to_vec(&snapshot.data).map_or(0, |v| v.len());
+        let budget = spec_limits(&self.spec).delivery_budget;
+        self.activity.update(
+            now_rfc3339_millis(),
+            Instant::now().into_std(),
+            snapshot.seq,
+            bytes,
+            budget,
+        );
+    }
+
+    /// The number of views changed: record who came or went.
+    fn on_views(&mut self) {
+        let views = *self.views_rx.borrow_and_update();
+        let seen = self.views_seen;
+        self.views_seen = views;
+        if views != seen {
+            self.activity
+                .view(now_rfc3339_millis(), views > seen, views);
+        }
+        self.dirty = true;
     }
 
     /// Takes the session's latest state; `fresh` when it just arrived (an
@@ -635,6 +763,24 @@ impl Instance {
         }
     }
 
+    /// Leaves the activity record beside the last screen, for `activity`
+    /// after the end.
+    fn keep_activity(&self) {
+        let path = crate::last_activity_path(&self.spec.socket);
+        let record = self
+            .activity
+            .record(&self.spec.instance, None, self.tools());
+        let written = serde_json::to_vec(&record)
+            .map_err(std::io::Error::other)
+            .and_then(|json| crate::record::write_private(&path, &json));
+        if let Err(e) = written {
+            eprintln!(
+                "launcher: cannot keep the activity in {}: {e}",
+                path.display()
+            );
+        }
+    }
+
     async fn finish(mut self) -> RunOutcome {
         let Some(ending) = self.ending.take() else {
             return RunOutcome::Failed("internal: finished without an end".into());
@@ -642,11 +788,15 @@ impl Instance {
         // Answer what the session still holds (it answers at its end; this
         // covers anything left).
         self.drain_actions();
-        for (_, (id, peer)) in self.pending.drain() {
-            peer.reply(id, error(ErrorKind::Ended, &ending.info.reason));
+        let pending: Vec<Pending> = self.pending.drain().map(|(_, p)| p).collect();
+        for Pending { id, peer, asked } in pending {
+            let reply = error(ErrorKind::Ended, &ending.info.reason);
+            self.record_request(asked, &reply);
+            peer.reply(id, reply);
         }
         let info = ending.info;
         self.keep_last_screen().await;
+        self.keep_activity();
         let shell_report = if self.spec.shell {
             self.report.take()
         } else {
@@ -849,5 +999,54 @@ fn screen_reply(text: ScreenText, history_limit: usize, ended: bool) -> ScreenRe
         history_limit,
         memory_bytes: text.cell_bytes,
         ended,
+    }
+}
+
+/// A request waiting for the Tick's answer.
+struct Pending {
+    id: u64,
+    peer: Peer,
+    asked: Asked,
+}
+
+/// What the activity record needs of a request, noted when it came in.
+struct Asked {
+    client: Option<ClientKind>,
+    method: &'static str,
+    tool: Option<String>,
+    args: Option<serde_json::Value>,
+    revision: Option<String>,
+    at: String,
+    since: Instant,
+}
+
+impl Asked {
+    fn new(client: Option<ClientKind>, method: &'static str) -> Asked {
+        Asked {
+            client,
+            method,
+            tool: None,
+            args: None,
+            revision: None,
+            at: now_rfc3339_millis(),
+            since: Instant::now(),
+        }
+    }
+
+    fn of(client: Option<ClientKind>, request: &SessionRequest) -> Asked {
+        match request {
+            SessionRequest::Describe => Asked::new(client, "tick/describe"),
+            SessionRequest::Read => Asked::new(client, "tick/read"),
+            SessionRequest::Call {
+                tool,
+                args,
+                revision,
+            } => Asked {
+                tool: Some(tool.clone()),
+                args: Some(kept(args)),
+                revision: Some(revision.clone()),
+                ..Asked::new(client, "tick/call")
+            },
+        }
     }
 }

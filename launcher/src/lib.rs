@@ -30,6 +30,7 @@
 //!    after 2 s, reap, publish the final status (with `ended`), rewrite the
 //!    record, flush the peers, return.
 
+pub mod activity;
 pub mod attach;
 pub mod emulator;
 pub mod instance;
@@ -48,6 +49,13 @@ pub use tickhost::wire::{LaunchReport, LaunchSpec};
 /// `screen` until the instance is forgotten (`paths::InstanceFiles::screen`).
 pub fn last_screen_path(socket: &std::path::Path) -> std::path::PathBuf {
     socket.with_extension("screen.json")
+}
+
+/// Where a launcher listening on `socket` leaves its instance's activity
+/// record (`wire::ActivityRecord`) when the instance ends
+/// (`paths::InstanceFiles::activity`).
+pub fn last_activity_path(socket: &std::path::Path) -> std::path::PathBuf {
+    socket.with_extension("activity.json")
 }
 
 use std::io::{Read, Write};
@@ -174,10 +182,7 @@ async fn close_on_signal(socket: PathBuf) {
         end_children_and_exit();
     };
     let hello = tickhost::wire::Hello::new(tickhost::wire::Role::Host);
-    let close = tickhost::wire::Envelope {
-        id: 0,
-        request: tickhost::wire::LauncherRequest::Close,
-    };
+    let close = tickhost::wire::Envelope::new(0, tickhost::wire::LauncherRequest::Close);
     let (Ok(hello), Ok(close)) = (serde_json::to_string(&hello), serde_json::to_string(&close))
     else {
         return;

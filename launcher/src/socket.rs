@@ -17,7 +17,7 @@ use std::path::Path;
 use std::sync::Arc;
 use tickhost::framing::{read_line_limited, write_line};
 use tickhost::wire::{
-    ClientError, ClientReply, Envelope, ErrorKind, Hello, HelloReply, LauncherMessage,
+    ClientError, ClientKind, ClientReply, Envelope, ErrorKind, Hello, HelloReply, LauncherMessage,
     LauncherReply, LauncherRequest, LauncherStatus, Role,
 };
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
@@ -33,6 +33,8 @@ const MAX_HELLO_LINE: usize = 64 * 1024;
 pub struct Incoming {
     pub id: u64,
     pub request: LauncherRequest,
+    /// Who asked, as tickhost says (for the activity record).
+    pub client: Option<ClientKind>,
     pub peer: Peer,
 }
 
@@ -206,6 +208,7 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
                 let incoming = Incoming {
                     id: envelope.id,
                     request: envelope.request,
+                    client: envelope.client,
                     peer: peer.clone(),
                 };
                 if let Err(mpsc::error::SendError(incoming)) = requests.send(incoming).await {

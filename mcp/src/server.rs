@@ -488,11 +488,11 @@ impl Bridge {
         vec![
             tool(
                 MANAGE,
-                "Tickloop: manage Tick instances. action: list (every instance); open (a Tick from `command` [PROGRAM, ARG...] or a `package` with optional `package_args`; `shell: true` for a plain terminal program; optional `name`, `cwd`); close (end one, or forget an ended one); screen (its terminal as text; `history`: that many earlier lines first); input (type `text` into its terminal); packages (the Tick packages you can open, with missing prerequisites); show (a view for a person) and subscribe/unsubscribe (the Loop) point to the CLI.",
+                "Tickloop: manage Tick instances. action: list (every instance); open (a Tick from `command` [PROGRAM, ARG...] or a `package` with optional `package_args`; `shell: true` for a plain terminal program; optional `name`, `cwd`); close (end one, or forget an ended one); screen (its terminal as text; `history`: that many earlier lines first); input (type `text` into its terminal); activity (what agents did with it: each request with its client, tool, arguments, outcome and duration, its updates, views and subscribers; `after`: only entries numbered above it); packages (the Tick packages you can open, with missing prerequisites); show (a view for a person) and subscribe/unsubscribe (the Loop) point to the CLI.",
                 json!({
                     "type": "object",
                     "properties": {
-                        "action": {"type": "string", "enum": ["list", "open", "close", "screen", "input", "packages", "show", "subscribe", "unsubscribe"]},
+                        "action": {"type": "string", "enum": ["list", "open", "close", "screen", "input", "activity", "packages", "show", "subscribe", "unsubscribe"]},
                         "instance": instance,
                         "command": {"type": "array", "items": {"type": "string"}, "description": "open: PROGRAM and its arguments."},
                         "package": {"type": "string", "description": "open: a package NAME (see action packages)."},
@@ -501,7 +501,8 @@ impl Bridge {
                         "name": {"type": "string", "description": "open: the instance NAME (1-64 of A-Z a-z 0-9 . _ -)."},
                         "cwd": {"type": "string", "description": "open: working directory (default: the MCP server's)."},
                         "text": {"type": "string", "description": "input: the text to type (\\r is Enter)."},
-                        "history": {"type": "integer", "minimum": 0, "description": "screen: lines of history to include before the visible screen (open: lines of history to keep, default 2000)."}
+                        "history": {"type": "integer", "minimum": 0, "description": "screen: lines of history to include before the visible screen (open: lines of history to keep, default 2000)."},
+                        "after": {"type": "integer", "minimum": 0, "description": "activity: only entries numbered above this (the `last` of a previous answer)."}
                     },
                     "required": ["action"],
                     "additionalProperties": false
@@ -675,6 +676,36 @@ impl Bridge {
                 (Err(e), _) => e,
                 (_, None) => outcome::failed("bad_request", "action input needs `text`", None),
             },
+            "activity" => match need_instance() {
+                Ok(instance) => match self
+                    .simple(ClientRequest::Activity {
+                        instance: instance.clone(),
+                        after: args.after,
+                    })
+                    .await
+                {
+                    Ok(value) => {
+                        let lines = serde_json::from_value::<tickhost::wire::ActivityRecord>(
+                            value.clone(),
+                        )
+                        .map(|record| {
+                            record
+                                .entries
+                                .iter()
+                                .map(activity_line)
+                                .collect::<Vec<_>>()
+                                .join("\n")
+                        })
+                        .unwrap_or_default();
+                        let text = format!(
+                            "Activity of {instance}, oldest first (structuredContent has every field; pass its `last` as `after` for what comes next):\n{lines}"
+                        );
+                        outcome::summarized(text, value)
+                    }
+                    Err((kind, message, data)) => outcome::failed(&kind, &message, data.as_ref()),
+                },
+                Err(e) => e,
+            },
             "show" => outcome::failed(
                 "not_available",
                 "not available from MCP yet: a person can see and use the Tick with `tickloop attach ID` in a terminal (or `tickloop monitor`)",
@@ -687,7 +718,7 @@ impl Bridge {
             ),
             other => outcome::failed(
                 "bad_request",
-                &format!("unknown action {other:?}; use list, open, close, screen, input, packages, show, subscribe or unsubscribe"),
+                &format!("unknown action {other:?}; use list, open, close, screen, input, activity, packages, show, subscribe or unsubscribe"),
                 None,
             ),
         }
@@ -1237,6 +1268,46 @@ struct ManageArgs {
     text: Option<String>,
     #[serde(default)]
     history: Option<usize>,
+    #[serde(default)]
+    after: Option<u64>,
+}
+
+/// One activity entry as a line of text: `#12 2026-12-01T05:15:34.402Z mcp
+/// tick/call increment {"amount":2} -> executed 4 ms`.
+fn activity_line(entry: &tickhost::wire::ActivityEntry) -> String {
+    use tickhost::wire::ActivityEvent;
+    let what = match &entry.event {
+        ActivityEvent::Request(r) => {
+            let mut text = format!("{} {}", r.client.map_or("?", |c| c.label()), r.method);
+            if let Some(tool) = &r.tool {
+                text.push_str(&format!(" {tool}"));
+            }
+            if let Some(args) = &r.args {
+                text.push_str(&format!(" {args}"));
+            }
+            text.push_str(&format!(" -> {}", r.outcome.label()));
+            if let Some(code) = r.error_code {
+                text.push_str(&format!(" {code}"));
+            }
+            text.push_str(&format!(" {} ms", r.duration_ms));
+            text
+        }
+        ActivityEvent::Update { seq, count, .. } => format!("update seq {seq} (x{count})"),
+        ActivityEvent::View { attached, views } => format!(
+            "view {} ({views} attached)",
+            if *attached { "attached" } else { "detached" }
+        ),
+        ActivityEvent::Subscription { client, started } => format!(
+            "{} {}",
+            client.map_or("?", |c| c.label()),
+            if *started {
+                "subscribed"
+            } else {
+                "unsubscribed"
+            }
+        ),
+    };
+    format!("#{} {} {what}", entry.n, entry.at)
 }
 
 #[derive(Debug, Deserialize)]

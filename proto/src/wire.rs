@@ -53,6 +53,7 @@ struct AllMessages {
     launch_report: LaunchReport,
     launcher_record: LauncherRecord,
     screen_reply: ScreenReply,
+    activity_record: ActivityRecord,
     view_hello: crate::attach::ViewHello,
     to_view: crate::attach::ToView,
     view_event: crate::attach::ViewEvent,
@@ -109,6 +110,39 @@ pub struct Hello {
 pub struct HelloBody {
     pub version: String,
     pub role: Role,
+    /// What kind of client this is (role `client` only): the activity record
+    /// of each instance says who asked. Absent: the CLI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientKind>,
+}
+
+/// The front end a request came from, as the activity record shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientKind {
+    /// `tickloop` commands.
+    Cli,
+    /// `tickloop mcp`: an MCP client's tool calls.
+    Mcp,
+    /// `tickloop loop run`: the Loop.
+    Loop,
+    /// The Monitor and the views' overlays.
+    Monitor,
+    /// `tickloop herdr ...`: Herdr's plugin actions and reports.
+    Herdr,
+}
+
+impl ClientKind {
+    /// The short label a person reads in the activity (`CLI`, `MCP`, ...).
+    pub fn label(self) -> &'static str {
+        match self {
+            ClientKind::Cli => "CLI",
+            ClientKind::Mcp => "MCP",
+            ClientKind::Loop => "Loop",
+            ClientKind::Monitor => "Monitor",
+            ClientKind::Herdr => "Herdr",
+        }
+    }
 }
 
 /// First line from the listening side: its version, and a refusal when the
@@ -126,8 +160,16 @@ impl Hello {
             hello: HelloBody {
                 version: wire_version().to_string(),
                 role,
+                client: None,
             },
         }
+    }
+
+    /// A client's hello, saying what kind of client it is.
+    pub fn client(kind: ClientKind) -> Self {
+        let mut hello = Hello::new(Role::Client);
+        hello.hello.client = Some(kind);
+        hello
     }
 }
 
@@ -154,6 +196,21 @@ impl HelloReply {
 pub struct Envelope<R> {
     pub id: u64,
     pub request: R,
+    /// Who asked, as tickhost tells a launcher (for its activity record);
+    /// absent between a client and tickhost, where the hello says it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientKind>,
+}
+
+impl<R> Envelope<R> {
+    /// Request `id`, nobody named as asking.
+    pub fn new(id: u64, request: R) -> Self {
+        Envelope {
+            id,
+            request,
+            client: None,
+        }
+    }
 }
 
 /// What a client asks of tickhost. Instance ids are full ids (`hosted:NAME`,
@@ -192,6 +249,13 @@ pub enum ClientRequest {
     },
     Close {
         instance: String,
+    },
+    /// The instance's activity record ([`ActivityRecord`]): entries numbered
+    /// above `after` (all kept ones when absent), oldest first.
+    Activity {
+        instance: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        after: Option<u64>,
     },
     Shutdown,
 }
@@ -379,6 +443,14 @@ pub enum LauncherRequest {
     Input { text: String },
     /// End the session and the Tick's process group; the launcher then exits.
     Close,
+    /// The activity record, entries numbered above `after`.
+    Activity {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        after: Option<u64>,
+    },
+    /// A client (the envelope's) started or stopped following this
+    /// instance's updates (`watch`, the Loop): recorded in the activity.
+    Subscription { started: bool },
 }
 
 /// A launcher's answer, by request id.
@@ -519,4 +591,141 @@ pub struct LauncherRecord {
     pub launcher_pid: u32,
     /// The last status the launcher published; `ended` is set once it ended.
     pub status: LauncherStatus,
+}
+
+/// What agents and views did with one instance, newest last: the last
+/// [`ActivityRecord::REQUESTS`] requests, the last [`ActivityRecord::UPDATES`]
+/// updates and the last [`ActivityRecord::OTHERS`] view and subscription
+/// events, kept by its launcher (so it lives as long as the instance, across
+/// tickhost restarts) and beside its last screen once it ended.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ActivityRecord {
+    pub instance: String,
+    /// Oldest first; numbers grow by one per entry ever recorded.
+    pub entries: Vec<ActivityEntry>,
+    /// The number of the newest entry recorded (0: none yet): ask again with
+    /// `after` set to it for what comes next.
+    pub last: u64,
+    /// Clients following the instance's updates now (`watch`, the Loop), as
+    /// tickhost counts them.
+    #[serde(default)]
+    pub subscribers: u32,
+    /// The Tick's tool catalog now (empty for `shell:`), for the overlay.
+    #[serde(default)]
+    pub tools: Vec<ToolSummary>,
+}
+
+/// A tool of the catalog, as the activity overlay lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolSummary {
+    pub name: String,
+    pub mutates: bool,
+    pub description: String,
+}
+
+impl ActivityRecord {
+    /// Requests kept at most.
+    pub const REQUESTS: usize = 200;
+    /// Updates kept at most (several in quick succession share one entry).
+    pub const UPDATES: usize = 50;
+    /// View and subscription events kept at most.
+    pub const OTHERS: usize = 50;
+}
+
+/// One thing that happened to an instance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ActivityEntry {
+    /// Its number in the instance's record (1, 2, ...).
+    pub n: u64,
+    /// RFC 3339 time, in milliseconds.
+    pub at: String,
+    #[serde(flatten)]
+    pub event: ActivityEvent,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ActivityEvent {
+    /// An agent's request: describe, read, call or typed input.
+    Request(RequestActivity),
+    /// `tick/update`s: the newest's seq, how many arrived together.
+    Update {
+        seq: u64,
+        /// Updates this entry stands for (1 when alone): the others came
+        /// within a moment of it and were merged into it.
+        count: u64,
+        /// Size of the newest state's data as JSON, in bytes, and the
+        /// delivery budget it is cut to for agents.
+        bytes: usize,
+        budget: usize,
+    },
+    /// A view attached or detached; `views` attached after it.
+    View { attached: bool, views: u32 },
+    /// A client started or stopped following the updates.
+    Subscription {
+        client: Option<ClientKind>,
+        started: bool,
+    },
+}
+
+/// One request, with how it ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RequestActivity {
+    /// Who asked (absent when tickhost did not say).
+    pub client: Option<ClientKind>,
+    /// `tick/describe`, `tick/read`, `tick/call` or `input`.
+    pub method: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The arguments (a call's), cut to [`RequestActivity::KEPT_BYTES`] of
+    /// JSON (a string ending in `…` when cut); typed input as a string.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
+    pub outcome: ActivityOutcome,
+    /// The JSON-RPC error code, when it ended in an error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<i64>,
+    /// The error's message, or why the outcome is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The result (a call's or a read's), cut like `args`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    pub duration_ms: u64,
+}
+
+impl RequestActivity {
+    /// JSON bytes of arguments and results kept per request.
+    pub const KEPT_BYTES: usize = 2048;
+}
+
+/// How a request ended, in the classes of spec-gaps 3.4 for calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ActivityOutcome {
+    /// A call the Tick carried out (with a result, or an error that may
+    /// have had effects: see `error_code`).
+    Executed,
+    /// A call refused before it ran (by the host or by the Tick).
+    NotExecuted,
+    /// A call written to the Tick with no valid answer.
+    Unknown,
+    /// A describe, read or input that succeeded.
+    Ok,
+    /// A describe, read or input that failed.
+    Failed,
+}
+
+impl ActivityOutcome {
+    pub fn label(self) -> &'static str {
+        match self {
+            ActivityOutcome::Executed => "executed",
+            ActivityOutcome::NotExecuted => "not executed",
+            ActivityOutcome::Unknown => "unknown",
+            ActivityOutcome::Ok => "ok",
+            ActivityOutcome::Failed => "failed",
+        }
+    }
 }

@@ -16,8 +16,9 @@ use serde_json::Value;
 use std::path::PathBuf;
 use tickloop_proto::attach::{ToView, ViewEvent, ViewHello};
 use tickloop_proto::wire::{
-    canonical_json, wire_schema, wire_version, ClientRequest, Envelope, Hello, HelloReply,
-    LaunchReport, LaunchSpec, LauncherMessage, LauncherRequest, ScreenReply, ServerMessage,
+    canonical_json, wire_schema, wire_version, ActivityRecord, ClientRequest, Envelope, Hello,
+    HelloReply, LaunchReport, LaunchSpec, LauncherMessage, LauncherRequest, ScreenReply,
+    ServerMessage,
 };
 
 fn golden(name: &str) -> PathBuf {
@@ -61,6 +62,7 @@ fn every_golden_message_parses_and_encodes_back_the_same() {
             "LaunchSpec" => round_trip::<LaunchSpec>(line, message),
             "LaunchReport" => round_trip::<LaunchReport>(line, message),
             "ScreenReply" => round_trip::<ScreenReply>(line, message),
+            "ActivityRecord" => round_trip::<ActivityRecord>(line, message),
             "ViewHello" => round_trip::<ViewHello>(line, message),
             "ViewEvent" => round_trip::<ViewEvent>(line, message),
             "ToView" => round_trip::<ToView>(line, message),
@@ -78,17 +80,17 @@ fn every_golden_message_parses_and_encodes_back_the_same() {
     };
     assert_eq!(
         ops("ClientEnvelope").len(),
-        10,
+        11,
         "every ClientRequest op: {:?}",
         ops("ClientEnvelope")
     );
     assert_eq!(
         ops("LauncherEnvelope").len(),
-        7,
+        9,
         "every LauncherRequest op: {:?}",
         ops("LauncherEnvelope")
     );
-    assert_eq!(seen.len(), 12, "{seen:?}");
+    assert_eq!(seen.len(), 13, "{seen:?}");
 }
 
 #[test]

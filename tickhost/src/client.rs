@@ -10,7 +10,7 @@
 
 use crate::paths::RuntimeDir;
 use crate::wire::{
-    ClientReply, ClientRequest, Envelope, Hello, HelloReply, Role, ServerMessage, WatchEvent,
+    ClientKind, ClientReply, ClientRequest, Envelope, Hello, HelloReply, ServerMessage, WatchEvent,
 };
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -38,6 +38,16 @@ fn bound(default: Duration) -> Duration {
         .filter(|ms| *ms > 0)
         .map(Duration::from_millis)
         .unwrap_or(default)
+}
+
+/// What kind of client this process is (see [`identify_as`]).
+static CLIENT_KIND: std::sync::OnceLock<ClientKind> = std::sync::OnceLock::new();
+
+/// Says, once per process, what kind of client it is (the MCP bridge, the
+/// Loop, ...): every connection's hello then names it, and the activity
+/// record of each instance shows who asked. Not called: the CLI.
+pub fn identify_as(kind: ClientKind) {
+    let _ = CLIENT_KIND.set(kind);
 }
 
 /// Why talking to tickhost failed.
@@ -104,7 +114,9 @@ impl Client {
             .get_ref()
             .set_read_timeout(Some(hello_timeout))?;
         let handshake = client
-            .send_line(&Hello::new(Role::Client))
+            .send_line(&Hello::client(
+                CLIENT_KIND.get().copied().unwrap_or(ClientKind::Cli),
+            ))
             .and_then(|()| client.read_line());
         client.reader.get_ref().set_read_timeout(None)?;
         let line = match handshake {
@@ -232,7 +244,7 @@ impl Client {
     fn send(&mut self, request: ClientRequest) -> Result<u64, ClientError> {
         let id = self.next_id;
         self.next_id += 1;
-        self.send_line(&Envelope { id, request })?;
+        self.send_line(&Envelope::new(id, request))?;
         Ok(id)
     }
 

@@ -163,6 +163,9 @@ pub struct InstanceFiles {
     /// The last screen of an ended instance (`wire::ScreenReply`), kept
     /// until the instance is forgotten.
     pub screen: PathBuf,
+    /// The activity record of an ended instance (`wire::ActivityRecord`),
+    /// kept like its last screen.
+    pub activity: PathBuf,
 }
 
 impl InstanceFiles {
@@ -173,12 +176,19 @@ impl InstanceFiles {
             record: record.to_path_buf(),
             log: record.with_extension("log"),
             screen: record.with_extension("screen.json"),
+            activity: record.with_extension("activity.json"),
         }
     }
 
     /// Removes the files, ignoring those already gone.
     pub fn remove(&self) {
-        for path in [&self.socket, &self.record, &self.log, &self.screen] {
+        for path in [
+            &self.socket,
+            &self.record,
+            &self.log,
+            &self.screen,
+            &self.activity,
+        ] {
             let _ = fs::remove_file(path);
         }
     }

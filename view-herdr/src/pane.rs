@@ -82,6 +82,7 @@ pub fn run(ctx: &Ctx) -> Result<(String, PaneOutcome), Error> {
         .is_none()
         .then(|| format!("{instance} · {} d closes this popup", prefix.name()));
     let opts = AttachOptions {
+        runtime: ctx.runtime.clone(),
         socket,
         instance: instance.clone(),
         status,

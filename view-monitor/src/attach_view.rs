@@ -95,6 +95,7 @@ pub fn attach_cli(
     let prefix = PrefixKey::choose(detach_key).map_err(|e| AttachError::BadKey(e.to_string()))?;
     let (instance, socket) = resolve(runtime, id, list)?;
     let opts = AttachOptions {
+        runtime: runtime.to_path_buf(),
         socket,
         instance: instance.clone(),
         status: None,
@@ -156,6 +157,8 @@ pub fn resolve(
 /// What to attach to.
 #[derive(Debug, Clone)]
 pub struct AttachOptions {
+    /// The runtime directory (its tickhost serves the activity overlay).
+    pub runtime: PathBuf,
     /// The launcher's socket.
     pub socket: PathBuf,
     /// The instance id, for the status line and messages.
@@ -398,6 +401,8 @@ fn read_message(r: &mut impl BufRead) -> Result<Option<ToView>, AttachError> {
 /// What the main loop hears from its helper threads.
 pub(crate) enum Note {
     Frame(ToView),
+    /// The activity overlay's data, fetched.
+    Activity(crate::activity::Fetched),
     Lost(String),
     Broken(String),
     Signal,
@@ -432,7 +437,8 @@ fn session(
             }
         });
     }
-    drop(note_tx);
+    // The activity overlay (prefix, `m`), while open, and what feeds it.
+    let mut activity: Option<(crate::activity::ActivityView, crate::activity::Fetcher)> = None;
 
     let mut prefix = Prefix::new(opts.prefix);
     // A note on the last row for a moment: the keys after attaching, the
@@ -486,6 +492,12 @@ fn session(
                     dirty = true;
                 }
                 Ok(Note::Frame(ToView::Resized { .. })) => {}
+                Ok(Note::Activity(fetched)) => {
+                    if let Some((panel, _)) = activity.as_mut() {
+                        panel.update(fetched);
+                        dirty = true;
+                    }
+                }
                 Ok(Note::Frame(ToView::Bell)) => {
                     let _ = term.flush();
                     guard.write_raw(b"\x07");
@@ -531,7 +543,13 @@ fn session(
                 (None, Some(status)) => (status.as_str(), true),
                 (None, None) => (size_note.as_str(), false),
             };
-            let frame = render::compose(&model, view.0, view.1, note, force);
+            let mut frame = render::compose(&model, view.0, view.1, note, force);
+            if let Some((panel, _)) = &activity {
+                let now = time::OffsetDateTime::now_utc();
+                crate::activity::draw(&mut frame.surface, panel, now, &prefix.key.name(), false);
+                frame.cursor = None;
+                frame.scroll_rows = 0;
+            }
             let changes = render::frame_changes(&mut shown, &frame);
             if term.render(&changes).is_err() || term.flush().is_err() {
                 // The terminal is gone: that is a detach.
@@ -563,14 +581,34 @@ fn session(
                 let name = prefix.key.name();
                 let (text, lasts) = match prefix.on_key(&key) {
                     PrefixAction::Detach => return Ok(SessionEnd::Done(AttachOutcome::Detached)),
-                    PrefixAction::Monitor => return Ok(SessionEnd::Monitor),
+                    PrefixAction::Monitor if activity.is_some() => {
+                        activity = None;
+                        (None, FLASH)
+                    }
+                    PrefixAction::Monitor => {
+                        let tx = note_tx.clone();
+                        let waker = waker.clone();
+                        let fetcher = crate::activity::Fetcher::start(
+                            opts.runtime.clone(),
+                            opts.instance.clone(),
+                            move |fetched| {
+                                let sent = tx.send(Note::Activity(fetched)).is_ok();
+                                let _ = waker.wake();
+                                sent
+                            },
+                        );
+                        activity =
+                            Some((crate::activity::ActivityView::new(&opts.instance), fetcher));
+                        (None, FLASH)
+                    }
+                    PrefixAction::SendPrefix if activity.is_some() => (None, FLASH),
                     PrefixAction::SendPrefix => {
                         let _ = event_tx.send(prefix.key.as_view_key());
                         (None, FLASH)
                     }
                     PrefixAction::Started => (
                         Some(format!(
-                            "{name} … d detach · {name} send it · m Monitor · ? keys"
+                            "{name} … d detach · {name} send it · m activity · ? keys"
                         )),
                         Duration::from_secs(3600),
                     ),
@@ -587,6 +625,18 @@ fn session(
                 attach_note = false;
                 dirty = true;
             }
+            Some(InputEvent::Key(key)) if activity.is_some() => {
+                if let Some((panel, _)) = activity.as_mut() {
+                    match panel.on_key(&key) {
+                        crate::activity::PanelKey::Consumed => {}
+                        crate::activity::PanelKey::Close => activity = None,
+                        crate::activity::PanelKey::Monitor => return Ok(SessionEnd::Monitor),
+                    }
+                }
+                dirty = true;
+            }
+            // Mouse and paste stay out of the Tick while the overlay is up.
+            Some(InputEvent::Mouse(_) | InputEvent::Paste(_)) if activity.is_some() => {}
             Some(InputEvent::Resized { cols, rows }) => {
                 view = (clamp(cols), clamp(rows));
                 shown = Surface::new(cols, rows);

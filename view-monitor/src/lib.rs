@@ -2,6 +2,7 @@
 //! Monitor (`tickloop monitor`: the list of instances with an overlay over a
 //! running Tick, [`monitor`]) and the renderer they share ([`render`]).
 
+pub mod activity;
 pub mod attach_view;
 pub mod colors;
 pub mod monitor;

@@ -1,6 +1,7 @@
 //! The views' prefix key (ctrl+\ unless configured), as tmux's prefix: after
 //! it, `d` detaches (in the Monitor's overlay: closes it), the prefix again
-//! sends it to the program, `m` pops the Monitor over the Tick, and `?`
+//! sends it to the program, `m` pops the Monitor's activity overlay over the Tick (what agents did
+//! with it; Tab there goes on to the full Monitor), and `?`
 //! lists the keys. Any other key after the prefix is dropped, and the view
 //! says so.
 //!
@@ -188,7 +189,9 @@ impl Prefix {
     /// The keys, for `?` and the note shown after attaching.
     pub fn help(&self) -> String {
         let name = self.key.name();
-        format!("{name} then: d detach · {name} send {name} · m Monitor · ? keys")
+        format!(
+            "{name} then: d detach · {name} send {name} · m activity (Tab there: Monitor) · ? keys"
+        )
     }
 
     /// The short reminder a view shows for a moment after attaching.

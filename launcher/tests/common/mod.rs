@@ -155,7 +155,7 @@ impl Host {
     pub fn send(&mut self, request: LauncherRequest) -> u64 {
         let id = self.next_id;
         self.next_id += 1;
-        let line = serde_json::to_string(&Envelope { id, request }).expect("json");
+        let line = serde_json::to_string(&Envelope::new(id, request)).expect("json");
         self.send_line(&line);
         id
     }

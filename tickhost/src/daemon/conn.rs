@@ -4,8 +4,8 @@
 
 use crate::framing::{write_line, Line, LineReader};
 use crate::wire::{
-    CallOutcome, ClientError, ClientReply, Envelope, ErrorKind, Hello, HelloReply, LauncherMessage,
-    LauncherRequest, LauncherStatus, Role,
+    CallOutcome, ClientError, ClientKind, ClientReply, Envelope, ErrorKind, Hello, HelloReply,
+    LauncherMessage, LauncherRequest, LauncherStatus, Role,
 };
 use std::collections::HashMap;
 use std::path::Path;
@@ -148,10 +148,21 @@ impl LauncherConn {
     /// anything else an `Ended` error. When it does not answer in time: a
     /// call is an unknown outcome, anything else `Unresponsive`.
     pub async fn request(&self, request: LauncherRequest) -> ClientReply {
+        self.request_for(request, None).await
+    }
+
+    /// [`LauncherConn::request`] on behalf of a `client`, whom the launcher's
+    /// activity record names.
+    pub async fn request_for(
+        &self,
+        request: LauncherRequest,
+        client: Option<ClientKind>,
+    ) -> ClientReply {
         let is_call = matches!(request, LauncherRequest::Call { .. });
         let limit = answer_limit(&request);
         let (id_cell, waited) = (std::sync::OnceLock::new(), std::time::Instant::now());
-        let answered = tokio::time::timeout(limit, self.request_unbounded(request, &id_cell)).await;
+        let answered =
+            tokio::time::timeout(limit, self.request_unbounded(request, client, &id_cell)).await;
         match answered {
             Ok(reply) => reply,
             Err(_) => {
@@ -182,6 +193,7 @@ impl LauncherConn {
     async fn request_unbounded(
         &self,
         request: LauncherRequest,
+        client: Option<ClientKind>,
         id_cell: &std::sync::OnceLock<u64>,
     ) -> ClientReply {
         let is_call = matches!(request, LauncherRequest::Call { .. });
@@ -199,7 +211,12 @@ impl LauncherConn {
         let _ = id_cell.set(id);
         let sent = {
             let mut writer = self.writer.lock().await;
-            write_line(&mut *writer, &Envelope { id, request }).await
+            let envelope = Envelope {
+                id,
+                request,
+                client,
+            };
+            write_line(&mut *writer, &envelope).await
         };
         if let Err(e) = sent {
             let waiter = self.pending().waiting.remove(&id);

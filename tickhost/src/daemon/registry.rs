@@ -143,6 +143,8 @@ pub struct Instance {
     conn: Mutex<Option<Arc<LauncherConn>>>,
     /// `close` was asked: a launcher that goes away now was closed, not lost.
     pub close_requested: AtomicBool,
+    /// Clients following its updates now (`watch`, the Loop).
+    pub subscribers: std::sync::atomic::AtomicU32,
 }
 
 struct Live {
@@ -174,6 +176,7 @@ impl Instance {
             }),
             conn: Mutex::new(None),
             close_requested: AtomicBool::new(false),
+            subscribers: std::sync::atomic::AtomicU32::new(0),
         })
     }
 

@@ -10,8 +10,8 @@ use super::watch::{self, Flow};
 use crate::framing::{write_line, Line, LineReader};
 use crate::paths::InstanceKind;
 use crate::wire::{
-    ClientError, ClientReply, ClientRequest, Envelope, ErrorKind, Hello, HelloReply,
-    LauncherRequest, LauncherStatus, Role, ServerMessage,
+    ActivityRecord, ClientError, ClientKind, ClientReply, ClientRequest, Envelope, ErrorKind,
+    Hello, HelloReply, LauncherRequest, LauncherStatus, Role, ServerMessage,
 };
 use serde_json::{json, Value};
 use std::sync::atomic::Ordering;
@@ -55,6 +55,14 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
         Ok(Ok(None)) | Ok(Err(_)) => return,
         Err(_) => Err("no hello within 10 s".to_string()),
     };
+    // Who this client is, for the activity records (the CLI unless it said).
+    let client = Some(
+        hello
+            .as_ref()
+            .ok()
+            .and_then(|h| h.hello.client)
+            .unwrap_or(ClientKind::Cli),
+    );
     let answer = match hello {
         Ok(hello) if hello.hello.role != Role::Client => HelloReply {
             version: crate::wire::wire_version().to_string(),
@@ -100,6 +108,7 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
             } => {
                 match watch::stream(
                     &shared,
+                    client,
                     id,
                     instances,
                     interval_ms,
@@ -120,7 +129,7 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
                 shared.shutdown.send_replace(true);
                 return;
             }
-            request => handle(&shared, request).await,
+            request => handle(&shared, request, client).await,
         };
         if write_line(&mut writer, &ServerMessage::Reply { id, reply })
             .await
@@ -162,16 +171,21 @@ pub fn parse_request(line: Line) -> Result<Envelope<ClientRequest>, (u64, String
 }
 
 /// Answers every request but `watch` and `shutdown`.
-async fn handle(shared: &Arc<Shared>, request: ClientRequest) -> ClientReply {
+async fn handle(
+    shared: &Arc<Shared>,
+    request: ClientRequest,
+    client: Option<ClientKind>,
+) -> ClientReply {
+    let forward = |name: String, request, needs_tick| async move {
+        forward(shared, &name, request, needs_tick, client).await
+    };
     match request {
         ClientRequest::Open(request) => open(shared, request).await,
         ClientRequest::List => ClientReply::Ok(list(shared)),
         ClientRequest::Describe { instance } => {
-            forward(shared, &instance, LauncherRequest::Describe, true).await
+            forward(instance, LauncherRequest::Describe, true).await
         }
-        ClientRequest::Read { instance } => {
-            forward(shared, &instance, LauncherRequest::Read, true).await
-        }
+        ClientRequest::Read { instance } => forward(instance, LauncherRequest::Read, true).await,
         ClientRequest::Call {
             instance,
             tool,
@@ -183,13 +197,14 @@ async fn handle(shared: &Arc<Shared>, request: ClientRequest) -> ClientReply {
                 args,
                 revision,
             };
-            forward(shared, &instance, request, true).await
+            forward(instance, request, true).await
         }
         ClientRequest::Screen { instance, history } => screen(shared, &instance, history).await,
         ClientRequest::Input { instance, text } => {
-            forward(shared, &instance, LauncherRequest::Input { text }, false).await
+            forward(instance, LauncherRequest::Input { text }, false).await
         }
         ClientRequest::Close { instance } => close(shared, &instance).await,
+        ClientRequest::Activity { instance, after } => activity(shared, &instance, after).await,
         // Served by the connection loop.
         ClientRequest::Watch { .. } | ClientRequest::Shutdown => error(
             ErrorKind::Internal,
@@ -206,7 +221,14 @@ async fn screen(shared: &Arc<Shared>, name: &str, history: usize) -> ClientReply
         Err(e) => return ClientReply::Error(e),
     };
     let Some(end) = instance.ended() else {
-        return forward(shared, name, LauncherRequest::Screen { history }, false).await;
+        return forward(
+            shared,
+            name,
+            LauncherRequest::Screen { history },
+            false,
+            None,
+        )
+        .await;
     };
     let kept = std::fs::read(&instance.files.screen)
         .ok()
@@ -224,12 +246,64 @@ async fn screen(shared: &Arc<Shared>, name: &str, history: usize) -> ClientReply
     }
 }
 
-/// Sends `request` to the launcher of `name` and relays its reply.
+/// `activity`: a running instance's record from its launcher, with the
+/// subscribers tickhost counts; an ended one's, kept beside its last screen.
+async fn activity(shared: &Arc<Shared>, name: &str, after: Option<u64>) -> ClientReply {
+    let instance = match shared.resolve(name) {
+        Ok(instance) => instance,
+        Err(e) => return ClientReply::Error(e),
+    };
+    let record = match instance.ended() {
+        None => match forward(
+            shared,
+            name,
+            LauncherRequest::Activity { after },
+            false,
+            None,
+        )
+        .await
+        {
+            ClientReply::Ok(value) => serde_json::from_value::<ActivityRecord>(value)
+                .map_err(|e| format!("the launcher sent an unreadable activity record: {e}")),
+            other => return other,
+        },
+        Some(end) => match std::fs::read(&instance.files.activity) {
+            Ok(bytes) => serde_json::from_slice::<ActivityRecord>(&bytes)
+                .map(|mut record| {
+                    record.entries.retain(|e| e.n > after.unwrap_or(0));
+                    record
+                })
+                .map_err(|e| {
+                    format!(
+                        "the activity kept in {} is unreadable: {e}",
+                        instance.files.activity.display()
+                    )
+                }),
+            // Ended before launchers kept their activity, or it could not
+            // be written: say how it ended.
+            Err(_) => return ClientReply::Error(instance.ended_error(&end)),
+        },
+    };
+    match record {
+        Ok(mut record) => {
+            record.subscribers = instance.subscribers.load(Ordering::Relaxed);
+            match serde_json::to_value(&record) {
+                Ok(value) => ClientReply::Ok(value),
+                Err(e) => error(ErrorKind::Internal, e.to_string()),
+            }
+        }
+        Err(message) => error(ErrorKind::Internal, message),
+    }
+}
+
+/// Sends `request` to the launcher of `name` (on behalf of `client`) and
+/// relays its reply.
 async fn forward(
     shared: &Arc<Shared>,
     name: &str,
     request: LauncherRequest,
     needs_tick: bool,
+    client: Option<ClientKind>,
 ) -> ClientReply {
     let instance = match shared.resolve(name) {
         Ok(instance) => instance,
@@ -263,7 +337,7 @@ async fn forward(
         );
     };
     let is_call = matches!(request, LauncherRequest::Call { .. });
-    let reply = conn.request(request).await;
+    let reply = conn.request_for(request, client).await;
     if is_call {
         // The updates a call caused reach `list` and `watch` before its
         // reply reaches the client, whatever order the launcher wrote them.

@@ -12,10 +12,11 @@ use crate::core::delivery::{budget_for, trim};
 use crate::framing::{write_line, LineReader};
 use crate::paths::InstanceKind;
 use crate::wire::{
-    ClientError, ClientReply, Delivery, EndedNotice, ErrorKind, LauncherStatus, ServerMessage,
-    WatchEvent,
+    ClientError, ClientKind, ClientReply, Delivery, EndedNotice, ErrorKind, LauncherRequest,
+    LauncherStatus, ServerMessage, WatchEvent,
 };
 use serde_json::{json, Value};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
@@ -100,6 +101,7 @@ struct Watched {
 /// Serves `watch` request `id` on a client connection.
 pub async fn stream(
     shared: &Arc<Shared>,
+    client: Option<ClientKind>,
     id: u64,
     names: Vec<String>,
     interval_ms: u64,
@@ -153,6 +155,12 @@ pub async fn stream(
         }
     }
 
+    // Each instance's activity records this subscription, and its end
+    // however the stream ends.
+    let _subscribed: Vec<Subscribed> = watched
+        .iter()
+        .map(|w| Subscribed::start(w.instance.clone(), client))
+        .collect();
     let mut changes = shared.subscribe();
     // The first delivery of every instance, then what ended already.
     deliver(shared, id, &mut watched, writer, true).await?;
@@ -189,6 +197,44 @@ pub async fn stream(
                 }
                 Ok(None) | Err(_) => return Ok(Flow::HungUp),
             },
+        }
+    }
+}
+
+/// One watched instance's count of subscribers, and its activity record,
+/// while a watch follows it.
+struct Subscribed {
+    instance: Arc<Instance>,
+    client: Option<ClientKind>,
+}
+
+impl Subscribed {
+    fn start(instance: Arc<Instance>, client: Option<ClientKind>) -> Subscribed {
+        instance.subscribers.fetch_add(1, Ordering::Relaxed);
+        tell(&instance, client, true);
+        Subscribed { instance, client }
+    }
+}
+
+impl Drop for Subscribed {
+    fn drop(&mut self) {
+        self.instance.subscribers.fetch_sub(1, Ordering::Relaxed);
+        tell(&self.instance, self.client, false);
+    }
+}
+
+/// Records a subscription's start or end in the instance's activity, in
+/// the background (an ended or unresponsive launcher just misses it).
+fn tell(instance: &Instance, client: Option<ClientKind>, started: bool) {
+    if instance.ended().is_some() {
+        return;
+    }
+    if let Some(conn) = instance.conn() {
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                conn.request_for(LauncherRequest::Subscription { started }, client)
+                    .await
+            });
         }
     }
 }

@@ -1,0 +1,651 @@
+//! The activity overlay: what agents have done with one instance, popped
+//! over its screen from any view (the prefix key, then `m`) and shown for
+//! the selected instance in the Monitor (`i`). The Tick stays drawn beneath,
+//! dimmed; the overlay takes the lower two thirds of the screen at most.
+//!
+//! Pure: [`ActivityView`] holds what was fetched and what is selected,
+//! [`draw`] paints it on a surface, [`entry_text`] is the one-line form
+//! `tickloop activity` prints. Fetching lives with the views
+//! ([`Fetcher`]: a thread asking tickhost twice a second).
+
+use crate::monitor::table::{age, truncate, width};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use termwiz::cell::{CellAttributes, Intensity};
+use termwiz::color::{AnsiColor, ColorAttribute};
+use termwiz::input::{KeyCode, KeyEvent, Modifiers};
+use termwiz::surface::{Change, Position, Surface};
+use tickhost::wire::{
+    ActivityEntry, ActivityEvent, ActivityOutcome, ActivityRecord, ClientReply, ClientRequest,
+    RequestActivity,
+};
+use time::format_description::well_known::Rfc3339;
+use time::{OffsetDateTime, UtcOffset};
+
+/// The smallest terminal the overlay draws in; below it, one line says so.
+pub const MIN_COLS: usize = 40;
+pub const MIN_ROWS: usize = 8;
+
+/// What the overlay shows of one instance.
+#[derive(Debug, Clone, Default)]
+pub struct ActivityView {
+    pub id: String,
+    /// The instance's `list` entry (title, kind, revision, seq, views).
+    pub entry: Option<Value>,
+    pub record: Option<ActivityRecord>,
+    /// Why the last fetch failed, when it did.
+    pub error: Option<String>,
+    /// Index into [`ActivityView::rows`] (newest first).
+    pub selected: usize,
+    /// Enter: the selected entry shown whole.
+    pub opened: bool,
+    /// Offset of local time, for the times shown.
+    pub offset: Option<UtcOffset>,
+}
+
+/// What a key did to the overlay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PanelKey {
+    /// Handled; draw again.
+    Consumed,
+    /// Esc (or `q`): close the overlay.
+    Close,
+    /// Tab: go to the full Monitor list.
+    Monitor,
+}
+
+impl ActivityView {
+    pub fn new(id: &str) -> Self {
+        ActivityView {
+            id: id.to_string(),
+            offset: Some(local_offset()),
+            ..ActivityView::default()
+        }
+    }
+
+    /// The entries, newest first.
+    pub fn rows(&self) -> Vec<&ActivityEntry> {
+        self.record
+            .as_ref()
+            .map(|r| r.entries.iter().rev().collect())
+            .unwrap_or_default()
+    }
+
+    /// A fetch arrived.
+    pub fn update(&mut self, fetched: Fetched) {
+        match fetched {
+            Fetched::Ok { entry, record } => {
+                // Keep the same entry selected as new ones arrive on top.
+                let selected_n = self.rows().get(self.selected).map(|e| e.n);
+                self.entry = entry;
+                self.record = Some(record);
+                self.error = None;
+                if let Some(n) = selected_n {
+                    if let Some(i) = self.rows().iter().position(|e| e.n == n) {
+                        self.selected = i;
+                    }
+                }
+            }
+            Fetched::Failed(why) => self.error = Some(why),
+        }
+        self.selected = self.selected.min(self.rows().len().saturating_sub(1));
+    }
+
+    pub fn on_key(&mut self, key: &KeyEvent) -> PanelKey {
+        let len = self.rows().len();
+        let plain = key.modifiers == Modifiers::NONE || key.modifiers == Modifiers::SHIFT;
+        match key.key {
+            KeyCode::Escape if self.opened => self.opened = false,
+            KeyCode::Escape => return PanelKey::Close,
+            KeyCode::Char('q') if plain && !self.opened => return PanelKey::Close,
+            KeyCode::Tab => return PanelKey::Monitor,
+            KeyCode::Enter => self.opened = !self.opened && len > 0,
+            KeyCode::UpArrow | KeyCode::Char('k') => {
+                self.selected = self.selected.saturating_sub(1)
+            }
+            KeyCode::DownArrow | KeyCode::Char('j') => {
+                self.selected = (self.selected + 1).min(len.saturating_sub(1))
+            }
+            KeyCode::PageUp => self.selected = self.selected.saturating_sub(10),
+            KeyCode::PageDown => self.selected = (self.selected + 10).min(len.saturating_sub(1)),
+            KeyCode::Home => self.selected = 0,
+            KeyCode::End => self.selected = len.saturating_sub(1),
+            _ => {}
+        }
+        PanelKey::Consumed
+    }
+}
+
+/// The local time's offset from UTC now (UTC when it cannot be read).
+pub fn local_offset() -> UtcOffset {
+    let now = OffsetDateTime::now_utc().unix_timestamp();
+    #[allow(clippy::useless_conversion)]
+    let Ok(now) = libc::time_t::try_from(now);
+    // SAFETY: tm is plain data filled by localtime_r, which is thread-safe
+    // and only reads `now`.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are valid for the call.
+    if unsafe { libc::localtime_r(&now, &mut tm) }.is_null() {
+        return UtcOffset::UTC;
+    }
+    i32::try_from(tm.tm_gmtoff)
+        .ok()
+        .and_then(|s| UtcOffset::from_whole_seconds(s).ok())
+        .unwrap_or(UtcOffset::UTC)
+}
+
+/// `HH:MM:SS` of an RFC 3339 time, at `offset`.
+pub fn clock(at: &str, offset: UtcOffset) -> String {
+    match OffsetDateTime::parse(at, &Rfc3339) {
+        Ok(t) => {
+            let t = t.to_offset(offset);
+            format!("{:02}:{:02}:{:02}", t.hour(), t.minute(), t.second())
+        }
+        Err(_) => "--:--:--".to_string(),
+    }
+}
+
+/// JSON on one line, cut to `max` cells.
+fn compact(value: &Value, max: usize) -> String {
+    let text = match value {
+        Value::String(s) => format!("{s:?}"),
+        other => other.to_string(),
+    };
+    truncate(&text, max)
+}
+
+/// Bytes as people read them: `512 B`, `1.2 KiB`.
+fn size(bytes: usize) -> String {
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else if bytes < 1024 * 1024 {
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
+    } else {
+        format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+    }
+}
+
+/// A request's outcome as shown after the arrow: `executed 3 ms`,
+/// `not executed -32602 3 ms`.
+fn outcome_text(r: &RequestActivity) -> String {
+    let mut text = r.outcome.label().to_string();
+    if let Some(code) = r.error_code {
+        text.push_str(&format!(" {code}"));
+    }
+    text.push_str(&format!(" {} ms", r.duration_ms));
+    text
+}
+
+/// What one entry says, without its time and client: `increment
+/// {"amount":2} → executed 3 ms`; the outcome, for its colour.
+pub fn entry_summary(
+    entry: &ActivityEntry,
+    args_width: usize,
+) -> (String, Option<ActivityOutcome>) {
+    match &entry.event {
+        ActivityEvent::Request(r) => {
+            let what = match (r.method.as_str(), &r.tool) {
+                ("tick/call", Some(tool)) => {
+                    let args = r
+                        .args
+                        .as_ref()
+                        .map(|a| compact(a, args_width))
+                        .unwrap_or_default();
+                    format!("{tool} {args}")
+                }
+                ("input", _) => format!(
+                    "input {}",
+                    r.args
+                        .as_ref()
+                        .map(|a| compact(a, args_width))
+                        .unwrap_or_default()
+                ),
+                (method, _) => method.trim_start_matches("tick/").to_string(),
+            };
+            (
+                format!("{} → {}", what.trim_end(), outcome_text(r)),
+                Some(r.outcome),
+            )
+        }
+        ActivityEvent::Update {
+            seq,
+            count,
+            bytes,
+            budget,
+        } => {
+            let merged = if *count > 1 {
+                format!(" (×{count})")
+            } else {
+                String::new()
+            };
+            (
+                format!(
+                    "update seq {seq}{merged} · {} of {}",
+                    size(*bytes),
+                    size(*budget)
+                ),
+                None,
+            )
+        }
+        ActivityEvent::View { attached, views } => (
+            format!(
+                "view {} · {views} attached",
+                if *attached { "attached" } else { "detached" }
+            ),
+            None,
+        ),
+        ActivityEvent::Subscription { started, .. } => (
+            if *started {
+                "subscribed to updates".to_string()
+            } else {
+                "unsubscribed".to_string()
+            },
+            None,
+        ),
+    }
+}
+
+/// Who an entry came from: `MCP`, `CLI`, ...; `-` for the Tick's own.
+pub fn entry_client(entry: &ActivityEntry) -> &'static str {
+    match &entry.event {
+        ActivityEvent::Request(r) => r.client.map_or("?", |c| c.label()),
+        ActivityEvent::Subscription { client, .. } => client.map_or("?", |c| c.label()),
+        ActivityEvent::Update { .. } => "Tick",
+        ActivityEvent::View { .. } => "view",
+    }
+}
+
+/// One line of `tickloop activity`: `12:04:31 MCP     increment {"amount":2} → executed 3 ms`.
+pub fn entry_text(entry: &ActivityEntry, offset: UtcOffset) -> String {
+    let (summary, _) = entry_summary(entry, 120);
+    format!(
+        "{} {:<7} {summary}",
+        clock(&entry.at, offset),
+        entry_client(entry)
+    )
+}
+
+fn at(x: usize, y: usize) -> Change {
+    Change::CursorPosition {
+        x: Position::Absolute(x),
+        y: Position::Absolute(y),
+    }
+}
+
+fn outcome_color(outcome: ActivityOutcome) -> ColorAttribute {
+    ColorAttribute::PaletteIndex(match outcome {
+        ActivityOutcome::Executed | ActivityOutcome::Ok => AnsiColor::Green,
+        ActivityOutcome::NotExecuted => AnsiColor::Olive,
+        ActivityOutcome::Unknown | ActivityOutcome::Failed => AnsiColor::Red,
+    } as u8)
+}
+
+/// Dims every cell of `screen` (the Tick beneath the overlay).
+pub fn dim(screen: &mut Surface) {
+    for line in screen.screen_cells() {
+        for cell in line.iter_mut() {
+            cell.attrs_mut().set_intensity(Intensity::Half);
+        }
+    }
+}
+
+/// The header line: title, kind, revision, seq, last update, views,
+/// subscribers.
+fn header(view: &ActivityView, now: OffsetDateTime) -> String {
+    let field = |k: &str| {
+        view.entry
+            .as_ref()
+            .and_then(|e| e.get(k))
+            .filter(|v| !v.is_null())
+    };
+    let text = |k: &str| field(k).and_then(Value::as_str).map(str::to_string);
+    let mut parts = vec![text("title").unwrap_or_else(|| view.id.clone())];
+    if let Some(kind) = text("kind") {
+        parts.push(kind);
+    }
+    if let Some(revision) = text("revision") {
+        parts.push(format!("rev {revision}"));
+    }
+    if let Some(seq) = field("seq").and_then(Value::as_u64) {
+        parts.push(format!("seq {seq}"));
+    }
+    let updated = text("last_update_at").and_then(|t| OffsetDateTime::parse(&t, &Rfc3339).ok());
+    if updated.is_some() {
+        parts.push(format!("updated {} ago", age(updated, now)));
+    }
+    let views = field("views").and_then(Value::as_u64).unwrap_or(0);
+    parts.push(format!("{views} view{}", if views == 1 { "" } else { "s" }));
+    let subs = view.record.as_ref().map_or(0, |r| r.subscribers);
+    parts.push(format!(
+        "{subs} subscriber{}",
+        if subs == 1 { "" } else { "s" }
+    ));
+    if let Some(state) = text("state").filter(|s| s == "ended") {
+        parts.push(state);
+    }
+    parts.join(" · ")
+}
+
+/// The selected entry, whole: one line a field, JSON pretty-printed.
+fn details(entry: &ActivityEntry, offset: UtcOffset) -> Vec<String> {
+    let mut lines = vec![format!(
+        "#{} at {} ({})",
+        entry.n,
+        clock(&entry.at, offset),
+        entry.at
+    )];
+    match &entry.event {
+        ActivityEvent::Request(r) => {
+            lines.push(format!(
+                "client {} · {}{}",
+                r.client.map_or("?", |c| c.label()),
+                r.method,
+                r.tool
+                    .as_ref()
+                    .map(|t| format!(" · tool {t}"))
+                    .unwrap_or_default()
+            ));
+            if let Some(revision) = &r.revision {
+                lines.push(format!("revision {revision}"));
+            }
+            lines.push(format!("outcome {}", outcome_text(r)));
+            if let Some(error) = &r.error {
+                lines.push(format!("error: {error}"));
+            }
+            for (name, value) in [("arguments", &r.args), ("result", &r.result)] {
+                if let Some(value) = value {
+                    lines.push(format!("{name}:"));
+                    let pretty = serde_json::to_string_pretty(value).unwrap_or_default();
+                    lines.extend(pretty.lines().map(|l| format!("  {l}")));
+                }
+            }
+        }
+        _ => lines.push(entry_summary(entry, 200).0),
+    }
+    lines
+}
+
+/// Paints `view` over `screen`: the screen dimmed, a box over its lower two
+/// thirds (all of it when `full`), or one line when the terminal is too
+/// small. `prefix_name` names the prefix key in the help line.
+pub fn draw(
+    screen: &mut Surface,
+    view: &ActivityView,
+    now: OffsetDateTime,
+    prefix_name: &str,
+    full: bool,
+) {
+    let (cols, rows) = screen.dimensions();
+    dim(screen);
+    if cols < MIN_COLS || rows < MIN_ROWS {
+        let mut attrs = CellAttributes::default();
+        attrs.set_reverse(true);
+        let text = truncate(
+            &format!("too small for the activity ({MIN_COLS}×{MIN_ROWS} at least) · Esc closes"),
+            cols,
+        );
+        if rows > 0 {
+            screen.add_changes(vec![
+                at(0, rows - 1),
+                Change::AllAttributes(attrs),
+                Change::Text(format!("{text:cols$}")),
+                Change::AllAttributes(CellAttributes::default()),
+            ]);
+        }
+        return;
+    }
+    let height = if full {
+        rows
+    } else {
+        (rows * 2 / 3).max(MIN_ROWS)
+    };
+    let top = rows - height;
+    let inner = cols - 2;
+    let offset = view.offset.unwrap_or(UtcOffset::UTC);
+    let mut border = CellAttributes::default();
+    border.set_foreground(ColorAttribute::PaletteIndex(AnsiColor::Aqua as u8));
+    let title = truncate(
+        &format!(" activity · {} ", view.id),
+        inner.saturating_sub(2),
+    );
+    let mut changes = vec![
+        at(0, top),
+        Change::AllAttributes(border.clone()),
+        Change::Text(format!(
+            "┌─{title}{}┐",
+            "─".repeat(inner.saturating_sub(1 + width(&title)))
+        )),
+    ];
+    for row in top + 1..rows - 1 {
+        changes.push(at(0, row));
+        changes.push(Change::Text("│".into()));
+        changes.push(Change::AllAttributes(CellAttributes::default()));
+        changes.push(Change::Text(" ".repeat(inner)));
+        changes.push(Change::AllAttributes(border.clone()));
+        changes.push(Change::Text("│".into()));
+    }
+    changes.push(at(0, rows - 1));
+    changes.push(Change::Text(format!("└{}┘", "─".repeat(inner))));
+    changes.push(Change::AllAttributes(CellAttributes::default()));
+    screen.add_changes(changes);
+
+    // Inside: header, body, help line.
+    let body_top = top + 2;
+    let help_row = rows - 2;
+    let body_rows = help_row.saturating_sub(body_top);
+    let text_width = inner.saturating_sub(2);
+    let mut bold = CellAttributes::default();
+    bold.set_intensity(Intensity::Bold);
+    let mut changes = vec![
+        at(2, top + 1),
+        Change::AllAttributes(bold),
+        Change::Text(truncate(&header(view, now), text_width)),
+        Change::AllAttributes(CellAttributes::default()),
+    ];
+    let mut dimmed = CellAttributes::default();
+    dimmed.set_intensity(Intensity::Half);
+    let help = if view.opened {
+        "Esc or Enter: back to the list"
+    } else {
+        "↑↓ select · Enter whole request · Tab Monitor · Esc closes"
+    };
+    let help = format!("{help} · {prefix_name} m closes");
+    changes.push(at(2, help_row));
+    changes.push(Change::AllAttributes(dimmed.clone()));
+    changes.push(Change::Text(truncate(&help, text_width)));
+    changes.push(Change::AllAttributes(CellAttributes::default()));
+
+    let rows_list = view.rows();
+    let line = |changes: &mut Vec<Change>, row: usize, text: &str, attrs: CellAttributes| {
+        changes.push(at(2, body_top + row));
+        changes.push(Change::AllAttributes(attrs));
+        changes.push(Change::Text(truncate(text, text_width)));
+        changes.push(Change::AllAttributes(CellAttributes::default()));
+    };
+    if let Some(error) = &view.error {
+        let mut red = CellAttributes::default();
+        red.set_foreground(ColorAttribute::PaletteIndex(AnsiColor::Red as u8));
+        line(&mut changes, 0, error, red);
+        screen.add_changes(changes);
+        return;
+    }
+    if view.opened {
+        if let Some(entry) = rows_list.get(view.selected) {
+            for (i, text) in details(entry, offset).iter().take(body_rows).enumerate() {
+                line(&mut changes, i, text, CellAttributes::default());
+            }
+        }
+        screen.add_changes(changes);
+        return;
+    }
+    // The catalog takes the last rows of the body (a third at most).
+    let tools = view
+        .record
+        .as_ref()
+        .map(|r| r.tools.as_slice())
+        .unwrap_or(&[]);
+    let tool_rows = if tools.is_empty() {
+        0
+    } else {
+        (tools.len() + 1).min(body_rows / 3)
+    };
+    let list_rows = body_rows - tool_rows;
+    if rows_list.is_empty() {
+        let text = if view.record.is_none() {
+            "asking tickhost…"
+        } else {
+            "nothing yet: no agent has used this instance since it started"
+        };
+        line(&mut changes, 0, text, dimmed.clone());
+    }
+    // Scroll so the selected row shows.
+    let first = view.selected.saturating_sub(list_rows.saturating_sub(1));
+    for (i, entry) in rows_list.iter().skip(first).take(list_rows).enumerate() {
+        let selected = first + i == view.selected;
+        let prefix = format!("{} {:<7} ", clock(&entry.at, offset), entry_client(entry));
+        let room = text_width.saturating_sub(width(&prefix));
+        let (summary, outcome) = entry_summary(entry, room.saturating_sub(24).max(8));
+        let summary = truncate(&summary, room);
+        let mut attrs = CellAttributes::default();
+        if selected {
+            attrs.set_reverse(true);
+        }
+        changes.push(at(2, body_top + i));
+        changes.push(Change::AllAttributes(attrs.clone()));
+        changes.push(Change::Text(prefix.clone()));
+        // The outcome after the arrow, coloured.
+        match (outcome, summary.rfind("→ ")) {
+            (Some(outcome), Some(arrow)) => {
+                changes.push(Change::Text(summary[..arrow].to_string()));
+                let mut coloured = attrs.clone();
+                coloured.set_foreground(outcome_color(outcome));
+                changes.push(Change::AllAttributes(coloured));
+                changes.push(Change::Text(summary[arrow..].to_string()));
+                changes.push(Change::AllAttributes(attrs.clone()));
+            }
+            _ => changes.push(Change::Text(summary.clone())),
+        }
+        if selected {
+            let used = width(&prefix) + width(&summary);
+            changes.push(Change::Text(" ".repeat(text_width.saturating_sub(used))));
+        }
+        changes.push(Change::AllAttributes(CellAttributes::default()));
+    }
+    if tool_rows > 0 {
+        let mut heading = CellAttributes::default();
+        heading.set_intensity(Intensity::Bold);
+        line(
+            &mut changes,
+            list_rows,
+            &format!("tools (revision {})", tool_revision(view)),
+            heading,
+        );
+        for (i, tool) in tools.iter().take(tool_rows - 1).enumerate() {
+            let text = format!(
+                "{:<20} {:<8} {}",
+                tool.name,
+                if tool.mutates { "mutates" } else { "reads" },
+                tool.description
+            );
+            let mut attrs = CellAttributes::default();
+            if tool.mutates {
+                attrs.set_foreground(ColorAttribute::PaletteIndex(AnsiColor::Olive as u8));
+            }
+            line(&mut changes, list_rows + 1 + i, &text, attrs);
+        }
+    }
+    screen.add_changes(changes);
+}
+
+fn tool_revision(view: &ActivityView) -> String {
+    view.entry
+        .as_ref()
+        .and_then(|e| e.get("revision"))
+        .and_then(Value::as_str)
+        .unwrap_or("-")
+        .to_string()
+}
+
+/// One fetch of the overlay's data.
+#[derive(Debug, Clone)]
+pub enum Fetched {
+    Ok {
+        entry: Option<Value>,
+        record: ActivityRecord,
+    },
+    Failed(String),
+}
+
+/// Asks tickhost for an instance's list entry and activity, once.
+pub fn fetch(client: &mut tickhost::client::Client, id: &str) -> Fetched {
+    let entry = match client.request(ClientRequest::List) {
+        Ok(ClientReply::Ok(Value::Array(entries))) => entries
+            .into_iter()
+            .find(|e| e.get("id").and_then(Value::as_str) == Some(id)),
+        _ => None,
+    };
+    let request = ClientRequest::Activity {
+        instance: id.to_string(),
+        after: None,
+    };
+    match client.request(request) {
+        Ok(ClientReply::Ok(value)) => match serde_json::from_value::<ActivityRecord>(value) {
+            Ok(record) => Fetched::Ok { entry, record },
+            Err(e) => Fetched::Failed(format!("tickhost sent an unreadable activity record: {e}")),
+        },
+        Ok(ClientReply::Error(e)) => Fetched::Failed(e.message),
+        Ok(other) => Fetched::Failed(format!("unexpected answer: {other:?}")),
+        Err(e) => Fetched::Failed(format!("cannot reach tickhost: {e}")),
+    }
+}
+
+/// How often an open overlay asks again.
+pub const FETCH_EVERY: Duration = Duration::from_millis(500);
+
+/// A thread fetching the overlay's data every [`FETCH_EVERY`] while it is
+/// open; it stops when dropped.
+pub struct Fetcher {
+    stop: Arc<AtomicBool>,
+}
+
+impl Fetcher {
+    /// Starts fetching `id` from the tickhost of `runtime`; each result goes
+    /// to `deliver` (which wakes the view), until it returns `false`.
+    pub fn start(
+        runtime: PathBuf,
+        id: String,
+        deliver: impl Fn(Fetched) -> bool + Send + 'static,
+    ) -> Fetcher {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
+        std::thread::spawn(move || {
+            let mut client = None;
+            while !stopped.load(Ordering::Relaxed) {
+                if client.is_none() {
+                    client = tickhost::client::Client::connect(&runtime).ok();
+                }
+                let fetched = match client.as_mut() {
+                    Some(c) => fetch(c, &id),
+                    None => Fetched::Failed("tickhost is not running".into()),
+                };
+                if matches!(fetched, Fetched::Failed(_)) {
+                    client = None;
+                }
+                if stopped.load(Ordering::Relaxed) || !deliver(fetched) {
+                    return;
+                }
+                std::thread::sleep(FETCH_EVERY);
+            }
+        });
+        Fetcher { stop }
+    }
+}
+
+impl Drop for Fetcher {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
