@@ -928,3 +928,35 @@ fn restore_after_a_herdr_restart_puts_views_back_and_forgets_closed_panes() {
     );
     assert_eq!(herdr.pane_opens().len(), 4);
 }
+
+/// The activity overlay (issue 20) pops over a Tick in its Herdr pane as in
+/// `tickloop attach`: the prefix key then `m`, and Esc drops back to the
+/// Tick, whose keys work again.
+#[test]
+fn the_activity_pops_over_a_tick_in_its_herdr_pane() {
+    let host = Host::new();
+    let herdr = Herdr::new(&host);
+    let id = setup(&host, &herdr, "counter");
+    herdr.inside(&host, &["herdr", "open", "counter"]).expect(0);
+    let tmux = herdr.tmux_of(1);
+    tmux.wait_text("value: 0");
+    host.ok(&[
+        "call",
+        &id,
+        "increment",
+        r#"{"amount":5}"#,
+        "--revision",
+        "1",
+    ]);
+    tmux.wait_text("value: 5");
+    tmux.send_keys(&["C-\\", "m"]);
+    let shown = tmux.wait_text(r#"increment {"amount":5} → executed"#);
+    assert!(shown.contains(&format!("activity · {id}")), "{shown}");
+    assert!(shown.contains("1 view"), "{shown}");
+    tmux.send_keys(&["Escape"]);
+    wait_for("the overlay to close", || {
+        (!tmux.capture().contains("activity ·")).then_some(())
+    });
+    tmux.type_text("+");
+    host.wait_value(&id, 6);
+}

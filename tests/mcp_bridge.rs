@@ -963,3 +963,80 @@ fn malformed_requests_get_the_json_rpc_errors_the_specs_name() {
     let pong = raw.reply(&json!(24));
     assert!(pong["result"].is_object(), "{pong}");
 }
+
+/// An MCP client's calls are in the instance's activity as MCP's (issue 20):
+/// through TickManage's `activity` action, and in the overlay a person pops
+/// over the Tick in `tickloop attach` (a real tmux as the terminal), next to
+/// a CLI call.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_activity_names_mcp_calls_in_tickmanage_and_in_the_overlay() {
+    let host = Host::new();
+    host.open_counter("counter");
+    let mcp = Mcp::start(&host).await;
+    mcp.call(
+        "TickCall",
+        json!({"instance": "counter", "tool": "increment", "args": {"amount": 7}, "revision": "1"}),
+    )
+    .await;
+    host.ok(&[
+        "call",
+        "counter",
+        "increment",
+        r#"{"amount":1}"#,
+        "--revision",
+        "1",
+    ]);
+
+    let (text, result) = mcp
+        .call(
+            "TickManage",
+            json!({"action": "activity", "instance": "counter"}),
+        )
+        .await;
+    let record = structured(&result);
+    let calls: Vec<&Value> = record["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .filter(|e| e["method"] == "tick/call")
+        .collect();
+    assert_eq!(calls.len(), 2, "{record}");
+    assert_eq!(calls[0]["client"], "mcp");
+    assert_eq!(calls[0]["args"], json!({"amount": 7}));
+    assert_eq!(calls[0]["outcome"], "executed");
+    assert_eq!(calls[1]["client"], "cli");
+    assert!(
+        text.contains(r#"MCP tick/call increment {"amount":7} -> executed"#),
+        "{text}"
+    );
+    // `after` leaves out what was seen.
+    let last = record["last"].as_u64().expect("last");
+    let (_, result) = mcp
+        .call(
+            "TickManage",
+            json!({"action": "activity", "instance": "counter", "after": last}),
+        )
+        .await;
+    let newer = structured(&result);
+    assert!(
+        newer["entries"]
+            .as_array()
+            .expect("entries")
+            .iter()
+            .all(|e| e["n"].as_u64() > Some(last)),
+        "{newer}"
+    );
+
+    let tmux = common::tmux::Tmux::attach(&host, "hosted:counter", 110, 30);
+    tmux.wait_text("value: 8");
+    tmux.send_keys(&["C-\\", "m"]);
+    let shown = tmux.wait_text(r#"MCP     increment {"amount":7} → executed"#);
+    assert!(
+        shown.contains(r#"CLI     increment {"amount":1} → executed"#),
+        "{shown}"
+    );
+    tmux.send_keys(&["Escape"]);
+    tmux.send_keys(&["+"]);
+    tmux.wait_text("value: 9");
+    mcp.stop().await;
+}

@@ -83,7 +83,7 @@ fn monitor_lists_opens_the_overlay_forwards_keys_follows_resizes_and_shows_ends(
     assert!(counter_row.contains("Counter"), "{screen}");
     assert!(counter_row.contains("running"), "{screen}");
     assert!(row(&screen, 1).starts_with("ID "), "{screen}");
-    assert!(screen.contains("Enter opens"), "{screen}");
+    assert!(screen.contains("Enter open"), "{screen}");
 
     // Enter on the first row (sorted by id: the counter) opens the overlay;
     // its inner size (100x30 minus the margins and border: 94x26) reaches
@@ -115,7 +115,7 @@ fn monitor_lists_opens_the_overlay_forwards_keys_follows_resizes_and_shows_ends(
     assert_eq!(host.entry(COUNTER).expect("listed")["state"], "running");
     tmux.type_text("+");
     // Not in the overlay any more: the list took the key, the Tick did not.
-    tmux.wait_text("Enter opens");
+    tmux.wait_text("Enter open ·");
     assert_eq!(host.read(COUNTER)["data"]["value"], 2);
 
     // The shell: j selects it, Enter opens it; it runs what is typed.
@@ -357,10 +357,13 @@ fn a_attaches_full_screen_and_detaching_returns_to_the_monitor() {
     tmux.send_keys(&["C-\\", "d"]);
     tmux.wait_text("back from shell:full");
     wait_views(&host, "shell:full", 0);
-    // Prefix m in an attach started by the Monitor returns to it too.
+    // Prefix m in an attach started by the Monitor pops the activity;
+    // Tab there returns to the Monitor.
     tmux.send_keys(&["a"]);
     wait_views(&host, "shell:full", 1);
     tmux.send_keys(&["C-\\", "m"]);
+    tmux.wait_text("activity · shell:full");
+    tmux.send_keys(&["Tab"]);
     tmux.wait_text("back from shell:full");
     tmux.send_keys(&["q"]);
     tmux.wait_text("ATTACH-EXIT 0");
@@ -386,4 +389,32 @@ fn shell_titles_and_activity_survive_a_tickhost_restart() {
     // The program as typed, not the path it was run from.
     assert_eq!(after["title"], "sh", "{after}");
     assert!(after["last_output_at"].is_string(), "{after}");
+}
+
+#[test]
+fn i_shows_the_selected_instance_s_activity_over_the_list() {
+    let host = Host::new();
+    open_two(&host);
+    host.ok(&[
+        "call",
+        "counter",
+        "increment",
+        r#"{"amount":6}"#,
+        "--revision",
+        "1",
+    ]);
+    let tmux = Tmux::start(&host, 120, 30, &monitor_command());
+    tmux.wait_text(SHELL);
+    // The counter is the first row.
+    tmux.send_keys(&["g", "i"]);
+    let shown = tmux.wait_text(r#"increment {"amount":6} → executed"#);
+    assert!(shown.contains("activity · hosted:counter"), "{shown}");
+    assert!(shown.contains("mutates  Add an integer"), "{shown}");
+    tmux.send_keys(&["Escape"]);
+    wait_for("the activity to close", || {
+        let s = tmux.capture();
+        (!s.contains("activity · hosted:counter") && s.contains("Tickloop Monitor")).then_some(())
+    });
+    tmux.send_keys(&["q"]);
+    tmux.wait_text("ATTACH-EXIT 0");
 }

@@ -370,12 +370,12 @@ fn details(entry: &ActivityEntry, offset: UtcOffset) -> Vec<String> {
 
 /// Paints `view` over `screen`: the screen dimmed, a box over its lower two
 /// thirds (all of it when `full`), or one line when the terminal is too
-/// small. `prefix_name` names the prefix key in the help line.
+/// small. `close_hint` ends the help line (`ctrl+\ m closes` in a view).
 pub fn draw(
     screen: &mut Surface,
     view: &ActivityView,
     now: OffsetDateTime,
-    prefix_name: &str,
+    close_hint: &str,
     full: bool,
 ) {
     let (cols, rows) = screen.dimensions();
@@ -452,7 +452,11 @@ pub fn draw(
     } else {
         "↑↓ select · Enter whole request · Tab Monitor · Esc closes"
     };
-    let help = format!("{help} · {prefix_name} m closes");
+    let help = if close_hint.is_empty() {
+        help.to_string()
+    } else {
+        format!("{help} · {close_hint}")
+    };
     changes.push(at(2, help_row));
     changes.push(Change::AllAttributes(dimmed.clone()));
     changes.push(Change::Text(truncate(&help, text_width)));

@@ -546,7 +546,8 @@ fn session(
             let mut frame = render::compose(&model, view.0, view.1, note, force);
             if let Some((panel, _)) = &activity {
                 let now = time::OffsetDateTime::now_utc();
-                crate::activity::draw(&mut frame.surface, panel, now, &prefix.key.name(), false);
+                let hint = format!("{} m closes", prefix.key.name());
+                crate::activity::draw(&mut frame.surface, panel, now, &hint, false);
                 frame.cursor = None;
                 frame.scroll_rows = 0;
             }

@@ -50,10 +50,10 @@ pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
 const RESIZE_DEBOUNCE: Duration = Duration::from_millis(60);
 
 const LIST_KEYS: &str =
-    "Enter opens · a attaches · x closes · / filters · p preview · ? keys · q quits";
+    "Enter open · a attach · i activity · x close · / filter · p preview · ? · q quit";
 /// Every key of the list, for `?`.
 const LIST_HELP: &str = "↑↓/jk select · PgUp/PgDn g/G · Enter overlay · a attach full screen · \
-x close · r restart (not available yet) · / filter, Esc clears · p preview · q quit";
+i what agents did · x close · r restart (not available yet) · / filter, Esc clears · p preview · q quit";
 /// What `r` says: nothing can be restarted yet.
 const NO_RESTART: &str = "restart is not available yet: Tickloop cannot restart an \
 artifact: or package instance (there are none); `tickloop open` starts a new one";
@@ -85,6 +85,8 @@ enum Event {
     Screen(Preview),
     /// A result to show in the footer (a close done in the background).
     Message(String),
+    /// The activity view's data (`i`), fetched.
+    Activity(crate::activity::Fetched),
     Signal,
 }
 
@@ -152,6 +154,7 @@ pub fn run(
             message: None,
             tickhost_problem: Some("asking tickhost for the list…".into()),
             overlay: None,
+            activity: None,
             size: (clamp(size.cols), clamp(size.rows)),
             mouse: MouseTracking::Off,
             prefix: Prefix::new(prefix),
@@ -288,6 +291,9 @@ struct Monitor {
     /// Set while tickhost cannot be reached.
     tickhost_problem: Option<String>,
     overlay: Option<Overlay>,
+    /// The selected instance's activity (`i`), over the list, and what
+    /// feeds it.
+    activity: Option<(crate::activity::ActivityView, crate::activity::Fetcher)>,
     size: (u16, u16),
     /// The mouse reporting the user's terminal has on.
     mouse: MouseTracking,
@@ -332,6 +338,12 @@ impl Monitor {
                     Ok(Event::Message(text)) => {
                         self.message = Some(text);
                         dirty = true;
+                    }
+                    Ok(Event::Activity(fetched)) => {
+                        if let Some((view, _)) = self.activity.as_mut() {
+                            view.update(fetched);
+                            dirty = true;
+                        }
                     }
                     Ok(Event::Signal) => return Ok(()),
                     Err(mpsc::TryRecvError::Empty) => break,
@@ -455,6 +467,18 @@ impl Monitor {
     }
 
     fn input(&mut self, event: InputEvent) -> Flow {
+        if let Some((view, _)) = self.activity.as_mut() {
+            if let InputEvent::Key(key) = &event {
+                match view.on_key(key) {
+                    crate::activity::PanelKey::Consumed => {}
+                    // Tab leads to the Monitor list, which is here.
+                    crate::activity::PanelKey::Close | crate::activity::PanelKey::Monitor => {
+                        self.activity = None
+                    }
+                }
+            }
+            return Flow::Go;
+        }
         if let Some(overlay) = self.overlay.as_mut() {
             if overlay.stopped.is_some() {
                 if matches!(event, InputEvent::Key(_)) {
@@ -557,6 +581,7 @@ impl Monitor {
                 self.retarget();
             }
             KeyCode::Char('?') => self.message = Some(LIST_HELP.to_string()),
+            KeyCode::Char('i') if !ctrl => self.open_activity(),
             KeyCode::Char('r') if !ctrl => self.message = Some(NO_RESTART.to_string()),
             KeyCode::Char('x') if !ctrl => {
                 if let Some(row) = self.rows.get(self.selected) {
@@ -692,6 +717,22 @@ impl Monitor {
         }
     }
 
+    /// Shows the selected instance's activity over the list.
+    fn open_activity(&mut self) {
+        let Some(row) = self.rows.get(self.selected) else {
+            return;
+        };
+        let id = row.id.clone();
+        let (tx, waker) = (self.events_tx.clone(), self.waker.clone());
+        let fetcher =
+            crate::activity::Fetcher::start(self.runtime.clone(), id.clone(), move |fetched| {
+                let sent = tx.send(Event::Activity(fetched)).is_ok();
+                let _ = waker.wake();
+                sent
+            });
+        self.activity = Some((crate::activity::ActivityView::new(&id), fetcher));
+    }
+
     /// Closes the overlay (hangs up: a detach).
     fn close_overlay(&mut self, message: Option<String>) {
         self.overlay = None;
@@ -747,6 +788,10 @@ impl Monitor {
         if let Some(o) = &self.overlay {
             let geo = Geometry::for_terminal(self.size.0, self.size.1);
             (cursor, cursor_shape) = overlay::draw(&mut surface, o, &geo);
+        }
+        if let Some((view, _)) = &self.activity {
+            crate::activity::draw(&mut surface, view, (self.clock)(), "", false);
+            cursor = None;
         }
         Frame {
             surface,

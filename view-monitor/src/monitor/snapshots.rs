@@ -119,6 +119,9 @@ fn describe(a: &CellAttributes) -> String {
     if a.intensity() == termwiz::cell::Intensity::Bold {
         d.push("bold".into());
     }
+    if a.intensity() == termwiz::cell::Intensity::Half {
+        d.push("dim".into());
+    }
     if a.reverse() {
         d.push("reverse".into());
     }
@@ -247,4 +250,109 @@ fn overlay_of_an_ended_tick_at_80x24() {
     );
     overlay::draw(&mut screen, &o, &Geometry::for_terminal(80, 24));
     check("overlay-ended-80x24", &render(&screen));
+}
+
+/// The activity an agent left on a Tick, as `tickloop activity --json`
+/// gives it: calls of every outcome, a merged burst of updates, a view and
+/// the Loop subscribing.
+fn activity_view() -> crate::activity::ActivityView {
+    let record: tickhost::wire::ActivityRecord = serde_json::from_value(json!({
+        "instance": "hosted:counter", "last": 9, "subscribers": 1,
+        "tools": [
+            {"name": "increment", "mutates": true, "description": "Add an integer to the counter."},
+            {"name": "history", "mutates": false, "description": "Read the last 256 changes."},
+            {"name": "reset", "mutates": true, "description": "Back to zero."}
+        ],
+        "entries": [
+            {"n": 1, "at": "2026-11-29T20:58:01.100Z", "type": "request", "client": "mcp",
+             "method": "tick/describe", "outcome": "ok", "duration_ms": 2},
+            {"n": 2, "at": "2026-11-29T20:58:30.000Z", "type": "view", "attached": true, "views": 1},
+            {"n": 3, "at": "2026-11-29T20:59:02.250Z", "type": "request", "client": "mcp",
+             "method": "tick/call", "tool": "increment", "args": {"amount": 2}, "revision": "1",
+             "outcome": "executed", "result": {"value": 42}, "duration_ms": 3},
+            {"n": 4, "at": "2026-11-29T20:59:02.260Z", "type": "update", "seq": 42, "count": 1,
+             "bytes": 212, "budget": 16384},
+            {"n": 5, "at": "2026-11-29T20:59:10.000Z", "type": "request", "client": "cli",
+             "method": "tick/call", "tool": "increment", "args": {"amount": "two"}, "revision": "1",
+             "outcome": "not_executed", "error_code": -32602,
+             "error": "amount: \"two\" is not of type \"integer\"", "duration_ms": 0},
+            {"n": 6, "at": "2026-11-29T20:59:20.000Z", "type": "subscription", "client": "loop",
+             "started": true},
+            {"n": 7, "at": "2026-11-29T20:59:31.000Z", "type": "request", "client": "loop",
+             "method": "tick/read", "outcome": "ok", "result": {"seq": 42}, "duration_ms": 1},
+            {"n": 8, "at": "2026-11-29T20:59:40.500Z", "type": "request", "client": "mcp",
+             "method": "tick/call", "tool": "reset", "args": {}, "revision": "1",
+             "outcome": "unknown", "error": "the Tick exited before answering", "duration_ms": 5012},
+            {"n": 9, "at": "2026-11-29T20:59:48.000Z", "type": "update", "seq": 57, "count": 15,
+             "bytes": 3100, "budget": 16384}
+        ]
+    }))
+    .expect("a record");
+    let mut view = crate::activity::ActivityView::new("hosted:counter");
+    view.offset = Some(time::UtcOffset::UTC);
+    view.update(crate::activity::Fetched::Ok {
+        entry: Some(
+            json!({"id": "hosted:counter", "title": "Counter", "kind": "example.counter",
+            "revision": "1", "seq": 57, "last_update_at": "2026-11-29T20:59:48Z", "views": 1,
+            "state": "running"}),
+        ),
+        record,
+    });
+    view
+}
+
+/// A Tick's screen as a view shows it, the overlay over it.
+fn tick_screen(cols: usize, rows_n: usize) -> Surface {
+    let mut screen = Surface::new(cols, rows_n);
+    screen.add_change(termwiz::surface::Change::Text(
+        "Counter  (example.counter)\r\n\r\nvalue: 57\r\nseq: 57  revision: 1\r\n\r\nkeys: + increment   - decrement"
+            .into(),
+    ));
+    screen
+}
+
+#[test]
+fn activity_over_a_tick_at_80x24() {
+    let mut screen = tick_screen(80, 24);
+    crate::activity::draw(
+        &mut screen,
+        &activity_view(),
+        now(),
+        "ctrl+\\ m closes",
+        false,
+    );
+    check("activity-80x24", &render(&screen));
+}
+
+#[test]
+fn activity_over_a_tick_at_120x30() {
+    let mut screen = tick_screen(120, 30);
+    crate::activity::draw(
+        &mut screen,
+        &activity_view(),
+        now(),
+        "ctrl+\\ m closes",
+        false,
+    );
+    check("activity-120x30", &render(&screen));
+}
+
+#[test]
+fn activity_request_shown_whole_at_80x24() {
+    let mut view = activity_view();
+    // The unknown outcome: second newest.
+    view.selected = 1;
+    view.opened = true;
+    let mut screen = tick_screen(80, 24);
+    crate::activity::draw(&mut screen, &view, now(), "ctrl+\\ m closes", false);
+    check("activity-whole-80x24", &render(&screen));
+}
+
+#[test]
+fn activity_on_a_terminal_too_small_is_one_line() {
+    let mut screen = tick_screen(30, 6);
+    crate::activity::draw(&mut screen, &activity_view(), now(), "", false);
+    let text = screen.screen_chars_to_string();
+    let last = text.lines().last().unwrap_or("");
+    assert!(last.starts_with("too small for the activity"), "{text}");
 }
