@@ -32,6 +32,9 @@ pub enum HerdrCommand {
         /// A floating popup instead of an overlay.
         #[arg(long)]
         popup: bool,
+        /// Open on the Tick's activity (what agents did with it); Esc there shows the list.
+        #[arg(long)]
+        activity: bool,
     },
     /// The view inside a Herdr pane (what the plugin's `view` entry runs; $TICKLOOP_INSTANCE).
     #[command(hide = true)]
@@ -154,8 +157,13 @@ pub fn run(command: HerdrCommand, ctx: Ctx, json: bool) -> Result<i32> {
             print(&shown.to_json(), json, shown_text(&shown));
             Ok(0)
         }
-        HerdrCommand::Monitor { id, popup } => {
-            let shown = commands::monitor(&ctx, popup, id.as_deref()).map_err(cli_error)?;
+        HerdrCommand::Monitor {
+            id,
+            popup,
+            activity,
+        } => {
+            let shown =
+                commands::monitor(&ctx, popup, id.as_deref(), activity).map_err(cli_error)?;
             let text = format!(
                 "the Monitor is shown in {}",
                 shown.pane_id.as_deref().unwrap_or("a popup")

@@ -119,6 +119,9 @@ enum Command {
         /// The prefix key of the overlay (as for attach).
         #[arg(long, value_name = "ctrl+X")]
         detach_key: Option<String>,
+        /// Open on the selected instance's activity (what agents did with it).
+        #[arg(long, env = "TICKLOOP_ACTIVITY", value_parser = clap::builder::BoolishValueParser::new())]
+        activity: bool,
     },
     /// What agents did with the instance: requests and their outcomes, updates, views, subscriptions.
     Activity {
@@ -393,11 +396,21 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                 .map_err(|e| CliError::new(e.kind(), e.to_string(), 1))?;
             Ok(0)
         }
-        Command::Monitor { select, detach_key } => {
+        Command::Monitor {
+            select,
+            detach_key,
+            activity,
+        } => {
             let prefix = view_monitor::prefix::PrefixKey::choose(detach_key.as_deref())
                 .map_err(|e| CliError::new("bad_request", e.to_string(), 2))?;
-            view_monitor::monitor::run(&runtime, connect(&runtime, &exe)?, select, prefix)
-                .map_err(|e| CliError::new(e.kind(), e.to_string(), 1))?;
+            view_monitor::monitor::run(
+                &runtime,
+                connect(&runtime, &exe)?,
+                select,
+                prefix,
+                activity,
+            )
+            .map_err(|e| CliError::new(e.kind(), e.to_string(), 1))?;
             Ok(0)
         }
         Command::Activity { id, follow } => activity(&runtime, &exe, id, follow, json),

@@ -960,3 +960,37 @@ fn the_activity_pops_over_a_tick_in_its_herdr_pane() {
     tmux.type_text("+");
     host.wait_value(&id, 6);
 }
+
+/// The plugin's `activity` action (issue 20): the Monitor over the focused
+/// Tick, opened on what agents did with it.
+#[test]
+fn the_activity_action_pops_the_focused_tick_s_activity() {
+    let host = Host::new();
+    let herdr = Herdr::new(&host);
+    let id = setup(&host, &herdr, "act");
+    host.ok(&[
+        "call",
+        &id,
+        "increment",
+        r#"{"amount":4}"#,
+        "--revision",
+        "1",
+    ]);
+    herdr
+        .inside(&host, &["herdr", "monitor", &id, "--activity"])
+        .expect(0);
+    let runtime = host.runtime().to_string_lossy().into_owned();
+    assert_eq!(
+        herdr.pane_opens()[0]["env"],
+        json!({"TICKLOOP_RUNTIME_DIR": runtime, "TICKLOOP_INSTANCE": id, "TICKLOOP_ACTIVITY": "1"})
+    );
+    let tmux = herdr.tmux_of(1);
+    let shown = tmux.wait_text(r#"increment {"amount":4} → executed"#);
+    assert!(shown.contains(&format!("activity · {id}")), "{shown}");
+    // Esc goes on to the Monitor's list.
+    tmux.send_keys(&["Escape"]);
+    wait_for("the list", || {
+        let s = tmux.capture();
+        (s.contains("Tickloop Monitor") && !s.contains(&format!("activity · {id}"))).then_some(())
+    });
+}

@@ -472,7 +472,14 @@ fn open_view(
 /// `tickloop herdr monitor`: opens the Monitor as an overlay (or a popup)
 /// over the Tick in focus: `instance` when given, else the Tick shown in the
 /// pane this runs from (a plugin action runs with the focused pane's id).
-pub fn monitor(ctx: &Ctx, popup: bool, instance: Option<&str>) -> Result<Shown, Error> {
+/// With `activity`, the Monitor opens on that Tick's activity (what agents
+/// did with it).
+pub fn monitor(
+    ctx: &Ctx,
+    popup: bool,
+    instance: Option<&str>,
+    activity: bool,
+) -> Result<Shown, Error> {
     let env = HerdrEnv::inside()?;
     let focus = match instance {
         Some(id) => Some(crate::resolve_instance(ctx, id)?),
@@ -490,6 +497,9 @@ pub fn monitor(ctx: &Ctx, popup: bool, instance: Option<&str>) -> Result<Shown, 
     )];
     if let Some(id) = &focus {
         vars.push(("TICKLOOP_INSTANCE", id.clone()));
+        if activity {
+            vars.push(("TICKLOOP_ACTIVITY", "1".to_string()));
+        }
     }
     let placement = if popup {
         Placement::Popup

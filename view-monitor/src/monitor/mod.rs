@@ -104,6 +104,7 @@ pub fn run(
     client: Client,
     select: Option<String>,
     prefix: PrefixKey,
+    activity: bool,
 ) -> Result<(), MonitorError> {
     let caps = attach_view::terminal_caps()?;
     let mut term = UnixTerminal::new(caps.clone())
@@ -155,6 +156,7 @@ pub fn run(
             tickhost_problem: Some("asking tickhost for the list…".into()),
             overlay: None,
             activity: None,
+            activity_at_start: activity,
             size: (clamp(size.cols), clamp(size.rows)),
             mouse: MouseTracking::Off,
             prefix: Prefix::new(prefix),
@@ -294,6 +296,8 @@ struct Monitor {
     /// The selected instance's activity (`i`), over the list, and what
     /// feeds it.
     activity: Option<(crate::activity::ActivityView, crate::activity::Fetcher)>,
+    /// `--activity`: open it for the selected instance once the list came.
+    activity_at_start: bool,
     size: (u16, u16),
     /// The mouse reporting the user's terminal has on.
     mouse: MouseTracking,
@@ -325,6 +329,9 @@ impl Monitor {
                 match events.try_recv() {
                     Ok(Event::List(list)) => {
                         self.set_list(list);
+                        if std::mem::take(&mut self.activity_at_start) {
+                            self.open_activity();
+                        }
                         dirty = true;
                     }
                     Ok(Event::ListFailed(why)) => {
