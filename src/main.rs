@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use tickhost::client::{Client, ClientError as ConnectError, WatchItem};
 use tickhost::paths::RuntimeDir;
 use tickhost::wire::{
-    ActivityRecord, CallOutcome, ClientKind, ClientReply, ClientRequest, OpenRequest, WatchEvent,
+    ActivityRecord, ApprovalPolicy, CallOutcome, ClientKind, ClientReply, ClientRequest, OpenRequest, WatchEvent,
 };
 
 #[derive(Parser)]
@@ -52,6 +52,11 @@ enum Command {
         /// `history` in ~/.config/tickloop/config.toml).
         #[arg(long, value_name = "LINES")]
         history: Option<usize>,
+        /// Who approves its mutating calls: auto (nobody), ask (a person, in the
+        /// Monitor or with `tickloop approve`), deny (refused). Default: the
+        /// package's `approve`, else auto.
+        #[arg(long, value_name = "POLICY", value_parser = ["auto", "ask", "deny"])]
+        approve: Option<String>,
         /// Show the new instance at once: `herdr` (a Herdr pane; inside Herdr).
         #[arg(long, value_enum, value_name = "VIEW")]
         view: Option<herdr_cli::OpenView>,
@@ -122,6 +127,30 @@ enum Command {
         /// Open on the selected instance's activity (what agents did with it).
         #[arg(long, env = "TICKLOOP_ACTIVITY", value_parser = clap::builder::BoolishValueParser::new())]
         activity: bool,
+    },
+    /// Calls waiting for a person's approval, one JSON line each.
+    Approvals {
+        /// Keep printing calls as they start waiting (each once).
+        #[arg(long)]
+        watch: bool,
+        /// Instead: the approval log of ID (every decision, who made it).
+        #[arg(long, value_name = "ID", conflicts_with = "watch")]
+        log: Option<String>,
+    },
+    /// Approve call CALL of instance ID (`tickloop approvals` lists them).
+    Approve { id: String, call: String },
+    /// Refuse call CALL of instance ID: not executed, with your reason.
+    Refuse {
+        id: String,
+        call: String,
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Set who approves ID's mutating calls: auto, ask or deny.
+    ApprovePolicy {
+        id: String,
+        #[arg(value_parser = ["auto", "ask", "deny"])]
+        policy: String,
     },
     /// What agents did with the instance: requests and their outcomes, updates, views, subscriptions.
     Activity {
@@ -254,7 +283,16 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                 revision,
             };
             let mut client = connect(&runtime, &exe)?;
-            let reply = match client.request(request) {
+            let mut told = false;
+            let waiting = |held: &tickhost::wire::HeldCall| {
+                if !std::mem::replace(&mut told, true) {
+                    eprintln!(
+                        "tickloop: waiting for approval of {} (call {}): a person approves it in the Monitor, or with `tickloop approve {} {}`",
+                        held.tool, held.call, held.instance, held.call
+                    );
+                }
+            };
+            let reply = match client.request_with_progress(request, waiting) {
                 Ok(reply) => reply,
                 // Sent, and then tickhost went away or stopped answering:
                 // the call may or may not have run. Never guessed, never
@@ -271,6 +309,7 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             shell,
             package,
             history,
+            approve,
             view,
             argv,
         } => {
@@ -308,10 +347,14 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                 )
                 .into());
             }
+            let mut approve = approve.as_deref().and_then(ApprovalPolicy::parse);
             let argv = match package {
                 None => argv,
                 Some(package) => tickloop_mcp::packages::find(&package)
-                    .and_then(|p| p.launch_argv(&argv))
+                    .and_then(|p| {
+                        approve = approve.or(p.approve);
+                        p.launch_argv(&argv)
+                    })
                     .map_err(|e| {
                         let kind = match e {
                             tickloop_mcp::packages::PackageError::NotFound { .. } => "bad_request",
@@ -343,6 +386,7 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                 cwd,
                 env,
                 history: Some(history),
+                approve,
             });
             let mut value = simple(&runtime, &exe, request)?;
             let ctx = view_herdr::Ctx { runtime, exe };
@@ -414,6 +458,38 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             Ok(0)
         }
         Command::Activity { id, follow } => activity(&runtime, &exe, id, follow, json),
+        Command::Approvals { watch, log } => approvals(&runtime, &exe, watch, log),
+        Command::Approve { id, call } => {
+            let request = ClientRequest::Decide {
+                instance: id,
+                call,
+                approve: true,
+                reason: None,
+                by: "cli".into(),
+            };
+            show_pretty(&simple(&runtime, &exe, request)?, json);
+            Ok(0)
+        }
+        Command::Refuse { id, call, reason } => {
+            let request = ClientRequest::Decide {
+                instance: id,
+                call,
+                approve: false,
+                reason,
+                by: "cli".into(),
+            };
+            show_pretty(&simple(&runtime, &exe, request)?, json);
+            Ok(0)
+        }
+        Command::ApprovePolicy { id, policy } => {
+            let policy = ApprovalPolicy::parse(&policy).unwrap_or_default();
+            let request = ClientRequest::SetApproval {
+                instance: id,
+                policy,
+            };
+            show_pretty(&simple(&runtime, &exe, request)?, json);
+            Ok(0)
+        }
         Command::Close { id } => {
             let value = simple(&runtime, &exe, ClientRequest::Close { instance: id })?;
             show_pretty(&value, json);
@@ -579,6 +655,38 @@ fn activity(runtime: &Path, exe: &Path, id: String, follow: bool, json: bool) ->
         full_id = Some(record.instance);
         // An ended instance records nothing more.
         if ended {
+            return Ok(0);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+}
+
+/// `approvals`: the waiting calls as JSON lines; `--watch`: and every call
+/// that starts waiting later (each once) until interrupted; `--log ID`: the
+/// instance's decisions.
+fn approvals(runtime: &Path, exe: &Path, watch: bool, log: Option<String>) -> Result<i32> {
+    if let Some(id) = log {
+        let entries = simple(runtime, exe, ClientRequest::ApprovalLog { instance: id })?;
+        for entry in entries.as_array().into_iter().flatten() {
+            if !print_json(entry) {
+                return Ok(0);
+            }
+        }
+        return Ok(0);
+    }
+    if watch {
+        exit_0_at_interrupt();
+    }
+    let mut shown = std::collections::HashSet::new();
+    loop {
+        let waiting = simple(runtime, exe, ClientRequest::Approvals)?;
+        for held in waiting.as_array().into_iter().flatten() {
+            let key = format!("{}/{}", held["instance"], held["call"]);
+            if shown.insert(key) && !print_json(held) {
+                return Ok(0);
+            }
+        }
+        if !watch {
             return Ok(0);
         }
         std::thread::sleep(std::time::Duration::from_millis(250));

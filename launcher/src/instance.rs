@@ -23,7 +23,7 @@ use tickhost::core::{
     Action, ClientToken, EndKind, EndReason, Limits, Reply, Session, SessionRequest,
 };
 use tickhost::wire::{
-    ActivityOutcome, CallOutcome, ClientKind, ClientReply, EndInfo, ErrorKind, LaunchReport,
+    ActivityOutcome, ApprovalPolicy, CallOutcome, ClientKind, ClientReply, EndInfo, ErrorKind, LaunchReport,
     LaunchSpec, LauncherRecord, LauncherRequest, LauncherStatus, ScreenCursor, ScreenReply,
     StateSnapshot,
 };
@@ -412,6 +412,19 @@ impl Instance {
                     Err(e) => error(ErrorKind::Internal, &e.to_string()),
                 };
                 peer.reply(id, reply);
+                return;
+            }
+            LauncherRequest::SetApproval { policy } => {
+                self.spec.approve = Some(policy);
+                let status = self.status();
+                if let Err(e) = write_record(&self.record(status)) {
+                    eprintln!("launcher: cannot rewrite the record file: {e}");
+                }
+                self.dirty = true;
+                peer.reply(
+                    id,
+                    ClientReply::Ok(json!({"instance": self.spec.instance, "approve": policy.as_str()})),
+                );
                 return;
             }
             LauncherRequest::Subscription { started } => {
@@ -895,6 +908,7 @@ impl Instance {
             terminal_title: Some(self.title_rx.borrow().clone()).filter(|t| !t.is_empty()),
             last_output_at: self.last_output_at.clone(),
             program: self.spec.argv.first().cloned(),
+            approve: self.spec.approve.filter(|p| *p != ApprovalPolicy::Auto),
         }
     }
 

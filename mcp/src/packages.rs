@@ -106,6 +106,9 @@ pub struct Package {
     pub launch: Vec<String>,
     pub prerequisites: Prerequisites,
     pub login: Option<String>,
+    /// Who approves its mutating calls unless `open` says (front matter
+    /// `approve: auto|ask|deny`).
+    pub approve: Option<tickhost::wire::ApprovalPolicy>,
     /// The prose after the front matter.
     pub body: String,
 }
@@ -357,7 +360,14 @@ pub fn parse_skill(text: &str, dir: &Path) -> Result<Package, String> {
         Some(_) => return Err("`prerequisites` must hold `commands:` and `env:` lists".into()),
     }
     let login = scalar("login")?.filter(|l| !l.trim().is_empty());
+    let approve = match scalar("approve")? {
+        None => None,
+        Some(text) => Some(tickhost::wire::ApprovalPolicy::parse(text.trim()).ok_or_else(
+            || format!("`approve` is {text:?}; it takes auto, ask or deny"),
+        )?),
+    };
     Ok(Package {
+        approve,
         name,
         description,
         dir: dir.to_path_buf(),

@@ -725,6 +725,7 @@ impl Bridge {
     }
 
     async fn open(&self, args: &ManageArgs) -> CallToolResult {
+        let mut approve = None;
         let argv = match (&args.package, &args.command) {
             (Some(_), Some(_)) => {
                 return outcome::failed(
@@ -746,7 +747,11 @@ impl Bridge {
             (None, Some(command)) => command.clone(),
             (Some(name), None) => {
                 let extra = args.package_args.clone().unwrap_or_default();
-                match packages::find(name).and_then(|p| p.launch_argv(&extra)) {
+                let found = packages::find(name);
+                if let Ok(package) = &found {
+                    approve = package.approve;
+                }
+                match found.and_then(|p| p.launch_argv(&extra)) {
                     Ok(argv) => argv,
                     Err(e @ packages::PackageError::MissingPrerequisites { .. }) => {
                         return outcome::failed("open_failed", &e.to_string(), None)
@@ -777,6 +782,7 @@ impl Bridge {
             history: args
                 .history
                 .or_else(|| tickhost::config::load().ok().and_then(|c| c.history)),
+            approve,
         });
         let result = self.value_or_failure(request).await;
         self.inner.wake.notify_one();

@@ -54,6 +54,7 @@ struct AllMessages {
     launcher_record: LauncherRecord,
     screen_reply: ScreenReply,
     activity_record: ActivityRecord,
+    approval_log_entry: ApprovalLogEntry,
     view_hello: crate::attach::ViewHello,
     to_view: crate::attach::ToView,
     view_event: crate::attach::ViewEvent,
@@ -250,6 +251,24 @@ pub enum ClientRequest {
     Close {
         instance: String,
     },
+    /// Calls waiting for approval (of every instance), oldest first.
+    Approvals,
+    /// Approve or refuse a waiting call; `by` names the surface that decided.
+    Decide {
+        instance: String,
+        call: String,
+        approve: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        by: String,
+    },
+    /// Change who approves an instance's mutating calls.
+    SetApproval {
+        instance: String,
+        policy: ApprovalPolicy,
+    },
+    /// The instance's approval log ([`ApprovalLogEntry`]s, oldest first).
+    ApprovalLog { instance: String },
     /// The instance's activity record ([`ActivityRecord`]): entries numbered
     /// above `after` (all kept ones when absent), oldest first.
     Activity {
@@ -278,6 +297,82 @@ pub struct OpenRequest {
     /// Lines of history its screen keeps (`None`: 2,000, like tmux).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<usize>,
+    /// Who approves its mutating calls (`None`: `auto`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approve: Option<ApprovalPolicy>,
+}
+
+/// Whether a person approves an instance's `mutates: true` calls before
+/// they are written to the Tick.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalPolicy {
+    /// Every call goes through (the MCP host may still ask).
+    #[default]
+    Auto,
+    /// Each mutating call waits in tickhost until a person approves it.
+    Ask,
+    /// Mutating calls are refused (not executed).
+    Deny,
+}
+
+impl ApprovalPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalPolicy::Auto => "auto",
+            ApprovalPolicy::Ask => "ask",
+            ApprovalPolicy::Deny => "deny",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<ApprovalPolicy> {
+        match text {
+            "auto" => Some(ApprovalPolicy::Auto),
+            "ask" => Some(ApprovalPolicy::Ask),
+            "deny" => Some(ApprovalPolicy::Deny),
+            _ => None,
+        }
+    }
+}
+
+/// A mutating call waiting for a person's approval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HeldCall {
+    /// Its id among the waiting calls (`c1`, `c2`, ...): `tickloop approve
+    /// INSTANCE CALL`.
+    pub call: String,
+    pub instance: String,
+    pub tool: String,
+    /// The tool's description, so the person can judge the call.
+    pub description: String,
+    pub args: Value,
+    /// The catalog revision the call was made for: approval is bound to it.
+    pub revision: String,
+    pub client: Option<ClientKind>,
+    /// When it started waiting (RFC 3339).
+    pub since: String,
+    /// How long it has waited, and how long it may, in ms.
+    pub waited_ms: u64,
+    pub timeout_ms: u64,
+}
+
+/// A decision on a held call, one line of an instance's approval log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ApprovalLogEntry {
+    pub at: String,
+    pub call: String,
+    pub instance: String,
+    pub tool: String,
+    pub args: Value,
+    pub revision: String,
+    /// `approved`, `refused`, `timed_out`, `revision_changed`, `ended`,
+    /// `denied` (the policy) or `held`.
+    pub decision: String,
+    /// Who decided: `monitor`, `cli`, `attach`, `herdr`, `tickhost` (time-outs,
+    /// policy, catalog changes, ends).
+    pub by: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// One line from tickhost to a client.
@@ -288,6 +383,9 @@ pub enum ServerMessage {
     Reply { id: u64, reply: ClientReply },
     /// A streamed event of request `id` (watch).
     Event { id: u64, event: WatchEvent },
+    /// Call `id` waits for a person's approval (sent when it starts waiting
+    /// and every 30 s after, so the caller knows it is not lost).
+    Progress { id: u64, held: HeldCall },
 }
 
 /// The answer to a [`ClientRequest`].
@@ -451,6 +549,8 @@ pub enum LauncherRequest {
     /// A client (the envelope's) started or stopped following this
     /// instance's updates (`watch`, the Loop): recorded in the activity.
     Subscription { started: bool },
+    /// Change who approves mutating calls (kept in the status and record).
+    SetApproval { policy: ApprovalPolicy },
 }
 
 /// A launcher's answer, by request id.
@@ -493,6 +593,9 @@ pub struct LauncherStatus {
     /// tickhost started later titles a `shell:` instance as the first did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub program: Option<String>,
+    /// Who approves its mutating calls (absent: `auto`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approve: Option<ApprovalPolicy>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -545,6 +648,9 @@ pub struct LaunchSpec {
     /// [`crate::core::Limits`]), so tests of timeouts take milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub init_timeout_ms: Option<u64>,
+    /// Who approves its mutating calls (`None`: `auto`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approve: Option<ApprovalPolicy>,
 }
 
 /// The answer to `screen`: the visible screen as text, the cursor, and the

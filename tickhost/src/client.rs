@@ -10,7 +10,7 @@
 
 use crate::paths::RuntimeDir;
 use crate::wire::{
-    ClientKind, ClientReply, ClientRequest, Envelope, Hello, HelloReply, ServerMessage, WatchEvent,
+    ClientKind, ClientReply, ClientRequest, Envelope, HeldCall, Hello, HelloReply, ServerMessage, WatchEvent,
 };
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -251,12 +251,27 @@ impl Client {
     /// Sends `request` and waits for its reply, at most
     /// [`REQUEST_TIMEOUT`].
     pub fn request(&mut self, request: ClientRequest) -> Result<ClientReply, ClientError> {
+        self.request_with_progress(request, |_| {})
+    }
+
+    /// [`Client::request`], telling `on_progress` each time tickhost says
+    /// the call waits for a person's approval (at first, then every 30 s,
+    /// each of which also restarts the wait for the reply).
+    pub fn request_with_progress(
+        &mut self,
+        request: ClientRequest,
+        mut on_progress: impl FnMut(&HeldCall),
+    ) -> Result<ClientReply, ClientError> {
         let id = self.send(request)?;
         let timeout = bound(REQUEST_TIMEOUT);
         self.reader.get_ref().set_read_timeout(Some(timeout))?;
         let reply = loop {
             match self.read_message() {
                 Ok(ServerMessage::Reply { id: got, reply }) if got == id => break Ok(reply),
+                Ok(ServerMessage::Progress { id: got, held }) if got == id => {
+                    on_progress(&held);
+                    continue;
+                }
                 // Replies to something else (there is nothing else in flight)
                 // and stray events are skipped.
                 Ok(_) => continue,
@@ -288,7 +303,7 @@ impl Client {
                 ServerMessage::Reply { id, reply } if id == self.watch_id => {
                     return Ok(WatchItem::Done(reply))
                 }
-                ServerMessage::Reply { .. } => continue,
+                ServerMessage::Reply { .. } | ServerMessage::Progress { .. } => continue,
             }
         }
     }

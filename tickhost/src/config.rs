@@ -6,6 +6,8 @@
 //! detach_key = "ctrl+a"   # the views' prefix key (default ctrl+\)
 //! history = 5000          # lines of history `open` keeps (default 2000)
 //! clipboard = false       # pass a Tick's clipboard writes on (default true)
+//! approval_timeout_secs = 300  # how long a call waits for approval (default 600)
+//! notify = true           # notify-send when a call waits for approval (default false)
 //! ```
 
 use serde::Deserialize;
@@ -18,11 +20,16 @@ pub struct Config {
     pub detach_key: Option<String>,
     pub history: Option<usize>,
     pub clipboard: Option<bool>,
+    /// Seconds a call waits for a person's approval (default 600).
+    pub approval_timeout_secs: Option<u64>,
+    /// Pop a desktop notification (`notify-send`) when a call waits for
+    /// approval (default false).
+    pub notify: Option<bool>,
 }
 
 /// The config file cannot be used.
 #[derive(Debug, thiserror::Error)]
-#[error("{path}: {problem}; fix or remove it (settings: detach_key, history, clipboard)")]
+#[error("{path}: {problem}; fix or remove it (settings: detach_key, history, clipboard, approval_timeout_secs, notify)")]
 pub struct ConfigError {
     pub path: String,
     pub problem: String,

@@ -12,6 +12,7 @@
 //! (client connections and routing), [`watch`] (deliveries), [`discover`]
 //! (finding launchers again).
 
+pub mod approval;
 pub mod conn;
 pub mod discover;
 pub mod log;

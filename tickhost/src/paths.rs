@@ -166,6 +166,8 @@ pub struct InstanceFiles {
     /// The activity record of an ended instance (`wire::ActivityRecord`),
     /// kept like its last screen.
     pub activity: PathBuf,
+    /// The approval log: one `wire::ApprovalLogEntry` a line.
+    pub approvals: PathBuf,
 }
 
 impl InstanceFiles {
@@ -177,6 +179,7 @@ impl InstanceFiles {
             log: record.with_extension("log"),
             screen: record.with_extension("screen.json"),
             activity: record.with_extension("activity.json"),
+            approvals: record.with_extension("approvals.jsonl"),
         }
     }
 
@@ -188,6 +191,7 @@ impl InstanceFiles {
             &self.log,
             &self.screen,
             &self.activity,
+            &self.approvals,
         ] {
             let _ = fs::remove_file(path);
         }

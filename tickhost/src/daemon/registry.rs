@@ -26,6 +26,8 @@ pub struct Shared {
     changes: watch::Sender<u64>,
     /// Set once `shutdown` has answered: the daemon exits.
     pub shutdown: watch::Sender<bool>,
+    /// Calls waiting for a person's approval.
+    pub approvals: super::approval::Approvals,
 }
 
 /// The instances by id, and the ids being opened or adopted right now.
@@ -42,6 +44,35 @@ impl Registry {
     }
 }
 
+/// How long a call waits for approval: `TICKLOOP_APPROVAL_TIMEOUT_MS`, else
+/// `approval_timeout_secs` in the config file, else 10 minutes.
+fn approval_timeout() -> std::time::Duration {
+    std::env::var("TICKLOOP_APPROVAL_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(std::time::Duration::from_millis)
+        .or_else(|| {
+            crate::config::load()
+                .ok()
+                .and_then(|c| c.approval_timeout_secs)
+                .map(std::time::Duration::from_secs)
+        })
+        .unwrap_or(super::approval::DEFAULT_TIMEOUT)
+}
+
+/// Whether a held call pops a desktop notification: `TICKLOOP_NOTIFY`
+/// (`1`/`0`), else `notify` in the config file, else no.
+fn notify_enabled() -> bool {
+    match std::env::var("TICKLOOP_NOTIFY").as_deref() {
+        Ok("1" | "true" | "on" | "yes") => true,
+        Ok(_) => false,
+        Err(_) => crate::config::load()
+            .ok()
+            .and_then(|c| c.notify)
+            .unwrap_or(false),
+    }
+}
+
 impl Shared {
     pub fn new(dir: RuntimeDir, exe: PathBuf, limits: Limits) -> Arc<Self> {
         Arc::new(Shared {
@@ -51,6 +82,10 @@ impl Shared {
             registry: Mutex::new(Registry::default()),
             changes: watch::Sender::new(0),
             shutdown: watch::Sender::new(false),
+            approvals: super::approval::Approvals::new(
+                approval_timeout(),
+                notify_enabled(),
+            ),
         })
     }
 

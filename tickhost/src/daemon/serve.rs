@@ -2,6 +2,7 @@
 //! order (a malformed line gets a `bad_request` reply and the connection goes
 //! on), routing to the launchers, `list`, `close` and `shutdown`.
 
+use super::approval;
 use super::conn::LauncherConn;
 use super::log::log;
 use super::open::open;
@@ -129,6 +130,20 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
                 shared.shutdown.send_replace(true);
                 return;
             }
+            ClientRequest::Call {
+                instance,
+                tool,
+                args,
+                revision,
+            } => {
+                let call = Call {
+                    instance,
+                    tool,
+                    args,
+                    revision,
+                };
+                call_gated(&shared, call, client, id, &mut writer).await
+            }
             request => handle(&shared, request, client).await,
         };
         if write_line(&mut writer, &ServerMessage::Reply { id, reply })
@@ -186,19 +201,39 @@ async fn handle(
             forward(instance, LauncherRequest::Describe, true).await
         }
         ClientRequest::Read { instance } => forward(instance, LauncherRequest::Read, true).await,
-        ClientRequest::Call {
+        ClientRequest::Approvals => match serde_json::to_value(shared.approvals.list()) {
+            Ok(value) => ClientReply::Ok(value),
+            Err(e) => error(ErrorKind::Internal, e.to_string()),
+        },
+        ClientRequest::Decide {
             instance,
-            tool,
-            args,
-            revision,
-        } => {
-            let request = LauncherRequest::Call {
-                tool,
-                args,
-                revision,
-            };
-            forward(instance, request, true).await
+            call,
+            approve,
+            reason,
+            by,
+        } => decide(shared, &instance, &call, approve, reason, by),
+        ClientRequest::SetApproval { instance, policy } => {
+            let reply = forward(instance.clone(), LauncherRequest::SetApproval { policy }, true).await;
+            if let (ClientReply::Ok(_), Ok(found)) = (&reply, shared.resolve(&instance)) {
+                if let Some(conn) = found.conn() {
+                    refresh_status(shared, &found, &conn).await;
+                }
+            }
+            reply
         }
+        ClientRequest::ApprovalLog { instance } => match shared.resolve(&instance) {
+            Ok(found) => match serde_json::to_value(approval::read_log(&found)) {
+                Ok(value) => ClientReply::Ok(value),
+                Err(e) => error(ErrorKind::Internal, e.to_string()),
+            },
+            Err(e) => ClientReply::Error(e),
+        },
+        // Served by the connection loop, which can tell the caller that it
+        // waits for approval.
+        ClientRequest::Call { .. } => error(
+            ErrorKind::Internal,
+            "this request is served elsewhere".into(),
+        ),
         ClientRequest::Screen { instance, history } => screen(shared, &instance, history).await,
         ClientRequest::Input { instance, text } => {
             forward(instance, LauncherRequest::Input { text }, false).await
@@ -243,6 +278,77 @@ async fn screen(shared: &Arc<Shared>, name: &str, history: usize) -> ClientReply
             }
         }
         None => ClientReply::Error(instance.ended_error(&end)),
+    }
+}
+
+/// A `call` as it came.
+struct Call {
+    instance: String,
+    tool: String,
+    args: Value,
+    revision: String,
+}
+
+/// `call`: through the approval gate (which may hold it, telling the
+/// caller on `writer`), then to the launcher.
+async fn call_gated(
+    shared: &Arc<Shared>,
+    call: Call,
+    client: Option<ClientKind>,
+    id: u64,
+    writer: &mut tokio::net::unix::OwnedWriteHalf,
+) -> ClientReply {
+    if let Ok(instance) = shared.resolve(&call.instance) {
+        if instance.ended().is_none() && instance.kind == InstanceKind::Hosted {
+            let request = approval::CallRequest {
+                tool: &call.tool,
+                args: &call.args,
+                revision: &call.revision,
+                client,
+            };
+            if let approval::Gate::Refused(outcome) =
+                approval::gate(shared, &instance, request, id, writer).await
+            {
+                return ClientReply::Call(outcome);
+            }
+        }
+    }
+    let request = LauncherRequest::Call {
+        tool: call.tool,
+        args: call.args,
+        revision: call.revision,
+    };
+    forward(shared, &call.instance, request, true, client).await
+}
+
+/// `approve` / `refuse`: hands the decision to the waiting call.
+fn decide(
+    shared: &Shared,
+    name: &str,
+    call: &str,
+    approve: bool,
+    reason: Option<String>,
+    by: String,
+) -> ClientReply {
+    let instance = match shared.resolve(name) {
+        Ok(instance) => instance,
+        Err(e) => return ClientReply::Error(e),
+    };
+    let decision = if approve {
+        approval::Decision::Approved { by }
+    } else {
+        approval::Decision::Refused { by, reason }
+    };
+    if shared.approvals.decide(&instance.id, call, decision) {
+        ClientReply::Ok(json!({"instance": instance.id, "call": call, "approved": approve}))
+    } else {
+        error(
+            ErrorKind::BadRequest,
+            format!(
+                "no call {call} of {} waits for approval (decided already, timed out, or never held); `tickloop approvals` lists the waiting ones",
+                instance.id
+            ),
+        )
     }
 }
 
@@ -363,7 +469,11 @@ fn list(shared: &Shared) -> Value {
         shared
             .all()
             .iter()
-            .map(|instance| list_entry(instance))
+            .map(|instance| {
+                let mut entry = list_entry(instance);
+                entry["approvals_waiting"] = json!(shared.approvals.count_for(&instance.id));
+                entry
+            })
             .collect(),
     )
 }
@@ -398,6 +508,7 @@ fn list_entry(instance: &Instance) -> Value {
         // may still count some).
         "views": if status.ended.is_some() { 0 } else { status.views },
         "calls_in_flight": status.calls_in_flight,
+        "approve": status.approve.unwrap_or_default().as_str(),
         "updates": status.updates_total,
         "last_update_at": last_update_at,
         "last_output_at": status.last_output_at,
