@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use tickhost::client::{Client, ClientError as ConnectError, WatchItem};
 use tickhost::paths::RuntimeDir;
 use tickhost::wire::{
-    ActivityRecord, ApprovalPolicy, CallOutcome, ClientKind, ClientReply, ClientRequest, OpenRequest, WatchEvent,
+    ActivityRecord, ApprovalPolicy, CallOutcome, ClientKind, ClientReply, ClientRequest,
+    OpenRequest, WatchEvent,
 };
 
 #[derive(Parser)]

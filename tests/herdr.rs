@@ -994,3 +994,43 @@ fn the_activity_action_pops_the_focused_tick_s_activity() {
         (s.contains("Tickloop Monitor") && !s.contains(&format!("activity · {id}"))).then_some(())
     });
 }
+
+/// A Tick whose call waits for a person's approval (issue 15) is `blocked`
+/// in Herdr's sidebar, the tool named, so Herdr's own waits and
+/// notifications fire; approved, it is not blocked any more.
+#[test]
+fn a_call_waiting_for_approval_makes_the_pane_blocked() {
+    let host = Host::new();
+    let herdr = Herdr::new(&host);
+    let id = setup(&host, &herdr, "gate");
+    host.ok(&["approve-policy", &id, "ask"]);
+    herdr.inside(&host, &["herdr", "open", "gate"]).expect(0);
+    // (A Tmux kills its server when dropped: keep it while the view runs.)
+    let view = herdr.tmux_of(1);
+    view.wait_text("value: 0");
+    let caller = host.spawn(&[
+        "call",
+        &id,
+        "increment",
+        r#"{"amount":1}"#,
+        "--revision",
+        "1",
+    ]);
+    let (state, message) = wait_for("the pane to be blocked", || {
+        herdr
+            .agent_state("w1:p1")
+            .filter(|(state, _)| state == "blocked")
+    });
+    assert_eq!(state, "blocked");
+    assert!(message.starts_with("approve increment?"), "{message}");
+    let out = host.run(&["approvals"]);
+    let held: Value = serde_json::from_str(out.stdout.trim()).expect("one waiting call");
+    host.ok(&["approve", &id, held["call"].as_str().expect("a call id")]);
+    caller.finish().expect(0);
+    wait_for("the pane not to be blocked any more", || {
+        herdr
+            .agent_state("w1:p1")
+            .filter(|(state, _)| state != "blocked")
+    });
+    view.wait_text("value: 1");
+}

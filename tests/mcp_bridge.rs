@@ -32,6 +32,8 @@ enum Event {
     ToolsChanged,
     ResourcesChanged,
     Updated(String),
+    /// A progress notification's message.
+    Progress(String),
 }
 
 /// The client side: records the notifications it receives.
@@ -54,6 +56,16 @@ impl ClientHandler for Recorder {
         _context: NotificationContext<RoleClient>,
     ) {
         let _ = self.events.send(Event::Updated(params.uri));
+    }
+
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self
+            .events
+            .send(Event::Progress(params.message.unwrap_or_default()));
     }
 }
 
@@ -1038,5 +1050,66 @@ async fn the_activity_names_mcp_calls_in_tickmanage_and_in_the_overlay() {
     tmux.send_keys(&["Escape"]);
     tmux.send_keys(&["+"]);
     tmux.wait_text("value: 9");
+    mcp.stop().await;
+}
+
+/// A call held for a person's approval (issue 15) tells an MCP client that
+/// gave a progress token: a progress notification saying what it waits for.
+/// Approved, it runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_waiting_for_approval_sends_progress_and_runs_once_approved() {
+    let host = Host::new();
+    let log = host.log_path("gated");
+    host.ok(&[
+        "open",
+        "--id",
+        "gated",
+        "--approve",
+        "ask",
+        "--",
+        &tick("counter.py"),
+        "--log",
+        &log,
+    ]);
+    let mut mcp = Mcp::start(&host).await;
+    let Value::Object(args) =
+        json!({"instance": "gated", "tool": "increment", "args": {"amount": 3}, "revision": "1"})
+    else {
+        unreachable!()
+    };
+    let mut meta = rmcp::model::RequestMetaObject::default();
+    meta.set_progress_token(rmcp::model::ProgressToken(
+        rmcp::model::NumberOrString::Number(7),
+    ));
+    let mut params = CallToolRequestParams::new("TickCall").with_arguments(args);
+    params.meta = Some(meta);
+    let peer = mcp.client.peer().clone();
+    let call = tokio::spawn(async move { peer.call_tool(params).await });
+
+    let deadline = tokio::time::Instant::now() + EVENT_WAIT;
+    let message = loop {
+        match tokio::time::timeout_at(deadline, mcp.events.recv()).await {
+            Ok(Some(Event::Progress(message))) => break message,
+            Ok(Some(_)) => continue,
+            other => panic!("no progress notification: {other:?}"),
+        }
+    };
+    assert!(
+        message.contains("waiting for a person to approve increment on hosted:gated"),
+        "{message}"
+    );
+    assert_eq!(host.logged_calls("gated", "increment"), 0);
+    let waiting = host.run(&["approvals"]);
+    let held: Value = serde_json::from_str(waiting.stdout.trim()).expect("one waiting call");
+    assert_eq!(held["client"], "mcp");
+    host.ok(&[
+        "approve",
+        "gated",
+        held["call"].as_str().expect("a call id"),
+    ]);
+    let result = call.await.expect("the task").expect("tools/call");
+    assert_eq!(structured(&result)["outcome"], "result", "{result:?}");
+    assert_eq!(structured(&result)["result"]["value"], 3);
+    assert_eq!(host.logged_calls("gated", "increment"), 1);
     mcp.stop().await;
 }

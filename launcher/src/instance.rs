@@ -23,9 +23,9 @@ use tickhost::core::{
     Action, ClientToken, EndKind, EndReason, Limits, Reply, Session, SessionRequest,
 };
 use tickhost::wire::{
-    ActivityOutcome, ApprovalPolicy, CallOutcome, ClientKind, ClientReply, EndInfo, ErrorKind, LaunchReport,
-    LaunchSpec, LauncherRecord, LauncherRequest, LauncherStatus, ScreenCursor, ScreenReply,
-    StateSnapshot,
+    ActivityOutcome, ApprovalPolicy, CallOutcome, ClientKind, ClientReply, EndInfo, ErrorKind,
+    LaunchReport, LaunchSpec, LauncherRecord, LauncherRequest, LauncherStatus, ScreenCursor,
+    ScreenReply, StateSnapshot,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -423,7 +423,9 @@ impl Instance {
                 self.dirty = true;
                 peer.reply(
                     id,
-                    ClientReply::Ok(json!({"instance": self.spec.instance, "approve": policy.as_str()})),
+                    ClientReply::Ok(
+                        json!({"instance": self.spec.instance, "approve": policy.as_str()}),
+                    ),
                 );
                 return;
             }

@@ -362,9 +362,10 @@ pub fn parse_skill(text: &str, dir: &Path) -> Result<Package, String> {
     let login = scalar("login")?.filter(|l| !l.trim().is_empty());
     let approve = match scalar("approve")? {
         None => None,
-        Some(text) => Some(tickhost::wire::ApprovalPolicy::parse(text.trim()).ok_or_else(
-            || format!("`approve` is {text:?}; it takes auto, ask or deny"),
-        )?),
+        Some(text) => Some(
+            tickhost::wire::ApprovalPolicy::parse(text.trim())
+                .ok_or_else(|| format!("`approve` is {text:?}; it takes auto, ask or deny"))?,
+        ),
     };
     Ok(Package {
         approve,

@@ -338,6 +338,46 @@ impl Bridge {
         .unwrap_or_else(|e| Err(HostError::Lost(format!("internal error: {e}"))))
     }
 
+    /// A call on a fresh tickhost connection; while tickhost holds it for a
+    /// person's approval, each word of that becomes an MCP progress
+    /// notification, when the client gave a progress token.
+    async fn request_call(
+        &self,
+        request: ClientRequest,
+        progress: Option<ProgressSink>,
+    ) -> Result<ClientReply, HostError> {
+        let runtime = self.inner.options.runtime_dir.clone();
+        let exe = self.inner.options.exe.clone();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<tickhost::wire::HeldCall>();
+        let forward = tokio::spawn(async move {
+            let mut step = 0.0;
+            while let Some(held) = rx.recv().await {
+                let Some(sink) = &progress else { continue };
+                step += 1.0;
+                let message = format!(
+                    "waiting for a person to approve {} on {} (call {}; `tickloop approve {} {}` or the Monitor)",
+                    held.tool, held.instance, held.call, held.instance, held.call
+                );
+                let param = rmcp::model::ProgressNotificationParam::new(sink.token.clone(), step)
+                    .with_message(message);
+                let _ = sink.peer.notify_progress(param).await;
+            }
+        });
+        let reply = tokio::task::spawn_blocking(move || {
+            let mut client = Client::connect_or_start(&runtime, &exe)
+                .map_err(|e| HostError::Connect(format!("cannot reach tickhost: {e}")))?;
+            client
+                .request_with_progress(request, |held| {
+                    let _ = tx.send(held.clone());
+                })
+                .map_err(|e| HostError::Lost(format!("tickhost: {e}")))
+        })
+        .await
+        .unwrap_or_else(|e| Err(HostError::Lost(format!("internal error: {e}"))));
+        let _ = forward.await;
+        reply
+    }
+
     /// A request whose success is a JSON value.
     async fn simple(&self, request: ClientRequest) -> Result<Value, Refusal> {
         match self.request(request).await {
@@ -872,7 +912,7 @@ impl Bridge {
         }
     }
 
-    async fn generic_call(&self, args: Value) -> CallToolResult {
+    async fn generic_call(&self, args: Value, progress: Option<ProgressSink>) -> CallToolResult {
         let args: CallArgs = match serde_json::from_value(args) {
             Ok(a) => a,
             Err(e) => {
@@ -888,14 +928,25 @@ impl Bridge {
             }
         };
         let call_args = args.args.unwrap_or_else(|| json!({}));
-        self.call(&args.instance, &args.tool, call_args, &args.revision)
-            .await
+        self.call(
+            &args.instance,
+            &args.tool,
+            call_args,
+            &args.revision,
+            progress,
+        )
+        .await
     }
 
     /// A per-Tick tool's call. A name the client's last `tools/list` did not
     /// hold is an unknown tool: a JSON-RPC error (-32602), as the MCP spec's
     /// error handling says, not a tool result.
-    async fn instance_call(&self, name: &str, args: Value) -> Result<CallToolResult, ErrorData> {
+    async fn instance_call(
+        &self,
+        name: &str,
+        args: Value,
+        progress: Option<ProgressSink>,
+    ) -> Result<CallToolResult, ErrorData> {
         let listed = self.state().listed.get(name).cloned();
         let Some(listed) = listed else {
             return Err(ErrorData::invalid_params(
@@ -947,7 +998,13 @@ impl Bridge {
             args
         };
         Ok(self
-            .call(&listed.instance, &listed.tool, args, &listed.revision)
+            .call(
+                &listed.instance,
+                &listed.tool,
+                args,
+                &listed.revision,
+                progress,
+            )
             .await)
     }
 
@@ -958,6 +1015,7 @@ impl Bridge {
         tool: &str,
         args: Value,
         revision: &str,
+        progress: Option<ProgressSink>,
     ) -> CallToolResult {
         let site = CallSite {
             instance,
@@ -977,12 +1035,15 @@ impl Bridge {
                 .is_none_or(|t| t.mutates)
         };
         let reply = self
-            .request(ClientRequest::Call {
-                instance: instance.to_string(),
-                tool: tool.to_string(),
-                args,
-                revision: revision.to_string(),
-            })
+            .request_call(
+                ClientRequest::Call {
+                    instance: instance.to_string(),
+                    tool: tool.to_string(),
+                    args,
+                    revision: revision.to_string(),
+                },
+                progress,
+            )
             .await;
         let result = match &reply {
             Err(HostError::Connect(m)) => outcome::refused(&site, -32603, m.clone()),
@@ -1252,6 +1313,13 @@ fn screen_text(value: &Value) -> String {
         .join("\n")
 }
 
+/// Where a call's progress goes: the client that asked, and the token it
+/// gave.
+struct ProgressSink {
+    peer: rmcp::Peer<RoleServer>,
+    token: rmcp::model::ProgressToken,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ManageArgs {
@@ -1437,16 +1505,20 @@ impl ServerHandler for Bridge {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.active();
+        let progress = context.meta.get_progress_token().map(|token| ProgressSink {
+            peer: context.peer.clone(),
+            token,
+        });
         let args = Value::Object(request.arguments.unwrap_or_default());
         let result = match request.name.as_ref() {
             MANAGE => self.manage(args).await,
             DESCRIBE => self.describe(args).await,
             READ => self.read(args).await,
-            CALL => self.generic_call(args).await,
-            other => self.instance_call(other, args).await?,
+            CALL => self.generic_call(args, progress).await,
+            other => self.instance_call(other, args, progress).await?,
         };
         Ok(CallToolResponse::Complete(result))
     }

@@ -268,7 +268,9 @@ pub enum ClientRequest {
         policy: ApprovalPolicy,
     },
     /// The instance's approval log ([`ApprovalLogEntry`]s, oldest first).
-    ApprovalLog { instance: String },
+    ApprovalLog {
+        instance: String,
+    },
     /// The instance's activity record ([`ActivityRecord`]): entries numbered
     /// above `after` (all kept ones when absent), oldest first.
     Activity {

@@ -80,13 +80,13 @@ fn every_golden_message_parses_and_encodes_back_the_same() {
     };
     assert_eq!(
         ops("ClientEnvelope").len(),
-        11,
+        15,
         "every ClientRequest op: {:?}",
         ops("ClientEnvelope")
     );
     assert_eq!(
         ops("LauncherEnvelope").len(),
-        9,
+        10,
         "every LauncherRequest op: {:?}",
         ops("LauncherEnvelope")
     );

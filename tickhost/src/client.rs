@@ -10,7 +10,8 @@
 
 use crate::paths::RuntimeDir;
 use crate::wire::{
-    ClientKind, ClientReply, ClientRequest, Envelope, HeldCall, Hello, HelloReply, ServerMessage, WatchEvent,
+    ClientKind, ClientReply, ClientRequest, Envelope, HeldCall, Hello, HelloReply, ServerMessage,
+    WatchEvent,
 };
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;

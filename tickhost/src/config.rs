@@ -71,14 +71,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_the_three_settings_and_refuses_others() {
-        let config = parse("detach_key = \"ctrl+a\"\nhistory = 10\nclipboard = false\n").unwrap();
+    fn reads_the_settings_and_refuses_others() {
+        let config = parse(
+            "detach_key = \"ctrl+a\"\nhistory = 10\nclipboard = false\napproval_timeout_secs = 60\nnotify = true\n",
+        )
+        .unwrap();
         assert_eq!(
             config,
             Config {
                 detach_key: Some("ctrl+a".into()),
                 history: Some(10),
                 clipboard: Some(false),
+                approval_timeout_secs: Some(60),
+                notify: Some(true),
             }
         );
         assert_eq!(parse("").unwrap(), Config::default());

@@ -108,6 +108,7 @@ pub fn run(ctx: &Ctx) -> Result<(String, PaneOutcome), Error> {
                 calls_in_flight: 0,
                 updated: None,
                 ended: Some(reason.clone()),
+                awaiting_approval: Vec::new(),
             };
             // A refusal is logged with its request; the pane goes on.
             let _ = report::report(target, &status);

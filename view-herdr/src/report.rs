@@ -57,6 +57,9 @@ pub struct TickStatus {
     pub updated: Option<String>,
     /// The reason, once the Tick ended.
     pub ended: Option<String>,
+    /// Tools of the calls waiting for a person's approval, oldest first:
+    /// the pane is `blocked` while there are any.
+    pub awaiting_approval: Vec<String>,
 }
 
 /// `seconds` as the sidebar says it: coarse, so that an idle Tick is
@@ -101,6 +104,16 @@ impl TickStatus {
                 .and_then(|at| seconds_since(at, now))
                 .map(age_words),
             ended,
+            awaiting_approval: item["approval_tools"]
+                .as_array()
+                .map(|tools| {
+                    tools
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default(),
         }
     }
 
@@ -108,6 +121,16 @@ impl TickStatus {
     pub fn agent_state(&self) -> (AgentState, String) {
         if let Some(reason) = &self.ended {
             return (AgentState::Idle, format!("ended: {reason}"));
+        }
+        if let Some(tool) = self.awaiting_approval.first() {
+            let more = match self.awaiting_approval.len() {
+                1 => String::new(),
+                n => format!(" (+{} more)", n - 1),
+            };
+            return (
+                AgentState::Blocked,
+                format!("approve {tool}?{more} ctrl+\\ m here, or the Monitor"),
+            );
         }
         let updated = match &self.updated {
             Some(age) => format!("updated {age}"),
@@ -318,6 +341,16 @@ mod tests {
             idle.agent_state(),
             (AgentState::Idle, "no updates yet".into())
         );
+        let asking = TickStatus {
+            awaiting_approval: vec!["increment".into(), "reset".into()],
+            ..s.clone()
+        };
+        let (state, message) = asking.agent_state();
+        assert_eq!(state, AgentState::Blocked);
+        assert!(
+            message.starts_with("approve increment? (+1 more)"),
+            "{message}"
+        );
         let ended = json!({"id":"hosted:c","title":"Counter","state":"ended","seq":3,"calls_in_flight":0,
             "ended":{"reason":"the Tick exited with status 0","kind":"exited"}});
         let e = TickStatus::from_list_item(&ended, now());
@@ -352,6 +385,7 @@ mod tests {
             calls_in_flight: 0,
             updated: None,
             ended: None,
+            awaiting_approval: Vec::new(),
         };
         let m = metadata_params("p", "hosted:x", &s);
         assert!(m.tokens.len() <= 16);

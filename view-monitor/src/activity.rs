@@ -648,6 +648,60 @@ impl Fetcher {
     }
 }
 
+impl Fetcher {
+    /// Starts asking the tickhost of `runtime`, every second, which calls
+    /// of `id` wait for approval; `deliver` gets the list when it changed
+    /// (and returns `false` to stop). It only asks tickhost for the calls
+    /// when `list` says some wait.
+    pub fn start_approvals(
+        runtime: PathBuf,
+        id: String,
+        deliver: impl Fn(Vec<tickhost::wire::HeldCall>) -> bool + Send + 'static,
+    ) -> Fetcher {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
+        std::thread::spawn(move || {
+            let mut client = None;
+            let mut last: Vec<tickhost::wire::HeldCall> = Vec::new();
+            while !stopped.load(Ordering::Relaxed) {
+                if client.is_none() {
+                    client = tickhost::client::Client::connect(&runtime).ok();
+                }
+                if let Some(c) = client.as_mut() {
+                    match c.request(ClientRequest::Approvals) {
+                        Ok(ClientReply::Ok(value)) => {
+                            let all: Vec<tickhost::wire::HeldCall> =
+                                serde_json::from_value(value).unwrap_or_default();
+                            let mine: Vec<_> = all
+                                .into_iter()
+                                .filter(|h| {
+                                    h.instance == id || h.instance.ends_with(&format!(":{id}"))
+                                })
+                                .collect();
+                            let changed = mine.len() != last.len()
+                                || mine.iter().zip(&last).any(|(a, b)| a.call != b.call)
+                                || (!mine.is_empty()
+                                    && mine[0].waited_ms / 1000 != last[0].waited_ms / 1000);
+                            if changed {
+                                last.clone_from(&mine);
+                                if !deliver(mine) {
+                                    return;
+                                }
+                            }
+                        }
+                        _ => client = None,
+                    }
+                }
+                std::thread::sleep(APPROVALS_EVERY);
+            }
+        });
+        Fetcher { stop }
+    }
+}
+
+/// How often a view asks which calls wait for approval.
+pub const APPROVALS_EVERY: Duration = Duration::from_secs(1);
+
 impl Drop for Fetcher {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);

@@ -403,6 +403,10 @@ pub(crate) enum Note {
     Frame(ToView),
     /// The activity overlay's data, fetched.
     Activity(crate::activity::Fetched),
+    /// The calls of this instance waiting for approval.
+    Approvals(Vec<tickhost::wire::HeldCall>),
+    /// How a decision made here went, for the last row.
+    Decided(String),
     Lost(String),
     Broken(String),
     Signal,
@@ -439,6 +443,20 @@ fn session(
     }
     // The activity overlay (prefix, `m`), while open, and what feeds it.
     let mut activity: Option<(crate::activity::ActivityView, crate::activity::Fetcher)> = None;
+    // Calls of this instance waiting for approval: the last row says so;
+    // the activity overlay prompts for them (y/n/v).
+    let mut waiting: Vec<tickhost::wire::HeldCall> = Vec::new();
+    let mut prompt_whole = false;
+    let _approvals =
+        crate::activity::Fetcher::start_approvals(opts.runtime.clone(), opts.instance.clone(), {
+            let tx = note_tx.clone();
+            let waker = waker.clone();
+            move |held| {
+                let sent = tx.send(Note::Approvals(held)).is_ok();
+                let _ = waker.wake();
+                sent
+            }
+        });
 
     let mut prefix = Prefix::new(opts.prefix);
     // A note on the last row for a moment: the keys after attaching, the
@@ -492,6 +510,20 @@ fn session(
                     dirty = true;
                 }
                 Ok(Note::Frame(ToView::Resized { .. })) => {}
+                Ok(Note::Decided(text)) => {
+                    flash = Some((text, Instant::now() + FLASH));
+                    attach_note = false;
+                    dirty = true;
+                }
+                Ok(Note::Approvals(held)) => {
+                    if held != waiting {
+                        if held.first().map(|h| &h.call) != waiting.first().map(|h| &h.call) {
+                            prompt_whole = false;
+                        }
+                        waiting = held;
+                        dirty = true;
+                    }
+                }
                 Ok(Note::Activity(fetched)) => {
                     if let Some((panel, _)) = activity.as_mut() {
                         panel.update(fetched);
@@ -538,16 +570,30 @@ fn session(
                 let _ = term.flush();
                 guard.set_mouse(mouse_mode);
             }
-            let (note, force) = match (&flash, &opts.status) {
-                (Some((text, _)), _) => (text.as_str(), true),
-                (None, Some(status)) => (status.as_str(), true),
-                (None, None) => (size_note.as_str(), false),
+            let asking = waiting.first().filter(|_| activity.is_none()).map(|held| {
+                format!(
+                    "{} asks to call {} {} · {} m to approve or refuse",
+                    held.client.map_or("an agent", |c| c.label()),
+                    held.tool,
+                    held.args,
+                    prefix.key.name()
+                )
+            });
+            let (note, force) = match (&asking, &flash, &opts.status) {
+                (Some(text), _, _) => (text.as_str(), true),
+                (None, Some((text, _)), _) => (text.as_str(), true),
+                (None, None, Some(status)) => (status.as_str(), true),
+                (None, None, None) => (size_note.as_str(), false),
             };
             let mut frame = render::compose(&model, view.0, view.1, note, force);
             if let Some((panel, _)) = &activity {
                 let now = time::OffsetDateTime::now_utc();
                 let hint = format!("{} m closes", prefix.key.name());
                 crate::activity::draw(&mut frame.surface, panel, now, &hint, false);
+                if let Some(held) = waiting.first() {
+                    let more = waiting.len() - 1;
+                    crate::approval_prompt::draw(&mut frame.surface, held, more, prompt_whole);
+                }
                 frame.cursor = None;
                 frame.scroll_rows = 0;
             }
@@ -624,6 +670,32 @@ fn session(
                 };
                 flash = text.map(|t| (t, Instant::now() + lasts));
                 attach_note = false;
+                dirty = true;
+            }
+            Some(InputEvent::Key(key))
+                if activity.is_some()
+                    && !waiting.is_empty()
+                    && matches!(key.key, termwiz::input::KeyCode::Char('y' | 'n' | 'v')) =>
+            {
+                let held = waiting[0].clone();
+                match key.key {
+                    termwiz::input::KeyCode::Char('v') => prompt_whole = !prompt_whole,
+                    termwiz::input::KeyCode::Char(c) => {
+                        let approve = c == 'y';
+                        waiting.remove(0);
+                        prompt_whole = false;
+                        let runtime = opts.runtime.clone();
+                        let tx = note_tx.clone();
+                        let waker = waker.clone();
+                        std::thread::spawn(move || {
+                            let text =
+                                crate::approval_prompt::decide(&runtime, &held, approve, "attach");
+                            let _ = tx.send(Note::Decided(text));
+                            let _ = waker.wake();
+                        });
+                    }
+                    _ => {}
+                }
                 dirty = true;
             }
             Some(InputEvent::Key(key)) if activity.is_some() => {

@@ -3,6 +3,7 @@
 //! running Tick, [`monitor`]) and the renderer they share ([`render`]).
 
 pub mod activity;
+pub mod approval_prompt;
 pub mod attach_view;
 pub mod colors;
 pub mod monitor;

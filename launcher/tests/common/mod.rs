@@ -57,6 +57,7 @@ pub fn spec(instance: &str, shell: bool, argv: &[&str]) -> (tempfile::TempDir, L
         socket,
         history: None,
         init_timeout_ms: None,
+        approve: None,
     };
     (dir, spec)
 }

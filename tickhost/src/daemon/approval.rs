@@ -18,12 +18,12 @@ use crate::framing::write_line;
 use crate::wire::{
     ApprovalLogEntry, ApprovalPolicy, CallOutcome, ClientKind, HeldCall, RpcError, ServerMessage,
 };
-use tokio::net::unix::OwnedWriteHalf;
 use serde_json::{json, Value};
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+use tokio::net::unix::OwnedWriteHalf;
 use tokio::sync::oneshot;
 
 /// The JSON-RPC code of a call a person (or the policy, or the wait) did
@@ -84,12 +84,13 @@ impl Approvals {
             .collect()
     }
 
-    /// How many calls of `instance` wait.
-    pub fn count_for(&self, instance: &str) -> usize {
+    /// The tools of the calls of `instance` that wait, oldest first.
+    pub fn tools_for(&self, instance: &str) -> Vec<String> {
         self.waiting()
             .iter()
             .filter(|w| w.held.instance == instance)
-            .count()
+            .map(|w| w.held.tool.clone())
+            .collect()
     }
 
     /// Hands `decision` to call `call` of `instance`; `false` when no such
@@ -125,7 +126,12 @@ pub enum Gate {
 /// `None` when the catalog has no such tool (the launcher refuses it).
 fn tool_of(instance: &Instance, tool: &str) -> Option<(bool, String)> {
     let status = instance.status();
-    let tools = status.descriptor.as_ref()?.get("tools")?.as_array()?.clone();
+    let tools = status
+        .descriptor
+        .as_ref()?
+        .get("tools")?
+        .as_array()?
+        .clone();
     tools
         .iter()
         .find(|t| t.get("name").and_then(Value::as_str) == Some(tool))
@@ -253,8 +259,10 @@ pub async fn gate(
         if tokio::time::Instant::now() >= next_progress {
             let mut now_held = held.clone();
             now_held.waited_ms = u64::try_from(
-                (approvals.timeout.saturating_sub(deadline - tokio::time::Instant::now()))
-                    .as_millis(),
+                (approvals
+                    .timeout
+                    .saturating_sub(deadline - tokio::time::Instant::now()))
+                .as_millis(),
             )
             .unwrap_or(0);
             let line = ServerMessage::Progress { id, held: now_held };

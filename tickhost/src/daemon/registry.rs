@@ -82,10 +82,7 @@ impl Shared {
             registry: Mutex::new(Registry::default()),
             changes: watch::Sender::new(0),
             shutdown: watch::Sender::new(false),
-            approvals: super::approval::Approvals::new(
-                approval_timeout(),
-                notify_enabled(),
-            ),
+            approvals: super::approval::Approvals::new(approval_timeout(), notify_enabled()),
         })
     }
 

@@ -213,7 +213,12 @@ async fn handle(
             by,
         } => decide(shared, &instance, &call, approve, reason, by),
         ClientRequest::SetApproval { instance, policy } => {
-            let reply = forward(instance.clone(), LauncherRequest::SetApproval { policy }, true).await;
+            let reply = forward(
+                instance.clone(),
+                LauncherRequest::SetApproval { policy },
+                true,
+            )
+            .await;
             if let (ClientReply::Ok(_), Ok(found)) = (&reply, shared.resolve(&instance)) {
                 if let Some(conn) = found.conn() {
                     refresh_status(shared, &found, &conn).await;
@@ -471,7 +476,9 @@ fn list(shared: &Shared) -> Value {
             .iter()
             .map(|instance| {
                 let mut entry = list_entry(instance);
-                entry["approvals_waiting"] = json!(shared.approvals.count_for(&instance.id));
+                let tools = shared.approvals.tools_for(&instance.id);
+                entry["approvals_waiting"] = json!(tools.len());
+                entry["approval_tools"] = json!(tools);
                 entry
             })
             .collect(),

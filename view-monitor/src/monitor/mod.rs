@@ -87,6 +87,8 @@ enum Event {
     Message(String),
     /// The activity view's data (`i`), fetched.
     Activity(crate::activity::Fetched),
+    /// The calls waiting for approval (every instance), oldest first.
+    Approvals(Vec<tickhost::wire::HeldCall>),
     Signal,
 }
 
@@ -157,6 +159,8 @@ pub fn run(
             overlay: None,
             activity: None,
             activity_at_start: activity,
+            waiting: Vec::new(),
+            prompt_whole: false,
             size: (clamp(size.cols), clamp(size.rows)),
             mouse: MouseTracking::Off,
             prefix: Prefix::new(prefix),
@@ -217,7 +221,13 @@ fn spawn_poller(runtime: PathBuf, client: Client, p: Poller) {
                     Err(e) => Event::ListFailed(format!("{e}")),
                 },
                 Some(c) => match c.request(ClientRequest::List) {
-                    Ok(ClientReply::Ok(list)) => Event::List(list),
+                    Ok(ClientReply::Ok(list)) => {
+                        let waiting = crate::approval_prompt::fetch_waiting(c, &list);
+                        if p.tx.send(Event::Approvals(waiting)).is_err() {
+                            return;
+                        }
+                        Event::List(list)
+                    }
                     Ok(ClientReply::Error(e)) => Event::ListFailed(e.message),
                     Ok(ClientReply::Call(_)) => {
                         Event::ListFailed("tickhost answered list with a call outcome".into())
@@ -298,6 +308,11 @@ struct Monitor {
     activity: Option<(crate::activity::ActivityView, crate::activity::Fetcher)>,
     /// `--activity`: open it for the selected instance once the list came.
     activity_at_start: bool,
+    /// Calls waiting for approval: the first is prompted for (y/n/v) over
+    /// whatever is shown.
+    waiting: Vec<tickhost::wire::HeldCall>,
+    /// `v`: the prompt shows the arguments whole.
+    prompt_whole: bool,
     size: (u16, u16),
     /// The mouse reporting the user's terminal has on.
     mouse: MouseTracking,
@@ -345,6 +360,16 @@ impl Monitor {
                     Ok(Event::Message(text)) => {
                         self.message = Some(text);
                         dirty = true;
+                    }
+                    Ok(Event::Approvals(waiting)) => {
+                        if waiting.first().map(|h| &h.call) != self.waiting.first().map(|h| &h.call)
+                        {
+                            self.prompt_whole = false;
+                        }
+                        if waiting != self.waiting {
+                            self.waiting = waiting;
+                            dirty = true;
+                        }
                     }
                     Ok(Event::Activity(fetched)) => {
                         if let Some((view, _)) = self.activity.as_mut() {
@@ -474,6 +499,27 @@ impl Monitor {
     }
 
     fn input(&mut self, event: InputEvent) -> Flow {
+        // A call waiting for approval takes y, n and v first, wherever the
+        // person is (the list, the overlay, the activity).
+        if let (Some(held), InputEvent::Key(key)) = (self.waiting.first().cloned(), &event) {
+            let plain = key.modifiers == termwiz::input::Modifiers::NONE
+                || key.modifiers == termwiz::input::Modifiers::SHIFT;
+            match key.key {
+                KeyCode::Char('y' | 'Y') if plain => {
+                    self.decide(held, true);
+                    return Flow::Go;
+                }
+                KeyCode::Char('n' | 'N') if plain => {
+                    self.decide(held, false);
+                    return Flow::Go;
+                }
+                KeyCode::Char('v' | 'V') if plain => {
+                    self.prompt_whole = !self.prompt_whole;
+                    return Flow::Go;
+                }
+                _ => {}
+            }
+        }
         if let Some((view, _)) = self.activity.as_mut() {
             if let InputEvent::Key(key) = &event {
                 match view.on_key(key) {
@@ -614,6 +660,23 @@ impl Monitor {
     }
 
     /// `tickloop close ID` in the background; the footer says how it went.
+    /// Approves or refuses `held` (in the background; the footer says how
+    /// it went).
+    fn decide(&mut self, held: tickhost::wire::HeldCall, approve: bool) {
+        self.waiting.retain(|w| w.call != held.call);
+        self.prompt_whole = false;
+        let runtime = self.runtime.clone();
+        let tx = self.events_tx.clone();
+        let waker = self.waker.clone();
+        let poke = self.poke.clone();
+        std::thread::spawn(move || {
+            let text = crate::approval_prompt::decide(&runtime, &held, approve, "monitor");
+            let _ = tx.send(Event::Message(text));
+            let _ = poke.send(());
+            let _ = waker.wake();
+        });
+    }
+
     fn close_instance(&mut self, id: String, ended: bool) {
         self.message = Some(format!("closing {id}…"));
         let runtime = self.runtime.clone();
@@ -798,6 +861,11 @@ impl Monitor {
         }
         if let Some((view, _)) = &self.activity {
             crate::activity::draw(&mut surface, view, (self.clock)(), "", false);
+            cursor = None;
+        }
+        if let Some(held) = self.waiting.first() {
+            let more = self.waiting.len() - 1;
+            crate::approval_prompt::draw(&mut surface, held, more, self.prompt_whole);
             cursor = None;
         }
         Frame {

@@ -1,0 +1,416 @@
+//! Approval (issue 15): with `--approve ask`, a call to a `mutates: true`
+//! tool waits in tickhost until a person approves it, before anything is
+//! written to the Tick (the counter's own log proves what reached it). Every
+//! way it can end — approved, refused, timed out, its catalog revision
+//! changed, the Tick ended —, `deny`, changing the policy at run time, the
+//! approval log, and the prompts a person answers: the Monitor's and the
+//! attach view's activity overlay, in a real terminal (tmux).
+
+mod common;
+
+use common::tmux::Tmux;
+use common::*;
+use serde_json::Value;
+
+/// The calls `tickloop approvals` lists (one JSON line each).
+fn waiting(host: &Host) -> Vec<Value> {
+    let out = host.run(&["approvals"]);
+    out.expect(0);
+    out.stdout
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// Waits until call number `n` (1-based) of all ever held waits; returns it.
+fn wait_held(host: &Host, tool: &str) -> Value {
+    wait_for(&format!("a call to {tool} to wait for approval"), || {
+        waiting(host).into_iter().find(|h| h["tool"] == tool)
+    })
+}
+
+fn log_of(host: &Host, id: &str) -> Vec<Value> {
+    let out = host.run(&["approvals", "--log", id]);
+    out.expect(0);
+    out.stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a log line"))
+        .collect()
+}
+
+fn open_asking(host: &Host, id: &str) {
+    let log = host.log_path(id);
+    host.ok(&[
+        "open",
+        "--id",
+        id,
+        "--approve",
+        "ask",
+        "--",
+        &tick("counter.py"),
+        "--log",
+        &log,
+    ]);
+}
+
+#[test]
+fn a_held_call_runs_once_approved_and_a_refused_one_never_reaches_the_tick() {
+    let host = Host::new();
+    open_asking(&host, "ask");
+    assert_eq!(host.entry("hosted:ask").expect("listed")["approve"], "ask");
+
+    let caller = host.spawn(&[
+        "call",
+        "ask",
+        "increment",
+        r#"{"amount":2}"#,
+        "--revision",
+        "1",
+    ]);
+    let held = wait_held(&host, "increment");
+    assert_eq!(held["instance"], "hosted:ask");
+    assert_eq!(held["args"], serde_json::json!({"amount": 2}));
+    assert_eq!(held["revision"], "1");
+    assert_eq!(held["client"], "cli");
+    assert_eq!(held["description"], "Add an integer to the counter.");
+    assert_eq!(host.entry("hosted:ask").unwrap()["approvals_waiting"], 1);
+    // Nothing reached the Tick while it waited.
+    assert_eq!(host.logged_calls("ask", "increment"), 0);
+    let call = held["call"].as_str().expect("a call id").to_string();
+    host.ok(&["approve", "ask", &call]);
+    let out = caller.finish();
+    out.expect(0);
+    assert_eq!(out.json()["result"]["value"], 2);
+    assert!(
+        out.stderr.contains("waiting for approval of increment"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(host.logged_calls("ask", "increment"), 1);
+
+    // Refused: not executed, with the person's reason; the Tick never saw it.
+    let caller = host.spawn(&[
+        "call",
+        "ask",
+        "increment",
+        r#"{"amount":9}"#,
+        "--revision",
+        "1",
+    ]);
+    let call = wait_held(&host, "increment")["call"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    host.ok(&["refuse", "ask", &call, "--reason", "not during the demo"]);
+    let out = caller.finish();
+    out.expect(3);
+    assert!(out.stderr.contains("not during the demo"), "{}", out.stderr);
+    assert_eq!(out.json()["executed"], false);
+    assert_eq!(host.logged_calls("ask", "increment"), 1);
+    assert_eq!(host.read("ask")["data"]["value"], 2);
+
+    // A tool that does not mutate is never held.
+    host.ok(&["call", "ask", "history", "--revision", "1"]);
+    assert!(waiting(&host).is_empty());
+
+    // Deciding on a call that no longer waits is refused, saying so.
+    let again = host.run(&["approve", "ask", &call]);
+    again.expect_error(1, "bad_request");
+
+    // The log: every decision, with who made it.
+    let decisions: Vec<(String, String)> = log_of(&host, "ask")
+        .iter()
+        .map(|e| {
+            (
+                e["decision"].as_str().unwrap().to_string(),
+                e["by"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let pairs: Vec<(&str, &str)> = decisions
+        .iter()
+        .map(|(d, b)| (d.as_str(), b.as_str()))
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            ("held", "tickhost"),
+            ("approved", "cli"),
+            ("held", "tickhost"),
+            ("refused", "cli")
+        ]
+    );
+    assert_eq!(log_of(&host, "ask")[3]["reason"], "not during the demo");
+}
+
+#[test]
+fn a_call_nobody_approves_times_out_not_executed() {
+    let host = Host::new();
+    host.start_tickhost_with(&[("TICKLOOP_APPROVAL_TIMEOUT_MS", "300")]);
+    open_asking(&host, "slow");
+    let out = host.run(&[
+        "call",
+        "slow",
+        "increment",
+        r#"{"amount":1}"#,
+        "--revision",
+        "1",
+    ]);
+    out.expect(3);
+    assert!(
+        out.stderr.contains("nobody approved the call"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(host.logged_calls("slow", "increment"), 0);
+    let last = log_of(&host, "slow").pop().expect("a decision");
+    assert_eq!(last["decision"], "timed_out");
+}
+
+#[test]
+fn a_catalog_change_while_waiting_refuses_with_minus_32004() {
+    let host = Host::new();
+    open_asking(&host, "rev");
+    let first = host.spawn(&[
+        "call",
+        "rev",
+        "increment",
+        r#"{"amount":1}"#,
+        "--revision",
+        "1",
+    ]);
+    wait_held(&host, "increment");
+    // Changing the catalog mutates too: it waits, and is approved.
+    let change = host.spawn(&[
+        "call",
+        "rev",
+        "set_revision",
+        r#"{"revision":"2"}"#,
+        "--revision",
+        "1",
+    ]);
+    let call = wait_held(&host, "set_revision")["call"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    host.ok(&["approve", "rev", &call]);
+    change.finish().expect(0);
+    // tickhost learns of the new catalog when the Tick is described (here
+    // by an agent preparing its next call): the first call was bound to
+    // revision 1, so it is not executed, -32004, and never reached the Tick.
+    host.ok(&["describe", "rev"]);
+    let out = first.finish();
+    out.expect(3);
+    assert_eq!(out.json()["error"]["code"], -32004);
+    assert_eq!(host.logged_calls("rev", "increment"), 0);
+}
+
+#[test]
+fn a_tick_ending_while_a_call_waits_leaves_it_not_executed() {
+    let host = Host::new();
+    open_asking(&host, "gone");
+    let caller = host.spawn(&[
+        "call",
+        "gone",
+        "increment",
+        r#"{"amount":1}"#,
+        "--revision",
+        "1",
+    ]);
+    wait_held(&host, "increment");
+    host.ok(&["close", "gone"]);
+    let out = caller.finish();
+    out.expect(3);
+    assert!(
+        out.stderr.contains("ended while the call waited"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(host.logged_calls("gone", "increment"), 0);
+}
+
+#[test]
+fn deny_refuses_at_once_and_the_policy_changes_at_run_time() {
+    let host = Host::new();
+    let log = host.log_path("deny");
+    host.ok(&[
+        "open",
+        "--id",
+        "deny",
+        "--approve",
+        "deny",
+        "--",
+        &tick("counter.py"),
+        "--log",
+        &log,
+    ]);
+    let out = host.run(&[
+        "call",
+        "deny",
+        "increment",
+        r#"{"amount":1}"#,
+        "--revision",
+        "1",
+    ]);
+    out.expect(3);
+    assert!(
+        out.stderr.contains("approval policy deny"),
+        "{}",
+        out.stderr
+    );
+    host.ok(&["approve-policy", "deny", "auto"]);
+    assert_eq!(host.entry("hosted:deny").unwrap()["approve"], "auto");
+    host.ok(&[
+        "call",
+        "deny",
+        "increment",
+        r#"{"amount":1}"#,
+        "--revision",
+        "1",
+    ]);
+    assert_eq!(host.logged_calls("deny", "increment"), 1);
+    // Turning `ask` off lets a waiting call through.
+    host.ok(&["approve-policy", "deny", "ask"]);
+    let caller = host.spawn(&[
+        "call",
+        "deny",
+        "increment",
+        r#"{"amount":1}"#,
+        "--revision",
+        "1",
+    ]);
+    wait_held(&host, "increment");
+    host.ok(&["approve-policy", "deny", "auto"]);
+    caller.finish().expect(0);
+    // A bad policy is refused by the CLI before anything changes.
+    host.run(&["approve-policy", "deny", "sometimes"]).expect(2);
+}
+
+#[test]
+fn the_monitor_prompts_y_approves_v_shows_the_arguments_n_refuses() {
+    let host = Host::new();
+    open_asking(&host, "mon");
+    let tmux = Tmux::start(
+        &host,
+        120,
+        30,
+        &format!("trap '' QUIT INT; {} monitor", tickloop_bin()),
+    );
+    tmux.wait_text("hosted:mon");
+    let caller = host.spawn(&[
+        "call",
+        "mon",
+        "increment",
+        r#"{"amount":2}"#,
+        "--revision",
+        "1",
+    ]);
+    let shown = tmux.wait_text("approve? hosted:mon");
+    assert!(
+        shown.contains("CLI wants to call increment on hosted:mon — it mutates: Add an integer"),
+        "{shown}"
+    );
+    assert!(shown.contains(r#""amount": 2"#), "{shown}");
+    assert!(shown.contains("y approve · n refuse"), "{shown}");
+    tmux.send_keys(&["y"]);
+    caller.finish().expect(0);
+    tmux.wait_text("approved c");
+
+    let long: String = (0..12)
+        .map(|i| format!(r#""k{i}":{i}"#))
+        .collect::<Vec<_>>()
+        .join(",");
+    let caller = host.spawn(&[
+        "call",
+        "mon",
+        "increment",
+        &format!("{{{long}}}"),
+        "--revision",
+        "1",
+    ]);
+    let shown = tmux.wait_text("more lines (v shows them)");
+    assert!(!shown.contains(r#""k9": 9"#), "{shown}");
+    tmux.send_keys(&["v"]);
+    tmux.wait_text(r#""k9": 9"#);
+    tmux.send_keys(&["n"]);
+    let out = caller.finish();
+    // The arguments were wrong for the tool anyway, but refused before
+    // anyone checked: not executed, by the Monitor.
+    out.expect(3);
+    assert!(
+        out.stderr.contains("refused in the monitor"),
+        "{}",
+        out.stderr
+    );
+    tmux.send_keys(&["q"]);
+    tmux.wait_text("ATTACH-EXIT 0");
+}
+
+#[test]
+fn an_attached_view_says_a_call_waits_and_its_activity_overlay_decides() {
+    let host = Host::new();
+    open_asking(&host, "att");
+    let tmux = Tmux::attach(&host, "hosted:att", 110, 30);
+    tmux.wait_text("value: 0");
+    let caller = host.spawn(&[
+        "call",
+        "att",
+        "increment",
+        r#"{"amount":4}"#,
+        "--revision",
+        "1",
+    ]);
+    tmux.wait_text(r#"CLI asks to call increment {"amount":4}"#);
+    tmux.send_keys(&["C-\\", "m"]);
+    tmux.wait_text("approve? hosted:att");
+    tmux.send_keys(&["y"]);
+    caller.finish().expect(0);
+    // The activity shows the call executed, the prompt gone.
+    let shown = tmux.wait_text(r#"increment {"amount":4} → executed"#);
+    assert!(!shown.contains("approve?"), "{shown}");
+    tmux.send_keys(&["Escape"]);
+    tmux.wait_text("value: 4");
+    let last = log_of(&host, "att").pop().expect("a decision");
+    assert_eq!(last["decision"], "approved");
+    assert_eq!(last["by"], "attach");
+}
+
+#[test]
+fn a_call_approved_after_an_unnoticed_catalog_change_is_refused_by_the_tick() {
+    let host = Host::new();
+    open_asking(&host, "late");
+    let first = host.spawn(&[
+        "call",
+        "late",
+        "increment",
+        r#"{"amount":1}"#,
+        "--revision",
+        "1",
+    ]);
+    let first_call = wait_held(&host, "increment")["call"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let change = host.spawn(&[
+        "call",
+        "late",
+        "set_revision",
+        r#"{"revision":"2"}"#,
+        "--revision",
+        "1",
+    ]);
+    let call = wait_held(&host, "set_revision")["call"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    host.ok(&["approve", "late", &call]);
+    change.finish().expect(0);
+    // Approved for revision 1, which the Tick no longer has: it refuses it
+    // itself (the protocol binds the call to its revision).
+    host.ok(&["approve", "late", &first_call]);
+    let out = first.finish();
+    out.expect(3);
+    assert_eq!(out.json()["error"]["code"], -32004);
+    assert_eq!(host.read("late")["data"]["value"], 0);
+}

@@ -1,0 +1,181 @@
+//! The approval prompt: a call an agent made that waits for a person, drawn
+//! as a box at the bottom of the screen (over the Monitor's list or its
+//! overlay, over a view's activity overlay) with what the person needs to
+//! judge it: the instance, who asks, the tool and its description, the
+//! arguments pretty-printed, the revision and how long it has waited. `y`
+//! approves, `n` refuses, `v` shows the arguments whole.
+//!
+//! Pure: [`draw`] paints a [`HeldCall`] on a surface; [`decide`] sends the
+//! answer to tickhost.
+
+use crate::monitor::table::{truncate, width};
+use std::path::Path;
+use termwiz::cell::{CellAttributes, Intensity};
+use termwiz::color::{AnsiColor, ColorAttribute};
+use termwiz::surface::{Change, Position, Surface};
+use tickhost::wire::{ClientReply, ClientRequest, HeldCall};
+
+fn at(x: usize, y: usize) -> Change {
+    Change::CursorPosition {
+        x: Position::Absolute(x),
+        y: Position::Absolute(y),
+    }
+}
+
+/// `90s` → `1m30s`: how long, for people.
+fn duration(ms: u64) -> String {
+    let s = ms / 1000;
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// The prompt's lines (without the border): what, why, arguments, keys.
+pub fn lines(held: &HeldCall, more: usize, whole: bool, max_args: usize) -> Vec<String> {
+    let who = held.client.map_or("an agent", |c| c.label());
+    let mut lines = vec![
+        format!(
+            "{who} wants to call {} on {} — it mutates: {}",
+            held.tool, held.instance, held.description
+        ),
+        format!(
+            "revision {} · waiting {} of {}{}",
+            held.revision,
+            duration(held.waited_ms),
+            duration(held.timeout_ms),
+            if more > 0 {
+                format!(" · {more} more waiting after it")
+            } else {
+                String::new()
+            }
+        ),
+    ];
+    let pretty = serde_json::to_string_pretty(&held.args).unwrap_or_default();
+    let args: Vec<&str> = pretty.lines().collect();
+    let shown = if whole { args.len() } else { max_args };
+    lines.push("arguments:".to_string());
+    lines.extend(args.iter().take(shown).map(|l| format!("  {l}")));
+    if args.len() > shown {
+        lines.push(format!(
+            "  … {} more lines (v shows them)",
+            args.len() - shown
+        ));
+    }
+    lines.push(format!(
+        "y approve · n refuse · v {} arguments",
+        if whole { "fewer" } else { "whole" }
+    ));
+    lines
+}
+
+/// Paints the prompt for `held` at the bottom of `screen` (`more`: calls
+/// waiting after it). It takes at most two thirds of the screen; on a
+/// screen too small for a box, the last row says what to press.
+pub fn draw(screen: &mut Surface, held: &HeldCall, more: usize, whole: bool) {
+    let (cols, rows) = screen.dimensions();
+    if cols == 0 || rows == 0 {
+        return;
+    }
+    let mut warn = CellAttributes::default();
+    warn.set_foreground(ColorAttribute::PaletteIndex(AnsiColor::Yellow as u8));
+    if cols < 30 || rows < 8 {
+        let mut attrs = CellAttributes::default();
+        attrs.set_reverse(true);
+        let text = truncate(&format!("approve {} {}? y/n", held.tool, held.args), cols);
+        screen.add_changes(vec![
+            at(0, rows - 1),
+            Change::AllAttributes(attrs),
+            Change::Text(format!("{text:cols$}")),
+            Change::AllAttributes(CellAttributes::default()),
+        ]);
+        return;
+    }
+    let inner = cols - 2;
+    let max_height = (rows * 2 / 3).max(6);
+    let max_args = max_height.saturating_sub(6).clamp(1, 6);
+    let mut body = lines(held, more, whole, max_args);
+    if body.len() + 2 > max_height {
+        // Keep the key line.
+        let keys = body.pop().unwrap_or_default();
+        body.truncate(max_height.saturating_sub(3));
+        body.push(keys);
+    }
+    let height = body.len() + 2;
+    let top = rows - height;
+    let title = truncate(
+        &format!(" approve? {} · call {} ", held.instance, held.call),
+        inner.saturating_sub(2),
+    );
+    let mut changes = vec![
+        at(0, top),
+        Change::AllAttributes(warn.clone()),
+        Change::Text(format!(
+            "┌─{title}{}┐",
+            "─".repeat(inner.saturating_sub(1 + width(&title)))
+        )),
+    ];
+    let last = body.len() - 1;
+    for (i, line) in body.iter().enumerate() {
+        let mut attrs = CellAttributes::default();
+        if i == 0 || i == last {
+            attrs.set_intensity(Intensity::Bold);
+        }
+        let text = truncate(line, inner.saturating_sub(2));
+        changes.push(at(0, top + 1 + i));
+        changes.push(Change::AllAttributes(warn.clone()));
+        changes.push(Change::Text("│".into()));
+        changes.push(Change::AllAttributes(attrs));
+        changes.push(Change::Text(format!(
+            " {text}{}",
+            " ".repeat(inner.saturating_sub(1 + width(&text)))
+        )));
+        changes.push(Change::AllAttributes(warn.clone()));
+        changes.push(Change::Text("│".into()));
+    }
+    changes.push(at(0, rows - 1));
+    changes.push(Change::Text(format!("└{}┘", "─".repeat(inner))));
+    changes.push(Change::AllAttributes(CellAttributes::default()));
+    screen.add_changes(changes);
+}
+
+/// Sends a person's answer on `held` to the tickhost of `runtime`; the
+/// message to show.
+pub fn decide(runtime: &Path, held: &HeldCall, approve: bool, by: &str) -> String {
+    let request = ClientRequest::Decide {
+        instance: held.instance.clone(),
+        call: held.call.clone(),
+        approve,
+        reason: (!approve).then(|| format!("refused in the {by}")),
+        by: by.to_string(),
+    };
+    let verb = if approve { "approved" } else { "refused" };
+    match tickhost::client::Client::connect(runtime).and_then(|mut c| c.request(request)) {
+        Ok(ClientReply::Ok(_)) => {
+            format!("{verb} {} {} on {}", held.call, held.tool, held.instance)
+        }
+        Ok(ClientReply::Error(e)) => e.message,
+        Ok(other) => format!("unexpected answer: {other:?}"),
+        Err(e) => format!("cannot reach tickhost: {e}"),
+    }
+}
+
+/// Fetches the waiting calls from `client`, when the `list` answer says
+/// some wait (no request otherwise).
+pub fn fetch_waiting(
+    client: &mut tickhost::client::Client,
+    list: &serde_json::Value,
+) -> Vec<HeldCall> {
+    let any = list.as_array().is_some_and(|all| {
+        all.iter()
+            .any(|e| e["approvals_waiting"].as_u64().unwrap_or(0) > 0)
+    });
+    if !any {
+        return Vec::new();
+    }
+    match client.request(ClientRequest::Approvals) {
+        Ok(ClientReply::Ok(value)) => serde_json::from_value(value).unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
