@@ -481,7 +481,7 @@ impl Bridge {
         // A subscribed id whose instance ended and that runs again (a new
         // instance took it): watch the new one, announcing its first state.
         for id in revive {
-            self.start_watch(&id, true);
+            let _ = self.start_watch(&id, true);
         }
         (tools_changed, resources_changed)
     }
@@ -1132,14 +1132,18 @@ impl Bridge {
 
     /// Subscribes to `id` and watches its instance, unless a watch runs.
     /// `announce_first`: the first delivery is news (a new instance took a
-    /// subscribed id), so it is announced with `resources/updated`.
-    fn start_watch(&self, id: &str, announce_first: bool) {
+    /// subscribed id), so it is announced with `resources/updated`. The
+    /// receiver hears when the watch has its first delivery (or gave up):
+    /// from then on every change is announced.
+    fn start_watch(&self, id: &str, announce_first: bool) -> std::sync::mpsc::Receiver<()> {
+        let (ready_tx, ready) = std::sync::mpsc::channel();
         let cancel = Arc::new(AtomicBool::new(false));
         {
             let mut state = self.state();
             state.subscribed.insert(id.to_string());
             if state.watchers.contains_key(id) {
-                return;
+                let _ = ready_tx.send(());
+                return ready;
             }
             state.watchers.insert(
                 id.to_string(),
@@ -1153,19 +1157,26 @@ impl Bridge {
         let flag = cancel.clone();
         let spawned = std::thread::Builder::new()
             .name("tickloop-mcp-watch".into())
-            .spawn(move || bridge.watch_thread(&owned, &flag, announce_first));
+            .spawn(move || bridge.watch_thread(&owned, &flag, announce_first, ready_tx));
         if let Err(e) = spawned {
             // Without its thread the subscription cannot deliver; the next
             // poll tries again.
             eprintln!("tickloop mcp: cannot start the watch of {id}: {e}");
             self.end_watch(id, &cancel);
         }
+        ready
     }
 
     /// Runs one instance's watch until it is cancelled or the instance ends.
     /// The subscription outlives it: when the id runs again, the poller
     /// starts a new watch.
-    fn watch_thread(&self, id: &str, cancel: &Arc<AtomicBool>, announce_first: bool) {
+    fn watch_thread(
+        &self,
+        id: &str,
+        cancel: &Arc<AtomicBool>,
+        announce_first: bool,
+        ready: std::sync::mpsc::Sender<()>,
+    ) {
         let uri = names::state_uri(id);
         let options = &self.inner.options;
         let mut client = match Client::connect_or_start(&options.runtime_dir, &options.exe) {
@@ -1191,6 +1202,9 @@ impl Bridge {
             match item {
                 Ok(WatchItem::Event(WatchEvent::Delivery(d))) => {
                     let was_first = std::mem::take(&mut first);
+                    if was_first {
+                        let _ = ready.send(());
+                    }
                     let notify = if was_first {
                         announce_first
                     } else {
@@ -1312,6 +1326,9 @@ fn screen_text(value: &Value) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// How long `resources/subscribe` waits for the watch's first delivery.
+const SUBSCRIBE_WAIT: Duration = Duration::from_secs(5);
 
 /// Where a call's progress goes: the client that asked, and the token it
 /// gave.
@@ -1593,7 +1610,11 @@ impl ServerHandler for Bridge {
                 None,
             ));
         }
-        self.start_watch(&id, false);
+        // Answered once the watch has the state at subscription time, so
+        // a change the client makes after this answer is announced (not
+        // folded into that first state).
+        let ready = self.start_watch(&id, false);
+        let _ = tokio::task::spawn_blocking(move || ready.recv_timeout(SUBSCRIBE_WAIT)).await;
         Ok(())
     }
 
