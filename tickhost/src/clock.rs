@@ -7,13 +7,20 @@ pub fn now_rfc3339() -> String {
     format_rfc3339(time::OffsetDateTime::now_utc())
 }
 
-/// Now, RFC 3339 UTC, to the millisecond (the Loop's audit ledger).
+/// Now, RFC 3339 UTC, to the millisecond, always three digits (the Loop's
+/// audit ledger, the activity record).
 pub fn now_rfc3339_millis() -> String {
     let now = time::OffsetDateTime::now_utc();
-    let now = now
-        .replace_nanosecond(u32::from(now.millisecond()) * 1_000_000)
-        .unwrap_or(now);
-    format_rfc3339(now)
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        now.year(),
+        u8::from(now.month()),
+        now.day(),
+        now.hour(),
+        now.minute(),
+        now.second(),
+        now.millisecond()
+    )
 }
 
 fn format_rfc3339(at: time::OffsetDateTime) -> String {
