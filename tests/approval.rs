@@ -414,3 +414,47 @@ fn a_call_approved_after_an_unnoticed_catalog_change_is_refused_by_the_tick() {
     assert_eq!(out.json()["error"]["code"], -32004);
     assert_eq!(host.read("late")["data"]["value"], 0);
 }
+
+/// With notifications on, a held call runs `notify-send` with what it asks.
+/// (The desktop's notification daemon cannot run here: a `notify-send` on
+/// tickhost's PATH records its arguments instead, as the real one would
+/// take them.)
+#[test]
+fn a_held_call_pops_a_desktop_notification_when_asked() {
+    let host = Host::new();
+    let bin = host.scratch().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin dir");
+    let record = host.scratch().join("notified");
+    let script = bin.join("notify-send");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\nprintf '%s\\n' \"$@\" > {}\n", record.display()),
+    )
+    .expect("write notify-send");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    host.start_tickhost_with(&[("TICKLOOP_NOTIFY", "1"), ("PATH", &path)]);
+    open_asking(&host, "note");
+    let caller = host.spawn(&["call", "note", "increment", r#"{"amount":5}"#, "--revision", "1"]);
+    let call = wait_held(&host, "increment")["call"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let notified = wait_for("notify-send to run", || {
+        std::fs::read_to_string(&record).ok().filter(|t| t.contains("approve"))
+    });
+    assert!(notified.contains("Tickloop: approve a call?"), "{notified}");
+    assert!(
+        notified.contains(&format!(
+            r#"CLI wants to call increment {{"amount":5}} — `tickloop approve hosted:note {call}`"#
+        )),
+        "{notified}"
+    );
+    host.ok(&["refuse", "note", &call]);
+    caller.finish().expect(3);
+}
