@@ -30,6 +30,17 @@ fn wait_held(host: &Host, tool: &str) -> Value {
     })
 }
 
+/// Starts `tickloop call ID TOOL ARGS --revision 1` and waits until it is
+/// held; returns the running call and its call id.
+fn hold(host: &Host, id: &str, tool: &str, args: &str) -> (Running, String) {
+    let caller = host.spawn(&["call", id, tool, args, "--revision", "1"]);
+    let call = wait_held(host, tool)["call"]
+        .as_str()
+        .expect("a call id")
+        .to_string();
+    (caller, call)
+}
+
 fn log_of(host: &Host, id: &str) -> Vec<Value> {
     let out = host.run(&["approvals", "--log", id]);
     out.expect(0);
@@ -90,18 +101,7 @@ fn a_held_call_runs_once_approved_and_a_refused_one_never_reaches_the_tick() {
     assert_eq!(host.logged_calls("ask", "increment"), 1);
 
     // Refused: not executed, with the person's reason; the Tick never saw it.
-    let caller = host.spawn(&[
-        "call",
-        "ask",
-        "increment",
-        r#"{"amount":9}"#,
-        "--revision",
-        "1",
-    ]);
-    let call = wait_held(&host, "increment")["call"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (caller, call) = hold(&host, "ask", "increment", r#"{"amount":9}"#);
     host.ok(&["refuse", "ask", &call, "--reason", "not during the demo"]);
     let out = caller.finish();
     out.expect(3);
@@ -172,28 +172,9 @@ fn a_call_nobody_approves_times_out_not_executed() {
 fn a_catalog_change_while_waiting_refuses_with_minus_32004() {
     let host = Host::new();
     open_asking(&host, "rev");
-    let first = host.spawn(&[
-        "call",
-        "rev",
-        "increment",
-        r#"{"amount":1}"#,
-        "--revision",
-        "1",
-    ]);
-    wait_held(&host, "increment");
+    let (first, _) = hold(&host, "rev", "increment", r#"{"amount":1}"#);
     // Changing the catalog mutates too: it waits, and is approved.
-    let change = host.spawn(&[
-        "call",
-        "rev",
-        "set_revision",
-        r#"{"revision":"2"}"#,
-        "--revision",
-        "1",
-    ]);
-    let call = wait_held(&host, "set_revision")["call"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (change, call) = hold(&host, "rev", "set_revision", r#"{"revision":"2"}"#);
     host.ok(&["approve", "rev", &call]);
     change.finish().expect(0);
     // tickhost learns of the new catalog when the Tick is described (here
@@ -210,15 +191,7 @@ fn a_catalog_change_while_waiting_refuses_with_minus_32004() {
 fn a_tick_ending_while_a_call_waits_leaves_it_not_executed() {
     let host = Host::new();
     open_asking(&host, "gone");
-    let caller = host.spawn(&[
-        "call",
-        "gone",
-        "increment",
-        r#"{"amount":1}"#,
-        "--revision",
-        "1",
-    ]);
-    wait_held(&host, "increment");
+    let (caller, _) = hold(&host, "gone", "increment", r#"{"amount":1}"#);
     host.ok(&["close", "gone"]);
     let out = caller.finish();
     out.expect(3);
@@ -272,15 +245,7 @@ fn deny_refuses_at_once_and_the_policy_changes_at_run_time() {
     assert_eq!(host.logged_calls("deny", "increment"), 1);
     // Turning `ask` off lets a waiting call through.
     host.ok(&["approve-policy", "deny", "ask"]);
-    let caller = host.spawn(&[
-        "call",
-        "deny",
-        "increment",
-        r#"{"amount":1}"#,
-        "--revision",
-        "1",
-    ]);
-    wait_held(&host, "increment");
+    let (caller, _) = hold(&host, "deny", "increment", r#"{"amount":1}"#);
     host.ok(&["approve-policy", "deny", "auto"]);
     caller.finish().expect(0);
     // A bad policy is refused by the CLI before anything changes.
@@ -380,30 +345,8 @@ fn an_attached_view_says_a_call_waits_and_its_activity_overlay_decides() {
 fn a_call_approved_after_an_unnoticed_catalog_change_is_refused_by_the_tick() {
     let host = Host::new();
     open_asking(&host, "late");
-    let first = host.spawn(&[
-        "call",
-        "late",
-        "increment",
-        r#"{"amount":1}"#,
-        "--revision",
-        "1",
-    ]);
-    let first_call = wait_held(&host, "increment")["call"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let change = host.spawn(&[
-        "call",
-        "late",
-        "set_revision",
-        r#"{"revision":"2"}"#,
-        "--revision",
-        "1",
-    ]);
-    let call = wait_held(&host, "set_revision")["call"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (first, first_call) = hold(&host, "late", "increment", r#"{"amount":1}"#);
+    let (change, call) = hold(&host, "late", "set_revision", r#"{"revision":"2"}"#);
     host.ok(&["approve", "late", &call]);
     change.finish().expect(0);
     // Approved for revision 1, which the Tick no longer has: it refuses it
@@ -440,13 +383,11 @@ fn a_held_call_pops_a_desktop_notification_when_asked() {
     );
     host.start_tickhost_with(&[("TICKLOOP_NOTIFY", "1"), ("PATH", &path)]);
     open_asking(&host, "note");
-    let caller = host.spawn(&["call", "note", "increment", r#"{"amount":5}"#, "--revision", "1"]);
-    let call = wait_held(&host, "increment")["call"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let (caller, call) = hold(&host, "note", "increment", r#"{"amount":5}"#);
     let notified = wait_for("notify-send to run", || {
-        std::fs::read_to_string(&record).ok().filter(|t| t.contains("approve"))
+        std::fs::read_to_string(&record)
+            .ok()
+            .filter(|t| t.contains("approve"))
     });
     assert!(notified.contains("Tickloop: approve a call?"), "{notified}");
     assert!(

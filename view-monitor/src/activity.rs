@@ -268,7 +268,7 @@ pub fn entry_text(entry: &ActivityEntry, offset: UtcOffset) -> String {
     )
 }
 
-fn at(x: usize, y: usize) -> Change {
+pub(crate) fn at(x: usize, y: usize) -> Change {
     Change::CursorPosition {
         x: Position::Absolute(x),
         y: Position::Absolute(y),
@@ -281,6 +281,57 @@ fn outcome_color(outcome: ActivityOutcome) -> ColorAttribute {
         ActivityOutcome::NotExecuted => AnsiColor::Olive,
         ActivityOutcome::Unknown | ActivityOutcome::Failed => AnsiColor::Red,
     } as u8)
+}
+
+/// An empty box from row `top` to the bottom of `screen`, full width, its
+/// border in `color` with `title` on its top edge.
+pub(crate) fn draw_box(screen: &mut Surface, top: usize, title: &str, color: AnsiColor) {
+    let (cols, rows) = screen.dimensions();
+    if cols < 2 || rows < top + 2 {
+        return;
+    }
+    let inner = cols - 2;
+    let mut border = CellAttributes::default();
+    border.set_foreground(ColorAttribute::PaletteIndex(color as u8));
+    let title = truncate(title, inner.saturating_sub(2));
+    let mut changes = vec![
+        at(0, top),
+        Change::AllAttributes(border.clone()),
+        Change::Text(format!(
+            "┌─{title}{}┐",
+            "─".repeat(inner.saturating_sub(1 + width(&title)))
+        )),
+    ];
+    for row in top + 1..rows - 1 {
+        changes.push(at(0, row));
+        changes.push(Change::Text("│".into()));
+        changes.push(Change::AllAttributes(CellAttributes::default()));
+        changes.push(Change::Text(" ".repeat(inner)));
+        changes.push(Change::AllAttributes(border.clone()));
+        changes.push(Change::Text("│".into()));
+    }
+    changes.push(at(0, rows - 1));
+    changes.push(Change::Text(format!("└{}┘", "─".repeat(inner))));
+    changes.push(Change::AllAttributes(CellAttributes::default()));
+    screen.add_changes(changes);
+}
+
+/// `text` in reverse video across the last row of `screen`: what an overlay
+/// says when the screen is too small for its box.
+pub(crate) fn last_row_note(screen: &mut Surface, text: &str) {
+    let (cols, rows) = screen.dimensions();
+    if rows == 0 {
+        return;
+    }
+    let mut attrs = CellAttributes::default();
+    attrs.set_reverse(true);
+    let text = truncate(text, cols);
+    screen.add_changes(vec![
+        at(0, rows - 1),
+        Change::AllAttributes(attrs),
+        Change::Text(format!("{text:cols$}")),
+        Change::AllAttributes(CellAttributes::default()),
+    ]);
 }
 
 /// Dims every cell of `screen` (the Tick beneath the overlay).
@@ -381,20 +432,10 @@ pub fn draw(
     let (cols, rows) = screen.dimensions();
     dim(screen);
     if cols < MIN_COLS || rows < MIN_ROWS {
-        let mut attrs = CellAttributes::default();
-        attrs.set_reverse(true);
-        let text = truncate(
+        last_row_note(
+            screen,
             &format!("too small for the activity ({MIN_COLS}×{MIN_ROWS} at least) · Esc closes"),
-            cols,
         );
-        if rows > 0 {
-            screen.add_changes(vec![
-                at(0, rows - 1),
-                Change::AllAttributes(attrs),
-                Change::Text(format!("{text:cols$}")),
-                Change::AllAttributes(CellAttributes::default()),
-            ]);
-        }
         return;
     }
     let height = if full {
@@ -405,32 +446,12 @@ pub fn draw(
     let top = rows - height;
     let inner = cols - 2;
     let offset = view.offset.unwrap_or(UtcOffset::UTC);
-    let mut border = CellAttributes::default();
-    border.set_foreground(ColorAttribute::PaletteIndex(AnsiColor::Aqua as u8));
-    let title = truncate(
+    draw_box(
+        screen,
+        top,
         &format!(" activity · {} ", view.id),
-        inner.saturating_sub(2),
+        AnsiColor::Aqua,
     );
-    let mut changes = vec![
-        at(0, top),
-        Change::AllAttributes(border.clone()),
-        Change::Text(format!(
-            "┌─{title}{}┐",
-            "─".repeat(inner.saturating_sub(1 + width(&title)))
-        )),
-    ];
-    for row in top + 1..rows - 1 {
-        changes.push(at(0, row));
-        changes.push(Change::Text("│".into()));
-        changes.push(Change::AllAttributes(CellAttributes::default()));
-        changes.push(Change::Text(" ".repeat(inner)));
-        changes.push(Change::AllAttributes(border.clone()));
-        changes.push(Change::Text("│".into()));
-    }
-    changes.push(at(0, rows - 1));
-    changes.push(Change::Text(format!("└{}┘", "─".repeat(inner))));
-    changes.push(Change::AllAttributes(CellAttributes::default()));
-    screen.add_changes(changes);
 
     // Inside: header, body, help line.
     let body_top = top + 2;

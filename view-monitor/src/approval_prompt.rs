@@ -8,19 +8,14 @@
 //! Pure: [`draw`] paints a [`HeldCall`] on a surface; [`decide`] sends the
 //! answer to tickhost.
 
-use crate::monitor::table::{truncate, width};
+use crate::monitor::table::truncate;
 use std::path::Path;
 use termwiz::cell::{CellAttributes, Intensity};
 use termwiz::color::{AnsiColor, ColorAttribute};
-use termwiz::surface::{Change, Position, Surface};
+use termwiz::surface::{Change, Surface};
 use tickhost::wire::{ClientReply, ClientRequest, HeldCall};
 
-fn at(x: usize, y: usize) -> Change {
-    Change::CursorPosition {
-        x: Position::Absolute(x),
-        y: Position::Absolute(y),
-    }
-}
+use crate::activity::{at, draw_box, last_row_note};
 
 /// `90s` → `1m30s`: how long, for people.
 fn duration(ms: u64) -> String {
@@ -81,15 +76,7 @@ pub fn draw(screen: &mut Surface, held: &HeldCall, more: usize, whole: bool) {
     let mut warn = CellAttributes::default();
     warn.set_foreground(ColorAttribute::PaletteIndex(AnsiColor::Yellow as u8));
     if cols < 30 || rows < 8 {
-        let mut attrs = CellAttributes::default();
-        attrs.set_reverse(true);
-        let text = truncate(&format!("approve {} {}? y/n", held.tool, held.args), cols);
-        screen.add_changes(vec![
-            at(0, rows - 1),
-            Change::AllAttributes(attrs),
-            Change::Text(format!("{text:cols$}")),
-            Change::AllAttributes(CellAttributes::default()),
-        ]);
+        last_row_note(screen, &format!("approve {} {}? y/n", held.tool, held.args));
         return;
     }
     let inner = cols - 2;
@@ -104,38 +91,23 @@ pub fn draw(screen: &mut Surface, held: &HeldCall, more: usize, whole: bool) {
     }
     let height = body.len() + 2;
     let top = rows - height;
-    let title = truncate(
+    draw_box(
+        screen,
+        top,
         &format!(" approve? {} · call {} ", held.instance, held.call),
-        inner.saturating_sub(2),
+        AnsiColor::Yellow,
     );
-    let mut changes = vec![
-        at(0, top),
-        Change::AllAttributes(warn.clone()),
-        Change::Text(format!(
-            "┌─{title}{}┐",
-            "─".repeat(inner.saturating_sub(1 + width(&title)))
-        )),
-    ];
     let last = body.len() - 1;
+    let mut changes = Vec::new();
     for (i, line) in body.iter().enumerate() {
         let mut attrs = CellAttributes::default();
         if i == 0 || i == last {
             attrs.set_intensity(Intensity::Bold);
         }
-        let text = truncate(line, inner.saturating_sub(2));
-        changes.push(at(0, top + 1 + i));
-        changes.push(Change::AllAttributes(warn.clone()));
-        changes.push(Change::Text("│".into()));
+        changes.push(at(2, top + 1 + i));
         changes.push(Change::AllAttributes(attrs));
-        changes.push(Change::Text(format!(
-            " {text}{}",
-            " ".repeat(inner.saturating_sub(1 + width(&text)))
-        )));
-        changes.push(Change::AllAttributes(warn.clone()));
-        changes.push(Change::Text("│".into()));
+        changes.push(Change::Text(truncate(line, inner.saturating_sub(2))));
     }
-    changes.push(at(0, rows - 1));
-    changes.push(Change::Text(format!("└{}┘", "─".repeat(inner))));
     changes.push(Change::AllAttributes(CellAttributes::default()));
     screen.add_changes(changes);
 }

@@ -312,29 +312,13 @@ fn tick_screen(cols: usize, rows_n: usize) -> Surface {
 }
 
 #[test]
-fn activity_over_a_tick_at_80x24() {
-    let mut screen = tick_screen(80, 24);
-    crate::activity::draw(
-        &mut screen,
-        &activity_view(),
-        now(),
-        "ctrl+\\ m closes",
-        false,
-    );
-    check("activity-80x24", &render(&screen));
-}
-
-#[test]
-fn activity_over_a_tick_at_120x30() {
-    let mut screen = tick_screen(120, 30);
-    crate::activity::draw(
-        &mut screen,
-        &activity_view(),
-        now(),
-        "ctrl+\\ m closes",
-        false,
-    );
-    check("activity-120x30", &render(&screen));
+fn activity_over_a_tick_at_80x24_and_120x30() {
+    for (cols, rows_n) in [(80, 24), (120, 30)] {
+        let mut screen = tick_screen(cols, rows_n);
+        let view = activity_view();
+        crate::activity::draw(&mut screen, &view, now(), "ctrl+\\ m closes", false);
+        check(&format!("activity-{cols}x{rows_n}"), &render(&screen));
+    }
 }
 
 #[test]
