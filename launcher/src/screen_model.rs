@@ -358,7 +358,9 @@ pub fn encode_input(mode: TermMode, event: &ViewEvent) -> Result<Vec<u8>, InputE
         } else {
             Vec::new()
         }),
-        ViewEvent::Resize { .. } | ViewEvent::Scroll { .. } => Ok(Vec::new()),
+        ViewEvent::Resize { .. } | ViewEvent::Scroll { .. } | ViewEvent::Colors(_) => {
+            Ok(Vec::new())
+        }
     }
 }
 

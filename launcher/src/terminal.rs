@@ -14,8 +14,9 @@
 //! portable-pty's writer lives in the writer thread for the whole life of the
 //! process: dropping it would type `\n` and Ctrl-D into the Tick's terminal.
 
+use crate::attach::TermColors;
 use crate::attach::{Snapshot, ViewEvent};
-use crate::emulator::{Emulator, ScreenText, TermEvent};
+use crate::emulator::{AnswerColors, Emulator, ScreenText, TermEvent};
 use crate::LauncherError;
 use portable_pty::{native_pty_system, MasterPty, PtySize, SlavePty};
 use std::io::{Read, Write};
@@ -64,8 +65,6 @@ enum EmuMsg {
     /// A view's snapshot, scrolled this many lines back into history.
     ViewSnapshot(usize, oneshot::Sender<Snapshot>),
     ViewInput(ViewEvent),
-    /// The person's terminal's colours (`#rrggbb`), from a view.
-    Colors(Option<String>, Option<String>),
 }
 
 /// Why typed input was not accepted.
@@ -94,6 +93,8 @@ pub struct TerminalHandle {
     title_rx: watch::Receiver<String>,
     /// The PTY's size as `(cols, rows)`.
     size: Mutex<(u16, u16)>,
+    /// What the Tick's colour queries are answered with.
+    colors: AnswerColors,
 }
 
 impl TerminalHandle {
@@ -131,13 +132,15 @@ impl TerminalHandle {
         let (events_tx, _) = broadcast::channel(EVENTS_QUEUE);
         let emulator_events = events_tx.clone();
         let (title_tx, title_rx) = watch::channel(String::new());
+        let colors = AnswerColors::default();
+        let emulator_colors = colors.clone();
         spawn_thread("emulator", move || {
             let published = Published {
                 changes: changes_tx,
                 events: emulator_events,
                 title: title_tx,
             };
-            emulator_thread(emu_rx, answers, published, history)
+            emulator_thread(emu_rx, answers, emulator_colors, published, history)
         })?;
 
         let reader_tx = emu_tx.clone();
@@ -153,6 +156,7 @@ impl TerminalHandle {
             events_tx,
             title_rx,
             size: Mutex::new((START_COLS, START_ROWS)),
+            colors,
         }))
     }
 
@@ -201,10 +205,12 @@ impl TerminalHandle {
             .map_err(|_| InputError::Gone)
     }
 
-    /// The colours the Tick's OSC 10/11 queries are answered with, from
-    /// the view that attached last (the person's terminal's own).
-    pub async fn set_colors(&self, fg: Option<String>, bg: Option<String>) {
-        let _ = self.emu_tx.send(EmuMsg::Colors(fg, bg)).await;
+    /// The colours the Tick's OSC 10/11/4 queries are answered with from
+    /// now on (the person's terminal's own, from the active view); what
+    /// `colors` leaves out stays as it was. Takes effect at once, even
+    /// while output waits for the emulator. Whether anything changed.
+    pub fn set_colors(&self, colors: &TermColors) -> bool {
+        self.colors.set(colors)
     }
 
     /// Resize the PTY alone (the Tick gets SIGWINCH), not the emulator: for
@@ -330,6 +336,7 @@ fn reader_thread(mut reader: Box<dyn Read + Send>, tx: mpsc::Sender<EmuMsg>) {
 fn emulator_thread(
     mut rx: mpsc::Receiver<EmuMsg>,
     answers: AnswerWriter,
+    colors: AnswerColors,
     published: Published,
     history: usize,
 ) {
@@ -340,6 +347,7 @@ fn emulator_thread(
     } = published;
     let mut size = (usize::from(START_ROWS), usize::from(START_COLS));
     let mut emulator = Emulator::new(size.0, size.1, history, Box::new(answers.clone()));
+    emulator.answer_colors_from(colors.clone());
     let mut panics = 0u64;
     while let Some(msg) = rx.blocking_recv() {
         if let EmuMsg::Resize(rows, cols) = &msg {
@@ -369,6 +377,7 @@ fn emulator_thread(
                 );
             }
             emulator = Emulator::new(size.0, size.1, history, Box::new(answers.clone()));
+            emulator.answer_colors_from(colors.clone());
             emulator.feed(
                 b"\x1b[7m[tickloop: the screen was reset after an emulator fault]\x1b[0m\r\n",
             );
@@ -393,7 +402,6 @@ fn handle_emulator_message(emulator: &mut Emulator, msg: EmuMsg, changes: &watch
         EmuMsg::ViewSnapshot(offset, reply) => {
             let _ = reply.send(emulator.snapshot_scrolled(offset));
         }
-        EmuMsg::Colors(fg, bg) => emulator.set_colors(fg.as_deref(), bg.as_deref()),
         EmuMsg::ViewInput(event) => {
             // Only fails when the PTY's writer is gone: the Tick is ending.
             let _ = emulator.view_input(&event);

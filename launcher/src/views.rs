@@ -19,8 +19,12 @@
 //!   [`RESIZE_DEBOUNCE`] without newer requests. Attaching at the PTY's size
 //!   nudges the PTY one row and back so a TUI redraws (Linux sends no
 //!   SIGWINCH for an unchanged size). With no view the size stays.
+//! * The Tick's colour queries (OSC 10/11/4) are answered with the colours
+//!   of the most recently active view whose terminal reported them
+//!   ([`ViewEvent::Colors`], which may come any time after the hello); when
+//!   it leaves, the last ones set stay; before any, xterm's defaults.
 
-use crate::attach::{Snapshot, ToView, ViewEvent, ViewHello, MAX_VIEW_LINE};
+use crate::attach::{Snapshot, TermColors, ToView, ViewEvent, ViewHello, MAX_VIEW_LINE};
 use crate::terminal::TerminalHandle;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -91,6 +95,10 @@ struct HubState {
     next_id: u64,
     /// Each attached view's size.
     views: HashMap<u64, (u16, u16)>,
+    /// The colours of each view whose terminal reported them.
+    colors: HashMap<u64, TermColors>,
+    /// The most recently active view.
+    latest: Option<u64>,
 }
 
 /// The views of one launcher: their count, and the size policy.
@@ -112,6 +120,8 @@ impl ViewHub {
             state: Mutex::new(HubState {
                 next_id: 1,
                 views: HashMap::new(),
+                colors: HashMap::new(),
+                latest: None,
             }),
             count_tx,
             want_tx,
@@ -144,8 +154,22 @@ impl ViewHub {
     fn unregister(&self, id: u64) {
         if let Ok(mut state) = self.state.lock() {
             state.views.remove(&id);
+            // The colours it set stay: the last seen, until another view's.
+            state.colors.remove(&id);
             self.publish_count(&state);
         }
+    }
+
+    /// View `id`'s terminal reported its colours: the Tick's colour queries
+    /// are answered with them while it is the most recently active view.
+    fn set_colors(&self, id: u64, colors: TermColors) {
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        if state.latest == Some(id) {
+            self.term.set_colors(&colors);
+        }
+        state.colors.insert(id, colors);
     }
 
     /// View `id` is now the most recently active one; `size` is its new size
@@ -161,6 +185,12 @@ impl ViewHub {
             *current = size;
         }
         let (cols, rows) = *current;
+        if state.latest != Some(id) {
+            state.latest = Some(id);
+            if let Some(colors) = state.colors.get(&id) {
+                self.term.set_colors(colors);
+            }
+        }
         let want = Want {
             cols: cols.max(MIN_COLS),
             rows: rows.max(MIN_ROWS),
@@ -256,11 +286,6 @@ where
         _ => return,
     };
     let hub = ctx.hub.clone();
-    if hello.term.fg.is_some() || hello.term.bg.is_some() {
-        hub.term
-            .set_colors(hello.term.fg.clone(), hello.term.bg.clone())
-            .await;
-    }
     let id = hub.register(hello.cols, hello.rows);
     let _registered = Unregister(hub.clone(), id);
     hub.activate(id, None, true);
@@ -292,6 +317,7 @@ where
                 ViewEvent::Scroll { offset } => {
                     scroll_tx.send_replace(usize::try_from(offset).unwrap_or(usize::MAX));
                 }
+                ViewEvent::Colors(colors) => reader_hub.set_colors(id, colors),
                 event => {
                     if matches!(event, ViewEvent::Key { .. } | ViewEvent::Paste { .. }) {
                         // Typing returns the view to the live screen.

@@ -130,6 +130,7 @@ pub fn run(
             .map_err(|e| MonitorError::Terminal(format!("cannot enter raw mode: {e}")))?;
         term.enter_alternate_screen()
             .map_err(|e| MonitorError::Terminal(e.to_string()))?;
+        guard.entered_screen();
         let mut monitor = Monitor {
             runtime: runtime.to_path_buf(),
             caps,
@@ -636,11 +637,13 @@ impl Monitor {
             });
         // The old guard's state went with the restore: save the terminal's
         // again (the outer guard restores it at the end).
-        std::mem::forget(RestoreGuard::install()?);
+        let again = RestoreGuard::install()?;
         term.set_raw_mode()
             .map_err(|e| MonitorError::Terminal(format!("cannot enter raw mode: {e}")))?;
         term.enter_alternate_screen()
             .map_err(|e| MonitorError::Terminal(e.to_string()))?;
+        again.entered_screen();
+        std::mem::forget(again);
         self.message = Some(match outcome {
             Ok(out) => {
                 let said = String::from_utf8_lossy(&out.stderr);
@@ -676,9 +679,6 @@ impl Monitor {
                     &self.caps,
                     (geo.inner_cols, geo.inner_rows),
                     "monitor",
-                    // The Monitor's terminal is in raw mode with termwiz
-                    // reading it: its colours are not asked here.
-                    crate::colors::TermColors::default(),
                 );
                 self.overlay = Some(Overlay::open(
                     id,

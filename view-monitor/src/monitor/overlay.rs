@@ -187,7 +187,7 @@ impl Overlay {
                 Note::Broken(why) => self.stop(Stop::Lost(format!(
                     "the launcher broke the attach protocol: {why}"
                 ))),
-                Note::Signal => {}
+                Note::Signal | Note::TerminalGone => {}
             }
         }
         dirty
