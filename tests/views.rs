@@ -332,6 +332,32 @@ fn the_note_after_attaching_gives_way_when_the_tick_draws_on_its_row() {
 }
 
 #[test]
+fn the_note_after_attaching_never_covers_what_the_tick_shows_on_its_row() {
+    let host = Host::new();
+    // The PTY is 120x30 until a view attaches: 40 lines fill it.
+    let id = host.open_sh("full", "seq 1 40; printf LASTROW; sleep 100000", "LASTROW");
+    // The view's own output, recorded: everything it ever drew.
+    let typescript = host.scratch().join("typescript");
+    let _tmux = Tmux::start(
+        &host,
+        120,
+        30,
+        &format!(
+            "script -q -f -c '{} attach {id}' {}",
+            tickloop_bin(),
+            typescript.display()
+        ),
+    );
+    let drawn = wait_for("the view to draw the Tick's last row", || {
+        let bytes = std::fs::read(&typescript).ok()?;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        text.contains("LASTROW").then_some(text)
+    });
+    // The note would have been drawn with the first frame, before it.
+    assert!(!drawn.contains("detaches"), "{drawn:?}");
+}
+
+#[test]
 fn the_detach_key_is_a_prefix_twice_sends_it_and_question_mark_lists_the_keys() {
     let host = Host::new();
     let log = open_probe(&host, "vp", false);

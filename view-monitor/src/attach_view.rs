@@ -481,14 +481,20 @@ fn session(
     drop(note_tx);
 
     let mut prefix = Prefix::new(opts.prefix);
-    // A note on the last row for a moment: the keys after attaching, the
+    // A note on the last row for a moment: the keys after attaching (only
+    // when that row is blank: it never hides what the Tick shows there), the
     // key list after `?`, a pending prefix.
-    let mut flash: Option<(String, Instant)> = opts.status.is_none().then(|| {
-        (
-            format!("{} · {}", opts.instance, prefix.reminder()),
-            Instant::now() + FLASH,
-        )
-    });
+    let last_row_blank = snapshot
+        .lines
+        .get(usize::from(size.1.saturating_sub(1)))
+        .is_none_or(|line| line.runs.is_empty());
+    let mut flash: Option<(String, Instant)> =
+        (opts.status.is_none() && last_row_blank).then(|| {
+            (
+                format!("{} · {}", opts.instance, prefix.reminder()),
+                Instant::now() + FLASH,
+            )
+        });
     let size_note = format!("{} · {}", opts.instance, prefix.reminder());
     // The note after attaching is only "for a moment": it also ends as soon
     // as the Tick draws on the row it covers (it never hides the Tick's own
