@@ -526,6 +526,12 @@ impl Emulator {
         }
     }
 
+    /// The Tick's terminal modes (alacritty's `TermMode` bits), which
+    /// views' input is encoded for.
+    pub fn input_modes(&self) -> u32 {
+        self.term.mode().bits()
+    }
+
     /// Encode a view's key, paste, mouse or focus event for the Tick's
     /// current modes; it is written to the `answers` writer (the PTY).
     pub fn view_input(&mut self, event: &ViewEvent) -> Result<(), screen_model::InputError> {

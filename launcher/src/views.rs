@@ -9,10 +9,12 @@
 //!   screen changed" (a `watch`, so a flood of output is one pending signal),
 //!   and a view's writer takes a fresh snapshot when its next frame is due
 //!   and sends the rows that differ from what it sent last. A slow view gets
-//!   fewer frames, never a backlog.
-//! * Keys, paste, mouse and focus go to the emulator thread (the emulator's
-//!   one owner), which encodes them for the Tick's current modes and writes
-//!   them to the PTY.
+//!   fewer frames, never a backlog. The first frame after the view typed
+//!   (its echo) goes at once and is not counted, so echo never waits for
+//!   the pacing however fast keys come.
+//! * Keys, paste, mouse and focus are encoded for the Tick's modes as the
+//!   emulator thread last published them and written to the PTY from the
+//!   view's task ([`TerminalHandle::view_input`]).
 //! * Sizes follow the most recently active view (tmux's `latest`): attaching,
 //!   any input event and any resize make a view the latest; when its size
 //!   differs from the PTY's, the PTY and then the emulator are resized, after
@@ -27,6 +29,7 @@
 use crate::attach::{Snapshot, TermColors, ToView, ViewEvent, ViewHello, MAX_VIEW_LINE};
 use crate::terminal::TerminalHandle;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tickhost::framing::read_line_limited;
@@ -295,6 +298,10 @@ where
     let (gone_tx, mut gone_rx) = mpsc::channel::<()>(1);
     // How far back this view is scrolled; set by its reader task.
     let (scroll_tx, mut scroll_rx) = watch::channel(0usize);
+    // Set when the view typed: the next frame (the echo) goes at once,
+    // whatever the pacing, and is not counted by it.
+    let typed = Arc::new(AtomicBool::new(false));
+    let reader_typed = typed.clone();
     let reader_hub = hub.clone();
     let reader_task = tokio::spawn(async move {
         let mut line = Vec::new();
@@ -322,9 +329,10 @@ where
                     if matches!(event, ViewEvent::Key { .. } | ViewEvent::Paste { .. }) {
                         // Typing returns the view to the live screen.
                         scroll_tx.send_if_modified(|offset| std::mem::take(offset) != 0);
+                        reader_typed.store(true, Ordering::Release);
                     }
                     reader_hub.activate(id, None, false);
-                    if reader_hub.term.view_input(event).await.is_err() {
+                    if reader_hub.term.view_input(&event).is_err() {
                         break;
                     }
                 }
@@ -365,7 +373,8 @@ where
                 Ok(()) => Step::Changed,
                 Err(_) => Step::Gone,
             },
-            _ = frame_due(next_frame), if dirty => Step::Frame,
+            _ = frame_due(next_frame), if dirty && !typed.load(Ordering::Acquire) => Step::Frame,
+            _ = std::future::ready(()), if dirty && typed.load(Ordering::Acquire) => Step::Frame,
             r = status.changed() => match r {
                 Ok(()) => Step::Status,
                 Err(_) => Step::Shutdown,
@@ -413,7 +422,10 @@ where
                     break;
                 }
                 last = Some(snap);
-                next_frame = pacer.sent();
+                // An echo is not paced: typing is not a flood.
+                if !typed.swap(false, Ordering::AcqRel) {
+                    next_frame = pacer.sent();
+                }
             }
         }
     }
