@@ -542,13 +542,24 @@ fn scrolled_up_by(old: &Surface, new: &Surface, region: usize) -> Option<usize> 
             .iter()
             .take(region)
             .map(|line| {
-                let text = line.as_str();
-                let text = text.trim_end();
-                (!text.is_empty()).then(|| {
-                    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                // The text without trailing blanks, hashed cell by cell
+                // (no string built: this runs for every row of every frame).
+                let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                let (mut blanks, mut any) = (0usize, false);
+                for cell in line.visible_cells() {
+                    let text = cell.str();
+                    if text == " " || text.is_empty() {
+                        blanks += 1;
+                        continue;
+                    }
+                    if blanks > 0 {
+                        blanks.hash(&mut hasher);
+                        blanks = 0;
+                    }
                     text.hash(&mut hasher);
-                    hasher.finish()
-                })
+                    any = true;
+                }
+                any.then(|| hasher.finish())
             })
             .collect()
     };
