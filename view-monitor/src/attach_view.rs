@@ -503,6 +503,8 @@ fn session(
     let mut model = snapshot;
     let mut view = size;
     let mut shown = Surface::new(usize::from(view.0), usize::from(view.1));
+    // Fingerprints of the Tick's rows as `shown` has them.
+    let mut shown_keys: Vec<Option<u64>> = Vec::new();
     let mut mouse = MouseTranslator::default();
     let mut mouse_mode = MouseTracking::Off;
     let mut scroller = render::Scroller::default();
@@ -586,7 +588,7 @@ fn session(
                 (None, None) => (size_note.as_str(), false),
             };
             let frame = render::compose(&model, view.0, view.1, note, force);
-            let changes = render::frame_changes(&mut shown, &frame);
+            let changes = render::frame_changes_keyed(&mut shown, &mut shown_keys, &frame);
             if term.render(&changes).is_err() || term.flush().is_err() {
                 // The terminal is gone: that is a detach.
                 return Ok(SessionEnd::Done(AttachOutcome::Detached));
@@ -644,6 +646,7 @@ fn session(
             Some(InputEvent::Resized { cols, rows }) => {
                 view = (clamp(cols), clamp(rows));
                 shown = Surface::new(cols, rows);
+                shown_keys.clear();
                 let _ = term.render(&[Change::ClearScreen(Default::default())]);
                 pending_resize = Some(Instant::now() + RESIZE_DEBOUNCE);
                 dirty = true;

@@ -753,6 +753,7 @@ impl Monitor {
             cursor,
             cursor_shape,
             scroll_rows: 0,
+            row_keys: Vec::new(),
         }
     }
 }
