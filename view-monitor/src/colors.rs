@@ -26,6 +26,10 @@ const HOLD: Duration = Duration::from_millis(40);
 /// How long after the last colour answer the colours are reported even
 /// though the device attributes answer, which ends them, did not come.
 const REPORT_AFTER: Duration = Duration::from_millis(500);
+/// How long after the questions a lone ESC may still be the start of an
+/// answer (a terminal that never answers the device attributes query must
+/// not delay the Escape key for ever).
+const AWAIT_LIMIT: Duration = Duration::from_secs(2);
 /// The longest answer recognised; anything longer is not one.
 const MAX_ANSWER: usize = 128;
 
@@ -125,6 +129,11 @@ impl AnswerFilter {
             }
         }
         report
+    }
+
+    /// No more answers are waited for: a lone ESC goes through at once.
+    pub fn stop_awaiting(&mut self) {
+        self.awaiting = false;
     }
 
     /// Something is held for the rest of an answer.
@@ -353,7 +362,11 @@ fn read_loop(
     let mut buf = [0u8; 4096];
     let mut out = Vec::new();
     let mut last_answer = Instant::now();
+    let asked = Instant::now();
     loop {
+        if asked.elapsed() >= AWAIT_LIMIT {
+            filter.stop_awaiting();
+        }
         let wait = if filter.holding() {
             Some(HOLD)
         } else if filter.unreported() {
