@@ -437,3 +437,33 @@ fn the_prefix_then_m_pops_the_monitor_and_quitting_it_returns_to_the_tick() {
     tmux.send_keys(&["C-\\", "d"]);
     tmux.wait_text("ATTACH-EXIT 0");
 }
+
+#[test]
+fn typing_into_a_tick_that_stopped_reading_never_blocks_the_launcher() {
+    let host = Host::new();
+    // Raw mode with echo: the terminal echoes what arrives while its input
+    // buffer (4 KiB) has room, then takes no more; the program never reads.
+    let id = host.open_sh("deaf", "stty raw; echo deaf; exec sleep 100000", "deaf");
+    let tmux = Tmux::start(&host, 100, 30, &attach_command(&id));
+    wait_views(&host, &id, 1);
+    // Twice what the input buffer holds, typed through the view: keys are
+    // written straight to the PTY only while the Tick has read everything,
+    // the rest waits on the writer thread.
+    let chunk = "x".repeat(1000);
+    for _ in 0..8 {
+        tmux.type_text(&chunk);
+    }
+    // The input buffer filled: the screen is full of echoed x's.
+    host.wait_screen(&id, &"x".repeat(100));
+    wait_for("the terminal's input buffer to fill", || {
+        let screen = host.screen(&id);
+        (screen.matches('x').count() >= 2000).then_some(())
+    });
+    // The launcher still answers, and typed input is still taken (dropped
+    // once its queue is full, never blocking).
+    host.ok(&["input", &id, "more"]);
+    let _ = host.screen(&id);
+    tmux.send_keys(&["C-\\", "d"]);
+    tmux.wait_text("ATTACH-EXIT 0");
+    wait_views(&host, &id, 0);
+}

@@ -502,7 +502,10 @@ impl PtyWriter {
     /// Writes `bytes` now, when that cannot block and keeps the order:
     /// short, nothing queued for the writer thread (which is not writing
     /// either: it holds the lock while it does), and the Tick has read all
-    /// its input. Whether it was written.
+    /// its input. Whether it was written. (In canonical mode FIONREAD counts
+    /// whole lines only; with none waiting, the line discipline keeps
+    /// taking input into a full line, so the write does not block there
+    /// either.)
     fn write_now(&self, bytes: &[u8]) -> bool {
         if bytes.len() > DIRECT_WRITE_MAX || self.queued.load(Ordering::Acquire) != 0 {
             return false;
