@@ -446,11 +446,12 @@ fn typing_into_a_tick_that_stopped_reading_never_blocks_the_launcher() {
     let id = host.open_sh("deaf", "stty raw; echo deaf; exec sleep 100000", "deaf");
     let tmux = Tmux::start(&host, 100, 30, &attach_command(&id));
     wait_views(&host, &id, 1);
-    // Twice what the input buffer holds, typed through the view: keys are
+    // More than the input buffer and the kernel's buffers behind it hold
+    // (4 KiB + 64 KiB), typed through the view: keys are
     // written straight to the PTY only while the Tick has read everything,
     // the rest waits on the writer thread.
-    let chunk = "x".repeat(1000);
-    for _ in 0..8 {
+    let chunk = "x".repeat(4000);
+    for _ in 0..20 {
         tmux.type_text(&chunk);
     }
     // The input buffer filled: the screen is full of echoed x's.
@@ -459,11 +460,18 @@ fn typing_into_a_tick_that_stopped_reading_never_blocks_the_launcher() {
         let screen = host.screen(&id);
         (screen.matches('x').count() >= 2000).then_some(())
     });
-    // The launcher still answers, and typed input is still taken (dropped
-    // once its queue is full, never blocking).
-    host.ok(&["input", &id, "more"]);
-    let _ = host.screen(&id);
+    // Detached: once the launcher counts no view, it has read all the view
+    // sent (it reads the connection to its end).
     tmux.send_keys(&["C-\\", "d"]);
     tmux.wait_text("ATTACH-EXIT 0");
     wait_views(&host, &id, 0);
+    // It still answers: more input is taken, or refused at once when the
+    // writer's queue is full (never a timeout).
+    let out = host.run(&["input", &id, "more"]);
+    let said = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        said.contains("\"ok\":true") || said.contains("not reading its terminal"),
+        "{said}"
+    );
+    assert!(host.screen(&id).contains("xxxx"));
 }
