@@ -426,7 +426,6 @@ pub struct Frame {
 /// differ or `force_status` is set.
 pub fn compose(snap: &Snapshot, cols: u16, rows: u16, note: &str, force_status: bool) -> Frame {
     let (cols_u, rows_u) = (usize::from(cols), usize::from(rows));
-    let mut view = Surface::new(cols_u, rows_u);
     let status = size_status((snap.cols, snap.rows), (cols, rows))
         .or_else(|| force_status.then(String::new));
     let status_rows = usize::from(status.is_some() && rows > 1);
@@ -434,13 +433,15 @@ pub fn compose(snap: &Snapshot, cols: u16, rows: u16, note: &str, force_status: 
     let model = model_surface(snap);
     let width = cols_u.min(usize::from(snap.cols));
     let height = tick_rows.min(usize::from(snap.rows));
-    if (cols, rows) == (snap.cols, snap.rows) && status_rows == 0 {
+    let mut view = if (cols, rows) == (snap.cols, snap.rows) && status_rows == 0 {
         // The common case: the view is the Tick's screen as it is.
-        view = model;
+        model
     } else {
+        let mut view = Surface::new(cols_u, rows_u);
         let changes = view.diff_region(0, 0, width, height, &model, 0, 0);
         view.add_changes(changes);
-    }
+        view
+    };
     if let (Some(status), 1) = (status, status_rows) {
         let mut text = status;
         if !note.is_empty() {
