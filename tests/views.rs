@@ -332,6 +332,32 @@ fn the_note_after_attaching_gives_way_when_the_tick_draws_on_its_row() {
 }
 
 #[test]
+fn the_note_after_attaching_never_covers_what_the_tick_shows_on_its_row() {
+    let host = Host::new();
+    // The PTY is 120x30 until a view attaches: 40 lines fill it.
+    let id = host.open_sh("full", "seq 1 40; printf LASTROW; sleep 100000", "LASTROW");
+    // The view's own output, recorded: everything it ever drew.
+    let typescript = host.scratch().join("typescript");
+    let _tmux = Tmux::start(
+        &host,
+        120,
+        30,
+        &format!(
+            "script -q -f -c '{} attach {id}' {}",
+            tickloop_bin(),
+            typescript.display()
+        ),
+    );
+    let drawn = wait_for("the view to draw the Tick's last row", || {
+        let bytes = std::fs::read(&typescript).ok()?;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        text.contains("LASTROW").then_some(text)
+    });
+    // The note would have been drawn with the first frame, before it.
+    assert!(!drawn.contains("detaches"), "{drawn:?}");
+}
+
+#[test]
 fn the_detach_key_is_a_prefix_twice_sends_it_and_question_mark_lists_the_keys() {
     let host = Host::new();
     let log = open_probe(&host, "vp", false);
@@ -412,4 +438,42 @@ fn the_prefix_then_m_pops_the_activity_tab_the_monitor_and_quitting_it_returns_t
     tmux.wait_text("ready");
     tmux.send_keys(&["C-\\", "d"]);
     tmux.wait_text("ATTACH-EXIT 0");
+}
+
+#[test]
+fn typing_into_a_tick_that_stopped_reading_never_blocks_the_launcher() {
+    let host = Host::new();
+    // Raw mode with echo: the terminal echoes what arrives while its input
+    // buffer (4 KiB) has room, then takes no more; the program never reads.
+    let id = host.open_sh("deaf", "stty raw; echo deaf; exec sleep 100000", "deaf");
+    let tmux = Tmux::start(&host, 100, 30, &attach_command(&id));
+    wait_views(&host, &id, 1);
+    // More than the input buffer and the kernel's buffers behind it hold
+    // (4 KiB + 64 KiB), typed through the view: keys are
+    // written straight to the PTY only while the Tick has read everything,
+    // the rest waits on the writer thread.
+    let chunk = "x".repeat(4000);
+    for _ in 0..20 {
+        tmux.type_text(&chunk);
+    }
+    // The input buffer filled: the screen is full of echoed x's.
+    host.wait_screen(&id, &"x".repeat(100));
+    wait_for("the terminal's input buffer to fill", || {
+        let screen = host.screen(&id);
+        (screen.matches('x').count() >= 2000).then_some(())
+    });
+    // Detached: once the launcher counts no view, it has read all the view
+    // sent (it reads the connection to its end).
+    tmux.send_keys(&["C-\\", "d"]);
+    tmux.wait_text("ATTACH-EXIT 0");
+    wait_views(&host, &id, 0);
+    // It still answers: more input is taken, or refused at once when the
+    // writer's queue is full (never a timeout).
+    let out = host.run(&["input", &id, "more"]);
+    let said = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        said.contains("\"ok\":true") || said.contains("not reading its terminal"),
+        "{said}"
+    );
+    assert!(host.screen(&id).contains("xxxx"));
 }

@@ -17,7 +17,7 @@
 //! otherwise buffer all of it). Image protocols (sixel in DCS, kitty
 //! graphics in APC, iTerm2's OSC 1337) are ignored by the parser itself.
 
-use crate::attach::{Snapshot, ViewEvent};
+use crate::attach::{Snapshot, TermColors, ViewEvent};
 use crate::screen_model;
 use alacritty_terminal::event::{Event, EventListener, WindowSize};
 use alacritty_terminal::grid::Dimensions;
@@ -120,10 +120,61 @@ struct Reports {
     title_changed: bool,
     size: GridSize,
     events: Vec<TermEvent>,
-    /// The person's terminal's foreground and background, as the latest
-    /// view told them; `None`: xterm's defaults.
+    /// What the Tick's colour queries are answered with.
+    colors: AnswerColors,
+}
+
+/// The colours the Tick's colour queries (OSC 10, 11 and 4) are answered
+/// with: the person's terminal's own, as the most recently active view that
+/// knew them reported them, kept when views leave. Shared between the
+/// launcher, which sets them as views report and become active, and the
+/// emulator, which reads them when the Tick asks; what no view said is
+/// answered with the defaults of [`default_color`].
+#[derive(Clone, Default)]
+pub struct AnswerColors(Arc<Mutex<ColorSet>>);
+
+#[derive(Default)]
+struct ColorSet {
     fg: Option<Rgb>,
     bg: Option<Rgb>,
+    /// The 16 ANSI colours.
+    palette: [Option<Rgb>; 16],
+}
+
+impl AnswerColors {
+    /// Takes what `colors` says; an unreadable colour keeps the one before.
+    /// Whether anything changed.
+    pub fn set(&self, colors: &TermColors) -> bool {
+        let Ok(mut set) = self.0.lock() else {
+            return false;
+        };
+        let before = (set.fg, set.bg, set.palette);
+        if let Some(fg) = colors.fg.as_deref().and_then(parse_hex) {
+            set.fg = Some(fg);
+        }
+        if let Some(bg) = colors.bg.as_deref().and_then(parse_hex) {
+            set.bg = Some(bg);
+        }
+        for (index, color) in &colors.palette {
+            if let (Some(slot), Some(rgb)) =
+                (set.palette.get_mut(usize::from(*index)), parse_hex(color))
+            {
+                *slot = Some(rgb);
+            }
+        }
+        before != (set.fg, set.bg, set.palette)
+    }
+
+    /// The answer for palette entry `index` (256 the foreground, 257 the
+    /// background, as alacritty numbers them).
+    fn get(&self, index: usize) -> Rgb {
+        let known = self.0.lock().ok().and_then(|set| match index {
+            256 => set.fg,
+            257 => set.bg,
+            _ => set.palette.get(index).copied().flatten(),
+        });
+        known.unwrap_or_else(|| default_color(index))
+    }
 }
 
 /// The emulator's event sink, shared with [`Emulator`].
@@ -159,12 +210,7 @@ impl EventListener for Listener {
                 reports.title.clear();
             }
             Event::ColorRequest(index, format) => {
-                let color = match index {
-                    256 => reports.fg,
-                    257 => reports.bg,
-                    _ => None,
-                };
-                let answer = format(color.unwrap_or_else(|| default_color(index)));
+                let answer = format(reports.colors.get(index));
                 let _ = reports.answers.write_all(answer.as_bytes());
             }
             Event::TextAreaSizeRequest(format) => {
@@ -183,7 +229,10 @@ impl EventListener for Listener {
 }
 
 /// The colour answered for a query of palette entry `index` (256 is the
-/// foreground, 257 the background, 258 the cursor): xterm's defaults.
+/// foreground, 257 the background, 258 the cursor) when no view said it:
+/// xterm's default palette (XTerm's `XTerm-col.ad`: `#cd0000` for red and
+/// so on, the 6x6x6 cube and the greys above 15), a light grey `#e5e5e5`
+/// foreground and cursor and a black background.
 fn default_color(index: usize) -> Rgb {
     let (r, g, b) = match index {
         0..=255 => crate::attach::xterm_rgb(index as u8),
@@ -372,8 +421,7 @@ impl Emulator {
             title_changed: false,
             size,
             events: Vec::new(),
-            fg: None,
-            bg: None,
+            colors: AnswerColors::default(),
         }));
         let config = Config {
             scrolling_history: history_limit,
@@ -434,17 +482,11 @@ impl Emulator {
         screen_model::snapshot(&self.term, offset, title, DEFAULT_CURSOR)
     }
 
-    /// The colours the Tick's OSC 10 and 11 queries are answered with
-    /// (`#rrggbb`); an unreadable one keeps the one before.
-    pub fn set_colors(&mut self, fg: Option<&str>, bg: Option<&str>) {
-        let Ok(mut reports) = self.reports.lock() else {
-            return;
-        };
-        if let Some(fg) = fg.and_then(parse_hex) {
-            reports.fg = Some(fg);
-        }
-        if let Some(bg) = bg.and_then(parse_hex) {
-            reports.bg = Some(bg);
+    /// Answer the Tick's colour queries from `colors` (shared: whoever
+    /// holds a clone sets them).
+    pub fn answer_colors_from(&mut self, colors: AnswerColors) {
+        if let Ok(mut reports) = self.reports.lock() {
+            reports.colors = colors;
         }
     }
 
@@ -482,6 +524,12 @@ impl Emulator {
             history_limit: self.history_limit,
             cell_bytes: cells * std::mem::size_of::<alacritty_terminal::term::cell::Cell>(),
         }
+    }
+
+    /// The Tick's terminal modes (alacritty's `TermMode` bits), which
+    /// views' input is encoded for.
+    pub fn input_modes(&self) -> u32 {
+        self.term.mode().bits()
     }
 
     /// Encode a view's key, paste, mouse or focus event for the Tick's
@@ -736,20 +784,32 @@ mod tests {
             .recv_timeout(std::time::Duration::from_secs(10))
             .expect("an answer");
         assert_eq!(first, b"\x1b]11;rgb:0000/0000/0000\x07");
-        emu.set_colors(Some("#101010"), Some("#ffffff"));
-        emu.feed(b"\x1b]10;?\x1b\\\x1b]11;?\x1b\\");
+        let colors = AnswerColors::default();
+        emu.answer_colors_from(colors.clone());
+        colors.set(&TermColors {
+            fg: Some("#101010".into()),
+            bg: Some("#ffffff".into()),
+            palette: vec![(1, "#123456".into())],
+        });
+        emu.feed(b"\x1b]10;?\x1b\\\x1b]11;?\x1b\\\x1b]4;1;?\x07\x1b]4;2;?\x07");
         let mut got = Vec::new();
         while let Ok(bytes) = rx.recv_timeout(std::time::Duration::from_secs(1)) {
             got.extend(bytes);
-            if got.windows(4).filter(|w| *w == b"rgb:").count() == 2 {
+            if got.windows(4).filter(|w| *w == b"rgb:").count() == 4 {
                 break;
             }
         }
         let got = String::from_utf8(got).expect("text");
         assert!(got.contains("]10;rgb:1010/1010/1010"), "{got:?}");
         assert!(got.contains("]11;rgb:ffff/ffff/ffff"), "{got:?}");
+        // The view's palette entry, and xterm's for one no view said.
+        assert!(got.contains("]4;1;rgb:1212/3434/5656"), "{got:?}");
+        assert!(got.contains("]4;2;rgb:0000/cdcd/0000"), "{got:?}");
         // A colour that is not #rrggbb changes nothing.
-        emu.set_colors(Some("white"), None);
+        assert!(!colors.set(&TermColors {
+            fg: Some("white".into()),
+            ..TermColors::default()
+        }));
         emu.feed(b"\x1b]10;?\x07");
         let again = String::from_utf8(
             rx.recv_timeout(std::time::Duration::from_secs(10))

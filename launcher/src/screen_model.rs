@@ -175,7 +175,12 @@ pub fn convert_row(row: &Row<Cell>, cols: usize) -> Line {
             attrs,
         }),
     };
-    let width = cols.min(row.len());
+    // Trailing cells that are plain blanks convert to nothing (they would
+    // be trimmed below): skip them, most rows are mostly empty.
+    let mut width = cols.min(row.len());
+    while width > 0 && is_plain_blank(&row[Column(width - 1)]) {
+        width -= 1;
+    }
     let mut buf = [0u8; 4];
     for c in 0..width {
         let cell = &row[Column(c)];
@@ -201,6 +206,16 @@ pub fn convert_row(row: &Row<Cell>, cols: usize) -> Line {
     }
     trim_trailing_blanks(&mut runs);
     Line { runs }
+}
+
+/// A cell as a fresh screen holds it: a space with default colours, no
+/// flags and nothing extra (marks, underline colour, hyperlink).
+fn is_plain_blank(cell: &Cell) -> bool {
+    cell.c == ' '
+        && cell.flags.is_empty()
+        && cell.extra.is_none()
+        && cell.fg == CellColor::Named(NamedColor::Foreground)
+        && cell.bg == CellColor::Named(NamedColor::Background)
 }
 
 /// Whether a blank cell with these attributes looks like an empty cell.
@@ -358,7 +373,9 @@ pub fn encode_input(mode: TermMode, event: &ViewEvent) -> Result<Vec<u8>, InputE
         } else {
             Vec::new()
         }),
-        ViewEvent::Resize { .. } | ViewEvent::Scroll { .. } => Ok(Vec::new()),
+        ViewEvent::Resize { .. } | ViewEvent::Scroll { .. } | ViewEvent::Colors(_) => {
+            Ok(Vec::new())
+        }
     }
 }
 

@@ -7,19 +7,31 @@
 //!   input events, signals "the screen changed" to views (a `watch`: a flood
 //!   of output is one pending signal), and sends its answers to terminal
 //!   queries and the encoded events to the writer;
-//! * the **writer** thread is the only place that writes to the master
-//!   (emulator answers and typed input), so a Tick that never reads its
+//! * the **writer** thread writes to the master what may block (emulator
+//!   answers, pastes, `tickloop input`), so a Tick that never reads its
 //!   terminal cannot block the launcher.
+//!
+//! A view's keystroke takes no thread hop: the socket task encodes it with
+//! the modes the emulator thread published last and writes it to the
+//! master itself, when nothing is queued for the writer and the Tick has
+//! read all its input (so the write cannot block); otherwise it is queued
+//! like the rest.
 //!
 //! portable-pty's writer lives in the writer thread for the whole life of the
 //! process: dropping it would type `\n` and Ctrl-D into the Tick's terminal.
 
+use crate::attach::TermColors;
 use crate::attach::{Snapshot, ViewEvent};
-use crate::emulator::{Emulator, ScreenText, TermEvent};
+use crate::emulator::{AnswerColors, Emulator, ScreenText, TermEvent};
 use crate::LauncherError;
+use alacritty_terminal::term::TermMode;
 use portable_pty::{native_pty_system, MasterPty, PtySize, SlavePty};
+use std::fs::File;
 use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
@@ -37,7 +49,22 @@ struct Published {
     events: broadcast::Sender<TermEvent>,
     /// The terminal title.
     title: watch::Sender<String>,
+    /// The Tick's terminal modes, for encoding views' input.
+    modes: Arc<AtomicU32>,
 }
+
+/// The PTY master's writer, shared by the writer thread and the direct
+/// path of keystrokes ([`TerminalHandle::view_input`]).
+struct PtyWriter {
+    writer: Mutex<Box<dyn Write + Send>>,
+    /// Chunks queued for the writer thread and not yet written.
+    queued: AtomicUsize,
+    /// The slave, opened again to ask how much input the Tick left unread.
+    slave: Option<File>,
+}
+
+/// The longest input written straight from a view's socket task.
+const DIRECT_WRITE_MAX: usize = 64;
 
 /// Bells and clipboard writes queued for each view.
 const EVENTS_QUEUE: usize = 32;
@@ -63,9 +90,6 @@ enum EmuMsg {
     Snapshot(usize, oneshot::Sender<ScreenText>),
     /// A view's snapshot, scrolled this many lines back into history.
     ViewSnapshot(usize, oneshot::Sender<Snapshot>),
-    ViewInput(ViewEvent),
-    /// The person's terminal's colours (`#rrggbb`), from a view.
-    Colors(Option<String>, Option<String>),
 }
 
 /// Why typed input was not accepted.
@@ -85,6 +109,9 @@ pub struct TerminalHandle {
     _slave: Mutex<Box<dyn SlavePty + Send>>,
     tty_name: PathBuf,
     input_tx: SyncSender<Vec<u8>>,
+    pty_writer: Arc<PtyWriter>,
+    /// The Tick's terminal modes as the emulator thread last published them.
+    modes: Arc<AtomicU32>,
     emu_tx: mpsc::Sender<EmuMsg>,
     /// Bumped by the emulator thread whenever the screen may have changed.
     changes_rx: watch::Receiver<u64>,
@@ -94,6 +121,8 @@ pub struct TerminalHandle {
     title_rx: watch::Receiver<String>,
     /// The PTY's size as `(cols, rows)`.
     size: Mutex<(u16, u16)>,
+    /// What the Tick's colour queries are answered with.
+    colors: AnswerColors,
 }
 
 impl TerminalHandle {
@@ -123,21 +152,41 @@ impl TerminalHandle {
             .map_err(|e| LauncherError::Pty(e.to_string()))?;
 
         let (input_tx, input_rx) = sync_channel::<Vec<u8>>(WRITER_QUEUE);
-        spawn_thread("pty-writer", move || writer_thread(writer, input_rx))?;
+        let pty_writer = Arc::new(PtyWriter {
+            writer: Mutex::new(writer),
+            queued: AtomicUsize::new(0),
+            // Without it every input goes through the writer thread.
+            slave: std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .custom_flags(libc::O_NOCTTY)
+                .open(&tty_name)
+                .ok(),
+        });
+        let thread_writer = pty_writer.clone();
+        spawn_thread("pty-writer", move || writer_thread(thread_writer, input_rx))?;
 
         let (emu_tx, emu_rx) = mpsc::channel::<EmuMsg>(EMULATOR_QUEUE);
-        let answers = AnswerWriter(input_tx.clone());
+        let answers = AnswerWriter {
+            tx: input_tx.clone(),
+            writer: pty_writer.clone(),
+        };
+        let modes = Arc::new(AtomicU32::new(0));
+        let emulator_modes = modes.clone();
         let (changes_tx, changes_rx) = watch::channel(0u64);
         let (events_tx, _) = broadcast::channel(EVENTS_QUEUE);
         let emulator_events = events_tx.clone();
         let (title_tx, title_rx) = watch::channel(String::new());
+        let colors = AnswerColors::default();
+        let emulator_colors = colors.clone();
         spawn_thread("emulator", move || {
             let published = Published {
                 changes: changes_tx,
                 events: emulator_events,
                 title: title_tx,
+                modes: emulator_modes,
             };
-            emulator_thread(emu_rx, answers, published, history)
+            emulator_thread(emu_rx, answers, emulator_colors, published, history)
         })?;
 
         let reader_tx = emu_tx.clone();
@@ -148,11 +197,14 @@ impl TerminalHandle {
             _slave: Mutex::new(pair.slave),
             tty_name,
             input_tx,
+            pty_writer,
+            modes,
             emu_tx,
             changes_rx,
             events_tx,
             title_rx,
             size: Mutex::new((START_COLS, START_ROWS)),
+            colors,
         }))
     }
 
@@ -192,19 +244,34 @@ impl TerminalHandle {
         rx.await.ok()
     }
 
-    /// Hand a view's key, paste, mouse or focus event to the emulator, which
-    /// encodes it for the Tick's current modes and writes it to the PTY.
-    pub async fn view_input(&self, event: ViewEvent) -> Result<(), InputError> {
-        self.emu_tx
-            .send(EmuMsg::ViewInput(event))
-            .await
-            .map_err(|_| InputError::Gone)
+    /// Encode a view's key, paste, mouse or focus event for the Tick's
+    /// modes (as the emulator thread last published them) and write it to
+    /// the PTY: at once when that cannot block, else through the writer
+    /// thread. Input that finds the writer's queue full is dropped, as a
+    /// terminal drops keys a stopped program never reads.
+    pub fn view_input(&self, event: &ViewEvent) -> Result<(), InputError> {
+        let modes = TermMode::from_bits_truncate(self.modes.load(Ordering::Acquire));
+        let bytes = match crate::screen_model::encode_input(modes, event) {
+            Ok(bytes) if bytes.is_empty() => return Ok(()),
+            Ok(bytes) => bytes,
+            // Not encodable (a key with no encoding): nothing to send.
+            Err(_) => return Ok(()),
+        };
+        if self.pty_writer.write_now(&bytes) {
+            return Ok(());
+        }
+        match self.input(bytes) {
+            Err(InputError::Gone) => Err(InputError::Gone),
+            _ => Ok(()),
+        }
     }
 
-    /// The colours the Tick's OSC 10/11 queries are answered with, from
-    /// the view that attached last (the person's terminal's own).
-    pub async fn set_colors(&self, fg: Option<String>, bg: Option<String>) {
-        let _ = self.emu_tx.send(EmuMsg::Colors(fg, bg)).await;
+    /// The colours the Tick's OSC 10/11/4 queries are answered with from
+    /// now on (the person's terminal's own, from the active view); what
+    /// `colors` leaves out stays as it was. Takes effect at once, even
+    /// while output waits for the emulator. Whether anything changed.
+    pub fn set_colors(&self, colors: &TermColors) -> bool {
+        self.colors.set(colors)
     }
 
     /// Resize the PTY alone (the Tick gets SIGWINCH), not the emulator: for
@@ -231,11 +298,7 @@ impl TerminalHandle {
 
     /// Queue bytes typed into the Tick's terminal; never blocks.
     pub fn input(&self, bytes: Vec<u8>) -> Result<(), InputError> {
-        match self.input_tx.try_send(bytes) {
-            Ok(()) => Ok(()),
-            Err(TrySendError::Full(_)) => Err(InputError::Full(WRITER_QUEUE)),
-            Err(TrySendError::Disconnected(_)) => Err(InputError::Gone),
-        }
+        queue_input(&self.input_tx, &self.pty_writer, bytes)
     }
 
     /// The current screen with up to `history` lines of history, after
@@ -330,6 +393,7 @@ fn reader_thread(mut reader: Box<dyn Read + Send>, tx: mpsc::Sender<EmuMsg>) {
 fn emulator_thread(
     mut rx: mpsc::Receiver<EmuMsg>,
     answers: AnswerWriter,
+    colors: AnswerColors,
     published: Published,
     history: usize,
 ) {
@@ -337,9 +401,11 @@ fn emulator_thread(
         changes,
         events,
         title,
+        modes,
     } = published;
     let mut size = (usize::from(START_ROWS), usize::from(START_COLS));
     let mut emulator = Emulator::new(size.0, size.1, history, Box::new(answers.clone()));
+    emulator.answer_colors_from(colors.clone());
     let mut panics = 0u64;
     while let Some(msg) = rx.blocking_recv() {
         if let EmuMsg::Resize(rows, cols) = &msg {
@@ -360,6 +426,7 @@ fn emulator_thread(
             if let Some(now) = emulator.take_title_change() {
                 title.send_replace(now);
             }
+            modes.store(emulator.input_modes(), Ordering::Release);
         }));
         if handled.is_err() {
             panics += 1;
@@ -369,6 +436,7 @@ fn emulator_thread(
                 );
             }
             emulator = Emulator::new(size.0, size.1, history, Box::new(answers.clone()));
+            emulator.answer_colors_from(colors.clone());
             emulator.feed(
                 b"\x1b[7m[tickloop: the screen was reset after an emulator fault]\x1b[0m\r\n",
             );
@@ -393,33 +461,91 @@ fn handle_emulator_message(emulator: &mut Emulator, msg: EmuMsg, changes: &watch
         EmuMsg::ViewSnapshot(offset, reply) => {
             let _ = reply.send(emulator.snapshot_scrolled(offset));
         }
-        EmuMsg::Colors(fg, bg) => emulator.set_colors(fg.as_deref(), bg.as_deref()),
-        EmuMsg::ViewInput(event) => {
-            // Only fails when the PTY's writer is gone: the Tick is ending.
-            let _ = emulator.view_input(&event);
-        }
     }
 }
 
-fn writer_thread(mut writer: Box<dyn Write + Send>, rx: std::sync::mpsc::Receiver<Vec<u8>>) {
+fn writer_thread(shared: Arc<PtyWriter>, rx: std::sync::mpsc::Receiver<Vec<u8>>) {
     while let Ok(bytes) = rx.recv() {
-        // A failed write means the terminal is gone; keep draining so that
-        // senders never block, and keep the writer (see the module doc).
-        if writer.write_all(&bytes).is_ok() {
+        if let Ok(mut writer) = shared.writer.lock() {
+            // A failed write means the terminal is gone; keep draining so
+            // that senders never block, and keep the writer (see the
+            // module doc).
+            if writer.write_all(&bytes).is_ok() {
+                let _ = writer.flush();
+            }
+        }
+        shared.queued.fetch_sub(1, Ordering::AcqRel);
+    }
+    // Dropping the writer would type into the Tick's terminal.
+    std::mem::forget(shared);
+}
+
+/// Queues `bytes` for the writer thread; never blocks.
+fn queue_input(
+    tx: &SyncSender<Vec<u8>>,
+    writer: &PtyWriter,
+    bytes: Vec<u8>,
+) -> Result<(), InputError> {
+    writer.queued.fetch_add(1, Ordering::AcqRel);
+    let sent = tx.try_send(bytes);
+    if sent.is_err() {
+        writer.queued.fetch_sub(1, Ordering::AcqRel);
+    }
+    match sent {
+        Ok(()) => Ok(()),
+        Err(TrySendError::Full(_)) => Err(InputError::Full(WRITER_QUEUE)),
+        Err(TrySendError::Disconnected(_)) => Err(InputError::Gone),
+    }
+}
+
+impl PtyWriter {
+    /// Writes `bytes` now, when that cannot block and keeps the order:
+    /// short, nothing queued for the writer thread (which is not writing
+    /// either: it holds the lock while it does), and the Tick has read all
+    /// its input. Whether it was written. (In canonical mode FIONREAD counts
+    /// whole lines only; with none waiting, the line discipline keeps
+    /// taking input into a full line, so the write does not block there
+    /// either.)
+    fn write_now(&self, bytes: &[u8]) -> bool {
+        if bytes.len() > DIRECT_WRITE_MAX || self.queued.load(Ordering::Acquire) != 0 {
+            return false;
+        }
+        let Some(slave) = &self.slave else {
+            return false;
+        };
+        let mut unread: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int through the pointer; the slave
+        // stays open while `self` lives.
+        if unsafe { libc::ioctl(slave.as_raw_fd(), libc::FIONREAD, &mut unread) } != 0
+            || unread != 0
+        {
+            return false;
+        }
+        let Ok(mut writer) = self.writer.try_lock() else {
+            return false;
+        };
+        if self.queued.load(Ordering::Acquire) != 0 {
+            return false;
+        }
+        // A failed write means the terminal is gone, as for the thread.
+        if writer.write_all(bytes).is_ok() {
             let _ = writer.flush();
         }
+        true
     }
-    std::mem::forget(writer);
 }
 
 /// The emulator's answers to terminal queries, queued for the writer thread.
 /// Dropped when the queue is full: the emulator must never wait on the Tick.
 #[derive(Clone)]
-struct AnswerWriter(SyncSender<Vec<u8>>);
+struct AnswerWriter {
+    tx: SyncSender<Vec<u8>>,
+    writer: Arc<PtyWriter>,
+}
 
 impl Write for AnswerWriter {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let _ = self.0.try_send(buf.to_vec());
+        let _ = queue_input(&self.tx, &self.writer, buf.to_vec());
         Ok(buf.len())
     }
 

@@ -9,20 +9,27 @@
 //!   screen changed" (a `watch`, so a flood of output is one pending signal),
 //!   and a view's writer takes a fresh snapshot when its next frame is due
 //!   and sends the rows that differ from what it sent last. A slow view gets
-//!   fewer frames, never a backlog.
-//! * Keys, paste, mouse and focus go to the emulator thread (the emulator's
-//!   one owner), which encodes them for the Tick's current modes and writes
-//!   them to the PTY.
+//!   fewer frames, never a backlog. The first frame after the view typed
+//!   (its echo) goes at once and is not counted, so echo never waits for
+//!   the pacing however fast keys come.
+//! * Keys, paste, mouse and focus are encoded for the Tick's modes as the
+//!   emulator thread last published them and written to the PTY from the
+//!   view's task ([`TerminalHandle::view_input`]).
 //! * Sizes follow the most recently active view (tmux's `latest`): attaching,
 //!   any input event and any resize make a view the latest; when its size
 //!   differs from the PTY's, the PTY and then the emulator are resized, after
 //!   [`RESIZE_DEBOUNCE`] without newer requests. Attaching at the PTY's size
 //!   nudges the PTY one row and back so a TUI redraws (Linux sends no
 //!   SIGWINCH for an unchanged size). With no view the size stays.
+//! * The Tick's colour queries (OSC 10/11/4) are answered with the colours
+//!   of the most recently active view whose terminal reported them
+//!   ([`ViewEvent::Colors`], which may come any time after the hello); when
+//!   it leaves, the last ones set stay; before any, xterm's defaults.
 
-use crate::attach::{Snapshot, ToView, ViewEvent, ViewHello, MAX_VIEW_LINE};
+use crate::attach::{Snapshot, TermColors, ToView, ViewEvent, ViewHello, MAX_VIEW_LINE};
 use crate::terminal::TerminalHandle;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tickhost::framing::read_line_limited;
@@ -91,6 +98,10 @@ struct HubState {
     next_id: u64,
     /// Each attached view's size.
     views: HashMap<u64, (u16, u16)>,
+    /// The colours of each view whose terminal reported them.
+    colors: HashMap<u64, TermColors>,
+    /// The most recently active view.
+    latest: Option<u64>,
 }
 
 /// The views of one launcher: their count, and the size policy.
@@ -112,6 +123,8 @@ impl ViewHub {
             state: Mutex::new(HubState {
                 next_id: 1,
                 views: HashMap::new(),
+                colors: HashMap::new(),
+                latest: None,
             }),
             count_tx,
             want_tx,
@@ -144,8 +157,22 @@ impl ViewHub {
     fn unregister(&self, id: u64) {
         if let Ok(mut state) = self.state.lock() {
             state.views.remove(&id);
+            // The colours it set stay: the last seen, until another view's.
+            state.colors.remove(&id);
             self.publish_count(&state);
         }
+    }
+
+    /// View `id`'s terminal reported its colours: the Tick's colour queries
+    /// are answered with them while it is the most recently active view.
+    fn set_colors(&self, id: u64, colors: TermColors) {
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        if state.latest == Some(id) {
+            self.term.set_colors(&colors);
+        }
+        state.colors.insert(id, colors);
     }
 
     /// View `id` is now the most recently active one; `size` is its new size
@@ -161,6 +188,12 @@ impl ViewHub {
             *current = size;
         }
         let (cols, rows) = *current;
+        if state.latest != Some(id) {
+            state.latest = Some(id);
+            if let Some(colors) = state.colors.get(&id) {
+                self.term.set_colors(colors);
+            }
+        }
         let want = Want {
             cols: cols.max(MIN_COLS),
             rows: rows.max(MIN_ROWS),
@@ -256,11 +289,6 @@ where
         _ => return,
     };
     let hub = ctx.hub.clone();
-    if hello.term.fg.is_some() || hello.term.bg.is_some() {
-        hub.term
-            .set_colors(hello.term.fg.clone(), hello.term.bg.clone())
-            .await;
-    }
     let id = hub.register(hello.cols, hello.rows);
     let _registered = Unregister(hub.clone(), id);
     hub.activate(id, None, true);
@@ -270,6 +298,10 @@ where
     let (gone_tx, mut gone_rx) = mpsc::channel::<()>(1);
     // How far back this view is scrolled; set by its reader task.
     let (scroll_tx, mut scroll_rx) = watch::channel(0usize);
+    // Set when the view typed: the next frame (the echo) goes at once,
+    // whatever the pacing, and is not counted by it.
+    let typed = Arc::new(AtomicBool::new(false));
+    let reader_typed = typed.clone();
     let reader_hub = hub.clone();
     let reader_task = tokio::spawn(async move {
         let mut line = Vec::new();
@@ -292,13 +324,15 @@ where
                 ViewEvent::Scroll { offset } => {
                     scroll_tx.send_replace(usize::try_from(offset).unwrap_or(usize::MAX));
                 }
+                ViewEvent::Colors(colors) => reader_hub.set_colors(id, colors),
                 event => {
                     if matches!(event, ViewEvent::Key { .. } | ViewEvent::Paste { .. }) {
                         // Typing returns the view to the live screen.
                         scroll_tx.send_if_modified(|offset| std::mem::take(offset) != 0);
+                        reader_typed.store(true, Ordering::Release);
                     }
                     reader_hub.activate(id, None, false);
-                    if reader_hub.term.view_input(event).await.is_err() {
+                    if reader_hub.term.view_input(&event).is_err() {
                         break;
                     }
                 }
@@ -339,7 +373,8 @@ where
                 Ok(()) => Step::Changed,
                 Err(_) => Step::Gone,
             },
-            _ = frame_due(next_frame), if dirty => Step::Frame,
+            _ = frame_due(next_frame), if dirty && !typed.load(Ordering::Acquire) => Step::Frame,
+            _ = std::future::ready(()), if dirty && typed.load(Ordering::Acquire) => Step::Frame,
             r = status.changed() => match r {
                 Ok(()) => Step::Status,
                 Err(_) => Step::Shutdown,
@@ -387,7 +422,10 @@ where
                     break;
                 }
                 last = Some(snap);
-                next_frame = pacer.sent();
+                // An echo is not paced: typing is not a flood.
+                if !typed.swap(false, Ordering::AcqRel) {
+                    next_frame = pacer.sent();
+                }
             }
         }
     }

@@ -26,7 +26,9 @@
 //!    * view → launcher: [`ViewEvent`]s: keys, paste, mouse and focus, which
 //!      the launcher encodes for the Tick's *current* modes (application
 //!      cursor keys, bracketed paste, mouse encoding), and its new size after
-//!      the view's terminal was resized.
+//!      the view's terminal was resized; [`ViewEvent::Colors`] once its
+//!      terminal answered the view's colour questions (views ask at attach
+//!      and never wait for the answers).
 //!
 //! Views never see the raw PTY byte stream: their terminal would answer the
 //! Tick's queries a second time. Hanging up is a detach; it never touches the
@@ -92,13 +94,6 @@ pub struct TermCaps {
     /// The view can report focus in/out.
     #[serde(default)]
     pub focus_events: bool,
-    /// The view's terminal's foreground and background (`#rrggbb`), when
-    /// it said (OSC 10/11): the launcher answers the Tick's colour queries
-    /// with them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fg: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bg: Option<String>,
 }
 
 fn default_colors() -> u16 {
@@ -113,8 +108,6 @@ impl Default for TermCaps {
             mouse: false,
             bracketed_paste: false,
             focus_events: false,
-            fg: None,
-            bg: None,
         }
     }
 }
@@ -458,6 +451,33 @@ pub enum ViewEvent {
     /// clamped to the history held). Only this view scrolls; the Tick and
     /// other views are untouched. A key or paste returns the view to live.
     Scroll { offset: u32 },
+    /// The view's terminal's own colours, as it answered the view's
+    /// questions (sent once they arrived, any time after the hello): the
+    /// launcher answers the Tick's OSC 10/11/4 queries with the colours of
+    /// the most recently active view that sent them.
+    Colors(TermColors),
+}
+
+/// A terminal's colours as `#rrggbb`; what it did not say is left out.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+pub struct TermColors {
+    /// Default foreground (OSC 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fg: Option<String>,
+    /// Default background (OSC 11).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bg: Option<String>,
+    /// Palette entries (OSC 4) as `(index, colour)`, ascending: the views
+    /// ask for the 16 ANSI colours.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub palette: Vec<(u8, String)>,
+}
+
+impl TermColors {
+    /// The terminal said nothing.
+    pub fn is_empty(&self) -> bool {
+        self.fg.is_none() && self.bg.is_none() && self.palette.is_empty()
+    }
 }
 
 /// A key, independent of how the view's terminal encoded it.
@@ -673,6 +693,11 @@ mod tests {
             },
             ViewEvent::Focus { focused: false },
             ViewEvent::Resize { cols: 80, rows: 24 },
+            ViewEvent::Colors(TermColors {
+                fg: Some("#101010".into()),
+                bg: None,
+                palette: vec![(1, "#cd0000".into())],
+            }),
         ];
         for event in events {
             let line = serde_json::to_string(&event).unwrap();

@@ -10,7 +10,9 @@
 //! SIGTERM/SIGINT/SIGQUIT/SIGHUP, or when its terminal goes away. On every
 //! exit path, panics included, the user's terminal is restored: modes the
 //! view set reset, cursor shown, main screen back, the saved termios put
-//! back. Detaching never touches the Tick or its protocol session.
+//! back. Detaching never touches the Tick or its protocol session. Its
+//! terminal's colours are asked at attach and sent to the launcher when the
+//! answers come ([`crate::colors`]); attaching never waits for them.
 
 use crate::prefix::{Prefix, PrefixAction, PrefixKey};
 use crate::render::{self, MouseTranslator};
@@ -20,7 +22,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
-use std::sync::{Mutex, Once};
+use std::sync::{Arc, Mutex, Once};
 use std::time::{Duration, Instant};
 use termwiz::caps::{Capabilities, ColorLevel, ProbeHints};
 use termwiz::input::InputEvent;
@@ -217,18 +219,53 @@ fn run_monitor(instance: &str) -> Result<(), AttachError> {
 
 fn run_session(opts: &AttachOptions) -> Result<SessionEnd, AttachError> {
     let stream = connect(&opts.socket)?;
-    // Asked before termwiz takes the terminal: its answers must not reach
-    // termwiz's input parser.
-    let colors = crate::colors::query();
     let caps = terminal_caps()?;
-    let mut term = UnixTerminal::new(caps.clone())
+    let tty = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/tty")
         .map_err(|e| AttachError::Terminal(format!("cannot open /dev/tty: {e}")))?;
+    // What the helper threads tell the drawing loop, and what goes to the
+    // launcher. The terminal's colours go straight onto the events, ahead of
+    // every key typed after their answers.
+    let (note_tx, notes) = mpsc::channel::<Note>();
+    let (event_tx, events) = mpsc::channel::<ViewEvent>();
+    let colors_tx = event_tx.clone();
+    let gone_tx = note_tx.clone();
+    let gone_waker: Arc<Mutex<Option<TerminalWaker>>> = Arc::default();
+    let waker_slot = gone_waker.clone();
+    let input = crate::colors::TtyInput::start(
+        tty.try_clone()
+            .map_err(|e| AttachError::Terminal(format!("cannot read /dev/tty: {e}")))?,
+        move |colors| {
+            let _ = colors_tx.send(ViewEvent::Colors(colors));
+        },
+        move || {
+            let _ = gone_tx.send(Note::TerminalGone);
+            if let Some(waker) = waker_slot.lock().ok().and_then(|w| w.clone()) {
+                let _ = waker.wake();
+            }
+        },
+    )
+    .map_err(|e| AttachError::Terminal(format!("cannot read the terminal: {e}")))?;
+    // termwiz reads the terminal's input with the colour answers taken out.
+    let mut term = UnixTerminal::new_with(caps.clone(), input.keys(), &tty)
+        .map_err(|e| AttachError::Terminal(format!("cannot open /dev/tty: {e}")))?;
+    if let Ok(mut slot) = gone_waker.lock() {
+        *slot = Some(term.waker());
+    }
     let size = term
         .get_screen_size()
         .map_err(|e| AttachError::Terminal(format!("cannot read the terminal's size: {e}")))?;
     let (cols, rows) = (clamp(size.cols), clamp(size.rows));
 
-    let hello = view_hello(&caps, (cols, rows), "attach", colors);
+    let guard = RestoreGuard::install()?;
+    term.set_raw_mode()
+        .map_err(|e| AttachError::Terminal(format!("cannot enter raw mode: {e}")))?;
+    // Asked in raw mode (the answers must not be echoed), never waited for.
+    guard.write_raw(&crate::colors::questions());
+
+    let hello = view_hello(&caps, (cols, rows), "attach");
     let (reader, writer, snapshot) = match start_view(stream, &hello)? {
         (reader, writer, Start::Snapshot(s)) => (reader, writer, s),
         (_, _, Start::Ended(reason)) => {
@@ -236,26 +273,36 @@ fn run_session(opts: &AttachOptions) -> Result<SessionEnd, AttachError> {
         }
     };
 
-    let guard = RestoreGuard::install()?;
-    term.set_raw_mode()
-        .map_err(|e| AttachError::Terminal(format!("cannot enter raw mode: {e}")))?;
     term.enter_alternate_screen()
         .map_err(|e| AttachError::Terminal(e.to_string()))?;
+    guard.entered_screen();
 
-    let outcome = session(
-        &mut term,
-        &guard,
+    let link = Link {
         reader,
         writer,
-        snapshot,
-        (cols, rows),
-        opts,
-    );
+        notes,
+        note_tx,
+        events,
+        event_tx,
+    };
+    let outcome = session(&mut term, &guard, link, snapshot, (cols, rows), opts);
     // termwiz's own teardown unwraps its writes, which fail when the terminal
     // is gone; the guard restores everything it would, ignoring errors.
     guard.restore();
     std::mem::forget(term);
+    // Stops reading the terminal before anything else reads it.
+    drop(input);
     outcome
+}
+
+/// A view's connection to its launcher, and the channels around it.
+struct Link {
+    reader: BufReader<UnixStream>,
+    writer: UnixStream,
+    notes: mpsc::Receiver<Note>,
+    note_tx: mpsc::Sender<Note>,
+    events: mpsc::Receiver<ViewEvent>,
+    event_tx: mpsc::Sender<ViewEvent>,
 }
 
 pub(crate) fn clamp(n: usize) -> u16 {
@@ -263,12 +310,7 @@ pub(crate) fn clamp(n: usize) -> u16 {
 }
 
 /// The [`ViewHello`] of a view `size` cells large on a terminal with `caps`.
-pub(crate) fn view_hello(
-    caps: &Capabilities,
-    size: (u16, u16),
-    client: &str,
-    colors: crate::colors::TermColors,
-) -> ViewHello {
+pub(crate) fn view_hello(caps: &Capabilities, size: (u16, u16), client: &str) -> ViewHello {
     ViewHello {
         cols: size.0,
         rows: size.1,
@@ -282,8 +324,6 @@ pub(crate) fn view_hello(
             mouse: true,
             bracketed_paste: caps.bracketed_paste(),
             focus_events: false,
-            fg: colors.fg,
-            bg: colors.bg,
         },
         client: Some(client.into()),
     }
@@ -410,21 +450,27 @@ pub(crate) enum Note {
     Lost(String),
     Broken(String),
     Signal,
+    /// The view's terminal is gone (its input ended).
+    TerminalGone,
 }
 
-#[allow(clippy::too_many_arguments)]
 fn session(
     term: &mut UnixTerminal,
     guard: &RestoreGuard,
-    reader: BufReader<UnixStream>,
-    writer: UnixStream,
+    link: Link,
     snapshot: Snapshot,
     size: (u16, u16),
     opts: &AttachOptions,
 ) -> Result<SessionEnd, AttachError> {
-    let (note_tx, notes) = mpsc::channel::<Note>();
+    let Link {
+        reader,
+        writer,
+        notes,
+        note_tx,
+        events,
+        event_tx,
+    } = link;
     let waker = term.waker();
-    let (event_tx, events) = mpsc::channel::<ViewEvent>();
     spawn_link(reader, writer, note_tx.clone(), waker.clone(), events);
     // Signals: detach cleanly.
     {
@@ -459,14 +505,20 @@ fn session(
         });
 
     let mut prefix = Prefix::new(opts.prefix);
-    // A note on the last row for a moment: the keys after attaching, the
+    // A note on the last row for a moment: the keys after attaching (only
+    // when that row is blank: it never hides what the Tick shows there), the
     // key list after `?`, a pending prefix.
-    let mut flash: Option<(String, Instant)> = opts.status.is_none().then(|| {
-        (
-            format!("{} · {}", opts.instance, prefix.reminder()),
-            Instant::now() + FLASH,
-        )
-    });
+    let last_row_blank = snapshot
+        .lines
+        .get(usize::from(size.1.saturating_sub(1)))
+        .is_none_or(|line| line.runs.is_empty());
+    let mut flash: Option<(String, Instant)> =
+        (opts.status.is_none() && last_row_blank).then(|| {
+            (
+                format!("{} · {}", opts.instance, prefix.reminder()),
+                Instant::now() + FLASH,
+            )
+        });
     let size_note = format!("{} · {}", opts.instance, prefix.reminder());
     // The note after attaching is only "for a moment": it also ends as soon
     // as the Tick draws on the row it covers (it never hides the Tick's own
@@ -475,6 +527,8 @@ fn session(
     let mut model = snapshot;
     let mut view = size;
     let mut shown = Surface::new(usize::from(view.0), usize::from(view.1));
+    // Fingerprints of the Tick's rows as `shown` has them.
+    let mut shown_keys: Vec<Option<u64>> = Vec::new();
     let mut mouse = MouseTranslator::default();
     let mut mouse_mode = MouseTracking::Off;
     let mut scroller = render::Scroller::default();
@@ -545,7 +599,9 @@ fn session(
                 }
                 Ok(Note::Lost(why)) => return Err(AttachError::Lost(why)),
                 Ok(Note::Broken(why)) => return Err(AttachError::Protocol(why)),
-                Ok(Note::Signal) => return Ok(SessionEnd::Done(AttachOutcome::Detached)),
+                Ok(Note::Signal | Note::TerminalGone) => {
+                    return Ok(SessionEnd::Done(AttachOutcome::Detached))
+                }
                 Err(mpsc::TryRecvError::Empty) => break,
                 Err(mpsc::TryRecvError::Disconnected) => {
                     return Err(AttachError::Lost("the launcher connection ended".into()))
@@ -594,10 +650,13 @@ fn session(
                     let more = waiting.len() - 1;
                     crate::approval_prompt::draw(&mut frame.surface, held, more, prompt_whole);
                 }
+                // The overlay covers the Tick's rows: compare cells, never
+                // fingerprints, and never scroll.
                 frame.cursor = None;
                 frame.scroll_rows = 0;
+                frame.row_keys.clear();
             }
-            let changes = render::frame_changes(&mut shown, &frame);
+            let changes = render::frame_changes_keyed(&mut shown, &mut shown_keys, &frame);
             if term.render(&changes).is_err() || term.flush().is_err() {
                 // The terminal is gone: that is a detach.
                 return Ok(SessionEnd::Done(AttachOutcome::Detached));
@@ -713,6 +772,7 @@ fn session(
             Some(InputEvent::Resized { cols, rows }) => {
                 view = (clamp(cols), clamp(rows));
                 shown = Surface::new(cols, rows);
+                shown_keys.clear();
                 let _ = term.render(&[Change::ClearScreen(Default::default())]);
                 pending_resize = Some(Instant::now() + RESIZE_DEBOUNCE);
                 dirty = true;
@@ -830,6 +890,8 @@ struct TtyState {
     tty: File,
     saved: libc::termios,
     mouse: MouseTracking,
+    /// The view took the screen (alternate screen): give it back.
+    screen: bool,
 }
 
 static TTY_STATE: Mutex<Option<TtyState>> = Mutex::new(None);
@@ -859,6 +921,7 @@ impl RestoreGuard {
                 tty,
                 saved,
                 mouse: MouseTracking::Off,
+                screen: false,
             });
         }
         PANIC_HOOK.call_once(|| {
@@ -869,6 +932,15 @@ impl RestoreGuard {
             }));
         });
         Ok(RestoreGuard)
+    }
+
+    /// The view entered the alternate screen: restoring leaves it.
+    pub(crate) fn entered_screen(&self) {
+        if let Ok(mut guard) = TTY_STATE.lock() {
+            if let Some(state) = guard.as_mut() {
+                state.screen = true;
+            }
+        }
     }
 
     /// Mirror the Tick's mouse reporting on the user's terminal.
@@ -917,9 +989,11 @@ fn restore_tty() {
         return;
     };
     let Some(state) = guard.as_mut() else { return };
-    let reset: &[u8] = b"\x1b[?1003l\x1b[?1002l\x1b[?1000l\x1b[?1006l\x1b[?1004l\x1b[?2004l\
-        \x1b[>4;0m\x1b[0m\x1b[0 q\x1b[?25h\x1b[?1049l\r";
-    let _ = state.tty.write_all(reset);
+    if state.screen {
+        let reset: &[u8] = b"\x1b[?1003l\x1b[?1002l\x1b[?1000l\x1b[?1006l\x1b[?1004l\x1b[?2004l\
+            \x1b[>4;0m\x1b[0m\x1b[0 q\x1b[?25h\x1b[?1049l\r";
+        let _ = state.tty.write_all(reset);
+    }
     let _ = state.tty.flush();
     // SAFETY: valid fd and a termios saved from it.
     unsafe {

@@ -1,114 +1,271 @@
-//! The view's own terminal colours, asked at attach (OSC 10 and 11, with a
-//! device-attributes query after them, which every terminal answers, so a
-//! terminal that does not know OSC 10/11 costs no timeout). The launcher
-//! answers the Tick's colour queries with the latest view's colours, so a
-//! program picks its light or dark scheme from the person's terminal.
+//! The view's own terminal colours, asked at attach without waiting for the
+//! answers: the view writes its questions (OSC 10 and 11, OSC 4 for the 16
+//! ANSI colours each followed by a status report query, then a
+//! device-attributes query, which every terminal answers, so its answer
+//! marks the end of the others), attaches at once,
+//! and picks the answers out of its terminal's input as they arrive, mixed
+//! with keystrokes: [`TtyInput`] reads the terminal on a thread, strips the
+//! answers ([`AnswerFilter`]) and hands the rest to termwiz's input parser
+//! through a socket; the colours go to the launcher as
+//! [`tickhost::attach::ViewEvent::Colors`], which then answers the Tick's
+//! colour queries with them, so a program picks its light or dark scheme
+//! from the person's terminal.
 
+use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
+pub use tickhost::attach::TermColors;
 
-/// How long the view waits for its terminal's answers at most.
-const ANSWER_WAIT: Duration = Duration::from_millis(300);
+/// How many palette entries the view asks for (the ANSI colours).
+pub const PALETTE_ASKED: u8 = 16;
+/// How long the start of what may be an answer is held for its rest before
+/// it is passed on as the keys it then was (an alt+`]` typed alone).
+const HOLD: Duration = Duration::from_millis(40);
+/// How long after the last colour answer the colours are reported even
+/// though the device attributes answer, which ends them, did not come.
+const REPORT_AFTER: Duration = Duration::from_millis(500);
+/// How long after the questions a lone ESC may still be the start of an
+/// answer (a terminal that never answers the device attributes query must
+/// not delay the Escape key for ever).
+const AWAIT_LIMIT: Duration = Duration::from_secs(2);
+/// The longest answer recognised; anything longer is not one.
+const MAX_ANSWER: usize = 128;
 
-/// Foreground and background as `#rrggbb`, when the terminal said.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TermColors {
-    pub fg: Option<String>,
-    pub bg: Option<String>,
+/// The questions a view writes to its terminal at attach. Each palette
+/// question is followed by a status report query (`ESC [ 5 n`, which every
+/// terminal answers with `ESC [ 0 n`): tmux 3.3a answers OSC 4 without the
+/// index, and only for some entries, so the status answers tell which entry
+/// an answer without an index is for.
+pub fn questions() -> Vec<u8> {
+    let mut q = b"\x1b]10;?\x1b\\\x1b]11;?\x1b\\".to_vec();
+    for index in 0..PALETTE_ASKED {
+        q.extend_from_slice(format!("\x1b]4;{index};?\x1b\\\x1b[5n").as_bytes());
+    }
+    q.extend_from_slice(b"\x1b[c");
+    q
 }
 
-/// Asks the terminal on `/dev/tty` for its colours. Puts the terminal in
-/// raw mode for the question and back as it was; `None` fields when it did
-/// not answer (or there is no terminal).
-pub fn query() -> TermColors {
-    let Ok(mut tty) = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open("/dev/tty")
-    else {
-        return TermColors::default();
+/// What the bytes from an ESC are.
+#[derive(Debug, PartialEq, Eq)]
+enum Scan {
+    /// An answer of this many bytes.
+    Answer(usize),
+    /// Maybe an answer; its end has not come yet.
+    Partial,
+    /// Not an answer: the ESC is a key's.
+    No,
+}
+
+/// Picks the terminal's answers to [`questions`] out of its input stream:
+/// OSC 10/11 (`ESC ] 11 ; rgb:ffff/ffff/ffff ST`), OSC 4 (`ESC ] 4 ; 1 ;
+/// rgb:… ST`, and tmux 3.3a's `ESC ] 4 ; rgb:… ST`, which leaves out the
+/// index: it is for the entry asked before the next status answer), ended
+/// by BEL or ST, status reports (`ESC [ 0 n`) and the device attributes
+/// (`ESC [ ? 62 ; 22 c`). Everything else passes through untouched and in
+/// order. Sans I/O: [`TtyInput`] feeds it and keeps time.
+#[derive(Debug, Default)]
+pub struct AnswerFilter {
+    /// The start of a possible answer, waiting for its rest.
+    held: Vec<u8>,
+    found: TermColors,
+    /// Status answers since the questions: the palette entry that an OSC 4
+    /// answer without an index is for.
+    statuses: u8,
+    /// Answers arrived that were not reported yet.
+    unreported: bool,
+    /// The questions were asked and the answers have not ended yet: a lone
+    /// ESC at the end of a read is held for what may follow (afterwards
+    /// the Escape key goes through at once).
+    awaiting: bool,
+}
+
+impl AnswerFilter {
+    /// A filter for a terminal that was just asked [`questions`].
+    pub fn asked() -> Self {
+        AnswerFilter {
+            awaiting: true,
+            ..AnswerFilter::default()
+        }
+    }
+
+    /// Takes `input`; appends what is not an answer to `out`. Returns the
+    /// colours when the device attributes answer came after new ones.
+    pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Option<TermColors> {
+        let mut bytes = std::mem::take(&mut self.held);
+        bytes.extend_from_slice(input);
+        let mut report = None;
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] != 0x1b {
+                let next = bytes[i..]
+                    .iter()
+                    .position(|b| *b == 0x1b)
+                    .map_or(bytes.len(), |p| i + p);
+                out.extend_from_slice(&bytes[i..next]);
+                i = next;
+                continue;
+            }
+            match scan(&bytes[i..]) {
+                Scan::Answer(len) => {
+                    if let Some(colors) = self.take(&bytes[i..i + len]) {
+                        report = Some(colors);
+                    }
+                    i += len;
+                }
+                Scan::Partial if self.awaiting || bytes.len() - i > 1 => {
+                    self.held = bytes[i..].to_vec();
+                    break;
+                }
+                Scan::Partial => {
+                    out.push(0x1b);
+                    i += 1;
+                }
+                Scan::No => {
+                    out.push(0x1b);
+                    i += 1;
+                }
+            }
+        }
+        report
+    }
+
+    /// No more answers are waited for: a lone ESC goes through at once.
+    pub fn stop_awaiting(&mut self) {
+        self.awaiting = false;
+    }
+
+    /// Something is held for the rest of an answer.
+    pub fn holding(&self) -> bool {
+        !self.held.is_empty()
+    }
+
+    /// The rest did not come: what was held goes out as it was.
+    pub fn release(&mut self, out: &mut Vec<u8>) {
+        out.append(&mut self.held);
+    }
+
+    /// Colour answers came that were not reported.
+    pub fn unreported(&self) -> bool {
+        self.unreported
+    }
+
+    /// The colours so far, reported now (the device attributes answer did
+    /// not come); `None` when there is nothing new.
+    pub fn report(&mut self) -> Option<TermColors> {
+        if !self.unreported {
+            return None;
+        }
+        self.unreported = false;
+        let mut colors = self.found.clone();
+        colors.palette.sort_by_key(|(i, _)| *i);
+        (!colors.is_empty()).then_some(colors)
+    }
+
+    /// Records one answer; the colours when it was the device attributes.
+    fn take(&mut self, answer: &[u8]) -> Option<TermColors> {
+        if answer.starts_with(b"\x1b[?") {
+            self.awaiting = false;
+            self.statuses = 0;
+            return self.report();
+        }
+        if answer.starts_with(b"\x1b[") {
+            self.statuses = self.statuses.saturating_add(1);
+            return None;
+        }
+        let text = String::from_utf8_lossy(answer);
+        let body = text
+            .trim_start_matches("\x1b]")
+            .trim_end_matches(['\x07', '\\'])
+            .trim_end_matches('\x1b');
+        let mut parts = body.splitn(3, ';');
+        let (code, rest) = (parts.next()?, parts.next()?);
+        match code {
+            "10" => self.found.fg = rgb_to_hex(rest),
+            "11" => self.found.bg = rgb_to_hex(rest),
+            "4" => {
+                let (index, color) = match (rest.parse::<u8>(), parts.next()) {
+                    (Ok(index), Some(spec)) => (index, rgb_to_hex(spec)?),
+                    _ if self.statuses < PALETTE_ASKED => (self.statuses, rgb_to_hex(rest)?),
+                    _ => return None,
+                };
+                self.found.palette.retain(|(i, _)| *i != index);
+                self.found.palette.push((index, color));
+            }
+            _ => return None,
+        }
+        self.unreported = true;
+        None
+    }
+}
+
+/// Whether `bytes` (starting with ESC) start with an answer.
+fn scan(bytes: &[u8]) -> Scan {
+    let Some(&kind) = bytes.get(1) else {
+        return Scan::Partial;
     };
-    let fd = tty.as_raw_fd();
-    // SAFETY: termios is plain data, filled by tcgetattr before use.
-    let mut saved: libc::termios = unsafe { std::mem::zeroed() };
-    // SAFETY: fd is open for the whole function; the pointer is valid.
-    if unsafe { libc::tcgetattr(fd, &mut saved) } != 0 {
-        return TermColors::default();
+    match kind {
+        b']' => scan_osc(bytes),
+        b'[' => scan_csi(bytes),
+        _ => Scan::No,
     }
-    let mut raw = saved;
-    // SAFETY: cfmakeraw only edits the struct it is given.
-    unsafe { libc::cfmakeraw(&mut raw) };
-    // SAFETY: as above; the saved settings are put back below.
-    if unsafe { libc::tcsetattr(fd, libc::TCSANOW, &raw) } != 0 {
-        return TermColors::default();
-    }
-    let answers = ask(&mut tty);
-    // SAFETY: as above.
-    unsafe { libc::tcsetattr(fd, libc::TCSANOW, &saved) };
-    parse(&answers)
 }
 
-/// Writes the questions and reads until the device attributes answer (or
-/// the wait is over).
-fn ask(tty: &mut std::fs::File) -> Vec<u8> {
-    if tty
-        .write_all(b"\x1b]10;?\x1b\\\x1b]11;?\x1b\\\x1b[c")
-        .and_then(|()| tty.flush())
-        .is_err()
-    {
-        return Vec::new();
+/// `ESC ] (4|10|11) ; … (BEL | ESC \)`.
+fn scan_osc(bytes: &[u8]) -> Scan {
+    let digits = bytes[2..].iter().take_while(|b| b.is_ascii_digit()).count();
+    let code = &bytes[2..2 + digits];
+    match bytes.get(2 + digits) {
+        None if matches!(code, b"" | b"1" | b"4" | b"10" | b"11") => return Scan::Partial,
+        Some(b';') if matches!(code, b"4" | b"10" | b"11") => {}
+        _ => return Scan::No,
     }
-    let deadline = Instant::now() + ANSWER_WAIT;
-    let mut got = Vec::new();
-    let mut buf = [0u8; 512];
-    while !answered_attributes(&got) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            break;
-        }
-        let mut poll = libc::pollfd {
-            fd: tty.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let ms = libc::c_int::try_from(left.as_millis()).unwrap_or(libc::c_int::MAX);
-        // SAFETY: one valid pollfd for the duration of the call.
-        if unsafe { libc::poll(&mut poll, 1, ms) } <= 0 {
-            break;
-        }
-        match tty.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => got.extend_from_slice(&buf[..n]),
+    for (i, &b) in bytes.iter().enumerate().skip(3 + digits) {
+        match b {
+            0x07 => return Scan::Answer(i + 1),
+            0x1b => {
+                return match bytes.get(i + 1) {
+                    Some(b'\\') => Scan::Answer(i + 2),
+                    Some(_) => Scan::No,
+                    None => Scan::Partial,
+                }
+            }
+            _ if i >= MAX_ANSWER || b < 0x20 => return Scan::No,
+            _ => {}
         }
     }
-    got
+    Scan::Partial
 }
 
-/// Whether `got` holds a device attributes answer (`ESC [ ? ... c`).
-fn answered_attributes(got: &[u8]) -> bool {
-    got.windows(3)
-        .position(|w| w == b"\x1b[?")
-        .is_some_and(|at| got[at..].contains(&b'c'))
-}
-
-/// The colours in the terminal's answers.
-pub fn parse(answers: &[u8]) -> TermColors {
-    let text = String::from_utf8_lossy(answers);
-    let find = |code: &str| {
-        let start = text.find(&format!("\x1b]{code};rgb:"))? + code.len() + 7;
-        let rest = &text[start..];
-        let end = rest.find(['\x1b', '\x07'])?;
-        rgb_to_hex(&rest[..end])
-    };
-    TermColors {
-        fg: find("10"),
-        bg: find("11"),
+/// `ESC [ ? (digits | ;)* c` (device attributes) or `ESC [ (0|3) n`
+/// (status).
+fn scan_csi(bytes: &[u8]) -> Scan {
+    match bytes.get(2) {
+        None => return Scan::Partial,
+        Some(b'?') => {}
+        Some(b'0' | b'3') => {
+            return match bytes.get(3) {
+                None => Scan::Partial,
+                Some(b'n') => Scan::Answer(4),
+                Some(_) => Scan::No,
+            }
+        }
+        Some(_) => return Scan::No,
     }
+    for (i, &b) in bytes.iter().enumerate().skip(3) {
+        match b {
+            b'c' => return Scan::Answer(i + 1),
+            b'0'..=b'9' | b';' if i < MAX_ANSWER => {}
+            _ => return Scan::No,
+        }
+    }
+    Scan::Partial
 }
 
-/// `rrrr/gggg/bbbb` (1 to 4 hex digits a channel) as `#rrggbb`.
+/// `rgb:rrrr/gggg/bbbb` (1 to 4 hex digits a channel) as `#rrggbb`.
 fn rgb_to_hex(spec: &str) -> Option<String> {
+    let spec = spec.strip_prefix("rgb:")?;
     let mut out = String::from("#");
     let parts: Vec<&str> = spec.split('/').collect();
     if parts.len() != 3 {
@@ -125,22 +282,284 @@ fn rgb_to_hex(spec: &str) -> Option<String> {
     Some(out)
 }
 
+/// The view's terminal input, read on a thread that strips the answers to
+/// [`questions`] and passes the rest on to [`TtyInput::keys`], a socket
+/// that termwiz's input parser reads instead of the terminal. Stopped (and
+/// the thread joined, so it never takes input meant for whatever runs in
+/// the terminal next) when dropped.
+pub struct TtyInput {
+    keys: UnixStream,
+    stop: Option<UnixStream>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl TtyInput {
+    /// Starts reading `tty`. `on_colors` gets the colours as they arrive;
+    /// `on_gone` is called once when the terminal is gone (read error or
+    /// end), after which nothing more comes.
+    pub fn start(
+        tty: File,
+        on_colors: impl FnMut(TermColors) + Send + 'static,
+        on_gone: impl FnOnce() + Send + 'static,
+    ) -> std::io::Result<TtyInput> {
+        let (keys, keys_out) = UnixStream::pair()?;
+        keys_out.set_nonblocking(true)?;
+        let (stop, stop_rx) = UnixStream::pair()?;
+        let thread = std::thread::Builder::new()
+            .name("tty-input".into())
+            .spawn(move || read_loop(tty, keys_out, stop_rx, on_colors, on_gone))?;
+        Ok(TtyInput {
+            keys,
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+
+    /// The terminal's input without the answers: what termwiz reads.
+    pub fn keys(&self) -> &UnixStream {
+        &self.keys
+    }
+}
+
+impl Drop for TtyInput {
+    fn drop(&mut self) {
+        // The thread sees the hang-up of its stop socket.
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Polls `fds` for `events`, at most `wait` (`None`: until something
+/// comes); the revents, or `None` on a timeout or an interrupted call.
+fn poll(fds: &[(i32, i16)], wait: Option<Duration>) -> Option<Vec<i16>> {
+    let mut pfds: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&(fd, events)| libc::pollfd {
+            fd,
+            events,
+            revents: 0,
+        })
+        .collect();
+    let ms = wait.map_or(-1, |w| {
+        libc::c_int::try_from(w.as_millis().max(1)).unwrap_or(libc::c_int::MAX)
+    });
+    let n = libc::nfds_t::try_from(pfds.len()).unwrap_or(0);
+    // SAFETY: `pfds` is a valid array of `n` pollfd for the call's duration.
+    let rc = unsafe { libc::poll(pfds.as_mut_ptr(), n, ms) };
+    (rc > 0).then(|| pfds.iter().map(|p| p.revents).collect())
+}
+
+fn read_loop(
+    mut tty: File,
+    mut keys: UnixStream,
+    stop: UnixStream,
+    mut on_colors: impl FnMut(TermColors),
+    on_gone: impl FnOnce(),
+) {
+    let mut filter = AnswerFilter::asked();
+    let mut buf = [0u8; 4096];
+    let mut out = Vec::new();
+    let mut last_answer = Instant::now();
+    let asked = Instant::now();
+    loop {
+        if asked.elapsed() >= AWAIT_LIMIT {
+            filter.stop_awaiting();
+        }
+        let wait = if filter.holding() {
+            Some(HOLD)
+        } else if filter.unreported() {
+            Some(REPORT_AFTER.saturating_sub(last_answer.elapsed()))
+        } else {
+            None
+        };
+        let fds = [
+            (tty.as_raw_fd(), libc::POLLIN),
+            (stop.as_raw_fd(), libc::POLLIN),
+        ];
+        let Some(revents) = poll(&fds, wait) else {
+            if filter.holding() {
+                filter.release(&mut out);
+            } else if let Some(colors) = filter.report() {
+                on_colors(colors);
+            }
+            if !pass_on(&mut keys, &stop, &mut out) {
+                return;
+            }
+            continue;
+        };
+        if revents[1] != 0 {
+            return;
+        }
+        let n = match tty.read(&mut buf) {
+            Ok(0) => 0,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => 0,
+        };
+        if n == 0 {
+            on_gone();
+            return;
+        }
+        let had = filter.unreported();
+        if let Some(colors) = filter.feed(&buf[..n], &mut out) {
+            on_colors(colors);
+        }
+        if filter.unreported() && !had {
+            last_answer = Instant::now();
+        }
+        if !pass_on(&mut keys, &stop, &mut out) {
+            return;
+        }
+    }
+}
+
+/// Writes `out` to the keys socket (emptying it), waiting while it is full
+/// unless stopped; `false` when stopped or the reader is gone.
+fn pass_on(keys: &mut UnixStream, stop: &UnixStream, out: &mut Vec<u8>) -> bool {
+    let mut at = 0;
+    while at < out.len() {
+        match keys.write(&out[at..]) {
+            Ok(n) => at += n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                let fds = [
+                    (keys.as_raw_fd(), libc::POLLOUT),
+                    (stop.as_raw_fd(), libc::POLLIN),
+                ];
+                if poll(&fds, None).is_some_and(|r| r[1] != 0) {
+                    return false;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+    out.clear();
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn run(filter: &mut AnswerFilter, chunks: &[&[u8]]) -> (Vec<u8>, Vec<TermColors>) {
+        let mut out = Vec::new();
+        let mut reports = Vec::new();
+        for chunk in chunks {
+            reports.extend(filter.feed(chunk, &mut out));
+        }
+        (out, reports)
+    }
+
     #[test]
-    fn reads_xterm_style_answers() {
-        let got =
-            parse(b"\x1b]10;rgb:1010/1010/1010\x1b\\\x1b]11;rgb:ffff/ffff/ffff\x07\x1b[?1;2c");
-        assert_eq!(got.fg.as_deref(), Some("#101010"));
-        assert_eq!(got.bg.as_deref(), Some("#ffffff"));
-        let short = parse(b"\x1b]11;rgb:f/8/0\x1b\\");
-        assert_eq!(short.bg.as_deref(), Some("#ff8800"));
-        assert_eq!(short.fg, None);
-        assert_eq!(parse(b"\x1b[?1;2c"), TermColors::default());
-        assert_eq!(parse(b"\x1b]11;rgb:zz/00/00\x1b\\").bg, None);
-        assert!(answered_attributes(b"x\x1b[?62;22c"));
-        assert!(!answered_attributes(b"\x1b]11;rgb:0/0/0\x1b\\"));
+    fn xterm_answers_are_taken_out_and_reported_at_the_attributes() {
+        let mut filter = AnswerFilter::asked();
+        let (out, reports) = run(
+            &mut filter,
+            &[b"a\x1b]10;rgb:1010/1010/1010\x1b\\b\x1b]11;rgb:ffff/ffff/ffff\x07\x1b]4;1;rgb:cd/00/00\x1b\\\x1b[?62;22cc"],
+        );
+        assert_eq!(out, b"abc");
+        assert_eq!(
+            reports,
+            vec![TermColors {
+                fg: Some("#101010".into()),
+                bg: Some("#ffffff".into()),
+                palette: vec![(1, "#cd0000".into())],
+            }]
+        );
+        assert!(!filter.holding() && !filter.unreported());
+    }
+
+    #[test]
+    fn answers_split_anywhere_are_put_back_together() {
+        let whole: &[u8] = b"x\x1b]11;rgb:f/8/0\x1b\\\x1b[?1;2cy\x1b[A";
+        for cut in 0..whole.len() {
+            let mut filter = AnswerFilter::asked();
+            let (out, reports) = run(&mut filter, &[&whole[..cut], &whole[cut..]]);
+            assert_eq!(out, b"xy\x1b[A", "cut at {cut}");
+            assert_eq!(reports.len(), 1, "cut at {cut}");
+            assert_eq!(reports[0].bg.as_deref(), Some("#ff8800"));
+        }
+    }
+
+    #[test]
+    fn keys_that_start_like_an_answer_pass_through() {
+        let mut filter = AnswerFilter::asked();
+        // Cursor keys, alt+] followed by text, OSC codes never asked.
+        let (out, reports) = run(
+            &mut filter,
+            &[b"\x1b[A\x1bOB\x1b]x\x1b]52;c;aGk=\x07\x1b[1;5C"],
+        );
+        assert_eq!(out, b"\x1b[A\x1bOB\x1b]x\x1b]52;c;aGk=\x07\x1b[1;5C");
+        assert!(reports.is_empty());
+        // A lone ESC (the Escape key) is held for the rest, then released.
+        let (out, _) = run(&mut filter, &[b"\x1b"]);
+        assert!(out.is_empty() && filter.holding());
+        let mut out = Vec::new();
+        filter.release(&mut out);
+        assert_eq!(out, b"\x1b");
+        // Once the answers ended, a lone ESC goes through at once.
+        run(&mut filter, &[b"\x1b[?1;2c"]);
+        let (out, _) = run(&mut filter, &[b"\x1b"]);
+        assert_eq!(out, b"\x1b");
+        assert!(!filter.holding());
+        // An unterminated "answer" longer than any is the keys it was.
+        let mut long = b"\x1b]11;".to_vec();
+        long.extend(std::iter::repeat_n(b'a', MAX_ANSWER));
+        let (out, _) = run(&mut filter, &[&long]);
+        assert_eq!(out, long);
+    }
+
+    #[test]
+    fn palette_answers_without_an_index_go_by_the_status_answers() {
+        // tmux 3.3a: entries 0-7 answered without an index, 8-15 not at all.
+        let mut all = Vec::new();
+        for i in 0..PALETTE_ASKED {
+            if i < 8 {
+                all.extend_from_slice(
+                    format!("\x1b]4;rgb:{i:02x}{i:02x}/0000/0000\x1b\\").as_bytes(),
+                );
+            }
+            all.extend_from_slice(b"\x1b[0n");
+        }
+        all.extend_from_slice(b"\x1b[?1;2c");
+        let mut filter = AnswerFilter::asked();
+        let (out, reports) = run(&mut filter, &[&all]);
+        assert!(out.is_empty(), "{out:?}");
+        assert_eq!(reports[0].palette.len(), 8);
+        assert_eq!(reports[0].palette[3], (3, "#030000".into()));
+        // Some skipped in between: each still lands on its own entry.
+        let mut filter = AnswerFilter::asked();
+        let (_, reports) = run(
+            &mut filter,
+            &[b"\x1b[0n\x1b]4;rgb:1212/3434/5656\x1b\\\x1b[0n\x1b[0n\x1b]4;12;rgb:0/0/f\x07\x1b[0n\x1b[?1;2c"],
+        );
+        assert_eq!(
+            reports[0].palette,
+            vec![(1, "#123456".into()), (12, "#0000ff".into())]
+        );
+    }
+
+    #[test]
+    fn colours_without_the_attributes_answer_are_reported_when_asked() {
+        let mut filter = AnswerFilter::asked();
+        let (_, reports) = run(&mut filter, &[b"\x1b]11;rgb:0/0/0\x07"]);
+        assert!(reports.is_empty() && filter.unreported());
+        assert_eq!(
+            filter.report().and_then(|c| c.bg).as_deref(),
+            Some("#000000")
+        );
+        assert_eq!(filter.report(), None);
+        // Nothing understood: nothing to report.
+        let (_, reports) = run(&mut filter, &[b"\x1b]11;rgb:zz/00/00\x1b\\\x1b[?1c"]);
+        assert!(reports.is_empty());
+    }
+
+    #[test]
+    fn the_questions_end_with_the_attributes_query() {
+        let q = questions();
+        assert!(q.starts_with(b"\x1b]10;?\x1b\\\x1b]11;?\x1b\\\x1b]4;0;?\x1b\\"));
+        assert!(q.ends_with(b"\x1b]4;15;?\x1b\\\x1b[5n\x1b[c"));
     }
 }

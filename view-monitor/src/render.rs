@@ -415,6 +415,10 @@ pub struct Frame {
     /// The top rows that show the Tick's screen, which [`frame_changes`] may
     /// scroll as a whole when the Tick's output scrolled (0: never scroll).
     pub scroll_rows: usize,
+    /// A fingerprint of each of those rows as the Tick's screen has it
+    /// (`None`: blank), so [`frame_changes_keyed`] compares rows without
+    /// going through their cells; empty when not known.
+    pub row_keys: Vec<Option<u64>>,
 }
 
 /// Compose the view of `snap` at the view's size. `note` (for example how to
@@ -422,7 +426,6 @@ pub struct Frame {
 /// differ or `force_status` is set.
 pub fn compose(snap: &Snapshot, cols: u16, rows: u16, note: &str, force_status: bool) -> Frame {
     let (cols_u, rows_u) = (usize::from(cols), usize::from(rows));
-    let mut view = Surface::new(cols_u, rows_u);
     let status = size_status((snap.cols, snap.rows), (cols, rows))
         .or_else(|| force_status.then(String::new));
     let status_rows = usize::from(status.is_some() && rows > 1);
@@ -430,13 +433,15 @@ pub fn compose(snap: &Snapshot, cols: u16, rows: u16, note: &str, force_status: 
     let model = model_surface(snap);
     let width = cols_u.min(usize::from(snap.cols));
     let height = tick_rows.min(usize::from(snap.rows));
-    if (cols, rows) == (snap.cols, snap.rows) && status_rows == 0 {
+    let mut view = if (cols, rows) == (snap.cols, snap.rows) && status_rows == 0 {
         // The common case: the view is the Tick's screen as it is.
-        view = model;
+        model
     } else {
+        let mut view = Surface::new(cols_u, rows_u);
         let changes = view.diff_region(0, 0, width, height, &model, 0, 0);
         view.add_changes(changes);
-    }
+        view
+    };
     if let (Some(status), 1) = (status, status_rows) {
         let mut text = status;
         if !note.is_empty() {
@@ -476,12 +481,80 @@ pub fn compose(snap: &Snapshot, cols: u16, rows: u16, note: &str, force_status: 
     }
     let (cx, cy) = (usize::from(snap.cursor.x), usize::from(snap.cursor.y));
     let cursor = (snap.cursor.visible && cx < width && cy < height).then_some((cx, cy));
+    // A row draws the same when its line and the crop are the same.
+    let row_keys = snap
+        .lines
+        .iter()
+        .take(height)
+        .map(|line| {
+            (!line.runs.is_empty()).then(|| {
+                let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                (snap.cols, snap.rows, width).hash(&mut hasher);
+                for run in &line.runs {
+                    run.text.hash(&mut hasher);
+                    run.attrs.hash(&mut hasher);
+                }
+                hasher.finish()
+            })
+        })
+        .collect();
     Frame {
         surface: view,
         cursor,
         cursor_shape: snap.cursor.shape,
         scroll_rows: height,
+        row_keys,
     }
+}
+
+/// [`frame_changes`] for a terminal showing `shown`, whose Tick rows had
+/// the fingerprints `shown_keys` (from the frame drawn before; both are
+/// updated): rows are compared by fingerprint, and only the rows that
+/// differ (and the first row and the rows under the Tick's, which notes and
+/// markers use) are compared cell by cell. Without fingerprints on both
+/// sides, the same as [`frame_changes`].
+pub fn frame_changes_keyed(
+    shown: &mut Surface,
+    shown_keys: &mut Vec<Option<u64>>,
+    frame: &Frame,
+) -> Vec<Change> {
+    let region = frame.scroll_rows;
+    if frame.row_keys.len() != region
+        || shown_keys.len() != region
+        || shown.dimensions() != frame.surface.dimensions()
+    {
+        shown_keys.clone_from(&frame.row_keys);
+        return frame_changes(shown, frame);
+    }
+    let (cols, rows) = shown.dimensions();
+    let mut changes = Vec::new();
+    if let Some(count) = scroll_count(shown_keys, &frame.row_keys, region) {
+        changes.push(Change::ScrollRegionUp {
+            first_row: 0,
+            region_size: region,
+            scroll_count: count,
+        });
+        changes.push(Change::ScrollRegionUp {
+            first_row: 0,
+            region_size: rows,
+            scroll_count: 0,
+        });
+        shown.add_changes(changes.clone());
+        shown_keys.drain(..count);
+        shown_keys.resize(region, None);
+    }
+    for row in 0..rows {
+        let same = row > 0 && row < region && shown_keys.get(row) == frame.row_keys.get(row);
+        if same {
+            continue;
+        }
+        let diff = shown.diff_region(0, row, cols, 1, &frame.surface, 0, row);
+        shown.add_changes(diff.clone());
+        changes.extend(diff);
+    }
+    shown_keys.clone_from(&frame.row_keys);
+    changes.extend(cursor_changes(frame));
+    changes
 }
 
 /// The changes that make the terminal showing `shown` show `frame`, cursor
@@ -509,18 +582,23 @@ pub fn frame_changes(shown: &mut Surface, frame: &Frame) -> Vec<Change> {
     let diff = shown.diff_screens(&frame.surface);
     shown.add_changes(diff.clone());
     changes.extend(diff);
+    changes.extend(cursor_changes(frame));
+    changes
+}
+
+/// Where the cursor goes and how it looks, after a frame.
+fn cursor_changes(frame: &Frame) -> Vec<Change> {
     match frame.cursor {
-        Some((x, y)) => {
-            changes.push(Change::CursorPosition {
+        Some((x, y)) => vec![
+            Change::CursorPosition {
                 x: Position::Absolute(x),
                 y: Position::Absolute(y),
-            });
-            changes.push(Change::CursorShape(cursor_shape(frame.cursor_shape)));
-            changes.push(Change::CursorVisibility(CursorVisibility::Visible));
-        }
-        None => changes.push(Change::CursorVisibility(CursorVisibility::Hidden)),
+            },
+            Change::CursorShape(cursor_shape(frame.cursor_shape)),
+            Change::CursorVisibility(CursorVisibility::Visible),
+        ],
+        None => vec![Change::CursorVisibility(CursorVisibility::Hidden)],
     }
-    changes
 }
 
 /// By how many rows the top `region` rows of `old` moved up to become those
@@ -542,17 +620,40 @@ fn scrolled_up_by(old: &Surface, new: &Surface, region: usize) -> Option<usize> 
             .iter()
             .take(region)
             .map(|line| {
-                let text = line.as_str();
-                let text = text.trim_end();
-                (!text.is_empty()).then(|| {
-                    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                // The text without trailing blanks, hashed cell by cell
+                // (no string built: this runs for every row of every frame).
+                let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                let (mut blanks, mut any) = (0usize, false);
+                for cell in line.visible_cells() {
+                    let text = cell.str();
+                    if text == " " || text.is_empty() {
+                        blanks += 1;
+                        continue;
+                    }
+                    if blanks > 0 {
+                        blanks.hash(&mut hasher);
+                        blanks = 0;
+                    }
                     text.hash(&mut hasher);
-                    hasher.finish()
-                })
+                    any = true;
+                }
+                any.then(|| hasher.finish())
             })
             .collect()
     };
-    let (old_rows, new_rows) = (fingerprints(old), fingerprints(new));
+    scroll_count(&fingerprints(old), &fingerprints(new), region)
+}
+
+/// By how many rows the top `region` rows fingerprinted `old_rows` moved up
+/// to become `new_rows` (see [`scrolled_up_by`]).
+fn scroll_count(
+    old_rows: &[Option<u64>],
+    new_rows: &[Option<u64>],
+    region: usize,
+) -> Option<usize> {
+    if region < 4 || old_rows.len() < region || new_rows.len() < region {
+        return None;
+    }
     let matches = |count: usize| {
         (0..region - count)
             .filter(|&row| new_rows[row].is_some() && old_rows[row + count] == new_rows[row])
@@ -753,6 +854,58 @@ mod tests {
                 ..
             }
         )));
+    }
+
+    #[test]
+    fn fingerprinted_frames_reach_the_same_screen_with_fewer_changes() {
+        let frames = [
+            (vec!["<a>", "<b>", "<c>", "<d>", "<e>", ""], "", false),
+            // Scrolled by one.
+            (vec!["<b>", "<c>", "<d>", "<e>", "<f>", ""], "", false),
+            // One row changed.
+            (vec!["<b>", "<c>", "<D>", "<e>", "<f>", ""], "", false),
+            // A note on a status line, then gone again.
+            (vec!["<b>", "<c>", "<D>", "<e>", "<f>", ""], "note", true),
+            (vec!["<b>", "<c>", "<D>", "<e>", "<f>", "g"], "", false),
+            (vec!["x"], "", false),
+        ];
+        let mut keyed = Surface::new(10, 6);
+        let mut keys = Vec::new();
+        let mut plain = Surface::new(10, 6);
+        for (i, (lines, note, force)) in frames.iter().enumerate() {
+            let frame = compose(&snap_with(lines, 10, 6), 10, 6, note, *force);
+            let changes = frame_changes_keyed(&mut keyed, &mut keys, &frame);
+            frame_changes(&mut plain, &frame);
+            assert!(keyed.diff_screens(&frame.surface).is_empty(), "frame {i}");
+            assert_eq!(
+                keyed.screen_chars_to_string(),
+                plain.screen_chars_to_string(),
+                "frame {i}"
+            );
+            if i == 2 {
+                // Only the changed row is drawn again.
+                let texts: Vec<&str> = changes
+                    .iter()
+                    .filter_map(|c| match c {
+                        Change::Text(t) => Some(t.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                assert_eq!(texts.concat().trim(), "D", "{changes:?}");
+            }
+            if i == 1 {
+                assert!(
+                    matches!(
+                        changes[0],
+                        Change::ScrollRegionUp {
+                            scroll_count: 1,
+                            ..
+                        }
+                    ),
+                    "{changes:?}"
+                );
+            }
+        }
     }
 
     #[test]

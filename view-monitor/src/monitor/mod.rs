@@ -135,6 +135,7 @@ pub fn run(
             .map_err(|e| MonitorError::Terminal(format!("cannot enter raw mode: {e}")))?;
         term.enter_alternate_screen()
             .map_err(|e| MonitorError::Terminal(e.to_string()))?;
+        guard.entered_screen();
         let mut monitor = Monitor {
             runtime: runtime.to_path_buf(),
             caps,
@@ -731,11 +732,13 @@ impl Monitor {
             });
         // The old guard's state went with the restore: save the terminal's
         // again (the outer guard restores it at the end).
-        std::mem::forget(RestoreGuard::install()?);
+        let again = RestoreGuard::install()?;
         term.set_raw_mode()
             .map_err(|e| MonitorError::Terminal(format!("cannot enter raw mode: {e}")))?;
         term.enter_alternate_screen()
             .map_err(|e| MonitorError::Terminal(e.to_string()))?;
+        again.entered_screen();
+        std::mem::forget(again);
         self.message = Some(match outcome {
             Ok(out) => {
                 let said = String::from_utf8_lossy(&out.stderr);
@@ -771,9 +774,6 @@ impl Monitor {
                     &self.caps,
                     (geo.inner_cols, geo.inner_rows),
                     "monitor",
-                    // The Monitor's terminal is in raw mode with termwiz
-                    // reading it: its colours are not asked here.
-                    crate::colors::TermColors::default(),
                 );
                 self.overlay = Some(Overlay::open(
                     id,
@@ -873,6 +873,7 @@ impl Monitor {
             cursor,
             cursor_shape,
             scroll_rows: 0,
+            row_keys: Vec::new(),
         }
     }
 }

@@ -187,7 +187,11 @@ impl Overlay {
                 Note::Broken(why) => self.stop(Stop::Lost(format!(
                     "the launcher broke the attach protocol: {why}"
                 ))),
-                Note::Signal | Note::Activity(_) | Note::Approvals(_) | Note::Decided(_) => {}
+                Note::Signal
+                | Note::TerminalGone
+                | Note::Activity(_)
+                | Note::Approvals(_)
+                | Note::Decided(_) => {}
             }
         }
         dirty
