@@ -1048,6 +1048,10 @@ async fn the_activity_names_mcp_calls_in_tickmanage_and_in_the_overlay() {
         "{shown}"
     );
     tmux.send_keys(&["Escape"]);
+    // (An Escape followed at once by another key reads as alt+key.)
+    common::wait_for("the overlay to close", || {
+        (!tmux.capture().contains("activity ·")).then_some(())
+    });
     tmux.send_keys(&["+"]);
     tmux.wait_text("value: 9");
     mcp.stop().await;
