@@ -23,9 +23,9 @@ use tickhost::core::{
     Action, ClientToken, EndKind, EndReason, Limits, Reply, Session, SessionRequest,
 };
 use tickhost::wire::{
-    ActivityOutcome, ApprovalPolicy, CallOutcome, ClientKind, ClientReply, EndInfo, ErrorKind,
-    LaunchReport, LaunchSpec, LauncherRecord, LauncherRequest, LauncherStatus, ScreenCursor,
-    ScreenReply, StateSnapshot,
+    ActivityOutcome, ApprovalPolicy, CallOutcome, ClientKind, ClientReply, EndClass, EndInfo,
+    ErrorKind, LaunchReport, LaunchSpec, LauncherRecord, LauncherRequest, LauncherStatus,
+    ScreenCursor, ScreenReply, StateSnapshot,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -442,7 +442,7 @@ impl Instance {
                         Some(session) => session.close(CLOSED_BY_USER, now),
                         None => self.begin_end(EndInfo {
                             reason: CLOSED_BY_USER.to_string(),
-                            kind: "closed".to_string(),
+                            kind: EndClass::Closed,
                             offending: None,
                             at: now_rfc3339(),
                         }),
@@ -527,7 +527,7 @@ impl Instance {
             Some(session) => session.on_exit(&description, Instant::now().into_std()),
             None => self.begin_end(EndInfo {
                 reason: format!("the program {description}"),
-                kind: "exited".to_string(),
+                kind: EndClass::Exited,
                 offending: None,
                 at: now_rfc3339(),
             }),
@@ -937,7 +937,7 @@ fn end_info(reason: &EndReason) -> EndInfo {
     };
     EndInfo {
         reason: message,
-        kind: reason.kind.as_str().to_string(),
+        kind: EndClass::from(&reason.kind),
         offending: reason.offending.clone(),
         at: now_rfc3339(),
     }

@@ -109,7 +109,9 @@ pub fn main_from_stdin() -> anyhow::Result<()> {
         run(spec, Box::new(write_report_to_stdout)).await
     })?;
     match &outcome {
-        RunOutcome::Ended(info) => eprintln!("launcher: ended ({}): {}", info.kind, info.reason),
+        RunOutcome::Ended(info) => {
+            eprintln!("launcher: ended ({}): {}", info.kind.as_str(), info.reason)
+        }
         RunOutcome::Failed(reason) => eprintln!("launcher: failed to open: {reason}"),
     }
     // Threads blocked on the PTY end with the process.

@@ -112,17 +112,14 @@ fn note_tick_describe_read_call_and_close() {
         .recv_timeout(WAIT)
         .expect("the run returns")
     {
-        RunOutcome::Ended(info) => assert_eq!(info.kind, "closed"),
+        RunOutcome::Ended(info) => assert_eq!(info.kind.as_str(), "closed"),
         other => panic!("{other:?}"),
     }
     let record: LauncherRecord = serde_json::from_slice(
         &std::fs::read(launched.socket.with_extension("json")).expect("the record file"),
     )
     .expect("a LauncherRecord");
-    assert_eq!(
-        record.status.ended.map(|e| e.kind),
-        Some("closed".to_string())
-    );
+    assert_eq!(record.status.ended.map(|e| e.kind.as_str()), Some("closed"));
 }
 
 #[test]
@@ -248,14 +245,14 @@ for line in sys.stdin:
     }
     let status = host.wait_status(|s| s.ended.is_some());
     let ended = status.ended.expect("ended");
-    assert_eq!(ended.kind, "exited");
+    assert_eq!(ended.kind.as_str(), "exited");
     assert!(ended.reason.contains("status 3"), "{}", ended.reason);
     match launched
         .outcome
         .recv_timeout(WAIT)
         .expect("the run returns")
     {
-        RunOutcome::Ended(info) => assert_eq!(info.kind, "exited"),
+        RunOutcome::Ended(info) => assert_eq!(info.kind.as_str(), "exited"),
         other => panic!("{other:?}"),
     }
 }
@@ -333,7 +330,7 @@ fn shell_program_has_a_screen_and_input_but_no_protocol() {
     host.ok(LauncherRequest::Input { text: "\r".into() });
     let status = host.wait_status(|s| s.ended.is_some());
     let ended = status.ended.expect("ended");
-    assert_eq!(ended.kind, "exited");
+    assert_eq!(ended.kind.as_str(), "exited");
     assert_eq!(ended.reason, "the program exited with status 0");
     launched
         .outcome

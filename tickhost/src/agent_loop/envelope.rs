@@ -196,7 +196,7 @@ mod tests {
             "hosted:b",
             EndInfo {
                 reason: "closed".into(),
-                kind: "closed".into(),
+                kind: crate::wire::EndClass::Closed,
                 offending: None,
                 at: "t".into(),
             },

@@ -86,7 +86,7 @@ fn register(shared: &Arc<Shared>, path: &Path, record: &LauncherRecord) -> Arc<I
     status.instance = id.clone();
     if status.ended.is_none() && !process_alive(record.launcher_pid) {
         status.ended = Some(end_info(
-            "launcher_lost",
+            crate::wire::EndClass::LauncherLost,
             format!("the launcher (pid {}) went away", record.launcher_pid),
         ));
     }
@@ -177,7 +177,7 @@ async fn connect_recorded(
         }
         Err(e) => {
             if instance.mark_ended(end_info(
-                "launcher_lost",
+                crate::wire::EndClass::LauncherLost,
                 format!("the launcher (pid {}) went away: {e}", record.launcher_pid),
             )) {
                 log(&format!("{id}: found ended"));

@@ -70,9 +70,12 @@ pub fn spawn_reader(
             conn.launcher_pid
         );
         let end = if instance.close_requested() {
-            end_info("closed", "closed by `tickloop close`".into())
+            end_info(
+                crate::wire::EndClass::Closed,
+                "closed by `tickloop close`".into(),
+            )
         } else {
-            end_info("launcher_lost", reason.clone())
+            end_info(crate::wire::EndClass::LauncherLost, reason.clone())
         };
         let ended = instance.mark_ended(end);
         let message = match instance.ended() {

@@ -7,7 +7,7 @@ use crate::clock::now_rfc3339;
 use crate::core::descriptor::{Descriptor, Series};
 use crate::core::limits::Limits;
 use crate::paths::{parse_id, InstanceFiles, InstanceKind, RuntimeDir};
-use crate::wire::{ClientError, EndInfo, ErrorKind, LauncherStatus};
+use crate::wire::{ClientError, EndClass, EndInfo, ErrorKind, LauncherStatus};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
@@ -319,10 +319,10 @@ impl Instance {
 }
 
 /// An [`EndInfo`] stamped now.
-pub fn end_info(kind: &str, reason: String) -> EndInfo {
+pub fn end_info(kind: EndClass, reason: String) -> EndInfo {
     EndInfo {
         reason,
-        kind: kind.to_string(),
+        kind,
         offending: None,
         at: now_rfc3339(),
     }
@@ -383,12 +383,15 @@ mod tests {
     fn an_end_sticks() {
         let m = map(&["hosted:a"]);
         let a = &m["hosted:a"];
-        assert!(a.mark_ended(end_info("exited", "gone".into())));
-        assert!(!a.mark_ended(end_info("launcher_lost", "x".into())));
+        assert!(a.mark_ended(end_info(crate::wire::EndClass::Exited, "gone".into())));
+        assert!(!a.mark_ended(end_info(EndClass::LauncherLost, "x".into())));
         let mut later = status("hosted:a");
         later.updates_total = 5;
         assert!(!a.set_status(later));
         assert_eq!(a.status().updates_total, 5);
-        assert_eq!(a.ended().map(|e| e.kind), Some("exited".into()));
+        assert_eq!(
+            a.ended().map(|e| e.kind),
+            Some(crate::wire::EndClass::Exited)
+        );
     }
 }

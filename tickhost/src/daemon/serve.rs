@@ -586,16 +586,19 @@ async fn end_instance(shared: &Arc<Shared>, instance: &Arc<Instance>) -> crate::
         }
     }
     instance.mark_ended(end_info(
-        "closed",
+        crate::wire::EndClass::Closed,
         format!(
             "closed by `tickloop close`; the launcher did not end it within {} s, so it was killed",
             CLOSE_TIMEOUT.as_secs()
         ),
     ));
     shared.bump();
-    instance
-        .ended()
-        .unwrap_or_else(|| end_info("closed", "closed by `tickloop close`".into()))
+    instance.ended().unwrap_or_else(|| {
+        end_info(
+            crate::wire::EndClass::Closed,
+            "closed by `tickloop close`".into(),
+        )
+    })
 }
 
 /// `shutdown`: ends every running instance and forgets every instance.
