@@ -440,13 +440,22 @@ fn a_held_call_pops_a_desktop_notification_when_asked() {
     );
     host.start_tickhost_with(&[("TICKLOOP_NOTIFY", "1"), ("PATH", &path)]);
     open_asking(&host, "note");
-    let caller = host.spawn(&["call", "note", "increment", r#"{"amount":5}"#, "--revision", "1"]);
+    let caller = host.spawn(&[
+        "call",
+        "note",
+        "increment",
+        r#"{"amount":5}"#,
+        "--revision",
+        "1",
+    ]);
     let call = wait_held(&host, "increment")["call"]
         .as_str()
         .unwrap()
         .to_string();
     let notified = wait_for("notify-send to run", || {
-        std::fs::read_to_string(&record).ok().filter(|t| t.contains("approve"))
+        std::fs::read_to_string(&record)
+            .ok()
+            .filter(|t| t.contains("approve"))
     });
     assert!(notified.contains("Tickloop: approve a call?"), "{notified}");
     assert!(
