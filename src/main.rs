@@ -2,12 +2,15 @@
 //! same executable is the daemon (`__tickhost`) and each instance's launcher
 //! (`__launcher`), so they are always one build.
 
+mod completions;
+mod doctor;
 mod herdr_cli;
 mod loop_cli;
 mod output;
+mod version;
 
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use output::{print_json, print_pretty, CliError};
 use serde_json::{json, Value};
 use std::io::IsTerminal;
@@ -176,8 +179,29 @@ enum Command {
         #[arg(long, default_value_t = 1000)]
         interval: u64,
     },
-    /// The Tick packages `open --package` takes, with their missing prerequisites.
-    Packages,
+    /// The Tick packages `open --package` takes: which one is used (user,
+    /// TICKLOOP_PACKAGES_PATH or shipped), what it shadows, what it misses.
+    Packages {
+        /// Print only the folder of package NAME (to read its SKILL.md).
+        #[arg(long, value_name = "NAME")]
+        path: Option<String>,
+    },
+    /// Check the runtime directory, tickhost, launchers, packages, Herdr,
+    /// ssh and the terminal, and say what to do about each problem (exit 1
+    /// when something is broken; warnings do not count).
+    Doctor,
+    /// The version, wire version, commit and protocol versions of this build.
+    Version,
+    /// Print the completion script for SHELL (README: "Install").
+    Completions {
+        #[arg(value_enum)]
+        shell: completions::Shell,
+    },
+    /// Print the man page (roff): `tickloop man > ~/.local/share/man/man1/tickloop.1`.
+    Man,
+    /// Instance ids for the shell completions (never starts tickhost).
+    #[command(name = "__complete-ids", hide = true)]
+    CompleteIds,
     /// The Loop: bounded time-step runs for an agent session (README: "Driving the Loop").
     #[command(subcommand)]
     Loop(loop_cli::LoopCommand),
@@ -187,7 +211,11 @@ enum Command {
 }
 
 fn main() {
-    let cli = Cli::parse();
+    let mut command = Cli::command();
+    if version::asked() {
+        command = command.version(&*Box::leak(version::line().into_boxed_str()));
+    }
+    let cli = Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
     let json = cli.json || !std::io::stdout().is_terminal();
     let forced_json = cli.json;
     let code = match run(cli, json, forced_json) {
@@ -246,7 +274,18 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             tickloop_mcp::run(options).context("mcp")?;
             Ok(0)
         }
-        Command::Packages => {
+        Command::Packages { path: Some(name) } => {
+            let package = tickloop_mcp::packages::find(&name)
+                .map_err(|e| CliError::new("bad_request", e.to_string(), 1))?;
+            // Text also on a pipe (`cd "$(tickloop packages --path NAME)"`).
+            if forced_json {
+                print_json(&json!({"name": package.name, "dir": package.dir}));
+            } else {
+                println!("{}", package.dir.display());
+            }
+            Ok(0)
+        }
+        Command::Packages { path: None } => {
             let (found, problems) = tickloop_mcp::packages::discover();
             for problem in &problems {
                 eprintln!("tickloop: package skipped: {problem}");
@@ -258,6 +297,38 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             }
             Ok(0)
         }
+        Command::Doctor => {
+            let checks = doctor::run(&runtime);
+            if json {
+                print_json(&doctor::to_json(&checks));
+            } else {
+                print!("{}", doctor::text(&checks));
+            }
+            Ok(if doctor::broken(&checks) { 1 } else { 0 })
+        }
+        Command::Version => {
+            if json {
+                print_json(&version::to_json());
+            } else {
+                print!("{}", version::text());
+            }
+            Ok(0)
+        }
+        Command::Completions { shell } => {
+            print!("{}", completions::script(shell, &mut Cli::command())?);
+            Ok(0)
+        }
+        Command::Man => {
+            use std::io::Write;
+            let page = completions::man_page(
+                Cli::command().version(&*Box::leak(version::line().into_boxed_str())),
+            )?;
+            std::io::stdout()
+                .write_all(&page)
+                .context("cannot write the man page")?;
+            Ok(0)
+        }
+        Command::CompleteIds => completions::complete_ids(&runtime),
         Command::Watch { ids, interval } => watch(&runtime, &exe, ids, interval),
         Command::Call {
             id,

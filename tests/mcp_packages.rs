@@ -198,8 +198,14 @@ fn missing_prerequisites_are_named() {
     let listed = run(&host, &dir, &["packages"]);
     listed.expect(0);
     let listed = listed.json();
-    let entry = &listed[0];
-    assert_eq!(entry["name"], "needs");
+    // Listed with the shipped packages, which come after TICKLOOP_PACKAGES_PATH.
+    let entry = listed
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["name"] == "needs")
+        .unwrap_or_else(|| panic!("needs not listed: {listed}"));
+    assert_eq!(entry["source"], "path");
     assert_eq!(entry["ready"], false);
     assert_eq!(entry["missing"]["commands"][0], "tickloop-no-such-command");
     assert_eq!(entry["missing"]["env"][0], "TICKLOOP_TEST_NO_SUCH_TOKEN");

@@ -6,7 +6,8 @@
 //!   tool of each running Tick, and TickUpdate as `tick://NAME/state`
 //!   resources (see [`server`]).
 //! * [`packages`] finds Tick packages (folders with a `SKILL.md`), for
-//!   `tickloop packages`, `tickloop open --package NAME` and TickManage.
+//!   `tickloop packages`, `tickloop open --package NAME` and TickManage;
+//!   [`shipped`] holds the packages embedded in the executable.
 //!
 //! Nothing here writes to stdout but the MCP transport.
 
@@ -15,9 +16,23 @@ mod outcome;
 pub mod packages;
 mod schema;
 pub mod server;
+pub mod shipped;
 mod transport;
 
 pub use server::Options;
+
+/// The MCP protocol revisions `tickloop mcp` speaks, newest last (for
+/// `tickloop version --json`).
+pub fn protocol_versions() -> Vec<String> {
+    server::spoken_protocol_versions()
+        .iter()
+        .filter_map(|v| {
+            serde_json::to_value(v)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+        })
+        .collect()
+}
 
 use rmcp::ServiceExt;
 use server::{Bridge, Notice};

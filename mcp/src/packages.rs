@@ -26,11 +26,18 @@
 //!   variables that must be set and non-empty (login tokens, ...).
 //! * `login` (optional): what a person does when a prerequisite is missing.
 //!
-//! Unknown keys are ignored. Packages are searched in `TICKLOOP_PACKAGES_PATH`
-//! (a `:`-separated list of directories whose subfolders are packages) when it
-//! is set; otherwise in `CONFIG/tickloop/packages` (`dirs::config_dir()`)
-//! and then `./packages` of the current directory, when present. The first
-//! package of a name wins.
+//! Unknown keys are ignored. Packages are searched, in this order (see
+//! [`search_dirs`]):
+//!
+//! 1. the user's packages, `CONFIG/tickloop/packages` (`dirs::config_dir()`,
+//!    `~/.config/tickloop/packages` on Linux);
+//! 2. the entries of `TICKLOOP_PACKAGES_PATH`, a `:`-separated list of
+//!    directories whose subfolders are packages;
+//! 3. the shipped packages, embedded in the executable and installed into
+//!    `DATA/tickloop/packages/<version>` on first use ([`crate::shipped`]).
+//!
+//! The first package of a name wins; the ones it hides are listed in its
+//! [`Package::shadows`].
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -58,6 +65,8 @@ pub enum PackageError {
         missing: Missing,
         login: String,
     },
+    #[error(transparent)]
+    Shipped(#[from] crate::shipped::ShippedError),
 }
 
 /// What a package needs before it can be launched.
@@ -111,6 +120,10 @@ pub struct Package {
     pub approve: Option<tickhost::wire::ApprovalPolicy>,
     /// The prose after the front matter.
     pub body: String,
+    /// Where it was found (set by [`discover_in`]).
+    pub source: Source,
+    /// The folders of packages of the same name it hides (searched later).
+    pub shadows: Vec<PathBuf>,
 }
 
 impl Package {
@@ -177,6 +190,8 @@ impl Package {
             "ready": missing.is_empty(),
             "missing": {"commands": missing.commands, "env": missing.env},
             "skill": self.dir.join(SKILL_FILE),
+            "source": self.source.as_str(),
+            "shadows": self.shadows,
         })
     }
 }
@@ -210,41 +225,96 @@ pub fn listing_text(packages: &[Package]) -> String {
         if !missing.is_empty() {
             out.push_str(&format!("{:width$}         missing: {missing}\n", ""));
         }
+        if p.source != Source::Shipped || !p.shadows.is_empty() {
+            out.push_str(&format!(
+                "{:width$}         {} package in {}\n",
+                "",
+                p.source.as_str(),
+                p.dir.display()
+            ));
+        }
+        for hidden in &p.shadows {
+            out.push_str(&format!(
+                "{:width$}         shadows {}\n",
+                "",
+                hidden.display()
+            ));
+        }
     }
     out
 }
 
-/// The directories searched for packages, in order (see the module docs).
-pub fn search_path() -> Vec<PathBuf> {
-    if let Some(list) = std::env::var_os(PATH_VAR) {
-        return std::env::split_paths(&list)
-            .filter(|p| !p.as_os_str().is_empty())
-            .collect();
-    }
-    let mut dirs = Vec::new();
-    if let Some(config) = dirs::config_dir() {
-        dirs.push(config.join("tickloop").join("packages"));
-    }
-    if let Ok(here) = std::env::current_dir() {
-        let local = here.join("packages");
-        if local.is_dir() {
-            dirs.push(local);
+/// Where a package was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Source {
+    /// The user's folder, `CONFIG/tickloop/packages`.
+    User,
+    /// An entry of `TICKLOOP_PACKAGES_PATH`.
+    #[default]
+    Path,
+    /// The packages shipped in the executable.
+    Shipped,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::User => "user",
+            Source::Path => "path",
+            Source::Shipped => "shipped",
         }
     }
-    dirs
+}
+
+/// The user's package folder, `CONFIG/tickloop/packages`.
+pub fn user_dir() -> Option<PathBuf> {
+    dirs::config_dir().map(|config| config.join("tickloop").join("packages"))
+}
+
+/// The directories searched for packages, in order, with their source (see
+/// the module docs); installs the shipped packages when needed, and says why
+/// it could not.
+pub fn search_dirs() -> (Vec<(PathBuf, Source)>, Option<PackageError>) {
+    let mut dirs = Vec::new();
+    if let Some(user) = user_dir() {
+        dirs.push((user, Source::User));
+    }
+    if let Some(list) = std::env::var_os(PATH_VAR) {
+        dirs.extend(
+            std::env::split_paths(&list)
+                .filter(|p| !p.as_os_str().is_empty())
+                .map(|p| (p, Source::Path)),
+        );
+    }
+    match crate::shipped::ensure_installed() {
+        Ok(shipped) => {
+            dirs.push((shipped, Source::Shipped));
+            (dirs, None)
+        }
+        Err(e) => (dirs, Some(PackageError::Shipped(e))),
+    }
+}
+
+/// The directories searched for packages, in order (see the module docs).
+pub fn search_path() -> Vec<PathBuf> {
+    search_dirs().0.into_iter().map(|(dir, _)| dir).collect()
 }
 
 /// Every package in `search_path()`, first of a name wins, sorted by name;
 /// plus the problems of folders whose `SKILL.md` could not be read.
 pub fn discover() -> (Vec<Package>, Vec<PackageError>) {
-    discover_in(&search_path())
+    let (dirs, problem) = search_dirs();
+    let (packages, mut problems) = discover_in(&dirs);
+    problems.extend(problem);
+    (packages, problems)
 }
 
-/// Every package in `dirs` (see [`discover`]).
-pub fn discover_in(dirs: &[PathBuf]) -> (Vec<Package>, Vec<PackageError>) {
+/// Every package in `dirs` (see [`discover`]): the first of a name wins and
+/// records the folders of those it hides.
+pub fn discover_in(dirs: &[(PathBuf, Source)]) -> (Vec<Package>, Vec<PackageError>) {
     let mut packages: Vec<Package> = Vec::new();
     let mut problems = Vec::new();
-    for dir in dirs {
+    for (dir, source) in dirs {
         let Ok(entries) = std::fs::read_dir(dir) else {
             continue;
         };
@@ -255,11 +325,13 @@ pub fn discover_in(dirs: &[PathBuf]) -> (Vec<Package>, Vec<PackageError>) {
         folders.sort();
         for folder in folders {
             match load(&folder) {
-                Ok(package) => {
-                    if !packages.iter().any(|p| p.name == package.name) {
+                Ok(mut package) => match packages.iter_mut().find(|p| p.name == package.name) {
+                    Some(winner) => winner.shadows.push(package.dir),
+                    None => {
+                        package.source = *source;
                         packages.push(package);
                     }
-                }
+                },
                 Err(e) => problems.push(e),
             }
         }
@@ -270,7 +342,7 @@ pub fn discover_in(dirs: &[PathBuf]) -> (Vec<Package>, Vec<PackageError>) {
 
 /// The package called `name` in `search_path()`.
 pub fn find(name: &str) -> Result<Package, PackageError> {
-    let dirs = search_path();
+    let (dirs, problem) = search_dirs();
     let (packages, _) = discover_in(&dirs);
     packages
         .into_iter()
@@ -281,10 +353,10 @@ pub fn find(name: &str) -> Result<Package, PackageError> {
                 "no directories".to_string()
             } else {
                 dirs.iter()
-                    .map(|d| d.display().to_string())
+                    .map(|(d, _)| d.display().to_string())
                     .collect::<Vec<_>>()
                     .join(":")
-            },
+            } + &problem.map(|p| format!("; {p}")).unwrap_or_default(),
         })
 }
 
@@ -376,6 +448,8 @@ pub fn parse_skill(text: &str, dir: &Path) -> Result<Package, String> {
         prerequisites,
         login,
         body,
+        source: Source::default(),
+        shadows: Vec::new(),
     })
 }
 
@@ -570,5 +644,44 @@ mod tests {
             let err = parse_skill(text, Path::new("/p")).expect_err(text);
             assert!(err.contains(want), "{text:?}: {err}");
         }
+    }
+
+    #[test]
+    fn an_earlier_package_of_a_name_wins_and_records_what_it_shadows() {
+        let user = tempfile::tempdir().expect("tempdir");
+        let shipped = tempfile::tempdir().expect("tempdir");
+        let write = |root: &Path, folder: &str, name: &str, description: &str| {
+            let dir = root.join(folder);
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            std::fs::write(
+                dir.join(SKILL_FILE),
+                format!("---\nname: {name}\ndescription: {description}\nlaunch: [sh]\n---\n"),
+            )
+            .expect("write");
+            dir
+        };
+        write(user.path(), "counter", "counter", "mine");
+        let hidden = write(shipped.path(), "counter", "counter", "shipped");
+        write(shipped.path(), "other", "other", "only shipped");
+        let (found, problems) = discover_in(&[
+            (user.path().to_path_buf(), Source::User),
+            (user.path().join("missing"), Source::Path),
+            (shipped.path().to_path_buf(), Source::Shipped),
+        ]);
+        assert!(problems.is_empty(), "{problems:?}");
+        let names: Vec<&str> = found.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, vec!["counter", "other"]);
+        assert_eq!(found[0].description, "mine");
+        assert_eq!(found[0].source, Source::User);
+        assert_eq!(found[0].shadows, vec![hidden.clone()]);
+        assert_eq!(found[1].source, Source::Shipped);
+        let json = found[0].to_json();
+        assert_eq!(json["source"], "user");
+        assert_eq!(json["shadows"][0], hidden.to_string_lossy().as_ref());
+        let text = listing_text(&found);
+        assert!(
+            text.contains("user package in") && text.contains("shadows"),
+            "{text}"
+        );
     }
 }

@@ -1502,9 +1502,7 @@ impl ServerHandler for Bridge {
     /// The revisions with `initialize`, `resources/subscribe` and unscoped
     /// list-changed notifications, which is what this server implements.
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(ProtocolVersion::known_up_to(
-            &ProtocolVersion::LATEST_WITH_INITIALIZE,
-        ))
+        Cow::Borrowed(spoken_protocol_versions())
     }
 
     async fn list_tools(
@@ -1634,6 +1632,12 @@ impl ServerHandler for Bridge {
         state.latest.remove(&id);
         Ok(())
     }
+}
+
+/// The MCP protocol revisions this server speaks: those with `initialize`,
+/// `resources/subscribe` and unscoped list-changed notifications.
+pub fn spoken_protocol_versions() -> &'static [ProtocolVersion] {
+    ProtocolVersion::known_up_to(&ProtocolVersion::LATEST_WITH_INITIALIZE)
 }
 
 #[cfg(test)]

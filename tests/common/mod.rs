@@ -285,6 +285,9 @@ impl Host {
         cmd.args(args)
             .env("TICKLOOP_RUNTIME_DIR", self.runtime())
             .env(MARK_VAR, self.runtime())
+            // The shipped packages install into the data directory: this
+            // host's own, not the user's.
+            .env("XDG_DATA_HOME", self.scratch().join("data"))
             .current_dir(self.scratch())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -89,6 +89,8 @@ pub struct Client {
     writer: UnixStream,
     next_id: u64,
     watch_id: u64,
+    /// The wire version tickhost said at hello.
+    server_version: String,
 }
 
 impl Client {
@@ -105,6 +107,7 @@ impl Client {
             writer,
             next_id: 1,
             watch_id: 0,
+            server_version: String::new(),
         };
         // A daemon that dies while this connects (killed, or exiting after
         // `shutdown`) resets the connection or closes it during hello: that
@@ -133,7 +136,13 @@ impl Client {
         if let Some(refused) = answer.refused {
             return Err(ClientError::Refused(refused));
         }
+        client.server_version = answer.version;
         Ok(client)
+    }
+
+    /// The wire version tickhost answered at hello (`tickloop doctor`).
+    pub fn server_version(&self) -> &str {
+        &self.server_version
     }
 
     /// Connects, starting `<exe> __tickhost` first when nobody answers.
