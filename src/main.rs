@@ -2,6 +2,7 @@
 //! same executable is the daemon (`__tickhost`) and each instance's launcher
 //! (`__launcher`), so they are always one build.
 
+mod check;
 mod completions;
 mod doctor;
 mod herdr_cli;
@@ -67,6 +68,21 @@ enum Command {
         /// PROGRAM [ARG...], after `--`.
         #[arg(
             required_unless_present = "package",
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "PROGRAM"
+        )]
+        argv: Vec<String>,
+    },
+    /// Conformance run of PROGRAM as a Tick, in a private tickhost: PASS,
+    /// FAIL or NOT CHECKED per rule (exit 1 on any FAIL).
+    Check {
+        /// Also call tools with `mutates: true` (never otherwise).
+        #[arg(long)]
+        allow_mutating: bool,
+        /// PROGRAM [ARG...], after `--`.
+        #[arg(
+            required = true,
             trailing_var_arg = true,
             allow_hyphen_values = true,
             value_name = "PROGRAM"
@@ -466,6 +482,17 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             show(&value, json, output::open_text);
             Ok(0)
         }
+        Command::Check {
+            allow_mutating,
+            argv,
+        } => check::run(
+            &exe,
+            check::Options {
+                json,
+                allow_mutating,
+                argv,
+            },
+        ),
         Command::List => {
             let value = simple(&runtime, &exe, ClientRequest::List)?;
             show(&value, json, output::list_table);
