@@ -34,6 +34,8 @@ const DELIVERY_BUDGET: usize = 16 * 1024;
 const TYPICAL_STATE: usize = 4 * 1024;
 /// Requests a Tick must accept in flight at once (spec 3.3).
 const IN_FLIGHT: usize = 8;
+/// How long an ended session may take to show as ended in `list`.
+const END_VISIBLE: Duration = Duration::from_secs(5);
 /// The tool name no Tick declares.
 const NO_SUCH_TOOL: &str = "__tickloop_check_no_such_tool";
 
@@ -228,6 +230,20 @@ fn entry(dir: &Path, instance: &str) -> Result<Option<Value>> {
     Ok(list
         .as_array()
         .and_then(|all| all.iter().find(|e| e["id"] == instance).cloned()))
+}
+
+/// Polls `list` until the instance is ended, for at most `limit`.
+fn wait_ended(dir: &Path, instance: &str, limit: Duration) -> Result<bool> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if entry(dir, instance)?.is_some_and(|e| e["state"] == "ended") {
+            return Ok(true);
+        }
+        if Instant::now() >= deadline {
+            return Ok(false);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 fn outcome_text(outcome: &CallOutcome) -> String {
@@ -617,7 +633,13 @@ fn run_rules(exe: &Path, dir: &Path, options: &Options) -> Result<Vec<Finding>> 
             skipped.join(", ")
         )
     };
-    let ended_now = entry(dir, &instance)?.is_some_and(|e| e["state"] == "ended");
+    // An unanswered call usually means the session ended; the host's list
+    // shows it shortly after the call's outcome.
+    let ended_now = if unanswered.is_empty() {
+        false
+    } else {
+        wait_ended(dir, &instance, END_VISIBLE)?
+    };
     found.push(if !unanswered.is_empty() && ended_now {
         not_checked(
             "calls",
