@@ -36,6 +36,8 @@ const TYPICAL_STATE: usize = 4 * 1024;
 const IN_FLIGHT: usize = 8;
 /// How long an ended session may take to show as ended in `list`.
 const END_VISIBLE: Duration = Duration::from_secs(5);
+/// How long updates are counted before and after a resize.
+const RESIZE_WINDOW: Duration = Duration::from_secs(1);
 /// The tool name no Tick declares.
 const NO_SUCH_TOOL: &str = "__tickloop_check_no_such_tool";
 
@@ -244,6 +246,146 @@ fn wait_ended(dir: &Path, instance: &str, limit: Duration) -> Result<bool> {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// `list`'s update count of the instance (`None` when it is not listed).
+fn updates(dir: &Path, instance: &str) -> Result<Option<u64>> {
+    Ok(entry(dir, instance)?.and_then(|e| e["updates"].as_u64()))
+}
+
+/// No update on a resize (4.1, 8.3): the updates counted over a quiet
+/// window, then over the same window after the PTY was resized twice by a
+/// view of the check's own on the launcher's socket (the attach protocol;
+/// the PTY follows the latest view).
+fn resize_rule(dir: &Path, instance: &str) -> Result<Finding> {
+    const RULE: &str = "no_update_on_resize";
+    const SECTION: &str = "4.1, 8.3";
+    let Some(start) = updates(dir, instance)? else {
+        return Ok(not_checked(RULE, SECTION, "the instance is not listed"));
+    };
+    std::thread::sleep(RESIZE_WINDOW);
+    let Some(quiet) = updates(dir, instance)? else {
+        return Ok(not_checked(RULE, SECTION, "the instance is not listed"));
+    };
+    if quiet != start {
+        return Ok(not_checked(
+            RULE,
+            SECTION,
+            format!(
+                "the Tick sent {} updates in {} ms with nothing happening, so updates after a resize would prove nothing",
+                quiet - start,
+                RESIZE_WINDOW.as_millis()
+            ),
+        ));
+    }
+    let sizes = match resize_pty(dir, instance) {
+        Ok(sizes) => sizes,
+        Err(e) => {
+            return Ok(not_checked(
+                RULE,
+                SECTION,
+                format!("could not resize the PTY through a view: {e:#}"),
+            ))
+        }
+    };
+    std::thread::sleep(RESIZE_WINDOW);
+    let Some(after) = updates(dir, instance)? else {
+        return Ok(not_checked(RULE, SECTION, "the instance is not listed"));
+    };
+    Ok(if after > quiet {
+        fail(
+            RULE,
+            SECTION,
+            format!(
+                "{} update(s) within {} ms of resizing the PTY ({sizes}), none in the same time before",
+                after - quiet,
+                RESIZE_WINDOW.as_millis()
+            ),
+            "send tick/update only when the state changes, never on SIGWINCH or a repaint",
+        )
+    } else {
+        pass(
+            RULE,
+            SECTION,
+            format!("no update after resizing the PTY ({sizes})"),
+        )
+    })
+}
+
+/// Attaches as a view at another size, then resizes once more; returns the
+/// sizes the PTY took. The view hangs up at the end (a detach).
+fn resize_pty(dir: &Path, instance: &str) -> Result<String> {
+    use std::io::{BufRead, BufReader};
+    use tickhost::attach::{TermCaps, ToView, ViewEvent, ViewHello};
+    use tickhost::wire::{Hello, HelloReply, Role};
+    let (kind, name) =
+        tickhost::paths::parse_id(instance).context("the instance id is not kind:name")?;
+    let socket = tickhost::paths::RuntimeDir::at(dir)
+        .instance_files(kind, name)
+        .context("the launcher's socket")?
+        .socket;
+    let stream = std::os::unix::net::UnixStream::connect(&socket)
+        .with_context(|| format!("cannot connect to {}", socket.display()))?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .context("socket timeout")?;
+    let mut writer = stream.try_clone().context("socket")?;
+    let mut reader = BufReader::new(stream);
+    send_line(&mut writer, &Hello::new(Role::View))?;
+    let mut line = String::new();
+    reader
+        .read_line(&mut line)
+        .context("the launcher's hello")?;
+    let reply: HelloReply = serde_json::from_str(&line).context("the launcher's hello")?;
+    if let Some(refused) = reply.refused {
+        anyhow::bail!("the launcher refused the view: {refused}");
+    }
+    let next_size = |reader: &mut BufReader<std::os::unix::net::UnixStream>| -> Result<(u16, u16)> {
+        loop {
+            let mut line = String::new();
+            if reader
+                .read_line(&mut line)
+                .context("the launcher's frames")?
+                == 0
+            {
+                anyhow::bail!("the launcher hung up");
+            }
+            match serde_json::from_str::<ToView>(&line) {
+                Ok(ToView::Snapshot(s)) => return Ok((s.cols, s.rows)),
+                Ok(ToView::Ended { reason }) => anyhow::bail!("the session ended: {reason}"),
+                _ => continue,
+            }
+        }
+    };
+    send_line(
+        &mut writer,
+        &ViewHello {
+            cols: 100,
+            rows: 40,
+            term: TermCaps::default(),
+            client: Some("check".into()),
+        },
+    )?;
+    let first = next_size(&mut reader)?;
+    send_line(&mut writer, &ViewEvent::Resize { cols: 90, rows: 35 })?;
+    let mut second = next_size(&mut reader)?;
+    // A snapshot at the old size may come first.
+    while second == first {
+        second = next_size(&mut reader)?;
+    }
+    Ok(format!(
+        "from {}x{} to {}x{}",
+        first.0, first.1, second.0, second.1
+    ))
+}
+
+/// Writes `value` as one JSON line.
+fn send_line<T: Serialize>(writer: &mut impl std::io::Write, value: &T) -> Result<()> {
+    let mut line = serde_json::to_vec(value).context("cannot encode a view message")?;
+    line.push(b'\n');
+    writer
+        .write_all(&line)
+        .context("cannot write to the launcher")
 }
 
 fn outcome_text(outcome: &CallOutcome) -> String {
@@ -670,11 +812,7 @@ fn run_rules(exe: &Path, dir: &Path, options: &Options) -> Result<Vec<Finding>> 
         )
     });
 
-    found.push(not_checked(
-        "no_update_on_resize",
-        "4.1, 8.3",
-        "tickhost's client has no resize request: the PTY is resized only by a view attached to the launcher's socket, which check does not drive yet",
-    ));
+    found.push(resize_rule(dir, &instance)?);
 
     // session: still running, no violation
     let last = entry(dir, &instance)?;

@@ -184,3 +184,12 @@ fn update_seq_going_down_fails_seq() {
     let detail = findings["seq"]["detail"].as_str().unwrap_or_default();
     assert!(detail.contains("\"seq\":3"), "{detail}");
 }
+
+#[test]
+fn update_on_resize_fails_no_update_on_resize() {
+    let findings = fails_only("update_on_resize", &[], "no_update_on_resize");
+    let detail = findings["no_update_on_resize"]["detail"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(detail.contains("resizing the PTY"), "{detail}");
+}
