@@ -80,9 +80,12 @@ enum Command {
         /// Also call tools with `mutates: true` (never otherwise).
         #[arg(long)]
         allow_mutating: bool,
+        /// Check the Tick package NAME (`tickloop packages`); ARGs after `--` are appended.
+        #[arg(long, value_name = "NAME")]
+        package: Option<String>,
         /// PROGRAM [ARG...], after `--`.
         #[arg(
-            required = true,
+            required_unless_present = "package",
             trailing_var_arg = true,
             allow_hyphen_values = true,
             value_name = "PROGRAM"
@@ -484,15 +487,24 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
         }
         Command::Check {
             allow_mutating,
+            package,
             argv,
-        } => check::run(
-            &exe,
-            check::Options {
-                json,
-                allow_mutating,
-                argv,
-            },
-        ),
+        } => {
+            let argv = match package {
+                None => argv,
+                Some(name) => tickloop_mcp::packages::find(&name)
+                    .and_then(|p| p.launch_argv(&argv))
+                    .map_err(|e| CliError::new("bad_request", e.to_string(), 2))?,
+            };
+            check::run(
+                &exe,
+                check::Options {
+                    json,
+                    allow_mutating,
+                    argv,
+                },
+            )
+        }
         Command::List => {
             let value = simple(&runtime, &exe, ClientRequest::List)?;
             show(&value, json, output::list_table);

@@ -193,3 +193,19 @@ fn update_on_resize_fails_no_update_on_resize() {
         .unwrap_or_default();
     assert!(detail.contains("resizing the PTY"), "{detail}");
 }
+
+#[test]
+fn shipped_packages_pass_every_rule_by_package_name() {
+    let host = Host::new();
+    let (code, findings) = check(&host, &["--package", "counter"]);
+    assert_eq!(failed(&findings), Vec::<&str>::new(), "{findings:#?}");
+    assert_eq!(code, 0);
+
+    let log = host.scratch().join("app.log");
+    std::fs::write(&log, "started\nERROR one\n").expect("write the log");
+    let log = log.to_string_lossy().into_owned();
+    let (code, findings) = check(&host, &["--package", "logwatch", "--", &log]);
+    assert_eq!(failed(&findings), Vec::<&str>::new(), "{findings:#?}");
+    assert_eq!(code, 0);
+    assert_eq!(findings["describe"]["result"], "pass");
+}
