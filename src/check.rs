@@ -129,7 +129,90 @@ impl Drop for PrivateHost {
         if let Ok(mut client) = Client::connect(&self.dir) {
             let _ = client.request(ClientRequest::Shutdown);
         }
+        // A launcher still starting when tickhost shut down outlives it (as
+        // launchers do); SIGTERM makes it end its Tick and exit.
+        terminate_private_processes(&self.dir);
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// SIGTERMs every process of this user whose environment names `dir` as
+/// its `TICKLOOP_RUNTIME_DIR`: only the private tickhost and its launchers
+/// (Ticks do not get `TICKLOOP_` variables), since `dir` is unique.
+fn terminate_private_processes(dir: &Path) {
+    let wanted = format!("TICKLOOP_RUNTIME_DIR={}", dir.display()).into_bytes();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        if pid == std::process::id() as libc::pid_t {
+            continue;
+        }
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if environ
+            .split(|b| *b == 0)
+            .any(|var| var == wanted.as_slice())
+        {
+            // SAFETY: kill(2) of a process of this check's own private runtime.
+            unsafe {
+                libc::kill(pid, libc::SIGTERM);
+            }
+        }
+    }
+}
+
+/// The write end of the pipe the interrupt handler writes to (-1: none).
+static INTERRUPT_PIPE: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
+/// On SIGINT, SIGTERM or SIGHUP, shuts the private tickhost down (closing
+/// the Tick) and removes its directory before exiting 130, so an
+/// interrupted check leaves nothing behind. The handler only writes a byte
+/// to a pipe; a thread does the rest.
+fn clean_up_on_interrupt(dir: PathBuf) {
+    use std::io::Read;
+    use std::os::fd::FromRawFd;
+    extern "C" fn on_signal(_: libc::c_int) {
+        let fd = INTERRUPT_PIPE.load(std::sync::atomic::Ordering::SeqCst);
+        if fd >= 0 {
+            // SAFETY: write is async-signal-safe; the buffer is a static byte.
+            unsafe {
+                libc::write(fd, b"x".as_ptr().cast(), 1);
+            }
+        }
+    }
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: pipe fills the two-element array it is given.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return;
+    }
+    INTERRUPT_PIPE.store(fds[1], std::sync::atomic::Ordering::SeqCst);
+    // SAFETY: fds[0] is the read end just created, owned by this File alone.
+    let mut read_end = unsafe { std::fs::File::from_raw_fd(fds[0]) };
+    std::thread::spawn(move || {
+        let mut byte = [0u8; 1];
+        if read_end.read_exact(&mut byte).is_ok() {
+            drop(PrivateHost { dir });
+            eprintln!("tickloop: check interrupted; its private tickhost was shut down");
+            std::process::exit(130);
+        }
+    });
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: installs a handler that only calls an async-signal-safe function.
+        unsafe {
+            libc::signal(
+                signal,
+                on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t,
+            );
+        }
     }
 }
 
@@ -144,6 +227,7 @@ pub fn run(exe: &Path, options: Options) -> Result<i32> {
     tickhost::paths::RuntimeDir::ensure(&dir)
         .with_context(|| format!("cannot make the private runtime {}", dir.display()))?;
     let host = PrivateHost { dir };
+    clean_up_on_interrupt(host.dir.clone());
     let findings = run_rules(exe, &host.dir, &options)?;
     drop(host);
     let mut failed = false;
@@ -208,14 +292,22 @@ fn call(
     args: Value,
     revision: &str,
 ) -> Result<CallOutcome> {
-    let reply = client(dir)?
-        .request(ClientRequest::Call {
-            instance: instance.to_string(),
-            tool: tool.to_string(),
-            args,
-            revision: revision.to_string(),
-        })
-        .context("the private tickhost")?;
+    let request = ClientRequest::Call {
+        instance: instance.to_string(),
+        tool: tool.to_string(),
+        args,
+        revision: revision.to_string(),
+    };
+    // Sent, then no reply from tickhost: the outcome is unknown, as for
+    // `tickloop call`.
+    let reply = match client(dir)?.request(request) {
+        Ok(reply) => reply,
+        Err(e) => {
+            return Ok(CallOutcome::Unknown {
+                reason: format!("tickhost: {e}"),
+            })
+        }
+    };
     Ok(match reply {
         ClientReply::Call(outcome) => outcome,
         ClientReply::Ok(result) => CallOutcome::Result { result },
