@@ -5,15 +5,18 @@
 //! nothing touches the user's instances), opens PROGRAM there exactly as
 //! `tickloop open` does (PTY, pipes, the caller's environment), drives it
 //! through [`tickhost::client::Client`] — describe, read, call, list, close —
-//! and shuts that tickhost down. Each rule gives PASS, FAIL (the spec
+//! plus a view connection of its own on the launcher's socket (the attach
+//! protocol) to resize the PTY, and shuts that tickhost down (also when
+//! interrupted). Each rule gives PASS, FAIL (the spec
 //! section, what was seen, a one-line fix) or NOT CHECKED (why). Calls to
 //! `mutates: true` tools are made only with `--allow-mutating`; calls the
 //! host refuses before writing them to the Tick (unknown tool, bad args, a
 //! stale revision) are safe to make on any tool, and are made on a
 //! non-mutating one when there is one.
 //!
-//! Timing thresholds (read promptness, the close deadline) are the rules'
-//! own; they are judged here, never asserted on by tests.
+//! Timing thresholds (read promptness 2 s, the 2 s SIGTERM grace, a 1 s
+//! window around the resize, 5 s for an ended session to be listed) are the
+//! rules' own and generous; tests assert verdicts, never durations.
 
 use anyhow::{Context, Result};
 use serde::Serialize;
@@ -22,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tickhost::client::Client;
 use tickhost::wire::{
-    ApprovalPolicy, CallOutcome, ClientReply, ClientRequest, EndClass, ErrorKind, OpenRequest,
+    ApprovalPolicy, CallOutcome, ClientReply, ClientRequest, EndClass, OpenRequest,
 };
 
 /// A read slower than this (host overhead included) fails read promptness
@@ -557,18 +560,19 @@ fn run_rules(exe: &Path, dir: &Path, options: &Options) -> Result<Vec<Finding>> 
                 .and_then(|d| d.get("screen"))
                 .map(|s| format!("; its screen began: {s}"))
                 .unwrap_or_default();
-            let (rule, fix) = if e.message.contains("recover_with") {
-                (
-                    "describe",
-                    "make recover_with name a tool with mutates: false, or leave it out",
-                )
-            } else if e.kind == ErrorKind::OpenFailed && e.message.contains("protocol version") {
-                ("describe", "answer tick/describe with \"protocol\": 3")
+            // The describe rule fails whatever the reason (spec 4.2: any
+            // failure fails initialization); the fix follows the reason.
+            let fix = if e.message.contains("recover_with") {
+                "make recover_with name a tool with mutates: false, or leave it out"
+            } else if e.message.contains("protocol version") {
+                "answer tick/describe with \"protocol\": 3"
+            } else if e.message.contains("non-protocol output") {
+                "write only protocol lines on stdout: logs and debug output go to stderr"
             } else {
-                ("describe", "answer tick/describe within 10 s with a descriptor valid by 5.3, and write nothing but protocol lines on stdout")
+                "answer tick/describe and the first tick/read within 10 s, with a descriptor valid by 5.3"
             };
             found.push(fail(
-                rule,
+                "describe",
                 "4.2, 5.3",
                 format!("initialization failed: {}{screen}", e.message),
                 fix,
