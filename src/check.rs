@@ -843,7 +843,19 @@ fn run_rules(exe: &Path, dir: &Path, options: &Options) -> Result<Vec<Finding>> 
         }
     }
 
-    // Calls: non-mutating tools always; mutating ones only when allowed.
+    // Calls: non-mutating tools always; mutating ones only when allowed,
+    // and said first.
+    let mutating: Vec<&str> = tools
+        .iter()
+        .filter(|t| t["mutates"].as_bool().unwrap_or(true) && accepts_empty(t))
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    if options.allow_mutating && !mutating.is_empty() {
+        eprintln!(
+            "tickloop check: --allow-mutating: calling the mutating tools {} with {{}}",
+            mutating.join(", ")
+        );
+    }
     let mut answered_calls = Vec::new();
     let mut unanswered = Vec::new();
     let mut skipped = Vec::new();
