@@ -2,6 +2,7 @@
 //! same executable is the daemon (`__tickhost`) and each instance's launcher
 //! (`__launcher`), so they are always one build.
 
+mod check;
 mod completions;
 mod doctor;
 mod herdr_cli;
@@ -64,6 +65,24 @@ enum Command {
         /// Show the new instance at once: `herdr` (a Herdr pane; inside Herdr).
         #[arg(long, value_enum, value_name = "VIEW")]
         view: Option<herdr_cli::OpenView>,
+        /// PROGRAM [ARG...], after `--`.
+        #[arg(
+            required_unless_present = "package",
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "PROGRAM"
+        )]
+        argv: Vec<String>,
+    },
+    /// Conformance run of PROGRAM as a Tick, in a private tickhost: PASS,
+    /// FAIL or NOT CHECKED per rule (exit 1 on any FAIL).
+    Check {
+        /// Also call tools with `mutates: true` (never otherwise).
+        #[arg(long)]
+        allow_mutating: bool,
+        /// Check the Tick package NAME (`tickloop packages`); ARGs after `--` are appended.
+        #[arg(long, value_name = "NAME")]
+        package: Option<String>,
         /// PROGRAM [ARG...], after `--`.
         #[arg(
             required_unless_present = "package",
@@ -465,6 +484,26 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             herdr_cli::show_opened(view, &ctx, &mut value)?;
             show(&value, json, output::open_text);
             Ok(0)
+        }
+        Command::Check {
+            allow_mutating,
+            package,
+            argv,
+        } => {
+            let argv = match package {
+                None => argv,
+                Some(name) => tickloop_mcp::packages::find(&name)
+                    .and_then(|p| p.launch_argv(&argv))
+                    .map_err(|e| CliError::new("bad_request", e.to_string(), 2))?,
+            };
+            check::run(
+                &exe,
+                check::Options {
+                    json,
+                    allow_mutating,
+                    argv,
+                },
+            )
         }
         Command::List => {
             let value = simple(&runtime, &exe, ClientRequest::List)?;

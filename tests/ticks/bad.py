@@ -50,6 +50,8 @@ Behaviour modes (valid Ticks):
                       state data is {"pid": P, "child_pid": C}
   stderr_and_size     writes `stderr hello from bad tick` and
                       `stty size: ROWS COLS` (from /dev/tty) to stderr at start
+  update_on_resize    sends a tick/update (seq raised, data unchanged) on
+                      every SIGWINCH: the update a repaint must not cause
   echo_input          puts /dev/tty in cbreak mode and shows every printable
                       character it receives on one line: `input: TEXT`
 """
@@ -256,6 +258,15 @@ def reply(frame):
     send(frame)
 
 
+def update_unchanged():
+    """A tick/update whose data did not change (seq raised)."""
+    global seq
+    with STATE_LOCK:
+        seq += 1
+        frame = {"method": "tick/update", "params": {"seq": seq, "data": dict(state)}}
+    send(frame)
+
+
 def echo_input_loop():
     try:
         fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
@@ -302,6 +313,11 @@ def start():
         screen(f"stty size: {size}\r\n")
     elif MODE == "echo_input":
         threading.Thread(target=echo_input_loop, daemon=True).start()
+    elif MODE == "update_on_resize":
+        def on_winch(_signum, _frame):
+            # Sent from a thread: the handler may interrupt a write holding OUT_LOCK.
+            threading.Thread(target=update_unchanged, daemon=True).start()
+        signal.signal(signal.SIGWINCH, on_winch)
 
 
 def main():
