@@ -414,7 +414,7 @@ impl Bridge {
             .filter(|e| e.get("state").and_then(Value::as_str) == Some("running"))
             .filter_map(|e| {
                 let id = e.get("id")?.as_str()?;
-                id.starts_with("hosted:").then(|| {
+                (id.starts_with("hosted:") || id.starts_with("artifact:")).then(|| {
                     let rev = e
                         .get("revision")
                         .and_then(Value::as_str)
@@ -816,6 +816,7 @@ impl Bridge {
         let request = ClientRequest::Open(OpenRequest {
             name: args.name.clone(),
             shell: args.shell.unwrap_or(false),
+            artifact: None,
             argv,
             cwd,
             env,
