@@ -97,28 +97,15 @@ pub async fn run(spec: LaunchSpec, report: ReportFn) -> Result<RunOutcome, Launc
             return fail(e.to_string(), String::new());
         }
     };
-    let mut first = spec.clone();
-    let mut digest = None;
-    if let Some(path) = &spec.artifact {
-        match crate::artifact::read_version(path) {
-            Ok(version) => {
-                first.argv = version.argv;
-                digest = Some(version.digest);
-            }
-            Err(e) => {
-                let _ = std::fs::remove_file(&spec.socket);
-                return fail(e, String::new());
-            }
-        }
-    }
-    let artifact = match &spec.artifact {
+    // Watched before it is read: a save in between is not missed.
+    let mut artifact = match &spec.artifact {
         None => None,
         Some(path) => match crate::artifact::watch(path) {
             Ok((watch, events)) => Some(Artifact {
                 path: path.clone(),
                 generation: 1,
                 failed: None,
-                digest,
+                digest: None,
                 reload_due: None,
                 reload_wanted: false,
                 events,
@@ -131,6 +118,21 @@ pub async fn run(spec: LaunchSpec, report: ReportFn) -> Result<RunOutcome, Launc
             }
         },
     };
+    let mut first = spec.clone();
+    if let Some(path) = &spec.artifact {
+        match crate::artifact::read_version(path) {
+            Ok(version) => {
+                first.argv = version.argv;
+                if let Some(artifact) = artifact.as_mut() {
+                    artifact.digest = Some(version.digest);
+                }
+            }
+            Err(e) => {
+                let _ = std::fs::remove_file(&spec.socket);
+                return fail(e, String::new());
+            }
+        }
+    }
     let spawned = match spawn(&first, term.tty_name()) {
         Ok(spawned) => spawned,
         Err(e) => {
@@ -289,6 +291,9 @@ struct Instance {
     artifact: Option<Artifact>,
     /// `close` was asked (or the launcher was signalled): the end is final.
     closing: bool,
+    /// Updates of an artifact's earlier generations, counted on in
+    /// `updates_total`.
+    updates_before: u64,
 }
 
 impl Instance {
@@ -327,6 +332,7 @@ impl Instance {
             exit_rx: Some(exit_rx),
             artifact,
             closing: false,
+            updates_before: 0,
             exit_pending: None,
             exited: false,
             requests_rx,
@@ -986,7 +992,9 @@ impl Instance {
             spec.argv = version.argv;
             spawn(&spec, self.term.tty_name()).map_err(|e| e.to_string())
         });
-        // The old version's state and catalog are gone with it.
+        // The old version's state and catalog are gone with it; its updates
+        // stay counted, so `watch` (which follows the count) goes on.
+        self.updates_before += self.session.as_ref().map_or(0, |s| s.updates_received());
         self.snapshot = None;
         self.session = None;
         self.exit_pending = None;
@@ -1199,7 +1207,7 @@ impl Instance {
             started_at: self.started_at.clone(),
             descriptor: session.and_then(|s| s.descriptor()).map(|d| d.raw.clone()),
             state: self.snapshot.clone(),
-            updates_total: session.map_or(0, |s| s.updates_received()),
+            updates_total: self.updates_before + session.map_or(0, |s| s.updates_received()),
             calls_in_flight: session.map_or(0, |s| {
                 u32::try_from(s.calls_in_flight()).unwrap_or(u32::MAX)
             }),
