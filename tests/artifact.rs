@@ -224,3 +224,22 @@ fn an_artifact_that_fails_from_the_start_is_opened_failed_and_fixed_by_a_save() 
     let entry = wait_generation(&host, 2, "running");
     assert_eq!(entry["title"], "Board fixed", "{entry}");
 }
+
+#[test]
+fn watch_marks_the_first_state_of_a_new_version() {
+    let host = Host::new();
+    let path = artifact_path(&host);
+    save(&path, &board("Board one", "r1"));
+    let path_arg = path.to_string_lossy().into_owned();
+    host.ok(&["open", "--artifact", &path_arg]);
+    let mut watch = host.watch(&[ID]);
+    let first = watch.next();
+    assert_eq!(first["instance"], ID, "{first}");
+    assert_eq!(first["reloaded"], Value::Null, "{first}");
+    save(&path, &board("Board two", "r2"));
+    let marked = watch.next();
+    assert_eq!(marked["instance"], ID, "{marked}");
+    assert_eq!(marked["reloaded"], 2, "{marked}");
+    assert_eq!(marked["seq"], 0, "{marked}");
+    assert_eq!(marked["data"]["count"], 0, "{marked}");
+}

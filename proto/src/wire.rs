@@ -504,6 +504,11 @@ pub struct Delivery {
     /// Whether `data` was cut to the delivery budget.
     pub trimmed: bool,
     pub recover_with: Option<String>,
+    /// An `artifact:` instance started a new version (this generation)
+    /// since this watcher's previous delivery: `seq` began again, and this
+    /// is the new session's first state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reloaded: Option<u64>,
 }
 
 /// A watched instance ended; no more deliveries come for it.
@@ -629,7 +634,8 @@ pub struct LauncherStatus {
     pub descriptor: Option<Value>,
     /// Latest state (from updates or reads), `None` for `shell:`.
     pub state: Option<StateSnapshot>,
-    /// `tick/update`s received since the session started.
+    /// `tick/update`s received since the session started (an `artifact:`'s
+    /// count goes on across its versions).
     pub updates_total: u64,
     pub calls_in_flight: u32,
     pub views: u32,
