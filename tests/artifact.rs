@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 const ID: &str = "artifact:board";
 
 /// A small Tick (standard library only): it draws `BOARD <title>` on its
-/// terminal and offers `bump` (mutating, answers the new count) and `hang`
-/// (mutating, never answers).
+/// terminal and offers `bump` (mutating, answers the new count), `hang`
+/// (mutating, never answers) and `crash` (answers, then exits 3).
 fn board(title: &str, revision: &str) -> String {
     format!(
         r#"#!/usr/bin/env python3
@@ -42,6 +42,8 @@ TOOLS = [
       "input_schema": {{"type": "object", "additionalProperties": False}}}},
     {{"name": "hang", "description": "Never answer.", "mutates": True,
       "input_schema": {{"type": "object", "additionalProperties": False}}}},
+    {{"name": "crash", "description": "Answer, then exit 3.", "mutates": True,
+      "input_schema": {{"type": "object", "additionalProperties": False}}}},
 ]
 
 for line in sys.stdin:
@@ -59,6 +61,9 @@ for line in sys.stdin:
         elif params.get("tool") == "bump":
             count += 1
             send(id=rid, result={{"count": count}})
+        elif params.get("tool") == "crash":
+            send(id=rid, result={{"crashing": True}})
+            os._exit(3)
 "#
     )
 }
@@ -242,4 +247,24 @@ fn watch_marks_the_first_state_of_a_new_version() {
     assert_eq!(marked["reloaded"], 2, "{marked}");
     assert_eq!(marked["seq"], 0, "{marked}");
     assert_eq!(marked["data"]["count"], 0, "{marked}");
+}
+
+#[test]
+fn a_version_that_stops_after_starting_is_started_again_and_counted() {
+    let host = Host::new();
+    let path = artifact_path(&host);
+    save(&path, &board("Board one", "r1"));
+    let path_arg = path.to_string_lossy().into_owned();
+    host.ok(&["open", "--artifact", &path_arg]);
+    for restarts in 1..=2 {
+        host.ok(&["call", ID, "crash", "{}", "--revision", "r1"]);
+        let entry = wait_for(&format!("{ID} restarted {restarts} times"), || {
+            let e = host.entry(ID)?;
+            (e["restarts"] == restarts && e["state"] == "running").then_some(e)
+        });
+        // The same version: the same generation, a new session.
+        assert_eq!(entry["generation"], 1, "{entry}");
+        assert_eq!(entry["failed"], Value::Null, "{entry}");
+        assert_eq!(host.ok(&["describe", ID])["revision"], "r1");
+    }
 }

@@ -111,6 +111,9 @@ pub async fn run(spec: LaunchSpec, report: ReportFn) -> Result<RunOutcome, Launc
                 events,
                 _watch: watch,
                 reloaders: Vec::new(),
+                started: Instant::now(),
+                restart_due: None,
+                restarts: 0,
             }),
             Err(e) => {
                 let _ = std::fs::remove_file(&spec.socket);
@@ -231,7 +234,17 @@ struct Artifact {
     _watch: crate::artifact::Watch,
     /// `reload` requests, answered when the new version is up or failed.
     reloaders: Vec<(u64, Peer)>,
+    /// When the running process started, and when a version that stopped
+    /// after its initialization starts again.
+    started: Instant,
+    restart_due: Option<Instant>,
+    /// How many such restarts there were.
+    restarts: u64,
 }
+
+/// A version that stopped after it had started is started again, at most
+/// this often.
+const RESTART_EVERY: Duration = Duration::from_secs(1);
 
 /// The end reason of a session ended for a reload.
 const RELOADED: &str = "reloaded: a new version of the artifact starts";
@@ -390,6 +403,7 @@ impl Instance {
             let exit_deadline = self.exit_pending.as_ref().map(|(_, at)| *at);
             let ready_at = self.ready_at.filter(|_| self.ending.is_none());
             let reload_due = self.artifact.as_ref().and_then(|a| a.reload_due);
+            let restart_due = self.artifact.as_ref().and_then(|a| a.restart_due);
             tokio::select! {
                 Some(()) = recv_artifact(&mut self.artifact) => {
                     if let Some(artifact) = self.artifact.as_mut() {
@@ -397,6 +411,11 @@ impl Instance {
                     }
                 }
                 _ = sleep_until(reload_due), if reload_due.is_some() => self.on_saved(),
+                _ = sleep_until(restart_due), if restart_due.is_some() => {
+                    if !self.closing {
+                        self.start_generation(false);
+                    }
+                }
                 _ = sleep_until(ready_at), if ready_at.is_some() => {
                     self.ready_at = None;
                     self.initialized();
@@ -530,6 +549,7 @@ impl Instance {
                 if let Some(artifact) = self.artifact.as_mut() {
                     artifact.reload_wanted = false;
                     artifact.reload_due = None;
+                    artifact.restart_due = None;
                 }
                 if self.ending.is_none() && self.exited && self.exit_pending.is_none() {
                     // A failed artifact version: nothing runs, nothing to end.
@@ -904,7 +924,7 @@ impl Instance {
             return;
         }
         if self.exited && self.exit_pending.is_none() {
-            self.start_generation();
+            self.start_generation(true);
             return;
         }
         match self.session.as_mut() {
@@ -934,8 +954,23 @@ impl Instance {
             peer.reply(id, reply);
         }
         let reload = self.artifact.as_ref().is_some_and(|a| a.reload_wanted);
+        let had_started = self.session.as_ref().is_some_and(|s| s.initialized());
         if reload {
-            self.start_generation();
+            self.start_generation(true);
+        } else if had_started {
+            // It ran, then stopped: the same version again, throttled.
+            if let Some(artifact) = self.artifact.as_mut() {
+                let at = (artifact.started + RESTART_EVERY).max(Instant::now());
+                artifact.restart_due = Some(at);
+                eprintln!(
+                    "launcher: {} generation {} stopped ({}); starting it again",
+                    self.spec.instance, artifact.generation, ending.info.reason
+                );
+            }
+            // Listed `starting` until then; calls are refused meanwhile.
+            self.updates_before += self.session.as_ref().map_or(0, |s| s.updates_received());
+            self.session = None;
+            self.dirty = true;
         } else {
             self.generation_failed(ending.info.reason);
         }
@@ -976,12 +1011,20 @@ impl Instance {
     }
 
     /// Starts the artifact file's newest version on the same terminal, with
-    /// a fresh protocol session (its first describe is its initialization).
-    fn start_generation(&mut self) {
+    /// a fresh protocol session (its first describe is its initialization):
+    /// the next generation, or (`new_version` false) the same one again
+    /// after it stopped, counted in `restarts`.
+    fn start_generation(&mut self, new_version: bool) {
         let Some(artifact) = self.artifact.as_mut() else {
             return;
         };
-        artifact.generation += 1;
+        if new_version {
+            artifact.generation += 1;
+        } else {
+            artifact.restarts += 1;
+        }
+        artifact.restart_due = None;
+        artifact.started = Instant::now();
         artifact.failed = None;
         artifact.reload_wanted = false;
         artifact.reload_due = None;
@@ -1222,6 +1265,7 @@ impl Instance {
             approve: self.spec.approve.filter(|p| *p != ApprovalPolicy::Auto),
             generation: self.artifact.as_ref().map(|a| a.generation),
             failed: self.artifact.as_ref().and_then(|a| a.failed.clone()),
+            restarts: self.artifact.as_ref().map(|a| a.restarts),
         }
     }
 

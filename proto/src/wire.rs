@@ -664,6 +664,10 @@ pub struct LauncherStatus {
     /// (its screen stays); the launcher waits for the next save.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failed: Option<String>,
+    /// `artifact:` only: how often a version that had started and then
+    /// stopped was started again (at most once a second).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restarts: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -529,6 +529,7 @@ fn list_entry(instance: &Instance) -> Value {
     if instance.kind == InstanceKind::Artifact {
         entry["generation"] = json!(status.generation);
         entry["failed"] = json!(status.failed);
+        entry["restarts"] = json!(status.restarts);
     }
     entry
 }
