@@ -26,6 +26,7 @@ const ID_FIRST: &[&str] = &[
     "screen",
     "input",
     "close",
+    "reload",
     "activity",
     "approve",
     "refuse",

@@ -50,6 +50,12 @@ enum Command {
         /// Host a plain terminal program, with no protocol (`shell:NAME`).
         #[arg(long)]
         shell: bool,
+        /// Run the file PATH as the Tick `artifact:NAME` (NAME: --id, else the
+        /// file's stem), by its shebang (`python3` for a `.py` with none), in
+        /// PATH's directory; each save of PATH starts its new version on the
+        /// same terminal.
+        #[arg(long, value_name = "PATH", conflicts_with_all = ["shell", "package", "cwd"])]
+        artifact: Option<PathBuf>,
         /// Launch the Tick package NAME (`tickloop packages`); ARGs after `--` are appended.
         #[arg(long, value_name = "NAME")]
         package: Option<String>,
@@ -67,7 +73,7 @@ enum Command {
         view: Option<herdr_cli::OpenView>,
         /// PROGRAM [ARG...], after `--`.
         #[arg(
-            required_unless_present = "package",
+            required_unless_present_any = ["package", "artifact"],
             trailing_var_arg = true,
             allow_hyphen_values = true,
             value_name = "PROGRAM"
@@ -184,6 +190,9 @@ enum Command {
     },
     /// End the session (or forget an ended instance).
     Close { id: String },
+    /// Start an artifact's newest version now, as a save of its file would
+    /// (answers once it is up or has failed).
+    Reload { id: String },
     /// Close every instance and end tickhost.
     Shutdown,
     /// The daemon (started by the CLI).
@@ -398,6 +407,7 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             name,
             cwd,
             shell,
+            artifact,
             package,
             history,
             approve,
@@ -455,11 +465,42 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                     })?,
             };
             let here = std::env::current_dir().context("cannot read the current directory")?;
-            let cwd = match cwd {
-                Some(dir) => {
+            let artifact = match artifact {
+                None => None,
+                Some(path) => {
+                    if !argv.is_empty() {
+                        return Err(CliError::new(
+                            "bad_request",
+                            "--artifact PATH runs the file by its shebang; give no PROGRAM after it".to_string(),
+                            2,
+                        )
+                        .into());
+                    }
+                    let path = std::path::absolute(here.join(&path))
+                        .with_context(|| format!("cannot make {} absolute", path.display()))?;
+                    if !path.is_file() {
+                        return Err(CliError::new(
+                            "bad_request",
+                            format!(
+                                "--artifact {} is not a file; write it first",
+                                path.display()
+                            ),
+                            1,
+                        )
+                        .into());
+                    }
+                    Some(path)
+                }
+            };
+            let cwd = match (cwd, &artifact) {
+                (_, Some(path)) => path
+                    .parent()
+                    .map(std::path::Path::to_path_buf)
+                    .unwrap_or_else(|| here.clone()),
+                (Some(dir), None) => {
                     std::path::absolute(here.join(dir)).context("cannot make --cwd absolute")?
                 }
-                None => here,
+                (None, None) => here,
             };
             if !cwd.is_dir() {
                 return Err(CliError::new(
@@ -473,6 +514,7 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             let request = ClientRequest::Open(OpenRequest {
                 name,
                 shell,
+                artifact,
                 argv,
                 cwd,
                 env,
@@ -603,6 +645,11 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
         }
         Command::Close { id } => {
             let value = simple(&runtime, &exe, ClientRequest::Close { instance: id })?;
+            show_pretty(&value, json);
+            Ok(0)
+        }
+        Command::Reload { id } => {
+            let value = simple(&runtime, &exe, ClientRequest::Reload { instance: id })?;
             show_pretty(&value, json);
             Ok(0)
         }

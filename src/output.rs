@@ -182,6 +182,14 @@ pub fn open_text(v: &Value) -> String {
         text(&v["pid"]),
         text(&v["launcher_pid"]),
     );
+    if v["state"] == "failed" {
+        line.push_str(&format!(
+            "generation {} failed: {}\nits screen shows why (`tickloop screen {}`); save the file to start it again\n",
+            text(&v["generation"]),
+            text(&v["failed"]),
+            text(&v["id"]),
+        ));
+    }
     if v["state"] == "ended" {
         line.push_str(&format!(
             "it ended during its start: {}\n",

@@ -1117,3 +1117,61 @@ async fn a_call_waiting_for_approval_sends_progress_and_runs_once_approved() {
     assert_eq!(host.logged_calls("gated", "increment"), 1);
     mcp.stop().await;
 }
+
+/// A one-tool Tick file for the artifact test: tool `tool`, revision `rev`.
+fn artifact_source(tool: &str, rev: &str) -> String {
+    format!(
+        r#"import json, sys
+for line in sys.stdin:
+    r = json.loads(line)
+    if r.get("method") == "tick/describe":
+        result = {{"protocol": 3, "kind": "test.a", "title": "A", "revision": {rev:?},
+                  "tools": [{{"name": {tool:?}, "description": "x", "mutates": False,
+                             "input_schema": {{"type": "object"}}}}]}}
+    elif r.get("method") == "tick/read":
+        result = {{"seq": 0, "data": {{}}}}
+    else:
+        result = {{"ok": True}}
+    sys.stdout.write(json.dumps({{"jsonrpc": "2.0", "id": r.get("id"), "result": result}}) + "\n")
+    sys.stdout.flush()
+"#
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn manage_opens_and_reloads_an_artifact_with_list_changed() {
+    let host = Host::new();
+    let path = host.scratch().join("gadget.py");
+    std::fs::write(&path, artifact_source("ping", "1")).expect("writing the artifact");
+    let mut mcp = Mcp::start(&host).await;
+    mcp.drain();
+    let (text, result) = mcp
+        .call(
+            "TickManage",
+            json!({"action": "open", "artifact": path.to_string_lossy()}),
+        )
+        .await;
+    assert_eq!(result.is_error, Some(false), "{text}");
+    assert_eq!(structured(&result)["id"], "artifact:gadget");
+    assert_eq!(structured(&result)["generation"], 1);
+    mcp.expect(Event::ToolsChanged).await;
+    assert!(mcp.tools().await.iter().any(|t| t.name == "gadget__ping"));
+
+    // A save with another tool: the catalog the agent sees follows.
+    std::fs::write(&path, artifact_source("pong", "2")).expect("rewriting the artifact");
+    // (The version starting drops the tool, the new one lists its own.)
+    while !mcp.tools().await.iter().any(|t| t.name == "gadget__pong") {
+        mcp.expect(Event::ToolsChanged).await;
+    }
+    assert!(!mcp.tools().await.iter().any(|t| t.name == "gadget__ping"));
+
+    let (text, result) = mcp
+        .call(
+            "TickManage",
+            json!({"action": "reload", "instance": "gadget"}),
+        )
+        .await;
+    assert_eq!(result.is_error, Some(false), "{text}");
+    assert_eq!(structured(&result)["generation"], 3, "{text}");
+    mcp.stop().await;
+}

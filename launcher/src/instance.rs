@@ -97,7 +97,46 @@ pub async fn run(spec: LaunchSpec, report: ReportFn) -> Result<RunOutcome, Launc
             return fail(e.to_string(), String::new());
         }
     };
-    let spawned = match spawn(&spec, term.tty_name()) {
+    // Watched before it is read: a save in between is not missed.
+    let mut artifact = match &spec.artifact {
+        None => None,
+        Some(path) => match crate::artifact::watch(path) {
+            Ok((watch, events)) => Some(Artifact {
+                path: path.clone(),
+                generation: 1,
+                failed: None,
+                digest: None,
+                reload_due: None,
+                reload_wanted: false,
+                events,
+                _watch: watch,
+                reloaders: Vec::new(),
+                started: Instant::now(),
+                restart_due: None,
+                restarts: 0,
+            }),
+            Err(e) => {
+                let _ = std::fs::remove_file(&spec.socket);
+                return fail(e, String::new());
+            }
+        },
+    };
+    let mut first = spec.clone();
+    if let Some(path) = &spec.artifact {
+        match crate::artifact::read_version(path) {
+            Ok(version) => {
+                first.argv = version.argv;
+                if let Some(artifact) = artifact.as_mut() {
+                    artifact.digest = Some(version.digest);
+                }
+            }
+            Err(e) => {
+                let _ = std::fs::remove_file(&spec.socket);
+                return fail(e, String::new());
+            }
+        }
+    }
+    let spawned = match spawn(&first, term.tty_name()) {
         Ok(spawned) => spawned,
         Err(e) => {
             let _ = std::fs::remove_file(&spec.socket);
@@ -109,9 +148,67 @@ pub async fn run(spec: LaunchSpec, report: ReportFn) -> Result<RunOutcome, Launc
             "the report was already sent".into(),
         ));
     };
-    Instance::start(spec, spawned, term, listener, report)
+    Instance::start(spec, spawned, term, listener, report, artifact)
         .run()
         .await
+}
+
+/// The per-process channels of the instance loop: the Tick's stdin (a writer
+/// task), its stdout (a reader task) and its exit (a waiter task). Each is
+/// `None` where the program has no pipe (a `shell:` program).
+type ChildPipes = (
+    Option<mpsc::UnboundedSender<Vec<u8>>>,
+    Option<mpsc::Receiver<StdoutEvent>>,
+    oneshot::Receiver<std::process::ExitStatus>,
+);
+
+fn child_pipes(mut child: tokio::process::Child) -> ChildPipes {
+    let mut stdin_tx = None;
+    let mut stdout_rx = None;
+    if let Some(mut stdin) = child.stdin.take() {
+        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        tokio::spawn(async move {
+            let mut broken = false;
+            while let Some(bytes) = rx.recv().await {
+                // A failed write is the Tick gone: its exit will follow.
+                if !broken && stdin.write_all(&bytes).await.is_err() {
+                    broken = true;
+                }
+            }
+        });
+        stdin_tx = Some(tx);
+    }
+    if let Some(mut stdout) = child.stdout.take() {
+        let (tx, rx) = mpsc::channel(16);
+        tokio::spawn(async move {
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                match stdout.read(&mut buf).await {
+                    Ok(0) | Err(_) => {
+                        let _ = tx.send(StdoutEvent::Eof).await;
+                        return;
+                    }
+                    Ok(n) => {
+                        if tx
+                            .send(StdoutEvent::Bytes(buf[..n].to_vec()))
+                            .await
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        stdout_rx = Some(rx);
+    }
+    let (exit_tx, exit_rx) = oneshot::channel();
+    tokio::spawn(async move {
+        if let Ok(status) = child.wait().await {
+            let _ = exit_tx.send(status);
+        }
+    });
+    (stdin_tx, stdout_rx, exit_rx)
 }
 
 /// What the loop hears from the Tick's stdout reader.
@@ -119,6 +216,38 @@ enum StdoutEvent {
     Bytes(Vec<u8>),
     Eof,
 }
+
+/// An `artifact:` instance's file and generations.
+struct Artifact {
+    path: std::path::PathBuf,
+    /// The version running (or failed), from 1.
+    generation: u64,
+    /// Why this generation did not come up or stopped.
+    failed: Option<String>,
+    /// The digest of the file this generation started from.
+    digest: Option<u64>,
+    /// When the file's last change is old enough to start it.
+    reload_due: Option<Instant>,
+    /// A new version starts once the running one has ended.
+    reload_wanted: bool,
+    events: mpsc::UnboundedReceiver<()>,
+    _watch: crate::artifact::Watch,
+    /// `reload` requests, answered when the new version is up or failed.
+    reloaders: Vec<(u64, Peer)>,
+    /// When the running process started, and when a version that stopped
+    /// after its initialization starts again.
+    started: Instant,
+    restart_due: Option<Instant>,
+    /// How many such restarts there were.
+    restarts: u64,
+}
+
+/// A version that stopped after it had started is started again, at most
+/// this often.
+const RESTART_EVERY: Duration = Duration::from_secs(1);
+
+/// The end reason of a session ended for a reload.
+const RELOADED: &str = "reloaded: a new version of the artifact starts";
 
 struct Ending {
     info: EndInfo,
@@ -171,6 +300,13 @@ struct Instance {
     /// held back (at most one status a second for output) is due.
     output_published: Option<Instant>,
     output_due: Option<Instant>,
+    /// `Some` for an `artifact:` instance.
+    artifact: Option<Artifact>,
+    /// `close` was asked (or the launcher was signalled): the end is final.
+    closing: bool,
+    /// Updates of an artifact's earlier generations, counted on in
+    /// `updates_total`.
+    updates_before: u64,
 }
 
 impl Instance {
@@ -180,59 +316,11 @@ impl Instance {
         term: Arc<TerminalHandle>,
         listener: tokio::net::UnixListener,
         report: ReportFn,
+        artifact: Option<Artifact>,
     ) -> Instance {
-        let Spawned {
-            mut child,
-            pid,
-            argv,
-        } = spawned;
+        let Spawned { child, pid, argv } = spawned;
         let started_at = now_rfc3339();
-
-        let mut stdin_tx = None;
-        let mut stdout_rx = None;
-        if let Some(mut stdin) = child.stdin.take() {
-            let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
-            tokio::spawn(async move {
-                let mut broken = false;
-                while let Some(bytes) = rx.recv().await {
-                    // A failed write is the Tick gone: its exit will follow.
-                    if !broken && stdin.write_all(&bytes).await.is_err() {
-                        broken = true;
-                    }
-                }
-            });
-            stdin_tx = Some(tx);
-        }
-        if let Some(mut stdout) = child.stdout.take() {
-            let (tx, rx) = mpsc::channel(16);
-            tokio::spawn(async move {
-                let mut buf = vec![0u8; 64 * 1024];
-                loop {
-                    match stdout.read(&mut buf).await {
-                        Ok(0) | Err(_) => {
-                            let _ = tx.send(StdoutEvent::Eof).await;
-                            return;
-                        }
-                        Ok(n) => {
-                            if tx
-                                .send(StdoutEvent::Bytes(buf[..n].to_vec()))
-                                .await
-                                .is_err()
-                            {
-                                return;
-                            }
-                        }
-                    }
-                }
-            });
-            stdout_rx = Some(rx);
-        }
-        let (exit_tx, exit_rx) = oneshot::channel();
-        tokio::spawn(async move {
-            if let Ok(status) = child.wait().await {
-                let _ = exit_tx.send(status);
-            }
-        });
+        let (stdin_tx, stdout_rx, exit_rx) = child_pipes(child);
 
         let session =
             (!spec.shell).then(|| Session::new(spec_limits(&spec), Instant::now().into_std()));
@@ -255,6 +343,9 @@ impl Instance {
             stdin_tx,
             stdout_rx,
             exit_rx: Some(exit_rx),
+            artifact,
+            closing: false,
+            updates_before: 0,
             exit_pending: None,
             exited: false,
             requests_rx,
@@ -311,7 +402,20 @@ impl Instance {
             };
             let exit_deadline = self.exit_pending.as_ref().map(|(_, at)| *at);
             let ready_at = self.ready_at.filter(|_| self.ending.is_none());
+            let reload_due = self.artifact.as_ref().and_then(|a| a.reload_due);
+            let restart_due = self.artifact.as_ref().and_then(|a| a.restart_due);
             tokio::select! {
+                Some(()) = recv_artifact(&mut self.artifact) => {
+                    if let Some(artifact) = self.artifact.as_mut() {
+                        artifact.reload_due = Some(Instant::now() + crate::artifact::DEBOUNCE);
+                    }
+                }
+                _ = sleep_until(reload_due), if reload_due.is_some() => self.on_saved(),
+                _ = sleep_until(restart_due), if restart_due.is_some() => {
+                    if !self.closing {
+                        self.start_generation(false);
+                    }
+                }
                 _ = sleep_until(ready_at), if ready_at.is_some() => {
                     self.ready_at = None;
                     self.initialized();
@@ -343,7 +447,11 @@ impl Instance {
             }
             self.drain_actions();
             if self.teardown_step() {
-                return Ok(self.finish().await);
+                if self.artifact.is_none() || self.closing {
+                    return Ok(self.finish().await);
+                }
+                self.generation_over();
+                self.drain_actions();
             }
             if self.dirty {
                 self.dirty = false;
@@ -437,7 +545,21 @@ impl Instance {
             }
             LauncherRequest::Close => {
                 self.closers.push((id, peer));
-                if self.ending.is_none() {
+                self.closing = true;
+                if let Some(artifact) = self.artifact.as_mut() {
+                    artifact.reload_wanted = false;
+                    artifact.reload_due = None;
+                    artifact.restart_due = None;
+                }
+                if self.ending.is_none() && self.exited && self.exit_pending.is_none() {
+                    // A failed artifact version: nothing runs, nothing to end.
+                    self.begin_end(EndInfo {
+                        reason: CLOSED_BY_USER.to_string(),
+                        kind: EndClass::Closed,
+                        offending: None,
+                        at: now_rfc3339(),
+                    });
+                } else if self.ending.is_none() {
                     match self.session.as_mut() {
                         Some(session) => session.close(CLOSED_BY_USER, now),
                         None => self.begin_end(EndInfo {
@@ -447,6 +569,26 @@ impl Instance {
                             at: now_rfc3339(),
                         }),
                     }
+                }
+                return;
+            }
+            LauncherRequest::Reload => {
+                match self.artifact.as_mut() {
+                    Some(artifact) if !self.closing => {
+                        artifact.reloaders.push((id, peer));
+                        self.reload(now);
+                    }
+                    Some(_) => peer.reply(id, error(ErrorKind::Ended, CLOSED_BY_USER)),
+                    None => peer.reply(
+                        id,
+                        error(
+                            ErrorKind::BadRequest,
+                            &format!(
+                                "{} is not an artifact; only an artifact reloads",
+                                self.spec.instance
+                            ),
+                        ),
+                    ),
                 }
                 return;
             }
@@ -463,6 +605,21 @@ impl Instance {
             },
         };
         let asked = Asked::of(client, &protocol);
+        if self.session.is_none() {
+            if let Some(artifact) = &self.artifact {
+                let reason = artifact.failed.as_deref().unwrap_or("it is starting");
+                let message = format!(
+                    "{} generation {} is not running: {reason}; save {} to start it again",
+                    self.spec.instance,
+                    artifact.generation,
+                    artifact.path.display()
+                );
+                let reply = error(ErrorKind::TickFailed, &message);
+                self.record_request(asked, &reply);
+                peer.reply(id, reply);
+                return;
+            }
+        }
         let Some(session) = self.session.as_mut() else {
             let name = self
                 .spec
@@ -557,7 +714,11 @@ impl Instance {
                 }
                 Action::CatalogChanged => self.dirty = true,
                 Action::End(reason) => {
-                    let info = end_info(&reason);
+                    let mut info = end_info(&reason);
+                    let reloading = self.artifact.as_ref().is_some_and(|a| a.reload_wanted);
+                    if reloading && !self.closing && reason.kind == EndKind::Closed {
+                        info.reason = RELOADED.to_string();
+                    }
                     self.begin_end(info);
                 }
             }
@@ -706,12 +867,200 @@ impl Instance {
         if let Err(e) = write_record(&self.record(status.clone())) {
             eprintln!("launcher: cannot write the record file: {e}");
         }
+        self.answer_reloaders(&status);
         if let Some(report) = self.report.take() {
             report(&LaunchReport::Ready {
                 socket: self.spec.socket.clone(),
                 status: Box::new(status),
             });
         }
+        self.dirty = true;
+    }
+
+    /// Answers the `reload` requests waiting for this generation.
+    fn answer_reloaders(&mut self, status: &LauncherStatus) {
+        let Some(artifact) = self.artifact.as_mut() else {
+            return;
+        };
+        if artifact.reloaders.is_empty() {
+            return;
+        }
+        let value = serde_json::to_value(status).unwrap_or_default();
+        for (id, peer) in artifact.reloaders.drain(..) {
+            peer.reply(id, ClientReply::Ok(value.clone()));
+        }
+    }
+
+    /// The artifact's file has been quiet for the debounce time since it
+    /// changed: start its new version if its bytes differ from the running
+    /// one's (an editor's save dance, or a touch, starts nothing new).
+    fn on_saved(&mut self) {
+        let Some(artifact) = self.artifact.as_mut() else {
+            return;
+        };
+        artifact.reload_due = None;
+        if self.closing {
+            return;
+        }
+        match crate::artifact::current_digest(&artifact.path) {
+            // Gone or unreadable now: its next creation is another event.
+            None => {}
+            Some(digest) if Some(digest) == artifact.digest => {}
+            Some(_) => self.reload(Instant::now().into_std()),
+        }
+    }
+
+    /// Ends the running version (the protocol's shutdown: the session
+    /// closes, in-flight calls get the end's outcome, stdin closes, SIGTERM,
+    /// SIGKILL after the grace) and starts the file's newest one once it is
+    /// gone; at once when no version runs (the last one failed).
+    fn reload(&mut self, now: std::time::Instant) {
+        let Some(artifact) = self.artifact.as_mut() else {
+            return;
+        };
+        artifact.reload_wanted = true;
+        if self.ending.is_some() {
+            // Started when the running version is gone.
+            return;
+        }
+        if self.exited && self.exit_pending.is_none() {
+            self.start_generation(true);
+            return;
+        }
+        match self.session.as_mut() {
+            Some(session) if session.phase() != tickhost::core::Phase::Ended => {
+                session.close(RELOADED, now);
+            }
+            _ => self.begin_end(EndInfo {
+                reason: RELOADED.to_string(),
+                kind: EndClass::Closed,
+                offending: None,
+                at: now_rfc3339(),
+            }),
+        }
+    }
+
+    /// An artifact's version has ended and its process group is gone: start
+    /// the next one if a reload is wanted, else keep its screen and reason
+    /// (`failed`) and wait for the next save.
+    fn generation_over(&mut self) {
+        let Some(ending) = self.ending.take() else {
+            return;
+        };
+        let pending: Vec<Pending> = self.pending.drain().map(|(_, p)| p).collect();
+        for Pending { id, peer, asked } in pending {
+            let reply = error(ErrorKind::Ended, &ending.info.reason);
+            self.record_request(asked, &reply);
+            peer.reply(id, reply);
+        }
+        let reload = self.artifact.as_ref().is_some_and(|a| a.reload_wanted);
+        let had_started = self.session.as_ref().is_some_and(|s| s.initialized());
+        if reload {
+            self.start_generation(true);
+        } else if had_started {
+            // It ran, then stopped: the same version again, throttled.
+            if let Some(artifact) = self.artifact.as_mut() {
+                let at = (artifact.started + RESTART_EVERY).max(Instant::now());
+                artifact.restart_due = Some(at);
+                eprintln!(
+                    "launcher: {} generation {} stopped ({}); starting it again",
+                    self.spec.instance, artifact.generation, ending.info.reason
+                );
+            }
+            // Listed `starting` until then; calls are refused meanwhile.
+            self.updates_before += self.session.as_ref().map_or(0, |s| s.updates_received());
+            self.session = None;
+            self.dirty = true;
+        } else {
+            self.generation_failed(ending.info.reason);
+        }
+    }
+
+    /// This generation did not come up, or stopped: say so in the status,
+    /// the record, on its terminal, and to whoever waits (the open, a
+    /// `reload`); nothing is restarted until the file is saved again.
+    fn generation_failed(&mut self, reason: String) {
+        let Some(artifact) = self.artifact.as_mut() else {
+            return;
+        };
+        let generation = artifact.generation;
+        artifact.failed = Some(reason.clone());
+        let note = format!(
+            "\r\n\x1b[7m tickloop: {} generation {generation} failed: {reason}; waiting for the next save of {} \x1b[0m\r\n",
+            self.spec.instance,
+            artifact.path.display()
+        );
+        if let Err(e) = write_to_terminal(self.term.tty_name(), note.as_bytes()) {
+            eprintln!("launcher: cannot write the failure on the terminal: {e}");
+        }
+        let status = self.status();
+        self.status_tx.send_replace(status.clone());
+        if let Err(e) = write_record(&self.record(status.clone())) {
+            eprintln!("launcher: cannot write the record file: {e}");
+        }
+        self.answer_reloaders(&status);
+        if let Some(report) = self.report.take() {
+            // An artifact that fails from the start is still opened: its
+            // error is on its screen and in `list`, and a save fixes it.
+            report(&LaunchReport::Ready {
+                socket: self.spec.socket.clone(),
+                status: Box::new(status),
+            });
+        }
+        self.dirty = true;
+    }
+
+    /// Starts the artifact file's newest version on the same terminal, with
+    /// a fresh protocol session (its first describe is its initialization):
+    /// the next generation, or (`new_version` false) the same one again
+    /// after it stopped, counted in `restarts`.
+    fn start_generation(&mut self, new_version: bool) {
+        let Some(artifact) = self.artifact.as_mut() else {
+            return;
+        };
+        if new_version {
+            artifact.generation += 1;
+        } else {
+            artifact.restarts += 1;
+        }
+        artifact.restart_due = None;
+        artifact.started = Instant::now();
+        artifact.failed = None;
+        artifact.reload_wanted = false;
+        artifact.reload_due = None;
+        let version = crate::artifact::read_version(&artifact.path);
+        let mut spec = self.spec.clone();
+        let spawned = version.and_then(|version| {
+            artifact.digest = Some(version.digest);
+            spec.argv = version.argv;
+            spawn(&spec, self.term.tty_name()).map_err(|e| e.to_string())
+        });
+        // The old version's state and catalog are gone with it; its updates
+        // stay counted, so `watch` (which follows the count) goes on.
+        self.updates_before += self.session.as_ref().map_or(0, |s| s.updates_received());
+        self.snapshot = None;
+        self.session = None;
+        self.exit_pending = None;
+        let Spawned { child, pid, argv } = match spawned {
+            Ok(spawned) => spawned,
+            Err(reason) => {
+                self.exited = true;
+                self.generation_failed(reason);
+                return;
+            }
+        };
+        let (stdin_tx, stdout_rx, exit_rx) = child_pipes(child);
+        self.pid = pid;
+        self.argv = argv;
+        self.started_at = now_rfc3339();
+        self.stdin_tx = stdin_tx;
+        self.stdout_rx = stdout_rx;
+        self.exit_rx = Some(exit_rx);
+        self.exited = false;
+        self.session = Some(Session::new(
+            spec_limits(&self.spec),
+            Instant::now().into_std(),
+        ));
         self.dirty = true;
     }
 
@@ -901,7 +1250,7 @@ impl Instance {
             started_at: self.started_at.clone(),
             descriptor: session.and_then(|s| s.descriptor()).map(|d| d.raw.clone()),
             state: self.snapshot.clone(),
-            updates_total: session.map_or(0, |s| s.updates_received()),
+            updates_total: self.updates_before + session.map_or(0, |s| s.updates_received()),
             calls_in_flight: session.map_or(0, |s| {
                 u32::try_from(s.calls_in_flight()).unwrap_or(u32::MAX)
             }),
@@ -909,8 +1258,14 @@ impl Instance {
             ended: self.ended.clone(),
             terminal_title: Some(self.title_rx.borrow().clone()).filter(|t| !t.is_empty()),
             last_output_at: self.last_output_at.clone(),
-            program: self.spec.argv.first().cloned(),
+            program: match &self.artifact {
+                Some(artifact) => Some(artifact.path.to_string_lossy().into_owned()),
+                None => self.spec.argv.first().cloned(),
+            },
             approve: self.spec.approve.filter(|p| *p != ApprovalPolicy::Auto),
+            generation: self.artifact.as_ref().map(|a| a.generation),
+            failed: self.artifact.as_ref().and_then(|a| a.failed.clone()),
+            restarts: self.artifact.as_ref().map(|a| a.restarts),
         }
     }
 
@@ -945,6 +1300,25 @@ fn end_info(reason: &EndReason) -> EndInfo {
 
 fn placeholder_status() -> LauncherStatus {
     LauncherStatus::default()
+}
+
+async fn recv_artifact(artifact: &mut Option<Artifact>) -> Option<()> {
+    match artifact {
+        Some(artifact) => artifact.events.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Writes `bytes` on the terminal's slave side, as a program would: the
+/// views and the screen show it.
+fn write_to_terminal(tty: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
+        .open(tty)?
+        .write_all(bytes)
 }
 
 async fn recv_stdout(rx: &mut Option<mpsc::Receiver<StdoutEvent>>) -> Option<StdoutEvent> {

@@ -31,6 +31,7 @@
 //!    record, flush the peers, return.
 
 pub mod activity;
+pub mod artifact;
 pub mod attach;
 pub mod emulator;
 pub mod instance;

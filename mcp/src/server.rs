@@ -414,7 +414,7 @@ impl Bridge {
             .filter(|e| e.get("state").and_then(Value::as_str) == Some("running"))
             .filter_map(|e| {
                 let id = e.get("id")?.as_str()?;
-                id.starts_with("hosted:").then(|| {
+                (id.starts_with("hosted:") || id.starts_with("artifact:")).then(|| {
                     let rev = e
                         .get("revision")
                         .and_then(Value::as_str)
@@ -524,20 +524,21 @@ impl Bridge {
     // ---- tools ----
 
     fn generic_tools() -> Vec<Tool> {
-        let instance = json!({"type": "string", "description": "Instance id (hosted:NAME, shell:NAME) or a NAME that only one instance has."});
+        let instance = json!({"type": "string", "description": "Instance id (hosted:NAME, shell:NAME, artifact:NAME) or a NAME that only one instance has."});
         vec![
             tool(
                 MANAGE,
-                "Tickloop: manage Tick instances. action: list (every instance); open (a Tick from `command` [PROGRAM, ARG...] or a `package` with optional `package_args`; `shell: true` for a plain terminal program; optional `name`, `cwd`); close (end one, or forget an ended one); screen (its terminal as text; `history`: that many earlier lines first); input (type `text` into its terminal); activity (what agents did with it: each request with its client, tool, arguments, outcome and duration, its updates, views and subscribers; `after`: only entries numbered above it); packages (the Tick packages you can open, with missing prerequisites); show (a view for a person) and subscribe/unsubscribe (the Loop) point to the CLI.",
+                "Tickloop: manage Tick instances. action: list (every instance); open (a Tick from `command` [PROGRAM, ARG...] or a `package` with optional `package_args`; `shell: true` for a plain terminal program; or `artifact`: a Tick file you wrote, run by its shebang as artifact:NAME and run again on each save — list shows its generation, and state failed with the reason when a version did not start; optional `name`, `cwd`); reload (an artifact's file now, without a save); close (end one, or forget an ended one); screen (its terminal as text; `history`: that many earlier lines first); input (type `text` into its terminal); activity (what agents did with it: each request with its client, tool, arguments, outcome and duration, its updates, views and subscribers; `after`: only entries numbered above it); packages (the Tick packages you can open, with missing prerequisites); show (a view for a person) and subscribe/unsubscribe (the Loop) point to the CLI.",
                 json!({
                     "type": "object",
                     "properties": {
-                        "action": {"type": "string", "enum": ["list", "open", "close", "screen", "input", "activity", "packages", "show", "subscribe", "unsubscribe"]},
+                        "action": {"type": "string", "enum": ["list", "open", "reload", "close", "screen", "input", "activity", "packages", "show", "subscribe", "unsubscribe"]},
                         "instance": instance,
                         "command": {"type": "array", "items": {"type": "string"}, "description": "open: PROGRAM and its arguments."},
                         "package": {"type": "string", "description": "open: a package NAME (see action packages)."},
                         "package_args": {"type": "array", "items": {"type": "string"}, "description": "open --package: arguments appended to the package's launch command."},
                         "shell": {"type": "boolean", "description": "open: a plain terminal program, no protocol (id shell:NAME)."},
+                        "artifact": {"type": "string", "description": "open: the path of a Tick file (relative to cwd) to run as artifact:NAME and reload on each save."},
                         "name": {"type": "string", "description": "open: the instance NAME (1-64 of A-Z a-z 0-9 . _ -)."},
                         "cwd": {"type": "string", "description": "open: working directory (default: the MCP server's)."},
                         "text": {"type": "string", "description": "input: the text to type (\\r is Enter)."},
@@ -680,6 +681,16 @@ impl Bridge {
                 outcome::ok_value(value)
             }
             "open" => self.open(&args).await,
+            "reload" => match need_instance() {
+                Ok(instance) => {
+                    let result = self
+                        .value_or_failure(ClientRequest::Reload { instance })
+                        .await;
+                    self.inner.wake.notify_one();
+                    result
+                }
+                Err(e) => e,
+            },
             "close" => match need_instance() {
                 Ok(instance) => {
                     let result = self.value_or_failure(ClientRequest::Close { instance }).await;
@@ -758,13 +769,55 @@ impl Bridge {
             ),
             other => outcome::failed(
                 "bad_request",
-                &format!("unknown action {other:?}; use list, open, close, screen, input, activity, packages, show, subscribe or unsubscribe"),
+                &format!("unknown action {other:?}; use list, open, reload, close, screen, input, activity, packages, show, subscribe or unsubscribe"),
                 None,
             ),
         }
     }
 
+    /// TickManage `open` with `artifact`: the file, absolute, its directory
+    /// as the working directory.
+    async fn open_artifact(&self, args: &ManageArgs, path: &std::path::Path) -> CallToolResult {
+        if args.command.is_some() || args.package.is_some() || args.shell == Some(true) {
+            return outcome::failed(
+                "bad_request",
+                "open takes `artifact` alone: not with `command`, `package` or `shell`",
+                None,
+            );
+        }
+        let base = match &args.cwd {
+            Some(dir) => self.inner.options.cwd.join(dir),
+            None => self.inner.options.cwd.clone(),
+        };
+        let path = base.join(path);
+        let Some(cwd) = path.parent().map(std::path::Path::to_path_buf) else {
+            return outcome::failed(
+                "bad_request",
+                &format!("the artifact {} has no directory", path.display()),
+                None,
+            );
+        };
+        let request = ClientRequest::Open(OpenRequest {
+            name: args.name.clone(),
+            shell: false,
+            artifact: Some(path),
+            argv: Vec::new(),
+            cwd,
+            env: tickhost::client::caller_env(),
+            history: args
+                .history
+                .or_else(|| tickhost::config::load().ok().and_then(|c| c.history)),
+            approve: None,
+        });
+        let result = self.value_or_failure(request).await;
+        self.inner.wake.notify_one();
+        result
+    }
+
     async fn open(&self, args: &ManageArgs) -> CallToolResult {
+        if let Some(path) = &args.artifact {
+            return self.open_artifact(args, path).await;
+        }
         let mut approve = None;
         let argv = match (&args.package, &args.command) {
             (Some(_), Some(_)) => {
@@ -816,6 +869,7 @@ impl Bridge {
         let request = ClientRequest::Open(OpenRequest {
             name: args.name.clone(),
             shell: args.shell.unwrap_or(false),
+            artifact: None,
             argv,
             cwd,
             env,
@@ -1361,6 +1415,8 @@ struct ManageArgs {
     history: Option<usize>,
     #[serde(default)]
     after: Option<u64>,
+    #[serde(default)]
+    artifact: Option<PathBuf>,
 }
 
 /// One activity entry as a line of text: `#12 2026-12-01T05:15:34.402Z mcp

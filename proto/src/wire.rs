@@ -251,6 +251,11 @@ pub enum ClientRequest {
     Close {
         instance: String,
     },
+    /// Start the newest version of an `artifact:` instance now (as a save
+    /// would); answered when that version is up or has failed.
+    Reload {
+        instance: String,
+    },
     /// Calls waiting for approval (of every instance), oldest first.
     Approvals,
     /// Approve or refuse a waiting call; `by` names the surface that decided.
@@ -290,6 +295,11 @@ pub struct OpenRequest {
     /// `false`: a Tick (`hosted:`); `true`: a plain terminal program (`shell:`).
     #[serde(default)]
     pub shell: bool,
+    /// An `artifact:` Tick: this file (absolute) is run by its shebang
+    /// (`python3` for a `.py` without one), watched, and run again on each
+    /// save; `argv` is then empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifact: Option<PathBuf>,
     /// Program and arguments, as the user typed them.
     pub argv: Vec<String>,
     /// Working directory (absolute).
@@ -494,6 +504,11 @@ pub struct Delivery {
     /// Whether `data` was cut to the delivery budget.
     pub trimmed: bool,
     pub recover_with: Option<String>,
+    /// An `artifact:` instance started a new version (this generation)
+    /// since this watcher's previous delivery: `seq` began again, and this
+    /// is the new session's first state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reloaded: Option<u64>,
 }
 
 /// A watched instance ended; no more deliveries come for it.
@@ -581,6 +596,10 @@ pub enum LauncherRequest {
     Input { text: String },
     /// End the session and the Tick's process group; the launcher then exits.
     Close,
+    /// `artifact:` only: end the running version (as `Close` would, but the
+    /// launcher stays) and start the file's newest one on the same terminal.
+    /// Answered with the new status once it is up or has failed.
+    Reload,
     /// The activity record, entries numbered above `after`.
     Activity {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -615,7 +634,8 @@ pub struct LauncherStatus {
     pub descriptor: Option<Value>,
     /// Latest state (from updates or reads), `None` for `shell:`.
     pub state: Option<StateSnapshot>,
-    /// `tick/update`s received since the session started.
+    /// `tick/update`s received since the session started (an `artifact:`'s
+    /// count goes on across its versions).
     pub updates_total: u64,
     pub calls_in_flight: u32,
     pub views: u32,
@@ -636,6 +656,18 @@ pub struct LauncherStatus {
     /// Who approves its mutating calls (absent: `auto`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approve: Option<ApprovalPolicy>,
+    /// `artifact:` only: which version of the file runs, from 1, one more
+    /// at each reload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<u64>,
+    /// `artifact:` only: why this generation did not come up or stopped
+    /// (its screen stays); the launcher waits for the next save.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
+    /// `artifact:` only: how often a version that had started and then
+    /// stopped was started again (at most once a second).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restarts: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -675,6 +707,10 @@ pub enum LaunchReport {
 pub struct LaunchSpec {
     pub instance: String,
     pub shell: bool,
+    /// An `artifact:` Tick's file (absolute): `argv` is worked out from it
+    /// at each start, and it is watched for saves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifact: Option<PathBuf>,
     pub argv: Vec<String>,
     pub cwd: PathBuf,
     pub env: Vec<(String, String)>,

@@ -80,13 +80,13 @@ fn every_golden_message_parses_and_encodes_back_the_same() {
     };
     assert_eq!(
         ops("ClientEnvelope").len(),
-        15,
+        16,
         "every ClientRequest op: {:?}",
         ops("ClientEnvelope")
     );
     assert_eq!(
         ops("LauncherEnvelope").len(),
-        10,
+        11,
         "every LauncherRequest op: {:?}",
         ops("LauncherEnvelope")
     );

@@ -7,9 +7,9 @@
 //!
 //! * `tickhost.sock`, `tickhost.pid`, `tickhost.log` — the daemon's;
 //! * `l/` (0700) — one `<kind>-<name>.sock|.json|.log` triple per instance
-//!   (`kind` is `hosted` or `shell`), written by its launcher.
+//!   (`kind` is `hosted`, `shell` or `artifact`), written by its launcher.
 //!
-//! Also here: instance ids (`hosted:NAME`, `shell:NAME`) and NAME validation,
+//! Also here: instance ids (`hosted:NAME`, `shell:NAME`, `artifact:NAME`) and NAME validation,
 //! since file names are made from them.
 
 use std::fs;
@@ -46,31 +46,41 @@ pub enum PathsError {
     SocketPathTooLong { path: PathBuf, len: usize },
 }
 
-/// The two kinds of instance, which prefix their ids.
+/// The three kinds of instance, which prefix their ids.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum InstanceKind {
     /// A Tick: `hosted:NAME`.
     Hosted,
     /// A plain terminal program: `shell:NAME`.
     Shell,
+    /// A Tick written as a file, run again on each save: `artifact:NAME`.
+    Artifact,
 }
 
 impl InstanceKind {
-    /// The id prefix (and file name prefix): `hosted` or `shell`.
+    /// The id prefix (and file name prefix): `hosted`, `shell` or `artifact`.
     pub fn prefix(self) -> &'static str {
         match self {
             InstanceKind::Hosted => "hosted",
             InstanceKind::Shell => "shell",
+            InstanceKind::Artifact => "artifact",
         }
     }
 
-    /// The kind of an `open`: `--shell` or not.
-    pub fn of_open(shell: bool) -> Self {
+    /// The kind of an `open`: `--shell`, `--artifact`, or neither.
+    pub fn of_open(shell: bool, artifact: bool) -> Self {
         if shell {
             InstanceKind::Shell
+        } else if artifact {
+            InstanceKind::Artifact
         } else {
             InstanceKind::Hosted
         }
+    }
+
+    /// Whether it speaks the Tick protocol (`hosted:` and `artifact:`).
+    pub fn is_tick(self) -> bool {
+        self != InstanceKind::Shell
     }
 
     /// The full id of NAME of this kind.
@@ -86,6 +96,7 @@ pub fn parse_id(id: &str) -> Option<(InstanceKind, &str)> {
     let kind = match prefix {
         "hosted" => InstanceKind::Hosted,
         "shell" => InstanceKind::Shell,
+        "artifact" => InstanceKind::Artifact,
         _ => return None,
     };
     validate_name(name).ok()?;
@@ -401,10 +412,14 @@ mod tests {
             Some((InstanceKind::Hosted, "counter"))
         );
         assert_eq!(parse_id("shell:sh"), Some((InstanceKind::Shell, "sh")));
-        assert_eq!(parse_id("artifact:x"), None);
+        assert_eq!(parse_id("other:x"), None);
         assert_eq!(parse_id("hosted:"), None);
         assert_eq!(parse_id("counter"), None);
         assert_eq!(InstanceKind::Shell.id("a"), "shell:a");
+        assert_eq!(
+            parse_id("artifact:dash"),
+            Some((InstanceKind::Artifact, "dash"))
+        );
     }
 
     #[test]

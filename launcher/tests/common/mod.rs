@@ -49,6 +49,7 @@ pub fn spec(instance: &str, shell: bool, argv: &[&str]) -> (tempfile::TempDir, L
     let spec = LaunchSpec {
         instance: instance.to_string(),
         shell,
+        artifact: None,
         argv: argv.iter().map(|s| s.to_string()).collect(),
         cwd: ticks_dir(),
         env: std::env::vars()

@@ -153,6 +153,7 @@ mod tests {
             merged: updates.saturating_sub(1),
             trimmed: false,
             recover_with: Some("history".into()),
+            reloaded: None,
         }
     }
 

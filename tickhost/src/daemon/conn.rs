@@ -38,6 +38,8 @@ pub fn answer_limit(request: &LauncherRequest) -> Duration {
     match request {
         LauncherRequest::Call { .. } => base * 15 / 2,
         LauncherRequest::Close => base * 3 / 2,
+        // The old version's end (its grace) and the new one's initialization.
+        LauncherRequest::Reload => base * 3,
         _ => base,
     }
 }

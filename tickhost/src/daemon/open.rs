@@ -51,7 +51,33 @@ impl Drop for Reservation<'_> {
 
 /// Handles `open`.
 pub async fn open(shared: &Arc<Shared>, request: OpenRequest) -> ClientReply {
-    let Some(program) = request.argv.first().cloned() else {
+    if let Some(path) = &request.artifact {
+        if request.shell {
+            return bad_request(
+                "--artifact and --shell do not go together: an artifact is a Tick".into(),
+            );
+        }
+        if !path.is_absolute() {
+            return bad_request(format!(
+                "the artifact {} is not an absolute path; send an absolute path",
+                path.display()
+            ));
+        }
+        if !path.is_file() {
+            return bad_request(format!(
+                "the artifact {} is not a file; write it first, then open it",
+                path.display()
+            ));
+        }
+    }
+    let artifact_stem = request.artifact.as_ref().and_then(|path| {
+        path.file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+    });
+    let Some(program) = artifact_stem
+        .clone()
+        .or_else(|| request.argv.first().cloned())
+    else {
         return bad_request("open needs a program: `tickloop open -- PROGRAM [ARG...]`".into());
     };
     if !request.cwd.is_absolute() {
@@ -60,7 +86,7 @@ pub async fn open(shared: &Arc<Shared>, request: OpenRequest) -> ClientReply {
             request.cwd.display()
         ));
     }
-    let kind = InstanceKind::of_open(request.shell);
+    let kind = InstanceKind::of_open(request.shell, request.artifact.is_some());
     let (id, name) = {
         let mut registry = shared.registry();
         let name = match &request.name {
@@ -122,6 +148,7 @@ pub async fn open(shared: &Arc<Shared>, request: OpenRequest) -> ClientReply {
     let spec = LaunchSpec {
         instance: id.clone(),
         shell: request.shell,
+        artifact: request.artifact.clone(),
         argv: request.argv.clone(),
         cwd: request.cwd.clone(),
         env: request.env.clone(),
@@ -298,6 +325,22 @@ fn terminate(pid: u32) {
     }
 }
 
+/// An instance's state as `open` and `list` print it: `running`, `ended`;
+/// for an `artifact:`, also `starting` (a new version not yet initialized)
+/// and `failed` (a version that did not come up or stopped; its launcher
+/// waits for the next save).
+pub fn state_word(status: &LauncherStatus) -> &'static str {
+    if status.ended.is_some() {
+        "ended"
+    } else if status.failed.is_some() {
+        "failed"
+    } else if status.generation.is_some() && status.descriptor.is_none() {
+        "starting"
+    } else {
+        "running"
+    }
+}
+
 /// The JSON `open` prints.
 pub fn open_reply(instance: &Instance, status: &LauncherStatus) -> Value {
     let id = &instance.id;
@@ -318,6 +361,19 @@ pub fn open_reply(instance: &Instance, status: &LauncherStatus) -> Value {
             "launcher_pid": status.launcher_pid,
             "seq": status.state.as_ref().map(|s| s.seq),
             "state": if status.ended.is_some() { "ended" } else { "running" },
+        }),
+        InstanceKind::Artifact => json!({
+            "id": id,
+            "kind": field("kind"),
+            "title": field("title"),
+            "revision": field("revision"),
+            "pid": status.pid,
+            "launcher_pid": status.launcher_pid,
+            "seq": status.state.as_ref().map(|s| s.seq),
+            "state": state_word(status),
+            "generation": status.generation,
+            "failed": status.failed,
+            "cwd": status.cwd,
         }),
         InstanceKind::Shell => json!({
             "id": id,

@@ -244,6 +244,7 @@ async fn handle(
             forward(instance, LauncherRequest::Input { text }, false).await
         }
         ClientRequest::Close { instance } => close(shared, &instance).await,
+        ClientRequest::Reload { instance } => reload(shared, &instance).await,
         ClientRequest::Activity { instance, after } => activity(shared, &instance, after).await,
         // Served by the connection loop.
         ClientRequest::Watch { .. } | ClientRequest::Shutdown => error(
@@ -304,7 +305,7 @@ async fn call_gated(
     writer: &mut tokio::net::unix::OwnedWriteHalf,
 ) -> ClientReply {
     if let Ok(instance) = shared.resolve(&call.instance) {
-        if instance.ended().is_none() && instance.kind == InstanceKind::Hosted {
+        if instance.ended().is_none() && instance.kind.is_tick() {
             let request = approval::CallRequest {
                 tool: &call.tool,
                 args: &call.args,
@@ -495,7 +496,7 @@ fn list_entry(instance: &Instance) -> Value {
             .unwrap_or(Value::Null)
     };
     let title = match instance.kind {
-        InstanceKind::Hosted => field("title"),
+        InstanceKind::Hosted | InstanceKind::Artifact => field("title"),
         InstanceKind::Shell => json!(instance.title(&status)),
     };
     let last_update_at = if status.updates_total > 0 {
@@ -503,11 +504,11 @@ fn list_entry(instance: &Instance) -> Value {
     } else {
         Value::Null
     };
-    json!({
+    let mut entry = json!({
         "id": instance.id,
         "kind": field("kind"),
         "title": title,
-        "state": if status.ended.is_some() { "ended" } else { "running" },
+        "state": super::open::state_word(&status),
         "ended": status.ended,
         "seq": status.state.as_ref().map(|s| s.seq),
         "pid": status.pid,
@@ -524,7 +525,36 @@ fn list_entry(instance: &Instance) -> Value {
         "argv": status.argv,
         "cwd": status.cwd,
         "started_at": status.started_at,
-    })
+    });
+    if instance.kind == InstanceKind::Artifact {
+        entry["generation"] = json!(status.generation);
+        entry["failed"] = json!(status.failed);
+        entry["restarts"] = json!(status.restarts);
+    }
+    entry
+}
+
+/// `reload`: an `artifact:` instance starts its file's newest version now;
+/// the launcher answers once that version is up or has failed.
+async fn reload(shared: &Arc<Shared>, name: &str) -> ClientReply {
+    let instance = match shared.resolve(name) {
+        Ok(instance) => instance,
+        Err(e) => return ClientReply::Error(e),
+    };
+    if instance.kind != InstanceKind::Artifact {
+        return error(
+            ErrorKind::BadRequest,
+            format!(
+                "{} is not an artifact (opened with --artifact); only an artifact reloads",
+                instance.id
+            ),
+        );
+    }
+    let reply = forward(shared, name, LauncherRequest::Reload, false, None).await;
+    if let Some(conn) = instance.conn() {
+        refresh_status(shared, &instance, &conn).await;
+    }
+    reply
 }
 
 /// `close`: ends a running instance (it stays listed, ended), or forgets an

@@ -31,6 +31,8 @@ pub struct Cursor {
     pub delivered_total: u64,
     /// The `ended` line was sent: nothing more for this instance.
     pub ended_sent: bool,
+    /// The artifact generation of the previous delivery.
+    pub generation: Option<u64>,
 }
 
 impl Cursor {
@@ -40,7 +42,17 @@ impl Cursor {
         Cursor {
             delivered_total: 0,
             ended_sent: false,
+            generation: None,
         }
+    }
+
+    /// The new generation to mark on the next delivery: an artifact
+    /// started another version since the previous one, and that version's
+    /// first state is there (it has initialized).
+    pub fn reloaded(&self, status: &LauncherStatus) -> Option<u64> {
+        let now = status.generation?;
+        let before = self.generation?;
+        (now != before && status.state.is_some() && status.failed.is_none()).then_some(now)
     }
 
     /// How many updates a delivery now would report, or `None` when none
@@ -84,6 +96,7 @@ pub fn make_delivery(
             .and_then(|d| d.get("recover_with"))
             .and_then(Value::as_str)
             .map(str::to_string),
+        reloaded: None,
     }
 }
 
@@ -260,7 +273,12 @@ async fn deliver(
                 let updates = status.updates_total;
                 return Some((i, status, updates));
             }
-            let updates = w.cursor.due(status.updates_total)?;
+            let updates = match w.cursor.due(status.updates_total) {
+                Some(updates) => updates,
+                // A new version's first state goes out with no update.
+                None if !w.cursor.ended_sent && w.cursor.reloaded(&status).is_some() => 0,
+                None => return None,
+            };
             Some((i, status, updates))
         })
         .collect();
@@ -268,7 +286,11 @@ async fn deliver(
     for (i, status, updates) in due {
         let w = &mut watched[i];
         let series = w.instance.series(&shared.limits);
-        let delivery = make_delivery(&w.instance.id, &status, updates, &series, budget);
+        let mut delivery = make_delivery(&w.instance.id, &status, updates, &series, budget);
+        delivery.reloaded = w.cursor.reloaded(&status);
+        if status.state.is_some() || w.cursor.generation.is_none() {
+            w.cursor.generation = status.generation;
+        }
         w.cursor.delivered(status.updates_total);
         let event = ServerMessage::Event {
             id,

@@ -281,6 +281,7 @@ fn subscriptions_ride_on_time_steps() {
         merged: 0,
         trimmed: false,
         recover_with: None,
+        reloaded: None,
     };
     c.handle(Input::Delivery(d(0, 0)));
     c.handle(Input::Delivery(d(2, 2)));
