@@ -548,6 +548,7 @@ fn run_rules(exe: &Path, dir: &Path, options: &Options) -> Result<Vec<Finding>> 
         env: tickhost::client::caller_env(),
         history: None,
         approve: Some(ApprovalPolicy::Auto),
+        artifact: None,
     });
     let started = Instant::now();
     let opened = client(dir)?.request(open).context("the private tickhost")?;
