@@ -243,6 +243,23 @@ fn palette_queries_are_answered_with_the_views_terminal_palette() {
     );
 }
 
+/// `tickloop attach ID` in tmux under `script`, which records the view's
+/// own output (for what tmux 3.3a keeps no trace of); the recording's path.
+fn attach_recorded(host: &Host, id: &str) -> (Tmux, std::path::PathBuf) {
+    let typescript = host.scratch().join("typescript");
+    let tmux = Tmux::start(
+        host,
+        100,
+        30,
+        &format!(
+            "script -q -f -c '{} attach {id}' {}",
+            tickloop_bin(),
+            typescript.display()
+        ),
+    );
+    (tmux, typescript)
+}
+
 #[test]
 fn cursor_shape_reaches_the_views_terminal() {
     let host = Host::new();
@@ -255,17 +272,7 @@ fn cursor_shape_reaches_the_views_terminal() {
     );
     // tmux 3.3a does not show a pane's cursor style, so the view's own
     // output is recorded with `script` and read raw.
-    let typescript = host.scratch().join("typescript");
-    let tmux = Tmux::start(
-        &host,
-        100,
-        30,
-        &format!(
-            "script -q -f -c '{} attach {id}' {}",
-            tickloop_bin(),
-            typescript.display()
-        ),
-    );
+    let (tmux, typescript) = attach_recorded(&host, &id);
     tmux.wait_text("bar-cursor");
     wait_for("the view's output to set a bar cursor", || {
         let bytes = std::fs::read(&typescript).ok()?;
@@ -311,17 +318,7 @@ fn hyperlinks_reach_the_views_terminal() {
     );
     // tmux 3.3a keeps no hyperlinks, so the view's own output is recorded
     // with `script` and read raw.
-    let typescript = host.scratch().join("typescript");
-    let tmux = Tmux::start(
-        &host,
-        100,
-        30,
-        &format!(
-            "script -q -f -c '{} attach {id}' {}",
-            tickloop_bin(),
-            typescript.display()
-        ),
-    );
+    let (tmux, typescript) = attach_recorded(&host, &id);
     tmux.wait_text("the-link after");
     let recorded = wait_for("the view's output to hold the hyperlink", || {
         let bytes = std::fs::read(&typescript).ok()?;
