@@ -549,6 +549,7 @@ fn run_rules(exe: &Path, dir: &Path, options: &Options) -> Result<Vec<Finding>> 
         history: None,
         approve: Some(ApprovalPolicy::Auto),
         artifact: None,
+        watch: Vec::new(),
     });
     let started = Instant::now();
     let opened = client(dir)?.request(open).context("the private tickhost")?;

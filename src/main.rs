@@ -56,6 +56,10 @@ enum Command {
         /// same terminal.
         #[arg(long, value_name = "PATH", conflicts_with_all = ["shell", "package", "cwd"])]
         artifact: Option<PathBuf>,
+        /// With --artifact: another file whose saves start a new version, a
+        /// glob relative to PATH's directory (`*.json`, `lib/**/*.py`); repeatable.
+        #[arg(long = "watch", value_name = "GLOB", requires = "artifact")]
+        watch: Vec<String>,
         /// Launch the Tick package NAME (`tickloop packages`); ARGs after `--` are appended.
         #[arg(long, value_name = "NAME")]
         package: Option<String>,
@@ -408,6 +412,7 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             cwd,
             shell,
             artifact,
+            watch,
             package,
             history,
             approve,
@@ -489,6 +494,9 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                         )
                         .into());
                     }
+                    if let Err(e) = launcher::artifact::compile_globs(&watch) {
+                        return Err(CliError::new("bad_request", e, 2).into());
+                    }
                     Some(path)
                 }
             };
@@ -515,6 +523,7 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                 name,
                 shell,
                 artifact,
+                watch,
                 argv,
                 cwd,
                 env,

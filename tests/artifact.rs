@@ -268,3 +268,44 @@ fn a_version_that_stops_after_starting_is_started_again_and_counted() {
         assert_eq!(host.ok(&["describe", ID])["revision"], "r1");
     }
 }
+
+/// `--watch GLOB`: a save of another file the artifact reads (its data, a
+/// module) starts a new version too, even though the artifact itself did
+/// not change.
+#[test]
+fn a_save_of_a_watched_file_starts_a_new_version() {
+    let host = Host::new();
+    let path = artifact_path(&host);
+    save(&path, &board("Board one", "r1"));
+    let data = host.scratch().join("cards.json");
+    save(&data, "[]");
+    let path_arg = path.to_string_lossy().into_owned();
+    host.ok(&["open", "--artifact", &path_arg, "--watch", "*.json"]);
+    wait_generation(&host, 1, "running");
+    save(&data, r#"["first card"]"#);
+    wait_generation(&host, 2, "running");
+    // Another save of the watched file, another version.
+    save(&data, r#"["first card", "second"]"#);
+    let entry = wait_generation(&host, 3, "running");
+    assert_eq!(entry["title"], "Board one", "{entry}");
+}
+
+#[test]
+fn a_watch_pattern_that_is_not_a_glob_is_refused_before_anything_starts() {
+    let host = Host::new();
+    let path = artifact_path(&host);
+    save(&path, &board("Board one", "r1"));
+    let path_arg = path.to_string_lossy().into_owned();
+    let out = host.run(&["open", "--artifact", &path_arg, "--watch", "lib/[.py"]);
+    let error = out.expect_error(2, "bad_request");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("is not a glob pattern")),
+        "{error}"
+    );
+    assert!(host.entry(ID).is_none());
+    // --watch needs --artifact.
+    host.run(&["open", "--watch", "*.json", "--", "true"])
+        .expect(2);
+}

@@ -86,11 +86,42 @@ pub struct Watch {
     _watcher: notify::RecommendedWatcher,
 }
 
-/// Watches the directory of `path`; a `()` arrives on the receiver after
-/// each event that touches a file of `path`'s name (created, written,
-/// renamed onto or away, removed). Reads of the file (the interpreter
-/// opening it) are not changes.
-pub fn watch(path: &Path) -> Result<(Watch, mpsc::UnboundedReceiver<()>), String> {
+/// What changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// The artifact's own file.
+    Artifact,
+    /// A file matching one of the `--watch` patterns.
+    Watched,
+}
+
+/// The `--watch` patterns as one matcher, or why one is not a pattern.
+pub fn compile_globs(patterns: &[String]) -> Result<globset::GlobSet, String> {
+    let mut set = globset::GlobSetBuilder::new();
+    for pattern in patterns {
+        let glob = globset::GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| {
+                format!("--watch {pattern:?} is not a glob pattern ({e}); patterns are relative to the artifact's directory, like '*.json' or 'lib/**/*.py'")
+            })?;
+        set.add(glob);
+    }
+    set.build()
+        .map_err(|e| format!("the --watch patterns cannot be used: {e}"))
+}
+
+/// Watches the directory of `path` (and below it, when a pattern reaches
+/// into subdirectories); a [`Change`] arrives on the receiver after each
+/// event that touches a file of `path`'s name (created, written, renamed
+/// onto or away, removed), or a file matching `patterns` (relative to that
+/// directory). Reads (the interpreter opening the file) are not changes.
+pub fn watch(
+    path: &Path,
+    patterns: &[String],
+) -> Result<(Watch, mpsc::UnboundedReceiver<Change>), String> {
+    let globs = compile_globs(patterns)?;
+    let recursive = patterns.iter().any(|p| p.contains('/'));
     let dir = path
         .parent()
         .ok_or_else(|| format!("the artifact {} has no directory", path.display()))?
@@ -100,28 +131,42 @@ pub fn watch(path: &Path) -> Result<(Watch, mpsc::UnboundedReceiver<()>), String
         .ok_or_else(|| format!("the artifact {} has no file name", path.display()))?
         .to_os_string();
     let (tx, rx) = mpsc::unbounded_channel();
+    let watched_dir = dir.clone();
     let mut watcher =
         notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
             Ok(event) => {
                 if matches!(event.kind, EventKind::Access(_)) {
                     return;
                 }
-                let ours = event
-                    .paths
-                    .iter()
-                    .any(|p: &PathBuf| p.file_name() == Some(name.as_os_str()));
+                let ours = event.paths.iter().any(|p: &PathBuf| {
+                    (!recursive || p.parent() == Some(watched_dir.as_path()))
+                        && p.file_name() == Some(name.as_os_str())
+                });
+                let matched = !globs.is_empty()
+                    && event.paths.iter().any(|p: &PathBuf| {
+                        p.strip_prefix(&watched_dir)
+                            .is_ok_and(|relative| globs.is_match(relative))
+                    });
                 if ours {
-                    let _ = tx.send(());
+                    let _ = tx.send(Change::Artifact);
+                } else if matched {
+                    let _ = tx.send(Change::Watched);
                 }
             }
-            // A lost event (an overflowed queue) may have been ours.
+            // A lost event (an overflowed queue) may have been ours: the
+            // artifact's bytes decide.
             Err(_) => {
-                let _ = tx.send(());
+                let _ = tx.send(Change::Artifact);
             }
         })
         .map_err(|e| format!("cannot watch {}: {e}", dir.display()))?;
+    let mode = if recursive {
+        RecursiveMode::Recursive
+    } else {
+        RecursiveMode::NonRecursive
+    };
     watcher
-        .watch(&dir, RecursiveMode::NonRecursive)
+        .watch(&dir, mode)
         .map_err(|e| format!("cannot watch {}: {e}", dir.display()))?;
     Ok((Watch { _watcher: watcher }, rx))
 }

@@ -100,7 +100,7 @@ pub async fn run(spec: LaunchSpec, report: ReportFn) -> Result<RunOutcome, Launc
     // Watched before it is read: a save in between is not missed.
     let mut artifact = match &spec.artifact {
         None => None,
-        Some(path) => match crate::artifact::watch(path) {
+        Some(path) => match crate::artifact::watch(path, &spec.watch) {
             Ok((watch, events)) => Some(Artifact {
                 path: path.clone(),
                 generation: 1,
@@ -108,6 +108,7 @@ pub async fn run(spec: LaunchSpec, report: ReportFn) -> Result<RunOutcome, Launc
                 digest: None,
                 reload_due: None,
                 reload_wanted: false,
+                watched_changed: false,
                 events,
                 _watch: watch,
                 reloaders: Vec::new(),
@@ -230,7 +231,10 @@ struct Artifact {
     reload_due: Option<Instant>,
     /// A new version starts once the running one has ended.
     reload_wanted: bool,
-    events: mpsc::UnboundedReceiver<()>,
+    /// A `--watch` file changed since the last start: the next quiet
+    /// moment starts a new version even if the artifact itself is the same.
+    watched_changed: bool,
+    events: mpsc::UnboundedReceiver<crate::artifact::Change>,
     _watch: crate::artifact::Watch,
     /// `reload` requests, answered when the new version is up or failed.
     reloaders: Vec<(u64, Peer)>,
@@ -405,9 +409,10 @@ impl Instance {
             let reload_due = self.artifact.as_ref().and_then(|a| a.reload_due);
             let restart_due = self.artifact.as_ref().and_then(|a| a.restart_due);
             tokio::select! {
-                Some(()) = recv_artifact(&mut self.artifact) => {
+                Some(change) = recv_artifact(&mut self.artifact) => {
                     if let Some(artifact) = self.artifact.as_mut() {
                         artifact.reload_due = Some(Instant::now() + crate::artifact::DEBOUNCE);
+                        artifact.watched_changed |= change == crate::artifact::Change::Watched;
                     }
                 }
                 _ = sleep_until(reload_due), if reload_due.is_some() => self.on_saved(),
@@ -902,10 +907,11 @@ impl Instance {
         if self.closing {
             return;
         }
+        let watched_changed = std::mem::take(&mut artifact.watched_changed);
         match crate::artifact::current_digest(&artifact.path) {
             // Gone or unreadable now: its next creation is another event.
             None => {}
-            Some(digest) if Some(digest) == artifact.digest => {}
+            Some(digest) if Some(digest) == artifact.digest && !watched_changed => {}
             Some(_) => self.reload(Instant::now().into_std()),
         }
     }
@@ -1302,7 +1308,7 @@ fn placeholder_status() -> LauncherStatus {
     LauncherStatus::default()
 }
 
-async fn recv_artifact(artifact: &mut Option<Artifact>) -> Option<()> {
+async fn recv_artifact(artifact: &mut Option<Artifact>) -> Option<crate::artifact::Change> {
     match artifact {
         Some(artifact) => artifact.events.recv().await,
         None => std::future::pending().await,

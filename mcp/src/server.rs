@@ -539,6 +539,7 @@ impl Bridge {
                         "package_args": {"type": "array", "items": {"type": "string"}, "description": "open --package: arguments appended to the package's launch command."},
                         "shell": {"type": "boolean", "description": "open: a plain terminal program, no protocol (id shell:NAME)."},
                         "artifact": {"type": "string", "description": "open: the path of a Tick file (relative to cwd) to run as artifact:NAME and reload on each save."},
+                        "watch": {"type": "array", "items": {"type": "string"}, "description": "open with artifact: more files whose saves start a new version, as glob patterns relative to the artifact's directory (e.g. \"*.json\")."},
                         "name": {"type": "string", "description": "open: the instance NAME (1-64 of A-Z a-z 0-9 . _ -)."},
                         "cwd": {"type": "string", "description": "open: working directory (default: the MCP server's)."},
                         "text": {"type": "string", "description": "input: the text to type (\\r is Enter)."},
@@ -801,6 +802,7 @@ impl Bridge {
             name: args.name.clone(),
             shell: false,
             artifact: Some(path),
+            watch: args.watch.clone().unwrap_or_default(),
             argv: Vec::new(),
             cwd,
             env: tickhost::client::caller_env(),
@@ -870,6 +872,7 @@ impl Bridge {
             name: args.name.clone(),
             shell: args.shell.unwrap_or(false),
             artifact: None,
+            watch: Vec::new(),
             argv,
             cwd,
             env,
@@ -1259,10 +1262,12 @@ impl Bridge {
                     if was_first {
                         let _ = ready.send(());
                     }
+                    // A new version of an `artifact:` Tick is news even
+                    // before it sends an update: its state began again.
                     let notify = if was_first {
                         announce_first
                     } else {
-                        d.updates > 0
+                        d.updates > 0 || d.reloaded.is_some()
                     };
                     if let Ok(value) = serde_json::to_value(&d) {
                         self.state().latest.insert(id.to_string(), value);
@@ -1415,6 +1420,8 @@ struct ManageArgs {
     history: Option<usize>,
     #[serde(default)]
     after: Option<u64>,
+    #[serde(default)]
+    watch: Option<Vec<String>>,
     #[serde(default)]
     artifact: Option<PathBuf>,
 }

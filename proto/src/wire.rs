@@ -300,6 +300,10 @@ pub struct OpenRequest {
     /// save; `argv` is then empty.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub artifact: Option<PathBuf>,
+    /// With `artifact`: more files whose saves start a new version, as glob
+    /// patterns relative to the artifact's directory (`*.json`, `lib/**/*.py`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub watch: Vec<String>,
     /// Program and arguments, as the user typed them.
     pub argv: Vec<String>,
     /// Working directory (absolute).
@@ -711,6 +715,10 @@ pub struct LaunchSpec {
     /// at each start, and it is watched for saves.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub artifact: Option<PathBuf>,
+    /// More files to watch, as glob patterns relative to the artifact's
+    /// directory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub watch: Vec<String>,
     pub argv: Vec<String>,
     pub cwd: PathBuf,
     pub env: Vec<(String, String)>,

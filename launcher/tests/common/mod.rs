@@ -50,6 +50,7 @@ pub fn spec(instance: &str, shell: bool, argv: &[&str]) -> (tempfile::TempDir, L
         instance: instance.to_string(),
         shell,
         artifact: None,
+        watch: Vec::new(),
         argv: argv.iter().map(|s| s.to_string()).collect(),
         cwd: ticks_dir(),
         env: std::env::vars()

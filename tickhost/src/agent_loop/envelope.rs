@@ -44,6 +44,9 @@ struct Pending {
     updates: u64,
     /// Whether any merged delivery was trimmed.
     trimmed: bool,
+    /// The newest generation of an `artifact:` Tick that started since the
+    /// previous time step: its `seq` began again.
+    reloaded: Option<u64>,
     ended: Option<EndInfo>,
 }
 
@@ -60,6 +63,7 @@ impl Inbox {
         let entry = self.entry(&delivery.instance);
         entry.updates = entry.updates.saturating_add(delivery.updates);
         entry.trimmed |= delivery.trimmed;
+        entry.reloaded = entry.reloaded.max(delivery.reloaded);
         entry.latest = Some(delivery);
     }
 
@@ -75,6 +79,7 @@ impl Inbox {
                 latest: None,
                 updates: 0,
                 trimmed: false,
+                reloaded: None,
                 ended: None,
             })
     }
@@ -122,6 +127,9 @@ fn part(instance: String, p: Pending, budget: usize) -> Value {
         obj.insert("recover_with".into(), json!(d.recover_with));
         obj.insert("data".into(), data);
     }
+    if let Some(generation) = p.reloaded {
+        obj.insert("reloaded".into(), json!(generation));
+    }
     if let Some(ended) = p.ended {
         obj.insert("ended".into(), json!(ended));
     }
@@ -155,6 +163,24 @@ mod tests {
             recover_with: Some("history".into()),
             reloaded: None,
         }
+    }
+
+    #[test]
+    fn a_reload_is_marked_with_the_newest_generation() {
+        let mut inbox = Inbox::default();
+        let mut first = delivery("artifact:a", 7, 1, json!({"v": 1}));
+        inbox.push_delivery(first.clone());
+        first.seq = 1;
+        first.reloaded = Some(2);
+        inbox.push_delivery(first.clone());
+        first.seq = 2;
+        first.reloaded = None;
+        inbox.push_delivery(first);
+        let parts = inbox.drain_parts();
+        assert_eq!(parts[0]["reloaded"], 2);
+        assert_eq!(parts[0]["seq"], 2);
+        inbox.push_delivery(delivery("artifact:a", 3, 1, json!({})));
+        assert!(inbox.drain_parts()[0].get("reloaded").is_none());
     }
 
     #[test]

@@ -149,6 +149,7 @@ pub async fn open(shared: &Arc<Shared>, request: OpenRequest) -> ClientReply {
         instance: id.clone(),
         shell: request.shell,
         artifact: request.artifact.clone(),
+        watch: request.watch.clone(),
         argv: request.argv.clone(),
         cwd: request.cwd.clone(),
         env: request.env.clone(),
