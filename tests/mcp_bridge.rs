@@ -1165,6 +1165,15 @@ async fn manage_opens_and_reloads_an_artifact_with_list_changed() {
     }
     assert!(!mcp.tools().await.iter().any(|t| t.name == "gadget__ping"));
 
+    // A subscriber to its state hears of a new version even before the
+    // new version sends an update (this one never does).
+    let uri = "tick://gadget/state".to_string();
+    #[allow(deprecated)]
+    mcp.client
+        .subscribe(SubscribeRequestParams::new(uri.clone()))
+        .await
+        .expect("resources/subscribe");
+    mcp.drain();
     let (text, result) = mcp
         .call(
             "TickManage",
@@ -1173,5 +1182,6 @@ async fn manage_opens_and_reloads_an_artifact_with_list_changed() {
         .await;
     assert_eq!(result.is_error, Some(false), "{text}");
     assert_eq!(structured(&result)["generation"], 3, "{text}");
+    mcp.expect(Event::Updated(uri)).await;
     mcp.stop().await;
 }

@@ -1145,6 +1145,22 @@ impl Bridge {
                 None,
             )
         })?;
+        // `tick://NAME/state` names a `hosted:` Tick, or the `artifact:`
+        // one of that name when no `hosted:` one has it (its listed URI).
+        if let Some(name) = id.strip_prefix("hosted:") {
+            if !uri.contains("hosted:") {
+                let state = self.state();
+                if !state.catalog.contains_key(&id) {
+                    if let Some(other) = state
+                        .catalog
+                        .keys()
+                        .find(|k| names::instance_name(k) == name)
+                    {
+                        return Ok(other.clone());
+                    }
+                }
+            }
+        }
         Ok(id)
     }
 
