@@ -529,10 +529,7 @@ impl Instance {
             }
             LauncherRequest::SetApproval { policy } => {
                 self.spec.approve = Some(policy);
-                let status = self.status();
-                if let Err(e) = write_record(&self.record(status)) {
-                    eprintln!("launcher: cannot rewrite the record file: {e}");
-                }
+                self.rewrite_record(&self.status());
                 self.dirty = true;
                 peer.reply(
                     id,
@@ -864,14 +861,17 @@ impl Instance {
 
     /// The instance is up: report Ready and write the record.
     fn initialized(&mut self) {
+        self.announce();
+    }
+
+    /// Publishes the status, then rewrites the record, answers the waiting
+    /// `reload`s and reports Ready (once). Status and record first: whoever
+    /// gets Ready may connect or look for the record at once, and must not
+    /// see the status from before (no descriptor yet, or the old failure).
+    fn announce(&mut self) {
         let status = self.status();
-        // Status and record first: whoever gets Ready may connect or look for
-        // the record at once, and must not see the status from before
-        // initialization (no descriptor yet).
         self.status_tx.send_replace(status.clone());
-        if let Err(e) = write_record(&self.record(status.clone())) {
-            eprintln!("launcher: cannot write the record file: {e}");
-        }
+        self.rewrite_record(&status);
         self.answer_reloaders(&status);
         if let Some(report) = self.report.take() {
             report(&LaunchReport::Ready {
@@ -880,6 +880,14 @@ impl Instance {
             });
         }
         self.dirty = true;
+    }
+
+    /// Rewrites the record file with `status` (a failure is logged: the
+    /// instance goes on).
+    fn rewrite_record(&self, status: &LauncherStatus) {
+        if let Err(e) = write_record(&self.record(status.clone())) {
+            eprintln!("launcher: cannot write the record file: {e}");
+        }
     }
 
     /// Answers the `reload` requests waiting for this generation.
@@ -999,21 +1007,9 @@ impl Instance {
         if let Err(e) = write_to_terminal(self.term.tty_name(), note.as_bytes()) {
             eprintln!("launcher: cannot write the failure on the terminal: {e}");
         }
-        let status = self.status();
-        self.status_tx.send_replace(status.clone());
-        if let Err(e) = write_record(&self.record(status.clone())) {
-            eprintln!("launcher: cannot write the record file: {e}");
-        }
-        self.answer_reloaders(&status);
-        if let Some(report) = self.report.take() {
-            // An artifact that fails from the start is still opened: its
-            // error is on its screen and in `list`, and a save fixes it.
-            report(&LaunchReport::Ready {
-                socket: self.spec.socket.clone(),
-                status: Box::new(status),
-            });
-        }
-        self.dirty = true;
+        // An artifact that fails from the start is still opened (Ready): its
+        // error is on its screen and in `list`, and a save fixes it.
+        self.announce();
     }
 
     /// Starts the artifact file's newest version on the same terminal, with
@@ -1179,9 +1175,7 @@ impl Instance {
             self.ended = Some(info.clone());
             let status = self.status();
             self.status_tx.send_replace(status.clone());
-            if let Err(e) = write_record(&self.record(status.clone())) {
-                eprintln!("launcher: cannot write the record file: {e}");
-            }
+            self.rewrite_record(&status);
             report(&LaunchReport::Ready {
                 socket: self.spec.socket.clone(),
                 status: Box::new(status),
@@ -1205,9 +1199,7 @@ impl Instance {
             self.ended = Some(info.clone());
             let status = self.status();
             self.status_tx.send_replace(status.clone());
-            if let Err(e) = write_record(&self.record(status)) {
-                eprintln!("launcher: cannot rewrite the record file: {e}");
-            }
+            self.rewrite_record(&status);
             RunOutcome::Ended(info.clone())
         };
         let ended = serde_json::to_value(&info).unwrap_or_default();
