@@ -1,10 +1,10 @@
 //! `tickloop loop run`: the command line of the Loop's harness interface,
 //! which drives one agent session's Loop over JSON lines on stdin/stdout
-//! (`tickhost::agent_loop::run`; README, "Driving the Loop").
+//! (`tickloop_loop::run`; README, "Driving the Loop").
 
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
-use tickhost::agent_loop::run::{self, RunError, RunOptions};
+use tickloop_loop::run::{self, RunError, RunOptions};
 
 #[derive(Subcommand)]
 pub enum LoopCommand {

@@ -1,11 +1,10 @@
 //! tickhost: the per-user daemon that manages every instance and serves
 //! clients, the blocking client every front end uses, the runtime
-//! directory, the one line framing of every socket, the person's settings,
-//! and the Loop. The protocols themselves (the host session core, the wire
+//! directory, the one line framing of every socket and the person's
+//! settings. The protocols themselves (the host session core, the wire
 //! and attach types) are the `tickloop-proto` crate, re-exported here as
 //! [`core`], [`wire`] and [`attach`].
 
-pub mod agent_loop;
 pub mod client;
 pub mod clock;
 pub mod config;

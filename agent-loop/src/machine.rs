@@ -25,7 +25,7 @@ use super::audit::{AuditKind, AuditRecord};
 use super::command::{self, Command};
 use super::envelope::{time_step_message, Inbox, PLUGIN_NAME};
 use super::policy::{CompiledPolicy, PolicySet};
-use crate::wire::{Delivery, EndInfo};
+use tickloop_proto::wire::{Delivery, EndInfo};
 
 /// How a turn ended.
 #[derive(Debug, Clone, PartialEq, Eq)]

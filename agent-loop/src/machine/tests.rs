@@ -1,7 +1,7 @@
 //! Unit and property tests of the Loop's state machine.
 
 use super::*;
-use crate::agent_loop::policy::PolicySet;
+use crate::policy::PolicySet;
 use proptest::prelude::*;
 use std::path::Path;
 

@@ -28,16 +28,16 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::client::{Client, WatchItem};
-use crate::paths::RuntimeDir;
-use crate::wire::ClientReply;
+use tickhost::client::{Client, WatchItem};
+use tickhost::paths::RuntimeDir;
+use tickloop_proto::wire::ClientReply;
 
 use super::audit::{LedgerWriter, DEFAULT_AUDIT_DIR};
 use super::machine::{
     Effect, Input, LoopCore, LoopSettings, Source, TranscriptMessage, TurnStatus,
 };
 use super::policy::{default_config_path, ConfigError, PolicySet};
-use crate::wire::WatchEvent;
+use tickloop_proto::wire::WatchEvent;
 
 /// Default delay between a completed terminal and the enqueue.
 pub const DEFAULT_DELAY_MS: u64 = 1000;
@@ -111,7 +111,7 @@ pub trait DeliverySource: Send + Sync {
     );
 }
 
-/// Watches through tickhost's client ([`crate::client::Client`]), starting
+/// Watches through tickhost's client ([`tickhost::client::Client`]), starting
 /// tickhost when it is not running: one connection and one thread per
 /// `watch`, forwarding each event until the stream ends or the driver is gone.
 #[derive(Debug, Clone)]

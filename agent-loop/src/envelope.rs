@@ -8,8 +8,8 @@ use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
 use super::policy::CompiledPolicy;
-use crate::core::limits::Limits;
-use crate::wire::{Delivery, EndInfo};
+use tickloop_proto::core::limits::Limits;
+use tickloop_proto::wire::{Delivery, EndInfo};
 
 /// The `source.plugin` of every time-step message this Loop creates. Time
 /// steps are counted by this source, never by their text.
@@ -106,7 +106,7 @@ impl Inbox {
     pub fn drain_parts(&mut self) -> Vec<Value> {
         let pending = std::mem::take(&mut self.pending);
         // The `watch` budgets: 16 KiB alone, 4 KiB each when several share a step.
-        let budget = crate::core::delivery::budget_for(pending.len(), &Limits::default());
+        let budget = tickloop_proto::core::delivery::budget_for(pending.len(), &Limits::default());
         pending
             .into_iter()
             .map(|(instance, p)| part(instance, p, budget))
@@ -142,14 +142,14 @@ fn part(instance: String, p: Pending, budget: usize) -> Value {
 /// step; it trims with the host core's rules (arrays keep their beginning and
 /// end, every cut marked), and `recover_with` says how to fetch the rest.
 fn fit(data: Value, budget: usize) -> (Value, bool) {
-    let cut = crate::core::delivery::trim(&data, &[], budget);
+    let cut = tickloop_proto::core::delivery::trim(&data, &[], budget);
     (cut.data, cut.trimmed)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent_loop::policy::CompiledPolicy;
+    use crate::policy::CompiledPolicy;
 
     fn delivery(instance: &str, seq: u64, updates: u64, data: Value) -> Delivery {
         Delivery {
@@ -223,7 +223,7 @@ mod tests {
             "hosted:b",
             EndInfo {
                 reason: "closed".into(),
-                kind: crate::wire::EndClass::Closed,
+                kind: tickloop_proto::wire::EndClass::Closed,
                 offending: None,
                 at: "t".into(),
             },
