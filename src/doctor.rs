@@ -127,7 +127,7 @@ pub fn text(checks: &[Check]) -> String {
 fn this_executable() -> Check {
     let name = "tickloop on PATH";
     let me = std::env::current_exe().and_then(|p| p.canonicalize()).ok();
-    match tickloop_mcp::packages::find_command("tickloop") {
+    match tickloop_packages::find_command("tickloop") {
         None => Check::problem(
             name,
             Status::Warning,
@@ -321,7 +321,7 @@ fn launchers(runtime: &Path) -> Vec<Check> {
 
 /// Each package's prerequisites, and packages that could not be read.
 fn packages() -> Vec<Check> {
-    let (found, problems) = tickloop_mcp::packages::discover();
+    let (found, problems) = tickloop_packages::discover();
     let mut checks: Vec<Check> = problems
         .iter()
         .map(|p| {
@@ -416,7 +416,7 @@ fn herdr() -> Check {
 
 /// `ssh`, for Ticks on other machines.
 fn ssh() -> Check {
-    match tickloop_mcp::packages::find_command("ssh") {
+    match tickloop_packages::find_command("ssh") {
         Some(path) => Check::ok("ssh", path.display().to_string()),
         None => Check::problem(
             "ssh",

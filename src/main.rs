@@ -307,7 +307,7 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             Ok(0)
         }
         Command::Packages { path: Some(name) } => {
-            let package = tickloop_mcp::packages::find(&name)
+            let package = tickloop_packages::find(&name)
                 .map_err(|e| CliError::new("bad_request", e.to_string(), 1))?;
             // Text also on a pipe (`cd "$(tickloop packages --path NAME)"`).
             if forced_json {
@@ -318,14 +318,14 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             Ok(0)
         }
         Command::Packages { path: None } => {
-            let (found, problems) = tickloop_mcp::packages::discover();
+            let (found, problems) = tickloop_packages::discover();
             for problem in &problems {
                 eprintln!("tickloop: package skipped: {problem}");
             }
             let list: Vec<Value> = found.iter().map(|p| p.to_json()).collect();
             show(&Value::Array(list), json, |_| String::new());
             if !json {
-                print!("{}", tickloop_mcp::packages::listing_text(&found));
+                print!("{}", tickloop_packages::listing_text(&found));
             }
             Ok(0)
         }
@@ -456,14 +456,14 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             let mut approve = approve.as_deref().and_then(ApprovalPolicy::parse);
             let argv = match package {
                 None => argv,
-                Some(package) => tickloop_mcp::packages::find(&package)
+                Some(package) => tickloop_packages::find(&package)
                     .and_then(|p| {
                         approve = approve.or(p.approve);
                         p.launch_argv(&argv)
                     })
                     .map_err(|e| {
                         let kind = match e {
-                            tickloop_mcp::packages::PackageError::NotFound { .. } => "bad_request",
+                            tickloop_packages::PackageError::NotFound { .. } => "bad_request",
                             _ => "open_failed",
                         };
                         CliError::new(kind, e.to_string(), 1)
@@ -543,7 +543,7 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
         } => {
             let argv = match package {
                 None => argv,
-                Some(name) => tickloop_mcp::packages::find(&name)
+                Some(name) => tickloop_packages::find(&name)
                     .and_then(|p| p.launch_argv(&argv))
                     .map_err(|e| CliError::new("bad_request", e.to_string(), 2))?,
             };

@@ -8,7 +8,7 @@ mod common;
 use common::{wait_for, Host, Out};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use tickloop_mcp::packages;
+use tickloop_packages as packages;
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

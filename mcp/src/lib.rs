@@ -5,18 +5,15 @@
 //!   agent tools TickManage, TickDescribe, TickRead, TickCall, one tool per
 //!   tool of each running Tick, and TickUpdate as `tick://NAME/state`
 //!   resources (see [`server`]).
-//! * [`packages`] finds Tick packages (folders with a `SKILL.md`), for
-//!   `tickloop packages`, `tickloop open --package NAME` and TickManage;
-//!   [`shipped`] holds the packages embedded in the executable.
+//! * Package discovery (TickManage `packages`, `open` with a package) is the
+//!   `tickloop-packages` crate, which the CLI uses too.
 //!
 //! Nothing here writes to stdout but the MCP transport.
 
 mod names;
 mod outcome;
-pub mod packages;
 mod schema;
 pub mod server;
-pub mod shipped;
 mod transport;
 
 pub use server::Options;

@@ -26,7 +26,6 @@
 
 use crate::names;
 use crate::outcome::{self, CallSite};
-use crate::packages;
 use crate::schema::{self, Offer};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
@@ -47,6 +46,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tickhost::client::{Client, WatchItem};
 use tickhost::wire::{CallOutcome, ClientReply, ClientRequest, OpenRequest, WatchEvent};
+use tickloop_packages as packages;
 use tokio::sync::mpsc::UnboundedSender;
 
 /// How the bridge reaches tickhost and paces its deliveries.

@@ -1,4 +1,7 @@
-//! Package Skills: Tick packages, each a folder with a `SKILL.md`.
+//! Package discovery (`tickloop-packages`): finds Tick packages, each a folder
+//! with a `SKILL.md`, for the CLI (`tickloop packages`, `open --package`) and
+//! the MCP bridge (TickManage) alike, neither owning it; [`shipped`] holds
+//! the packages embedded in the executable.
 //!
 //! A package is a directory holding `SKILL.md` (and usually the Tick's
 //! program). `SKILL.md` starts with front matter between two `---` lines, in a
@@ -38,6 +41,8 @@
 //!
 //! The first package of a name wins; the ones it hides are listed in its
 //! [`Package::shadows`].
+
+pub mod shipped;
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -117,7 +122,7 @@ pub struct Package {
     pub login: Option<String>,
     /// Who approves its mutating calls unless `open` says (front matter
     /// `approve: auto|ask|deny`).
-    pub approve: Option<tickhost::wire::ApprovalPolicy>,
+    pub approve: Option<tickloop_proto::wire::ApprovalPolicy>,
     /// The prose after the front matter.
     pub body: String,
     /// Where it was found (set by [`discover_in`]).
@@ -435,7 +440,7 @@ pub fn parse_skill(text: &str, dir: &Path) -> Result<Package, String> {
     let approve = match scalar("approve")? {
         None => None,
         Some(text) => Some(
-            tickhost::wire::ApprovalPolicy::parse(text.trim())
+            tickloop_proto::wire::ApprovalPolicy::parse(text.trim())
                 .ok_or_else(|| format!("`approve` is {text:?}; it takes auto, ask or deny"))?,
         ),
     };
