@@ -177,7 +177,8 @@ fn saves_reload_the_artifact_under_an_attached_view() {
     // `reload` forces one, and answers with the new generation's status.
     let reloaded = host.ok(&["reload", ID]);
     assert_eq!(reloaded["generation"], 7, "{reloaded}");
-    assert_eq!(reloaded["descriptor"]["revision"], "r6", "{reloaded}");
+    assert_eq!(reloaded["revision"], "r6", "{reloaded}");
+    assert_eq!(reloaded["state"], "running", "{reloaded}");
     let entry = wait_generation(&host, 7, "running");
     assert_eq!(entry["views"], 1, "{entry}");
 

@@ -23,8 +23,8 @@ use tickhost::core::{
     Action, ClientToken, EndKind, EndReason, Limits, Reply, Session, SessionRequest,
 };
 use tickhost::wire::{
-    ActivityOutcome, ApprovalPolicy, CallOutcome, ClientKind, ClientReply, EndClass, EndInfo,
-    ErrorKind, LaunchReport, LaunchSpec, LauncherRecord, LauncherRequest, LauncherStatus,
+    ActivityOutcome, ApprovalPolicy, CallOutcome, Catalog, ClientKind, ClientReply, EndClass,
+    EndInfo, ErrorKind, LaunchReport, LaunchSpec, LauncherRecord, LauncherRequest, LauncherStatus,
     ScreenCursor, ScreenReply, StateSnapshot,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -274,7 +274,11 @@ struct Instance {
     exit_pending: Option<(String, Instant)>,
     exited: bool,
     requests_rx: mpsc::Receiver<Incoming>,
-    status_tx: watch::Sender<LauncherStatus>,
+    status_tx: watch::Sender<socket::Published>,
+    /// The catalog last published (shared with every connection), and
+    /// which version and revision it is of.
+    catalog: Arc<Catalog>,
+    catalog_key: (Option<u64>, Option<String>),
     shutdown_tx: watch::Sender<bool>,
     flushed_tx: Option<mpsc::Sender<()>>,
     flushed_rx: mpsc::Receiver<()>,
@@ -354,7 +358,9 @@ impl Instance {
             exited: false,
             requests_rx,
             // Replaced below, once the status can be built.
-            status_tx: watch::channel(placeholder_status()).0,
+            status_tx: watch::channel(socket::Published::default()).0,
+            catalog: Arc::new(Catalog::default()),
+            catalog_key: (None, None),
             shutdown_tx,
             flushed_tx: Some(flushed_tx.clone()),
             flushed_rx,
@@ -376,7 +382,10 @@ impl Instance {
             output_published: None,
             output_due: None,
         };
-        let (status_tx, status_rx) = watch::channel(instance.status());
+        let (status_tx, status_rx) = watch::channel(socket::Published {
+            status: instance.status(),
+            catalog: instance.catalog.clone(),
+        });
         instance.status_tx = status_tx;
         tokio::spawn(socket::serve(
             listener,
@@ -463,8 +472,7 @@ impl Instance {
                 if self.output_due.is_none() {
                     self.output_published = Some(Instant::now());
                 }
-                let status = self.status();
-                self.status_tx.send_replace(status);
+                self.publish();
             }
         }
     }
@@ -869,14 +877,14 @@ impl Instance {
     /// gets Ready may connect or look for the record at once, and must not
     /// see the status from before (no descriptor yet, or the old failure).
     fn announce(&mut self) {
-        let status = self.status();
-        self.status_tx.send_replace(status.clone());
+        let status = self.publish();
         self.rewrite_record(&status);
         self.answer_reloaders(&status);
         if let Some(report) = self.report.take() {
             report(&LaunchReport::Ready {
                 socket: self.spec.socket.clone(),
                 status: Box::new(status),
+                catalog: self.catalog_if_any(),
             });
         }
         self.dirty = true;
@@ -1173,12 +1181,12 @@ impl Instance {
             // run, so it is reported as ended (status, record and last
             // screen kept), not as a failed open. Nobody can connect now.
             self.ended = Some(info.clone());
-            let status = self.status();
-            self.status_tx.send_replace(status.clone());
+            let status = self.publish();
             self.rewrite_record(&status);
             report(&LaunchReport::Ready {
                 socket: self.spec.socket.clone(),
                 status: Box::new(status),
+                catalog: self.catalog_if_any(),
             });
             RunOutcome::Ended(info.clone())
         } else if let Some(report) = self.report.take() {
@@ -1197,8 +1205,7 @@ impl Instance {
             RunOutcome::Failed(info.reason.clone())
         } else {
             self.ended = Some(info.clone());
-            let status = self.status();
-            self.status_tx.send_replace(status.clone());
+            let status = self.publish();
             self.rewrite_record(&status);
             RunOutcome::Ended(info.clone())
         };
@@ -1246,7 +1253,9 @@ impl Instance {
             argv: self.argv.clone(),
             cwd: self.spec.cwd.clone(),
             started_at: self.started_at.clone(),
-            descriptor: session.and_then(|s| s.descriptor()).map(|d| d.raw.clone()),
+            revision: session
+                .and_then(|s| s.descriptor())
+                .map(|d| d.revision.clone()),
             state: self.snapshot.clone(),
             updates_total: self.updates_before + session.map_or(0, |s| s.updates_received()),
             calls_in_flight: session.map_or(0, |s| {
@@ -1273,7 +1282,40 @@ impl Instance {
             socket: self.spec.socket.clone(),
             launcher_pid: std::process::id(),
             status,
+            catalog: self.catalog_if_any().map(|c| *c),
         }
+    }
+
+    /// Publishes the status, with the catalog it names (made anew only
+    /// when the version or the revision changed), to every connection;
+    /// returns the status.
+    fn publish(&mut self) -> LauncherStatus {
+        let descriptor = self.session.as_ref().and_then(|s| s.descriptor());
+        let key = (
+            self.artifact.as_ref().map(|a| a.generation),
+            descriptor.map(|d| d.revision.clone()),
+        );
+        if key != self.catalog_key {
+            self.catalog = Arc::new(Catalog {
+                revision: key.1.clone(),
+                descriptor: descriptor.map(|d| d.raw.clone()),
+            });
+            self.catalog_key = key;
+        }
+        let status = self.status();
+        self.status_tx.send_replace(socket::Published {
+            status: status.clone(),
+            catalog: self.catalog.clone(),
+        });
+        status
+    }
+
+    /// The published catalog, when the Tick has described one.
+    fn catalog_if_any(&self) -> Option<Box<Catalog>> {
+        self.catalog
+            .descriptor
+            .is_some()
+            .then(|| Box::new((*self.catalog).clone()))
     }
 }
 
@@ -1294,10 +1336,6 @@ fn end_info(reason: &EndReason) -> EndInfo {
         offending: reason.offending.clone(),
         at: now_rfc3339(),
     }
-}
-
-fn placeholder_status() -> LauncherStatus {
-    LauncherStatus::default()
 }
 
 async fn recv_artifact(artifact: &mut Option<Artifact>) -> Option<crate::artifact::Change> {

@@ -17,8 +17,8 @@ use std::path::Path;
 use std::sync::Arc;
 use tickhost::framing::{read_line_limited, write_line};
 use tickhost::wire::{
-    ClientError, ClientKind, ClientReply, Envelope, ErrorKind, Hello, HelloReply, LauncherMessage,
-    LauncherReply, LauncherRequest, LauncherStatus, Role,
+    Catalog, ClientError, ClientKind, ClientReply, Envelope, ErrorKind, Hello, HelloReply,
+    LauncherMessage, LauncherReply, LauncherRequest, LauncherStatus, Role,
 };
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::{UnixListener, UnixStream};
@@ -93,11 +93,21 @@ pub fn bind(path: &Path) -> Result<UnixListener, LauncherError> {
     Ok(listener)
 }
 
+/// What the launcher publishes to every connection: its newest status and
+/// the catalog that status's revision names. The catalog is shared (one
+/// `Arc` per catalog) and written to tickhost only when it changed, not
+/// with every status: a status goes out on every update.
+#[derive(Debug, Clone, Default)]
+pub struct Published {
+    pub status: LauncherStatus,
+    pub catalog: Arc<Catalog>,
+}
+
 /// Everything the connections share.
 #[derive(Clone)]
 pub struct ServeContext {
     pub requests: mpsc::Sender<Incoming>,
-    pub status: watch::Receiver<LauncherStatus>,
+    pub status: watch::Receiver<Published>,
     /// Becomes `true` when the launcher is about to exit: each connection then
     /// writes what is queued and the latest status, and closes.
     pub shutdown: watch::Receiver<bool>,
@@ -263,9 +273,14 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     let mut shutdown = ctx.shutdown;
     let mut rx_open = true;
 
-    // The current status right after the hello.
-    let first = LauncherMessage::Status(Box::new(status.borrow_and_update().clone()));
-    if write_line(&mut writer, &first).await.is_err() {
+    // The catalog and the current status right after the hello; later the
+    // catalog again only when it changed.
+    let mut catalog_sent: Option<Arc<Catalog>> = None;
+    let first = status.borrow_and_update().clone();
+    if write_published(&mut writer, &first, &mut catalog_sent)
+        .await
+        .is_err()
+    {
         return;
     }
     enum Step {
@@ -292,8 +307,8 @@ async fn write_loop<W: AsyncWrite + Unpin>(
         let result = match step {
             Step::Message(msg) => write_line(&mut writer, &msg).await,
             Step::Status => {
-                let msg = LauncherMessage::Status(Box::new(status.borrow_and_update().clone()));
-                write_line(&mut writer, &msg).await
+                let published = status.borrow_and_update().clone();
+                write_published(&mut writer, &published, &mut catalog_sent).await
             }
             Step::Idle => Ok(()),
             Step::Shutdown => break,
@@ -310,10 +325,32 @@ async fn write_loop<W: AsyncWrite + Unpin>(
         }
     }
     if status.has_changed().unwrap_or(false) {
-        let msg = LauncherMessage::Status(Box::new(status.borrow_and_update().clone()));
-        if write_line(&mut writer, &msg).await.is_err() {
+        let published = status.borrow_and_update().clone();
+        if write_published(&mut writer, &published, &mut catalog_sent)
+            .await
+            .is_err()
+        {
             return;
         }
     }
     let _ = writer.shutdown().await;
+}
+
+/// Writes `published`'s catalog when it is not the one last sent on this
+/// connection, then its status.
+async fn write_published<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    published: &Published,
+    catalog_sent: &mut Option<Arc<Catalog>>,
+) -> std::io::Result<()> {
+    let fresh = !catalog_sent
+        .as_ref()
+        .is_some_and(|sent| Arc::ptr_eq(sent, &published.catalog));
+    if fresh {
+        let catalog = LauncherMessage::Catalog(Box::new((*published.catalog).clone()));
+        write_line(writer, &catalog).await?;
+        *catalog_sent = Some(published.catalog.clone());
+    }
+    let status = LauncherMessage::Status(Box::new(published.status.clone()));
+    write_line(writer, &status).await
 }

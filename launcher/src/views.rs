@@ -33,7 +33,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tickhost::framing::read_line_limited;
-use tickhost::wire::LauncherStatus;
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
@@ -250,7 +249,7 @@ async fn size_task(term: Arc<TerminalHandle>, mut want_rx: watch::Receiver<Optio
 #[derive(Clone)]
 pub struct ViewContext {
     pub hub: Arc<ViewHub>,
-    pub status: watch::Receiver<LauncherStatus>,
+    pub status: watch::Receiver<crate::socket::Published>,
     pub shutdown: watch::Receiver<bool>,
     pub flushed: mpsc::WeakSender<()>,
 }
@@ -488,8 +487,13 @@ async fn send_end<W: AsyncWrite + Unpin>(
     let _ = send(writer, &ToView::Ended { reason }).await;
 }
 
-fn ended(status: &watch::Receiver<LauncherStatus>) -> Option<String> {
-    status.borrow().ended.as_ref().map(|e| e.reason.clone())
+fn ended(status: &watch::Receiver<crate::socket::Published>) -> Option<String> {
+    status
+        .borrow()
+        .status
+        .ended
+        .as_ref()
+        .map(|e| e.reason.clone())
 }
 
 async fn send<W: AsyncWrite + Unpin>(writer: &mut W, msg: &ToView) -> std::io::Result<()> {

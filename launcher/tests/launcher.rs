@@ -12,10 +12,24 @@ use tickhost::wire::{
 };
 
 fn ready_status(launched: &Launched) -> tickhost::wire::LauncherStatus {
+    ready(launched).0
+}
+
+/// The status and catalog the launcher reported ready with.
+fn ready(
+    launched: &Launched,
+) -> (
+    tickhost::wire::LauncherStatus,
+    Option<tickhost::wire::Catalog>,
+) {
     match &launched.report {
-        LaunchReport::Ready { socket, status } => {
+        LaunchReport::Ready {
+            socket,
+            status,
+            catalog,
+        } => {
             assert_eq!(socket, &launched.socket);
-            (**status).clone()
+            ((**status).clone(), catalog.as_ref().map(|c| (**c).clone()))
         }
         LaunchReport::Failed { reason, screen } => {
             panic!("the launch failed: {reason}; screen: {screen}")
@@ -26,17 +40,20 @@ fn ready_status(launched: &Launched) -> tickhost::wire::LauncherStatus {
 #[test]
 fn note_tick_describe_read_call_and_close() {
     let launched = launch_tick("hosted:note", &["python3", &note_tick()]);
-    let status = ready_status(&launched);
+    let (status, catalog) = ready(&launched);
     assert_eq!(status.instance, "hosted:note");
     assert!(
         status.argv[0].starts_with('/'),
         "argv[0] resolved: {:?}",
         status.argv
     );
+    let catalog = catalog.expect("a Tick reports its catalog with Ready");
     assert_eq!(
-        status.descriptor.as_ref().map(|d| d["kind"].clone()),
+        catalog.descriptor.as_ref().map(|d| d["kind"].clone()),
         Some(json!("example.note"))
     );
+    assert_eq!(status.revision, catalog.revision);
+    assert!(status.revision.is_some());
     assert_eq!(status.state.as_ref().map(|s| s.seq), Some(0));
     assert!(status.ended.is_none());
 
@@ -57,11 +74,20 @@ fn note_tick_describe_read_call_and_close() {
     assert_eq!(mode & 0o777, 0o600);
 
     let mut host = Host::connect(&launched.socket);
-    // Status comes right after the hello.
+    // The catalog, then the status, come right after the hello.
+    match host.next_message() {
+        Some(LauncherMessage::Catalog(sent)) => assert_eq!(*sent, catalog),
+        other => panic!("expected the catalog first, got {other:?}"),
+    }
     match host.next_message() {
         Some(LauncherMessage::Status(status)) => assert_eq!(status.pid, record.status.pid),
-        other => panic!("expected a status first, got {other:?}"),
+        other => panic!("expected a status next, got {other:?}"),
     }
+    assert_eq!(
+        record.catalog.as_ref(),
+        Some(&catalog),
+        "the record keeps the catalog"
+    );
 
     let descriptor = host.ok(LauncherRequest::Describe);
     assert_eq!(descriptor["title"], "Note");
@@ -309,8 +335,8 @@ fn shell_program_has_a_screen_and_input_but_no_protocol() {
         ],
     );
     let launched = launch(dir, spec);
-    let status = ready_status(&launched);
-    assert!(status.descriptor.is_none());
+    let (status, catalog) = ready(&launched);
+    assert!(status.revision.is_none() && catalog.is_none());
     let mut host = Host::connect(&launched.socket);
     host.wait_screen("shell says hi");
     match host.ask(LauncherRequest::Describe) {
@@ -426,9 +452,15 @@ fn terminal_output_is_drained_and_update_floods_coalesce() {
                 }
             }
             Some(LauncherMessage::Reply(_)) => {}
+            Some(LauncherMessage::Catalog(_)) => {}
             None => panic!("the launcher hung up"),
         }
     }
+    // The catalog went out once, after the hello, not with every status.
+    assert_eq!(
+        host.catalogs_seen, 1,
+        "the catalog is sent only when it changes"
+    );
     // At most one status is published per turn of the launcher's loop, and a
     // turn takes in a whole read of the Tick's stdout (the 1.4 MB of updates
     // arrive in reads of pipe-sized pieces): a few hundred turns at most.

@@ -45,7 +45,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tickhost::client::{Client, WatchItem};
-use tickhost::wire::{CallOutcome, ClientReply, ClientRequest, OpenRequest, WatchEvent};
+use tickhost::wire::{
+    CallOutcome, ClientReply, ClientRequest, InstanceState, ListEntry, OpenRequest, WatchEvent,
+};
 use tickloop_packages as packages;
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -406,22 +408,17 @@ impl Bridge {
     pub async fn refresh(&self, describe_all: bool) -> (bool, bool) {
         let _guard = self.inner.refresh_lock.lock().await;
         let entries = match self.simple(ClientRequest::List).await {
-            Ok(Value::Array(entries)) => entries,
+            Ok(list) => match ListEntry::all(&list) {
+                Some(entries) => entries,
+                None => return (false, false),
+            },
             _ => return (false, false),
         };
         let running: Vec<(String, Option<String>)> = entries
-            .iter()
-            .filter(|e| e.get("state").and_then(Value::as_str) == Some("running"))
-            .filter_map(|e| {
-                let id = e.get("id")?.as_str()?;
-                (id.starts_with("hosted:") || id.starts_with("artifact:")).then(|| {
-                    let rev = e
-                        .get("revision")
-                        .and_then(Value::as_str)
-                        .map(str::to_string);
-                    (id.to_string(), rev)
-                })
-            })
+            .into_iter()
+            .filter(|e| e.state == InstanceState::Running)
+            .filter(|e| e.id.starts_with("hosted:") || e.id.starts_with("artifact:"))
+            .map(|e| (e.id, e.revision))
             .collect();
         let (old, dirty) = {
             let mut state = self.state();

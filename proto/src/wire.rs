@@ -52,6 +52,8 @@ struct AllMessages {
     launch_spec: LaunchSpec,
     launch_report: LaunchReport,
     launcher_record: LauncherRecord,
+    list_entry: ListEntry,
+    open_reply: OpenReply,
     screen_reply: ScreenReply,
     activity_record: ActivityRecord,
     approval_log_entry: ApprovalLogEntry,
@@ -416,6 +418,28 @@ pub enum ClientReply {
     Error(ClientError),
 }
 
+impl ListEntry {
+    /// The entries of a `list` answer; `None` when it is not one.
+    pub fn all(list: &Value) -> Option<Vec<ListEntry>> {
+        serde_json::from_value(list.clone()).ok()
+    }
+}
+
+impl ClientReply {
+    /// Success carrying one of the typed answers ([`ListEntry`]s,
+    /// [`OpenReply`], ...) as the JSON the CLI prints.
+    pub fn typed<T: Serialize>(answer: &T) -> ClientReply {
+        match serde_json::to_value(answer) {
+            Ok(value) => ClientReply::Ok(value),
+            Err(e) => ClientReply::Error(ClientError {
+                kind: ErrorKind::Internal,
+                message: format!("cannot encode the answer: {e}"),
+                data: None,
+            }),
+        }
+    }
+}
+
 /// A failure a client can act on. `message` says what to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ClientError {
@@ -520,6 +544,95 @@ pub struct Delivery {
 pub struct EndedNotice {
     pub instance: String,
     pub ended: EndInfo,
+}
+
+/// Where an instance is in its life, as `list` and `open` say it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum InstanceState {
+    #[default]
+    Running,
+    Ended,
+    /// `artifact:` only: a new version not yet initialized.
+    Starting,
+    /// `artifact:` only: a version that did not come up or stopped; its
+    /// launcher waits for the next save.
+    Failed,
+}
+
+/// One instance in the answer to `list` (an array of these; the CLI prints
+/// it as it is, `docs/cli.md` documents it). A field an older tickhost did
+/// not send reads as its default.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct ListEntry {
+    pub id: String,
+    /// The descriptor's `kind`; null for `shell:`.
+    pub kind: Option<String>,
+    /// The descriptor's `title`; a `shell:` program's terminal title or
+    /// the program as typed.
+    pub title: Option<String>,
+    pub state: InstanceState,
+    pub ended: Option<EndInfo>,
+    /// The newest state's `seq`; null for `shell:`.
+    pub seq: Option<u64>,
+    pub pid: u32,
+    /// Views attached now (0 once ended).
+    pub views: u32,
+    pub calls_in_flight: u32,
+    pub approve: ApprovalPolicy,
+    /// `tick/update`s received.
+    pub updates: u64,
+    pub last_update_at: Option<String>,
+    pub last_output_at: Option<String>,
+    /// The catalog's revision; null for `shell:`.
+    pub revision: Option<String>,
+    pub launcher_pid: u32,
+    pub argv: Vec<String>,
+    pub cwd: PathBuf,
+    pub started_at: String,
+    /// `artifact:` only: which version of the file runs, from 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generation: Option<u64>,
+    /// `artifact:` only: why the current version failed, while it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
+    /// `artifact:` only: how often a version that had started and stopped
+    /// was started again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restarts: Option<u64>,
+    /// Calls waiting for a person's approval, and their tools.
+    pub approvals_waiting: usize,
+    pub approval_tools: Vec<String>,
+}
+
+/// The answer to `open`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct OpenReply {
+    pub id: String,
+    pub kind: Option<String>,
+    pub title: Option<String>,
+    pub revision: Option<String>,
+    pub pid: u32,
+    pub launcher_pid: u32,
+    pub seq: Option<u64>,
+    pub state: InstanceState,
+    /// `artifact:` only: as in [`ListEntry`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restarts: Option<u64>,
+    /// `artifact:` only: the directory it runs in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<PathBuf>,
+    /// A `shell:` program that ended during its start: how it ended, and
+    /// its last screen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<EndInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screen: Option<Vec<String>>,
 }
 
 /// How an instance ended, for `list`, `watch` and the Monitor.
@@ -634,8 +747,13 @@ pub struct LauncherStatus {
     pub argv: Vec<String>,
     pub cwd: PathBuf,
     pub started_at: String,
-    /// The validated descriptor as the Tick sent it; `None` for `shell:`.
-    pub descriptor: Option<Value>,
+    /// The revision of the catalog the Tick described (`None` for `shell:`,
+    /// and for an `artifact:` version not yet described). The catalog
+    /// itself travels apart, as [`LauncherMessage::Catalog`], only when it
+    /// changes: a status goes out on every update, and a Tick's descriptor
+    /// can be large.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
     /// Latest state (from updates or reads), `None` for `shell:`.
     pub state: Option<StateSnapshot>,
     /// `tick/update`s received since the session started (an `artifact:`'s
@@ -688,6 +806,20 @@ pub struct StateSnapshot {
 pub enum LauncherMessage {
     Reply(LauncherReply),
     Status(Box<LauncherStatus>),
+    /// The Tick's catalog: sent right after hello and whenever it changes,
+    /// always before the first status that names its revision.
+    Catalog(Box<Catalog>),
+}
+
+/// A Tick's validated descriptor, as the Tick sent it, with its revision;
+/// `descriptor: None` when there is none (a `shell:` instance, an
+/// `artifact:` version not yet described).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Catalog {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub descriptor: Option<Value>,
 }
 
 /// The one line a launcher writes on its readiness pipe when its instance is
@@ -698,6 +830,9 @@ pub enum LaunchReport {
     Ready {
         socket: PathBuf,
         status: Box<LauncherStatus>,
+        /// The catalog the status's `revision` names.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        catalog: Option<Box<Catalog>>,
     },
     Failed {
         reason: String,
@@ -781,6 +916,10 @@ pub struct LauncherRecord {
     pub launcher_pid: u32,
     /// The last status the launcher published; `ended` is set once it ended.
     pub status: LauncherStatus,
+    /// The catalog its `revision` names, so a tickhost started later still
+    /// lists an ended instance's kind and title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog: Option<Catalog>,
 }
 
 /// What agents and views did with one instance, newest last: the last

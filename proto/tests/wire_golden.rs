@@ -17,8 +17,8 @@ use std::path::PathBuf;
 use tickloop_proto::attach::{ToView, ViewEvent, ViewHello};
 use tickloop_proto::wire::{
     canonical_json, wire_schema, wire_version, ActivityRecord, ClientRequest, Envelope, Hello,
-    HelloReply, LaunchReport, LaunchSpec, LauncherMessage, LauncherRequest, ScreenReply,
-    ServerMessage,
+    HelloReply, LaunchReport, LaunchSpec, LauncherMessage, LauncherRecord, LauncherRequest,
+    ListEntry, OpenReply, ScreenReply, ServerMessage,
 };
 
 fn golden(name: &str) -> PathBuf {
@@ -61,6 +61,9 @@ fn every_golden_message_parses_and_encodes_back_the_same() {
             "LauncherMessage" => round_trip::<LauncherMessage>(line, message),
             "LaunchSpec" => round_trip::<LaunchSpec>(line, message),
             "LaunchReport" => round_trip::<LaunchReport>(line, message),
+            "LauncherRecord" => round_trip::<LauncherRecord>(line, message),
+            "ListEntry" => round_trip::<ListEntry>(line, message),
+            "OpenReply" => round_trip::<OpenReply>(line, message),
             "ScreenReply" => round_trip::<ScreenReply>(line, message),
             "ActivityRecord" => round_trip::<ActivityRecord>(line, message),
             "ViewHello" => round_trip::<ViewHello>(line, message),
@@ -90,7 +93,7 @@ fn every_golden_message_parses_and_encodes_back_the_same() {
         "every LauncherRequest op: {:?}",
         ops("LauncherEnvelope")
     );
-    assert_eq!(seen.len(), 13, "{seen:?}");
+    assert_eq!(seen.len(), 16, "{seen:?}");
 }
 
 #[test]

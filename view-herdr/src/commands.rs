@@ -584,12 +584,11 @@ pub fn restore(ctx: &Ctx) -> Result<Vec<Restored>, Error> {
         return Ok(Vec::new());
     }
     let list = crate::list(ctx)?;
+    let entries = tickhost::wire::ListEntry::all(&list).unwrap_or_default();
     let running = |id: &str| {
-        list.as_array().is_some_and(|items| {
-            items
-                .iter()
-                .any(|i| i["id"] == id && i["state"].as_str() == Some("running"))
-        })
+        entries
+            .iter()
+            .any(|i| i.id == id && i.state == tickhost::wire::InstanceState::Running)
     };
     let plugin_dir = std::env::var("HERDR_PLUGIN_ROOT")
         .ok()

@@ -14,14 +14,13 @@
 
 use crate::herdr;
 use crate::requests::{AgentState, ReleaseAgent, ReportAgent, ReportMetadata, AGENT, SOURCE};
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 use tickhost::client::Client;
-use tickhost::wire::{ClientReply, ClientRequest};
+use tickhost::wire::{ClientReply, ClientRequest, InstanceState, ListEntry};
 
 /// How often tickhost is asked.
 pub const POLL_INTERVAL: Duration = Duration::from_millis(300);
@@ -82,38 +81,29 @@ fn seconds_since(at: &str, now: time::OffsetDateTime) -> Option<i64> {
 }
 
 impl TickStatus {
-    /// The instance's status from a `list` item, its ages reckoned at `now`.
-    pub fn from_list_item(item: &Value, now: time::OffsetDateTime) -> TickStatus {
-        let id = item["id"].as_str().unwrap_or("");
-        let ended = (item["state"].as_str() == Some("ended")).then(|| {
-            item.pointer("/ended/reason")
-                .and_then(Value::as_str)
-                .unwrap_or("ended")
-                .to_string()
+    /// The instance's status from its `list` entry, its ages reckoned at
+    /// `now`.
+    pub fn from_list_item(item: &ListEntry, now: time::OffsetDateTime) -> TickStatus {
+        let ended = (item.state == InstanceState::Ended).then(|| {
+            item.ended
+                .as_ref()
+                .map_or_else(|| "ended".to_string(), |e| e.reason.clone())
         });
         TickStatus {
-            title: item["title"]
-                .as_str()
+            title: item
+                .title
+                .clone()
                 .filter(|t| !t.is_empty())
-                .unwrap_or(id)
-                .to_string(),
-            seq: item["seq"].as_u64(),
-            calls_in_flight: item["calls_in_flight"].as_u64().unwrap_or(0),
-            updated: item["last_update_at"]
-                .as_str()
+                .unwrap_or_else(|| item.id.clone()),
+            seq: item.seq,
+            calls_in_flight: u64::from(item.calls_in_flight),
+            updated: item
+                .last_update_at
+                .as_deref()
                 .and_then(|at| seconds_since(at, now))
                 .map(age_words),
             ended,
-            awaiting_approval: item["approval_tools"]
-                .as_array()
-                .map(|tools| {
-                    tools
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default(),
+            awaiting_approval: item.approval_tools.clone(),
         }
     }
 
@@ -282,12 +272,11 @@ fn poll(target: &ReportTarget, client: &mut Option<Client>) -> Option<TickStatus
             return None;
         }
     };
-    let item = list
-        .as_array()?
-        .iter()
-        .find(|i| i["id"].as_str() == Some(target.instance.as_str()))?;
+    let item = ListEntry::all(&list)?
+        .into_iter()
+        .find(|i| i.id == target.instance)?;
     Some(TickStatus::from_list_item(
-        item,
+        &item,
         time::OffsetDateTime::now_utc(),
     ))
 }
@@ -317,6 +306,7 @@ mod tests {
     fn states_follow_calls_and_the_end() {
         let running = json!({"id":"hosted:c","title":"Counter","state":"running","seq":3,"calls_in_flight":2,
             "last_update_at":"2026-01-01T00:00:48Z","ended":null});
+        let running: ListEntry = serde_json::from_value(running).expect("a list entry");
         let s = TickStatus::from_list_item(&running, now());
         assert_eq!(s.updated.as_deref(), Some("10s ago"));
         let p = agent_params("w1:p1", &s);
@@ -352,7 +342,8 @@ mod tests {
             "{message}"
         );
         let ended = json!({"id":"hosted:c","title":"Counter","state":"ended","seq":3,"calls_in_flight":0,
-            "ended":{"reason":"the Tick exited with status 0","kind":"exited"}});
+            "ended":{"reason":"the Tick exited with status 0","kind":"exited","at":"2026-01-01T00:00:50Z"}});
+        let ended: ListEntry = serde_json::from_value(ended).expect("a list entry");
         let e = TickStatus::from_list_item(&ended, now());
         let p = agent_params("w1:p1", &e);
         assert_eq!(p.state, AgentState::Idle, "Herdr has no reportable done");

@@ -139,10 +139,8 @@ pub fn fetch_waiting(
     client: &mut tickhost::client::Client,
     list: &serde_json::Value,
 ) -> Vec<HeldCall> {
-    let any = list.as_array().is_some_and(|all| {
-        all.iter()
-            .any(|e| e["approvals_waiting"].as_u64().unwrap_or(0) > 0)
-    });
+    let any = tickhost::wire::ListEntry::all(list)
+        .is_some_and(|all| all.iter().any(|e| e.approvals_waiting > 0));
     if !any {
         return Vec::new();
     }

@@ -105,6 +105,9 @@ pub struct Host {
     next_id: u64,
     /// The newest status seen.
     pub status: Option<LauncherStatus>,
+    /// The newest catalog seen, and how many catalogs came.
+    pub catalog: Option<tickhost::wire::Catalog>,
+    pub catalogs_seen: u32,
     /// Replies that arrived while waiting for another one.
     stash: Vec<(u64, ClientReply)>,
 }
@@ -119,6 +122,8 @@ impl Host {
             reader,
             next_id: 1,
             status: None,
+            catalog: None,
+            catalogs_seen: 0,
             stash: Vec::new(),
         };
         host.send_line(&serde_json::to_string(&Hello::new(Role::Host)).expect("json"));
@@ -149,8 +154,13 @@ impl Host {
         let line = self.read_line()?;
         let msg: LauncherMessage = serde_json::from_str(&line)
             .unwrap_or_else(|e| panic!("a launcher message: {e}: {line}"));
-        if let LauncherMessage::Status(status) = &msg {
-            self.status = Some((**status).clone());
+        match &msg {
+            LauncherMessage::Status(status) => self.status = Some((**status).clone()),
+            LauncherMessage::Catalog(catalog) => {
+                self.catalog = Some((**catalog).clone());
+                self.catalogs_seen += 1;
+            }
+            LauncherMessage::Reply(_) => {}
         }
         Some(msg)
     }
@@ -171,7 +181,7 @@ impl Host {
             match self.next_message() {
                 Some(LauncherMessage::Reply(reply)) if reply.id == id => return reply.reply,
                 Some(LauncherMessage::Reply(reply)) => self.stash.push((reply.id, reply.reply)),
-                Some(LauncherMessage::Status(_)) => {}
+                Some(LauncherMessage::Status(_) | LauncherMessage::Catalog(_)) => {}
                 None => panic!("the launcher hung up before answering {id}"),
             }
         }
@@ -212,7 +222,7 @@ impl Host {
             }
             match self.next_message() {
                 Some(LauncherMessage::Reply(reply)) => self.stash.push((reply.id, reply.reply)),
-                Some(LauncherMessage::Status(_)) => {}
+                Some(LauncherMessage::Status(_) | LauncherMessage::Catalog(_)) => {}
                 None => panic!("the launcher hung up; last status {:?}", self.status),
             }
         }

@@ -125,35 +125,11 @@ pub enum Gate {
 /// The instance's tool `tool`: whether it mutates and its description;
 /// `None` when the catalog has no such tool (the launcher refuses it).
 fn tool_of(instance: &Instance, tool: &str) -> Option<(bool, String)> {
-    let status = instance.status();
-    let tools = status
-        .descriptor
-        .as_ref()?
-        .get("tools")?
-        .as_array()?
-        .clone();
-    tools
-        .iter()
-        .find(|t| t.get("name").and_then(Value::as_str) == Some(tool))
-        .map(|t| {
-            (
-                t.get("mutates").and_then(Value::as_bool).unwrap_or(true),
-                t.get("description")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-            )
-        })
+    instance.catalog().tool(tool)
 }
 
 fn current_revision(instance: &Instance) -> Option<String> {
-    instance
-        .status()
-        .descriptor
-        .as_ref()
-        .and_then(|d| d.get("revision"))
-        .and_then(Value::as_str)
-        .map(str::to_string)
+    instance.catalog().revision.clone()
 }
 
 fn refused(code: i64, message: String, decision: &str, by: &str) -> Gate {

@@ -4,8 +4,8 @@
 
 use crate::framing::{write_line, Line, LineReader};
 use crate::wire::{
-    CallOutcome, ClientError, ClientKind, ClientReply, Envelope, ErrorKind, Hello, HelloReply,
-    LauncherMessage, LauncherRequest, LauncherStatus, Role,
+    CallOutcome, Catalog, ClientError, ClientKind, ClientReply, Envelope, ErrorKind, Hello,
+    HelloReply, LauncherMessage, LauncherRequest, LauncherStatus, Role,
 };
 use std::collections::HashMap;
 use std::path::Path;
@@ -42,6 +42,13 @@ pub fn answer_limit(request: &LauncherRequest) -> Duration {
         LauncherRequest::Reload => base * 3,
         _ => base,
     }
+}
+
+/// What a launcher sends right after hello: its catalog, then its status.
+#[derive(Debug, Default)]
+pub struct FirstStatus {
+    pub status: Option<LauncherStatus>,
+    pub catalog: Option<Catalog>,
 }
 
 /// A connection to one launcher, as role `host`.
@@ -119,26 +126,29 @@ impl LauncherConn {
         Ok((conn, reader))
     }
 
-    /// Waits (briefly) for the status a launcher sends right after hello, so
-    /// a found-again instance shows its current state at once.
-    pub async fn first_status(reader: &mut LineReader<OwnedReadHalf>) -> Option<LauncherStatus> {
+    /// Waits (briefly) for the catalog and status a launcher sends right
+    /// after hello, so a found-again instance shows its current state at
+    /// once.
+    pub async fn first_status(reader: &mut LineReader<OwnedReadHalf>) -> FirstStatus {
+        let mut first = FirstStatus::default();
         let wait = async {
             loop {
                 match reader.next().await {
-                    Ok(Some(Line::Text(text))) => {
-                        if let Ok(LauncherMessage::Status(status)) = serde_json::from_str(&text) {
-                            return Some(*status);
+                    Ok(Some(Line::Text(text))) => match serde_json::from_str(&text) {
+                        Ok(LauncherMessage::Status(status)) => {
+                            first.status = Some(*status);
+                            return;
                         }
-                    }
+                        Ok(LauncherMessage::Catalog(catalog)) => first.catalog = Some(*catalog),
+                        _ => continue,
+                    },
                     Ok(Some(_)) => continue,
-                    Ok(None) | Err(_) => return None,
+                    Ok(None) | Err(_) => return,
                 }
             }
         };
-        tokio::time::timeout(HELLO_TIMEOUT, wait)
-            .await
-            .ok()
-            .flatten()
+        let _ = tokio::time::timeout(HELLO_TIMEOUT, wait).await;
+        first
     }
 
     fn pending(&self) -> MutexGuard<'_, Pending> {

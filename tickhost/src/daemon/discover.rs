@@ -6,7 +6,7 @@
 use super::conn::LauncherConn;
 use super::log::log;
 use super::reader::spawn_reader;
-use super::registry::{end_info, Instance, Shared};
+use super::registry::{end_info, CatalogFacts, Instance, Shared};
 use crate::paths::{parse_id, InstanceFiles};
 use crate::wire::LauncherRecord;
 use std::path::{Path, PathBuf};
@@ -93,11 +93,13 @@ fn register(shared: &Arc<Shared>, path: &Path, record: &LauncherRecord) -> Arc<I
     // The program as typed, which launchers record since `program` exists:
     // a `shell:` title stays `bash`, not `/usr/bin/bash`.
     let program = status.program.clone();
+    let catalog = CatalogFacts::new(record.catalog.clone().unwrap_or_default(), &shared.limits);
     let instance = Instance::new(
         id.clone(),
         InstanceFiles::from_record(path),
         program,
         status,
+        catalog,
     );
     registry.instances.insert(id, instance.clone());
     instance
@@ -155,7 +157,11 @@ async fn connect_recorded(
     let id = &instance.id;
     match connect(record).await {
         Ok((conn, mut reader)) => {
-            if let Some(mut current) = LauncherConn::first_status(&mut reader).await {
+            let first = LauncherConn::first_status(&mut reader).await;
+            if let Some(catalog) = first.catalog {
+                instance.set_catalog(CatalogFacts::new(catalog, &shared.limits));
+            }
+            if let Some(mut current) = first.status {
                 current.instance = id.clone();
                 instance.set_status(current);
             }

@@ -5,14 +5,15 @@
 use super::conn::LauncherConn;
 use super::log::log;
 use super::reader::spawn_reader;
-use super::registry::{Instance, Shared};
+use super::registry::{CatalogFacts, Instance, Shared};
 use crate::core::limits::Limits;
 use crate::framing::{Line, LineReader};
 use crate::paths::{default_name, unique_name, validate_name, InstanceFiles, InstanceKind};
 use crate::wire::{
-    ClientError, ClientReply, ErrorKind, LaunchReport, LaunchSpec, LauncherStatus, OpenRequest,
+    Catalog, ClientError, ClientReply, ErrorKind, InstanceState, LaunchReport, LaunchSpec,
+    LauncherStatus, OpenReply, OpenRequest,
 };
-use serde_json::{json, Value};
+use serde_json::json;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
@@ -238,13 +239,17 @@ pub async fn open(shared: &Arc<Shared>, request: OpenRequest) -> ClientReply {
         }
     };
     let (socket, status) = match report {
-        LaunchReport::Ready { socket, status } => (socket, *status),
+        LaunchReport::Ready {
+            socket,
+            status,
+            catalog,
+        } => (socket, (*status, catalog.map(|c| *c).unwrap_or_default())),
         LaunchReport::Failed { reason, screen } => {
             files.remove_but_log();
             return open_failed(reason, &screen);
         }
     };
-    if status.ended.is_some() {
+    if status.0.ended.is_some() {
         // A plain program that ended during its start: it ran, and its
         // status, record and last screen are kept; there is no launcher
         // left to connect to.
@@ -255,35 +260,39 @@ pub async fn open(shared: &Arc<Shared>, request: OpenRequest) -> ClientReply {
         Err(e) => {
             // The program may have ended just after the report, and its
             // launcher with it: its final record says so.
-            if let Some(status) = final_record(&files.record, &id) {
-                return register_ended(shared, id, files, program, status);
+            if let Some(ended) = final_record(&files.record, &id) {
+                return register_ended(shared, id, files, program, ended);
             }
             terminate(launcher_pid);
             files.remove_but_log();
             return open_failed(format!("the launcher reported ready, but {e}"), "");
         }
     };
-    let status = LauncherConn::first_status(&mut reader)
-        .await
-        .unwrap_or(status);
-    let instance = Instance::new(id.clone(), files, Some(program), status);
+    let first = LauncherConn::first_status(&mut reader).await;
+    let (status, catalog) = (
+        first.status.unwrap_or(status.0),
+        first.catalog.unwrap_or(status.1),
+    );
+    let catalog = CatalogFacts::new(catalog, &shared.limits);
+    let instance = Instance::new(id.clone(), files, Some(program), status, catalog);
     shared
         .registry()
         .instances
         .insert(id.clone(), instance.clone());
     spawn_reader(shared.clone(), instance.clone(), conn, reader);
     log(&format!("{id}: opened (launcher pid {launcher_pid})"));
-    ClientReply::Ok(open_reply(&instance, &instance.status()))
+    ClientReply::typed(&open_reply(&instance, &instance.status()))
 }
 
-/// The launcher's record at `path` when it says the instance ended.
-fn final_record(path: &std::path::Path, id: &str) -> Option<LauncherStatus> {
+/// The launcher's record at `path` (its last status and catalog) when it
+/// says the instance ended.
+fn final_record(path: &std::path::Path, id: &str) -> Option<(LauncherStatus, Catalog)> {
     let text = std::fs::read_to_string(path).ok()?;
     let record: crate::wire::LauncherRecord = serde_json::from_str(&text).ok()?;
     let mut status = record.status;
     status.ended.as_ref()?;
     status.instance = id.to_string();
-    Some(status)
+    Some((status, record.catalog.unwrap_or_default()))
 }
 
 /// Registers an instance that ended during its start and answers `open`
@@ -293,12 +302,13 @@ fn register_ended(
     id: String,
     files: InstanceFiles,
     program: String,
-    status: LauncherStatus,
+    (status, catalog): (LauncherStatus, Catalog),
 ) -> ClientReply {
     let screen = std::fs::read(&files.screen)
         .ok()
         .and_then(|bytes| serde_json::from_slice::<crate::wire::ScreenReply>(&bytes).ok());
-    let instance = Instance::new(id.clone(), files, Some(program), status);
+    let catalog = CatalogFacts::new(catalog, &shared.limits);
+    let instance = Instance::new(id.clone(), files, Some(program), status, catalog);
     shared
         .registry()
         .instances
@@ -307,11 +317,9 @@ fn register_ended(
     log(&format!("{id}: opened, and ended during its start"));
     let status = instance.status();
     let mut reply = open_reply(&instance, &status);
-    reply["ended"] = serde_json::to_value(&status.ended).unwrap_or(Value::Null);
-    if let Some(screen) = screen {
-        reply["screen"] = serde_json::to_value(screen.lines).unwrap_or(Value::Null);
-    }
-    ClientReply::Ok(reply)
+    reply.ended = status.ended.clone();
+    reply.screen = screen.map(|s| s.lines);
+    ClientReply::typed(&reply)
 }
 
 /// Asks launcher `pid` (a session leader) to end.
@@ -330,61 +338,55 @@ fn terminate(pid: u32) {
 /// for an `artifact:`, also `starting` (a new version not yet initialized)
 /// and `failed` (a version that did not come up or stopped; its launcher
 /// waits for the next save).
-pub fn state_word(status: &LauncherStatus) -> &'static str {
+pub fn state_word(status: &LauncherStatus) -> InstanceState {
     if status.ended.is_some() {
-        "ended"
+        InstanceState::Ended
     } else if status.failed.is_some() {
-        "failed"
-    } else if status.generation.is_some() && status.descriptor.is_none() {
-        "starting"
+        InstanceState::Failed
+    } else if status.generation.is_some() && status.revision.is_none() {
+        InstanceState::Starting
     } else {
-        "running"
+        InstanceState::Running
+    }
+}
+
+/// What an `artifact:` instance's entries carry beyond the others':
+/// `generation`, `failed` and `restarts` (all `None` for the others).
+pub fn artifact_fields(
+    instance: &Instance,
+    status: &LauncherStatus,
+) -> (Option<u64>, Option<String>, Option<u64>) {
+    if instance.kind == InstanceKind::Artifact {
+        (status.generation, status.failed.clone(), status.restarts)
+    } else {
+        (None, None, None)
     }
 }
 
 /// The JSON `open` prints.
-pub fn open_reply(instance: &Instance, status: &LauncherStatus) -> Value {
-    let id = &instance.id;
-    let descriptor = status.descriptor.as_ref();
-    let field = |name: &str| {
-        descriptor
-            .and_then(|d| d.get(name))
-            .cloned()
-            .unwrap_or(Value::Null)
-    };
-    match instance.kind {
-        InstanceKind::Hosted => json!({
-            "id": id,
-            "kind": field("kind"),
-            "title": field("title"),
-            "revision": field("revision"),
-            "pid": status.pid,
-            "launcher_pid": status.launcher_pid,
-            "seq": status.state.as_ref().map(|s| s.seq),
-            "state": if status.ended.is_some() { "ended" } else { "running" },
-        }),
-        InstanceKind::Artifact => json!({
-            "id": id,
-            "kind": field("kind"),
-            "title": field("title"),
-            "revision": field("revision"),
-            "pid": status.pid,
-            "launcher_pid": status.launcher_pid,
-            "seq": status.state.as_ref().map(|s| s.seq),
-            "state": state_word(status),
-            "generation": status.generation,
-            "failed": status.failed,
-            "cwd": status.cwd,
-        }),
-        InstanceKind::Shell => json!({
-            "id": id,
-            "kind": Value::Null,
-            "title": instance.title(status),
-            "revision": Value::Null,
-            "pid": status.pid,
-            "launcher_pid": status.launcher_pid,
-            "seq": Value::Null,
-            "state": if status.ended.is_some() { "ended" } else { "running" },
-        }),
+pub fn open_reply(instance: &Instance, status: &LauncherStatus) -> OpenReply {
+    let catalog = instance.catalog();
+    let text = |name: &str| catalog.field(name).as_str().map(str::to_string);
+    let shell = instance.kind == InstanceKind::Shell;
+    let (generation, failed, restarts) = artifact_fields(instance, status);
+    OpenReply {
+        id: instance.id.clone(),
+        kind: text("kind"),
+        title: if shell {
+            instance.title(status)
+        } else {
+            text("title")
+        },
+        revision: catalog.revision.clone(),
+        pid: status.pid,
+        launcher_pid: status.launcher_pid,
+        seq: status.state.as_ref().map(|s| s.seq),
+        state: state_word(status),
+        generation,
+        failed,
+        restarts,
+        cwd: (instance.kind == InstanceKind::Artifact).then(|| status.cwd.clone()),
+        ended: None,
+        screen: None,
     }
 }

@@ -4,7 +4,7 @@
 
 use super::conn::LauncherConn;
 use super::log::log;
-use super::registry::{end_info, Instance, Shared};
+use super::registry::{end_info, CatalogFacts, Instance, Shared};
 use crate::framing::{Line, LineReader};
 use crate::wire::{ClientReply, LauncherMessage, LauncherRequest, LauncherStatus};
 use std::sync::Arc;
@@ -45,6 +45,9 @@ pub fn spawn_reader(
                             if instance.set_status(*status) {
                                 shared.bump();
                             }
+                        }
+                        Ok(LauncherMessage::Catalog(catalog)) => {
+                            instance.set_catalog(CatalogFacts::new(*catalog, &shared.limits));
                         }
                         Err(e) => log(&format!(
                             "{}: ignored an unreadable line from the launcher: {e}",

@@ -4,10 +4,11 @@
 
 use super::conn::LauncherConn;
 use crate::clock::now_rfc3339;
+use crate::core::delivery::{trim, Trimmed};
 use crate::core::descriptor::{Descriptor, Series};
 use crate::core::limits::Limits;
 use crate::paths::{parse_id, InstanceFiles, InstanceKind, RuntimeDir};
-use crate::wire::{ClientError, EndClass, EndInfo, ErrorKind, LauncherStatus};
+use crate::wire::{Catalog, ClientError, EndClass, EndInfo, ErrorKind, LauncherStatus};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
@@ -181,8 +182,75 @@ pub struct Instance {
 
 struct Live {
     status: Arc<LauncherStatus>,
-    /// The declared series of the descriptor `raw`, for trimming deliveries.
-    series: Option<(Value, Arc<Vec<Series>>)>,
+    catalog: Arc<CatalogFacts>,
+    /// The newest status's state trimmed to one budget: watchers of the
+    /// same instance share it instead of trimming it each.
+    trimmed: Option<(Arc<LauncherStatus>, usize, Arc<Trimmed>)>,
+}
+
+/// A Tick's catalog as its launcher last sent it, and what tickhost reads
+/// from it, worked out once per catalog (a status, sent on every update,
+/// carries only the revision).
+#[derive(Debug, Default)]
+pub struct CatalogFacts {
+    /// The descriptor as the Tick sent it; `None` for `shell:` (and before
+    /// a catalog arrived).
+    pub descriptor: Option<Value>,
+    pub revision: Option<String>,
+    /// The declared series, for trimming deliveries (empty for none or an
+    /// invalid descriptor).
+    pub series: Arc<Vec<Series>>,
+}
+
+impl CatalogFacts {
+    pub fn new(catalog: Catalog, limits: &Limits) -> CatalogFacts {
+        let series = catalog
+            .descriptor
+            .as_ref()
+            .and_then(|raw| Descriptor::validate(raw, limits).ok())
+            .map(|d| d.series)
+            .unwrap_or_default();
+        CatalogFacts {
+            descriptor: catalog.descriptor,
+            revision: catalog.revision,
+            series: Arc::new(series),
+        }
+    }
+
+    /// A top-level field of the descriptor (`kind`, `title`, ...), or null.
+    pub fn field(&self, name: &str) -> Value {
+        self.descriptor
+            .as_ref()
+            .and_then(|d| d.get(name))
+            .cloned()
+            .unwrap_or(Value::Null)
+    }
+
+    /// The descriptor's `recover_with` tool, when it names one.
+    pub fn recover_with(&self) -> Option<String> {
+        self.descriptor
+            .as_ref()
+            .and_then(|d| d.get("recover_with"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    }
+
+    /// Tool `name` of the catalog: whether it mutates, and its description.
+    pub fn tool(&self, name: &str) -> Option<(bool, String)> {
+        let tools = self.descriptor.as_ref()?.get("tools")?.as_array()?;
+        tools
+            .iter()
+            .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
+            .map(|t| {
+                (
+                    t.get("mutates").and_then(Value::as_bool).unwrap_or(true),
+                    t.get("description")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                )
+            })
+    }
 }
 
 impl Instance {
@@ -191,6 +259,7 @@ impl Instance {
         files: InstanceFiles,
         program: Option<String>,
         status: LauncherStatus,
+        catalog: CatalogFacts,
     ) -> Arc<Self> {
         let (kind, name) = match parse_id(&id) {
             Some((kind, name)) => (kind, name.to_string()),
@@ -204,7 +273,8 @@ impl Instance {
             program,
             live: Mutex::new(Live {
                 status: Arc::new(status),
-                series: None,
+                catalog: Arc::new(catalog),
+                trimmed: None,
             }),
             conn: Mutex::new(None),
             close_requested: AtomicBool::new(false),
@@ -265,25 +335,33 @@ impl Instance {
         self.close_requested.load(Ordering::SeqCst)
     }
 
-    /// The declared series of the current descriptor (validated once per
-    /// descriptor), empty for none or an invalid one.
-    pub fn series(&self, limits: &Limits) -> Arc<Vec<Series>> {
-        let mut live = self.live();
-        let Some(raw) = live.status.descriptor.clone() else {
-            return Arc::new(Vec::new());
-        };
-        if let Some((cached, series)) = &live.series {
-            if *cached == raw {
-                return series.clone();
+    /// The catalog its launcher last sent.
+    pub fn catalog(&self) -> Arc<CatalogFacts> {
+        self.live().catalog.clone()
+    }
+
+    /// Takes in a catalog the launcher sent.
+    pub fn set_catalog(&self, catalog: CatalogFacts) {
+        self.live().catalog = Arc::new(catalog);
+    }
+
+    /// `status`'s state trimmed to `budget` bytes keeping the catalog's
+    /// series' newest ends; worked out once per status and budget, and
+    /// shared by every watcher that asks.
+    pub fn trimmed(&self, status: &Arc<LauncherStatus>, budget: usize) -> Arc<Trimmed> {
+        let catalog = {
+            let live = self.live();
+            if let Some((cached, cached_budget, trimmed)) = &live.trimmed {
+                if Arc::ptr_eq(cached, status) && *cached_budget == budget {
+                    return trimmed.clone();
+                }
             }
-        }
-        let series = Arc::new(
-            Descriptor::validate(&raw, limits)
-                .map(|d| d.series)
-                .unwrap_or_default(),
-        );
-        live.series = Some((raw, series.clone()));
-        series
+            live.catalog.clone()
+        };
+        let data = status.state.as_ref().map_or(&Value::Null, |s| &s.data);
+        let trimmed = Arc::new(trim(data, &catalog.series, budget));
+        self.live().trimmed = Some((status.clone(), budget, trimmed.clone()));
+        trimmed
     }
 
     /// A `shell:` instance's title: the one the program gave its terminal,
@@ -350,7 +428,7 @@ mod tests {
                 let files = InstanceFiles::from_record(std::path::Path::new("/nonexistent/x.json"));
                 (
                     id.to_string(),
-                    Instance::new(id.to_string(), files, None, status(id)),
+                    Instance::new(id.to_string(), files, None, status(id), Default::default()),
                 )
             })
             .collect()

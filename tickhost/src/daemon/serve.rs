@@ -12,7 +12,7 @@ use crate::framing::{write_line, Line, LineReader};
 use crate::paths::InstanceKind;
 use crate::wire::{
     ActivityRecord, ClientError, ClientKind, ClientReply, ClientRequest, Envelope, ErrorKind,
-    Hello, HelloReply, LauncherRequest, LauncherStatus, Role, ServerMessage,
+    Hello, HelloReply, LauncherRequest, LauncherStatus, ListEntry, Role, ServerMessage,
 };
 use serde_json::{json, Value};
 use std::sync::atomic::Ordering;
@@ -196,7 +196,7 @@ async fn handle(
     };
     match request {
         ClientRequest::Open(request) => open(shared, request).await,
-        ClientRequest::List => ClientReply::Ok(list(shared)),
+        ClientRequest::List => ClientReply::typed(&list(shared)),
         ClientRequest::Describe { instance } => {
             forward(instance, LauncherRequest::Describe, true).await
         }
@@ -470,68 +470,60 @@ async fn refresh_status(shared: &Shared, instance: &Instance, conn: &LauncherCon
 }
 
 /// `list`: every instance from its newest status, sorted by id.
-fn list(shared: &Shared) -> Value {
-    Value::Array(
-        shared
-            .all()
-            .iter()
-            .map(|instance| {
-                let mut entry = list_entry(instance);
-                let tools = shared.approvals.tools_for(&instance.id);
-                entry["approvals_waiting"] = json!(tools.len());
-                entry["approval_tools"] = json!(tools);
-                entry
-            })
-            .collect(),
-    )
+fn list(shared: &Shared) -> Vec<ListEntry> {
+    shared
+        .all()
+        .iter()
+        .map(|instance| {
+            let mut entry = list_entry(instance);
+            entry.approval_tools = shared.approvals.tools_for(&instance.id);
+            entry.approvals_waiting = entry.approval_tools.len();
+            entry
+        })
+        .collect()
 }
 
-fn list_entry(instance: &Instance) -> Value {
+fn list_entry(instance: &Instance) -> ListEntry {
     let status = instance.status();
-    let descriptor = status.descriptor.as_ref();
-    let field = |name: &str| {
-        descriptor
-            .and_then(|d| d.get(name))
-            .cloned()
-            .unwrap_or(Value::Null)
-    };
-    let title = match instance.kind {
-        InstanceKind::Hosted | InstanceKind::Artifact => field("title"),
-        InstanceKind::Shell => json!(instance.title(&status)),
-    };
-    let last_update_at = if status.updates_total > 0 {
-        json!(status.state.as_ref().map(|s| s.at.clone()))
-    } else {
-        Value::Null
-    };
-    let mut entry = json!({
-        "id": instance.id,
-        "kind": field("kind"),
-        "title": title,
-        "state": super::open::state_word(&status),
-        "ended": status.ended,
-        "seq": status.state.as_ref().map(|s| s.seq),
-        "pid": status.pid,
+    let catalog = instance.catalog();
+    let text = |name: &str| catalog.field(name).as_str().map(str::to_string);
+    let (generation, failed, restarts) = super::open::artifact_fields(instance, &status);
+    ListEntry {
+        id: instance.id.clone(),
+        kind: text("kind"),
+        title: match instance.kind {
+            InstanceKind::Hosted | InstanceKind::Artifact => text("title"),
+            InstanceKind::Shell => instance.title(&status),
+        },
+        state: super::open::state_word(&status),
+        ended: status.ended.clone(),
+        seq: status.state.as_ref().map(|s| s.seq),
+        pid: status.pid,
         // An ended instance has no launcher, so no views (its last status
         // may still count some).
-        "views": if status.ended.is_some() { 0 } else { status.views },
-        "calls_in_flight": status.calls_in_flight,
-        "approve": status.approve.unwrap_or_default().as_str(),
-        "updates": status.updates_total,
-        "last_update_at": last_update_at,
-        "last_output_at": status.last_output_at,
-        "revision": field("revision"),
-        "launcher_pid": status.launcher_pid,
-        "argv": status.argv,
-        "cwd": status.cwd,
-        "started_at": status.started_at,
-    });
-    if instance.kind == InstanceKind::Artifact {
-        entry["generation"] = json!(status.generation);
-        entry["failed"] = json!(status.failed);
-        entry["restarts"] = json!(status.restarts);
+        views: if status.ended.is_some() {
+            0
+        } else {
+            status.views
+        },
+        calls_in_flight: status.calls_in_flight,
+        approve: status.approve.unwrap_or_default(),
+        updates: status.updates_total,
+        last_update_at: (status.updates_total > 0)
+            .then(|| status.state.as_ref().map(|s| s.at.clone()))
+            .flatten(),
+        last_output_at: status.last_output_at.clone(),
+        revision: catalog.revision.clone(),
+        launcher_pid: status.launcher_pid,
+        argv: status.argv.clone(),
+        cwd: status.cwd.clone(),
+        started_at: status.started_at.clone(),
+        generation,
+        failed,
+        restarts,
+        approvals_waiting: 0,
+        approval_tools: Vec::new(),
     }
-    entry
 }
 
 /// `reload`: an `artifact:` instance starts its file's newest version now;
@@ -554,7 +546,12 @@ async fn reload(shared: &Arc<Shared>, name: &str) -> ClientReply {
     if let Some(conn) = instance.conn() {
         refresh_status(shared, &instance, &conn).await;
     }
-    reply
+    match reply {
+        ClientReply::Ok(_) => {
+            ClientReply::typed(&super::open::open_reply(&instance, &instance.status()))
+        }
+        other => other,
+    }
 }
 
 /// `close`: ends a running instance (it stays listed, ended), or forgets an

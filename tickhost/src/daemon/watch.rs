@@ -8,14 +8,14 @@
 //! total with what this watcher last saw, so nothing per update is stored.
 
 use super::registry::{Instance, Shared};
-use crate::core::delivery::{budget_for, trim};
+use crate::core::delivery::budget_for;
 use crate::framing::{write_line, LineReader};
 use crate::paths::InstanceKind;
 use crate::wire::{
     ClientError, ClientKind, ClientReply, Delivery, EndedNotice, ErrorKind, LauncherRequest,
     LauncherStatus, ServerMessage, WatchEvent,
 };
-use serde_json::{json, Value};
+use serde_json::json;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -68,34 +68,29 @@ impl Cursor {
     }
 }
 
-/// The delivery of `status` reporting `updates` updates, its data trimmed to
-/// `budget` bytes keeping `series`' newest ends.
+/// The delivery of `instance`'s `status` reporting `updates` updates, its
+/// data trimmed to `budget` bytes keeping the declared series' newest ends
+/// (trimmed once per status and budget, and shared by every watcher).
 pub fn make_delivery(
-    instance: &str,
-    status: &LauncherStatus,
+    instance: &Instance,
+    status: &Arc<LauncherStatus>,
     updates: u64,
-    series: &[crate::core::descriptor::Series],
     budget: usize,
 ) -> Delivery {
-    let (seq, at, data) = match &status.state {
-        Some(state) => (state.seq, state.at.clone(), &state.data),
-        None => (0, status.started_at.clone(), &Value::Null),
+    let (seq, at) = match &status.state {
+        Some(state) => (state.seq, state.at.clone()),
+        None => (0, status.started_at.clone()),
     };
-    let trimmed = trim(data, series, budget);
+    let trimmed = instance.trimmed(status, budget);
     Delivery {
-        instance: instance.to_string(),
+        instance: instance.id.clone(),
         seq,
         at,
-        data: trimmed.data,
+        data: trimmed.data.clone(),
         updates,
         merged: updates.saturating_sub(1),
         trimmed: trimmed.trimmed,
-        recover_with: status
-            .descriptor
-            .as_ref()
-            .and_then(|d| d.get("recover_with"))
-            .and_then(Value::as_str)
-            .map(str::to_string),
+        recover_with: instance.catalog().recover_with(),
         reloaded: None,
     }
 }
@@ -285,8 +280,7 @@ async fn deliver(
     let budget = budget_for(due.len(), &shared.limits);
     for (i, status, updates) in due {
         let w = &mut watched[i];
-        let series = w.instance.series(&shared.limits);
-        let mut delivery = make_delivery(&w.instance.id, &status, updates, &series, budget);
+        let mut delivery = make_delivery(&w.instance, &status, updates, budget);
         delivery.reloaded = w.cursor.reloaded(&status);
         if status.state.is_some() || w.cursor.generation.is_none() {
             w.cursor.generation = status.generation;
@@ -318,9 +312,8 @@ async fn send_ends(
             continue;
         };
         if let Some(updates) = w.cursor.due(status.updates_total) {
-            let series = w.instance.series(&shared.limits);
             let budget = budget_for(1, &shared.limits);
-            let delivery = make_delivery(&w.instance.id, &status, updates, &series, budget);
+            let delivery = make_delivery(&w.instance, &status, updates, budget);
             w.cursor.delivered(status.updates_total);
             let event = ServerMessage::Event {
                 id,
@@ -345,6 +338,7 @@ async fn send_ends(
 mod tests {
     use super::*;
     use crate::wire::StateSnapshot;
+    use serde_json::Value;
 
     #[test]
     fn counting_reports_growth_since_the_previous_delivery() {
@@ -371,7 +365,7 @@ mod tests {
             argv: vec![],
             cwd: "/".into(),
             started_at: "2026-01-01T00:00:00Z".into(),
-            descriptor: Some(json!({"recover_with": "history"})),
+            revision: Some("1".into()),
             state: Some(StateSnapshot {
                 seq: 7,
                 data,
@@ -387,13 +381,28 @@ mod tests {
 
     #[test]
     fn deliveries_carry_counts_and_trim() {
-        let d = make_delivery("hosted:c", &status(5, json!({"n": 1})), 3, &[], 16384);
+        let files =
+            crate::paths::InstanceFiles::from_record(std::path::Path::new("/nonexistent/c.json"));
+        let catalog = crate::wire::Catalog {
+            revision: Some("1".into()),
+            descriptor: Some(json!({"recover_with": "history"})),
+        };
+        let limits = crate::core::limits::Limits::default();
+        let catalog = super::super::registry::CatalogFacts::new(catalog, &limits);
+        let c = Instance::new(
+            "hosted:c".into(),
+            files,
+            None,
+            status(5, Value::Null),
+            catalog,
+        );
+        let d = make_delivery(&c, &Arc::new(status(5, json!({"n": 1}))), 3, 16384);
         assert_eq!((d.seq, d.updates, d.merged, d.trimmed), (7, 3, 2, false));
         assert_eq!(d.recover_with.as_deref(), Some("history"));
-        let d = make_delivery("hosted:c", &status(5, json!({"n": 1})), 0, &[], 16384);
+        let d = make_delivery(&c, &Arc::new(status(5, json!({"n": 1}))), 0, 16384);
         assert_eq!(d.merged, 0);
-        let big = json!({"log": "x".repeat(10_000)});
-        let d = make_delivery("hosted:c", &status(1, big), 1, &[], 4096);
+        let big = Arc::new(status(1, json!({"log": "x".repeat(10_000)})));
+        let d = make_delivery(&c, &big, 1, 4096);
         assert!(d.trimmed);
         assert!(
             serde_json::to_vec(&d.data)
@@ -401,5 +410,9 @@ mod tests {
                 .unwrap_or(usize::MAX)
                 <= 4096
         );
+        // The same status and budget again: the trimmed data is shared, not
+        // worked out anew.
+        assert!(Arc::ptr_eq(&c.trimmed(&big, 4096), &c.trimmed(&big, 4096)));
+        assert!(!Arc::ptr_eq(&c.trimmed(&big, 4096), &c.trimmed(&big, 2048)));
     }
 }

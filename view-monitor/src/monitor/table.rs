@@ -10,7 +10,7 @@ use serde_json::Value;
 use termwiz::cell::{unicode_column_width, AttributeChange, CellAttributes, Intensity};
 use termwiz::color::{AnsiColor, ColorAttribute};
 use termwiz::surface::{Change, Position, Surface};
-use tickhost::wire::ScreenReply;
+use tickhost::wire::{InstanceState, ListEntry, ScreenReply};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
@@ -40,52 +40,38 @@ pub struct Ended {
 }
 
 impl Row {
-    /// Parse one `list` entry; `None` when it has no id.
-    pub fn from_json(v: &Value) -> Option<Row> {
-        let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
-        let id = text("id")?;
-        let ended = match v.get("ended") {
-            Some(e) if e.is_object() => Some(Ended {
-                kind: e
-                    .get("kind")
-                    .and_then(Value::as_str)
-                    .unwrap_or("ended")
-                    .to_string(),
-                reason: e
-                    .get("reason")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
+    /// One `list` entry as a row; `None` when it has no id.
+    pub fn from_entry(entry: &ListEntry) -> Option<Row> {
+        if entry.id.is_empty() {
+            return None;
+        }
+        let ended = match (&entry.ended, entry.state) {
+            (Some(e), _) => Some(Ended {
+                kind: e.kind.as_str().to_string(),
+                reason: e.reason.clone(),
             }),
-            _ if text("state").as_deref() == Some("ended") => Some(Ended {
+            (None, InstanceState::Ended) => Some(Ended {
                 kind: "ended".into(),
                 reason: String::new(),
             }),
-            _ => None,
+            (None, _) => None,
+        };
+        let time = |at: &Option<String>| {
+            at.as_deref()
+                .and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok())
         };
         Some(Row {
-            id,
-            kind: text("kind"),
-            title: text("title"),
+            id: entry.id.clone(),
+            kind: entry.kind.clone(),
+            title: entry.title.clone(),
             ended,
-            seq: v.get("seq").and_then(Value::as_u64),
-            last_update_at: time_field(v, "last_update_at"),
-            last_output_at: time_field(v, "last_output_at"),
-            calls_in_flight: v
-                .get("calls_in_flight")
-                .and_then(Value::as_u64)
-                .unwrap_or(0),
-            views: v.get("views").and_then(Value::as_u64).unwrap_or(0),
-            pid: v.get("pid").and_then(Value::as_u64),
-            argv: v
-                .get("argv")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|s| s.as_str().map(str::to_string))
-                        .collect()
-                })
-                .unwrap_or_default(),
+            seq: entry.seq,
+            last_update_at: time(&entry.last_update_at),
+            last_output_at: time(&entry.last_output_at),
+            calls_in_flight: u64::from(entry.calls_in_flight),
+            views: u64::from(entry.views),
+            pid: (entry.pid != 0).then_some(u64::from(entry.pid)),
+            argv: entry.argv.clone(),
         })
     }
 
@@ -110,11 +96,14 @@ impl Row {
         .any(|field| field.to_lowercase().contains(filter))
     }
 
-    /// Every row of a `list` answer (entries without an id are skipped).
+    /// Every row of a `list` answer (entries without an id are skipped;
+    /// an answer that is not a list has none).
     pub fn all_from_json(list: &Value) -> Vec<Row> {
-        list.as_array()
-            .map(|items| items.iter().filter_map(Row::from_json).collect())
+        ListEntry::all(list)
             .unwrap_or_default()
+            .iter()
+            .filter_map(Row::from_entry)
+            .collect()
     }
 
     /// `running`, or `ended: REASON` (the end's kind when it has no reason).
@@ -125,12 +114,6 @@ impl Row {
             Some(e) => format!("ended: {}", e.reason),
         }
     }
-}
-
-fn time_field(v: &Value, name: &str) -> Option<OffsetDateTime> {
-    v.get(name)
-        .and_then(Value::as_str)
-        .and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok())
 }
 
 /// Time since `at`, short: `12s`, `5m`, `3h`, `2d`; `-` without one.
