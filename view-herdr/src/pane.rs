@@ -93,10 +93,15 @@ pub fn run(ctx: &Ctx) -> Result<(String, PaneOutcome), Error> {
 
     let outcome = match attached {
         Ok(AttachOutcome::Ended { reason }) => PaneOutcome::Ended { reason },
+        // Herdr closing the pane hangs up its terminal and signals its
+        // processes, in either order (the kernel signals only the session
+        // leader): either one means the user did not detach.
+        Ok(AttachOutcome::Hangup) => PaneOutcome::Closed,
         Ok(AttachOutcome::Detached) if signaled.load(Ordering::SeqCst) => PaneOutcome::Closed,
         Ok(AttachOutcome::Detached) => PaneOutcome::Detached,
         Err(e) => {
-            finish(ctx, &key, &instance, &env, target.as_ref(), false);
+            let keep = signaled.load(Ordering::SeqCst);
+            finish(ctx, &key, &instance, &env, target.as_ref(), keep);
             return Err(e.into());
         }
     };

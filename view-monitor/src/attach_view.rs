@@ -41,8 +41,13 @@ const RESIZE_DEBOUNCE: Duration = Duration::from_millis(60);
 /// How an attach ended normally.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AttachOutcome {
-    /// The user detached (key, signal, or the terminal went away).
+    /// The user detached with the prefix key then `d` (or went back to the
+    /// Monitor it was attached from).
     Detached,
+    /// The terminal went away or a signal (SIGHUP, SIGTERM…) came: whoever
+    /// owned the terminal closed it, the user did not choose to detach.
+    /// Whichever of the two a closing terminal delivers first, it is this.
+    Hangup,
     /// The Tick's session ended while attached.
     Ended { reason: String },
 }
@@ -104,7 +109,9 @@ pub fn attach_cli(
         prefix,
     };
     match run(&opts)? {
-        AttachOutcome::Detached => eprintln!("tickloop: detached from {instance}"),
+        AttachOutcome::Detached | AttachOutcome::Hangup => {
+            eprintln!("tickloop: detached from {instance}")
+        }
         AttachOutcome::Ended { reason } => eprintln!("tickloop: {instance} ended: {reason}"),
     }
     Ok(())
@@ -600,7 +607,7 @@ fn session(
                 Ok(Note::Lost(why)) => return Err(AttachError::Lost(why)),
                 Ok(Note::Broken(why)) => return Err(AttachError::Protocol(why)),
                 Ok(Note::Signal | Note::TerminalGone) => {
-                    return Ok(SessionEnd::Done(AttachOutcome::Detached))
+                    return Ok(SessionEnd::Done(AttachOutcome::Hangup))
                 }
                 Err(mpsc::TryRecvError::Empty) => break,
                 Err(mpsc::TryRecvError::Disconnected) => {
@@ -658,8 +665,8 @@ fn session(
             }
             let changes = render::frame_changes_keyed(&mut shown, &mut shown_keys, &frame);
             if term.render(&changes).is_err() || term.flush().is_err() {
-                // The terminal is gone: that is a detach.
-                return Ok(SessionEnd::Done(AttachOutcome::Detached));
+                // The terminal is gone.
+                return Ok(SessionEnd::Done(AttachOutcome::Hangup));
             }
             dirty = false;
         }
@@ -678,8 +685,9 @@ fn session(
             .map(|at| at.saturating_duration_since(Instant::now()));
         let input = match keys.poll(term, wait) {
             Ok(input) => input,
-            // The terminal went away (SIGHUP comes too): a detach.
-            Err(_) => return Ok(SessionEnd::Done(AttachOutcome::Detached)),
+            // The terminal went away (SIGHUP may come too, or not at all
+            // when the view is not the session leader).
+            Err(_) => return Ok(SessionEnd::Done(AttachOutcome::Hangup)),
         };
         match input {
             None | Some(InputEvent::Wake) => {}
