@@ -108,20 +108,24 @@ fn claude_code_command(command: ClaudeCodeCommand, runtime_dir: PathBuf, exe: Pa
         match install::Target::user() {
             Some(t) => t,
             None => {
-                eprintln!("tickloop loop claude-code {verb}: no home directory (set CLAUDE_CONFIG_DIR)");
+                eprintln!(
+                    "tickloop loop claude-code {verb}: no home directory (set CLAUDE_CONFIG_DIR)"
+                );
                 return 1;
             }
         }
     } else {
         let dir = match target.project {
             Some(d) => d,
-            None => match std::env::current_dir() {
-                Ok(d) => d,
-                Err(e) => {
-                    eprintln!("tickloop loop claude-code {verb}: cannot read the current directory: {e}");
-                    return 1;
+            None => {
+                match std::env::current_dir() {
+                    Ok(d) => d,
+                    Err(e) => {
+                        eprintln!("tickloop loop claude-code {verb}: cannot read the current directory: {e}");
+                        return 1;
+                    }
                 }
-            },
+            }
         };
         if !dir.is_dir() {
             eprintln!(

@@ -36,7 +36,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::audit::{ledger_file_name, LedgerWriter, DEFAULT_AUDIT_DIR};
-use super::machine::{Effect, Input, LoopCore, LoopSettings, Source, TranscriptMessage, TurnStatus};
+use super::machine::{
+    Effect, Input, LoopCore, LoopSettings, Source, TranscriptMessage, TurnStatus,
+};
 use super::policy::ConfigError;
 use super::run::{load_policies, DEFAULT_DELAY_MS};
 use tickloop_proto::wire::{Delivery, EndInfo};
@@ -374,7 +376,10 @@ impl Deliveries for ClientDeliveries {
                     client
                         .watch(vec![instance.clone()], 1000)
                         .map_err(|e| format!("watch: {e}"))?;
-                    match client.next_watch_item().map_err(|e| format!("watch: {e}"))? {
+                    match client
+                        .next_watch_item()
+                        .map_err(|e| format!("watch: {e}"))?
+                    {
                         tickhost::client::WatchItem::Event(
                             tickloop_proto::wire::WatchEvent::Delivery(d),
                         ) => Ok(Fetched::State(d)),
@@ -474,7 +479,10 @@ fn user_prompt_submit(input: &HookInput, env: &HookEnv) -> Result<HookOutput, Ho
     let prompt = input.prompt.clone().unwrap_or_default();
     let mut locked = lock_state(env, &input.session_id)?;
     let mut ledger = Ledger::new(env.audit_dir_for(input), &input.session_id);
-    reconcile(&mut locked, input, &mut ledger)?;
+    let carrier = locked.state.awaiting_carrier && is_harness_prompt(&prompt);
+    if !carrier {
+        reconcile(&mut locked, input, &mut ledger)?;
+    }
     let output = if is_control(&prompt) {
         let effects = locked
             .state
@@ -495,7 +503,7 @@ fn user_prompt_submit(input: &HookInput, env: &HookEnv) -> Result<HookOutput, Ho
         locked.remember(input.prompt_id.as_deref(), PromptAnswer::Consumed { timer });
         HookOutput::block(format!("tickloop: {}", replies.join("\n")))
     } else {
-        let source = if locked.state.awaiting_carrier && is_harness_prompt(&prompt) {
+        let source = if carrier {
             // The wake hook's time step arriving: the core already counted it.
             locked.state.awaiting_carrier = false;
             None
@@ -530,11 +538,7 @@ fn user_prompt_submit(input: &HookInput, env: &HookEnv) -> Result<HookOutput, Ho
 
 /// A turn that began (the core has it open) but ended with no Stop hook:
 /// classify it from the transcript and tell the core.
-fn reconcile(
-    locked: &mut Locked,
-    input: &HookInput,
-    ledger: &mut Ledger,
-) -> Result<(), HookError> {
+fn reconcile(locked: &mut Locked, input: &HookInput, ledger: &mut Ledger) -> Result<(), HookError> {
     if locked.fresh || !locked.state.core.turn_active() {
         return Ok(());
     }
@@ -561,7 +565,7 @@ pub fn classify_unended_turn(transcript: &Path) -> TurnStatus {
     match last_turn_entry(transcript) {
         Some(LastEntry::Interrupted) => TurnStatus::Interrupted,
         Some(LastEntry::ApiError) => TurnStatus::Error,
-        Some(LastEntry::Other) | None => TurnStatus::Unknown("ended without a Stop hook".into()),
+        Some(LastEntry::Other) | None => TurnStatus::Unknown("without a Stop hook".into()),
     }
 }
 
@@ -652,28 +656,26 @@ fn wake(
         return Ok(HookOutput::nothing());
     };
     std::thread::sleep(Duration::from_millis(delay_ms));
-    match fire(input, env, deliveries, token)? {
-        Some(text) => {
-            let mut locked = lock_state(env, &input.session_id)?;
-            locked.state.awaiting_carrier = true;
-            locked.save()?;
-            Ok(HookOutput {
-                stdout: None,
-                stderr: Some(text),
-                exit_code: 2,
-            })
-        }
+    match fire(input, env, deliveries, token, true)? {
+        Some(text) => Ok(HookOutput {
+            stdout: None,
+            stderr: Some(text),
+            exit_code: 2,
+        }),
         None => Ok(HookOutput::nothing()),
     }
 }
 
 /// The delay is over: fetch deliveries, fire the timer, and return the step's
 /// text when one was enqueued (the core is told it entered the transcript).
+/// `via_wake`: the text goes out through the wake hook, and arrives back as
+/// a harness prompt (its carrier).
 fn fire(
     input: &HookInput,
     env: &HookEnv,
     deliveries: &dyn Deliveries,
     token: u64,
+    via_wake: bool,
 ) -> Result<Option<String>, HookError> {
     let subscriptions = {
         let locked = lock_state(env, &input.session_id)?;
@@ -732,6 +734,7 @@ fn fire(
         for effect in effects {
             ledger.apply(effect)?;
         }
+        locked.state.awaiting_carrier = via_wake;
     }
     locked.save()?;
     Ok(text)
@@ -778,7 +781,7 @@ fn turn_ended(
         return Ok(HookOutput::nothing());
     };
     std::thread::sleep(Duration::from_millis(delay_ms));
-    Ok(match fire(input, env, deliveries, token)? {
+    Ok(match fire(input, env, deliveries, token, false)? {
         Some(text) => HookOutput::block(text),
         None => HookOutput::nothing(),
     })

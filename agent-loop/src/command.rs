@@ -54,7 +54,9 @@ pub enum CommandError {
     MissingPolicyId,
     #[error("invalid policy id `{0}`: an id starts with an ASCII letter and has at most {MAX_POLICY_ID_LEN} ASCII letters, digits, `.`, `_` or `-`")]
     InvalidPolicyId(String),
-    #[error("`/tick subscribe` needs at least one instance id (e.g. /tick subscribe hosted:counter)")]
+    #[error(
+        "`/tick subscribe` needs at least one instance id (e.g. /tick subscribe hosted:counter)"
+    )]
     MissingInstance,
     #[error("`/tick {0}` takes no arguments")]
     ExtraArguments(String),

@@ -14,6 +14,7 @@ SCRIPT.json is {"replies": [REPLY, ...], "default": REPLY}. A REPLY is one of
   {"tool_use": {"name": "...", "input": {}}}   one tool call (stop_reason tool_use)
   {"error": 500}                               an HTTP error answer (overloaded_error)
   {"hang": true}                               start the stream and never finish it
+Any reply may carry "after_file": PATH: it is sent once that file exists.
 Replies are served in order to requests that carry tools (the agent's main
 turns); other requests (titles, summaries) and requests after the script is
 used up get "default" (a short text). The script file is read again for each
@@ -25,6 +26,7 @@ before the reply is sent.
 
 import argparse
 import json
+import os
 import sys
 import threading
 import time
@@ -85,6 +87,9 @@ class Handler(BaseHTTPRequestHandler):
                 served = None
             with open(self.server.log, "a", encoding="utf-8") as log:
                 log.write(json.dumps({"n": n, "path": self.path, "served": served, "body": body}) + "\n")
+        gate = reply.get("after_file")
+        while gate and not os.path.exists(gate):
+            time.sleep(0.02)
         if "error" in reply:
             self.error(int(reply["error"]))
             return
@@ -170,7 +175,6 @@ def main():
     tmp = args.port_file + ".tmp"
     with open(tmp, "w") as f:
         f.write(str(server.server_address[1]))
-    import os
     os.replace(tmp, args.port_file)
     try:
         server.serve_forever()

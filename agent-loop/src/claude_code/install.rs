@@ -127,8 +127,7 @@ pub fn hook_groups(exe: &Path) -> BTreeMapValue {
 
 fn shell_quote(s: &str) -> String {
     if !s.is_empty()
-        && s
-            .chars()
+        && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "/._-+:,".contains(c))
     {
         return s.to_string();
@@ -138,10 +137,12 @@ fn shell_quote(s: &str) -> String {
 
 /// The `/tick` command file. Claude Code passes a `/tick` prompt to the
 /// hooks only when this command exists; the hook answers it, so this text
-/// reaches the model only when the hooks are missing.
+/// reaches the model only when the hooks are missing. It is kept out of the
+/// model's skill list (`disable-model-invocation`): the control plane is the
+/// person's, never the model's.
 pub fn command_text() -> String {
     format!(
-        "---\ndescription: Tickloop's Loop — /tick [<count>] [--policy <id>] [--resume] | policies | status | stop | subscribe ID...\nargument-hint: \"[<count>] [--policy <id>] [--resume] | policies | status | stop | subscribe ID...\"\n---\n{COMMAND_MARK}\nTickloop's hooks did not answer this /tick command: reply only that the hooks of `tickloop loop claude-code install` are not active in this session.\n"
+        "---\ndescription: Tickloop's Loop (time steps for this session; answered by its hooks)\nargument-hint: \"[<count>] [--policy <id>] [--resume] | policies | status | stop | subscribe ID...\"\ndisable-model-invocation: true\n---\n{COMMAND_MARK}\nTickloop's hooks did not answer this /tick command: reply only that the hooks of `tickloop loop claude-code install` are not active in this session.\n"
     )
 }
 
@@ -232,7 +233,10 @@ pub fn install(target: &Target, exe: &Path) -> Result<Report, InstallError> {
     }
     // Write: directories, the command file, the settings, the manifest last.
     let mut created_dirs = Vec::new();
-    for dir in [target.claude_dir.clone(), target.claude_dir.join("commands")] {
+    for dir in [
+        target.claude_dir.clone(),
+        target.claude_dir.join("commands"),
+    ] {
         if !dir.exists() {
             std::fs::create_dir(&dir).map_err(io("cannot create", &dir))?;
             created_dirs.push(dir);
@@ -254,7 +258,11 @@ pub fn install(target: &Target, exe: &Path) -> Result<Report, InstallError> {
         lines: vec![
             format!(
                 "{} {}: hooks UserPromptSubmit, Stop, StopFailure",
-                if original.is_some() { "updated" } else { "created" },
+                if original.is_some() {
+                    "updated"
+                } else {
+                    "created"
+                },
                 settings_path.display()
             ),
             format!("created {}: the /tick command", command_path.display()),
