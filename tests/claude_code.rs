@@ -256,6 +256,9 @@ impl Project {
         .env("ANTHROPIC_API_KEY", "dummy")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
         .env("IS_SANDBOX", "1")
+        // MCP tools in the request's `tools` (not deferred behind ToolSearch),
+        // so the scripted model can call them directly.
+        .env("ENABLE_TOOL_SEARCH", "false")
         .env("TICKLOOP_RUNTIME_DIR", self.host.runtime())
         .env("TICKLOOP_LOOP_STATE_DIR", &self.state)
         .env("TICKLOOP_LOOP_DELAY_MS", delay_ms.to_string())
@@ -630,6 +633,132 @@ fn interrupted_turn_and_resume_once() {
     assert_eq!(resumed["resume"], true, "{resumed}");
 }
 
+/// The tool results Claude Code sent back to the model, in order.
+fn tool_results(api: &FakeApi) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in api.turns() {
+        for m in r["body"]["messages"].as_array().into_iter().flatten() {
+            for part in m["content"].as_array().into_iter().flatten() {
+                if part["type"] == "tool_result" {
+                    let text = part["content"].to_string();
+                    if !out.contains(&text) {
+                        out.push(text);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Case 5: the scripted model uses the MCP tools: a Tick opened mid-session
+/// brings its own tools (list_changed), TickCall gets the real result, a
+/// stale revision is refused, and TickManage subscribes the session's Loop.
+fn mcp_tools_inside_claude_code() {
+    let p = Project::new();
+    let mcp = p.host.scratch().join("mcp.json");
+    // The README's snippet, in the JSON form `--mcp-config` takes.
+    std::fs::write(
+        &mcp,
+        json!({"mcpServers": {"tickloop": {"type": "stdio", "command": common::tickloop_bin(), "args": ["mcp"]}}})
+            .to_string(),
+    )
+    .unwrap();
+    let log = p.host.log_path("counter");
+    let counter = common::tick("counter.py");
+    let api = FakeApi::start(
+        p.host.scratch(),
+        json!([
+            {"tool_use": {"name": "mcp__tickloop__TickManage", "input": {"action": "open", "command": [counter, "--log", log], "name": "counter"}}},
+            {"text": "opened"},
+            {"tool_use": {"name": "mcp__tickloop__TickCall", "input": {"instance": "hosted:counter", "tool": "increment", "args": {"amount": 5}, "revision": "1"}}},
+            {"tool_use": {"name": "mcp__tickloop__TickCall", "input": {"instance": "hosted:counter", "tool": "increment", "args": {"amount": 7}, "revision": "stale-revision"}}},
+            {"text": "called"},
+            {"tool_use": {"name": "mcp__tickloop__TickManage", "input": {"action": "subscribe", "instance": "hosted:counter"}}},
+            {"text": "subscribed"}
+        ]),
+        p.host.runtime(),
+    );
+    let allowed = "mcp__tickloop__TickManage,mcp__tickloop__TickCall";
+    let mut c = p.claude(
+        &api,
+        100,
+        &[
+            "--mcp-config",
+            mcp.to_str().unwrap(),
+            "--allowedTools",
+            allowed,
+        ],
+    );
+    c.say("Open a counter.");
+    assert_eq!(c.result_text(), "opened");
+    c.say("Add 5 to it.");
+    assert_eq!(c.result_text(), "called");
+    c.say("Subscribe to it.");
+    assert_eq!(c.result_text(), "subscribed");
+    c.say("/tick status");
+    let status = c.result_text();
+    assert!(status.contains("subscribed: hosted:counter"), "{status}");
+    c.finish();
+
+    let results = tool_results(&api);
+    assert_eq!(results.len(), 4, "{results:#?}");
+    assert!(
+        results[0].contains("hosted:counter"),
+        "open: {}",
+        results[0]
+    );
+    // Claude Code hands the model the result's structuredContent.
+    assert!(
+        results[1].contains(r#"\"outcome\":\"result\""#) && results[1].contains(r#"\"value\":5"#),
+        "call: {results:#?}"
+    );
+    assert!(
+        results[2].contains("not_executed") && results[2].contains("revision"),
+        "stale revision: {results:#?}"
+    );
+    assert!(
+        results[3].contains("subscribed: hosted:counter"),
+        "subscribe: {}",
+        results[3]
+    );
+    assert_eq!(
+        p.host.read("hosted:counter")["data"]["value"],
+        5,
+        "the stale call did not run"
+    );
+
+    // The counter's own tools appeared once it opened (list_changed): in the
+    // first request after the open, not before; every name fits 64.
+    let turns = api.turns();
+    let names = |r: &Value| -> Vec<String> {
+        r["body"]["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["name"].as_str().map(str::to_string))
+            .collect()
+    };
+    assert!(
+        names(&turns[0]).contains(&"mcp__tickloop__TickCall".to_string()),
+        "{:?}",
+        names(&turns[0])
+    );
+    assert!(!names(&turns[0])
+        .iter()
+        .any(|n| n.starts_with("mcp__tickloop__counter__")));
+    let later = names(turns.last().unwrap());
+    assert!(
+        later.contains(&"mcp__tickloop__counter__increment".to_string()),
+        "{later:?}"
+    );
+    for r in &turns {
+        for n in names(r) {
+            assert!(n.len() <= 64, "tool name over 64 characters: {n}");
+        }
+    }
+}
+
 /// Case 6: uninstall leaves the settings as they were, byte for byte.
 fn uninstall_restores_settings() {
     let host = Host::new();
@@ -730,6 +859,11 @@ fn main() {
         trial(
             "interrupted_turn_and_resume_once",
             interrupted_turn_and_resume_once,
+            &missing,
+        ),
+        trial(
+            "mcp_tools_inside_claude_code",
+            mcp_tools_inside_claude_code,
             &missing,
         ),
         // Needs no Claude Code: it checks the files install and uninstall write.

@@ -872,3 +872,23 @@ pub fn run_hook(event: HookEvent, runtime_dir: PathBuf) -> i32 {
         }
     }
 }
+
+/// A Loop subscription from outside a hook (TickManage `subscribe` in the
+/// MCP bridge Claude Code started, which has its `CLAUDE_CODE_SESSION_ID`):
+/// the same [`Input::Subscribe`] as `/tick subscribe`. Returns the core's
+/// reply (`ok`, text).
+pub fn subscribe_session(
+    session_id: &str,
+    instances: Vec<String>,
+    env: &HookEnv,
+) -> Result<(bool, String), HookError> {
+    let mut locked = lock_state(env, session_id)?;
+    let mut reply = (false, "no reply".to_string());
+    for effect in locked.state.core.handle(Input::Subscribe(instances)) {
+        if let Effect::Reply { ok, text } = effect {
+            reply = (ok, text);
+        }
+    }
+    locked.save()?;
+    Ok(reply)
+}
