@@ -52,7 +52,6 @@ fn claude_bin() -> Result<PathBuf, String> {
 struct FakeApi {
     child: Child,
     port: u16,
-    script: PathBuf,
     log: PathBuf,
 }
 
@@ -83,12 +82,7 @@ impl FakeApi {
                 .parse()
                 .ok()
         });
-        FakeApi {
-            child,
-            port,
-            script,
-            log,
-        }
+        FakeApi { child, port, log }
     }
 
     /// Every request so far.
@@ -106,10 +100,6 @@ impl FakeApi {
             .into_iter()
             .filter(|r| r["body"]["tools"].as_array().is_some_and(|t| !t.is_empty()))
             .collect()
-    }
-
-    fn set_replies(&self, replies: Value) {
-        write_script(&self.script, &replies);
     }
 }
 

@@ -892,3 +892,153 @@ pub fn subscribe_session(
     locked.save()?;
     Ok(reply)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct NoTicks;
+    impl Deliveries for NoTicks {
+        fn fetch(&self, _: &[String]) -> Vec<Fetched> {
+            Vec::new()
+        }
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("tickloop-cc-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn input(event: &str, prompt: Option<&str>, prompt_id: &str, transcript: &Path) -> HookInput {
+        HookInput::parse(
+            &json!({
+                "session_id": "s-1",
+                "transcript_path": transcript,
+                "hook_event_name": event,
+                "prompt": prompt,
+                "prompt_id": prompt_id,
+            })
+            .to_string(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn control_prompts_are_tick_and_a_word_boundary() {
+        assert!(is_control("/tick"));
+        assert!(is_control("  /tick 3 --policy x"));
+        assert!(!is_control("/tickle"));
+        assert!(!is_control("tick"));
+    }
+
+    #[test]
+    fn message_text_is_policy_text_then_data_lines() {
+        let m = json!({"content": [{"type": "text", "text": "tick"}, {"type": "data", "data": {"instance": "hosted:c"}}]});
+        assert_eq!(message_text(&m), "tick\n\n{\"instance\":\"hosted:c\"}");
+    }
+
+    #[test]
+    fn an_interrupted_turn_is_read_from_the_transcript() {
+        let d = scratch("transcript");
+        let t = d.join("t.jsonl");
+        std::fs::write(
+            &t,
+            "{\"type\":\"user\",\"message\":{\"content\":\"go\"}}\n{\"type\":\"assistant\",\"message\":{\"content\":[]}}\n{\"type\":\"user\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"[Request interrupted by user]\"}]}}\n{\"type\":\"system\"}\n",
+        )
+        .unwrap();
+        assert_eq!(classify_unended_turn(&t), TurnStatus::Interrupted);
+        std::fs::write(
+            &t,
+            "{\"type\":\"assistant\",\"isApiErrorMessage\":true,\"message\":{}}\n",
+        )
+        .unwrap();
+        assert_eq!(classify_unended_turn(&t), TurnStatus::Error);
+        assert!(matches!(
+            classify_unended_turn(&d.join("none")),
+            TurnStatus::Unknown(_)
+        ));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// The hooks' whole cycle without Claude Code: a person's turn, `/tick 2`
+    /// consumed, the wake hook's step, its carrier, the Stop hook's step, and
+    /// the run complete; each call a fresh load of the state from disk.
+    #[test]
+    fn a_bounded_run_through_the_hooks() {
+        let d = scratch("cycle");
+        let env = HookEnv {
+            state_dir: d.join("state"),
+            audit_dir: Some(d.join("audit")),
+            config: Some(d.join("loop.json")),
+            delay_ms: 0,
+            runtime_dir: d.join("rt"),
+        };
+        std::fs::write(d.join("loop.json"), "{}").unwrap();
+        let t = d.join("t.jsonl");
+        let call = |event, prompt: Option<&str>, id: &str| {
+            handle(event, &input("x", prompt, id, &t), &env, &NoTicks).unwrap()
+        };
+        assert_eq!(
+            call(HookEvent::UserPromptSubmit, Some("hello"), "p1"),
+            HookOutput::nothing()
+        );
+        assert_eq!(
+            call(HookEvent::Wake, Some("hello"), "p1"),
+            HookOutput::nothing()
+        );
+        assert_eq!(call(HookEvent::Stop, None, "p1"), HookOutput::nothing());
+        let armed = call(HookEvent::UserPromptSubmit, Some("/tick 2"), "p2");
+        let reason = armed.stdout.unwrap()["reason"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(reason.contains("armed run"), "{reason}");
+        let woke = call(HookEvent::Wake, Some("/tick 2"), "p2");
+        assert_eq!((woke.exit_code, woke.stderr.as_deref()), (2, Some("tick")));
+        let carrier = "<task-notification>\n<summary>Stop hook feedback</summary>";
+        assert_eq!(
+            call(HookEvent::UserPromptSubmit, Some(carrier), "p3"),
+            HookOutput::nothing()
+        );
+        let second = call(HookEvent::Stop, None, "p3");
+        assert_eq!(second, HookOutput::block("tick".into()));
+        assert_eq!(call(HookEvent::Stop, None, "p3"), HookOutput::nothing());
+        let status = call(HookEvent::UserPromptSubmit, Some("/tick status"), "p4");
+        assert!(status.stdout.unwrap()["reason"]
+            .as_str()
+            .unwrap()
+            .contains("inactive"));
+        let ledger =
+            std::fs::read_to_string(d.join("audit").join(ledger_file_name("s-1"))).unwrap();
+        let types: Vec<String> = ledger
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).unwrap()["type"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(
+            types,
+            [
+                "loop_armed",
+                "tick_scheduled",
+                "tick_enqueued",
+                "tick_terminal",
+                "tick_scheduled",
+                "tick_enqueued",
+                "tick_terminal",
+                "loop_complete"
+            ]
+        );
+        // A person typing `tick` is a natural message, not a step.
+        assert_eq!(
+            call(HookEvent::UserPromptSubmit, Some("tick"), "p5"),
+            HookOutput::nothing()
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}

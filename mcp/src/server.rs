@@ -1739,6 +1739,15 @@ pub fn spoken_protocol_versions() -> &'static [ProtocolVersion] {
     ProtocolVersion::known_up_to(&ProtocolVersion::LATEST_WITH_INITIALIZE)
 }
 
+/// The Claude Code session this bridge runs in, whose Loop TickManage
+/// `subscribe` adds to (Claude Code sets `CLAUDE_CODE_SESSION_ID` for the
+/// MCP servers it starts).
+fn loop_session() -> Option<String> {
+    std::env::var("CLAUDE_CODE_SESSION_ID")
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1799,13 +1808,4 @@ mod tests {
         assert!(bad_params("resources/read", None).is_some());
         assert_eq!(bad_params("foo/bar", None), None);
     }
-}
-
-/// The Claude Code session this bridge runs in, whose Loop TickManage
-/// `subscribe` adds to (Claude Code sets `CLAUDE_CODE_SESSION_ID` for the
-/// MCP servers it starts).
-fn loop_session() -> Option<String> {
-    std::env::var("CLAUDE_CODE_SESSION_ID")
-        .ok()
-        .filter(|s| !s.trim().is_empty())
 }

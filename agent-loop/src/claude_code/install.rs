@@ -152,7 +152,10 @@ pub struct Report {
     pub lines: Vec<String>,
 }
 
-fn read_settings(path: &Path) -> Result<Option<(String, Map<String, Value>)>, InstallError> {
+/// A settings file as read: its text and its top-level object.
+type Settings = (String, Map<String, Value>);
+
+fn read_settings(path: &Path) -> Result<Option<Settings>, InstallError> {
     let text = match std::fs::read(path) {
         Ok(bytes) => String::from_utf8(bytes).map_err(|_| {
             refused(path, "is not UTF-8 text; fix it or move it away, then run this again (nothing was written)")
