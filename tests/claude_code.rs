@@ -224,9 +224,37 @@ impl Project {
             .collect()
     }
 
-    fn claude(&self, api: &FakeApi, delay_ms: u64, extra: &[&str]) -> Claude {
+    /// `claude` with this project's environment: its own HOME, the fake
+    /// API, the host's runtime directory, and `tickloop` first on PATH.
+    fn claude_command(&self, port: u16, delay_ms: u64) -> Command {
         let bin = claude_bin().expect("Claude Code");
+        let tickloop_dir = Path::new(common::tickloop_bin()).parent().expect("bin dir");
+        let path = std::env::join_paths(std::iter::once(tickloop_dir.to_path_buf()).chain(
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+        ))
+        .expect("PATH");
         let mut cmd = Command::new(bin);
+        cmd.current_dir(&self.dir)
+            .env("PATH", path)
+            .env("HOME", &self.home)
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"))
+            .env("ANTHROPIC_API_KEY", "dummy")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("IS_SANDBOX", "1")
+            // MCP tools in the request's `tools` (not deferred behind
+            // ToolSearch), so the scripted model can call them directly.
+            .env("ENABLE_TOOL_SEARCH", "false")
+            .env("TICKLOOP_RUNTIME_DIR", self.host.runtime())
+            .env("TICKLOOP_LOOP_STATE_DIR", &self.state)
+            .env("TICKLOOP_LOOP_DELAY_MS", delay_ms.to_string())
+            .env("XDG_DATA_HOME", self.host.scratch().join("data"))
+            .env(MARK_VAR, self.host.runtime());
+        cmd
+    }
+
+    fn claude(&self, api: &FakeApi, delay_ms: u64, extra: &[&str]) -> Claude {
+        let mut cmd = self.claude_command(api.port, delay_ms);
         cmd.args([
             "-p",
             "--input-format",
@@ -236,24 +264,6 @@ impl Project {
             "--verbose",
         ])
         .args(extra)
-        .current_dir(&self.dir)
-        .env("HOME", &self.home)
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env(
-            "ANTHROPIC_BASE_URL",
-            format!("http://127.0.0.1:{}", api.port),
-        )
-        .env("ANTHROPIC_API_KEY", "dummy")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("IS_SANDBOX", "1")
-        // MCP tools in the request's `tools` (not deferred behind ToolSearch),
-        // so the scripted model can call them directly.
-        .env("ENABLE_TOOL_SEARCH", "false")
-        .env("TICKLOOP_RUNTIME_DIR", self.host.runtime())
-        .env("TICKLOOP_LOOP_STATE_DIR", &self.state)
-        .env("TICKLOOP_LOOP_DELAY_MS", delay_ms.to_string())
-        .env("XDG_DATA_HOME", self.host.scratch().join("data"))
-        .env(MARK_VAR, self.host.runtime())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
@@ -646,14 +656,6 @@ fn tool_results(api: &FakeApi) -> Vec<String> {
 /// stale revision is refused, and TickManage subscribes the session's Loop.
 fn mcp_tools_inside_claude_code() {
     let p = Project::new();
-    let mcp = p.host.scratch().join("mcp.json");
-    // The README's snippet, in the JSON form `--mcp-config` takes.
-    std::fs::write(
-        &mcp,
-        json!({"mcpServers": {"tickloop": {"type": "stdio", "command": common::tickloop_bin(), "args": ["mcp"]}}})
-            .to_string(),
-    )
-    .unwrap();
     let log = p.host.log_path("counter");
     let counter = common::tick("counter.py");
     let api = FakeApi::start(
@@ -669,17 +671,16 @@ fn mcp_tools_inside_claude_code() {
         ]),
         p.host.runtime(),
     );
+    // The README's snippet, as written (`tickloop` is on PATH).
+    let added = p
+        .claude_command(api.port, 100)
+        .args(["mcp", "add", "tickloop", "--", "tickloop", "mcp"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("claude mcp add");
+    assert!(added.status.success(), "claude mcp add: {added:?}");
     let allowed = "mcp__tickloop__TickManage,mcp__tickloop__TickCall";
-    let mut c = p.claude(
-        &api,
-        100,
-        &[
-            "--mcp-config",
-            mcp.to_str().unwrap(),
-            "--allowedTools",
-            allowed,
-        ],
-    );
+    let mut c = p.claude(&api, 100, &["--allowedTools", allowed]);
     c.say("Open a counter.");
     assert_eq!(c.result_text(), "opened");
     c.say("Add 5 to it.");
