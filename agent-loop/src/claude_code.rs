@@ -1034,11 +1034,27 @@ mod tests {
                 "loop_complete"
             ]
         );
-        // A person typing `tick` is a natural message, not a step.
+        // A person typing `tick` is a natural message, not a step: the next
+        // run starts from the two steps counted by their source.
         assert_eq!(
             call(HookEvent::UserPromptSubmit, Some("tick"), "p5"),
             HookOutput::nothing()
         );
+        assert_eq!(call(HookEvent::Stop, None, "p5"), HookOutput::nothing());
+        let again = call(HookEvent::UserPromptSubmit, Some("/tick 1"), "p6");
+        assert!(again.stdout.unwrap()["reason"]
+            .as_str()
+            .unwrap()
+            .contains("armed run"));
+        let ledger =
+            std::fs::read_to_string(d.join("audit").join(ledger_file_name("s-1"))).unwrap();
+        let armed: Vec<Value> = ledger
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|r| r["type"] == "loop_armed")
+            .collect();
+        assert_eq!(armed.len(), 2);
+        assert_eq!(armed[1]["startCount"], 2, "{}", armed[1]);
         std::fs::remove_dir_all(&d).unwrap();
     }
 }
