@@ -106,6 +106,13 @@ fn claude_code_command(command: ClaudeCodeCommand, runtime_dir: PathBuf, exe: Pa
     let verb = if uninstall { "uninstall" } else { "install" };
     let target = if target.user {
         match install::Target::user() {
+            Some(t) if !uninstall && project_install_here(&t) => {
+                eprintln!(
+                    "tickloop loop claude-code install --user: this directory's project already has them (.claude/{}); the hooks would run twice here (uninstall that first; nothing was written)",
+                    install::MANIFEST
+                );
+                return 1;
+            }
             Some(t) => t,
             None => {
                 eprintln!(
@@ -134,7 +141,23 @@ fn claude_code_command(command: ClaudeCodeCommand, runtime_dir: PathBuf, exe: Pa
             );
             return 2;
         }
-        install::Target::project(&dir)
+        let target = install::Target::project(&dir);
+        // Hooks in both the user's and a project's settings would all run,
+        // feeding the session's Loop every event twice.
+        if !uninstall {
+            if let Some(user) =
+                install::Target::user().filter(|u| u.claude_dir != target.claude_dir)
+            {
+                if user.manifest().exists() {
+                    eprintln!(
+                        "tickloop loop claude-code install: already installed for the user ({}); the hooks would run twice in this project (nothing was written)",
+                        user.manifest().display()
+                    );
+                    return 1;
+                }
+            }
+        }
+        target
     };
     let result = if uninstall {
         install::uninstall(&target)
@@ -153,4 +176,12 @@ fn claude_code_command(command: ClaudeCodeCommand, runtime_dir: PathBuf, exe: Pa
             1
         }
     }
+}
+
+/// Whether the current directory's project has its own install (other than
+/// the user's `.claude` itself).
+fn project_install_here(user: &install::Target) -> bool {
+    std::env::current_dir()
+        .map(|d| install::Target::project(&d))
+        .is_ok_and(|p| p.claude_dir != user.claude_dir && p.manifest().exists())
 }

@@ -195,6 +195,9 @@ impl Project {
 
     fn tickloop(&self, args: &[&str], path_arg: Option<&Path>) -> std::process::Output {
         let mut cmd = self.host.command(args);
+        // The user's own settings never matter (install refuses a project
+        // when the user has the hooks).
+        cmd.env("HOME", &self.home).env_remove("CLAUDE_CONFIG_DIR");
         if let Some(p) = path_arg {
             cmd.arg(p);
         }
@@ -759,7 +762,9 @@ fn uninstall_restores_settings() {
     std::fs::write(dir.join(".claude/settings.json"), original).unwrap();
     let run = |args: &[&str]| {
         let mut cmd = host.command(args);
-        cmd.arg(&dir);
+        cmd.arg(&dir)
+            .env("HOME", host.scratch())
+            .env_remove("CLAUDE_CONFIG_DIR");
         cmd.output().unwrap()
     };
     let out = run(&["loop", "claude-code", "install", "--project"]);
@@ -805,6 +810,8 @@ fn uninstall_restores_settings() {
         let out = host
             .command(&["loop", "claude-code", verb, "--project"])
             .arg(&fresh)
+            .env("HOME", host.scratch())
+            .env_remove("CLAUDE_CONFIG_DIR")
             .output()
             .unwrap();
         assert!(out.status.success(), "{out:?}");
@@ -813,6 +820,43 @@ fn uninstall_restores_settings() {
         std::fs::read_dir(&fresh).unwrap().count(),
         0,
         "nothing left in a fresh project"
+    );
+    // Installed for the user: a project install would run every hook twice.
+    let user_home = host.scratch().join("user-home");
+    std::fs::create_dir_all(&user_home).unwrap();
+    let as_user = |args: &[&str], project: Option<&Path>| {
+        let mut cmd = host.command(args);
+        if let Some(p) = project {
+            cmd.arg(p);
+        }
+        cmd.env("HOME", &user_home)
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .output()
+            .unwrap()
+    };
+    let out = as_user(&["loop", "claude-code", "install", "--user"], None);
+    assert!(out.status.success(), "{out:?}");
+    assert!(user_home.join(".claude/settings.json").exists());
+    let out = as_user(
+        &["loop", "claude-code", "install", "--project"],
+        Some(&fresh),
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("already installed for the user"),
+        "{out:?}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&fresh).unwrap().count(),
+        0,
+        "nothing written"
+    );
+    let out = as_user(&["loop", "claude-code", "uninstall", "--user"], None);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        std::fs::read_dir(&user_home).unwrap().count(),
+        0,
+        "the user's .claude install created is gone"
     );
 }
 
