@@ -515,6 +515,20 @@ fn refusals_reach_no_model() {
     );
     assert_no_tick_text(&api.requests());
     assert!(p.ledger_types().is_empty(), "{:?}", p.ledger_types());
+    // What Claude Code asked of the API at all: HEAD / and streaming messages.
+    for r in api.requests() {
+        let (method, path) = (
+            r["method"].as_str().unwrap_or(""),
+            r["path"].as_str().unwrap_or(""),
+        );
+        assert!(
+            (method == "HEAD" && path == "/")
+                || (method == "POST"
+                    && path.starts_with("/v1/messages")
+                    && r["body"]["stream"] == true),
+            "unexpected request {method} {path}"
+        );
+    }
 }
 
 /// Case 3: `/tick stop` while a step is scheduled (during the delay).

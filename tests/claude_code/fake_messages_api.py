@@ -20,8 +20,8 @@ turns); other requests (titles, summaries) and requests after the script is
 used up get "default" (a short text). The script file is read again for each
 request, so a test may append replies while the CLI runs.
 
-The log has one line per request: {"n", "path", "served", "body"}, flushed
-before the reply is sent.
+The log has one line per request, HEAD and GET included: {"n", "method",
+"path", "served", "body"}, written before the reply is sent.
 """
 
 import argparse
@@ -53,12 +53,21 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):  # keep stderr for real problems
         pass
 
+    def record(self, entry):
+        with LOCK:
+            STATE["n"] += 1
+            entry["n"] = STATE["n"]
+            with open(self.server.log, "a", encoding="utf-8") as log:
+                log.write(json.dumps(entry) + "\n")
+
     def do_HEAD(self):
+        self.record({"method": "HEAD", "path": self.path, "served": None, "body": None})
         self.send_response(200)
         self.send_header("Content-Length", "0")
         self.end_headers()
 
     def do_GET(self):
+        self.record({"method": "GET", "path": self.path, "served": None, "body": None})
         body = b"{}"
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -86,7 +95,7 @@ class Handler(BaseHTTPRequestHandler):
                 reply = default
                 served = None
             with open(self.server.log, "a", encoding="utf-8") as log:
-                log.write(json.dumps({"n": n, "path": self.path, "served": served, "body": body}) + "\n")
+                log.write(json.dumps({"n": n, "method": "POST", "path": self.path, "served": served, "body": body}) + "\n")
         gate = reply.get("after_file")
         while gate and not os.path.exists(gate):
             time.sleep(0.02)
