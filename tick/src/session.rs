@@ -353,3 +353,236 @@ fn frame(message: &Value) -> Vec<u8> {
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Describe, Tool};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+    /// A sink the test reads back.
+    #[derive(Clone, Default)]
+    struct Lines(Arc<Mutex<Vec<u8>>>);
+
+    impl LineSink for Lines {
+        fn write_line(&mut self, line: &[u8]) -> std::io::Result<()> {
+            self.0.lock().unwrap().extend_from_slice(line);
+            Ok(())
+        }
+    }
+
+    impl Lines {
+        fn take(&self) -> Vec<Value> {
+            let bytes = std::mem::take(&mut *self.0.lock().unwrap());
+            String::from_utf8(bytes)
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+                .collect()
+        }
+    }
+
+    /// A counter whose catalog grows a tool when `extra` is set.
+    #[derive(Default)]
+    struct Counter {
+        value: Mutex<i64>,
+        executed: AtomicUsize,
+        extra: AtomicBool,
+    }
+
+    impl Tick for Counter {
+        fn describe(&self) -> Describe {
+            let d = Describe::new("test.counter", "Counter", "A number.")
+                .tool(Tool::mutating("add", "Add n.").input(json!({
+                    "type": "object",
+                    "properties": {"n": {"type": "integer"}},
+                    "required": ["n"], "additionalProperties": false
+                })))
+                .tool(Tool::query("boom", "Panics."));
+            if self.extra.load(Ordering::SeqCst) {
+                d.tool(Tool::mutating("reset", "Back to 0."))
+            } else {
+                d
+            }
+        }
+        fn read(&self) -> Option<Value> {
+            Some(json!({"value": *self.value.lock().unwrap()}))
+        }
+        fn call(&self, tool: &str, args: Value, updates: &Updater) -> Result<Value, ToolError> {
+            self.executed.fetch_add(1, Ordering::SeqCst);
+            match tool {
+                "add" => {
+                    let mut v = self.value.lock().unwrap();
+                    *v += args["n"].as_i64().unwrap();
+                    updates.update(json!({"value": *v})).map_err(ToolError::failed)?;
+                    Ok(json!({"value": *v}))
+                }
+                "boom" => panic!("boom"),
+                _ => Err(ToolError::unknown_tool(tool)),
+            }
+        }
+    }
+
+    fn session() -> (Session, Lines, Arc<Counter>) {
+        let lines = Lines::default();
+        let tick = Arc::new(Counter::default());
+        (Session::new(tick.clone(), Box::new(lines.clone())), lines, tick)
+    }
+
+    fn request(s: &Session, id: u64, method: &str, params: Value) {
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        if let Action::Call(call) = s.handle(line.to_string().as_bytes()) {
+            s.run_call(call);
+        }
+    }
+
+    fn call(s: &Session, id: u64, tool: &str, args: Value, revision: &str) {
+        request(s, id, "tick/call", json!({"tool": tool, "args": args, "revision": revision}));
+    }
+
+    #[test]
+    fn describe_and_read_answer_with_protocol_revision_and_seq() {
+        let (s, lines, _) = session();
+        request(&s, 1, "tick/describe", json!({}));
+        request(&s, 2, "tick/read", json!({}));
+        let out = lines.take();
+        assert_eq!(out[0]["id"], 1);
+        assert_eq!(out[0]["result"]["protocol"], 3);
+        assert_eq!(out[0]["result"]["revision"], s.revision());
+        assert_eq!(out[0]["result"]["tools"][0]["mutates"], true);
+        assert_eq!(out[1]["result"], json!({"seq": 0, "data": {"value": 0}}));
+    }
+
+    #[test]
+    fn a_call_updates_then_answers_and_reads_never_fall_below_updates() {
+        let (s, lines, _) = session();
+        let rev = s.revision();
+        call(&s, 1, "add", json!({"n": 2}), &rev);
+        call(&s, 2, "add", json!({"n": 3}), &rev);
+        request(&s, 3, "tick/read", json!({}));
+        let out = lines.take();
+        assert_eq!(out[0]["method"], "tick/update");
+        assert_eq!(out[0]["params"], json!({"seq": 1, "data": {"value": 2}}));
+        assert_eq!(out[1], json!({"jsonrpc": "2.0", "id": 1, "result": {"value": 2}}));
+        assert_eq!(out[2]["params"]["seq"], 2);
+        assert_eq!(out[4]["result"]["seq"], 2);
+        assert_eq!(out[4]["result"]["data"]["value"], 5);
+    }
+
+    #[test]
+    fn stale_revision_unknown_tool_and_bad_args_are_refused_unexecuted() {
+        let (s, lines, tick) = session();
+        let rev = s.revision();
+        call(&s, 1, "add", json!({"n": 1}), "not-the-revision");
+        call(&s, 2, "nope", json!({}), &rev);
+        call(&s, 3, "add", json!({"n": "one"}), &rev);
+        call(&s, 4, "add", json!({}), &rev);
+        call(&s, 5, "add", json!({"n": 1, "x": 0}), &rev);
+        request(&s, 6, "tick/call", json!({"tool": "add", "args": [], "revision": rev}));
+        let out = lines.take();
+        assert_eq!(out[0]["error"]["code"], -32004, "{out:?}");
+        for answer in &out[1..] {
+            assert_eq!(answer["error"]["code"], -32602, "{answer}");
+        }
+        assert!(out[1]["error"]["message"].as_str().unwrap().contains("unknown tool"));
+        assert!(out[2]["error"]["message"].as_str().unwrap().contains("input_schema"));
+        assert_eq!(tick.executed.load(Ordering::SeqCst), 0);
+        assert_eq!(*tick.value.lock().unwrap(), 0);
+    }
+
+    #[test]
+    fn a_changed_catalog_gets_a_new_revision_and_the_old_one_is_refused() {
+        let (s, lines, tick) = session();
+        let old = s.revision();
+        assert_eq!(s.revision(), old, "the same catalog keeps its revision");
+        tick.extra.store(true, Ordering::SeqCst);
+        let new = s.revision();
+        assert_ne!(new, old);
+        call(&s, 1, "add", json!({"n": 1}), &old);
+        call(&s, 2, "add", json!({"n": 1}), &new);
+        let out = lines.take();
+        assert_eq!(out[0]["error"]["code"], -32004);
+        assert_eq!(out[2]["result"]["value"], 1, "{out:?}");
+        // Back to the first tools: still a revision never used before.
+        tick.extra.store(false, Ordering::SeqCst);
+        let third = s.revision();
+        assert!(third != old && third != new, "{old} {new} {third}");
+    }
+
+    #[test]
+    fn lines_without_a_usable_id_get_no_answer_and_unknown_methods_do() {
+        let (s, lines, _) = session();
+        assert!(matches!(s.handle(b"not json\n"), Action::Done));
+        assert!(matches!(s.handle(br#"{"jsonrpc":"2.0","method":"tick/read"}"#), Action::Done));
+        assert!(matches!(s.handle(br#"{"jsonrpc":"2.0","id":"x","method":"tick/read"}"#), Action::Done));
+        assert!(lines.take().is_empty());
+        request(&s, 9, "tick/other", json!({}));
+        assert_eq!(lines.take()[0]["error"]["code"], -32601);
+    }
+
+    #[test]
+    fn a_panicking_tool_is_answered_as_executed_internal_error() {
+        let (s, lines, _) = session();
+        let rev = s.revision();
+        call(&s, 1, "boom", json!({}), &rev);
+        let out = lines.take();
+        assert_eq!(out[0]["id"], 1);
+        assert_eq!(out[0]["error"]["code"], code::INTERNAL);
+    }
+
+    #[test]
+    fn null_updates_are_refused() {
+        let (s, lines, _) = session();
+        assert!(matches!(s.updater().update(Value::Null), Err(UpdateError::NullData)));
+        assert!(lines.take().is_empty());
+        assert_eq!(s.updater().seq(), 0);
+    }
+
+    #[test]
+    fn updates_from_many_threads_are_whole_lines_in_seq_order() {
+        let (s, lines, _) = session();
+        let big = "x".repeat(10_000);
+        std::thread::scope(|scope| {
+            for t in 0..8 {
+                let updater = s.updater();
+                let big = &big;
+                scope.spawn(move || {
+                    for i in 0..50 {
+                        updater.update(json!({"t": t, "i": i, "pad": big})).unwrap();
+                    }
+                });
+            }
+        });
+        let out = lines.take();
+        assert_eq!(out.len(), 400);
+        for (n, update) in out.iter().enumerate() {
+            assert_eq!(update["params"]["seq"], n as u64 + 1);
+        }
+    }
+
+    #[test]
+    fn an_invalid_catalog_fails_describe_with_the_reason() {
+        struct Bad;
+        impl Tick for Bad {
+            fn describe(&self) -> Describe {
+                Describe::new("t.bad", "Bad", "d")
+                    .tool(Tool::mutating("x", "x"))
+                    .recover_with("x")
+            }
+            fn read(&self) -> Option<Value> {
+                None
+            }
+            fn call(&self, _: &str, _: Value, _: &Updater) -> Result<Value, ToolError> {
+                Ok(Value::Null)
+            }
+        }
+        let lines = Lines::default();
+        let s = Session::new(Arc::new(Bad), Box::new(lines.clone()));
+        request(&s, 1, "tick/describe", json!({}));
+        request(&s, 2, "tick/read", json!({}));
+        let out = lines.take();
+        assert_eq!(out[0]["error"]["code"], code::INTERNAL);
+        assert!(out[0]["error"]["message"].as_str().unwrap().contains("recover_with"));
+        assert_eq!(out[1]["result"], json!({"seq": 0, "data": null}));
+    }
+}
