@@ -7,6 +7,7 @@ mod completions;
 mod doctor;
 mod herdr_cli;
 mod loop_cli;
+mod new;
 mod output;
 mod version;
 
@@ -101,6 +102,19 @@ enum Command {
             value_name = "PROGRAM"
         )]
         argv: Vec<String>,
+    },
+    /// Make a new Tick package, folder NAME (SKILL.md and a program that
+    /// passes `check` as made).
+    New {
+        /// The package's name and folder (1-64 of A-Z a-z 0-9 - _, from a letter).
+        name: String,
+        /// Python (standard library only) or Rust (on the tickloop-tick crate).
+        #[arg(long, value_enum, default_value = "python")]
+        lang: new::Lang,
+        /// With --lang rust: depend on the tickloop-tick crate in this folder
+        /// (a Tickloop checkout's tick/) instead of its crates.io release.
+        #[arg(long, value_name = "DIR")]
+        tick_path: Option<PathBuf>,
     },
     /// Every instance, running or ended.
     List,
@@ -555,6 +569,29 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                     argv,
                 },
             )
+        }
+        Command::New {
+            name,
+            lang,
+            tick_path,
+        } => {
+            if tick_path.is_some() && lang != new::Lang::Rust {
+                return Err(CliError::new(
+                    "bad_request",
+                    "--tick-path is for --lang rust".to_string(),
+                    2,
+                )
+                .into());
+            }
+            let parent = std::env::current_dir().context("cannot read the current directory")?;
+            let value = new::run(new::Options {
+                name,
+                lang,
+                parent,
+                tick_path,
+            })?;
+            show(&value, json, new::text);
+            Ok(0)
         }
         Command::List => {
             let value = simple(&runtime, &exe, ClientRequest::List)?;
