@@ -36,6 +36,7 @@ pub mod attach;
 pub mod emulator;
 pub mod instance;
 pub mod record;
+pub mod recorder;
 pub mod screen_model;
 pub mod socket;
 pub mod spawn;

@@ -807,6 +807,7 @@ impl Bridge {
                 .history
                 .or_else(|| tickhost::config::load().ok().and_then(|c| c.history)),
             approve: None,
+            record: None,
         });
         let result = self.value_or_failure(request).await;
         self.inner.wake.notify_one();
@@ -877,6 +878,7 @@ impl Bridge {
                 .history
                 .or_else(|| tickhost::config::load().ok().and_then(|c| c.history)),
             approve,
+            record: None,
         });
         let result = self.value_or_failure(request).await;
         self.inner.wake.notify_one();
