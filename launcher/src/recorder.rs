@@ -8,9 +8,12 @@
 //!
 //! The taps cost one atomic load when nothing records. Output is taken in
 //! the emulator thread, in the order the screen applies it, so a recording
-//! started mid-session continues exactly from the screen it starts with.
-//! Each recording gets encoded lines through an unbounded channel; one
-//! that falls more than [`MAX_QUEUED`] bytes behind is ended.
+//! started mid-session continues exactly from the screen it starts with;
+//! the emulator thread only timestamps and copies it: the recording's own
+//! reader (a file's writer thread, a `record` connection) decodes and
+//! encodes it, off the emulator's path. Each recording gets its events
+//! through an unbounded channel; one whose reader falls more than
+//! [`MAX_QUEUED`] bytes behind is ended.
 
 use crate::attach::{Attrs, Color, Snapshot, Underline};
 use serde_json::{json, Value};
@@ -24,23 +27,91 @@ pub const MARKER_PREFIX: &str = "tickloop ";
 /// How far a recording's reader may fall behind before it is ended.
 pub const MAX_QUEUED: usize = 64 * 1024 * 1024;
 
-/// Where one recording's lines go (each ends with `\n`).
+/// One event of a recording, as the taps hand it over.
+enum Event {
+    /// A whole line (the header).
+    Line(Vec<u8>),
+    /// PTY output at `t`, not yet decoded.
+    Output(f64, Vec<u8>),
+    /// `[t, code, data]` with `data` already JSON.
+    Encoded(f64, &'static str, String),
+}
+
+impl Event {
+    fn cost(&self) -> usize {
+        match self {
+            Event::Line(l) => l.len(),
+            Event::Output(_, b) => b.len(),
+            Event::Encoded(_, _, d) => d.len(),
+        }
+    }
+}
+
+/// Where one recording's events go.
 pub struct RecordingSink {
-    tx: mpsc::UnboundedSender<Vec<u8>>,
+    tx: mpsc::UnboundedSender<Event>,
     queued: Arc<AtomicUsize>,
 }
 
-/// The reading end of a recording: lines, and the count to give back.
+/// The reading end of a recording: asciicast lines, each ending in `\n`.
 pub struct RecordingStream {
-    pub rx: mpsc::UnboundedReceiver<Vec<u8>>,
+    rx: mpsc::UnboundedReceiver<Event>,
     queued: Arc<AtomicUsize>,
+    /// An incomplete UTF-8 sequence at the end of the last output.
+    utf8_carry: Vec<u8>,
 }
 
 impl RecordingStream {
-    /// Says that `n` bytes received were written out.
-    pub fn consumed(&self, n: usize) {
-        self.queued.fetch_sub(n, Ordering::AcqRel);
+    /// The next line; `None` when the recording has ended.
+    pub async fn recv(&mut self) -> Option<Vec<u8>> {
+        loop {
+            let event = self.rx.recv().await?;
+            if let Some(line) = self.encode(event) {
+                return Some(line);
+            }
+        }
     }
+
+    /// [`RecordingStream::recv`] for a thread outside the runtime.
+    pub fn blocking_recv(&mut self) -> Option<Vec<u8>> {
+        loop {
+            let event = self.rx.blocking_recv()?;
+            if let Some(line) = self.encode(event) {
+                return Some(line);
+            }
+        }
+    }
+
+    /// The next line if one is waiting.
+    pub fn try_recv(&mut self) -> Option<Vec<u8>> {
+        loop {
+            let event = self.rx.try_recv().ok()?;
+            if let Some(line) = self.encode(event) {
+                return Some(line);
+            }
+        }
+    }
+
+    /// Whether nothing is waiting.
+    pub fn is_empty(&self) -> bool {
+        self.rx.is_empty()
+    }
+
+    fn encode(&mut self, event: Event) -> Option<Vec<u8>> {
+        self.queued.fetch_sub(event.cost(), Ordering::AcqRel);
+        match event {
+            Event::Line(line) => Some(line),
+            Event::Output(t, bytes) => {
+                let text = decode_utf8_stream(&mut self.utf8_carry, &bytes);
+                (!text.is_empty()).then(|| event_line(t, "o", &json_string(&text)))
+            }
+            Event::Encoded(t, code, data) => Some(event_line(t, code, &data)),
+        }
+    }
+}
+
+fn event_line(t: f64, code: &str, data_json: &str) -> Vec<u8> {
+    format!("[{t:.6}, \"{code}\", {data_json}]\n").into_bytes()
 }
 
 /// A new recording's two ends.
@@ -52,7 +123,11 @@ pub fn recording() -> (RecordingSink, RecordingStream) {
             tx,
             queued: queued.clone(),
         },
-        RecordingStream { rx, queued },
+        RecordingStream {
+            rx,
+            queued,
+            utf8_carry: Vec::new(),
+        },
     )
 }
 
@@ -64,27 +139,35 @@ struct Active {
 }
 
 impl Active {
-    /// Sends `[t, code, data]`; false when the recording is over.
-    fn event(&mut self, at: Instant, code: &str, data_json: &str) -> bool {
+    /// The time of an event at `at`, never before the last one.
+    fn time(&mut self, at: Instant) -> f64 {
         let t = at
             .saturating_duration_since(self.started)
             .as_secs_f64()
             .max(self.last);
         self.last = t;
-        let line = format!("[{t:.6}, \"{code}\", {data_json}]\n").into_bytes();
-        let n = line.len();
+        t
+    }
+
+    /// Hands `event` over; false when the recording is over.
+    fn send(&mut self, event: Event) -> bool {
+        let n = event.cost();
         if self.sink.queued.fetch_add(n, Ordering::AcqRel) + n > MAX_QUEUED {
             return false;
         }
-        self.sink.tx.send(line).is_ok()
+        self.sink.tx.send(event).is_ok()
+    }
+
+    /// Sends `[t, code, data]`; false when the recording is over.
+    fn event(&mut self, at: Instant, code: &'static str, data_json: &str) -> bool {
+        let t = self.time(at);
+        self.send(Event::Encoded(t, code, data_json.to_string()))
     }
 }
 
 #[derive(Default)]
 struct Inner {
     active: Vec<Active>,
-    /// An incomplete UTF-8 sequence at the end of the last output chunk.
-    utf8_carry: Vec<u8>,
     /// The Tick's stdout since its last newline.
     stdout_partial: Vec<u8>,
 }
@@ -138,8 +221,7 @@ impl Recorder {
         };
         let mut line = header.to_string().into_bytes();
         line.push(b'\n');
-        active.sink.queued.fetch_add(line.len(), Ordering::AcqRel);
-        if active.sink.tx.send(line).is_err() {
+        if !active.send(Event::Line(line)) {
             return;
         }
         let redraw = json_string(&redraw(screen));
@@ -147,14 +229,11 @@ impl Recorder {
             return;
         }
         let mut inner = self.lock();
-        if inner.active.is_empty() {
-            inner.utf8_carry.clear();
-        }
         inner.active.push(active);
         self.recording.store(true, Ordering::Release);
     }
 
-    fn each(&self, inner: &mut Inner, at: Instant, code: &str, data_json: &str) {
+    fn each(&self, inner: &mut Inner, at: Instant, code: &'static str, data_json: &str) {
         inner.active.retain_mut(|a| a.event(at, code, data_json));
         if inner.active.is_empty() {
             self.recording.store(false, Ordering::Release);
@@ -167,10 +246,12 @@ impl Recorder {
             return;
         }
         let mut inner = self.lock();
-        let text = decode_utf8_stream(&mut inner.utf8_carry, bytes);
-        if !text.is_empty() {
-            let data = json_string(&text);
-            self.each(&mut inner, at, "o", &data);
+        inner.active.retain_mut(|a| {
+            let t = a.time(at);
+            a.send(Event::Output(t, bytes.to_vec()))
+        });
+        if inner.active.is_empty() {
+            self.recording.store(false, Ordering::Release);
         }
     }
 
@@ -371,8 +452,7 @@ mod tests {
         rec.resize(100, 40);
         rec.end("closed");
         let mut lines = Vec::new();
-        while let Some(line) = stream.rx.recv().await {
-            stream.consumed(line.len());
+        while let Some(line) = stream.recv().await {
             lines.push(String::from_utf8(line).unwrap());
         }
         let header: Value = serde_json::from_str(&lines[0]).unwrap();
@@ -409,14 +489,11 @@ pub fn spawn_file_writer(
         .name("recorder".into())
         .spawn(move || {
             let mut out = std::io::BufWriter::new(file);
-            while let Some(line) = stream.rx.blocking_recv() {
-                let mut n = line.len();
+            while let Some(line) = stream.blocking_recv() {
                 let mut ok = out.write_all(&line).is_ok();
-                while let Ok(more) = stream.rx.try_recv() {
-                    n += more.len();
+                while let Some(more) = stream.try_recv() {
                     ok = ok && out.write_all(&more).is_ok();
                 }
-                stream.consumed(n);
                 if !ok || out.flush().is_err() {
                     // The disk is full or gone: stop; the sender sees it.
                     return;

@@ -217,14 +217,12 @@ where
     let mut scratch = [0u8; 256];
     loop {
         tokio::select! {
-            line = stream.rx.recv() => {
+            line = stream.recv() => {
                 let Some(line) = line else { break };
-                let n = line.len();
                 if writer.write_all(&line).await.is_err() {
                     return;
                 }
-                stream.consumed(n);
-                if stream.rx.is_empty() && writer.flush().await.is_err() {
+                if stream.is_empty() && writer.flush().await.is_err() {
                     return;
                 }
             }
