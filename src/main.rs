@@ -8,8 +8,8 @@ mod doctor;
 mod herdr_cli;
 mod loop_cli;
 mod new;
-mod recording;
 mod output;
+mod recording;
 mod version;
 
 use anyhow::{Context, Result};

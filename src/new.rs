@@ -117,8 +117,15 @@ pub fn run(options: Options) -> Result<Value> {
         Lang::Rust => {
             let main = fill(RS_MAIN, &lowered, &title, "");
             // The binary keeps the package's name as given.
-            let main = main.replace(&format!("target/debug/{lowered}"), &format!("target/debug/{name}"));
-            files.push(("Cargo.toml".into(), fill(RS_CARGO, name, &title, &tick_dep), false));
+            let main = main.replace(
+                &format!("target/debug/{lowered}"),
+                &format!("target/debug/{name}"),
+            );
+            files.push((
+                "Cargo.toml".into(),
+                fill(RS_CARGO, name, &title, &tick_dep),
+                false,
+            ));
             files.push(("src/main.rs".into(), main, false));
             files.push(("SKILL.md".into(), fill(RS_SKILL, name, &title, ""), false));
             files.push((".gitignore".into(), "/target\n".into(), false));
@@ -137,12 +144,21 @@ pub fn run(options: Options) -> Result<Value> {
     }
     let next = match options.lang {
         Lang::Python => vec![
-            format!("tickloop check -- {}", target.join(format!("{name}.py")).display()),
-            format!("tickloop open -- {}", target.join(format!("{name}.py")).display()),
+            format!(
+                "tickloop check -- {}",
+                target.join(format!("{name}.py")).display()
+            ),
+            format!(
+                "tickloop open -- {}",
+                target.join(format!("{name}.py")).display()
+            ),
         ],
         Lang::Rust => vec![
             format!("cd {} && cargo build", target.display()),
-            format!("tickloop check -- {}", target.join("target/debug").join(name).display()),
+            format!(
+                "tickloop check -- {}",
+                target.join("target/debug").join(name).display()
+            ),
         ],
     };
     Ok(json!({

@@ -62,25 +62,42 @@ pub fn record(runtime: &Path, id: &str, list: &Value, file: Option<PathBuf>) -> 
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_secs())
                 .unwrap_or(0);
-            let name = instance.split_once(':').map_or(instance.as_str(), |(_, n)| n);
+            let name = instance
+                .split_once(':')
+                .map_or(instance.as_str(), |(_, n)| n);
             new_file(Path::new(&format!("{name}-{stamp}.cast")))?
         }
     };
-    let stream = std::os::unix::net::UnixStream::connect(&socket)
-        .with_context(|| format!("cannot connect to {instance}'s launcher at {}", socket.display()))?;
+    let stream = std::os::unix::net::UnixStream::connect(&socket).with_context(|| {
+        format!(
+            "cannot connect to {instance}'s launcher at {}",
+            socket.display()
+        )
+    })?;
     let mut writer = stream.try_clone().context("cannot clone the socket")?;
     let mut hello = serde_json::to_vec(&Hello::new(Role::Recorder))?;
     hello.push(b'\n');
-    writer.write_all(&hello).context("cannot say hello to the launcher")?;
+    writer
+        .write_all(&hello)
+        .context("cannot say hello to the launcher")?;
     let mut reader = BufReader::new(stream);
     let mut line = Vec::new();
     reader
         .read_until(b'\n', &mut line)
         .context("the launcher did not answer")?;
-    let reply: HelloReply = serde_json::from_slice(&line)
-        .with_context(|| format!("the launcher's answer is not a hello: {}", String::from_utf8_lossy(&line)))?;
+    let reply: HelloReply = serde_json::from_slice(&line).with_context(|| {
+        format!(
+            "the launcher's answer is not a hello: {}",
+            String::from_utf8_lossy(&line)
+        )
+    })?;
     if let Some(why) = reply.refused {
-        return Err(CliError::new("refused", format!("the launcher refused to record: {why}"), 1).into());
+        return Err(CliError::new(
+            "refused",
+            format!("the launcher refused to record: {why}"),
+            1,
+        )
+        .into());
     }
     let mut out = std::fs::OpenOptions::new()
         .write(true)
@@ -95,7 +112,10 @@ pub fn record(runtime: &Path, id: &str, list: &Value, file: Option<PathBuf>) -> 
         .get_ref()
         .set_read_timeout(Some(Duration::from_millis(200)))
         .context("cannot set a read timeout")?;
-    eprintln!("tickloop: recording {instance} into {}; Ctrl-C stops", file.display());
+    eprintln!(
+        "tickloop: recording {instance} into {}; Ctrl-C stops",
+        file.display()
+    );
     let mut events = 0u64;
     let mut ended = None;
     line.clear();
@@ -107,12 +127,18 @@ pub fn record(runtime: &Path, id: &str, list: &Value, file: Option<PathBuf>) -> 
                     .with_context(|| format!("cannot write {}", file.display()))?;
                 events += 1;
                 if line.starts_with(b"[") && line.windows(13).any(|w| w == b"\\\"dir\\\":\\\"end") {
-                    ended = parse_event(&line).and_then(|e| marker(&e)).map(|m| m["msg"]["reason"].clone());
+                    ended = parse_event(&line)
+                        .and_then(|e| marker(&e))
+                        .map(|m| m["msg"]["reason"].clone());
                 }
                 line.clear();
             }
             Ok(_) => {}
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e).context("reading the recording from the launcher"),
         }
@@ -164,15 +190,29 @@ pub struct Cast {
 
 /// Reads FILE as asciicast v2, saying what was expected when it is not.
 pub fn load(path: &Path) -> Result<Cast> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        bad(format!("cannot read {}: {e}", path.display()), 1)
-    })?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| bad(format!("cannot read {}: {e}", path.display()), 1))?;
     let expected = "an asciicast v2 recording (`tickloop record` or `open --record`): a first line like {\"version\": 2, \"width\": 120, \"height\": 30}, then one [time, code, data] array per line";
-    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
     let header: Value = match lines.next() {
-        None => return Err(bad(format!("{} is empty; expected {expected}", path.display()), 1)),
+        None => {
+            return Err(bad(
+                format!("{} is empty; expected {expected}", path.display()),
+                1,
+            ))
+        }
         Some((_, first)) => serde_json::from_str(first).map_err(|_| {
-            bad(format!("{} is not {expected}; its first line is {:?}", path.display(), first.chars().take(80).collect::<String>()), 1)
+            bad(
+                format!(
+                    "{} is not {expected}; its first line is {:?}",
+                    path.display(),
+                    first.chars().take(80).collect::<String>()
+                ),
+                1,
+            )
         })?,
     };
     if header["version"] != 2 || !header["width"].is_u64() || !header["height"].is_u64() {
@@ -188,7 +228,15 @@ pub fn load(path: &Path) -> Result<Cast> {
     let mut events = Vec::new();
     for (n, line) in lines {
         let event = parse_event(line.as_bytes()).ok_or_else(|| {
-            bad(format!("line {} of {} is not an event [time, code, data]: {:?}", n + 1, path.display(), line.chars().take(80).collect::<String>()), 1)
+            bad(
+                format!(
+                    "line {} of {} is not an event [time, code, data]: {:?}",
+                    n + 1,
+                    path.display(),
+                    line.chars().take(80).collect::<String>()
+                ),
+                1,
+            )
         })?;
         events.push((
             event[0].as_f64().unwrap_or(0.0),
@@ -222,9 +270,11 @@ pub fn play(cast: &Cast, speed: f64) -> Result<()> {
             out.flush().context("cannot write to the terminal")?;
             std::thread::sleep(Duration::from_secs_f64(pause));
         }
-        out.write_all(data.as_bytes()).context("cannot write to the terminal")?;
+        out.write_all(data.as_bytes())
+            .context("cannot write to the terminal")?;
     }
-    out.write_all(b"\x1b[0m\x1b[?25h\r\n").context("cannot write to the terminal")?;
+    out.write_all(b"\x1b[0m\x1b[?25h\r\n")
+        .context("cannot write to the terminal")?;
     out.flush().context("cannot write to the terminal")?;
     Ok(())
 }
@@ -283,8 +333,14 @@ pub fn timeline_text(entry: &Value) -> String {
             short(&msg["result"])
         ),
         "from_tick" => format!("tick → host  {}", short(msg)),
-        "resize" => format!("terminal     resized to {}", msg.as_str().unwrap_or_default()),
-        "end" => format!("end          {}", msg["reason"].as_str().unwrap_or_default()),
+        "resize" => format!(
+            "terminal     resized to {}",
+            msg.as_str().unwrap_or_default()
+        ),
+        "end" => format!(
+            "end          {}",
+            msg["reason"].as_str().unwrap_or_default()
+        ),
         other => format!("{other} {}", short(msg)),
     };
     format!("{t:>10.3}s  {what}")

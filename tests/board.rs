@@ -32,7 +32,15 @@ fn board_package_is_shared_by_agent_and_person_and_saved() {
     let project = host.scratch().join("project");
     std::fs::create_dir_all(&project).expect("project dir");
     let project_s = project.to_string_lossy().into_owned();
-    let opened = host.ok(&["open", "--package", "board", "--id", "todo", "--cwd", &project_s]);
+    let opened = host.ok(&[
+        "open",
+        "--package",
+        "board",
+        "--id",
+        "todo",
+        "--cwd",
+        &project_s,
+    ]);
     let id = opened["id"].as_str().expect("id").to_string();
     assert_eq!(id, "hosted:todo");
     let revision = host.ok(&["describe", &id])["revision"]
@@ -41,9 +49,19 @@ fn board_package_is_shared_by_agent_and_person_and_saved() {
         .to_string();
 
     // The agent adds an item: state, file and screen show it.
-    host.ok(&["call", &id, "add", r#"{"text":"write the release notes"}"#, "--revision", &revision]);
+    host.ok(&[
+        "call",
+        &id,
+        "add",
+        r#"{"text":"write the release notes"}"#,
+        "--revision",
+        &revision,
+    ]);
     let read = host.read(&id);
-    assert_eq!(items(&read), [("write the release notes".into(), "agent".into())]);
+    assert_eq!(
+        items(&read),
+        [("write the release notes".into(), "agent".into())]
+    );
     let saved = std::fs::read_to_string(project.join(".tickloop-board.json")).expect("board file");
     assert!(saved.contains("write the release notes"), "{saved}");
     host.wait_screen(&id, "write the release notes");
@@ -52,7 +70,10 @@ fn board_package_is_shared_by_agent_and_person_and_saved() {
     let before = host.read(&id);
     let out = host.run(&["call", &id, "done", r#"{"id":99}"#, "--revision", &revision]);
     assert_ne!(out.code, 0, "{out:#?}");
-    assert!(format!("{}{}", out.stdout, out.stderr).contains("no item 99"), "{out:#?}");
+    assert!(
+        format!("{}{}", out.stdout, out.stderr).contains("no item 99"),
+        "{out:#?}"
+    );
     let out = host.run(&["call", &id, "add", r#"{"text":7}"#, "--revision", &revision]);
     assert_ne!(out.code, 0, "{out:#?}");
     assert_eq!(host.read(&id)["seq"], before["seq"]);
@@ -82,7 +103,15 @@ fn board_package_is_shared_by_agent_and_person_and_saved() {
     // Closed and opened again in the same directory: the board is kept.
     host.ok(&["close", &id]);
     host.wait_ended(&id);
-    let again = host.ok(&["open", "--package", "board", "--id", "todo2", "--cwd", &project_s]);
+    let again = host.ok(&[
+        "open",
+        "--package",
+        "board",
+        "--id",
+        "todo2",
+        "--cwd",
+        &project_s,
+    ]);
     let id2 = again["id"].as_str().expect("id").to_string();
     let read = host.read(&id2);
     assert_eq!(read["data"]["open"], 1, "{read}");

@@ -22,7 +22,10 @@ fn check_passes(host: &Host, args: &[&str]) {
     assert!(findings.len() >= 10, "{out:#?}");
     let failed: Vec<&Value> = findings.iter().filter(|f| f["result"] == "fail").collect();
     assert!(failed.is_empty(), "{failed:#?}");
-    let calls = findings.iter().find(|f| f["rule"] == "calls").expect("calls rule");
+    let calls = findings
+        .iter()
+        .find(|f| f["rule"] == "calls")
+        .expect("calls rule");
     assert_eq!(calls["result"], "pass", "{calls}");
     assert_eq!(out.code, 0, "{out:#?}");
 }
@@ -34,7 +37,10 @@ fn python_scaffold_passes_check_as_made_and_opens_as_a_package() {
     assert_eq!(made["lang"], "python");
     let dir = host.scratch().join("hello-tick");
     let program = dir.join("hello-tick.py");
-    let mode = std::fs::metadata(&program).expect("program").permissions().mode();
+    let mode = std::fs::metadata(&program)
+        .expect("program")
+        .permissions()
+        .mode();
     assert_ne!(mode & 0o111, 0, "not executable");
     assert!(dir.join("SKILL.md").is_file());
     check_passes(&host, &["--", &program.to_string_lossy()]);
@@ -58,7 +64,10 @@ fn new_refuses_an_existing_folder_and_bad_names_and_writes_nothing() {
     assert!(err.to_string().contains("already exists"), "{err}");
     let entries: Vec<_> = std::fs::read_dir(&dir).expect("dir").collect();
     assert_eq!(entries.len(), 1, "new wrote into an existing folder");
-    assert_eq!(std::fs::read_to_string(dir.join("keep.txt")).unwrap(), "mine");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("keep.txt")).unwrap(),
+        "mine"
+    );
 
     for name in ["../escape", "has space", "9lives"] {
         let out = host.run(&["new", name, "--lang", "rust"]);
@@ -79,25 +88,43 @@ fn new_refuses_an_existing_folder_and_bad_names_and_writes_nothing() {
 fn rust_scaffold_is_a_cargo_project_on_tickloop_tick() {
     let host = Host::new();
     let tick = Path::new(env!("CARGO_MANIFEST_DIR")).join("tick");
-    let made = host.ok(&["new", "rusty", "--lang", "rust", "--tick-path", &tick.to_string_lossy()]);
+    let made = host.ok(&[
+        "new",
+        "rusty",
+        "--lang",
+        "rust",
+        "--tick-path",
+        &tick.to_string_lossy(),
+    ]);
     assert_eq!(made["lang"], "rust");
     let dir = host.scratch().join("rusty");
     let manifest: toml::Table =
-        toml::from_str(&std::fs::read_to_string(dir.join("Cargo.toml")).expect("Cargo.toml")).expect("TOML");
+        toml::from_str(&std::fs::read_to_string(dir.join("Cargo.toml")).expect("Cargo.toml"))
+            .expect("TOML");
     assert_eq!(manifest["package"]["name"].as_str(), Some("rusty"));
     let dep = &manifest["dependencies"]["tickloop-tick"];
     assert_eq!(dep["path"].as_str(), Some(&*tick.to_string_lossy()));
     assert!(manifest.contains_key("workspace"), "a workspace of its own");
     let main = std::fs::read_to_string(dir.join("src/main.rs")).expect("main.rs");
-    assert!(main.contains("impl Tick for") && main.contains("Tool::mutating"), "{main}");
+    assert!(
+        main.contains("impl Tick for") && main.contains("Tool::mutating"),
+        "{main}"
+    );
     assert!(!main.contains("{{"), "unfilled template: {main}");
     let skill = std::fs::read_to_string(dir.join("SKILL.md")).expect("SKILL.md");
     assert!(skill.contains("launch: [rusty]"), "{skill}");
 
     // Without --tick-path: the crates.io release of this version.
     host.ok(&["new", "rusty2", "--lang", "rust"]);
-    let text = std::fs::read_to_string(host.scratch().join("rusty2/Cargo.toml")).expect("Cargo.toml");
-    assert!(text.contains(&format!("tickloop-tick = \"{}\"", env!("CARGO_PKG_VERSION"))), "{text}");
+    let text =
+        std::fs::read_to_string(host.scratch().join("rusty2/Cargo.toml")).expect("Cargo.toml");
+    assert!(
+        text.contains(&format!(
+            "tickloop-tick = \"{}\"",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{text}"
+    );
 }
 
 /// Builds the Rust scaffold (ratatui and all, in a target dir of its own:
@@ -107,7 +134,14 @@ fn rust_scaffold_is_a_cargo_project_on_tickloop_tick() {
 fn rust_scaffold_builds_and_passes_check() {
     let host = Host::new();
     let tick = Path::new(env!("CARGO_MANIFEST_DIR")).join("tick");
-    host.ok(&["new", "rusty", "--lang", "rust", "--tick-path", &tick.to_string_lossy()]);
+    host.ok(&[
+        "new",
+        "rusty",
+        "--lang",
+        "rust",
+        "--tick-path",
+        &tick.to_string_lossy(),
+    ]);
     let dir = host.scratch().join("rusty");
     let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/scaffold");
     let status = std::process::Command::new(env!("CARGO"))
@@ -117,5 +151,8 @@ fn rust_scaffold_builds_and_passes_check() {
         .status()
         .expect("cargo build");
     assert!(status.success(), "the scaffold does not build");
-    check_passes(&host, &["--", &target.join("debug/rusty").to_string_lossy()]);
+    check_passes(
+        &host,
+        &["--", &target.join("debug/rusty").to_string_lossy()],
+    );
 }

@@ -79,7 +79,10 @@ fn resize(host: &Host, id: &str, cols: u16, rows: u16) {
     );
     loop {
         line.clear();
-        assert!(reader.read_line(&mut line).expect("frames") > 0, "the launcher hung up");
+        assert!(
+            reader.read_line(&mut line).expect("frames") > 0,
+            "the launcher hung up"
+        );
         if let Ok(ToView::Snapshot(s)) = serde_json::from_str::<ToView>(&line) {
             if (s.cols, s.rows) == (cols, rows) {
                 return;
@@ -116,8 +119,18 @@ fn record_a_session(host: &Host, name: &str) -> PathBuf {
     ]);
     let id = format!("hosted:{name}");
     host.wait_screen(&id, "Counter");
-    let revision = host.ok(&["describe", &id])["revision"].as_str().expect("revision").to_string();
-    host.ok(&["call", &id, "increment", r#"{"amount":5}"#, "--revision", &revision]);
+    let revision = host.ok(&["describe", &id])["revision"]
+        .as_str()
+        .expect("revision")
+        .to_string();
+    host.ok(&[
+        "call",
+        &id,
+        "increment",
+        r#"{"amount":5}"#,
+        "--revision",
+        &revision,
+    ]);
     host.ok(&["input", &id, "+"]);
     host.wait_value(&id, 6);
     resize(host, &id, 100, 40);
@@ -139,13 +152,29 @@ fn recording_holds_screen_timing_resize_and_protocol() -> Result<(), Failed> {
     let file = record_a_session(&host, "rec");
     let (header, events) = parse(&file);
     assert_eq!(header["version"], 2);
-    assert_eq!((header["width"].clone(), header["height"].clone()), (120.into(), 30.into()));
-    let times: Vec<f64> = events.iter().map(|e| e[0].as_f64().expect("time")).collect();
-    assert!(times.windows(2).all(|w| w[0] <= w[1]), "times go back: {times:?}");
+    assert_eq!(
+        (header["width"].clone(), header["height"].clone()),
+        (120.into(), 30.into())
+    );
+    let times: Vec<f64> = events
+        .iter()
+        .map(|e| e[0].as_f64().expect("time"))
+        .collect();
+    assert!(
+        times.windows(2).all(|w| w[0] <= w[1]),
+        "times go back: {times:?}"
+    );
     for e in &events {
-        assert!(["o", "r", "m"].contains(&e[1].as_str().unwrap_or("")), "{e}");
+        assert!(
+            ["o", "r", "m"].contains(&e[1].as_str().unwrap_or("")),
+            "{e}"
+        );
     }
-    let output: String = events.iter().filter(|e| e[1] == "o").filter_map(|e| e[2].as_str()).collect();
+    let output: String = events
+        .iter()
+        .filter(|e| e[1] == "o")
+        .filter_map(|e| e[2].as_str())
+        .collect();
     assert!(output.contains("Counter"), "the screen was not recorded");
     assert!(events.iter().any(|e| e[1] == "r" && e[2] == "100x40"));
 
@@ -156,7 +185,10 @@ fn recording_holds_screen_timing_resize_and_protocol() -> Result<(), Failed> {
         .filter_map(|m| m["msg"]["method"].as_str())
         .collect();
     assert_eq!(to_tick.first(), Some(&"tick/describe"), "{to_tick:?}");
-    assert!(to_tick.contains(&"tick/read") && to_tick.contains(&"tick/call"), "{to_tick:?}");
+    assert!(
+        to_tick.contains(&"tick/read") && to_tick.contains(&"tick/call"),
+        "{to_tick:?}"
+    );
     let call = m
         .iter()
         .find(|m| m["msg"]["method"] == "tick/call")
@@ -170,7 +202,8 @@ fn recording_holds_screen_timing_resize_and_protocol() -> Result<(), Failed> {
         .collect();
     assert_eq!(updates, [5, 6], "the agent's and the person's updates");
     assert!(
-        m.iter().any(|m| m["dir"] == "from_tick" && m["msg"]["result"]["value"] == 5),
+        m.iter()
+            .any(|m| m["dir"] == "from_tick" && m["msg"]["result"]["value"] == 5),
         "the call's answer"
     );
     assert_eq!(m.last().map(|m| m["dir"].clone()), Some("end".into()));
@@ -185,7 +218,9 @@ fn recording_holds_screen_timing_resize_and_protocol() -> Result<(), Failed> {
         .collect();
     assert_eq!(timeline.len(), m.len() + 1, "markers and the resize");
     assert!(timeline.iter().all(|e| e["t"].is_number()));
-    assert!(timeline.iter().any(|e| e["dir"] == "resize" && e["msg"] == "100x40"));
+    assert!(timeline
+        .iter()
+        .any(|e| e["dir"] == "resize" && e["msg"] == "100x40"));
 
     // Played (fast): exactly the output events, then a reset.
     let out = host.run(&["replay", "--speed", "1000", &file.to_string_lossy()]);
@@ -211,9 +246,22 @@ fn record_id_starts_from_the_kept_screen() -> Result<(), Failed> {
     let (_, events) = parse(&file);
     let first = events[0][2].as_str().expect("output");
     assert_eq!(events[0][1], "o");
-    assert!(first.contains("seq 3"), "the kept screen was not redrawn: {first:?}");
-    let revision = host.ok(&["describe", "hosted:live"])["revision"].as_str().expect("rev").to_string();
-    host.ok(&["call", "hosted:live", "reset", "{}", "--revision", &revision]);
+    assert!(
+        first.contains("seq 3"),
+        "the kept screen was not redrawn: {first:?}"
+    );
+    let revision = host.ok(&["describe", "hosted:live"])["revision"]
+        .as_str()
+        .expect("rev")
+        .to_string();
+    host.ok(&[
+        "call",
+        "hosted:live",
+        "reset",
+        "{}",
+        "--revision",
+        &revision,
+    ]);
     host.ok(&["close", "hosted:live"]);
     let out = recorder.finish();
     assert_eq!(out.code, 0, "{out:#?}");
@@ -221,8 +269,12 @@ fn record_id_starts_from_the_kept_screen() -> Result<(), Failed> {
     assert_eq!(summary["ended"], "closed by the user", "{summary}");
     let (_, events) = parse(&file);
     let m = markers(&events);
-    assert!(m.iter().any(|m| m["msg"]["method"] == "tick/call" && m["msg"]["params"]["tool"] == "reset"));
-    assert!(m.iter().any(|m| m["msg"]["method"] == "tick/update" && m["msg"]["params"]["data"]["value"] == 0));
+    assert!(m
+        .iter()
+        .any(|m| m["msg"]["method"] == "tick/call" && m["msg"]["params"]["tool"] == "reset"));
+    assert!(m
+        .iter()
+        .any(|m| m["msg"]["method"] == "tick/update" && m["msg"]["params"]["data"]["value"] == 0));
     Ok(())
 }
 
@@ -233,12 +285,24 @@ fn bad_input_is_refused_and_changes_nothing() -> Result<(), Failed> {
     let out = host.run(&["replay", &junk.to_string_lossy()]);
     assert_eq!(out.code, 1, "{out:#?}");
     assert!(out.stderr.contains("asciicast v2"), "{out:#?}");
-    let out = host.run(&["replay", "--protocol", &host.scratch().join("missing.cast").to_string_lossy()]);
+    let out = host.run(&[
+        "replay",
+        "--protocol",
+        &host.scratch().join("missing.cast").to_string_lossy(),
+    ]);
     assert_eq!(out.code, 1, "{out:#?}");
 
     // Never over an existing file: open refuses before anything starts.
     let counter = Path::new(env!("CARGO_MANIFEST_DIR")).join("packages/counter/counter.py");
-    let out = host.run(&["open", "--id", "x", "--record", &junk.to_string_lossy(), "--", &counter.to_string_lossy()]);
+    let out = host.run(&[
+        "open",
+        "--id",
+        "x",
+        "--record",
+        &junk.to_string_lossy(),
+        "--",
+        &counter.to_string_lossy(),
+    ]);
     assert_eq!(out.code, 2, "{out:#?}");
     assert!(out.stderr.contains("already exists"), "{out:#?}");
     assert_eq!(std::fs::read_to_string(&junk).unwrap(), "just some text\n");
@@ -248,7 +312,12 @@ fn bad_input_is_refused_and_changes_nothing() -> Result<(), Failed> {
     let out = host.run(&["record", "y", "-o", &junk.to_string_lossy()]);
     assert_eq!(out.code, 2, "{out:#?}");
     assert_eq!(std::fs::read_to_string(&junk).unwrap(), "just some text\n");
-    let out = host.run(&["record", "nosuch", "-o", &host.scratch().join("n.cast").to_string_lossy()]);
+    let out = host.run(&[
+        "record",
+        "nosuch",
+        "-o",
+        &host.scratch().join("n.cast").to_string_lossy(),
+    ]);
     assert_ne!(out.code, 0, "{out:#?}");
     assert!(!host.scratch().join("n.cast").exists());
     Ok(())
@@ -270,13 +339,27 @@ fn asciinema() -> Result<PathBuf, String> {
         if out.status.success() {
             Ok(())
         } else {
-            Err(format!("{what} failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).trim()))
+            Err(format!(
+                "{what} failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
         }
     };
-    run("python3 -m venv", Command::new("python3").arg("-m").arg("venv").arg(&building))?;
+    run(
+        "python3 -m venv",
+        Command::new("python3").arg("-m").arg("venv").arg(&building),
+    )?;
     run(
         &format!("pip install {ASCIINEMA}"),
-        Command::new(building.join("bin/python")).args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", ASCIINEMA]),
+        Command::new(building.join("bin/python")).args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            ASCIINEMA,
+        ]),
     )?;
     std::fs::write(building.join(".complete"), ASCIINEMA).map_err(|e| e.to_string())?;
     if std::fs::rename(&building, &venv).is_err() {
@@ -298,33 +381,65 @@ fn plays_in_asciinema(bin: &Path) -> Result<(), Failed> {
         .output()
         .map_err(|e| format!("run asciinema: {e}"))?;
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "asciinema cat failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "asciinema cat failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let (_, events) = parse(&file);
-    let output: String = events.iter().filter(|e| e[1] == "o").filter_map(|e| e[2].as_str()).collect();
-    assert_eq!(stdout, output, "asciinema cat printed other than the output events");
-    assert!(stdout.contains("Counter") && !stdout.contains("tickloop {"), "markers leaked");
+    let output: String = events
+        .iter()
+        .filter(|e| e[1] == "o")
+        .filter_map(|e| e[2].as_str())
+        .collect();
+    assert_eq!(
+        stdout, output,
+        "asciinema cat printed other than the output events"
+    );
+    assert!(
+        stdout.contains("Counter") && !stdout.contains("tickloop {"),
+        "markers leaked"
+    );
     Ok(())
 }
 
 fn main() {
     let args = Arguments::from_args();
     let mut trials = vec![
-        Trial::test("recording_holds_screen_timing_resize_and_protocol", recording_holds_screen_timing_resize_and_protocol),
-        Trial::test("record_id_starts_from_the_kept_screen", record_id_starts_from_the_kept_screen),
-        Trial::test("bad_input_is_refused_and_changes_nothing", bad_input_is_refused_and_changes_nothing),
+        Trial::test(
+            "recording_holds_screen_timing_resize_and_protocol",
+            recording_holds_screen_timing_resize_and_protocol,
+        ),
+        Trial::test(
+            "record_id_starts_from_the_kept_screen",
+            record_id_starts_from_the_kept_screen,
+        ),
+        Trial::test(
+            "bad_input_is_refused_and_changes_nothing",
+            bad_input_is_refused_and_changes_nothing,
+        ),
     ];
-    let wanted = args.filter.as_deref().is_none_or(|f| "recording_plays_in_asciinema".contains(f));
+    let wanted = args
+        .filter
+        .as_deref()
+        .is_none_or(|f| "recording_plays_in_asciinema".contains(f));
     let asciinema = if wanted && !args.list {
         asciinema()
     } else {
         Err("not asked for".into())
     };
     let trial = match asciinema {
-        Ok(bin) => Trial::test("recording_plays_in_asciinema", move || plays_in_asciinema(&bin)),
+        Ok(bin) => Trial::test("recording_plays_in_asciinema", move || {
+            plays_in_asciinema(&bin)
+        }),
         Err(why) => {
-            eprintln!("recording_plays_in_asciinema is IGNORED: asciinema could not be installed: {why}");
+            eprintln!(
+                "recording_plays_in_asciinema is IGNORED: asciinema could not be installed: {why}"
+            );
             Trial::test("recording_plays_in_asciinema", move || {
-                Err(Failed::from(format!("asciinema could not be installed: {why}")))
+                Err(Failed::from(format!(
+                    "asciinema could not be installed: {why}"
+                )))
             })
             .with_ignored_flag(true)
         }

@@ -313,7 +313,10 @@ impl Recorder {
 fn marker(dir: &str, line: &[u8]) -> String {
     let msg: Value = serde_json::from_slice(line)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(line).into_owned()));
-    json_string(&format!("{MARKER_PREFIX}{}", json!({"dir": dir, "msg": msg})))
+    json_string(&format!(
+        "{MARKER_PREFIX}{}",
+        json!({"dir": dir, "msg": msg})
+    ))
 }
 
 fn json_string(text: &str) -> String {
@@ -456,8 +459,14 @@ mod tests {
             lines.push(String::from_utf8(line).unwrap());
         }
         let header: Value = serde_json::from_str(&lines[0]).unwrap();
-        assert_eq!((header["version"].clone(), header["width"].clone()), (json!(2), json!(80)));
-        let events: Vec<Value> = lines[1..].iter().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(
+            (header["version"].clone(), header["width"].clone()),
+            (json!(2), json!(80))
+        );
+        let events: Vec<Value> = lines[1..]
+            .iter()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         let codes: Vec<&str> = events.iter().map(|e| e[1].as_str().unwrap()).collect();
         assert_eq!(codes, ["o", "o", "m", "m", "m", "r", "m"]);
         assert_eq!(events[1][2], "héllo");

@@ -161,7 +161,10 @@ fn ui(shared: Shared, updates: Updater) {
         if list.selected().is_some_and(|s| s >= count) {
             list.select(Some(count.saturating_sub(1)));
         }
-        let selected = list.selected().and_then(|s| board.items.get(s)).map(|i| i.id);
+        let selected = list
+            .selected()
+            .and_then(|s| board.items.get(s))
+            .map(|i| i.id);
         let drawn = tui.draw(|frame| {
             let [head, body, foot] = Layout::vertical([
                 Constraint::Length(1),
@@ -204,10 +207,19 @@ fn ui(shared: Shared, updates: Updater) {
                     " a add  e edit  space done  d delete  ↑↓ move ".to_string(),
                     message.clone(),
                 ),
-                Input::Add(t) => (" new item: Enter saves, Esc cancels ".to_string(), format!("{t}_")),
-                Input::Edit(id, t) => (format!(" edit #{id}: Enter saves, Esc cancels "), format!("{t}_")),
+                Input::Add(t) => (
+                    " new item: Enter saves, Esc cancels ".to_string(),
+                    format!("{t}_"),
+                ),
+                Input::Edit(id, t) => (
+                    format!(" edit #{id}: Enter saves, Esc cancels "),
+                    format!("{t}_"),
+                ),
             };
-            frame.render_widget(Paragraph::new(text).block(Block::bordered().title(title)), foot);
+            frame.render_widget(
+                Paragraph::new(text).block(Block::bordered().title(title)),
+                foot,
+            );
         });
         if drawn.is_err() {
             return;
@@ -257,7 +269,11 @@ fn ui(shared: Shared, updates: Updater) {
                     None
                 }
                 (KeyCode::Char('e'), Some(id)) => {
-                    let text = board.items.iter().find(|i| i.id == id).map(|i| i.text.clone());
+                    let text = board
+                        .items
+                        .iter()
+                        .find(|i| i.id == id)
+                        .map(|i| i.text.clone());
                     input = Input::Edit(id, text.unwrap_or_default());
                     None
                 }
@@ -289,10 +305,15 @@ fn main() -> Result<()> {
         Some(path) => PathBuf::from(path),
         None => PathBuf::from(DEFAULT_FILE),
     };
-    let file = std::path::absolute(&file).with_context(|| format!("cannot make {} absolute", file.display()))?;
+    let file = std::path::absolute(&file)
+        .with_context(|| format!("cannot make {} absolute", file.display()))?;
     let board = match std::fs::read_to_string(&file) {
-        Ok(text) => Board::from_json(&text)
-            .with_context(|| format!("{} is not a board file; move it away or name another FILE", file.display()))?,
+        Ok(text) => Board::from_json(&text).with_context(|| {
+            format!(
+                "{} is not a board file; move it away or name another FILE",
+                file.display()
+            )
+        })?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Board::default(),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", file.display())),
     };

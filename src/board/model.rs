@@ -198,7 +198,10 @@ mod tests {
         let before = b.clone();
         assert_eq!(b.set_done(9, true, "agent"), Err(Refused::NoItem(9)));
         assert_eq!(b.add("   ", "agent"), Err(Refused::Empty));
-        assert_eq!(b.edit(2, &"x".repeat(MAX_TEXT + 1), "agent"), Err(Refused::TooLong));
+        assert_eq!(
+            b.edit(2, &"x".repeat(MAX_TEXT + 1), "agent"),
+            Err(Refused::TooLong)
+        );
         assert_eq!(b, before);
         b.remove(2, "agent").unwrap();
         let changes: Vec<&str> = b.history.iter().map(|c| c.change.as_str()).collect();
@@ -213,10 +216,15 @@ mod tests {
     fn state_stays_small_and_ids_survive_a_save() {
         let mut b = Board::default();
         for n in 0..300 {
-            b.add(&format!("item {n} {}", "y".repeat(400)), "agent").unwrap();
+            b.add(&format!("item {n} {}", "y".repeat(400)), "agent")
+                .unwrap();
         }
         let state = b.state();
-        assert!(state.to_string().len() < 4096, "{}", state.to_string().len());
+        assert!(
+            state.to_string().len() < 4096,
+            "{}",
+            state.to_string().len()
+        );
         assert_eq!(state["more_open"], 300 - ITEMS_IN_STATE);
         assert_eq!(b.history.len(), HISTORY_LEN);
         let mut again = Board::from_json(&b.to_json()).unwrap();

@@ -29,7 +29,10 @@ impl Note {
     /// Sets the note and sends the update, under one lock so updates go
     /// out in the order of the changes.
     fn set(&self, text: String, by: &'static str, updates: &Updater) -> Result<Value, ToolError> {
-        let mut state = self.0.lock().map_err(|_| ToolError::failed("state lock poisoned"))?;
+        let mut state = self
+            .0
+            .lock()
+            .map_err(|_| ToolError::failed("state lock poisoned"))?;
         state.note = text;
         state.by = by;
         updates
@@ -47,13 +50,16 @@ impl Tick for Note {
             "One line of text that the person edits on screen and the agent reads and sets.",
         )
         .tool(
-            Tool::mutating("set_note", "Replace the note with `text`; answers the new note.")
-                .input(json!({
-                    "type": "object",
-                    "properties": {"text": {"type": "string", "maxLength": 1000}},
-                    "required": ["text"],
-                    "additionalProperties": false
-                })),
+            Tool::mutating(
+                "set_note",
+                "Replace the note with `text`; answers the new note.",
+            )
+            .input(json!({
+                "type": "object",
+                "properties": {"text": {"type": "string", "maxLength": 1000}},
+                "required": ["text"],
+                "additionalProperties": false
+            })),
         )
         .tool(Tool::query("note", "The note and who set it last."))
     }
@@ -69,7 +75,9 @@ impl Tick for Note {
                 let text = args["text"].as_str().unwrap_or_default().to_string();
                 self.set(text, "agent", updates)
             }
-            "note" => self.read().ok_or_else(|| ToolError::failed("state lock poisoned")),
+            "note" => self
+                .read()
+                .ok_or_else(|| ToolError::failed("state lock poisoned")),
             other => Err(ToolError::unknown_tool(other)),
         }
     }
@@ -87,10 +95,11 @@ fn ui(note: Note, updates: Updater) {
             Err(_) => return,
         };
         let drawn = tui.draw(|frame| {
-            let [top, bottom] =
-                Layout::vertical([Constraint::Length(3), Constraint::Length(3)]).areas(frame.area());
+            let [top, bottom] = Layout::vertical([Constraint::Length(3), Constraint::Length(3)])
+                .areas(frame.area());
             frame.render_widget(
-                Paragraph::new(saved.as_str()).block(Block::bordered().title(format!(" Note (by {by}) "))),
+                Paragraph::new(saved.as_str())
+                    .block(Block::bordered().title(format!(" Note (by {by}) "))),
                 top,
             );
             frame.render_widget(

@@ -51,7 +51,11 @@ impl Server {
 
     /// A server reading requests from `input` and writing lines to `sink`
     /// (tests; other transports).
-    pub fn new<T: Tick>(tick: T, input: Box<dyn BufRead + Send>, sink: Box<dyn LineSink>) -> Server {
+    pub fn new<T: Tick>(
+        tick: T,
+        input: Box<dyn BufRead + Send>,
+        sink: Box<dyn LineSink>,
+    ) -> Server {
         Server {
             session: Arc::new(Session::new(Arc::new(tick), sink)),
             input,

@@ -104,8 +104,12 @@ impl Updater {
         }
         let mut out = lock(&self.shared.out);
         let seq = out.seq + 1;
-        let line = frame(&json!({"jsonrpc": "2.0", "method": "tick/update", "params": {"seq": seq, "data": data}}));
-        out.sink.write_line(&line).inspect_err(|_| out.broken = true)?;
+        let line = frame(
+            &json!({"jsonrpc": "2.0", "method": "tick/update", "params": {"seq": seq, "data": data}}),
+        );
+        out.sink
+            .write_line(&line)
+            .inspect_err(|_| out.broken = true)?;
         out.seq = seq;
         Ok(seq)
     }
@@ -174,11 +178,7 @@ impl Session {
             }
         }
         state.generation += 1;
-        let fresh = Arc::new(Catalog::compile(
-            &describe,
-            tools_digest,
-            state.generation,
-        ));
+        let fresh = Arc::new(Catalog::compile(&describe, tools_digest, state.generation));
         state.current = Some(fresh.clone());
         fresh
     }
@@ -414,7 +414,9 @@ mod tests {
                 "add" => {
                     let mut v = self.value.lock().unwrap();
                     *v += args["n"].as_i64().unwrap();
-                    updates.update(json!({"value": *v})).map_err(ToolError::failed)?;
+                    updates
+                        .update(json!({"value": *v}))
+                        .map_err(ToolError::failed)?;
                     Ok(json!({"value": *v}))
                 }
                 "boom" => panic!("boom"),
@@ -426,7 +428,11 @@ mod tests {
     fn session() -> (Session, Lines, Arc<Counter>) {
         let lines = Lines::default();
         let tick = Arc::new(Counter::default());
-        (Session::new(tick.clone(), Box::new(lines.clone())), lines, tick)
+        (
+            Session::new(tick.clone(), Box::new(lines.clone())),
+            lines,
+            tick,
+        )
     }
 
     fn request(s: &Session, id: u64, method: &str, params: Value) {
@@ -437,7 +443,12 @@ mod tests {
     }
 
     fn call(s: &Session, id: u64, tool: &str, args: Value, revision: &str) {
-        request(s, id, "tick/call", json!({"tool": tool, "args": args, "revision": revision}));
+        request(
+            s,
+            id,
+            "tick/call",
+            json!({"tool": tool, "args": args, "revision": revision}),
+        );
     }
 
     #[test]
@@ -463,7 +474,10 @@ mod tests {
         let out = lines.take();
         assert_eq!(out[0]["method"], "tick/update");
         assert_eq!(out[0]["params"], json!({"seq": 1, "data": {"value": 2}}));
-        assert_eq!(out[1], json!({"jsonrpc": "2.0", "id": 1, "result": {"value": 2}}));
+        assert_eq!(
+            out[1],
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"value": 2}})
+        );
         assert_eq!(out[2]["params"]["seq"], 2);
         assert_eq!(out[4]["result"]["seq"], 2);
         assert_eq!(out[4]["result"]["data"]["value"], 5);
@@ -478,14 +492,25 @@ mod tests {
         call(&s, 3, "add", json!({"n": "one"}), &rev);
         call(&s, 4, "add", json!({}), &rev);
         call(&s, 5, "add", json!({"n": 1, "x": 0}), &rev);
-        request(&s, 6, "tick/call", json!({"tool": "add", "args": [], "revision": rev}));
+        request(
+            &s,
+            6,
+            "tick/call",
+            json!({"tool": "add", "args": [], "revision": rev}),
+        );
         let out = lines.take();
         assert_eq!(out[0]["error"]["code"], -32004, "{out:?}");
         for answer in &out[1..] {
             assert_eq!(answer["error"]["code"], -32602, "{answer}");
         }
-        assert!(out[1]["error"]["message"].as_str().unwrap().contains("unknown tool"));
-        assert!(out[2]["error"]["message"].as_str().unwrap().contains("input_schema"));
+        assert!(out[1]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown tool"));
+        assert!(out[2]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("input_schema"));
         assert_eq!(tick.executed.load(Ordering::SeqCst), 0);
         assert_eq!(*tick.value.lock().unwrap(), 0);
     }
@@ -513,8 +538,14 @@ mod tests {
     fn lines_without_a_usable_id_get_no_answer_and_unknown_methods_do() {
         let (s, lines, _) = session();
         assert!(matches!(s.handle(b"not json\n"), Action::Done));
-        assert!(matches!(s.handle(br#"{"jsonrpc":"2.0","method":"tick/read"}"#), Action::Done));
-        assert!(matches!(s.handle(br#"{"jsonrpc":"2.0","id":"x","method":"tick/read"}"#), Action::Done));
+        assert!(matches!(
+            s.handle(br#"{"jsonrpc":"2.0","method":"tick/read"}"#),
+            Action::Done
+        ));
+        assert!(matches!(
+            s.handle(br#"{"jsonrpc":"2.0","id":"x","method":"tick/read"}"#),
+            Action::Done
+        ));
         assert!(lines.take().is_empty());
         request(&s, 9, "tick/other", json!({}));
         assert_eq!(lines.take()[0]["error"]["code"], -32601);
@@ -533,7 +564,10 @@ mod tests {
     #[test]
     fn null_updates_are_refused() {
         let (s, lines, _) = session();
-        assert!(matches!(s.updater().update(Value::Null), Err(UpdateError::NullData)));
+        assert!(matches!(
+            s.updater().update(Value::Null),
+            Err(UpdateError::NullData)
+        ));
         assert!(lines.take().is_empty());
         assert_eq!(s.updater().seq(), 0);
     }
@@ -582,7 +616,10 @@ mod tests {
         request(&s, 2, "tick/read", json!({}));
         let out = lines.take();
         assert_eq!(out[0]["error"]["code"], code::INTERNAL);
-        assert!(out[0]["error"]["message"].as_str().unwrap().contains("recover_with"));
+        assert!(out[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("recover_with"));
         assert_eq!(out[1]["result"], json!({"seq": 0, "data": null}));
     }
 }

@@ -52,7 +52,10 @@ impl Tui {
 
     /// Draws a frame (ratatui sends only the cells that changed).
     pub fn draw(&mut self, render: impl FnOnce(&mut Frame)) -> Result<(), TuiError> {
-        self.terminal.draw(render).map(|_| ()).map_err(TuiError::Draw)
+        self.terminal
+            .draw(render)
+            .map(|_| ())
+            .map_err(TuiError::Draw)
     }
 
     /// The next key, resize or other terminal event, or `None` after

@@ -91,26 +91,46 @@ fn parent() {
         let line = rx
             .recv_timeout(Duration::from_secs(30))
             .expect("a line from the Tick within 30 s");
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout is not protocol ({e}): {line:?}"))
+        serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout is not protocol ({e}): {line:?}"))
     };
-    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":1,"method":"tick/describe","params":{{}}}}"#).unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tick/describe","params":{{}}}}"#
+    )
+    .unwrap();
     let describe = next();
-    let revision = describe["result"]["revision"].as_str().expect("revision").to_string();
+    let revision = describe["result"]["revision"]
+        .as_str()
+        .expect("revision")
+        .to_string();
     let call = |id: u64, tool: &str| {
         json!({"jsonrpc": "2.0", "id": id, "method": "tick/call",
                "params": {"tool": tool, "args": {}, "revision": revision}})
         .to_string()
     };
     writeln!(stdin, "{}", call(2, "shout")).unwrap();
-    assert_eq!(next(), json!({"jsonrpc": "2.0", "id": 2, "result": "shouted"}));
+    assert_eq!(
+        next(),
+        json!({"jsonrpc": "2.0", "id": 2, "result": "shouted"})
+    );
     writeln!(stdin, "{}", call(3, "slow")).unwrap();
     drop(stdin); // EOF with the slow call in flight
-    assert_eq!(next(), json!({"jsonrpc": "2.0", "id": 3, "result": "slept"}));
-    assert!(rx.recv_timeout(Duration::from_secs(30)).is_err(), "nothing after the last answer");
+    assert_eq!(
+        next(),
+        json!({"jsonrpc": "2.0", "id": 3, "result": "slept"})
+    );
+    assert!(
+        rx.recv_timeout(Duration::from_secs(30)).is_err(),
+        "nothing after the last answer"
+    );
     let status = child.wait().expect("child status");
     assert!(status.success(), "{status}");
     let mut err = String::new();
     stderr.read_to_string(&mut err).expect("stderr");
     assert!(err.contains(tickloop_tick::serve::STRAY_WARNING), "{err:?}");
-    assert!(err.contains("[stdout] stray text from a library\r\n"), "{err:?}");
+    assert!(
+        err.contains("[stdout] stray text from a library\r\n"),
+        "{err:?}"
+    );
 }
