@@ -427,6 +427,31 @@ fn sgr(out: &mut String, a: &Attrs) {
     }
 }
 
+/// Writes a recording's lines to `file` on a thread of its own, flushing
+/// whenever it has caught up; ends when the recording does.
+pub fn spawn_file_writer(
+    mut stream: RecordingStream,
+    file: std::fs::File,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    use std::io::Write;
+    std::thread::Builder::new()
+        .name("recorder".into())
+        .spawn(move || {
+            let mut out = std::io::BufWriter::new(file);
+            while let Some(line) = stream.blocking_recv() {
+                let mut ok = out.write_all(&line).is_ok();
+                while let Some(more) = stream.try_recv() {
+                    ok = ok && out.write_all(&more).is_ok();
+                }
+                if !ok || out.flush().is_err() {
+                    // The disk is full or gone: stop; the sender sees it.
+                    return;
+                }
+            }
+            let _ = out.flush();
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -485,29 +510,4 @@ mod tests {
         assert_eq!(marker(6)["dir"], "end");
         assert!(!rec.is_recording());
     }
-}
-
-/// Writes a recording's lines to `file` on a thread of its own, flushing
-/// whenever it has caught up; ends when the recording does.
-pub fn spawn_file_writer(
-    mut stream: RecordingStream,
-    file: std::fs::File,
-) -> std::io::Result<std::thread::JoinHandle<()>> {
-    use std::io::Write;
-    std::thread::Builder::new()
-        .name("recorder".into())
-        .spawn(move || {
-            let mut out = std::io::BufWriter::new(file);
-            while let Some(line) = stream.blocking_recv() {
-                let mut ok = out.write_all(&line).is_ok();
-                while let Some(more) = stream.try_recv() {
-                    ok = ok && out.write_all(&more).is_ok();
-                }
-                if !ok || out.flush().is_err() {
-                    // The disk is full or gone: stop; the sender sees it.
-                    return;
-                }
-            }
-            let _ = out.flush();
-        })
 }
