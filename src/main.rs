@@ -117,7 +117,8 @@ enum Command {
         #[arg(long, value_enum, default_value = "python")]
         lang: new::Lang,
         /// With --lang rust: depend on the tickloop-tick crate in this folder
-        /// (a Tickloop checkout's tick/) instead of its crates.io release.
+        /// (a Tickloop checkout's tick/); default: the checkout tickloop was
+        /// built from while it exists, else the crates.io release.
         #[arg(long, value_name = "DIR")]
         tick_path: Option<PathBuf>,
     },

@@ -27,6 +27,8 @@ const RS_SKILL: &str = include_str!("new_templates/rust.SKILL.md");
 
 /// The `tickloop-tick` this build of tickloop goes with.
 const TICK_VERSION: &str = env!("CARGO_PKG_VERSION");
+/// Where that crate was when this tickloop was built (a checkout).
+const CHECKOUT_TICK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tick");
 
 /// What to make.
 pub struct Options {
@@ -34,8 +36,9 @@ pub struct Options {
     pub lang: Lang,
     /// The directory the folder goes in.
     pub parent: PathBuf,
-    /// A path to a `tickloop-tick` checkout to depend on (Rust), instead
-    /// of the crates.io version.
+    /// A path to a `tickloop-tick` checkout to depend on (Rust). Default:
+    /// the checkout this tickloop was built from, while it is there, else
+    /// the crates.io release of this version.
     pub tick_path: Option<PathBuf>,
 }
 
@@ -104,6 +107,9 @@ pub fn run(options: Options) -> Result<Value> {
                 )));
             }
             format!("tickloop-tick = {{ path = {:?} }}", path.to_string_lossy())
+        }
+        None if Path::new(CHECKOUT_TICK).join("Cargo.toml").is_file() => {
+            format!("tickloop-tick = {{ path = {CHECKOUT_TICK:?} }}")
         }
         None => format!("tickloop-tick = \"{TICK_VERSION}\""),
     };

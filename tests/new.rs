@@ -114,15 +114,15 @@ fn rust_scaffold_is_a_cargo_project_on_tickloop_tick() {
     let skill = std::fs::read_to_string(dir.join("SKILL.md")).expect("SKILL.md");
     assert!(skill.contains("launch: [rusty]"), "{skill}");
 
-    // Without --tick-path: the crates.io release of this version.
+    // Without --tick-path: the checkout this tickloop was built from
+    // (else, where it is gone, the crates.io release of this version).
     host.ok(&["new", "rusty2", "--lang", "rust"]);
     let text =
         std::fs::read_to_string(host.scratch().join("rusty2/Cargo.toml")).expect("Cargo.toml");
-    assert!(
-        text.contains(&format!(
-            "tickloop-tick = \"{}\"",
-            env!("CARGO_PKG_VERSION")
-        )),
+    let manifest: toml::Table = toml::from_str(&text).expect("TOML");
+    assert_eq!(
+        manifest["dependencies"]["tickloop-tick"]["path"].as_str(),
+        Some(&*tick.to_string_lossy()),
         "{text}"
     );
 }
