@@ -1,9 +1,12 @@
 //! `tickloop loop run`: the command line of the Loop's harness interface,
 //! which drives one agent session's Loop over JSON lines on stdin/stdout
-//! (`tickloop_loop::run`; README, "Driving the Loop").
+//! (`tickloop_loop::run`; README, "Driving the Loop"); and `tickloop loop
+//! claude-code install|uninstall|hook`, the same Loop inside Claude Code
+//! (`tickloop_loop::claude_code`; README, "Tickloop in Claude Code").
 
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
+use tickloop_loop::claude_code::{self, install, HookEvent};
 use tickloop_loop::run::{self, RunError, RunOptions};
 
 #[derive(Subcommand)]
@@ -11,6 +14,35 @@ pub enum LoopCommand {
     /// Drive one agent session's Loop: transcript, commands and turn ends as
     /// JSON lines on stdin; time steps and replies as JSON lines on stdout.
     Run(RunArgs),
+    /// The Loop inside Claude Code: install its hooks and /tick command,
+    /// take them out, or run one hook (what Claude Code calls).
+    #[command(subcommand)]
+    ClaudeCode(ClaudeCodeCommand),
+}
+
+#[derive(Subcommand)]
+pub enum ClaudeCodeCommand {
+    /// Write the hooks into .claude/settings.json (merged) and the /tick
+    /// command into .claude/commands/tick.md.
+    Install(TargetArgs),
+    /// Take out exactly what install wrote.
+    Uninstall(TargetArgs),
+    /// One hook call: Claude Code's hook JSON on stdin, its decision on stdout.
+    Hook {
+        /// user-prompt-submit, wake, stop or stop-failure.
+        #[arg(value_parser = ["user-prompt-submit", "wake", "stop", "stop-failure"])]
+        event: String,
+    },
+}
+
+#[derive(Args)]
+pub struct TargetArgs {
+    /// The project directory (default: the current directory).
+    #[arg(long, conflicts_with = "user")]
+    project: Option<PathBuf>,
+    /// The user's settings ($CLAUDE_CONFIG_DIR or ~/.claude) instead of a project's.
+    #[arg(long)]
+    user: bool,
 }
 
 #[derive(Args)]
@@ -35,8 +67,11 @@ pub struct RunArgs {
 /// Runs the command; its errors go to stderr only (stdout is the harness's
 /// JSON-lines channel). Returns the exit code: 0 at end of input, 2 for a
 /// usage error, 1 otherwise.
-pub fn run(command: LoopCommand) -> i32 {
-    let LoopCommand::Run(args) = command;
+pub fn run(command: LoopCommand, runtime_dir: PathBuf, exe: PathBuf) -> i32 {
+    let args = match command {
+        LoopCommand::Run(args) => args,
+        LoopCommand::ClaudeCode(cc) => return claude_code_command(cc, runtime_dir, exe),
+    };
     let options = RunOptions {
         session: args.session,
         delay_ms: args.delay_ms,
@@ -54,4 +89,99 @@ pub fn run(command: LoopCommand) -> i32 {
             }
         }
     }
+}
+
+fn claude_code_command(command: ClaudeCodeCommand, runtime_dir: PathBuf, exe: PathBuf) -> i32 {
+    let (target, uninstall) = match command {
+        ClaudeCodeCommand::Hook { event } => {
+            let Some(event) = HookEvent::parse(&event) else {
+                eprintln!("tickloop loop claude-code hook: unknown event `{event}`");
+                return 2;
+            };
+            return claude_code::run_hook(event, runtime_dir);
+        }
+        ClaudeCodeCommand::Install(t) => (t, false),
+        ClaudeCodeCommand::Uninstall(t) => (t, true),
+    };
+    let verb = if uninstall { "uninstall" } else { "install" };
+    let target = if target.user {
+        match install::Target::user() {
+            Some(t) if !uninstall && project_install_here(&t) => {
+                eprintln!(
+                    "tickloop loop claude-code install --user: this directory's project already has them (.claude/{}); the hooks would run twice here (uninstall that first; nothing was written)",
+                    install::MANIFEST
+                );
+                return 1;
+            }
+            Some(t) => t,
+            None => {
+                eprintln!(
+                    "tickloop loop claude-code {verb}: no home directory (set CLAUDE_CONFIG_DIR)"
+                );
+                return 1;
+            }
+        }
+    } else {
+        let dir = match target.project {
+            Some(d) => d,
+            None => {
+                match std::env::current_dir() {
+                    Ok(d) => d,
+                    Err(e) => {
+                        eprintln!("tickloop loop claude-code {verb}: cannot read the current directory: {e}");
+                        return 1;
+                    }
+                }
+            }
+        };
+        if !dir.is_dir() {
+            eprintln!(
+                "tickloop loop claude-code {verb}: {} is not a directory",
+                dir.display()
+            );
+            return 2;
+        }
+        let target = install::Target::project(&dir);
+        // Hooks in both the user's and a project's settings would all run,
+        // feeding the session's Loop every event twice.
+        if !uninstall {
+            if let Some(user) =
+                install::Target::user().filter(|u| u.claude_dir != target.claude_dir)
+            {
+                if user.manifest().exists() {
+                    eprintln!(
+                        "tickloop loop claude-code install: already installed for the user ({}); the hooks would run twice in this project (nothing was written)",
+                        user.manifest().display()
+                    );
+                    return 1;
+                }
+            }
+        }
+        target
+    };
+    let result = if uninstall {
+        install::uninstall(&target)
+    } else {
+        install::install(&target, &exe)
+    };
+    match result {
+        Ok(report) => {
+            for line in report.lines {
+                println!("{line}");
+            }
+            0
+        }
+        Err(e) => {
+            eprintln!("tickloop loop claude-code {verb}: {e}");
+            1
+        }
+    }
+}
+
+/// Whether the current directory's project has its own install (other than
+/// the user's `.claude` itself).
+fn project_install_here(user: &install::Target) -> bool {
+    std::env::current_dir()
+        .map(|d| install::Target::project(&d))
+        .is_ok_and(|p| p.claude_dir != user.claude_dir && p.manifest().exists())
 }

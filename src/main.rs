@@ -329,7 +329,7 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             Ok(0)
         }
         Command::Shutdown => shutdown(&runtime, json),
-        Command::Loop(command) => Ok(loop_cli::run(command)),
+        Command::Loop(command) => Ok(loop_cli::run(command, runtime, exe)),
         Command::Herdr(command) => herdr_cli::run(command, view_herdr::Ctx { runtime, exe }, json),
         Command::Mcp { interval } => {
             let cwd = std::env::current_dir().context("cannot read the current directory")?;

@@ -12,10 +12,10 @@
 //!   CLI said it ran, never when it said it did not, and an unknown outcome
 //!   is only ever "at most once" (the Ticks log every request they get).
 //!
-//! The short form runs in `cargo test` (120 operations). The long form is
-//! the same test with more: `TICKLOOP_SOAK_OPS=5000 cargo test --release
-//! --test soak -- --nocapture` (it prints its counts); `TICKLOOP_SOAK_SEED`
-//! replays a run.
+//! The short form runs in `cargo test` (5 instances, 120 operations). The
+//! long form is the same test with more: `TICKLOOP_SOAK_INSTANCES=20
+//! TICKLOOP_SOAK_OPS=3000 cargo test --release --test soak -- --nocapture`
+//! (it prints its counts); `TICKLOOP_SOAK_SEED` replays a run.
 
 mod common;
 
@@ -41,6 +41,7 @@ impl Rng {
     }
 }
 
+/// Instances of the short form (`TICKLOOP_SOAK_INSTANCES` sets it).
 const INSTANCES: usize = 5;
 const DRIVERS: usize = 3;
 
@@ -66,11 +67,18 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
                 .unwrap_or(1)
                 | 1
         });
-    println!("soak: {ops} operations, seed {seed} (TICKLOOP_SOAK_SEED replays it)");
+    let instances: usize = std::env::var("TICKLOOP_SOAK_INSTANCES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(INSTANCES);
+    println!(
+        "soak: {instances} instances, {ops} operations, seed {seed} (TICKLOOP_SOAK_SEED replays it)"
+    );
     let host = Host::new();
     // Short bounds, so a stopped launcher costs a request 1.5 s, not 10.
     host.start_tickhost_with(&[("TICKLOOP_LAUNCHER_TIMEOUT_MS", "1500")]);
-    let ids: Vec<String> = (0..INSTANCES)
+    let ids: Vec<String> = (0..instances)
         .map(|i| {
             host.open_counter(&format!("s{i}"));
             format!("hosted:s{i}")
@@ -102,7 +110,7 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
             scope.spawn(move || {
                 let mut rng = Rng(seed.wrapping_add(d as u64 * 7919) | 1);
                 for _ in 0..ops / DRIVERS {
-                    let i = rng.below(INSTANCES as u64) as usize;
+                    let i = rng.below(instances as u64) as usize;
                     let id = ids[i].as_str();
                     requests.fetch_add(1, Ordering::Relaxed);
                     match rng.below(6) {
@@ -151,7 +159,7 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
                         }
                     }
                     1 => {
-                        let pid = launchers[rng.below(INSTANCES as u64) as usize];
+                        let pid = launchers[rng.below(instances as u64) as usize];
                         // SAFETY: kill(2) on a launcher of this test.
                         unsafe { libc::kill(pid, libc::SIGSTOP) };
                         std::thread::sleep(Duration::from_millis(100 + rng.below(400)));
@@ -160,7 +168,7 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
                         fault("launcher SIGSTOP/SIGCONT");
                     }
                     2 => {
-                        let id = &ids[rng.below(INSTANCES as u64) as usize];
+                        let id = &ids[rng.below(instances as u64) as usize];
                         let mut watch = host.command(&["watch", id]).spawn().expect("watch");
                         std::thread::sleep(Duration::from_millis(rng.below(300)));
                         let _ = watch.kill();
@@ -169,7 +177,7 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
                     }
                     3 => {
                         // A view in a real terminal (`script` gives it a PTY).
-                        let id = &ids[rng.below(INSTANCES as u64) as usize];
+                        let id = &ids[rng.below(instances as u64) as usize];
                         let attach = format!("{} attach {id}", tickloop_bin());
                         let mut view = std::process::Command::new("script");
                         view.args(["-qfc", &attach, "/dev/null"])
@@ -188,7 +196,7 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
                         fault("view killed");
                     }
                     _ => {
-                        let i = rng.below(INSTANCES as u64) as usize;
+                        let i = rng.below(instances as u64) as usize;
                         let amount = next_amount.fetch_add(1, Ordering::SeqCst);
                         let args = format!("{{\"amount\":{amount}}}");
                         let mut call = host
@@ -219,13 +227,13 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
     }
     let list = wait_for("every instance listed running again", || {
         let list = host.list();
-        (list.len() == INSTANCES && list.iter().all(|e| e["state"] == "running")).then_some(list)
+        (list.len() == instances && list.iter().all(|e| e["state"] == "running")).then_some(list)
     });
-    assert_eq!(list.len(), INSTANCES);
+    assert_eq!(list.len(), instances);
 
     // What each Tick received, by amount.
     let mut received = BTreeMap::<u64, usize>::new();
-    for i in 0..INSTANCES {
+    for i in 0..instances {
         let log = std::fs::read_to_string(host.log_path(&format!("s{i}"))).unwrap_or_default();
         for line in log.lines() {
             let Ok(request) = serde_json::from_str::<Value>(line) else {

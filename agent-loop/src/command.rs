@@ -1,5 +1,6 @@
 //! The Loop's control-command grammar: `/tick [<count>] [--policy <id>]
-//! [--resume]`, `/tick policies`, `/tick status`, `/tick stop`.
+//! [--resume]`, `/tick policies`, `/tick status`, `/tick stop`, and this
+//! project's `/tick subscribe ID...` (a Loop subscription, issue 21).
 //!
 //! Parsing is pure and fails with a [`CommandError`] before anything
 //! model-facing exists; whether the named policy is *configured* is checked by
@@ -31,6 +32,8 @@ pub enum Command {
     Status,
     /// `/tick stop`
     Stop,
+    /// `/tick subscribe ID...`: subscribe the session to these Tick instances.
+    Subscribe(Vec<String>),
 }
 
 /// Why a command line was refused. The `Display` text is what the harness
@@ -39,7 +42,7 @@ pub enum Command {
 pub enum CommandError {
     #[error("not a /tick command: `{0}`")]
     NotTick(String),
-    #[error("unknown option `{0}` (usage: /tick [<count>] [--policy <id>] [--resume] | /tick policies | /tick status | /tick stop)")]
+    #[error("unknown option `{0}` (usage: /tick [<count>] [--policy <id>] [--resume] | /tick policies | /tick status | /tick stop | /tick subscribe ID...)")]
     UnknownOption(String),
     #[error("duplicated option `{0}`")]
     DuplicateOption(String),
@@ -51,6 +54,10 @@ pub enum CommandError {
     MissingPolicyId,
     #[error("invalid policy id `{0}`: an id starts with an ASCII letter and has at most {MAX_POLICY_ID_LEN} ASCII letters, digits, `.`, `_` or `-`")]
     InvalidPolicyId(String),
+    #[error(
+        "`/tick subscribe` needs at least one instance id (e.g. /tick subscribe hosted:counter)"
+    )]
+    MissingInstance,
     #[error("`/tick {0}` takes no arguments")]
     ExtraArguments(String),
 }
@@ -76,6 +83,14 @@ pub fn parse(text: &str) -> Result<Command, CommandError> {
     }
     let rest: Vec<&str> = words.collect();
     if let Some(&first) = rest.first() {
+        if first == "subscribe" {
+            if rest.len() < 2 {
+                return Err(CommandError::MissingInstance);
+            }
+            return Ok(Command::Subscribe(
+                rest[1..].iter().map(|s| s.to_string()).collect(),
+            ));
+        }
         let sub = match first {
             "policies" => Some(Command::Policies),
             "status" => Some(Command::Status),
@@ -160,6 +175,7 @@ impl fmt::Display for Command {
             Command::Policies => write!(f, "/tick policies"),
             Command::Status => write!(f, "/tick status"),
             Command::Stop => write!(f, "/tick stop"),
+            Command::Subscribe(ids) => write!(f, "/tick subscribe {}", ids.join(" ")),
             Command::Start {
                 count,
                 policy,

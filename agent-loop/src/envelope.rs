@@ -4,6 +4,7 @@
 //!
 //! Deliveries are data only: nothing here adds a goal, persona or instruction.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
@@ -37,7 +38,7 @@ pub fn time_step_message(policy: &CompiledPolicy, parts: Vec<Value>) -> Value {
 }
 
 /// What arrived for one instance since the previous time step.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Pending {
     latest: Option<Delivery>,
     /// Sum of `updates` over every delivery merged here.
@@ -51,7 +52,7 @@ struct Pending {
 }
 
 /// Deliveries of the subscribed instances waiting for the next time step.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Inbox {
     pending: BTreeMap<String, Pending>,
 }

@@ -9,8 +9,11 @@
 //! * [`envelope`] — the time-step message and its subscription data parts.
 //! * [`audit`] — ledger records, the append-only writer and a tolerant reader.
 //! * [`run`] — the `tickloop loop run` driver: JSON lines on stdin/stdout.
+//! * [`claude_code`] — the same Loop inside Claude Code: its hooks as short
+//!   processes with the session's core saved on disk, and their install.
 
 pub mod audit;
+pub mod claude_code;
 pub mod command;
 pub mod envelope;
 pub mod machine;

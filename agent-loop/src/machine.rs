@@ -18,6 +18,7 @@
 //!                                                    anything else (interrupted, error, unknown, inconsistent) -> stopped
 //! ```
 
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
@@ -28,7 +29,7 @@ use super::policy::{CompiledPolicy, PolicySet};
 use tickloop_proto::wire::{Delivery, EndInfo};
 
 /// How a turn ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TurnStatus {
     Completed,
     Interrupted,
@@ -58,7 +59,7 @@ impl TurnStatus {
 }
 
 /// The `source` of a transcript message.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Source {
     /// `user`, `plugin`, `assistant`, ...
     pub kind: String,
@@ -93,7 +94,7 @@ impl Source {
 
 /// A message that entered the agent session's transcript. Its text does not
 /// matter to the Loop: only `role` and `source` do.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TranscriptMessage {
     pub role: String,
     pub source: Source,
@@ -143,7 +144,7 @@ pub enum Effect {
 }
 
 /// What the state machine knows of the transcript.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 struct Transcript {
     /// User-role messages whose source is `user`.
     natural_user_messages: u64,
@@ -160,7 +161,7 @@ struct Transcript {
 }
 
 /// Where a live run is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RunPhase {
     /// Armed while a turn was open: waiting for its terminal.
     Waiting,
@@ -171,7 +172,7 @@ pub enum RunPhase {
     Enqueued,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 struct Run {
     id: String,
     policy: Arc<CompiledPolicy>,
@@ -199,7 +200,7 @@ pub struct RunView {
 }
 
 /// Fixed parameters of one agent session's Loop.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LoopSettings {
     pub session_id: String,
     /// Delay between a completed terminal and the enqueue.
@@ -210,7 +211,7 @@ pub struct LoopSettings {
 }
 
 /// One agent session's Loop.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LoopCore {
     settings: LoopSettings,
     policies: PolicySet,
@@ -464,6 +465,7 @@ impl LoopCore {
 
     fn on_command(&mut self, text: &str, out: &mut Vec<Effect>) {
         let reply = match command::parse(text) {
+            Ok(Command::Subscribe(instances)) => return self.on_subscribe(instances, out),
             Err(e) => Err(e.to_string()),
             Ok(Command::Policies) => Ok(self.policies_text()),
             Ok(Command::Status) => Ok(self.status_text()),

@@ -22,7 +22,7 @@ pub const BUILTIN_DEFAULT_TICKS: u32 = 3;
 pub const MAX_POLICY_BYTES: usize = 4096;
 
 /// A policy as frozen at start. Serialized with the seed's field names.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompiledPolicy {
     pub id: String,
@@ -103,8 +103,9 @@ pub struct LoopConfigFile {
     pub policies: BTreeMap<String, String>,
 }
 
-/// Every policy, compiled, with the defaults. Immutable once built.
-#[derive(Debug, Clone)]
+/// Every policy, compiled, with the defaults. Immutable once built (a
+/// serialized set, as the Claude Code adapter keeps it, stays frozen too).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PolicySet {
     policies: BTreeMap<String, Arc<CompiledPolicy>>,
     default_policy: Arc<CompiledPolicy>,

@@ -305,7 +305,7 @@ struct Instance {
     exit_pending: Option<(String, Instant)>,
     exited: bool,
     requests_rx: mpsc::Receiver<Incoming>,
-    status_tx: watch::Sender<socket::Published>,
+    status_tx: watch::Sender<crate::published::Published>,
     /// The catalog last published (shared with every connection), and
     /// which version and revision it is of.
     catalog: Arc<Catalog>,
@@ -392,7 +392,7 @@ impl Instance {
             exited: false,
             requests_rx,
             // Replaced below, once the status can be built.
-            status_tx: watch::channel(socket::Published::default()).0,
+            status_tx: watch::channel(crate::published::Published::default()).0,
             catalog: Arc::new(Catalog::default()),
             catalog_key: (None, None),
             shutdown_tx,
@@ -416,7 +416,7 @@ impl Instance {
             output_published: None,
             output_due: None,
         };
-        let (status_tx, status_rx) = watch::channel(socket::Published {
+        let (status_tx, status_rx) = watch::channel(crate::published::Published {
             status: instance.status(),
             catalog: instance.catalog.clone(),
         });
@@ -1345,7 +1345,7 @@ impl Instance {
             self.catalog_key = key;
         }
         let status = self.status();
-        self.status_tx.send_replace(socket::Published {
+        self.status_tx.send_replace(crate::published::Published {
             status: status.clone(),
             catalog: self.catalog.clone(),
         });

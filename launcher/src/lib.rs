@@ -35,6 +35,7 @@ pub mod artifact;
 pub mod attach;
 pub mod emulator;
 pub mod instance;
+pub mod published;
 pub mod record;
 pub mod recorder;
 pub mod screen_model;

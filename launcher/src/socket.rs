@@ -10,6 +10,7 @@
 //! Connections with role `view` are handed to [`crate::views`] after the
 //! hello: they speak the attach protocol ([`crate::attach`]).
 
+use crate::published::Published;
 use crate::views::{serve_view, ViewContext, ViewHub};
 use crate::LauncherError;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
@@ -18,7 +19,7 @@ use std::sync::Arc;
 use tickhost::framing::{read_line_limited, write_line};
 use tickhost::wire::{
     Catalog, ClientError, ClientKind, ClientReply, Envelope, ErrorKind, Hello, HelloReply,
-    LauncherMessage, LauncherReply, LauncherRequest, LauncherStatus, Role,
+    LauncherMessage, LauncherReply, LauncherRequest, Role,
 };
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::{UnixListener, UnixStream};
@@ -91,16 +92,6 @@ pub fn bind(path: &Path) -> Result<UnixListener, LauncherError> {
     let listener = UnixListener::bind(path).map_err(err)?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(err)?;
     Ok(listener)
-}
-
-/// What the launcher publishes to every connection: its newest status and
-/// the catalog that status's revision names. The catalog is shared (one
-/// `Arc` per catalog) and written to tickhost only when it changed, not
-/// with every status: a status goes out on every update.
-#[derive(Debug, Clone, Default)]
-pub struct Published {
-    pub status: LauncherStatus,
-    pub catalog: Arc<Catalog>,
 }
 
 /// Everything the connections share.

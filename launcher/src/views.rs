@@ -249,7 +249,7 @@ async fn size_task(term: Arc<TerminalHandle>, mut want_rx: watch::Receiver<Optio
 #[derive(Clone)]
 pub struct ViewContext {
     pub hub: Arc<ViewHub>,
-    pub status: watch::Receiver<crate::socket::Published>,
+    pub status: watch::Receiver<crate::published::Published>,
     pub shutdown: watch::Receiver<bool>,
     pub flushed: mpsc::WeakSender<()>,
 }
@@ -487,7 +487,7 @@ async fn send_end<W: AsyncWrite + Unpin>(
     let _ = send(writer, &ToView::Ended { reason }).await;
 }
 
-fn ended(status: &watch::Receiver<crate::socket::Published>) -> Option<String> {
+fn ended(status: &watch::Receiver<crate::published::Published>) -> Option<String> {
     status
         .borrow()
         .status

@@ -525,7 +525,7 @@ impl Bridge {
         vec![
             tool(
                 MANAGE,
-                "Tickloop: manage Tick instances. action: list (every instance); open (a Tick from `command` [PROGRAM, ARG...] or a `package` with optional `package_args`; `shell: true` for a plain terminal program; or `artifact`: a Tick file you wrote, run by its shebang as artifact:NAME and run again on each save — list shows its generation, and state failed with the reason when a version did not start; optional `name`, `cwd`); reload (an artifact's file now, without a save); close (end one, or forget an ended one); screen (its terminal as text; `history`: that many earlier lines first); input (type `text` into its terminal); activity (what agents did with it: each request with its client, tool, arguments, outcome and duration, its updates, views and subscribers; `after`: only entries numbered above it); packages (the Tick packages you can open, with missing prerequisites); show (a view for a person) and subscribe/unsubscribe (the Loop) point to the CLI.",
+                "Tickloop: manage Tick instances. action: list (every instance); open (a Tick from `command` [PROGRAM, ARG...] or a `package` with optional `package_args`; `shell: true` for a plain terminal program; or `artifact`: a Tick file you wrote, run by its shebang as artifact:NAME and run again on each save — list shows its generation, and state failed with the reason when a version did not start; optional `name`, `cwd`); reload (an artifact's file now, without a save); close (end one, or forget an ended one); screen (its terminal as text; `history`: that many earlier lines first); input (type `text` into its terminal); activity (what agents did with it: each request with its client, tool, arguments, outcome and duration, its updates, views and subscribers; `after`: only entries numbered above it); packages (the Tick packages you can open, with missing prerequisites); show (a view for a person) points to the CLI; subscribe (`instance`) adds a Loop subscription to the Claude Code session this server runs in: its time steps carry the Tick's state to you between turns.",
                 json!({
                     "type": "object",
                     "properties": {
@@ -760,9 +760,32 @@ impl Bridge {
                 "not available from MCP yet: a person can see and use the Tick with `tickloop attach ID` in a terminal (or `tickloop monitor`)",
                 None,
             ),
-            "subscribe" | "unsubscribe" => outcome::failed(
+            "subscribe" => match (need_instance(), loop_session()) {
+                (Err(e), _) => e,
+                (Ok(instance), Some(session)) => {
+                    let env = tickloop_loop::claude_code::HookEnv::from_env(
+                        tickhost::paths::RuntimeDir::locate(),
+                    );
+                    match env.and_then(|env| {
+                        tickloop_loop::claude_code::subscribe_session(&session, vec![instance], &env)
+                    }) {
+                        Ok((true, text)) => outcome::ok_value(json!({
+                            "loop_session": session,
+                            "reply": text,
+                        })),
+                        Ok((false, text)) => outcome::failed("refused", &text, None),
+                        Err(e) => outcome::failed("loop", &e.to_string(), None),
+                    }
+                }
+                (Ok(_), None) => outcome::failed(
+                    "not_available",
+                    "Loop subscriptions from MCP need the Claude Code session this bridge runs in (CLAUDE_CODE_SESSION_ID, with `tickloop loop claude-code install`); elsewhere use `tickloop loop run`. In this MCP session, subscribe to the resource tick://NAME/state to be notified (notifications/resources/updated) when a Tick's state changes",
+                    None,
+                ),
+            },
+            "unsubscribe" => outcome::failed(
                 "not_available",
-                "Loop subscriptions are not available from MCP yet: use `tickloop loop run`. In this MCP session, subscribe to the resource tick://NAME/state to be notified (notifications/resources/updated) when a Tick's state changes",
+                "Loop subscriptions cannot be taken back yet (neither by /tick nor from MCP): they end with the Tick or the session",
                 None,
             ),
             other => outcome::failed(
@@ -1716,6 +1739,15 @@ impl ServerHandler for Bridge {
 /// `resources/subscribe` and unscoped list-changed notifications.
 pub fn spoken_protocol_versions() -> &'static [ProtocolVersion] {
     ProtocolVersion::known_up_to(&ProtocolVersion::LATEST_WITH_INITIALIZE)
+}
+
+/// The Claude Code session this bridge runs in, whose Loop TickManage
+/// `subscribe` adds to (Claude Code sets `CLAUDE_CODE_SESSION_ID` for the
+/// MCP servers it starts).
+fn loop_session() -> Option<String> {
+    std::env::var("CLAUDE_CODE_SESSION_ID")
+        .ok()
+        .filter(|s| !s.trim().is_empty())
 }
 
 #[cfg(test)]

@@ -4,14 +4,14 @@ mod core_support;
 
 use core_support::Harness;
 use serde_json::json;
-use tickloop_proto::core::framing::{FramingError, LineReader};
+use tickloop_proto::core::framing::{FramingError, LineSplitter};
 use tickloop_proto::core::{
     CallOutcome, EndKind, Limits, Phase, Reply, SessionRequest, ViolationKind,
 };
 
 #[test]
 fn line_reader_splits_lines_across_chunks() {
-    let mut reader = LineReader::new(100);
+    let mut reader = LineSplitter::new(100);
     reader.push(b"{\"a\":1}\n{\"b\"");
     reader.push(b":2}\n");
     assert_eq!(reader.next_line(), Some(Ok(b"{\"a\":1}".to_vec())));
@@ -22,7 +22,7 @@ fn line_reader_splits_lines_across_chunks() {
 
 #[test]
 fn line_reader_reports_overlong_line_after_earlier_lines_without_buffering_it() {
-    let mut reader = LineReader::new(10);
+    let mut reader = LineSplitter::new(10);
     reader.push(b"short\n0123456789A");
     assert!(reader.buffered() <= 5 + 256);
     assert_eq!(reader.next_line(), Some(Ok(b"short".to_vec())));
@@ -38,7 +38,7 @@ fn line_reader_reports_overlong_line_after_earlier_lines_without_buffering_it() 
 
 #[test]
 fn line_reader_accepts_a_line_of_exactly_the_limit() {
-    let mut reader = LineReader::new(4);
+    let mut reader = LineSplitter::new(4);
     reader.push(b"1234\n");
     assert_eq!(reader.next_line(), Some(Ok(b"1234".to_vec())));
     reader.push(b"12345\n");
@@ -50,7 +50,7 @@ fn line_reader_accepts_a_line_of_exactly_the_limit() {
 
 #[test]
 fn line_reader_never_holds_more_than_the_limit_of_a_line_without_newline() {
-    let mut reader = LineReader::new(8 * 1024 * 1024);
+    let mut reader = LineSplitter::new(8 * 1024 * 1024);
     let chunk = vec![b'a'; 1024 * 1024];
     for _ in 0..12 {
         reader.push(&chunk);
@@ -65,7 +65,7 @@ fn line_reader_never_holds_more_than_the_limit_of_a_line_without_newline() {
 
 #[test]
 fn line_reader_finish_errors_on_partial_line() {
-    let mut reader = LineReader::new(100);
+    let mut reader = LineSplitter::new(100);
     reader.push(b"{\"jsonrpc\":\"2.0\"");
     assert!(matches!(
         reader.finish(),

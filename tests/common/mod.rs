@@ -12,6 +12,7 @@
 //! sleep is used as synchronization and no test asserts on wall-clock time.
 #![allow(dead_code)]
 
+pub mod optional;
 pub mod tmux;
 
 use serde_json::Value;
@@ -156,6 +157,21 @@ impl Drop for Running {
             let _ = c.wait();
         }
     }
+}
+
+/// Runs a prepared command (one of [`Host::command`], changed) to its end,
+/// at most [`COMMAND_DEADLINE`].
+pub fn run_prepared(mut cmd: Command, args: &[&str]) -> Out {
+    let child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {args:?}: {e}"));
+    let pid = child.id() as i32;
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    collect(&args, pid, rx)
 }
 
 fn collect(args: &[String], pid: i32, rx: Receiver<std::io::Result<std::process::Output>>) -> Out {

@@ -1,4 +1,4 @@
-//! Newline framing of the Tick's stdout (spec 3.1): bytes in, complete lines
+//! Newline framing of the Tick's stdout (spec 3.1), with no I/O: bytes in, complete lines
 //! out, with the 8 MiB line limit enforced while reading.
 
 use std::collections::VecDeque;
@@ -34,7 +34,7 @@ pub const PREFIX_LEN: usize = 256;
 /// stored; the reader reports the error once every complete line before it
 /// has been taken, and ignores everything after it.
 #[derive(Debug)]
-pub struct LineReader {
+pub struct LineSplitter {
     max_line: usize,
     complete: VecDeque<Vec<u8>>,
     partial: Vec<u8>,
@@ -48,10 +48,10 @@ enum Overflow {
     Reported,
 }
 
-impl LineReader {
+impl LineSplitter {
     /// A reader that accepts lines up to `max_line` bytes.
     pub fn new(max_line: usize) -> Self {
-        LineReader {
+        LineSplitter {
             max_line,
             complete: VecDeque::new(),
             partial: Vec::new(),

@@ -14,7 +14,7 @@ pub mod state;
 pub use crate::wire::{CallOutcome, RpcError};
 pub use delivery::{budget_for, trim, Trimmed};
 pub use descriptor::{Descriptor, DescriptorError, Newest, Series, Tool};
-pub use framing::{FramingError, LineReader};
+pub use framing::{FramingError, LineSplitter};
 pub use limits::Limits;
 pub use session::{
     Action, ClientToken, EndKind, EndReason, Phase, Reply, Session, SessionRequest, ViolationKind,

@@ -3,7 +3,7 @@
 //! replies and the end of the session come out as [`Action`]s.
 
 use super::descriptor::Descriptor;
-use super::framing::{prefix_of, FramingError, LineReader};
+use super::framing::{prefix_of, FramingError, LineSplitter};
 use super::limits::{encoded_size, Limits};
 use super::state::TickState;
 use super::{CallOutcome, RpcError};
@@ -190,7 +190,7 @@ pub struct Session {
     phase: Phase,
     initialized: bool,
     started: Instant,
-    reader: LineReader,
+    reader: LineSplitter,
     actions: VecDeque<Action>,
     next_id: u64,
     in_flight: BTreeMap<u64, Written>,
@@ -210,7 +210,7 @@ pub struct Session {
 impl Session {
     /// A session for a Tick started at `now`; writes `tick/describe` at once.
     pub fn new(limits: Limits, now: Instant) -> Session {
-        let reader = LineReader::new(limits.max_line);
+        let reader = LineSplitter::new(limits.max_line);
         let mut session = Session {
             limits,
             phase: Phase::Initializing,
@@ -887,7 +887,7 @@ impl Session {
         for (client, request) in std::mem::take(&mut self.waiting_for_init) {
             self.refuse_not_running(client, request);
         }
-        self.reader = LineReader::new(0);
+        self.reader = LineSplitter::new(0);
         self.actions.push_back(Action::End(reason));
     }
 
