@@ -548,6 +548,7 @@ fn run_rules(exe: &Path, dir: &Path, options: &Options) -> Result<Vec<Finding>> 
         env: tickhost::client::caller_env(),
         history: None,
         approve: Some(ApprovalPolicy::Auto),
+        record: None,
         artifact: None,
         watch: Vec::new(),
     });

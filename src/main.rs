@@ -7,7 +7,9 @@ mod completions;
 mod doctor;
 mod herdr_cli;
 mod loop_cli;
+mod new;
 mod output;
+mod recording;
 mod version;
 
 use anyhow::{Context, Result};
@@ -72,6 +74,10 @@ enum Command {
         /// package's `approve`, else auto.
         #[arg(long, value_name = "POLICY", value_parser = ["auto", "ask", "deny"])]
         approve: Option<String>,
+        /// Record the session from its start into the new file FILE
+        /// (asciicast v2, with the protocol traffic as markers).
+        #[arg(long, value_name = "FILE")]
+        record: Option<PathBuf>,
         /// Show the new instance at once: `herdr` (a Herdr pane; inside Herdr).
         #[arg(long, value_enum, value_name = "VIEW")]
         view: Option<herdr_cli::OpenView>,
@@ -101,6 +107,38 @@ enum Command {
             value_name = "PROGRAM"
         )]
         argv: Vec<String>,
+    },
+    /// Make a new Tick package, folder NAME (SKILL.md and a program that
+    /// passes `check` as made).
+    New {
+        /// The package's name and folder (1-64 of A-Z a-z 0-9 - _, from a letter).
+        name: String,
+        /// Python (standard library only) or Rust (on the tickloop-tick crate).
+        #[arg(long, value_enum, default_value = "python")]
+        lang: new::Lang,
+        /// With --lang rust: depend on the tickloop-tick crate in this folder
+        /// (a Tickloop checkout's tick/); default: the checkout tickloop was
+        /// built from while it exists, else the crates.io release.
+        #[arg(long, value_name = "DIR")]
+        tick_path: Option<PathBuf>,
+    },
+    /// Record instance ID's terminal and protocol traffic into FILE
+    /// (asciicast v2) until it ends or Ctrl-C.
+    Record {
+        id: String,
+        /// The new file (default: NAME-UNIXTIME.cast here).
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Play a recording in this terminal, or print its protocol timeline.
+    Replay {
+        file: PathBuf,
+        /// Print the protocol messages (and resizes) with their times instead.
+        #[arg(long)]
+        protocol: bool,
+        /// Play this many times faster (pauses are cut to 2 s first).
+        #[arg(long, default_value_t = 1.0)]
+        speed: f64,
     },
     /// Every instance, running or ended.
     List,
@@ -416,9 +454,11 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             package,
             history,
             approve,
+            record,
             view,
             argv,
         } => {
+            let record = record.as_deref().map(recording::new_file).transpose()?;
             let history = match history {
                 Some(lines) => lines,
                 None => tickhost::config::load()
@@ -529,6 +569,7 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                 env,
                 history: Some(history),
                 approve,
+                record,
             });
             let mut value = simple(&runtime, &exe, request)?;
             let ctx = view_herdr::Ctx { runtime, exe };
@@ -555,6 +596,62 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                     argv,
                 },
             )
+        }
+        Command::New {
+            name,
+            lang,
+            tick_path,
+        } => {
+            if tick_path.is_some() && lang != new::Lang::Rust {
+                return Err(CliError::new(
+                    "bad_request",
+                    "--tick-path is for --lang rust".to_string(),
+                    2,
+                )
+                .into());
+            }
+            let parent = std::env::current_dir().context("cannot read the current directory")?;
+            let value = new::run(new::Options {
+                name,
+                lang,
+                parent,
+                tick_path,
+            })?;
+            show(&value, json, new::text);
+            Ok(0)
+        }
+        Command::Record { id, output } => {
+            let list = simple(&runtime, &exe, ClientRequest::List)?;
+            let value = recording::record(&runtime, &id, &list, output)?;
+            show(&value, json, recording::record_text);
+            Ok(0)
+        }
+        Command::Replay {
+            file,
+            protocol,
+            speed,
+        } => {
+            if !(speed > 0.0 && speed.is_finite()) {
+                return Err(CliError::new(
+                    "bad_request",
+                    format!("--speed {speed} must be a positive number"),
+                    2,
+                )
+                .into());
+            }
+            let cast = recording::load(&file)?;
+            if protocol {
+                for entry in recording::timeline(&cast) {
+                    if json {
+                        print_json(&entry);
+                    } else {
+                        println!("{}", recording::timeline_text(&entry));
+                    }
+                }
+            } else {
+                recording::play(&cast, speed)?;
+            }
+            Ok(0)
         }
         Command::List => {
             let value = simple(&runtime, &exe, ClientRequest::List)?;

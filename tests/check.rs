@@ -208,4 +208,39 @@ fn shipped_packages_pass_every_rule_by_package_name() {
     assert_eq!(failed(&findings), Vec::<&str>::new(), "{findings:#?}");
     assert_eq!(code, 0);
     assert_eq!(findings["describe"]["result"], "pass");
+
+    // The Rust package (tickloop-board, beside tickloop), with its mutating
+    // tools allowed, on a board file of the test's own.
+    let board = host.scratch().join("board.json");
+    let board = board.to_string_lossy().into_owned();
+    let (code, findings) = check(
+        &host,
+        &["--allow-mutating", "--package", "board", "--", &board],
+    );
+    assert_eq!(failed(&findings), Vec::<&str>::new(), "{findings:#?}");
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn the_tick_crate_example_passes_every_rule() {
+    // Built by `cargo test` beside the test binaries' deps: target/debug/examples/note.
+    let exe = Path::new(common::tickloop_bin())
+        .parent()
+        .expect("target dir")
+        .join("examples/note");
+    if !exe.exists() {
+        let status = std::process::Command::new(env!("CARGO"))
+            .args(["build", "-q", "-p", "tickloop-tick", "--example", "note"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("cargo build --example note");
+        assert!(status.success(), "building the note example failed");
+    }
+    let host = Host::new();
+    let exe = exe.to_string_lossy().into_owned();
+    let (code, findings) = check(&host, &["--allow-mutating", "--", &exe]);
+    assert_eq!(failed(&findings), Vec::<&str>::new(), "{findings:#?}");
+    assert_eq!(code, 0);
+    let calls = findings["calls"]["detail"].as_str().unwrap_or_default();
+    assert!(calls.contains("note"), "{calls}");
 }

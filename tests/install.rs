@@ -52,6 +52,13 @@ impl Installed {
         } else {
             std::fs::create_dir_all(&bin).expect("mkdir bin");
             std::fs::copy(common::tickloop_bin(), bin.join("tickloop")).expect("copy tickloop");
+            // `cargo install --path .` installs the package's second binary
+            // beside it: the shipped package `board` runs it.
+            std::fs::copy(
+                env!("CARGO_BIN_EXE_tickloop-board"),
+                bin.join("tickloop-board"),
+            )
+            .expect("copy tickloop-board");
         }
         let mode = std::fs::metadata(bin.join("tickloop"))
             .expect("installed")
@@ -157,7 +164,7 @@ fn an_installed_tickloop_lists_and_opens_the_shipped_packages_from_anywhere() {
     let list = t.json(&["packages"]);
     let found = names(&list);
     assert!(
-        found.contains(&"counter") && found.contains(&"logwatch"),
+        found.contains(&"counter") && found.contains(&"logwatch") && found.contains(&"board"),
         "{list}"
     );
     for p in list.as_array().into_iter().flatten() {
@@ -168,7 +175,10 @@ fn an_installed_tickloop_lists_and_opens_the_shipped_packages_from_anywhere() {
                 .is_some_and(|d| Path::new(d).starts_with(&shipped)),
             "{p}"
         );
-        assert_eq!(p["ready"], true, "python3 is on PATH: {p}");
+        assert_eq!(
+            p["ready"], true,
+            "python3 is on PATH, tickloop-board beside tickloop: {p}"
+        );
     }
     let script = shipped.join("counter/counter.py");
     let mode = std::fs::metadata(&script)

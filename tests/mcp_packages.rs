@@ -70,7 +70,15 @@ fn every_shipped_skill_md_parses() {
             package.name
         );
         let argv = package.argv(&[]);
-        let program = Path::new(&argv[0]);
+        // A bare name (board's tickloop-board) is found beside tickloop,
+        // which is not where this test runs from.
+        let beside = Path::new(common::tickloop_bin())
+            .parent()
+            .map(|dir| dir.join(&argv[0]));
+        let program = match beside {
+            Some(path) if !argv[0].contains('/') => path,
+            _ => Path::new(&argv[0]).to_path_buf(),
+        };
         assert!(
             program.is_file(),
             "{}: launch program {} missing",
@@ -93,12 +101,18 @@ fn packages_lists_the_shipped_packages_with_their_prerequisites() {
         .filter_map(|p| p["name"].as_str())
         .collect();
     assert!(
-        names.contains(&"counter") && names.contains(&"logwatch"),
+        names.contains(&"counter") && names.contains(&"logwatch") && names.contains(&"board"),
         "{names:?}"
     );
     for p in list.as_array().into_iter().flatten() {
-        assert_eq!(p["prerequisites"]["commands"][0], "python3", "{p}");
-        assert_eq!(p["ready"], true, "python3 is on PATH here: {p}");
+        // board is the Rust one: its program is built beside tickloop.
+        let command = if p["name"] == "board" {
+            "tickloop-board"
+        } else {
+            "python3"
+        };
+        assert_eq!(p["prerequisites"]["commands"][0], command, "{p}");
+        assert_eq!(p["ready"], true, "{command} is found here: {p}");
         assert!(p["launch"][0]
             .as_str()
             .is_some_and(|l| Path::new(l).is_absolute()));
@@ -122,7 +136,11 @@ fn every_shipped_package_opens_reads_and_closes() {
         let opened = run(&host, &path, &args);
         opened.expect(0);
         let opened = opened.json();
-        let id = format!("hosted:{name}");
+        // Named after its program: counter.py is hosted:counter, board's
+        // tickloop-board is hosted:tickloop-board.
+        let program = package.launch[0].rsplit('/').next().unwrap_or_default();
+        let stem = program.split_once('.').map_or(program, |(stem, _)| stem);
+        let id = format!("hosted:{stem}");
         assert_eq!(opened["id"], id.as_str(), "{opened}");
         assert_eq!(opened["state"], "running");
         let read = host.read(&id);

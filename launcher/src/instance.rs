@@ -90,12 +90,24 @@ pub async fn run(spec: LaunchSpec, report: ReportFn) -> Result<RunOutcome, Launc
         .history
         .unwrap_or(crate::emulator::DEFAULT_HISTORY)
         .min(crate::emulator::MAX_HISTORY);
-    let term = match TerminalHandle::open(history) {
+    let recorder = Arc::new(crate::recorder::Recorder::new(&spec.instance));
+    let term = match TerminalHandle::open(history, recorder) {
         Ok(term) => term,
         Err(e) => {
             let _ = std::fs::remove_file(&spec.socket);
             return fail(e.to_string(), String::new());
         }
+    };
+    // `open --record FILE`: recorded from before the Tick starts.
+    let record_writer = match &spec.record {
+        None => None,
+        Some(path) => match start_file_recording(&term, path).await {
+            Ok(writer) => Some(writer),
+            Err(e) => {
+                let _ = std::fs::remove_file(&spec.socket);
+                return fail(e, String::new());
+            }
+        },
     };
     // Watched before it is read: a save in between is not missed.
     let mut artifact = match &spec.artifact {
@@ -149,9 +161,28 @@ pub async fn run(spec: LaunchSpec, report: ReportFn) -> Result<RunOutcome, Launc
             "the report was already sent".into(),
         ));
     };
-    Instance::start(spec, spawned, term, listener, report, artifact)
-        .run()
-        .await
+    let mut instance = Instance::start(spec, spawned, term, listener, report, artifact);
+    instance.record_writer = record_writer;
+    instance.run().await
+}
+
+/// Creates `path` (never over an existing file) and records into it.
+async fn start_file_recording(
+    term: &TerminalHandle,
+    path: &std::path::Path,
+) -> Result<std::thread::JoinHandle<()>, String> {
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| format!("cannot create the recording {}: {e}", path.display()))?;
+    let (sink, stream) = crate::recorder::recording();
+    let writer = crate::recorder::spawn_file_writer(stream, file)
+        .map_err(|e| format!("cannot start the recording thread: {e}"))?;
+    if !term.start_recording(sink).await {
+        return Err("the terminal's emulator thread is gone".to_string());
+    }
+    Ok(writer)
 }
 
 /// The per-process channels of the instance loop: the Tick's stdin (a writer
@@ -315,6 +346,8 @@ struct Instance {
     /// Updates of an artifact's earlier generations, counted on in
     /// `updates_total`.
     updates_before: u64,
+    /// The thread writing `open --record FILE`, joined at the end.
+    record_writer: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Instance {
@@ -354,6 +387,7 @@ impl Instance {
             artifact,
             closing: false,
             updates_before: 0,
+            record_writer: None,
             exit_pending: None,
             exited: false,
             requests_rx,
@@ -395,6 +429,7 @@ impl Instance {
                 shutdown: shutdown_rx,
                 flushed: flushed_tx.downgrade(),
                 views,
+                term: instance.term.clone(),
             },
         ));
         instance
@@ -655,6 +690,7 @@ impl Instance {
         let now = Instant::now().into_std();
         match event {
             Some(StdoutEvent::Bytes(bytes)) => {
+                self.term.recorder().from_tick(&bytes);
                 if let Some(session) = self.session.as_mut() {
                     session.on_stdout(&bytes, now);
                 }
@@ -708,6 +744,7 @@ impl Instance {
             };
             match action {
                 Action::Write(bytes) => {
+                    self.term.recorder().to_tick(&bytes);
                     if let Some(tx) = &self.stdin_tx {
                         let _ = tx.send(bytes);
                     }
@@ -1170,6 +1207,11 @@ impl Instance {
         }
         let info = ending.info;
         self.keep_last_screen().await;
+        // The screen is settled: every recording has all the output.
+        self.term.recorder().end(&info.reason);
+        if let Some(writer) = self.record_writer.take() {
+            let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+        }
         self.keep_activity();
         let shell_report = if self.spec.shell {
             self.report.take()

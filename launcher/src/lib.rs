@@ -37,6 +37,7 @@ pub mod emulator;
 pub mod instance;
 pub mod published;
 pub mod record;
+pub mod recorder;
 pub mod screen_model;
 pub mod socket;
 pub mod spawn;

@@ -108,6 +108,8 @@ pub struct ServeContext {
     pub flushed: mpsc::WeakSender<()>,
     /// The attached views and their size policy.
     pub views: Arc<ViewHub>,
+    /// The terminal, for recordings (role `recorder`).
+    pub term: Arc<crate::terminal::TerminalHandle>,
 }
 
 /// Accept connections until shutdown.
@@ -153,7 +155,7 @@ async fn connection(stream: UnixStream, ctx: ServeContext) {
     let mut answer = HelloReply::answer(&hello);
     if answer.refused.is_none() {
         match hello.hello.role {
-            Role::Host | Role::View => {}
+            Role::Host | Role::View | Role::Recorder => {}
             Role::Client => {
                 answer.refused =
                     Some("this is a launcher's socket; clients talk to tickhost".to_string())
@@ -174,6 +176,11 @@ async fn connection(stream: UnixStream, ctx: ServeContext) {
         return;
     }
 
+    if hello.hello.role == Role::Recorder {
+        serve_recorder(reader, writer, ctx).await;
+        return;
+    }
+
     let (tx, rx) = mpsc::channel(PEER_QUEUE);
     let close = Arc::new(Notify::new());
     let peer = Peer {
@@ -183,6 +190,42 @@ async fn connection(stream: UnixStream, ctx: ServeContext) {
     let requests = ctx.requests.clone();
     tokio::spawn(write_loop(writer, rx, ctx, close.clone()));
     read_loop(reader, peer, requests, close).await;
+}
+
+/// Streams a recording of the terminal and the protocol (asciicast v2
+/// lines, [`crate::recorder`]) until the Tick ends or the peer hangs up.
+async fn serve_recorder<R, W>(mut reader: R, mut writer: W, ctx: ServeContext)
+where
+    R: AsyncBufRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    use tokio::io::AsyncReadExt;
+    let (sink, mut stream) = crate::recorder::recording();
+    if !ctx.term.start_recording(sink).await {
+        return;
+    }
+    let _flushed = ctx.flushed.upgrade();
+    let mut scratch = [0u8; 256];
+    loop {
+        tokio::select! {
+            line = stream.recv() => {
+                let Some(line) = line else { break };
+                if writer.write_all(&line).await.is_err() {
+                    return;
+                }
+                if stream.is_empty() && writer.flush().await.is_err() {
+                    return;
+                }
+            }
+            // The recorder sends nothing after its hello: EOF is its hang-up.
+            read = reader.read(&mut scratch) => {
+                if matches!(read, Ok(0) | Err(_)) {
+                    return;
+                }
+            }
+        }
+    }
+    let _ = writer.flush().await;
 }
 
 async fn read_loop<R: AsyncBufRead + Unpin>(

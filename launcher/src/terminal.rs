@@ -23,6 +23,7 @@
 use crate::attach::TermColors;
 use crate::attach::{Snapshot, ViewEvent};
 use crate::emulator::{AnswerColors, Emulator, ScreenText, TermEvent};
+use crate::recorder::{Recorder, RecordingSink};
 use crate::LauncherError;
 use alacritty_terminal::term::TermMode;
 use portable_pty::{native_pty_system, MasterPty, PtySize, SlavePty};
@@ -84,7 +85,11 @@ const WRITER_QUEUE: usize = 256;
 const READ_CHUNK: usize = 16 * 1024;
 
 enum EmuMsg {
-    Output(Vec<u8>),
+    /// Output, and when it was read from the PTY.
+    Output(Vec<u8>, std::time::Instant),
+    /// Start a recording from the current screen ([`crate::recorder`]).
+    /// Acknowledged once the recording is registered.
+    Record(crate::recorder::RecordingSink, oneshot::Sender<()>),
     Resize(u16, u16),
     /// The screen as text with up to this many lines of history.
     Snapshot(usize, oneshot::Sender<ScreenText>),
@@ -123,12 +128,17 @@ pub struct TerminalHandle {
     size: Mutex<(u16, u16)>,
     /// What the Tick's colour queries are answered with.
     colors: AnswerColors,
+    /// The recordings of this terminal (and of the protocol beside it).
+    recorder: Arc<Recorder>,
 }
 
 impl TerminalHandle {
     /// Opens the PTY at 120x30 and starts the reader, emulator and writer
     /// threads; the screen keeps up to `history` lines that scroll off.
-    pub fn open(history: usize) -> Result<Arc<TerminalHandle>, LauncherError> {
+    pub fn open(
+        history: usize,
+        recorder: Arc<Recorder>,
+    ) -> Result<Arc<TerminalHandle>, LauncherError> {
         let size = PtySize {
             rows: START_ROWS,
             cols: START_COLS,
@@ -179,6 +189,7 @@ impl TerminalHandle {
         let (title_tx, title_rx) = watch::channel(String::new());
         let colors = AnswerColors::default();
         let emulator_colors = colors.clone();
+        let emulator_recorder = recorder.clone();
         spawn_thread("emulator", move || {
             let published = Published {
                 changes: changes_tx,
@@ -186,7 +197,14 @@ impl TerminalHandle {
                 title: title_tx,
                 modes: emulator_modes,
             };
-            emulator_thread(emu_rx, answers, emulator_colors, published, history)
+            emulator_thread(
+                emu_rx,
+                answers,
+                emulator_colors,
+                published,
+                history,
+                emulator_recorder,
+            )
         })?;
 
         let reader_tx = emu_tx.clone();
@@ -205,7 +223,20 @@ impl TerminalHandle {
             title_rx,
             size: Mutex::new((START_COLS, START_ROWS)),
             colors,
+            recorder,
         }))
+    }
+
+    /// The recordings of this terminal.
+    pub fn recorder(&self) -> &Arc<Recorder> {
+        &self.recorder
+    }
+
+    /// Starts a recording from the screen as it is once every chunk read
+    /// so far is applied. False if the emulator thread is gone.
+    pub async fn start_recording(&self, sink: RecordingSink) -> bool {
+        let (tx, rx) = oneshot::channel();
+        self.emu_tx.send(EmuMsg::Record(sink, tx)).await.is_ok() && rx.await.is_ok()
     }
 
     /// The PTY's current size, `(cols, rows)`.
@@ -380,7 +411,11 @@ fn reader_thread(mut reader: Box<dyn Read + Send>, tx: mpsc::Sender<EmuMsg>) {
         match reader.read(&mut buf) {
             Ok(0) => return,
             Ok(n) => {
-                if tx.blocking_send(EmuMsg::Output(buf[..n].to_vec())).is_err() {
+                let read_at = std::time::Instant::now();
+                if tx
+                    .blocking_send(EmuMsg::Output(buf[..n].to_vec(), read_at))
+                    .is_err()
+                {
                     return;
                 }
             }
@@ -396,6 +431,7 @@ fn emulator_thread(
     colors: AnswerColors,
     published: Published,
     history: usize,
+    recorder: Arc<Recorder>,
 ) {
     let Published {
         changes,
@@ -418,7 +454,7 @@ fn emulator_thread(
         // on. The panic hook (lib.rs) logs the first few panics only, so a
         // stream of them cannot grow the log without bound.
         let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            handle_emulator_message(&mut emulator, msg, &changes);
+            handle_emulator_message(&mut emulator, msg, &changes, &recorder);
             for event in emulator.take_events() {
                 // No view attached: nobody to tell.
                 let _ = events.send(event);
@@ -445,14 +481,25 @@ fn emulator_thread(
     }
 }
 
-fn handle_emulator_message(emulator: &mut Emulator, msg: EmuMsg, changes: &watch::Sender<u64>) {
+fn handle_emulator_message(
+    emulator: &mut Emulator,
+    msg: EmuMsg,
+    changes: &watch::Sender<u64>,
+    recorder: &Recorder,
+) {
     match msg {
-        EmuMsg::Output(bytes) => {
+        EmuMsg::Output(bytes, read_at) => {
+            recorder.output(&bytes, read_at);
             emulator.feed(&bytes);
             changes.send_modify(|n| *n = n.wrapping_add(1));
         }
+        EmuMsg::Record(sink, started) => {
+            recorder.start(sink, &emulator.snapshot_scrolled(0));
+            let _ = started.send(());
+        }
         EmuMsg::Resize(rows, cols) => {
             emulator.resize(usize::from(rows), usize::from(cols));
+            recorder.resize(cols, rows);
             changes.send_modify(|n| *n = n.wrapping_add(1));
         }
         EmuMsg::Snapshot(history, reply) => {

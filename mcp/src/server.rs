@@ -830,6 +830,7 @@ impl Bridge {
                 .history
                 .or_else(|| tickhost::config::load().ok().and_then(|c| c.history)),
             approve: None,
+            record: None,
         });
         let result = self.value_or_failure(request).await;
         self.inner.wake.notify_one();
@@ -900,6 +901,7 @@ impl Bridge {
                 .history
                 .or_else(|| tickhost::config::load().ok().and_then(|c| c.history)),
             approve,
+            record: None,
         });
         let result = self.value_or_failure(request).await;
         self.inner.wake.notify_one();

@@ -152,14 +152,24 @@ impl Package {
         }
     }
 
-    /// The argv to run: `launch` with `{dir}` replaced, then `extra`.
+    /// The argv to run: `launch` with `{dir}` replaced, then `extra`. A
+    /// program named without a `/` that sits beside the running executable
+    /// (an executable shipped with `tickloop`, like `tickloop-board`) is
+    /// given by that absolute path; otherwise it is left to `PATH`.
     pub fn argv(&self, extra: &[String]) -> Vec<String> {
         let dir = self.dir.to_string_lossy();
-        self.launch
+        let mut argv: Vec<String> = self
+            .launch
             .iter()
             .map(|arg| arg.replace("{dir}", &dir))
             .chain(extra.iter().cloned())
-            .collect()
+            .collect();
+        if let Some(program) = argv.first_mut() {
+            if let Some(beside) = beside_this_executable(program) {
+                *program = beside.to_string_lossy().into_owned();
+            }
+        }
+        argv
     }
 
     /// The argv to run, or which prerequisites are missing.
@@ -569,17 +579,34 @@ fn unquote(value: &str) -> Result<String, String> {
     Ok(value.to_string())
 }
 
-/// Where `command` is found: itself when it holds a `/`, else on `PATH`.
-pub fn find_command(command: &str) -> Option<PathBuf> {
+fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    let executable = |p: &Path| {
-        p.metadata()
-            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-            .unwrap_or(false)
-    };
+    p.metadata()
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+/// `command` (a bare name) in the directory of the running executable, if
+/// an executable file is there.
+pub fn beside_this_executable(command: &str) -> Option<PathBuf> {
+    if command.is_empty() || command.contains('/') {
+        return None;
+    }
+    let exe = std::env::current_exe().ok()?;
+    let candidate = exe.parent()?.join(command);
+    is_executable(&candidate).then_some(candidate)
+}
+
+/// Where `command` is found: itself when it holds a `/`; else beside the
+/// running executable ([`beside_this_executable`]), else on `PATH`.
+pub fn find_command(command: &str) -> Option<PathBuf> {
+    let executable = is_executable;
     if command.contains('/') {
         let p = PathBuf::from(command);
         return executable(&p).then_some(p);
+    }
+    if let Some(beside) = beside_this_executable(command) {
+        return Some(beside);
     }
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)

@@ -101,6 +101,9 @@ pub enum Role {
     Host,
     /// A view attaching to a launcher.
     View,
+    /// `tickloop record`: a launcher streams its recording (asciicast v2
+    /// lines) until the Tick ends or the recorder hangs up.
+    Recorder,
 }
 
 /// First line from the connecting side.
@@ -318,6 +321,10 @@ pub struct OpenRequest {
     /// Who approves its mutating calls (`None`: `auto`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approve: Option<ApprovalPolicy>,
+    /// Record the session into this new file (absolute, not existing) from
+    /// its start, as asciicast v2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<PathBuf>,
 }
 
 /// Whether a person approves an instance's `mutates: true` calls before
@@ -870,6 +877,10 @@ pub struct LaunchSpec {
     /// Who approves its mutating calls (`None`: `auto`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approve: Option<ApprovalPolicy>,
+    /// Record the session into this new file (absolute) from its start, as
+    /// asciicast v2 (`open --record FILE`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<PathBuf>,
 }
 
 /// The answer to `screen`: the visible screen as text, the cursor, and the

@@ -60,6 +60,7 @@ pub fn spec(instance: &str, shell: bool, argv: &[&str]) -> (tempfile::TempDir, L
         history: None,
         init_timeout_ms: None,
         approve: None,
+        record: None,
     };
     (dir, spec)
 }

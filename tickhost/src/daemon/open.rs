@@ -157,6 +157,7 @@ pub async fn open(shared: &Arc<Shared>, request: OpenRequest) -> ClientReply {
         socket: files.socket.clone(),
         history: request.history,
         approve: request.approve,
+        record: request.record.clone(),
         init_timeout_ms: u64::try_from(shared.limits.init_total_timeout.as_millis())
             .ok()
             .filter(|_| shared.limits.init_total_timeout != Limits::default().init_total_timeout),
