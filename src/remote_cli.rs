@@ -1,0 +1,129 @@
+//! `--host` (and `TICKLOOP_HOST`) for the CLI: which commands reach another
+//! machine over ssh, the one host this process talks to, and the contract's
+//! errors for what can go wrong on the way (docs/cli.md, "Ticks on other
+//! machines").
+
+use crate::output::CliError;
+use crate::Command;
+use tickhost::client::ClientError;
+use tickhost::remote::SshHost;
+
+/// The machine this process's commands go to (`None`: this one).
+static REMOTE: std::sync::OnceLock<Option<SshHost>> = std::sync::OnceLock::new();
+
+/// The host chosen by [`choose`], if any.
+pub fn host() -> Option<&'static SshHost> {
+    REMOTE.get().and_then(Option::as_ref)
+}
+
+/// The name of a command, for messages.
+fn name(command: &Command) -> &'static str {
+    match command {
+        Command::Check { .. } => "check",
+        Command::Monitor { .. } => "monitor",
+        Command::Doctor => "doctor",
+        Command::Version => "version",
+        Command::Completions { .. } => "completions",
+        Command::Man => "man",
+        Command::CompleteIds => "__complete-ids",
+        Command::Loop(_) => "loop",
+        Command::Herdr(_) => "herdr",
+        _ => "this command",
+    }
+}
+
+/// Checks the `--host` values for `command` and remembers the host: a
+/// value not of the form `[ssh://][USER@]HOST[:PORT]`, several hosts, or a
+/// command that does not go over ssh is a usage error (exit 2).
+pub fn choose(command: &Command, hosts: &[String]) -> anyhow::Result<()> {
+    let usage = |message: String| -> anyhow::Error { CliError::new("bad_request", message, 2).into() };
+    // The far side of ssh and the processes tickhost starts never go on to
+    // another machine, whatever their environment says.
+    if matches!(
+        command,
+        Command::Relay { .. } | Command::Tickhost | Command::Launcher
+    ) {
+        let _ = REMOTE.set(None);
+        return Ok(());
+    }
+    let hosts: Vec<&String> = hosts.iter().filter(|h| !h.trim().is_empty()).collect();
+    let chosen = match hosts.as_slice() {
+        [] => None,
+        [one] => Some(SshHost::parse(one.trim()).map_err(|e| usage(e.to_string()))?),
+        many => {
+            return Err(usage(format!(
+                "--host was given {} times ({}); this command reaches one machine",
+                many.len(),
+                many.iter().map(|h| h.as_str()).collect::<Vec<_>>().join(", ")
+            )))
+        }
+    };
+    if chosen.is_some() {
+        let remote_ok = matches!(
+            command,
+            Command::Open { .. }
+                | Command::List
+                | Command::Describe { .. }
+                | Command::Read { .. }
+                | Command::Call { .. }
+                | Command::Watch { .. }
+                | Command::Screen { .. }
+                | Command::Input { .. }
+                | Command::Attach { .. }
+                | Command::Close { .. }
+                | Command::Reload { .. }
+                | Command::Shutdown
+                | Command::Packages { path: None }
+                | Command::Activity { .. }
+                | Command::Approvals { .. }
+                | Command::Approve { .. }
+                | Command::Refuse { .. }
+                | Command::ApprovePolicy { .. }
+                | Command::Mcp { .. }
+        );
+        if !remote_ok {
+            return Err(usage(format!(
+                "{} does not work over ssh yet; run it on the other machine (`ssh HOST tickloop ...`), or unset TICKLOOP_HOST",
+                match command {
+                    Command::Packages { .. } => "packages --path",
+                    other => name(other),
+                }
+            )));
+        }
+    }
+    let _ = REMOTE.set(chosen);
+    Ok(())
+}
+
+/// The contract's error for a connection that could not be made.
+pub fn connect_error(e: ClientError) -> anyhow::Error {
+    match (e, host()) {
+        (ClientError::Remote(r), _) => CliError::new(r.kind(), r.to_string(), 1).into(),
+        (other, Some(host)) => CliError::new(
+            "unreachable",
+            format!("cannot reach tickhost on {host} over ssh: {other}"),
+            1,
+        )
+        .into(),
+        (other, None) => {
+            CliError::new("unreachable", format!("cannot reach tickhost: {other}"), 1).into()
+        }
+    }
+}
+
+/// The exit code of a connection lost after it was made, over ssh
+/// (docs/cli.md): a `call` in flight reports an unknown outcome instead.
+pub const CONNECTION_LOST: i32 = 6;
+
+/// The contract's error for a connection lost while in use.
+pub fn lost(e: ClientError) -> anyhow::Error {
+    match host() {
+        Some(host) => CliError::new(
+            "connection_lost",
+            format!("the ssh connection to {host} was lost ({e}); the instances there are untouched: run the command again"),
+            CONNECTION_LOST,
+        )
+        .into(),
+        None => CliError::new("unreachable", format!("tickhost: {e}"), 1).into(),
+    }
+}
