@@ -685,15 +685,31 @@ pub fn relay(
     let stdin = std::io::stdin().as_fd().try_clone_to_owned();
     std::thread::spawn(move || {
         if let Ok(fd) = stdin {
-            let _ = std::io::copy(&mut std::fs::File::from(fd), &mut to_socket);
+            let _ = pump(&mut std::fs::File::from(fd), &mut to_socket);
         }
         // ssh's side ended: the socket's peer sees this client leave.
         let _ = to_socket.shutdown(std::net::Shutdown::Write);
     });
     let mut from_socket = &socket;
-    let _ = std::io::copy(&mut from_socket, &mut stdout);
+    let _ = pump(&mut from_socket, &mut stdout);
     let _ = socket.shutdown(std::net::Shutdown::Both);
     0
+}
+
+/// Copies `from` to `to` until `from` ends or either fails, with plain
+/// reads and writes (each chunk written as soon as it is read).
+fn pump(from: &mut impl Read, to: &mut impl Write) -> std::io::Result<()> {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        to.write_all(&buf[..n])?;
+        to.flush()?;
+    }
 }
 
 /// Connects to what `to` names on this machine.
