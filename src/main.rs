@@ -671,8 +671,21 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             view_monitor::prefix::PrefixKey::choose(detach_key.as_deref())
                 .map_err(|e| CliError::new("bad_request", e.to_string(), 2))?;
             let list = simple(&runtime, &exe, ClientRequest::List)?;
-            view_monitor::attach_view::attach_cli(&runtime, &id, &list, detach_key.as_deref())
-                .map_err(|e| CliError::new(e.kind(), e.to_string(), 1))?;
+            view_monitor::attach_view::attach_cli(
+                &runtime,
+                &id,
+                &list,
+                detach_key.as_deref(),
+                remote_cli::host(),
+            )
+            .map_err(|e| match (&e, remote_cli::host()) {
+                (view_monitor::attach_view::AttachError::Lost(_), Some(host)) => CliError::new(
+                    "connection_lost",
+                    format!("the ssh connection to {host} was lost while attached ({e}); {id} is untouched there: attach again"),
+                    remote_cli::CONNECTION_LOST,
+                ),
+                _ => CliError::new(e.kind(), e.to_string(), 1),
+            })?;
             Ok(0)
         }
         Command::Monitor {

@@ -87,6 +87,7 @@ pub fn run(ctx: &Ctx) -> Result<(String, PaneOutcome), Error> {
         instance: instance.clone(),
         status,
         prefix,
+        ssh: None,
     };
     let attached = attach_view::run(&opts);
     let last = reporter.and_then(Reporter::stop);
