@@ -424,7 +424,11 @@ pub fn dial(
         .stdin(Stdio::from(theirs))
         .stdout(Stdio::from(theirs_too))
         .stderr(Stdio::piped());
-    let mut child = command.spawn().map_err(|source| RemoteError::Spawn {
+    let spawned = command.spawn();
+    // The command holds ssh's ends of the pair: only ssh may keep them, so
+    // that its exit is an end of stream here.
+    drop(command);
+    let mut child = spawned.map_err(|source| RemoteError::Spawn {
         command: shown.clone(),
         source,
     })?;
