@@ -344,6 +344,7 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                 exe,
                 interval,
                 cwd,
+                host: remote_cli::host().cloned(),
             };
             tickloop_mcp::run(options).context("mcp")?;
             Ok(0)

@@ -62,6 +62,20 @@ pub struct Options {
     pub interval: Duration,
     /// The default working directory of `open`.
     pub cwd: PathBuf,
+    /// The machine whose Ticks to serve, over ssh (`tickloop mcp --host`);
+    /// `None`: this one.
+    pub host: Option<tickhost::remote::SshHost>,
+}
+
+impl Options {
+    /// A fresh connection to the tickhost these options name (started when
+    /// needed, here or there).
+    fn connect(&self) -> Result<Client, tickhost::client::ClientError> {
+        match &self.host {
+            None => Client::connect_or_start(&self.runtime_dir, &self.exe),
+            Some(host) => Client::connect_remote(host, false),
+        }
+    }
 }
 
 /// A notification for the forwarder task to send.
@@ -327,10 +341,10 @@ impl Bridge {
 
     /// One request on a fresh tickhost connection, off the async threads.
     async fn request(&self, request: ClientRequest) -> Result<ClientReply, HostError> {
-        let runtime = self.inner.options.runtime_dir.clone();
-        let exe = self.inner.options.exe.clone();
+        let options = self.inner.options.clone();
         tokio::task::spawn_blocking(move || {
-            let mut client = Client::connect_or_start(&runtime, &exe)
+            let mut client = options
+                .connect()
                 .map_err(|e| HostError::Connect(format!("cannot reach tickhost: {e}")))?;
             client
                 .request(request)
@@ -348,8 +362,7 @@ impl Bridge {
         request: ClientRequest,
         progress: Option<ProgressSink>,
     ) -> Result<ClientReply, HostError> {
-        let runtime = self.inner.options.runtime_dir.clone();
-        let exe = self.inner.options.exe.clone();
+        let options = self.inner.options.clone();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<tickhost::wire::HeldCall>();
         let forward = tokio::spawn(async move {
             let mut step = 0.0;
@@ -366,7 +379,8 @@ impl Bridge {
             }
         });
         let reply = tokio::task::spawn_blocking(move || {
-            let mut client = Client::connect_or_start(&runtime, &exe)
+            let mut client = options
+                .connect()
                 .map_err(|e| HostError::Connect(format!("cannot reach tickhost: {e}")))?;
             client
                 .request_with_progress(request, |held| {
@@ -814,6 +828,9 @@ impl Bridge {
     }
 
     async fn open(&self, args: &ManageArgs) -> CallToolResult {
+        if let Some(host) = self.inner.options.host.clone() {
+            return self.open_remote(args, host).await;
+        }
         if let Some(path) = &args.artifact {
             return self.open_artifact(args, path).await;
         }
@@ -881,6 +898,85 @@ impl Bridge {
         let result = self.value_or_failure(request).await;
         self.inner.wake.notify_one();
         result
+    }
+
+    /// TickManage `open` of a `command` on the machine of `--host`: in
+    /// `cwd` (absolute there) or that user's home, with the environment
+    /// there, as `tickloop open --host` does.
+    async fn open_remote(
+        &self,
+        args: &ManageArgs,
+        host: tickhost::remote::SshHost,
+    ) -> CallToolResult {
+        if args.artifact.is_some() || args.package.is_some() {
+            return outcome::failed(
+                "bad_request",
+                &format!("open over ssh ({host}) takes `command` only: `artifact` and `package` are files on this machine"),
+                None,
+            );
+        }
+        let argv = match &args.command {
+            Some(command) if !command.is_empty() => command.clone(),
+            _ => {
+                return outcome::failed(
+                    "bad_request",
+                    "open needs `command` ([PROGRAM, ARG...])",
+                    None,
+                )
+            }
+        };
+        if let Some(dir) = args.cwd.as_ref().filter(|d| !d.is_absolute()) {
+            return outcome::failed(
+                "bad_request",
+                &format!("cwd {} must be an absolute path on {host}", dir.display()),
+                None,
+            );
+        }
+        let (name, shell, cwd) = (args.name.clone(), args.shell.unwrap_or(false), args.cwd.clone());
+        let history = args
+            .history
+            .or_else(|| tickhost::config::load().ok().and_then(|c| c.history));
+        let reply = tokio::task::spawn_blocking(move || {
+            let mut client = Client::connect_remote(&host, true)
+                .map_err(|e| HostError::Connect(format!("cannot reach tickhost: {e}")))?;
+            let greeting = client.greeting().cloned();
+            let cwd = cwd
+                .or_else(|| greeting.as_ref().and_then(|g| g.home.clone()).map(PathBuf::from))
+                .unwrap_or_else(|| PathBuf::from("/"));
+            let request = ClientRequest::Open(OpenRequest {
+                name,
+                shell,
+                artifact: None,
+                watch: Vec::new(),
+                argv,
+                cwd,
+                env: greeting.map(|g| g.env).unwrap_or_default(),
+                history,
+                approve: None,
+            });
+            client
+                .request(request)
+                .map_err(|e| HostError::Lost(format!("tickhost: {e}")))
+        })
+        .await
+        .unwrap_or_else(|e| Err(HostError::Lost(format!("internal error: {e}"))));
+        self.inner.wake.notify_one();
+        match reply {
+            Ok(ClientReply::Ok(value)) => outcome::ok_value(value),
+            Ok(ClientReply::Error(e)) => {
+                let kind = serde_json::to_value(e.kind)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_else(|| "internal".into());
+                outcome::failed(&kind, &e.message, e.data.as_ref())
+            }
+            Ok(ClientReply::Call(_)) => {
+                outcome::failed("internal", "open answered with a call outcome", None)
+            }
+            Err(HostError::Connect(m)) | Err(HostError::Lost(m)) => {
+                outcome::failed("unreachable", &m, None)
+            }
+        }
     }
 
     async fn value_or_failure(&self, request: ClientRequest) -> CallToolResult {
@@ -1171,15 +1267,14 @@ impl Bridge {
 
     /// The first delivery of a one-off watch: the current state with its counts.
     async fn current_delivery(&self, id: &str) -> Result<Value, ErrorData> {
-        let runtime = self.inner.options.runtime_dir.clone();
-        let exe = self.inner.options.exe.clone();
+        let options = self.inner.options.clone();
         let interval = self.interval_ms();
         let id = id.to_string();
         tokio::task::spawn_blocking(move || -> Result<Value, ErrorData> {
             let internal = |e: tickhost::client::ClientError| {
                 ErrorData::internal_error(format!("tickhost: {e}"), None)
             };
-            let mut client = Client::connect_or_start(&runtime, &exe).map_err(internal)?;
+            let mut client = options.connect().map_err(internal)?;
             client.watch(vec![id.clone()], interval).map_err(internal)?;
             match client.next_watch_item().map_err(internal)? {
                 WatchItem::Event(WatchEvent::Delivery(d)) => serde_json::to_value(d)
@@ -1249,7 +1344,7 @@ impl Bridge {
     ) {
         let uri = names::state_uri(id);
         let options = &self.inner.options;
-        let mut client = match Client::connect_or_start(&options.runtime_dir, &options.exe) {
+        let mut client = match options.connect() {
             Ok(c) => c,
             Err(e) => {
                 eprintln!("tickloop mcp: cannot watch {id}: {e}");
@@ -1728,6 +1823,7 @@ mod tests {
                 exe: PathBuf::from("/nonexistent"),
                 interval: Duration::from_millis(interval_ms),
                 cwd: PathBuf::from("/"),
+                host: None,
             },
             tx,
         )

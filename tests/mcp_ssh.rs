@@ -1,0 +1,135 @@
+//! `tickloop mcp --host` driven by the real rmcp client: the tools of Ticks
+//! on another machine (a real sshd on 127.0.0.1, [`common::sshd`]) served to
+//! a local agent: per-instance tools, TickRead, a mutating call, TickManage
+//! open and screen there, and a state resource updated after a call.
+
+mod common;
+
+use common::sshd::Sshd;
+use common::{tick, tickloop_bin, wait_for, MARK_VAR};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ContentBlock, ResourceUpdatedNotificationParam,
+    SubscribeRequestParams,
+};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{json, Value};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+const EVENT_WAIT: Duration = Duration::from_secs(30);
+
+/// Records `resources/updated` notifications.
+struct Recorder {
+    updated: mpsc::UnboundedSender<String>,
+}
+
+impl ClientHandler for Recorder {
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.updated.send(params.uri);
+    }
+}
+
+async fn call(
+    client: &RunningService<RoleClient, Recorder>,
+    name: &str,
+    args: Value,
+) -> CallToolResult {
+    let Value::Object(map) = args else {
+        panic!("args must be an object")
+    };
+    client
+        .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(map))
+        .await
+        .unwrap_or_else(|e| panic!("tools/call {name}: {e}"))
+}
+
+fn text(result: &CallToolResult) -> String {
+    match result.content.first() {
+        Some(ContentBlock::Text(t)) => t.text.clone(),
+        other => panic!("no text content: {other:?}"),
+    }
+}
+
+fn structured(result: &CallToolResult) -> Value {
+    result.structured_content.clone().expect("structured content")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_over_ssh_serves_the_ticks_of_the_other_machine() {
+    let sshd = Sshd::start();
+    let local = sshd.local();
+    local.open_counter("far");
+
+    let mut command = tokio::process::Command::new(tickloop_bin());
+    command
+        .args(["mcp", "--interval", "200"])
+        .env("TICKLOOP_RUNTIME_DIR", local.runtime())
+        .env(MARK_VAR, local.runtime())
+        .envs(sshd.client_env())
+        .current_dir(local.scratch());
+    let transport = TokioChildProcess::new(command).expect("start tickloop mcp --host");
+    let (tx, mut updated) = mpsc::unbounded_channel();
+    let client = tokio::time::timeout(EVENT_WAIT, Recorder { updated: tx }.serve(transport))
+        .await
+        .expect("initialize within the deadline")
+        .expect("initialize");
+
+    let tools = client.list_all_tools().await.expect("tools/list");
+    assert!(
+        tools.iter().any(|t| t.name == "far__increment"),
+        "the remote Tick's tools are missing: {:?}",
+        tools.iter().map(|t| t.name.to_string()).collect::<Vec<_>>()
+    );
+    let read = call(&client, "TickRead", json!({"instance": "far"})).await;
+    assert_eq!(structured(&read)["data"]["value"], 0, "{read:?}");
+
+    let uri = "tick://far/state";
+    client
+        .subscribe(SubscribeRequestParams::new(uri))
+        .await
+        .expect("resources/subscribe");
+    let result = call(&client, "far__increment", json!({"amount": 5})).await;
+    assert!(text(&result).starts_with("RESULT"), "{result:?}");
+    assert_eq!(structured(&result)["result"]["value"], 5);
+    let got = tokio::time::timeout(EVENT_WAIT, async {
+        while let Some(u) = updated.recv().await {
+            if u == uri {
+                return u;
+            }
+        }
+        panic!("the session ended")
+    })
+    .await
+    .expect("resources/updated for the remote Tick");
+    assert_eq!(got, uri);
+    // On the other machine: its own tickhost has the new value.
+    wait_for("the remote value 5", || {
+        (sshd.remote.read("far")["data"]["value"] == 5).then_some(())
+    });
+
+    // TickManage opens there, in that user's home.
+    let opened = call(
+        &client,
+        "TickManage",
+        json!({"action": "open", "command": [tick("counter.py")], "name": "far2"}),
+    )
+    .await;
+    assert_eq!(opened.is_error, Some(false), "{opened:?}");
+    let entry = sshd.remote.entry("hosted:far2").expect("opened on the far side");
+    assert_eq!(entry["cwd"].as_str(), std::env::var("HOME").ok().as_deref());
+    assert!(local.tickhost_pid().is_none(), "a local tickhost was started");
+    let screen = call(
+        &client,
+        "TickManage",
+        json!({"action": "screen", "instance": "far"}),
+    )
+    .await;
+    assert!(text(&screen).contains("Counter"), "{screen:?}");
+    let _ = client.cancel().await;
+}
