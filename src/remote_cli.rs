@@ -36,7 +36,8 @@ fn name(command: &Command) -> &'static str {
 /// value not of the form `[ssh://][USER@]HOST[:PORT]`, several hosts, or a
 /// command that does not go over ssh is a usage error (exit 2).
 pub fn choose(command: &Command, hosts: &[String]) -> anyhow::Result<()> {
-    let usage = |message: String| -> anyhow::Error { CliError::new("bad_request", message, 2).into() };
+    let usage =
+        |message: String| -> anyhow::Error { CliError::new("bad_request", message, 2).into() };
     // The far side of ssh and the processes tickhost starts never go on to
     // another machine, whatever their environment says.
     if matches!(
@@ -54,7 +55,10 @@ pub fn choose(command: &Command, hosts: &[String]) -> anyhow::Result<()> {
             return Err(usage(format!(
                 "--host was given {} times ({}); this command reaches one machine",
                 many.len(),
-                many.iter().map(|h| h.as_str()).collect::<Vec<_>>().join(", ")
+                many.iter()
+                    .map(|h| h.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )))
         }
     };

@@ -27,7 +27,11 @@ fn sigkill(pid: i32) {
 fn processes_matching(needle: &str) -> Vec<i32> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
             continue;
         };
         let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
@@ -71,9 +75,23 @@ fn every_request_reply_command_works_over_ssh() {
     assert_eq!(descriptor["kind"], "example.counter");
     assert_eq!(local.read("c")["data"]["value"], 0);
 
-    let out = local.run(&["call", "c", "increment", r#"{"amount":2}"#, "--revision", "1"]);
+    let out = local.run(&[
+        "call",
+        "c",
+        "increment",
+        r#"{"amount":2}"#,
+        "--revision",
+        "1",
+    ]);
     assert_eq!(out.expect(0).json()["result"]["value"], 2);
-    let stale = local.run(&["call", "c", "increment", r#"{"amount":1}"#, "--revision", "0"]);
+    let stale = local.run(&[
+        "call",
+        "c",
+        "increment",
+        r#"{"amount":1}"#,
+        "--revision",
+        "0",
+    ]);
     assert_eq!(stale.expect(3).json()["executed"], false);
     let failed = local.run(&["call", "c", "fail", "{}", "--revision", "1"]);
     assert_eq!(failed.expect(4).json()["executed"], true);
@@ -83,7 +101,11 @@ fn every_request_reply_command_works_over_ssh() {
     local
         .run(&["call", "c", "increment", "{not json", "--revision", "1"])
         .expect(2);
-    assert_eq!(local.logged_calls("c", "increment"), 1, "the stale call was sent");
+    assert_eq!(
+        local.logged_calls("c", "increment"),
+        1,
+        "the stale call was sent"
+    );
 
     assert!(local.wait_screen("c", "Counter").contains("value: 2"));
     local.ok(&["input", "c", "+"]);
@@ -105,7 +127,9 @@ fn every_request_reply_command_works_over_ssh() {
     // The watch ends with its instance, as locally.
     wait_for("the watch's ended line", || {
         let line = watch.next();
-        line.get("ended").is_some_and(|e| !e.is_null()).then_some(())
+        line.get("ended")
+            .is_some_and(|e| !e.is_null())
+            .then_some(())
     });
     watch.expect_end();
     assert_eq!(watch.exit_code(), 0);
@@ -122,7 +146,9 @@ fn every_request_reply_command_works_over_ssh() {
     let again = local.ok(&["shutdown"]);
     assert_eq!(again["was_running"], false, "{again}");
     assert!(
-        sshd.remote.tickhost_pid().is_none_or(|pid| !common::alive(pid)),
+        sshd.remote
+            .tickhost_pid()
+            .is_none_or(|pid| !common::alive(pid)),
         "shutdown started a tickhost"
     );
 }
@@ -131,7 +157,13 @@ fn every_request_reply_command_works_over_ssh() {
 fn a_bad_host_is_a_usage_error_and_some_commands_stay_local() {
     let sshd = Sshd::start();
     let local = sshd.local();
-    for bad in ["-oProxyCommand=touch /tmp/x", "a b", "box:0", "@box", "box:99999"] {
+    for bad in [
+        "-oProxyCommand=touch /tmp/x",
+        "a b",
+        "box:0",
+        "@box",
+        "box:99999",
+    ] {
         let out = local.run(&["list", &format!("--host={bad}")]);
         let err = out.expect_error(2, "bad_request");
         assert!(
@@ -146,7 +178,9 @@ fn a_bad_host_is_a_usage_error_and_some_commands_stay_local() {
     let out = local.run(&["doctor"]);
     let err = out.expect_error(2, "bad_request");
     assert!(
-        err["message"].as_str().is_some_and(|m| m.contains("doctor")),
+        err["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("doctor")),
         "{out:#?}"
     );
     // Nothing reached the far side.
@@ -185,7 +219,9 @@ fn an_unreachable_host_names_what_ssh_said() {
     let out = local.run(&["list", "--host", &format!("127.0.0.1:{port}")]);
     let err = out.expect_error(1, "unreachable");
     assert!(
-        err["message"].as_str().is_some_and(|m| m.contains("ssh to 127.0.0.1")),
+        err["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("ssh to 127.0.0.1")),
         "{out:#?}"
     );
 }
@@ -223,7 +259,10 @@ fn another_build_on_the_far_side_is_refused_in_one_line() {
         .unwrap_or_default()
         .to_string();
     assert!(message.contains("tickloop-0.0.9+0123456789ab"), "{out:#?}");
-    assert!(message.contains(&ours), "our version is not named: {out:#?}");
+    assert!(
+        message.contains(&ours),
+        "our version is not named: {out:#?}"
+    );
     assert!(message.contains("install the same build"), "{out:#?}");
     assert_eq!(out.stderr.trim().lines().count(), 1, "{out:#?}");
 
@@ -309,10 +348,20 @@ fn a_remote_instance_survives_the_local_tickhost_being_killed() {
     let local = sshd.local();
     let remote = local.open_counter("far");
     // This machine's own tickhost, with a Tick of its own.
-    local.ok(&["--host", "", "open", "--id", "near", "--", &tick("counter.py")]);
+    local.ok(&[
+        "--host",
+        "",
+        "open",
+        "--id",
+        "near",
+        "--",
+        &tick("counter.py"),
+    ]);
     let pid = local.tickhost_pid().expect("a local tickhost");
     sigkill(pid);
-    wait_for("the local tickhost to die", || (!common::alive(pid)).then_some(()));
+    wait_for("the local tickhost to die", || {
+        (!common::alive(pid)).then_some(())
+    });
     let entry = local.entry("hosted:far").expect("still listed over ssh");
     assert_eq!(entry["state"], "running");
     assert_eq!(entry["pid"], remote["pid"]);

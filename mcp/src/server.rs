@@ -932,7 +932,11 @@ impl Bridge {
                 None,
             );
         }
-        let (name, shell, cwd) = (args.name.clone(), args.shell.unwrap_or(false), args.cwd.clone());
+        let (name, shell, cwd) = (
+            args.name.clone(),
+            args.shell.unwrap_or(false),
+            args.cwd.clone(),
+        );
         let history = args
             .history
             .or_else(|| tickhost::config::load().ok().and_then(|c| c.history));
@@ -941,7 +945,12 @@ impl Bridge {
                 .map_err(|e| HostError::Connect(format!("cannot reach tickhost: {e}")))?;
             let greeting = client.greeting().cloned();
             let cwd = cwd
-                .or_else(|| greeting.as_ref().and_then(|g| g.home.clone()).map(PathBuf::from))
+                .or_else(|| {
+                    greeting
+                        .as_ref()
+                        .and_then(|g| g.home.clone())
+                        .map(PathBuf::from)
+                })
                 .unwrap_or_else(|| PathBuf::from("/"));
             let request = ClientRequest::Open(OpenRequest {
                 name,

@@ -179,7 +179,11 @@ pub fn children_matching(pid: i32, needle: &str) -> Vec<i32> {
         return found;
     };
     for entry in entries.flatten() {
-        let Some(child) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+        let Some(child) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
             continue;
         };
         let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
@@ -189,7 +193,10 @@ pub fn children_matching(pid: i32, needle: &str) -> Vec<i32> {
         let Some(after) = stat.rsplit_once(')').map(|(_, a)| a) else {
             continue;
         };
-        let ppid = after.split_whitespace().nth(1).and_then(|p| p.parse::<i32>().ok());
+        let ppid = after
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse::<i32>().ok());
         if ppid != Some(pid) {
             continue;
         }

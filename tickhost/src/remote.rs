@@ -78,19 +78,28 @@ impl SshHost {
         };
         if let Some(user) = user {
             if user.is_empty() || user.starts_with('-') || !user.chars().all(host_char) {
-                return Err(fail("the user name may hold only letters, digits, . _ - and must not start with -"));
+                return Err(fail(
+                    "the user name may hold only letters, digits, . _ - and must not start with -",
+                ));
             }
         }
         let (host, port) = if let Some(inner) = hostport.strip_prefix('[') {
             let (addr, after) = inner
                 .split_once(']')
                 .ok_or_else(|| fail("an opening [ has no closing ]"))?;
-            if addr.is_empty() || !addr.chars().all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.') {
+            if addr.is_empty()
+                || !addr
+                    .chars()
+                    .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')
+            {
                 return Err(fail("inside [ ] goes an IPv6 address"));
             }
             let port = match after {
                 "" => None,
-                p => Some(p.strip_prefix(':').ok_or_else(|| fail("after ] comes :PORT or nothing"))?),
+                p => Some(
+                    p.strip_prefix(':')
+                        .ok_or_else(|| fail("after ] comes :PORT or nothing"))?,
+                ),
             };
             (addr.to_string(), port)
         } else {
@@ -243,7 +252,9 @@ impl RemoteError {
     /// The CLI's error kind (docs/cli.md) for this failure.
     pub fn kind(&self) -> &'static str {
         match self {
-            RemoteError::NotInstalled { .. } | RemoteError::NoRelay { .. } => "remote_not_installed",
+            RemoteError::NotInstalled { .. } | RemoteError::NoRelay { .. } => {
+                "remote_not_installed"
+            }
             RemoteError::VersionMismatch { .. } => "version_mismatch",
             RemoteError::Relay { message, .. } if message.starts_with("no instance") => {
                 "no_such_instance"
@@ -360,7 +371,10 @@ fn ssh_command(host: &SshHost, remote: &str) -> (Command, String) {
     args.push("--".into());
     args.push(host.destination());
     args.push(remote.to_string());
-    match std::env::var("TICKLOOP_SSH").ok().filter(|s| !s.trim().is_empty()) {
+    match std::env::var("TICKLOOP_SSH")
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+    {
         Some(line) => {
             let mut command = Command::new("sh");
             command
@@ -543,7 +557,9 @@ fn read_greeting(stream: &UnixStream, waited: Duration) -> Result<Vec<u8>, NoGre
         if left.is_zero() {
             return Err(NoGreeting::TimedOut);
         }
-        stream.set_read_timeout(Some(left)).map_err(NoGreeting::Io)?;
+        stream
+            .set_read_timeout(Some(left))
+            .map_err(NoGreeting::Io)?;
         match reader.read(&mut byte) {
             Ok(0) => return Err(NoGreeting::Closed),
             Ok(_) if byte[0] == b'\n' => return Ok(line),
@@ -577,9 +593,7 @@ fn classify_failure(mut link: SshLink, why: NoGreeting, waited: Duration) -> Rem
     let status = loop {
         match link.child.try_wait() {
             Ok(Some(status)) => break Some(status),
-            Ok(None) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(10))
-            }
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
             _ => break None,
         }
     };
@@ -730,8 +744,9 @@ fn connect_target(runtime: &Path, exe: &Path, to: &RelayTo) -> Result<UnixStream
             drop(client);
             UnixStream::connect(dir.socket()).map_err(|e| format!("cannot reach tickhost: {e}"))
         }
-        RelayTo::RunningTickhost => UnixStream::connect(dir.socket())
-            .map_err(|e| format!("{NOT_RUNNING} ({e})")),
+        RelayTo::RunningTickhost => {
+            UnixStream::connect(dir.socket()).map_err(|e| format!("{NOT_RUNNING} ({e})"))
+        }
         RelayTo::View(id) => {
             let (kind, name) =
                 parse_id(id).ok_or_else(|| format!("no instance {id}: not an instance id"))?;
@@ -760,7 +775,17 @@ mod tests {
         let v6 = SshHost::parse("[::1]:22").unwrap();
         assert_eq!((v6.host.as_str(), v6.port), ("::1", Some(22)));
         assert_eq!(v6.label(), "[::1]:22");
-        for bad in ["", "-oProxyCommand=x", "a b", "box:0", "box:99999", "@box", "box:x", "[::1", "a;b"] {
+        for bad in [
+            "",
+            "-oProxyCommand=x",
+            "a b",
+            "box:0",
+            "box:99999",
+            "@box",
+            "box:x",
+            "[::1",
+            "a;b",
+        ] {
             assert!(SshHost::parse(bad).is_err(), "{bad:?} was accepted");
         }
     }
