@@ -698,6 +698,7 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                 .map_err(|e| CliError::new("bad_request", e.to_string(), 2))?;
             view_monitor::monitor::run(
                 &runtime,
+                remote_cli::host().cloned(),
                 connect(&runtime, &exe)?,
                 select,
                 prefix,

@@ -20,7 +20,6 @@ pub fn host() -> Option<&'static SshHost> {
 fn name(command: &Command) -> &'static str {
     match command {
         Command::Check { .. } => "check",
-        Command::Monitor { .. } => "monitor",
         Command::Doctor => "doctor",
         Command::Version => "version",
         Command::Completions { .. } => "completions",
@@ -84,6 +83,7 @@ pub fn choose(command: &Command, hosts: &[String]) -> anyhow::Result<()> {
                 | Command::Refuse { .. }
                 | Command::ApprovePolicy { .. }
                 | Command::Mcp { .. }
+                | Command::Monitor { .. }
         );
         if !remote_ok {
             return Err(usage(format!(

@@ -419,3 +419,54 @@ fn attach_over_ssh_resizes_types_detaches_and_says_a_lost_connection() {
     let out = local.run(&["attach", "nope"]);
     out.expect_error(1, "no_such_instance");
 }
+
+/// `tickloop monitor` over ssh in a tmux window.
+fn monitor_line(sshd: &Sshd) -> String {
+    let env: Vec<String> = sshd
+        .client_env()
+        .into_iter()
+        .map(|(k, v)| format!("{k}='{v}'"))
+        .collect();
+    format!(
+        "trap '' QUIT INT; env {} {} monitor",
+        env.join(" "),
+        tickloop_bin()
+    )
+}
+
+#[test]
+fn the_monitor_over_ssh_lists_and_opens_overlays_on_the_other_machine() {
+    let sshd = Sshd::start();
+    let local = sshd.local();
+    local.open_counter("counter");
+    local.wait_screen("hosted:counter", "size 120x30");
+    let tmux = Tmux::start(&local, 100, 30, &monitor_line(&sshd));
+    tmux.wait_text("hosted:counter");
+    tmux.wait_text("1 running");
+    // The overlay reaches the launcher there: its size, keys and detach.
+    tmux.send_keys(&["Enter"]);
+    tmux.wait_text("hosted:counter · ctrl+\\ d closes");
+    tmux.wait_text("size 94x26");
+    local.wait_screen("hosted:counter", "size 94x26");
+    tmux.type_text("++");
+    local.wait_value("counter", 2);
+    tmux.wait_text("value: 2");
+    tmux.resize(80, 24);
+    tmux.wait_text("size 74x20");
+    tmux.send_keys(&["C-\\", "d"]);
+    tmux.wait_text("detached from hosted:counter");
+    wait_for("the overlay's view to be gone there", || {
+        (local.entry("hosted:counter")?["views"] == 0).then_some(())
+    });
+    // `a` attaches full screen over ssh too, and comes back.
+    tmux.send_keys(&["a"]);
+    tmux.wait_text("size 80x24");
+    tmux.send_keys(&["C-\\", "d"]);
+    tmux.wait_text("back from hosted:counter");
+    tmux.send_keys(&["q"]);
+    tmux.wait_text("ATTACH-EXIT 0");
+    assert!(
+        local.tickhost_pid().is_none(),
+        "a local tickhost was started"
+    );
+}

@@ -469,6 +469,27 @@ impl Endpoint {
         }
     }
 
+    /// A connection to that tickhost only when it runs (views reconnect
+    /// with this; they never start one).
+    pub fn connect_running(&self) -> Result<Client, ClientError> {
+        match self {
+            Endpoint::Local { runtime, .. } => Client::connect(runtime),
+            Endpoint::Remote(host) => Client::connect_remote_no_start(host),
+        }
+    }
+
+    /// The tickhost of `runtime` here, or of `ssh`'s machine; `exe` is this
+    /// executable (to start tickhost here).
+    pub fn of(runtime: &Path, ssh: Option<&crate::remote::SshHost>) -> Endpoint {
+        match ssh {
+            Some(host) => Endpoint::Remote(host.clone()),
+            None => Endpoint::Local {
+                runtime: runtime.to_path_buf(),
+                exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("tickloop")),
+            },
+        }
+    }
+
     /// The remote host, if any.
     pub fn host(&self) -> Option<&crate::remote::SshHost> {
         match self {

@@ -190,6 +190,13 @@ pub struct AttachOptions {
     pub ssh: Option<tickhost::remote::SshHost>,
 }
 
+impl AttachOptions {
+    /// The tickhost of the instance: here, or on the machine of `ssh`.
+    pub fn endpoint(&self) -> tickhost::client::Endpoint {
+        tickhost::client::Endpoint::of(&self.runtime, self.ssh.as_ref())
+    }
+}
+
 /// Set by the Monitor for the `tickloop attach` it runs (`a`): the prefix
 /// key's `m` then returns to that Monitor instead of starting another.
 pub const FROM_MONITOR_ENV: &str = "TICKLOOP_FROM_MONITOR";
@@ -216,18 +223,22 @@ pub fn run(opts: &AttachOptions) -> Result<AttachOutcome, AttachError> {
             SessionEnd::Monitor if std::env::var_os(FROM_MONITOR_ENV).is_some() => {
                 return Ok(AttachOutcome::Detached)
             }
-            SessionEnd::Monitor => run_monitor(&opts.instance)?,
+            SessionEnd::Monitor => run_monitor(&opts.instance, opts.ssh.as_ref())?,
         }
     }
 }
 
 /// The Monitor over the Tick: `tickloop monitor --select ID`, in this
 /// terminal, until it quits.
-fn run_monitor(instance: &str) -> Result<(), AttachError> {
+fn run_monitor(instance: &str, ssh: Option<&tickhost::remote::SshHost>) -> Result<(), AttachError> {
     let exe = std::env::current_exe().map_err(|e| {
         AttachError::Terminal(format!("cannot find tickloop to run the Monitor: {e}"))
     })?;
-    std::process::Command::new(exe)
+    let mut monitor = std::process::Command::new(exe);
+    if let Some(host) = ssh {
+        monitor.args(["--host", &host.label()]);
+    }
+    monitor
         .args(["monitor", "--select", instance])
         .status()
         .map_err(|e| AttachError::Terminal(format!("cannot run the Monitor: {e}")))?;
@@ -397,10 +408,20 @@ pub(crate) fn terminal_caps() -> Result<Capabilities, AttachError> {
 fn open_link(
     opts: &AttachOptions,
 ) -> Result<(UnixStream, Option<tickhost::remote::SshLink>), AttachError> {
-    match &opts.ssh {
-        None => Ok((connect(&opts.socket)?, None)),
+    dial(&opts.socket, opts.ssh.as_ref(), &opts.instance)
+}
+
+/// A connection to the launcher of `instance`, hello exchanged: at
+/// `socket` here, or through ssh and the relay on `ssh`'s machine.
+pub(crate) fn dial(
+    socket: &Path,
+    ssh: Option<&tickhost::remote::SshHost>,
+    instance: &str,
+) -> Result<(UnixStream, Option<tickhost::remote::SshLink>), AttachError> {
+    match ssh {
+        None => Ok((connect(socket)?, None)),
         Some(host) => {
-            let to = tickhost::remote::RelayTo::View(opts.instance.clone());
+            let to = tickhost::remote::RelayTo::View(instance.to_string());
             let (stream, _greeting, link) =
                 tickhost::remote::dial(host, &to, false).map_err(|e| match e {
                     tickhost::remote::RemoteError::Relay { ref message, .. }
@@ -410,7 +431,7 @@ fn open_link(
                     }
                     other => AttachError::Remote(other),
                 })?;
-            let label = PathBuf::from(format!("ssh {host}: {}", opts.instance));
+            let label = PathBuf::from(format!("ssh {host}: {instance}"));
             Ok((hello_on(stream, &label)?, Some(link)))
         }
     }
@@ -544,7 +565,7 @@ fn session(
     let mut waiting: Vec<tickhost::wire::HeldCall> = Vec::new();
     let mut prompt_whole = false;
     let _approvals =
-        crate::activity::Fetcher::start_approvals(opts.runtime.clone(), opts.instance.clone(), {
+        crate::activity::Fetcher::start_approvals(opts.endpoint(), opts.instance.clone(), {
             let tx = note_tx.clone();
             let waker = waker.clone();
             move |held| {
@@ -746,7 +767,7 @@ fn session(
                         let tx = note_tx.clone();
                         let waker = waker.clone();
                         let fetcher = crate::activity::Fetcher::start(
-                            opts.runtime.clone(),
+                            opts.endpoint(),
                             opts.instance.clone(),
                             move |fetched| {
                                 let sent = tx.send(Note::Activity(fetched)).is_ok();
@@ -794,12 +815,12 @@ fn session(
                         let approve = c == 'y';
                         waiting.remove(0);
                         prompt_whole = false;
-                        let runtime = opts.runtime.clone();
+                        let endpoint = opts.endpoint();
                         let tx = note_tx.clone();
                         let waker = waker.clone();
                         std::thread::spawn(move || {
                             let text =
-                                crate::approval_prompt::decide(&runtime, &held, approve, "attach");
+                                crate::approval_prompt::decide(&endpoint, &held, approve, "attach");
                             let _ = tx.send(Note::Decided(text));
                             let _ = waker.wake();
                         });

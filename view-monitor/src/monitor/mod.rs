@@ -100,9 +100,12 @@ type PreviewTarget = Arc<Mutex<Option<String>>>;
 /// is a connection to the tickhost of `runtime` (the CLI starts tickhost when
 /// needed); when it is lost, the Monitor says so and reconnects. `select`
 /// (an id or a bare name) is the instance selected at start, e.g. the Tick in
-/// focus when Herdr pops the Monitor over it.
+/// focus when Herdr pops the Monitor over it. With `ssh`, the instances
+/// are those of that machine (the list, the overlays and every action go
+/// through ssh and the relay there).
 pub fn run(
     runtime: &Path,
+    ssh: Option<tickhost::remote::SshHost>,
     client: Client,
     select: Option<String>,
     prefix: PrefixKey,
@@ -118,8 +121,9 @@ pub fn run(
     spawn_signals(events_tx.clone(), term.waker())?;
     let target: PreviewTarget = Arc::new(Mutex::new(None));
     let (poke, poked) = mpsc::channel();
+    let endpoint = tickhost::client::Endpoint::of(runtime, ssh.as_ref());
     spawn_poller(
-        runtime.to_path_buf(),
+        endpoint.clone(),
         client,
         Poller {
             tx: events_tx.clone(),
@@ -138,6 +142,7 @@ pub fn run(
         guard.entered_screen();
         let mut monitor = Monitor {
             runtime: runtime.to_path_buf(),
+            endpoint,
             caps,
             waker: term.waker(),
             list: Value::Array(Vec::new()),
@@ -209,12 +214,12 @@ struct Poller {
 /// Asks tickhost for `list` (then the preview's `screen`) every
 /// [`POLL_INTERVAL`], or at once when poked, on one connection,
 /// reconnecting (without starting tickhost) when it is lost.
-fn spawn_poller(runtime: PathBuf, client: Client, p: Poller) {
+fn spawn_poller(endpoint: tickhost::client::Endpoint, client: Client, p: Poller) {
     std::thread::spawn(move || {
         let mut client = Some(client);
         loop {
             let event = match client.as_mut() {
-                None => match Client::connect(&runtime) {
+                None => match endpoint.connect_running() {
                     Ok(c) => {
                         client = Some(c);
                         continue;
@@ -271,6 +276,8 @@ fn spawn_poller(runtime: PathBuf, client: Client, p: Poller) {
 
 struct Monitor {
     runtime: PathBuf,
+    /// The tickhost whose instances these are (here, or over ssh).
+    endpoint: tickhost::client::Endpoint,
     caps: Capabilities,
     waker: TerminalWaker,
     /// The last `list` answer, as JSON (to resolve ids like `attach` does).
@@ -666,12 +673,12 @@ impl Monitor {
     fn decide(&mut self, held: tickhost::wire::HeldCall, approve: bool) {
         self.waiting.retain(|w| w.call != held.call);
         self.prompt_whole = false;
-        let runtime = self.runtime.clone();
+        let endpoint = self.endpoint.clone();
         let tx = self.events_tx.clone();
         let waker = self.waker.clone();
         let poke = self.poke.clone();
         std::thread::spawn(move || {
-            let text = crate::approval_prompt::decide(&runtime, &held, approve, "monitor");
+            let text = crate::approval_prompt::decide(&endpoint, &held, approve, "monitor");
             let _ = tx.send(Event::Message(text));
             let _ = poke.send(());
             let _ = waker.wake();
@@ -680,12 +687,12 @@ impl Monitor {
 
     fn close_instance(&mut self, id: String, ended: bool) {
         self.message = Some(format!("closing {id}…"));
-        let runtime = self.runtime.clone();
+        let endpoint = self.endpoint.clone();
         let tx = self.events_tx.clone();
         let waker = self.waker.clone();
         let poke = self.poke.clone();
         std::thread::spawn(move || {
-            let text = match Client::connect(&runtime).and_then(|mut c| {
+            let text = match endpoint.connect_running().and_then(|mut c| {
                 c.request(ClientRequest::Close {
                     instance: id.clone(),
                 })
@@ -720,7 +727,11 @@ impl Monitor {
         let outcome = std::env::current_exe()
             .map_err(|e| format!("cannot find tickloop: {e}"))
             .and_then(|exe| {
-                std::process::Command::new(exe)
+                let mut attach = std::process::Command::new(exe);
+                if let Some(host) = self.endpoint.host() {
+                    attach.args(["--host", &host.label()]);
+                }
+                attach
                     .args(["attach", id, "--detach-key", &self.prefix.key.name()])
                     // Its prefix `m` returns here rather than nesting a Monitor.
                     .env(attach_view::FROM_MONITOR_ENV, "1")
@@ -778,6 +789,7 @@ impl Monitor {
                 self.overlay = Some(Overlay::open(
                     id,
                     socket,
+                    self.endpoint.host().cloned(),
                     hello,
                     self.waker.clone(),
                     self.prefix.key.name(),
@@ -795,7 +807,7 @@ impl Monitor {
         let id = row.id.clone();
         let (tx, waker) = (self.events_tx.clone(), self.waker.clone());
         let fetcher =
-            crate::activity::Fetcher::start(self.runtime.clone(), id.clone(), move |fetched| {
+            crate::activity::Fetcher::start(self.endpoint.clone(), id.clone(), move |fetched| {
                 let sent = tx.send(Event::Activity(fetched)).is_ok();
                 let _ = waker.wake();
                 sent
