@@ -696,15 +696,29 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
         } => {
             let prefix = view_monitor::prefix::PrefixKey::choose(detach_key.as_deref())
                 .map_err(|e| CliError::new("bad_request", e.to_string(), 2))?;
-            view_monitor::monitor::run(
-                &runtime,
-                remote_cli::host().cloned(),
-                connect(&runtime, &exe)?,
-                select,
-                prefix,
-                activity,
-            )
-            .map_err(|e| CliError::new(e.kind(), e.to_string(), 1))?;
+            let machines = remote_cli::monitor_sources();
+            let several = machines.len() > 1;
+            let mut sources = Vec::new();
+            for machine in machines {
+                let endpoint = match &machine {
+                    Some(host) => tickhost::client::Endpoint::Remote(host.clone()),
+                    None => tickhost::client::Endpoint::Local {
+                        runtime: runtime.clone(),
+                        exe: exe.clone(),
+                    },
+                };
+                // One machine: not reaching it is the command's failure.
+                // Several: the Monitor shows which one it cannot reach.
+                let client = match endpoint.connect() {
+                    Ok(client) => Some(client),
+                    Err(e) if !several => return Err(remote_cli::connect_error(e)),
+                    Err(_) => None,
+                };
+                let prefix = machine.as_ref().filter(|_| several).map(|h| h.label());
+                sources.push((view_monitor::monitor::Source { prefix, endpoint }, client));
+            }
+            view_monitor::monitor::run(&runtime, sources, select, prefix, activity)
+                .map_err(|e| CliError::new(e.kind(), e.to_string(), 1))?;
             Ok(0)
         }
         Command::Activity { id, follow } => activity(&runtime, &exe, id, follow, json),

@@ -11,6 +11,17 @@ use tickhost::remote::SshHost;
 /// The machine this process's commands go to (`None`: this one).
 static REMOTE: std::sync::OnceLock<Option<SshHost>> = std::sync::OnceLock::new();
 
+/// `monitor` with several `--host`s: each machine (`None`: this one).
+static MONITOR_SOURCES: std::sync::OnceLock<Vec<Option<SshHost>>> = std::sync::OnceLock::new();
+
+/// The machines of a `monitor` (one: `--host`'s, or this one).
+pub fn monitor_sources() -> Vec<Option<SshHost>> {
+    match MONITOR_SOURCES.get() {
+        Some(sources) => sources.clone(),
+        None => vec![host().cloned()],
+    }
+}
+
 /// The host chosen by [`choose`], if any.
 pub fn host() -> Option<&'static SshHost> {
     REMOTE.get().and_then(Option::as_ref)
@@ -43,6 +54,23 @@ pub fn choose(command: &Command, hosts: &[String]) -> anyhow::Result<()> {
         command,
         Command::Relay { .. } | Command::Tickhost | Command::Launcher
     ) {
+        let _ = REMOTE.set(None);
+        return Ok(());
+    }
+    if let (Command::Monitor { .. }, true) = (command, hosts.len() > 1) {
+        // Several machines in one Monitor; "" is this one.
+        let mut sources = Vec::new();
+        for given in hosts {
+            let source = match given.trim() {
+                "" => None,
+                h => Some(SshHost::parse(h).map_err(|e| usage(e.to_string()))?),
+            };
+            if sources.contains(&source) {
+                return Err(usage(format!("--host {given:?} is given twice")));
+            }
+            sources.push(source);
+        }
+        let _ = MONITOR_SOURCES.set(sources);
         let _ = REMOTE.set(None);
         return Ok(());
     }

@@ -470,3 +470,75 @@ fn the_monitor_over_ssh_lists_and_opens_overlays_on_the_other_machine() {
         "a local tickhost was started"
     );
 }
+
+#[test]
+fn one_monitor_shows_several_machines_with_host_prefixed_ids() {
+    let alpha = Sshd::start_as("alpha");
+    let beta = Sshd::start_as("beta");
+    // One client config naming both machines.
+    let dir = tempfile::tempdir().expect("a config dir");
+    let config = dir.path().join("ssh_config");
+    let both = [&alpha, &beta]
+        .iter()
+        .map(|s| std::fs::read_to_string(s.config()).expect("a client config"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&config, both).expect("write the config");
+    let ssh = format!("ssh -F {}", config.display());
+    let local = Host::new().with_env(vec![
+        ("TICKLOOP_SSH".into(), ssh.clone()),
+        ("TICKLOOP_REMOTE_TICKLOOP".into(), tickloop_bin().into()),
+    ]);
+    local.ok(&[
+        "--host",
+        "alpha",
+        "open",
+        "--id",
+        "ca",
+        "--",
+        &tick("counter.py"),
+    ]);
+    local.ok(&[
+        "--host",
+        "beta",
+        "open",
+        "--id",
+        "cb",
+        "--",
+        &tick("counter.py"),
+    ]);
+    local.ok(&["open", "--id", "near", "--", &tick("counter.py")]);
+    assert!(alpha.remote.entry("hosted:ca").is_some());
+    assert!(beta.remote.entry("hosted:cb").is_some());
+
+    let line = format!(
+        "trap '' QUIT INT; env TICKLOOP_SSH='{ssh}' TICKLOOP_REMOTE_TICKLOOP='{bin}' {bin} monitor --host alpha --host beta --host ''",
+        bin = tickloop_bin()
+    );
+    let tmux = Tmux::start(&local, 110, 30, &line);
+    let screen = wait_for("the three machines' instances", || {
+        let s = tmux.capture();
+        (s.contains("alpha:hosted:ca") && s.contains("beta:hosted:cb") && s.contains("hosted:near"))
+            .then_some(s)
+    });
+    assert!(screen.contains("3 running"), "{screen}");
+    // alpha's, beta's, then this machine's: g j Enter is beta's.
+    tmux.send_keys(&["g", "j", "Enter"]);
+    tmux.wait_text("beta:hosted:cb · ctrl+\\ d closes");
+    tmux.type_text("+");
+    wait_for("beta's counter to take the key", || {
+        (beta.remote.read("cb")["data"]["value"] == 1).then_some(())
+    });
+    assert_eq!(alpha.remote.read("ca")["data"]["value"], 0);
+    assert_eq!(local.read("near")["data"]["value"], 0);
+    tmux.send_keys(&["C-\\", "d"]);
+    tmux.wait_text("detached from beta:hosted:cb");
+    // This machine's instance opens here.
+    tmux.send_keys(&["g", "j", "j", "Enter"]);
+    tmux.wait_text("hosted:near · ctrl+\\ d closes");
+    tmux.type_text("++");
+    local.wait_value("near", 2);
+    tmux.send_keys(&["C-\\", "d"]);
+    tmux.send_keys(&["q"]);
+    tmux.wait_text("ATTACH-EXIT 0");
+}

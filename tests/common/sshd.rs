@@ -26,6 +26,8 @@ pub struct Sshd {
     /// The far side's runtime directory and Ticks.
     pub remote: Host,
     log: Arc<Mutex<Vec<String>>>,
+    /// The `Host` alias of [`Sshd::config`].
+    pub alias: String,
 }
 
 fn keygen(path: &Path) {
@@ -47,8 +49,13 @@ fn sshd_bin() -> PathBuf {
 }
 
 impl Sshd {
-    /// Starts sshd and waits until it listens.
+    /// Starts sshd (client alias [`REMOTE`]) and waits until it listens.
     pub fn start() -> Sshd {
+        Sshd::start_as(REMOTE)
+    }
+
+    /// Starts sshd with `alias` as the client config's name for it.
+    pub fn start_as(alias: &str) -> Sshd {
         // Privilege separation needs its empty directory.
         std::fs::create_dir_all("/run/sshd").expect("create /run/sshd");
         let dir = tempfile::Builder::new()
@@ -80,7 +87,7 @@ impl Sshd {
         );
         std::fs::write(d.join("sshd_config"), config).expect("sshd_config");
         let client = format!(
-            "Host {REMOTE}\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n  IdentityFile {d}/id\n  \
+            "Host {alias}\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n  IdentityFile {d}/id\n  \
              IdentitiesOnly yes\n  StrictHostKeyChecking no\n  UserKnownHostsFile {d}/known_hosts\n  \
              BatchMode yes\n  LogLevel ERROR\n  ControlMaster no\n  ControlPath none\n",
             d = d.display(),
@@ -114,6 +121,7 @@ impl Sshd {
             port,
             remote,
             log,
+            alias: alias.to_string(),
         };
         wait_for("sshd to listen", || {
             sshd.log

@@ -98,8 +98,10 @@ impl Overlay {
     /// size, on a thread: the overlay shows "connecting" until the snapshot
     /// arrives, and the Monitor stays responsive if the launcher is slow.
     /// `ssh`: the instance is on that machine (reached through the relay).
+    /// `id` is shown; `raw` is its id on its machine.
     pub fn open(
         id: String,
+        raw: String,
         socket: PathBuf,
         ssh: Option<tickhost::remote::SshHost>,
         hello: ViewHello,
@@ -112,7 +114,7 @@ impl Overlay {
         let ssh_slot: std::sync::Arc<std::sync::Mutex<Option<tickhost::remote::SshLink>>> =
             Default::default();
         let slot = ssh_slot.clone();
-        let instance = id.clone();
+        let instance = raw;
         std::thread::spawn(move || {
             let started =
                 attach_view::dial(&socket, ssh.as_ref(), &instance).and_then(|(stream, link)| {
