@@ -44,7 +44,7 @@ pub fn run(command: LoopCommand) -> i32 {
         interval_ms: args.interval_ms,
         config: args.config,
     };
-    match run::run(options) {
+    match run::run_on(options, crate::remote_cli::host().cloned()) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("tickloop loop run: {e}");

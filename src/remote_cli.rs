@@ -36,7 +36,6 @@ fn name(command: &Command) -> &'static str {
         Command::Completions { .. } => "completions",
         Command::Man => "man",
         Command::CompleteIds => "__complete-ids",
-        Command::Loop(_) => "loop",
         Command::Herdr(_) => "herdr",
         _ => "this command",
     }
@@ -112,6 +111,7 @@ pub fn choose(command: &Command, hosts: &[String]) -> anyhow::Result<()> {
                 | Command::ApprovePolicy { .. }
                 | Command::Mcp { .. }
                 | Command::Monitor { .. }
+                | Command::Loop(_)
         );
         if !remote_ok {
             return Err(usage(format!(

@@ -5,6 +5,7 @@
 //! the middle of a call, a watch or an attach.
 
 mod common;
+mod loop_support;
 
 use common::sshd::{children_matching, Sshd, REMOTE};
 use common::tmux::Tmux;
@@ -541,4 +542,73 @@ fn one_monitor_shows_several_machines_with_host_prefixed_ids() {
     tmux.send_keys(&["C-\\", "d"]);
     tmux.send_keys(&["q"]);
     tmux.wait_text("ATTACH-EXIT 0");
+}
+
+#[test]
+fn a_login_script_that_prints_first_does_not_break_the_relay() {
+    let sshd = Sshd::start();
+    let scratch = tempfile::tempdir().expect("scratch");
+    // What a chatty ~/.bashrc does before the command runs.
+    let chatty = other_build(
+        scratch.path(),
+        &format!(
+            "echo 'Welcome to remote!'; echo '{{\"motd\": 1}}'; exec {} \"$@\"",
+            tickloop_bin()
+        ),
+    );
+    let local = Host::new().with_env(vec![
+        ("TICKLOOP_SSH".into(), sshd.ssh_command()),
+        ("TICKLOOP_HOST".into(), REMOTE.into()),
+        ("TICKLOOP_REMOTE_TICKLOOP".into(), chatty),
+    ]);
+    local.open_counter("c");
+    assert_eq!(local.read("c")["data"]["value"], 0);
+    assert!(sshd.remote.entry("hosted:c").is_some());
+}
+
+#[test]
+fn the_loop_subscribes_to_ticks_on_the_other_machine() {
+    let sshd = Sshd::start();
+    let local = sshd.local();
+    local.open_counter("counter");
+    let mut h = loop_support::LoopHarness::start_from(
+        "ssh-subscription",
+        local.command(&[]),
+        &["--delay-ms", "20", "--interval-ms", "100"],
+    );
+    h.send(serde_json::json!({"type": "subscribe", "instances": ["hosted:counter"]}));
+    let (ok, text) = h.expect_reply();
+    assert!(ok && text.contains("hosted:counter"), "{text}");
+    for _ in 0..3 {
+        local.ok(&[
+            "call",
+            "counter",
+            "increment",
+            r#"{"amount":1}"#,
+            "--revision",
+            "1",
+        ]);
+    }
+    wait_for("three updates pending", || {
+        h.status()
+            .contains("hosted:counter (3 updates pending)")
+            .then_some(())
+    });
+    h.turn("watch the counter", "completed");
+    assert!(h.command("/tick 2").0);
+    let step = h.expect_enqueue();
+    let parts = step["message"]["content"]
+        .as_array()
+        .expect("content")
+        .clone();
+    let delivery = parts
+        .iter()
+        .find(|p| p["data"]["instance"] == "hosted:counter")
+        .unwrap_or_else(|| panic!("no delivery in {step}"));
+    assert_eq!(delivery["data"]["updates"], 3, "{delivery}");
+    assert_eq!(delivery["data"]["data"]["value"], 3, "{delivery}");
+    assert!(
+        local.tickhost_pid().is_none(),
+        "a local tickhost was started"
+    );
 }

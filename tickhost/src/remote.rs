@@ -163,6 +163,20 @@ impl std::fmt::Display for SshHost {
     }
 }
 
+/// Splits `HOST:KIND:NAME` (an id of another machine, as the Monitor with
+/// several hosts shows it and `herdr open` takes it) into the host and the
+/// id there; `None` for an id of this machine (`KIND:NAME`, or a bare NAME).
+pub fn split_host_id(id: &str) -> Option<(SshHost, String)> {
+    let mut parts = id.rsplitn(3, ':');
+    let name = parts.next()?;
+    let kind = parts.next()?;
+    let host = parts.next()?;
+    let local = format!("{kind}:{name}");
+    parse_id(&local)?;
+    let host = SshHost::parse(host).ok()?;
+    Some((host, local))
+}
+
 /// What the relay connects to on the far side.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RelayTo {
@@ -466,24 +480,31 @@ pub fn dial(
         host: host.clone(),
     };
     let waited = bound();
-    let line = match read_greeting(&ours, waited) {
-        Ok(line) => line,
-        Err(e) => return Err(classify_failure(link, e, waited)),
-    };
-    let value: Value = serde_json::from_slice(&line).map_err(|e| RemoteError::NoRelay {
-        host: label.clone(),
-        local: build(),
-        stderr: format!(
-            "a first line that is not a greeting ({e}): {:.200}",
-            String::from_utf8_lossy(&line)
-        ),
-    })?;
-    let Some(body) = value.get(GREETING_KEY) else {
-        return Err(RemoteError::NoRelay {
-            host: label,
-            local: build(),
-            stderr: format!("{:.200}", String::from_utf8_lossy(&line)),
-        });
+    // A login script may print before the relay runs (a greeting of the
+    // shell's own): such lines are skipped, up to a bound.
+    let mut noise: Vec<String> = Vec::new();
+    let body = loop {
+        let line = match read_greeting(&ours, waited) {
+            Ok(line) => line,
+            Err(e) => return Err(classify_failure(link, e, waited, &noise)),
+        };
+        let greeting = serde_json::from_slice::<Value>(&line)
+            .ok()
+            .and_then(|mut v| v.get_mut(GREETING_KEY).map(Value::take));
+        if let Some(body) = greeting {
+            break body;
+        }
+        noise.push(format!("{:.200}", String::from_utf8_lossy(&line)));
+        if noise.len() >= 64 {
+            return Err(RemoteError::NoRelay {
+                host: label,
+                local: build(),
+                stderr: format!(
+                    "64 lines that are not a relay's greeting, the first: {}",
+                    noise[0]
+                ),
+            });
+        }
     };
     let text = |key: &str| body.get(key).and_then(Value::as_str).map(str::to_string);
     let greeting = Greeting {
@@ -582,7 +603,12 @@ fn read_greeting(stream: &UnixStream, waited: Duration) -> Result<Vec<u8>, NoGre
 /// Says why ssh ended before the relay greeted: 127 is the remote shell's
 /// "command not found", 255 ssh's own failure, anything else a remote
 /// tickloop that does not know `__relay`.
-fn classify_failure(mut link: SshLink, why: NoGreeting, waited: Duration) -> RemoteError {
+fn classify_failure(
+    mut link: SshLink,
+    why: NoGreeting,
+    waited: Duration,
+    noise: &[String],
+) -> RemoteError {
     let host = link.host.label();
     if let NoGreeting::TimedOut = why {
         let _ = link.child.kill();
@@ -628,7 +654,10 @@ fn classify_failure(mut link: SshLink, why: NoGreeting, waited: Duration) -> Rem
             _ => RemoteError::NoRelay {
                 host,
                 local: build(),
-                stderr: format!("exit {code}: {stderr}"),
+                stderr: match noise.first() {
+                    None => format!("exit {code}: {stderr}"),
+                    Some(first) => format!("exit {code}: {stderr}; it printed: {first}"),
+                },
             },
         },
     }
@@ -802,6 +831,20 @@ mod tests {
         }
         assert!(RelayTo::parse("view:nope").is_err());
         assert!(RelayTo::parse("other").is_err());
+    }
+
+    #[test]
+    fn host_prefixed_ids_split() {
+        let (host, id) = split_host_id("box:hosted:c").unwrap();
+        assert_eq!((host.label().as_str(), id.as_str()), ("box", "hosted:c"));
+        let (host, id) = split_host_id("al@box:2222:shell:sh").unwrap();
+        assert_eq!(
+            (host.label().as_str(), id.as_str()),
+            ("al@box:2222", "shell:sh")
+        );
+        assert!(split_host_id("hosted:c").is_none());
+        assert!(split_host_id("c").is_none());
+        assert!(split_host_id("box:other:c").is_none());
     }
 
     #[test]
