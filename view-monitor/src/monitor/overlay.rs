@@ -474,6 +474,7 @@ mod tests {
             size: (74, 20),
             scroller: render::Scroller::default(),
             prefix_name: "ctrl+\\".to_string(),
+            ssh: Default::default(),
         }
     }
 
