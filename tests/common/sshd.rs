@@ -89,7 +89,9 @@ impl Sshd {
         let client = format!(
             "Host {alias}\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n  IdentityFile {d}/id\n  \
              IdentitiesOnly yes\n  StrictHostKeyChecking no\n  UserKnownHostsFile {d}/known_hosts\n  \
-             BatchMode yes\n  LogLevel ERROR\n  ControlMaster no\n  ControlPath none\n",
+             BatchMode yes\n  LogLevel ERROR\n  ControlMaster no\n  ControlPath none\n\
+             Host *\n  BatchMode yes\n  StrictHostKeyChecking no\n  UserKnownHostsFile {d}/known_hosts\n  \
+             IdentitiesOnly yes\n  IdentityFile {d}/id\n",
             d = d.display(),
             user = whoami(),
         );
