@@ -78,14 +78,18 @@ pub fn choose(command: &Command, hosts: &[String]) -> anyhow::Result<()> {
         [] => None,
         [one] => Some(SshHost::parse(one.trim()).map_err(|e| usage(e.to_string()))?),
         many => {
+            let hint = match command {
+                Command::Mcp { .. } => "; one MCP server serves one machine: configure one server a machine (`tickloop mcp --host a` as server `tickloop-a`, ...), and your MCP client prefixes each tool with its server's name",
+                _ => "",
+            };
             return Err(usage(format!(
-                "--host was given {} times ({}); this command reaches one machine",
+                "--host was given {} times ({}); this command reaches one machine{hint}",
                 many.len(),
                 many.iter()
                     .map(|h| h.as_str())
                     .collect::<Vec<_>>()
                     .join(", ")
-            )))
+            )));
         }
     };
     if chosen.is_some() {
@@ -124,6 +128,76 @@ pub fn choose(command: &Command, hosts: &[String]) -> anyhow::Result<()> {
         }
     }
     let _ = REMOTE.set(chosen);
+    Ok(())
+}
+
+/// The ids of `command` (as `monitor --host A --host B` shows them:
+/// `HOST:KIND:NAME`) that name an instance of another machine: the command
+/// then goes there, as with `--host HOST`, with the plain ids. Every id of
+/// one command must be of one machine, and agree with a `--host` given.
+pub fn take_host_ids(command: &mut Command, hosts: &mut Vec<String>) -> anyhow::Result<()> {
+    let usage =
+        |message: String| -> anyhow::Error { CliError::new("bad_request", message, 2).into() };
+    let ids: Vec<&mut String> = match command {
+        Command::Describe { id }
+        | Command::Read { id }
+        | Command::Call { id, .. }
+        | Command::Screen { id, .. }
+        | Command::Input { id, .. }
+        | Command::Attach { id, .. }
+        | Command::Close { id }
+        | Command::Reload { id }
+        | Command::Activity { id, .. }
+        | Command::Approve { id, .. }
+        | Command::Refuse { id, .. }
+        | Command::ApprovePolicy { id, .. } => vec![id],
+        Command::Watch { ids, .. } => ids.iter_mut().collect(),
+        _ => return Ok(()),
+    };
+    let mut found: Option<SshHost> = None;
+    let mut plain = 0;
+    let mut rewritten = Vec::new();
+    for id in ids {
+        match tickhost::remote::split_host_id(id) {
+            Some((host, there)) => {
+                if found.as_ref().is_some_and(|f| *f != host) {
+                    return Err(usage(format!(
+                        "{id} is on another machine than the other ids; one command reaches one machine"
+                    )));
+                }
+                found = Some(host);
+                rewritten.push((id, there));
+            }
+            None => plain += 1,
+        }
+    }
+    let Some(host) = found else {
+        return Ok(());
+    };
+    if plain > 0 {
+        return Err(usage(format!(
+            "some ids name {host} and some do not; one command reaches one machine"
+        )));
+    }
+    let given: Vec<&String> = hosts.iter().filter(|h| !h.trim().is_empty()).collect();
+    match given.as_slice() {
+        [] => {}
+        [one] if SshHost::parse(one.trim()).is_ok_and(|h| h == host) => {}
+        _ => {
+            return Err(usage(format!(
+                "the id names {host} but --host (or TICKLOOP_HOST) says {}; give one of them",
+                given
+                    .iter()
+                    .map(|h| h.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )))
+        }
+    }
+    for (id, there) in rewritten {
+        *id = there;
+    }
+    *hosts = vec![host.label()];
     Ok(())
 }
 

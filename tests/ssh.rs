@@ -542,6 +542,38 @@ fn one_monitor_shows_several_machines_with_host_prefixed_ids() {
     tmux.send_keys(&["C-\\", "d"]);
     tmux.send_keys(&["q"]);
     tmux.wait_text("ATTACH-EXIT 0");
+
+    // The Monitor's ids work in every command: the host comes with them.
+    assert_eq!(local.ok(&["read", "beta:hosted:cb"])["data"]["value"], 1);
+    let out = local.run(&[
+        "call",
+        "alpha:hosted:ca",
+        "increment",
+        r#"{"amount":4}"#,
+        "--revision",
+        "1",
+    ]);
+    assert_eq!(out.expect(0).json()["result"]["value"], 4);
+    assert_eq!(alpha.remote.read("ca")["data"]["value"], 4);
+    // One command, one machine; and an id that disagrees with --host.
+    local
+        .run(&["watch", "alpha:hosted:ca", "beta:hosted:cb"])
+        .expect_error(2, "bad_request");
+    local
+        .run(&["watch", "alpha:hosted:ca", "hosted:near"])
+        .expect_error(2, "bad_request");
+    local
+        .run(&["--host", "beta", "read", "alpha:hosted:ca"])
+        .expect_error(2, "bad_request");
+    // One MCP server serves one machine, and says how to serve several.
+    let out = local.run(&["mcp", "--host", "alpha", "--host", "beta"]);
+    let err = out.expect_error(2, "bad_request");
+    assert!(
+        err["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("one server a machine")),
+        "{out:#?}"
+    );
 }
 
 #[test]
