@@ -293,7 +293,7 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
     let exe = std::env::current_exe().context("cannot find this executable's path")?;
     let runtime = RuntimeDir::locate();
     remote_cli::take_host_ids(&mut cli.command, &mut cli.host)?;
-    remote_cli::choose(&cli.command, &cli.host)?;
+    remote_cli::choose(&cli.command, &cli.host, remote_cli::host_flag_given())?;
     // Who asks, for the activity records of the instances.
     match &cli.command {
         Command::Mcp { .. } => tickhost::client::identify_as(ClientKind::Mcp),

@@ -44,14 +44,24 @@ fn name(command: &Command) -> &'static str {
 /// Checks the `--host` values for `command` and remembers the host: a
 /// value not of the form `[ssh://][USER@]HOST[:PORT]`, several hosts, or a
 /// command that does not go over ssh is a usage error (exit 2).
-pub fn choose(command: &Command, hosts: &[String]) -> anyhow::Result<()> {
+/// Whether `--host` is on the command line (not only in `TICKLOOP_HOST`).
+pub fn host_flag_given() -> bool {
+    std::env::args_os()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--host" || a.to_string_lossy().starts_with("--host="))
+}
+
+/// `from_flag`: the hosts came from `--host`, not only from `TICKLOOP_HOST`
+/// (which a command that stays on this machine, like `version`, ignores).
+pub fn choose(command: &Command, hosts: &[String], from_flag: bool) -> anyhow::Result<()> {
     let usage =
         |message: String| -> anyhow::Error { CliError::new("bad_request", message, 2).into() };
     // The far side of ssh and the processes tickhost starts never go on to
     // another machine, whatever their environment says.
     if matches!(
         command,
-        Command::Relay { .. } | Command::Tickhost | Command::Launcher
+        Command::Relay { .. } | Command::Tickhost | Command::Launcher | Command::CompleteIds
     ) {
         let _ = REMOTE.set(None);
         return Ok(());
@@ -117,9 +127,13 @@ pub fn choose(command: &Command, hosts: &[String]) -> anyhow::Result<()> {
                 | Command::Monitor { .. }
                 | Command::Loop(_)
         );
+        if !remote_ok && !from_flag {
+            let _ = REMOTE.set(None);
+            return Ok(());
+        }
         if !remote_ok {
             return Err(usage(format!(
-                "{} does not work over ssh yet; run it on the other machine (`ssh HOST tickloop ...`), or unset TICKLOOP_HOST",
+                "{} does not work over ssh yet; run it on the other machine (`ssh HOST tickloop ...`) without --host",
                 match command {
                     Command::Packages { .. } => "packages --path",
                     other => name(other),

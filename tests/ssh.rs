@@ -176,7 +176,7 @@ fn a_bad_host_is_a_usage_error_and_some_commands_stay_local() {
     }
     let out = local.run(&["list", "--host", "remote", "--host", "other"]);
     out.expect_error(2, "bad_request");
-    let out = local.run(&["doctor"]);
+    let out = local.run(&["doctor", "--host", "remote"]);
     let err = out.expect_error(2, "bad_request");
     assert!(
         err["message"]
@@ -184,6 +184,9 @@ fn a_bad_host_is_a_usage_error_and_some_commands_stay_local() {
             .is_some_and(|m| m.contains("doctor")),
         "{out:#?}"
     );
+    // TICKLOOP_HOST alone leaves the commands that stay here alone.
+    let version = local.ok(&["version"]);
+    assert!(version["wire_version"].is_string(), "{version}");
     // Nothing reached the far side.
     assert!(sshd.remote.tickhost_pid().is_none());
     // --host "" (over TICKLOOP_HOST) is this machine.
