@@ -346,6 +346,7 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                 interval,
                 cwd,
                 host: remote_cli::host().cloned(),
+                hosts: remote_cli::mcp_hosts(),
             };
             tickloop_mcp::run(options).context("mcp")?;
             Ok(0)

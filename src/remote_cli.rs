@@ -14,6 +14,14 @@ static REMOTE: std::sync::OnceLock<Option<SshHost>> = std::sync::OnceLock::new()
 /// `monitor` with several `--host`s: each machine (`None`: this one).
 static MONITOR_SOURCES: std::sync::OnceLock<Vec<Option<SshHost>>> = std::sync::OnceLock::new();
 
+/// `mcp` with several `--host`s: the machines it serves.
+static MCP_HOSTS: std::sync::OnceLock<Vec<SshHost>> = std::sync::OnceLock::new();
+
+/// The machines of an `mcp` serving several (empty otherwise).
+pub fn mcp_hosts() -> Vec<SshHost> {
+    MCP_HOSTS.get().cloned().unwrap_or_default()
+}
+
 /// The machines of a `monitor` (one: `--host`'s, or this one).
 pub fn monitor_sources() -> Vec<Option<SshHost>> {
     match MONITOR_SOURCES.get() {
@@ -66,6 +74,23 @@ pub fn choose(command: &Command, hosts: &[String], from_flag: bool) -> anyhow::R
         let _ = REMOTE.set(None);
         return Ok(());
     }
+    if let (Command::Mcp { .. }, true) = (command, hosts.len() > 1) {
+        let mut several = Vec::new();
+        for given in hosts {
+            let host = SshHost::parse(given.trim()).map_err(|e| {
+                usage(format!(
+                    "{e} (an MCP server of several machines serves remote ones only)"
+                ))
+            })?;
+            if several.contains(&host) {
+                return Err(usage(format!("--host {given:?} is given twice")));
+            }
+            several.push(host);
+        }
+        let _ = MCP_HOSTS.set(several);
+        let _ = REMOTE.set(None);
+        return Ok(());
+    }
     if let (Command::Monitor { .. }, true) = (command, hosts.len() > 1) {
         // Several machines in one Monitor; "" is this one.
         let mut sources = Vec::new();
@@ -88,12 +113,8 @@ pub fn choose(command: &Command, hosts: &[String], from_flag: bool) -> anyhow::R
         [] => None,
         [one] => Some(SshHost::parse(one.trim()).map_err(|e| usage(e.to_string()))?),
         many => {
-            let hint = match command {
-                Command::Mcp { .. } => "; one MCP server serves one machine: configure one server a machine (`tickloop mcp --host a` as server `tickloop-a`, ...), and your MCP client prefixes each tool with its server's name",
-                _ => "",
-            };
             return Err(usage(format!(
-                "--host was given {} times ({}); this command reaches one machine{hint}",
+                "--host was given {} times ({}); this command reaches one machine",
                 many.len(),
                 many.iter()
                     .map(|h| h.as_str())

@@ -568,15 +568,6 @@ fn one_monitor_shows_several_machines_with_host_prefixed_ids() {
     local
         .run(&["--host", "beta", "read", "alpha:hosted:ca"])
         .expect_error(2, "bad_request");
-    // One MCP server serves one machine, and says how to serve several.
-    let out = local.run(&["mcp", "--host", "alpha", "--host", "beta"]);
-    let err = out.expect_error(2, "bad_request");
-    assert!(
-        err["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("one server a machine")),
-        "{out:#?}"
-    );
 }
 
 #[test]
