@@ -79,7 +79,7 @@ pub fn run(command: LoopCommand, runtime_dir: PathBuf, exe: PathBuf) -> i32 {
         interval_ms: args.interval_ms,
         config: args.config,
     };
-    match run::run(options) {
+    match run::run_on(options, crate::remote_cli::host().cloned()) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("tickloop loop run: {e}");

@@ -10,6 +10,7 @@ mod loop_cli;
 mod new;
 mod output;
 mod recording;
+mod remote_cli;
 mod version;
 
 use anyhow::{Context, Result};
@@ -35,6 +36,15 @@ struct Cli {
     /// Print JSON even when stdout is a terminal.
     #[arg(long, global = true)]
     json: bool,
+    /// The machine whose Ticks to use, over ssh: [ssh://][USER@]HOST[:PORT]
+    /// (README: "Ticks on other machines"; TICKLOOP_SSH is the ssh command).
+    #[arg(
+        long = "host",
+        global = true,
+        env = "TICKLOOP_HOST",
+        value_name = "[USER@]HOST[:PORT]"
+    )]
+    host: Vec<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -243,6 +253,20 @@ enum Command {
     /// One instance's launcher (started by tickhost).
     #[command(name = "__launcher", hide = true)]
     Launcher,
+    /// The far side of `--host` (run by ssh): pipes ssh's stdio to tickhost
+    /// or to one launcher's attach socket.
+    #[command(name = "__relay", hide = true)]
+    Relay {
+        /// `tickhost`, `view:KIND:NAME` or `packages`.
+        #[arg(long)]
+        to: String,
+        /// The wire version of the side that started ssh.
+        #[arg(long)]
+        wire: Option<String>,
+        /// Also send this side's environment (for `open`).
+        #[arg(long)]
+        env: bool,
+    },
     /// Serve the agent tools over MCP on stdin/stdout (README: "Tickloop for MCP-capable agents").
     Mcp {
         /// Milliseconds between deliveries (state notifications, instance polling); at least 100.
@@ -286,6 +310,7 @@ fn main() {
         command = command.version(&*Box::leak(version::line().into_boxed_str()));
     }
     let cli = Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
+    tickhost::remote::set_build(version::line());
     let json = cli.json || !std::io::stdout().is_terminal();
     let forced_json = cli.json;
     let code = match run(cli, json, forced_json) {
@@ -302,9 +327,11 @@ fn main() {
     std::process::exit(code);
 }
 
-fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
+fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
     let exe = std::env::current_exe().context("cannot find this executable's path")?;
     let runtime = RuntimeDir::locate();
+    remote_cli::take_host_ids(&mut cli.command, &mut cli.host)?;
+    remote_cli::choose(&cli.command, &cli.host, remote_cli::host_flag_given())?;
     // Who asks, for the activity records of the instances.
     match &cli.command {
         Command::Mcp { .. } => tickhost::client::identify_as(ClientKind::Mcp),
@@ -328,6 +355,22 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             launcher::main_from_stdin().context("launcher")?;
             Ok(0)
         }
+        Command::Relay { to, wire, env } => {
+            let to = tickhost::remote::RelayTo::parse(&to)
+                .map_err(|e| CliError::new("bad_request", e, 2))?;
+            let packages = || {
+                let (found, _) = tickloop_packages::discover();
+                Value::Array(found.iter().map(|p| p.to_json()).collect())
+            };
+            Ok(tickhost::remote::relay(
+                &runtime,
+                &exe,
+                &to,
+                wire.as_deref(),
+                env,
+                &packages,
+            ))
+        }
         Command::Shutdown => shutdown(&runtime, json),
         Command::Loop(command) => Ok(loop_cli::run(command, runtime, exe)),
         Command::Herdr(command) => herdr_cli::run(command, view_herdr::Ctx { runtime, exe }, json),
@@ -340,6 +383,8 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                 exe,
                 interval,
                 cwd,
+                host: remote_cli::host().cloned(),
+                hosts: remote_cli::mcp_hosts(),
             };
             tickloop_mcp::run(options).context("mcp")?;
             Ok(0)
@@ -353,6 +398,13 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             } else {
                 println!("{}", package.dir.display());
             }
+            Ok(0)
+        }
+        Command::Packages { path: None } if remote_cli::host().is_some() => {
+            let host = remote_cli::host().context("no host")?;
+            let list = tickhost::remote::packages(host)
+                .map_err(|e| remote_cli::connect_error(e.into()))?;
+            show(&list, json, output::remote_packages_text);
             Ok(0)
         }
         Command::Packages { path: None } => {
@@ -440,7 +492,10 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                 // the call may or may not have run. Never guessed, never
                 // retried.
                 Err(e) => ClientReply::Call(CallOutcome::Unknown {
-                    reason: format!("tickhost: {e}"),
+                    reason: match remote_cli::host() {
+                        Some(host) => format!("the ssh connection to {host} was lost: {e}"),
+                        None => format!("tickhost: {e}"),
+                    },
                 }),
             };
             call_outcome(reply, json)
@@ -458,7 +513,6 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             view,
             argv,
         } => {
-            let record = record.as_deref().map(recording::new_file).transpose()?;
             let history = match history {
                 Some(lines) => lines,
                 None => tickhost::config::load()
@@ -494,6 +548,28 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                 .into());
             }
             let mut approve = approve.as_deref().and_then(ApprovalPolicy::parse);
+            if let Some(host) = remote_cli::host() {
+                let request = RemoteOpen {
+                    name,
+                    shell,
+                    argv,
+                    cwd,
+                    history,
+                    approve,
+                };
+                if artifact.is_some() || package.is_some() || view.is_some() || record.is_some() {
+                    return Err(CliError::new(
+                        "bad_request",
+                        "--artifact, --package, --view and --record do not work with --host yet; run that open on the other machine",
+                        2,
+                    )
+                    .into());
+                }
+                let value = open_remote(host, request)?;
+                show(&value, json, output::open_text);
+                return Ok(0);
+            }
+            let record = record.as_deref().map(recording::new_file).transpose()?;
             let argv = match package {
                 None => argv,
                 Some(package) => tickloop_packages::find(&package)
@@ -695,8 +771,21 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             view_monitor::prefix::PrefixKey::choose(detach_key.as_deref())
                 .map_err(|e| CliError::new("bad_request", e.to_string(), 2))?;
             let list = simple(&runtime, &exe, ClientRequest::List)?;
-            view_monitor::attach_view::attach_cli(&runtime, &id, &list, detach_key.as_deref())
-                .map_err(|e| CliError::new(e.kind(), e.to_string(), 1))?;
+            view_monitor::attach_view::attach_cli(
+                &runtime,
+                &id,
+                &list,
+                detach_key.as_deref(),
+                remote_cli::host(),
+            )
+            .map_err(|e| match (&e, remote_cli::host()) {
+                (view_monitor::attach_view::AttachError::Lost(_), Some(host)) => CliError::new(
+                    "connection_lost",
+                    format!("the ssh connection to {host} was lost while attached ({e}); {id} is untouched there: attach again"),
+                    remote_cli::CONNECTION_LOST,
+                ),
+                _ => CliError::new(e.kind(), e.to_string(), 1),
+            })?;
             Ok(0)
         }
         Command::Monitor {
@@ -706,14 +795,29 @@ fn run(cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
         } => {
             let prefix = view_monitor::prefix::PrefixKey::choose(detach_key.as_deref())
                 .map_err(|e| CliError::new("bad_request", e.to_string(), 2))?;
-            view_monitor::monitor::run(
-                &runtime,
-                connect(&runtime, &exe)?,
-                select,
-                prefix,
-                activity,
-            )
-            .map_err(|e| CliError::new(e.kind(), e.to_string(), 1))?;
+            let machines = remote_cli::monitor_sources();
+            let several = machines.len() > 1;
+            let mut sources = Vec::new();
+            for machine in machines {
+                let endpoint = match &machine {
+                    Some(host) => tickhost::client::Endpoint::Remote(host.clone()),
+                    None => tickhost::client::Endpoint::Local {
+                        runtime: runtime.clone(),
+                        exe: exe.clone(),
+                    },
+                };
+                // One machine: not reaching it is the command's failure.
+                // Several: the Monitor shows which one it cannot reach.
+                let client = match endpoint.connect() {
+                    Ok(client) => Some(client),
+                    Err(e) if !several => return Err(remote_cli::connect_error(e)),
+                    Err(_) => None,
+                };
+                let prefix = machine.as_ref().filter(|_| several).map(|h| h.label());
+                sources.push((view_monitor::monitor::Source { prefix, endpoint }, client));
+            }
+            view_monitor::monitor::run(&runtime, sources, select, prefix, activity)
+                .map_err(|e| CliError::new(e.kind(), e.to_string(), 1))?;
             Ok(0)
         }
         Command::Activity { id, follow } => activity(&runtime, &exe, id, follow, json),
@@ -779,19 +883,79 @@ fn show_pretty(value: &Value, json: bool) {
     }
 }
 
-/// Connects to tickhost, starting it when needed.
+/// Connects to tickhost (this machine's, or `--host`'s over ssh), starting
+/// it when needed.
 fn connect(runtime: &Path, exe: &Path) -> Result<Client> {
-    Client::connect_or_start(runtime, exe)
-        .map_err(|e| CliError::new("unreachable", format!("cannot reach tickhost: {e}"), 1).into())
+    match remote_cli::host() {
+        Some(host) => Client::connect_remote(host, false),
+        None => Client::connect_or_start(runtime, exe),
+    }
+    .map_err(remote_cli::connect_error)
 }
 
 fn lost(e: ConnectError) -> anyhow::Error {
-    CliError::new("unreachable", format!("tickhost: {e}"), 1).into()
+    remote_cli::lost(e)
 }
 
 /// Sends a request whose success is a JSON value to print.
 fn simple(runtime: &Path, exe: &Path, request: ClientRequest) -> Result<Value> {
     match connect(runtime, exe)?.request(request).map_err(lost)? {
+        ClientReply::Ok(value) => Ok(value),
+        ClientReply::Error(e) => Err(CliError::from_reply(e).into()),
+        ClientReply::Call(outcome) => Err(CliError::new(
+            "internal",
+            format!("tickhost answered with a call outcome: {outcome:?}"),
+            1,
+        )
+        .into()),
+    }
+}
+
+/// What `open --host` sends.
+struct RemoteOpen {
+    name: Option<String>,
+    shell: bool,
+    argv: Vec<String>,
+    cwd: Option<PathBuf>,
+    history: usize,
+    approve: Option<ApprovalPolicy>,
+}
+
+/// `open --host`: the Tick runs on the other machine, in `--cwd` (a path
+/// there, so absolute) or that user's home, with the environment of the
+/// relay there (what a Tick opened there by hand would inherit).
+fn open_remote(host: &tickhost::remote::SshHost, open: RemoteOpen) -> Result<Value> {
+    if let Some(cwd) = open.cwd.as_ref().filter(|c| !c.is_absolute()) {
+        return Err(CliError::new(
+            "bad_request",
+            format!(
+                "--cwd {} with --host must be an absolute path on {host}",
+                cwd.display()
+            ),
+            2,
+        )
+        .into());
+    }
+    let mut client = Client::connect_remote(host, true).map_err(remote_cli::connect_error)?;
+    let greeting = client.greeting().cloned();
+    let cwd = match (open.cwd, greeting.as_ref().and_then(|g| g.home.clone())) {
+        (Some(cwd), _) => cwd,
+        (None, Some(home)) => PathBuf::from(home),
+        (None, None) => PathBuf::from("/"),
+    };
+    let request = ClientRequest::Open(OpenRequest {
+        name: open.name,
+        shell: open.shell,
+        artifact: None,
+        watch: Vec::new(),
+        argv: open.argv,
+        cwd,
+        env: greeting.map(|g| g.env).unwrap_or_default(),
+        history: Some(open.history),
+        approve: open.approve,
+        record: None,
+    });
+    match client.request(request).map_err(lost)? {
         ClientReply::Ok(value) => Ok(value),
         ClientReply::Error(e) => Err(CliError::from_reply(e).into()),
         ClientReply::Call(outcome) => Err(CliError::new(
@@ -982,16 +1146,20 @@ fn exit_0_at_interrupt() {
 
 /// `shutdown`: not running is not an error, and starts nothing.
 fn shutdown(runtime: &Path, json: bool) -> Result<i32> {
-    let mut client = match Client::connect(runtime) {
+    let connected = match remote_cli::host() {
+        Some(host) => Client::connect_remote_no_start(host),
+        None => Client::connect(runtime),
+    };
+    let mut client = match connected {
         Ok(client) => client,
-        Err(ConnectError::NotRunning { .. }) => {
+        Err(e) if e.is_not_running() => {
             show_pretty(
                 &json!({"shutdown": true, "closed": 0, "was_running": false}),
                 json,
             );
             return Ok(0);
         }
-        Err(e) => return Err(lost(e)),
+        Err(e) => return Err(remote_cli::connect_error(e)),
     };
     match client.request(ClientRequest::Shutdown).map_err(lost)? {
         ClientReply::Ok(value) => {

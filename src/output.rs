@@ -171,6 +171,18 @@ pub fn list_table(entries: &Value) -> String {
     out
 }
 
+/// `packages --host` for a person: one line a package found there.
+pub fn remote_packages_text(v: &Value) -> String {
+    let mut out = String::new();
+    for p in v.as_array().into_iter().flatten() {
+        out.push_str(&format!("{}  {}\n", text(&p["name"]), text(&p["dir"])));
+    }
+    if out.is_empty() {
+        out.push_str("no Tick packages there\n");
+    }
+    out
+}
+
 /// `open` for a person.
 pub fn open_text(v: &Value) -> String {
     let mut line = format!(

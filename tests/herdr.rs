@@ -970,3 +970,57 @@ fn a_call_waiting_for_approval_makes_the_pane_blocked() {
     });
     view.wait_text("value: 1");
 }
+
+#[test]
+fn herdr_open_host_id_shows_a_tick_of_another_machine_in_a_pane() {
+    let sshd = common::sshd::Sshd::start();
+    // This machine's commands carry the ssh command, not a default host.
+    let host = Host::new().with_env(vec![
+        ("TICKLOOP_SSH".into(), sshd.ssh_command()),
+        ("TICKLOOP_REMOTE_TICKLOOP".into(), tickloop_bin().into()),
+    ]);
+    let herdr = Herdr::new(&host);
+    herdr.outside(&host, &["herdr", "install"]).expect(0);
+    host.ok(&[
+        "--host",
+        "remote",
+        "open",
+        "--id",
+        "far",
+        "--",
+        &tick("counter.py"),
+    ]);
+    let id = "remote:hosted:far";
+
+    let shown = herdr.inside(&host, &["herdr", "open", id]);
+    shown.expect(0);
+    assert_eq!(shown.json()["instance"], id);
+    let opens = herdr.pane_opens();
+    assert_eq!(opens[0]["env"]["TICKLOOP_INSTANCE"], id);
+    assert_eq!(opens[0]["env"]["TICKLOOP_SSH"], sshd.ssh_command().as_str());
+
+    // The pane's view reaches the launcher there: keys and resizes.
+    let tmux = herdr.tmux_of(1);
+    tmux.wait_text("value: 0");
+    wait_for("the view to be counted there", || {
+        (sshd.remote.entry("hosted:far")?["views"] == 1).then_some(())
+    });
+    tmux.type_text("+");
+    wait_for("the remote counter to take the key", || {
+        (sshd.remote.read("far")["data"]["value"] == 1).then_some(())
+    });
+    tmux.resize(90, 25);
+    sshd.remote.wait_screen("hosted:far", "size 90x25");
+    // The sidebar reports the remote Tick.
+    herdr.wait_request("pane.report_agent", "a report of the remote Tick", |p| {
+        p["pane_id"] == "w1:p1"
+    });
+    // A second open of the same id focuses that pane.
+    let again = herdr.inside(&host, &["herdr", "open", id]);
+    again.expect(0);
+    assert_eq!(again.json()["focused"], true);
+    // An unknown instance there is refused before any pane opens.
+    let none = herdr.inside(&host, &["herdr", "open", "remote:hosted:nope"]);
+    none.expect(1);
+    assert_eq!(herdr.pane_opens().len(), 1);
+}

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use tickhost::client::{Client, WatchItem};
+use tickhost::client::WatchItem;
 use tickhost::paths::RuntimeDir;
 use tickloop_proto::wire::ClientReply;
 
@@ -120,6 +120,9 @@ pub struct ClientWatchSource {
     pub runtime_dir: PathBuf,
     /// This executable, to start tickhost (`__tickhost`) when needed.
     pub exe: PathBuf,
+    /// The machine whose Ticks these are, over ssh (`loop run --host`);
+    /// `None`: this one.
+    pub host: Option<tickhost::remote::SshHost>,
 }
 
 impl DeliverySource for ClientWatchSource {
@@ -137,7 +140,14 @@ impl DeliverySource for ClientWatchSource {
                     message,
                 });
             };
-            let mut client = match Client::connect_or_start(&source.runtime_dir, &source.exe) {
+            let endpoint = match &source.host {
+                Some(host) => tickhost::client::Endpoint::Remote(host.clone()),
+                None => tickhost::client::Endpoint::Local {
+                    runtime: source.runtime_dir.clone(),
+                    exe: source.exe.clone(),
+                },
+            };
+            let mut client = match endpoint.connect() {
                 Ok(c) => c,
                 Err(e) => return fail(format!("cannot reach tickhost: {e}")),
             };
@@ -244,6 +254,11 @@ pub fn load_policies(config: Option<&std::path::Path>) -> Result<PolicySet, Conf
 /// `tickloop loop run`: stdin/stdout of this process, subscriptions through
 /// `tickloop watch` of this executable. Blocks until stdin ends.
 pub fn run(opts: RunOptions) -> Result<(), RunError> {
+    run_on(opts, None)
+}
+
+/// [`run`], the subscribed Ticks being those of `host` (over ssh) when given.
+pub fn run_on(opts: RunOptions, host: Option<tickhost::remote::SshHost>) -> Result<(), RunError> {
     let exe = std::env::current_exe().map_err(|source| RunError::Io {
         what: "cannot find the tickloop executable",
         source,
@@ -273,6 +288,7 @@ pub fn run(opts: RunOptions) -> Result<(), RunError> {
         Arc::new(ClientWatchSource {
             runtime_dir: RuntimeDir::locate(),
             exe,
+            host,
         }),
     ))
 }

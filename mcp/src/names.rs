@@ -60,7 +60,30 @@ fn looks_hashed(name: &str) -> bool {
 }
 
 /// The MCP tool name of `tool` of instance `id` (the rule of the module text).
+/// An instance of another machine (`HOST:KIND:NAME`, `tickloop mcp` with
+/// several `--host`s) is `HOST__NAME__TOOL` when each part is exact, else
+/// hashed from the whole id like any other.
 pub fn tool_name(id: &str, tool: &str) -> String {
+    if let Some((host, there)) = tickhost::remote::split_host_id(id) {
+        let (label, name) = (host.label(), instance_name(&there).to_string());
+        let exact = |part: &str| {
+            !part.is_empty()
+                && part.chars().all(allowed)
+                && !part.contains("__")
+                && !part.ends_with('_')
+        };
+        let plain = format!("{label}__{name}__{tool}");
+        if exact(&label)
+            && exact(&name)
+            && !tool.is_empty()
+            && tool.chars().all(allowed)
+            && plain.len() <= MAX_TOOL_NAME
+            && !looks_hashed(&plain)
+        {
+            return plain;
+        }
+        return hashed(&format!("{label}_{name}"), id, tool);
+    }
     let name = instance_name(id);
     let exact = !name.is_empty()
         && !tool.is_empty()
@@ -72,6 +95,11 @@ pub fn tool_name(id: &str, tool: &str) -> String {
     if exact && plain.len() <= MAX_TOOL_NAME && !looks_hashed(&plain) {
         return plain;
     }
+    hashed(name, id, tool)
+}
+
+/// The hashed name of `tool` of `id`, readable part from `name`.
+fn hashed(name: &str, id: &str, tool: &str) -> String {
     let digest = Sha256::digest(format!("{id}\u{0}{tool}").as_bytes());
     let hash: String = digest
         .iter()
@@ -85,8 +113,12 @@ pub fn tool_name(id: &str, tool: &str) -> String {
     format!("{name_part}__{tool_part}_{hash}")
 }
 
-/// The URI of an instance's state resource: `tick://NAME/state`.
+/// The URI of an instance's state resource: `tick://NAME/state`, and
+/// `tick://HOST/NAME/state` for an instance of another machine.
 pub fn state_uri(id: &str) -> String {
+    if let Some((host, there)) = tickhost::remote::split_host_id(id) {
+        return format!("tick://{}/{}/state", host.label(), instance_name(&there));
+    }
     format!("tick://{}/state", instance_name(id))
 }
 
@@ -95,7 +127,18 @@ pub fn state_uri(id: &str) -> String {
 pub fn instance_of_uri(uri: &str) -> Option<String> {
     let rest = uri.strip_prefix("tick://")?;
     let name = rest.strip_suffix("/state")?;
-    if name.is_empty() || name.contains('/') {
+    if let Some((host, name)) = name.split_once('/') {
+        if host.is_empty() || name.is_empty() || name.contains('/') {
+            return None;
+        }
+        let id = if name.contains(':') {
+            format!("{host}:{name}")
+        } else {
+            format!("{host}:hosted:{name}")
+        };
+        return tickhost::remote::split_host_id(&id).map(|_| id);
+    }
+    if name.is_empty() {
         return None;
     }
     if name.contains(':') {
@@ -175,6 +218,30 @@ mod tests {
             let prefixed = format!("mcp__tickloop__{name}");
             assert!(prefixed.len() <= 64, "{prefixed}");
         }
+    }
+
+    #[test]
+    fn another_machine_s_tools_carry_its_host() {
+        assert_eq!(
+            tool_name("alpha:hosted:ca", "increment"),
+            "alpha__ca__increment"
+        );
+        let odd = tool_name("al@box:2222:hosted:ca", "increment");
+        assert!(valid(&odd) && looks_hashed(&odd), "{odd}");
+        assert_ne!(
+            tool_name("alpha:hosted:ca", "x"),
+            tool_name("beta:hosted:ca", "x")
+        );
+        assert_eq!(state_uri("alpha:hosted:ca"), "tick://alpha/ca/state");
+        assert_eq!(
+            instance_of_uri("tick://alpha/ca/state").as_deref(),
+            Some("alpha:hosted:ca")
+        );
+        assert_eq!(
+            instance_of_uri("tick://alpha/shell:sh/state").as_deref(),
+            Some("alpha:shell:sh")
+        );
+        assert_eq!(instance_of_uri("tick://alpha/a/b/state"), None);
     }
 
     #[test]

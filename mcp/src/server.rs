@@ -62,6 +62,125 @@ pub struct Options {
     pub interval: Duration,
     /// The default working directory of `open`.
     pub cwd: PathBuf,
+    /// The machine whose Ticks to serve, over ssh (`tickloop mcp --host`);
+    /// `None`: this one.
+    pub host: Option<tickhost::remote::SshHost>,
+    /// Several machines (`--host A --host B`): their instances are served
+    /// as `HOST:KIND:NAME`, their tools as `HOST__NAME__TOOL`; `host` is
+    /// then unused. Empty (or one): not in use.
+    pub hosts: Vec<tickhost::remote::SshHost>,
+}
+
+impl Options {
+    /// A fresh connection to the tickhost these options name (started when
+    /// needed, here or there).
+    fn connect(&self) -> Result<Client, tickhost::client::ClientError> {
+        match &self.host {
+            None => Client::connect_or_start(&self.runtime_dir, &self.exe),
+            Some(host) => Client::connect_remote(host, false),
+        }
+    }
+
+    /// Whether several machines are served.
+    fn several(&self) -> bool {
+        self.hosts.len() > 1
+    }
+
+    /// With several machines: the machine of `id` (`HOST:KIND:NAME`) and
+    /// its id there.
+    fn route(&self, id: &str) -> Result<(tickhost::remote::SshHost, String), String> {
+        match tickhost::remote::split_host_id(id) {
+            Some((host, there)) if self.hosts.contains(&host) => Ok((host, there)),
+            Some((host, _)) => Err(format!(
+                "{host} is not one of the machines this server serves ({})",
+                self.labels()
+            )),
+            None => Err(format!(
+                "{id}: this server serves several machines; name the instance as HOST:KIND:NAME (HOST one of {})",
+                self.labels()
+            )),
+        }
+    }
+
+    fn labels(&self) -> String {
+        self.hosts
+            .iter()
+            .map(|h| h.label())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// A connection for `id`, and the id to send on it.
+    fn connect_to(&self, id: &str) -> Result<(Client, String), String> {
+        if !self.several() {
+            return self
+                .connect()
+                .map(|c| (c, id.to_string()))
+                .map_err(|e| e.to_string());
+        }
+        let (host, there) = self.route(id)?;
+        Client::connect_remote(&host, false)
+            .map(|c| (c, there))
+            .map_err(|e| format!("{host}: {e}"))
+    }
+
+    /// `request` on the machines of several: `list` and `approvals` asked
+    /// of each (ids prefixed with its host; a machine that cannot be
+    /// reached is left out and said on stderr), anything else of the
+    /// machine of its `instance`.
+    fn request_several(
+        &self,
+        request: ClientRequest,
+        on_progress: impl FnMut(&tickhost::wire::HeldCall),
+    ) -> Result<ClientReply, HostError> {
+        let key = match &request {
+            ClientRequest::List => Some("id"),
+            ClientRequest::Approvals => Some("instance"),
+            _ => None,
+        };
+        if let Some(key) = key {
+            let mut all = Vec::new();
+            for host in &self.hosts {
+                let reply = Client::connect_remote(host, false)
+                    .and_then(|mut c| c.request(request.clone()));
+                match reply {
+                    Ok(ClientReply::Ok(Value::Array(items))) => {
+                        for mut item in items {
+                            if let Some(id) = item.get(key).and_then(Value::as_str) {
+                                let prefixed = format!("{}:{id}", host.label());
+                                item[key] = Value::String(prefixed);
+                            }
+                            all.push(item);
+                        }
+                    }
+                    Ok(other) => eprintln!("tickloop mcp: {host} answered {key}s with {other:?}"),
+                    Err(e) => eprintln!("tickloop mcp: {host} left out: {e}"),
+                }
+            }
+            return Ok(ClientReply::Ok(Value::Array(all)));
+        }
+        let mut value = serde_json::to_value(&request)
+            .map_err(|e| HostError::Lost(format!("internal error: {e}")))?;
+        let id = value
+            .get("instance")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| {
+                HostError::Connect(format!(
+                    "this server serves several machines ({}); that request names none",
+                    self.labels()
+                ))
+            })?;
+        let (host, there) = self.route(&id).map_err(HostError::Connect)?;
+        value["instance"] = Value::String(there);
+        let request: ClientRequest = serde_json::from_value(value)
+            .map_err(|e| HostError::Lost(format!("internal error: {e}")))?;
+        let mut client = Client::connect_remote(&host, false)
+            .map_err(|e| HostError::Connect(format!("cannot reach tickhost on {host}: {e}")))?;
+        client
+            .request_with_progress(request, on_progress)
+            .map_err(|e| HostError::Lost(format!("tickhost on {host}: {e}")))
+    }
 }
 
 /// A notification for the forwarder task to send.
@@ -327,10 +446,13 @@ impl Bridge {
 
     /// One request on a fresh tickhost connection, off the async threads.
     async fn request(&self, request: ClientRequest) -> Result<ClientReply, HostError> {
-        let runtime = self.inner.options.runtime_dir.clone();
-        let exe = self.inner.options.exe.clone();
+        let options = self.inner.options.clone();
         tokio::task::spawn_blocking(move || {
-            let mut client = Client::connect_or_start(&runtime, &exe)
+            if options.several() {
+                return options.request_several(request, |_| {});
+            }
+            let mut client = options
+                .connect()
                 .map_err(|e| HostError::Connect(format!("cannot reach tickhost: {e}")))?;
             client
                 .request(request)
@@ -348,8 +470,7 @@ impl Bridge {
         request: ClientRequest,
         progress: Option<ProgressSink>,
     ) -> Result<ClientReply, HostError> {
-        let runtime = self.inner.options.runtime_dir.clone();
-        let exe = self.inner.options.exe.clone();
+        let options = self.inner.options.clone();
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<tickhost::wire::HeldCall>();
         let forward = tokio::spawn(async move {
             let mut step = 0.0;
@@ -366,7 +487,13 @@ impl Bridge {
             }
         });
         let reply = tokio::task::spawn_blocking(move || {
-            let mut client = Client::connect_or_start(&runtime, &exe)
+            if options.several() {
+                return options.request_several(request, |held| {
+                    let _ = tx.send(held.clone());
+                });
+            }
+            let mut client = options
+                .connect()
                 .map_err(|e| HostError::Connect(format!("cannot reach tickhost: {e}")))?;
             client
                 .request_with_progress(request, |held| {
@@ -417,7 +544,11 @@ impl Bridge {
         let running: Vec<(String, Option<String>)> = entries
             .into_iter()
             .filter(|e| e.state == InstanceState::Running)
-            .filter(|e| e.id.starts_with("hosted:") || e.id.starts_with("artifact:"))
+            .filter(|e| {
+                // Another machine's (`HOST:KIND:NAME`) by its id there.
+                let id = tickhost::remote::split_host_id(&e.id).map_or(e.id.clone(), |(_, id)| id);
+                id.starts_with("hosted:") || id.starts_with("artifact:")
+            })
             .map(|e| (e.id, e.revision))
             .collect();
         let (old, dirty) = {
@@ -538,6 +669,7 @@ impl Bridge {
                         "artifact": {"type": "string", "description": "open: the path of a Tick file (relative to cwd) to run as artifact:NAME and reload on each save."},
                         "watch": {"type": "array", "items": {"type": "string"}, "description": "open with artifact: more files whose saves start a new version, as glob patterns relative to the artifact's directory (e.g. \"*.json\")."},
                         "name": {"type": "string", "description": "open: the instance NAME (1-64 of A-Z a-z 0-9 . _ -)."},
+                        "host": {"type": "string", "description": "open, when this server serves several machines (`tickloop mcp --host A --host B`): the machine to open it on, one of its --host values."},
                         "cwd": {"type": "string", "description": "open: working directory (default: the MCP server's)."},
                         "text": {"type": "string", "description": "input: the text to type (\\r is Enter)."},
                         "history": {"type": "integer", "minimum": 0, "description": "screen: lines of history to include before the visible screen (open: lines of history to keep, default 2000)."},
@@ -838,6 +970,26 @@ impl Bridge {
     }
 
     async fn open(&self, args: &ManageArgs) -> CallToolResult {
+        if self.inner.options.several() {
+            let options = &self.inner.options;
+            let chosen = args.host.as_deref().map(tickhost::remote::SshHost::parse);
+            return match chosen {
+                Some(Ok(host)) if options.hosts.contains(&host) => {
+                    self.open_remote(args, host, true).await
+                }
+                _ => outcome::failed(
+                    "bad_request",
+                    &format!(
+                        "open: this server serves several machines; give `host`, one of {}",
+                        options.labels()
+                    ),
+                    None,
+                ),
+            };
+        }
+        if let Some(host) = self.inner.options.host.clone() {
+            return self.open_remote(args, host, false).await;
+        }
         if let Some(path) = &args.artifact {
             return self.open_artifact(args, path).await;
         }
@@ -906,6 +1058,107 @@ impl Bridge {
         let result = self.value_or_failure(request).await;
         self.inner.wake.notify_one();
         result
+    }
+
+    /// TickManage `open` of a `command` on the machine of `--host`: in
+    /// `cwd` (absolute there) or that user's home, with the environment
+    /// there, as `tickloop open --host` does.
+    /// `prefixed`: the reply's id as a server of several machines names it
+    /// (`HOST:KIND:NAME`).
+    async fn open_remote(
+        &self,
+        args: &ManageArgs,
+        host: tickhost::remote::SshHost,
+        prefixed: bool,
+    ) -> CallToolResult {
+        let label = host.label();
+        if args.artifact.is_some() || args.package.is_some() {
+            return outcome::failed(
+                "bad_request",
+                &format!("open over ssh ({host}) takes `command` only: `artifact` and `package` are files on this machine"),
+                None,
+            );
+        }
+        let argv = match &args.command {
+            Some(command) if !command.is_empty() => command.clone(),
+            _ => {
+                return outcome::failed(
+                    "bad_request",
+                    "open needs `command` ([PROGRAM, ARG...])",
+                    None,
+                )
+            }
+        };
+        if let Some(dir) = args.cwd.as_ref().filter(|d| !d.is_absolute()) {
+            return outcome::failed(
+                "bad_request",
+                &format!("cwd {} must be an absolute path on {host}", dir.display()),
+                None,
+            );
+        }
+        let (name, shell, cwd) = (
+            args.name.clone(),
+            args.shell.unwrap_or(false),
+            args.cwd.clone(),
+        );
+        let history = args
+            .history
+            .or_else(|| tickhost::config::load().ok().and_then(|c| c.history));
+        let reply = tokio::task::spawn_blocking(move || {
+            let mut client = Client::connect_remote(&host, true)
+                .map_err(|e| HostError::Connect(format!("cannot reach tickhost: {e}")))?;
+            let greeting = client.greeting().cloned();
+            let cwd = cwd
+                .or_else(|| {
+                    greeting
+                        .as_ref()
+                        .and_then(|g| g.home.clone())
+                        .map(PathBuf::from)
+                })
+                .unwrap_or_else(|| PathBuf::from("/"));
+            let request = ClientRequest::Open(OpenRequest {
+                name,
+                shell,
+                artifact: None,
+                watch: Vec::new(),
+                argv,
+                cwd,
+                env: greeting.map(|g| g.env).unwrap_or_default(),
+                history,
+                approve: None,
+                record: None,
+            });
+            client
+                .request(request)
+                .map_err(|e| HostError::Lost(format!("tickhost: {e}")))
+        })
+        .await
+        .unwrap_or_else(|e| Err(HostError::Lost(format!("internal error: {e}"))));
+        self.inner.wake.notify_one();
+        match reply {
+            Ok(ClientReply::Ok(mut value)) => {
+                if prefixed {
+                    if let Some(there) = value.get("id").and_then(Value::as_str) {
+                        let named = format!("{label}:{there}");
+                        value["id"] = Value::String(named);
+                    }
+                }
+                outcome::ok_value(value)
+            }
+            Ok(ClientReply::Error(e)) => {
+                let kind = serde_json::to_value(e.kind)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_else(|| "internal".into());
+                outcome::failed(&kind, &e.message, e.data.as_ref())
+            }
+            Ok(ClientReply::Call(_)) => {
+                outcome::failed("internal", "open answered with a call outcome", None)
+            }
+            Err(HostError::Connect(m)) | Err(HostError::Lost(m)) => {
+                outcome::failed("unreachable", &m, None)
+            }
+        }
     }
 
     async fn value_or_failure(&self, request: ClientRequest) -> CallToolResult {
@@ -1196,20 +1449,28 @@ impl Bridge {
 
     /// The first delivery of a one-off watch: the current state with its counts.
     async fn current_delivery(&self, id: &str) -> Result<Value, ErrorData> {
-        let runtime = self.inner.options.runtime_dir.clone();
-        let exe = self.inner.options.exe.clone();
+        let options = self.inner.options.clone();
         let interval = self.interval_ms();
         let id = id.to_string();
         tokio::task::spawn_blocking(move || -> Result<Value, ErrorData> {
             let internal = |e: tickhost::client::ClientError| {
                 ErrorData::internal_error(format!("tickhost: {e}"), None)
             };
-            let mut client = Client::connect_or_start(&runtime, &exe).map_err(internal)?;
-            client.watch(vec![id.clone()], interval).map_err(internal)?;
+            let (mut client, there) = options
+                .connect_to(&id)
+                .map_err(|e| ErrorData::internal_error(format!("tickhost: {e}"), None))?;
+            client.watch(vec![there], interval).map_err(internal)?;
+            // The instance as this server names it.
+            let named = |mut v: Value| {
+                v["instance"] = Value::String(id.clone());
+                v
+            };
             match client.next_watch_item().map_err(internal)? {
                 WatchItem::Event(WatchEvent::Delivery(d)) => serde_json::to_value(d)
+                    .map(named)
                     .map_err(|e| ErrorData::internal_error(e.to_string(), None)),
                 WatchItem::Event(WatchEvent::Ended(e)) => serde_json::to_value(e)
+                    .map(named)
                     .map_err(|e| ErrorData::internal_error(e.to_string(), None)),
                 WatchItem::Done(ClientReply::Error(e)) => Err(ErrorData::resource_not_found(
                     format!("{id}: {}", e.message),
@@ -1274,14 +1535,14 @@ impl Bridge {
     ) {
         let uri = names::state_uri(id);
         let options = &self.inner.options;
-        let mut client = match Client::connect_or_start(&options.runtime_dir, &options.exe) {
+        let (mut client, there) = match options.connect_to(id) {
             Ok(c) => c,
             Err(e) => {
                 eprintln!("tickloop mcp: cannot watch {id}: {e}");
                 return self.end_watch(id, cancel);
             }
         };
-        if let Err(e) = client.watch(vec![id.to_string()], self.interval_ms()) {
+        if let Err(e) = client.watch(vec![there], self.interval_ms()) {
             eprintln!("tickloop mcp: cannot watch {id}: {e}");
             return self.end_watch(id, cancel);
         }
@@ -1307,7 +1568,8 @@ impl Bridge {
                     } else {
                         d.updates > 0 || d.reloaded.is_some()
                     };
-                    if let Ok(value) = serde_json::to_value(&d) {
+                    if let Ok(mut value) = serde_json::to_value(&d) {
+                        value["instance"] = Value::String(id.to_string());
                         self.state().latest.insert(id.to_string(), value);
                     }
                     if notify {
@@ -1315,7 +1577,8 @@ impl Bridge {
                     }
                 }
                 Ok(WatchItem::Event(WatchEvent::Ended(e))) => {
-                    if let Ok(value) = serde_json::to_value(&e) {
+                    if let Ok(mut value) = serde_json::to_value(&e) {
+                        value["instance"] = Value::String(id.to_string());
                         self.state().latest.insert(id.to_string(), value);
                     }
                     self.end_watch(id, cancel);
@@ -1462,6 +1725,9 @@ struct ManageArgs {
     watch: Option<Vec<String>>,
     #[serde(default)]
     artifact: Option<PathBuf>,
+    /// open, with several machines: which one.
+    #[serde(default)]
+    host: Option<String>,
 }
 
 /// One activity entry as a line of text: `#12 2026-12-01T05:15:34.402Z mcp
@@ -1762,6 +2028,8 @@ mod tests {
                 exe: PathBuf::from("/nonexistent"),
                 interval: Duration::from_millis(interval_ms),
                 cwd: PathBuf::from("/"),
+                host: None,
+                hosts: Vec::new(),
             },
             tx,
         )

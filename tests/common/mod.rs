@@ -13,6 +13,7 @@
 #![allow(dead_code)]
 
 pub mod optional;
+pub mod sshd;
 pub mod tmux;
 
 use serde_json::Value;
@@ -223,6 +224,11 @@ impl Watch {
         }
     }
 
+    /// The watch process's id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Waits (bounded) for the watch process to exit and returns its code.
     pub fn exit_code(&mut self) -> i32 {
         wait_for("watch to exit", || match self.child.try_wait() {
@@ -243,6 +249,8 @@ impl Drop for Watch {
 pub struct Host {
     runtime: tempfile::TempDir,
     scratch: tempfile::TempDir,
+    /// Added to every command's environment ([`Host::with_env`]).
+    env: Vec<(String, String)>,
 }
 
 impl Default for Host {
@@ -261,7 +269,18 @@ impl Host {
             .prefix("tl-scratch")
             .tempdir_in("/tmp")
             .expect("scratch dir");
-        Host { runtime, scratch }
+        Host {
+            runtime,
+            scratch,
+            env: Vec::new(),
+        }
+    }
+
+    /// This host with `env` added to every command it runs (a host whose
+    /// commands go over ssh: `TICKLOOP_SSH`, `TICKLOOP_HOST`, ...).
+    pub fn with_env(mut self, env: Vec<(String, String)>) -> Host {
+        self.env = env;
+        self
     }
 
     /// The runtime directory (`TICKLOOP_RUNTIME_DIR`).
@@ -304,6 +323,7 @@ impl Host {
             // The shipped packages install into the data directory: this
             // host's own, not the user's.
             .env("XDG_DATA_HOME", self.scratch().join("data"))
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .current_dir(self.scratch())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -7,6 +7,10 @@
 //! one request and returns its reply; [`Client::watch`] starts a watch whose
 //! events are read with [`Client::next_watch_item`] until the daemon's final
 //! reply (every watched instance ended) or an error.
+//!
+//! [`Client::connect_remote`] reaches the tickhost of another machine over
+//! ssh ([`crate::remote`]): the stream is then one end of a socket pair
+//! whose other end is ssh's stdio, and everything else is the same code.
 
 use crate::paths::RuntimeDir;
 use crate::wire::{
@@ -71,6 +75,22 @@ pub enum ClientError {
     Timeout(Duration),
     #[error(transparent)]
     Paths(#[from] crate::paths::PathsError),
+    #[error(transparent)]
+    Remote(#[from] crate::remote::RemoteError),
+}
+
+impl ClientError {
+    /// Whether tickhost is simply not running (here, or on the far side of
+    /// ssh).
+    pub fn is_not_running(&self) -> bool {
+        match self {
+            ClientError::NotRunning { .. } => true,
+            ClientError::Remote(crate::remote::RemoteError::Relay { message, .. }) => {
+                message.starts_with(crate::remote::NOT_RUNNING)
+            }
+            _ => false,
+        }
+    }
 }
 
 /// One item of a watch stream.
@@ -91,6 +111,11 @@ pub struct Client {
     watch_id: u64,
     /// The wire version tickhost said at hello.
     server_version: String,
+    /// The ssh process when tickhost is on another machine (dropped after
+    /// the stream, so ssh sees its stdin close first).
+    link: Option<crate::remote::SshLink>,
+    /// What the relay said about the far side (remote connections only).
+    greeting: Option<crate::remote::Greeting>,
 }
 
 impl Client {
@@ -101,6 +126,55 @@ impl Client {
             socket: socket.clone(),
             source,
         })?;
+        Client::handshake(stream, None, None, socket)
+    }
+
+    /// Connects to the tickhost of the user on `host` over ssh (starting it
+    /// there when needed) and exchanges hello through the relay.
+    /// `want_env`: also learn the remote environment ([`Client::remote_env`]).
+    pub fn connect_remote(
+        host: &crate::remote::SshHost,
+        want_env: bool,
+    ) -> Result<Client, ClientError> {
+        let (stream, greeting, link) =
+            crate::remote::dial(host, &crate::remote::RelayTo::Tickhost, want_env)?;
+        let label = PathBuf::from(format!("ssh {host}"));
+        Client::handshake(stream, Some(link), Some(greeting), label).map_err(|e| match e {
+            // Through a relay that greeted, "not running" is a lost link.
+            ClientError::NotRunning { source, .. } => ClientError::Io(source),
+            other => other,
+        })
+    }
+
+    /// [`Client::connect_remote`], but only to a tickhost that runs there
+    /// (else [`ClientError::is_not_running`]).
+    pub fn connect_remote_no_start(host: &crate::remote::SshHost) -> Result<Client, ClientError> {
+        let (stream, greeting, link) =
+            crate::remote::dial(host, &crate::remote::RelayTo::RunningTickhost, false)?;
+        let label = PathBuf::from(format!("ssh {host}"));
+        Client::handshake(stream, Some(link), Some(greeting), label).map_err(|e| match e {
+            ClientError::NotRunning { source, .. } => ClientError::Io(source),
+            other => other,
+        })
+    }
+
+    /// The far side's greeting when connected over ssh.
+    pub fn greeting(&self) -> Option<&crate::remote::Greeting> {
+        self.greeting.as_ref()
+    }
+
+    /// The ssh process id when connected over ssh.
+    pub fn ssh_pid(&self) -> Option<u32> {
+        self.link.as_ref().map(crate::remote::SshLink::pid)
+    }
+
+    /// Exchanges hello on a fresh `stream`.
+    fn handshake(
+        stream: UnixStream,
+        link: Option<crate::remote::SshLink>,
+        greeting: Option<crate::remote::Greeting>,
+        socket: PathBuf,
+    ) -> Result<Client, ClientError> {
         let writer = stream.try_clone()?;
         let mut client = Client {
             reader: BufReader::new(stream),
@@ -108,6 +182,8 @@ impl Client {
             next_id: 1,
             watch_id: 0,
             server_version: String::new(),
+            link,
+            greeting,
         };
         // A daemon that dies while this connects (killed, or exiting after
         // `shutdown`) resets the connection or closes it during hello: that
@@ -374,4 +450,51 @@ pub fn screen_rows(reply: &serde_json::Value) -> Vec<String> {
         rows.pop();
     }
     rows
+}
+
+/// Where a front end's tickhost is: this machine's (started when absent) or
+/// another machine's over ssh (started there by the relay).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    Local { runtime: PathBuf, exe: PathBuf },
+    Remote(crate::remote::SshHost),
+}
+
+impl Endpoint {
+    /// A connection to that tickhost, starting it when needed.
+    pub fn connect(&self) -> Result<Client, ClientError> {
+        match self {
+            Endpoint::Local { runtime, exe } => Client::connect_or_start(runtime, exe),
+            Endpoint::Remote(host) => Client::connect_remote(host, false),
+        }
+    }
+
+    /// A connection to that tickhost only when it runs (views reconnect
+    /// with this; they never start one).
+    pub fn connect_running(&self) -> Result<Client, ClientError> {
+        match self {
+            Endpoint::Local { runtime, .. } => Client::connect(runtime),
+            Endpoint::Remote(host) => Client::connect_remote_no_start(host),
+        }
+    }
+
+    /// The tickhost of `runtime` here, or of `ssh`'s machine; `exe` is this
+    /// executable (to start tickhost here).
+    pub fn of(runtime: &Path, ssh: Option<&crate::remote::SshHost>) -> Endpoint {
+        match ssh {
+            Some(host) => Endpoint::Remote(host.clone()),
+            None => Endpoint::Local {
+                runtime: runtime.to_path_buf(),
+                exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("tickloop")),
+            },
+        }
+    }
+
+    /// The remote host, if any.
+    pub fn host(&self) -> Option<&crate::remote::SshHost> {
+        match self {
+            Endpoint::Local { .. } => None,
+            Endpoint::Remote(host) => Some(host),
+        }
+    }
 }

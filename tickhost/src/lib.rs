@@ -11,5 +11,6 @@ pub mod config;
 pub mod daemon;
 pub mod framing;
 pub mod paths;
+pub mod remote;
 
 pub use tickloop_proto::{attach, core, wire};

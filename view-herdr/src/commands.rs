@@ -418,13 +418,22 @@ fn open_view(
     focus: bool,
 ) -> Result<Shown, Error> {
     let key = socket_key(env);
-    let vars = [
+    let mut vars = vec![
         ("TICKLOOP_INSTANCE", instance.to_string()),
         (
             "TICKLOOP_RUNTIME_DIR",
             ctx.runtime.to_string_lossy().into_owned(),
         ),
     ];
+    // A Tick of another machine: the pane's view reaches it with the same
+    // ssh command as this one.
+    if tickhost::remote::split_host_id(instance).is_some() {
+        for name in ["TICKLOOP_SSH", "TICKLOOP_REMOTE_TICKLOOP"] {
+            if let Some(value) = std::env::var(name).ok().filter(|v| !v.is_empty()) {
+                vars.push((name, value));
+            }
+        }
+    }
     let request = pane_open_request(
         manifest::VIEW_ENTRY,
         placement,

@@ -68,9 +68,20 @@ impl Error {
 
 /// `tickloop list`'s JSON, from tickhost (started when needed).
 pub fn list(ctx: &Ctx) -> Result<serde_json::Value, Error> {
+    list_on(ctx, None)
+}
+
+/// `list`, of the machine `ssh` when given (over ssh).
+pub fn list_on(
+    ctx: &Ctx,
+    ssh: Option<&tickhost::remote::SshHost>,
+) -> Result<serde_json::Value, Error> {
     use tickhost::wire::{ClientReply, ClientRequest};
-    let mut client = tickhost::client::Client::connect_or_start(&ctx.runtime, &ctx.exe)
-        .map_err(|e| Error::Tickhost(e.to_string()))?;
+    let connected = match ssh {
+        Some(host) => tickhost::client::Client::connect_remote(host, false),
+        None => tickhost::client::Client::connect_or_start(&ctx.runtime, &ctx.exe),
+    };
+    let mut client = connected.map_err(|e| Error::Tickhost(e.to_string()))?;
     match client
         .request(ClientRequest::List)
         .map_err(|e| Error::Tickhost(e.to_string()))?
@@ -81,8 +92,15 @@ pub fn list(ctx: &Ctx) -> Result<serde_json::Value, Error> {
     }
 }
 
-/// The full id of `id` (a full id or a unique NAME) among running instances.
+/// The full id of `id` (a full id or a unique NAME) among running instances;
+/// `HOST:KIND:NAME` is an instance of another machine (checked there over
+/// ssh, and kept in that form).
 pub fn resolve_instance(ctx: &Ctx, id: &str) -> Result<String, Error> {
+    if let Some((host, there)) = tickhost::remote::split_host_id(id) {
+        let list = list_on(ctx, Some(&host))?;
+        let (full, _) = view_monitor::attach_view::resolve(&ctx.runtime, &there, &list)?;
+        return Ok(format!("{}:{full}", host.label()));
+    }
     let list = list(ctx)?;
     let (full, _) = view_monitor::attach_view::resolve(&ctx.runtime, id, &list)?;
     Ok(full)

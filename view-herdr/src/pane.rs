@@ -38,8 +38,18 @@ pub fn run(ctx: &Ctx) -> Result<(String, PaneOutcome), Error> {
                 "TICKLOOP_INSTANCE is not set: this is what the Tickloop plugin's Herdr pane runs; use `tickloop herdr open ID`".into(),
             )
         })?;
-    let list = crate::list(ctx)?;
-    let (instance, socket) = attach_view::resolve(&ctx.runtime, &id, &list)?;
+    // `HOST:KIND:NAME`: a Tick of another machine, shown over ssh.
+    let remote = tickhost::remote::split_host_id(&id);
+    let there = remote
+        .as_ref()
+        .map_or(id.as_str(), |(_, there)| there.as_str());
+    let list = crate::list_on(ctx, remote.as_ref().map(|(host, _)| host))?;
+    let (raw, socket) = attach_view::resolve(&ctx.runtime, there, &list)?;
+    let instance = match &remote {
+        Some((host, _)) => format!("{}:{raw}", host.label()),
+        None => raw.clone(),
+    };
+    let remote = remote.map(|(host, _)| (host, raw.clone()));
     let env = HerdrEnv::from_env();
 
     // Whether a signal (Herdr closing the pane) ended the view; the attach
@@ -57,6 +67,7 @@ pub fn run(ctx: &Ctx) -> Result<(String, PaneOutcome), Error> {
             instance: instance.clone(),
             runtime: ctx.runtime.clone(),
             exe: ctx.exe.clone(),
+            remote: remote.clone(),
         }),
         _ => None,
     };
@@ -84,9 +95,10 @@ pub fn run(ctx: &Ctx) -> Result<(String, PaneOutcome), Error> {
     let opts = AttachOptions {
         runtime: ctx.runtime.clone(),
         socket,
-        instance: instance.clone(),
+        instance: raw,
         status,
         prefix,
+        ssh: remote.map(|(host, _)| host),
     };
     let attached = attach_view::run(&opts);
     let last = reporter.and_then(Reporter::stop);

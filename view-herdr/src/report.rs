@@ -44,6 +44,8 @@ pub struct ReportTarget {
     /// Tickloop's runtime directory and executable (for tickhost).
     pub runtime: PathBuf,
     pub exe: PathBuf,
+    /// The instance is on this other machine, as `id` (over ssh).
+    pub remote: Option<(tickhost::remote::SshHost, String)>,
 }
 
 /// The instance as the sidebar shows it.
@@ -262,7 +264,10 @@ fn run(target: &ReportTarget, stop: &mpsc::Receiver<()>) -> Option<TickStatus> {
 /// (the connection is retried at the next poll).
 fn poll(target: &ReportTarget, client: &mut Option<Client>) -> Option<TickStatus> {
     if client.is_none() {
-        *client = Client::connect_or_start(&target.runtime, &target.exe).ok();
+        *client = match &target.remote {
+            Some((host, _)) => Client::connect_remote(host, false).ok(),
+            None => Client::connect_or_start(&target.runtime, &target.exe).ok(),
+        };
     }
     let reply = client.as_mut()?.request(ClientRequest::List);
     let list = match reply {
@@ -274,7 +279,10 @@ fn poll(target: &ReportTarget, client: &mut Option<Client>) -> Option<TickStatus
     };
     let item = ListEntry::all(&list)?
         .into_iter()
-        .find(|i| i.id == target.instance)?;
+        .find(|i| match &target.remote {
+            Some((_, id)) => i.id == *id,
+            None => i.id == target.instance,
+        })?;
     Some(TickStatus::from_list_item(
         &item,
         time::OffsetDateTime::now_utc(),

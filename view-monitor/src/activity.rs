@@ -10,7 +10,7 @@
 
 use crate::monitor::table::{age, truncate, width};
 use serde_json::Value;
-use std::path::PathBuf;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -637,10 +637,10 @@ pub struct Fetcher {
 }
 
 impl Fetcher {
-    /// Starts fetching `id` from the tickhost of `runtime`; each result goes
+    /// Starts fetching `id` from the tickhost of `endpoint`; each result goes
     /// to `deliver` (which wakes the view), until it returns `false`.
     pub fn start(
-        runtime: PathBuf,
+        endpoint: tickhost::client::Endpoint,
         id: String,
         deliver: impl Fn(Fetched) -> bool + Send + 'static,
     ) -> Fetcher {
@@ -650,7 +650,7 @@ impl Fetcher {
             let mut client = None;
             while !stopped.load(Ordering::Relaxed) {
                 if client.is_none() {
-                    client = tickhost::client::Client::connect(&runtime).ok();
+                    client = endpoint.connect_running().ok();
                 }
                 let fetched = match client.as_mut() {
                     Some(c) => fetch(c, &id),
@@ -670,12 +670,12 @@ impl Fetcher {
 }
 
 impl Fetcher {
-    /// Starts asking the tickhost of `runtime`, every second, which calls
+    /// Starts asking the tickhost of `endpoint`, every second, which calls
     /// of `id` wait for approval; `deliver` gets the list when it changed
     /// (and returns `false` to stop). It only asks tickhost for the calls
     /// when `list` says some wait.
     pub fn start_approvals(
-        runtime: PathBuf,
+        endpoint: tickhost::client::Endpoint,
         id: String,
         deliver: impl Fn(Vec<tickhost::wire::HeldCall>) -> bool + Send + 'static,
     ) -> Fetcher {
@@ -686,7 +686,7 @@ impl Fetcher {
             let mut last: Vec<tickhost::wire::HeldCall> = Vec::new();
             while !stopped.load(Ordering::Relaxed) {
                 if client.is_none() {
-                    client = tickhost::client::Client::connect(&runtime).ok();
+                    client = endpoint.connect_running().ok();
                 }
                 if let Some(c) = client.as_mut() {
                     match c.request(ClientRequest::Approvals) {

@@ -9,7 +9,7 @@
 //! answer to tickhost.
 
 use crate::monitor::table::truncate;
-use std::path::Path;
+
 use termwiz::cell::{CellAttributes, Intensity};
 use termwiz::color::{AnsiColor, ColorAttribute};
 use termwiz::surface::{Change, Surface};
@@ -112,9 +112,14 @@ pub fn draw(screen: &mut Surface, held: &HeldCall, more: usize, whole: bool) {
     screen.add_changes(changes);
 }
 
-/// Sends a person's answer on `held` to the tickhost of `runtime`; the
+/// Sends a person's answer on `held` to the tickhost of `endpoint`; the
 /// message to show.
-pub fn decide(runtime: &Path, held: &HeldCall, approve: bool, by: &str) -> String {
+pub fn decide(
+    endpoint: &tickhost::client::Endpoint,
+    held: &HeldCall,
+    approve: bool,
+    by: &str,
+) -> String {
     let request = ClientRequest::Decide {
         instance: held.instance.clone(),
         call: held.call.clone(),
@@ -123,7 +128,10 @@ pub fn decide(runtime: &Path, held: &HeldCall, approve: bool, by: &str) -> Strin
         by: by.to_string(),
     };
     let verb = if approve { "approved" } else { "refused" };
-    match tickhost::client::Client::connect(runtime).and_then(|mut c| c.request(request)) {
+    match endpoint
+        .connect_running()
+        .and_then(|mut c| c.request(request))
+    {
         Ok(ClientReply::Ok(_)) => {
             format!("{verb} {} {} on {}", held.call, held.tool, held.instance)
         }

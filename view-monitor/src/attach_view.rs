@@ -75,6 +75,8 @@ pub enum AttachError {
     Ended(String),
     #[error("{0}")]
     BadKey(String),
+    #[error(transparent)]
+    Remote(tickhost::remote::RemoteError),
 }
 
 impl AttachError {
@@ -86,18 +88,21 @@ impl AttachError {
             AttachError::Connect { .. } | AttachError::Lost(_) => "unreachable",
             AttachError::Terminal(_) | AttachError::BadKey(_) => "bad_request",
             AttachError::Refused(_) | AttachError::Protocol(_) => "internal",
+            AttachError::Remote(e) => e.kind(),
         }
     }
 }
 
 /// `tickloop attach ID`: finds ID (a full id, or a NAME of exactly one
 /// instance) in `list` (the JSON of `tickloop list`), attaches to its
-/// launcher's socket in `runtime`, and tells on stderr how it ended.
+/// launcher's socket in `runtime` (or, with `ssh`, on that machine), and
+/// tells on stderr how it ended.
 pub fn attach_cli(
     runtime: &Path,
     id: &str,
     list: &serde_json::Value,
     detach_key: Option<&str>,
+    ssh: Option<&tickhost::remote::SshHost>,
 ) -> Result<(), AttachError> {
     let prefix = PrefixKey::choose(detach_key).map_err(|e| AttachError::BadKey(e.to_string()))?;
     let (instance, socket) = resolve(runtime, id, list)?;
@@ -107,6 +112,7 @@ pub fn attach_cli(
         instance: instance.clone(),
         status: None,
         prefix,
+        ssh: ssh.cloned(),
     };
     match run(&opts)? {
         AttachOutcome::Detached | AttachOutcome::Hangup => {
@@ -178,6 +184,17 @@ pub struct AttachOptions {
     pub status: Option<String>,
     /// The prefix key ([`crate::prefix`]).
     pub prefix: PrefixKey,
+    /// The instance is on this other machine: the view reaches its
+    /// launcher through ssh and the relay there ([`tickhost::remote`]);
+    /// `socket` is then unused.
+    pub ssh: Option<tickhost::remote::SshHost>,
+}
+
+impl AttachOptions {
+    /// The tickhost of the instance: here, or on the machine of `ssh`.
+    pub fn endpoint(&self) -> tickhost::client::Endpoint {
+        tickhost::client::Endpoint::of(&self.runtime, self.ssh.as_ref())
+    }
 }
 
 /// Set by the Monitor for the `tickloop attach` it runs (`a`): the prefix
@@ -206,18 +223,22 @@ pub fn run(opts: &AttachOptions) -> Result<AttachOutcome, AttachError> {
             SessionEnd::Monitor if std::env::var_os(FROM_MONITOR_ENV).is_some() => {
                 return Ok(AttachOutcome::Detached)
             }
-            SessionEnd::Monitor => run_monitor(&opts.instance)?,
+            SessionEnd::Monitor => run_monitor(&opts.instance, opts.ssh.as_ref())?,
         }
     }
 }
 
 /// The Monitor over the Tick: `tickloop monitor --select ID`, in this
 /// terminal, until it quits.
-fn run_monitor(instance: &str) -> Result<(), AttachError> {
+fn run_monitor(instance: &str, ssh: Option<&tickhost::remote::SshHost>) -> Result<(), AttachError> {
     let exe = std::env::current_exe().map_err(|e| {
         AttachError::Terminal(format!("cannot find tickloop to run the Monitor: {e}"))
     })?;
-    std::process::Command::new(exe)
+    let mut monitor = std::process::Command::new(exe);
+    if let Some(host) = ssh {
+        monitor.args(["--host", &host.label()]);
+    }
+    monitor
         .args(["monitor", "--select", instance])
         .status()
         .map_err(|e| AttachError::Terminal(format!("cannot run the Monitor: {e}")))?;
@@ -225,7 +246,8 @@ fn run_monitor(instance: &str) -> Result<(), AttachError> {
 }
 
 fn run_session(opts: &AttachOptions) -> Result<SessionEnd, AttachError> {
-    let stream = connect(&opts.socket)?;
+    // The ssh process (when remote) lives as long as this session.
+    let (stream, _ssh) = open_link(opts)?;
     let caps = terminal_caps()?;
     let tty = OpenOptions::new()
         .read(true)
@@ -381,12 +403,54 @@ pub(crate) fn terminal_caps() -> Result<Capabilities, AttachError> {
         .map_err(|e| AttachError::Terminal(format!("cannot read terminal capabilities: {e}")))
 }
 
+/// A connection to the launcher of `opts`, hello exchanged: its socket
+/// here, or over ssh through the relay on the instance's machine.
+fn open_link(
+    opts: &AttachOptions,
+) -> Result<(UnixStream, Option<tickhost::remote::SshLink>), AttachError> {
+    dial(&opts.socket, opts.ssh.as_ref(), &opts.instance)
+}
+
+/// A connection to the launcher of `instance`, hello exchanged: at
+/// `socket` here, or through ssh and the relay on `ssh`'s machine.
+pub(crate) fn dial(
+    socket: &Path,
+    ssh: Option<&tickhost::remote::SshHost>,
+    instance: &str,
+) -> Result<(UnixStream, Option<tickhost::remote::SshLink>), AttachError> {
+    match ssh {
+        None => Ok((connect(socket)?, None)),
+        Some(host) => {
+            let to = tickhost::remote::RelayTo::View(instance.to_string());
+            let (stream, _greeting, link) =
+                tickhost::remote::dial(host, &to, false).map_err(|e| match e {
+                    tickhost::remote::RemoteError::Relay { ref message, .. }
+                        if message.starts_with("no instance") =>
+                    {
+                        AttachError::NoSuchInstance(e.to_string())
+                    }
+                    other => AttachError::Remote(other),
+                })?;
+            let label = PathBuf::from(format!("ssh {host}: {instance}"));
+            Ok((hello_on(stream, &label)?, Some(link)))
+        }
+    }
+}
+
 pub(crate) fn connect(path: &Path) -> Result<UnixStream, AttachError> {
+    let stream = UnixStream::connect(path).map_err(|source| AttachError::Connect {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    hello_on(stream, path)
+}
+
+/// Exchanges the view's hello on a fresh connection to a launcher.
+fn hello_on(stream: UnixStream, path: &Path) -> Result<UnixStream, AttachError> {
     let connect_err = |source| AttachError::Connect {
         path: path.to_path_buf(),
         source,
     };
-    let stream = UnixStream::connect(path).map_err(connect_err)?;
     stream
         .set_read_timeout(Some(HANDSHAKE_TIMEOUT))
         .map_err(connect_err)?;
@@ -501,7 +565,7 @@ fn session(
     let mut waiting: Vec<tickhost::wire::HeldCall> = Vec::new();
     let mut prompt_whole = false;
     let _approvals =
-        crate::activity::Fetcher::start_approvals(opts.runtime.clone(), opts.instance.clone(), {
+        crate::activity::Fetcher::start_approvals(opts.endpoint(), opts.instance.clone(), {
             let tx = note_tx.clone();
             let waker = waker.clone();
             move |held| {
@@ -703,7 +767,7 @@ fn session(
                         let tx = note_tx.clone();
                         let waker = waker.clone();
                         let fetcher = crate::activity::Fetcher::start(
-                            opts.runtime.clone(),
+                            opts.endpoint(),
                             opts.instance.clone(),
                             move |fetched| {
                                 let sent = tx.send(Note::Activity(fetched)).is_ok();
@@ -751,12 +815,12 @@ fn session(
                         let approve = c == 'y';
                         waiting.remove(0);
                         prompt_whole = false;
-                        let runtime = opts.runtime.clone();
+                        let endpoint = opts.endpoint();
                         let tx = note_tx.clone();
                         let waker = waker.clone();
                         std::thread::spawn(move || {
                             let text =
-                                crate::approval_prompt::decide(&runtime, &held, approve, "attach");
+                                crate::approval_prompt::decide(&endpoint, &held, approve, "attach");
                             let _ = tx.send(Note::Decided(text));
                             let _ = waker.wake();
                         });

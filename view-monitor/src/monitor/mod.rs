@@ -79,16 +79,18 @@ impl MonitorError {
 
 /// What the main loop hears from the list poller and the signal thread.
 enum Event {
-    List(Value),
-    ListFailed(String),
+    /// Source `.0`'s list, its ids already prefixed ([`Source::wrap`]).
+    List(usize, Value),
+    ListFailed(usize, String),
     /// The preview's screen, asked for after the list.
     Screen(Preview),
     /// A result to show in the footer (a close done in the background).
     Message(String),
     /// The activity view's data (`i`), fetched.
     Activity(crate::activity::Fetched),
-    /// The calls waiting for approval (every instance), oldest first.
-    Approvals(Vec<tickhost::wire::HeldCall>),
+    /// The calls waiting for approval (every instance of source `.0`),
+    /// oldest first.
+    Approvals(usize, Vec<tickhost::wire::HeldCall>),
     Signal,
 }
 
@@ -100,10 +102,12 @@ type PreviewTarget = Arc<Mutex<Option<String>>>;
 /// is a connection to the tickhost of `runtime` (the CLI starts tickhost when
 /// needed); when it is lost, the Monitor says so and reconnects. `select`
 /// (an id or a bare name) is the instance selected at start, e.g. the Tick in
-/// focus when Herdr pops the Monitor over it.
+/// focus when Herdr pops the Monitor over it. With `ssh`, the instances
+/// are those of that machine (the list, the overlays and every action go
+/// through ssh and the relay there).
 pub fn run(
     runtime: &Path,
-    client: Client,
+    sources: Vec<(Source, Option<Client>)>,
     select: Option<String>,
     prefix: PrefixKey,
     activity: bool,
@@ -117,17 +121,25 @@ pub fn run(
     let (events_tx, events) = mpsc::channel();
     spawn_signals(events_tx.clone(), term.waker())?;
     let target: PreviewTarget = Arc::new(Mutex::new(None));
-    let (poke, poked) = mpsc::channel();
-    spawn_poller(
-        runtime.to_path_buf(),
-        client,
-        Poller {
-            tx: events_tx.clone(),
-            waker: term.waker(),
-            target: target.clone(),
-            poked,
-        },
-    );
+    let mut pokes = Vec::new();
+    let mut all = Vec::new();
+    for (index, (source, client)) in sources.into_iter().enumerate() {
+        let (poke, poked) = mpsc::channel();
+        pokes.push(poke);
+        all.push(source.clone());
+        spawn_poller(
+            index,
+            source,
+            client,
+            Poller {
+                tx: events_tx.clone(),
+                waker: term.waker(),
+                target: target.clone(),
+                poked,
+            },
+        );
+    }
+    let poke = Poke(pokes);
 
     let guard = RestoreGuard::install()?;
     let result = (|| {
@@ -138,6 +150,10 @@ pub fn run(
         guard.entered_screen();
         let mut monitor = Monitor {
             runtime: runtime.to_path_buf(),
+            lists: vec![None; all.len()],
+            waiting_of: vec![Vec::new(); all.len()],
+            problems: vec![None; all.len()],
+            sources: all,
             caps,
             waker: term.waker(),
             list: Value::Array(Vec::new()),
@@ -197,6 +213,82 @@ fn spawn_signals(tx: mpsc::Sender<Event>, waker: TerminalWaker) -> Result<(), Mo
     Ok(())
 }
 
+/// One machine whose instances the Monitor shows: this one or another over
+/// ssh, and the prefix its ids carry in the list (`HOST:hosted:NAME`) when
+/// the Monitor shows several machines.
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub prefix: Option<String>,
+    pub endpoint: tickhost::client::Endpoint,
+}
+
+impl Source {
+    /// `id` as the Monitor shows it.
+    pub fn wrap(&self, id: &str) -> String {
+        match &self.prefix {
+            Some(p) => format!("{p}:{id}"),
+            None => id.to_string(),
+        }
+    }
+
+    /// The id on its machine, when `id` is this source's.
+    pub fn unwrap<'a>(&self, id: &'a str) -> Option<&'a str> {
+        match &self.prefix {
+            None => tickhost::paths::parse_id(id).map(|_| id),
+            Some(p) => id
+                .strip_prefix(p.as_str())
+                .and_then(|rest| rest.strip_prefix(':'))
+                .filter(|rest| tickhost::paths::parse_id(rest).is_some()),
+        }
+    }
+
+    /// A `list` answer with its ids as the Monitor shows them.
+    fn wrap_list(&self, mut list: Value) -> Value {
+        if self.prefix.is_some() {
+            for entry in list.as_array_mut().into_iter().flatten() {
+                if let Some(id) = entry.get("id").and_then(Value::as_str) {
+                    let wrapped = self.wrap(id);
+                    entry["id"] = Value::String(wrapped);
+                }
+            }
+        }
+        list
+    }
+
+    /// [`Source::wrap_list`] undone.
+    fn unwrap_list(&self, mut list: Value) -> Value {
+        for entry in list.as_array_mut().into_iter().flatten() {
+            let raw = entry
+                .get("id")
+                .and_then(Value::as_str)
+                .and_then(|id| self.unwrap(id))
+                .map(str::to_string);
+            if let Some(raw) = raw {
+                entry["id"] = Value::String(raw);
+            }
+        }
+        list
+    }
+}
+
+/// Asks every poller for the list (and preview) at once.
+#[derive(Clone)]
+struct Poke(Vec<mpsc::Sender<()>>);
+
+impl Poke {
+    fn send(&self, (): ()) -> Result<(), ()> {
+        let mut any = false;
+        for poke in &self.0 {
+            any |= poke.send(()).is_ok();
+        }
+        if any {
+            Ok(())
+        } else {
+            Err(())
+        }
+    }
+}
+
 /// The poller's ends: where it reports, and what it is asked for.
 struct Poller {
     tx: mpsc::Sender<Event>,
@@ -209,44 +301,51 @@ struct Poller {
 /// Asks tickhost for `list` (then the preview's `screen`) every
 /// [`POLL_INTERVAL`], or at once when poked, on one connection,
 /// reconnecting (without starting tickhost) when it is lost.
-fn spawn_poller(runtime: PathBuf, client: Client, p: Poller) {
+fn spawn_poller(index: usize, source: Source, client: Option<Client>, p: Poller) {
     std::thread::spawn(move || {
-        let mut client = Some(client);
+        let endpoint = source.endpoint.clone();
+        let mut client = client;
         loop {
             let event = match client.as_mut() {
-                None => match Client::connect(&runtime) {
+                None => match endpoint.connect_running() {
                     Ok(c) => {
                         client = Some(c);
                         continue;
                     }
-                    Err(e) => Event::ListFailed(format!("{e}")),
+                    Err(e) => Event::ListFailed(index, format!("{e}")),
                 },
                 Some(c) => match c.request(ClientRequest::List) {
                     Ok(ClientReply::Ok(list)) => {
-                        let waiting = crate::approval_prompt::fetch_waiting(c, &list);
-                        if p.tx.send(Event::Approvals(waiting)).is_err() {
+                        let mut waiting = crate::approval_prompt::fetch_waiting(c, &list);
+                        for held in &mut waiting {
+                            held.instance = source.wrap(&held.instance);
+                        }
+                        if p.tx.send(Event::Approvals(index, waiting)).is_err() {
                             return;
                         }
-                        Event::List(list)
+                        Event::List(index, source.wrap_list(list))
                     }
-                    Ok(ClientReply::Error(e)) => Event::ListFailed(e.message),
-                    Ok(ClientReply::Call(_)) => {
-                        Event::ListFailed("tickhost answered list with a call outcome".into())
-                    }
+                    Ok(ClientReply::Error(e)) => Event::ListFailed(index, e.message),
+                    Ok(ClientReply::Call(_)) => Event::ListFailed(
+                        index,
+                        "tickhost answered list with a call outcome".into(),
+                    ),
                     Err(e) => {
                         client = None;
-                        Event::ListFailed(format!("{e}"))
+                        Event::ListFailed(index, format!("{e}"))
                     }
                 },
             };
-            let listed = matches!(event, Event::List(_));
+            let listed = matches!(event, Event::List(..));
             if p.tx.send(event).is_err() {
                 return;
             }
             let target = p.target.lock().map(|t| t.clone()).unwrap_or_default();
-            if let (true, Some(id), Some(c)) = (listed, target, client.as_mut()) {
+            // The preview's instance, when it is this source's.
+            let target = target.and_then(|id| Some((source.unwrap(&id)?.to_string(), id)));
+            if let (true, Some((raw, id)), Some(c)) = (listed, target, client.as_mut()) {
                 let asked = ClientRequest::Screen {
-                    instance: id.clone(),
+                    instance: raw,
                     history: 0,
                 };
                 // No screen (gone meanwhile, or an old launcher): the
@@ -271,6 +370,12 @@ fn spawn_poller(runtime: PathBuf, client: Client, p: Poller) {
 
 struct Monitor {
     runtime: PathBuf,
+    /// The machines whose instances these are (this one, or over ssh), and
+    /// the last list, the waiting calls and the problem of each.
+    sources: Vec<Source>,
+    lists: Vec<Option<Value>>,
+    waiting_of: Vec<Vec<tickhost::wire::HeldCall>>,
+    problems: Vec<Option<String>>,
     caps: Capabilities,
     waker: TerminalWaker,
     /// The last `list` answer, as JSON (to resolve ids like `attach` does).
@@ -287,7 +392,7 @@ struct Monitor {
     preview: Option<Preview>,
     /// The instance whose screen the poller fetches, and a poke for it.
     target: PreviewTarget,
-    poke: mpsc::Sender<()>,
+    poke: Poke,
     /// For work done in the background (closing an instance).
     events_tx: mpsc::Sender<Event>,
     /// The instance `x` asked to close (and whether it had ended), until
@@ -343,15 +448,25 @@ impl Monitor {
         loop {
             loop {
                 match events.try_recv() {
-                    Ok(Event::List(list)) => {
-                        self.set_list(list);
+                    Ok(Event::List(index, list)) => {
+                        if let Some(slot) = self.lists.get_mut(index) {
+                            *slot = Some(list);
+                        }
+                        if let Some(slot) = self.problems.get_mut(index) {
+                            *slot = None;
+                        }
+                        self.set_list(self.merged());
+                        self.tickhost_problem = self.problem();
                         if std::mem::take(&mut self.activity_at_start) {
                             self.open_activity();
                         }
                         dirty = true;
                     }
-                    Ok(Event::ListFailed(why)) => {
-                        self.tickhost_problem = Some(format!("tickhost: {why}; retrying"));
+                    Ok(Event::ListFailed(index, why)) => {
+                        if let Some(slot) = self.problems.get_mut(index) {
+                            *slot = Some(why);
+                        }
+                        self.tickhost_problem = self.problem();
                         dirty = true;
                     }
                     Ok(Event::Screen(preview)) => {
@@ -362,7 +477,11 @@ impl Monitor {
                         self.message = Some(text);
                         dirty = true;
                     }
-                    Ok(Event::Approvals(waiting)) => {
+                    Ok(Event::Approvals(index, mine)) => {
+                        if let Some(slot) = self.waiting_of.get_mut(index) {
+                            *slot = mine;
+                        }
+                        let waiting: Vec<_> = self.waiting_of.iter().flatten().cloned().collect();
                         if waiting.first().map(|h| &h.call) != self.waiting.first().map(|h| &h.call)
                         {
                             self.prompt_whole = false;
@@ -448,6 +567,53 @@ impl Monitor {
                 }
             }
         }
+    }
+
+    /// Every source's last list, one after the other.
+    fn merged(&self) -> Value {
+        Value::Array(
+            self.lists
+                .iter()
+                .flatten()
+                .filter_map(Value::as_array)
+                .flatten()
+                .cloned()
+                .collect(),
+        )
+    }
+
+    /// What is wrong with reaching the sources, if anything.
+    fn problem(&self) -> Option<String> {
+        let several = self.sources.len() > 1;
+        let said: Vec<String> = self
+            .problems
+            .iter()
+            .zip(&self.sources)
+            .filter_map(|(problem, source)| {
+                let why = problem.as_ref()?;
+                Some(match (&source.prefix, several) {
+                    (Some(p), true) => format!("{p}: {why}"),
+                    _ => format!("tickhost: {why}"),
+                })
+            })
+            .collect();
+        (!said.is_empty()).then(|| format!("{}; retrying", said.join(" · ")))
+    }
+
+    /// The source of `id` (as shown) and the id on its machine.
+    fn route_index(&self, id: &str) -> Option<(usize, String)> {
+        // A prefixed source first: `box:hosted:x` is never this machine's.
+        let mut order: Vec<usize> = (0..self.sources.len()).collect();
+        order.sort_by_key(|i| self.sources[*i].prefix.is_none());
+        order
+            .into_iter()
+            .find_map(|i| self.sources[i].unwrap(id).map(|raw| (i, raw.to_string())))
+    }
+
+    /// [`Monitor::route_index`]'s tickhost.
+    fn route(&self, id: &str) -> Option<(tickhost::client::Endpoint, String)> {
+        let (i, raw) = self.route_index(id)?;
+        Some((self.sources[i].endpoint.clone(), raw))
     }
 
     fn set_list(&mut self, list: Value) {
@@ -666,12 +832,18 @@ impl Monitor {
     fn decide(&mut self, held: tickhost::wire::HeldCall, approve: bool) {
         self.waiting.retain(|w| w.call != held.call);
         self.prompt_whole = false;
-        let runtime = self.runtime.clone();
+        let Some((endpoint, raw)) = self.route(&held.instance) else {
+            return;
+        };
+        let shown = held.instance.clone();
         let tx = self.events_tx.clone();
         let waker = self.waker.clone();
         let poke = self.poke.clone();
         std::thread::spawn(move || {
-            let text = crate::approval_prompt::decide(&runtime, &held, approve, "monitor");
+            let mut asked = held;
+            asked.instance = raw;
+            let text = crate::approval_prompt::decide(&endpoint, &asked, approve, "monitor")
+                .replace(&asked.instance, &shown);
             let _ = tx.send(Event::Message(text));
             let _ = poke.send(());
             let _ = waker.wake();
@@ -680,16 +852,17 @@ impl Monitor {
 
     fn close_instance(&mut self, id: String, ended: bool) {
         self.message = Some(format!("closing {id}…"));
-        let runtime = self.runtime.clone();
+        let Some((endpoint, raw)) = self.route(&id) else {
+            return;
+        };
         let tx = self.events_tx.clone();
         let waker = self.waker.clone();
         let poke = self.poke.clone();
         std::thread::spawn(move || {
-            let text = match Client::connect(&runtime).and_then(|mut c| {
-                c.request(ClientRequest::Close {
-                    instance: id.clone(),
-                })
-            }) {
+            let text = match endpoint
+                .connect_running()
+                .and_then(|mut c| c.request(ClientRequest::Close { instance: raw }))
+            {
                 Ok(ClientReply::Ok(_)) if ended => format!("{id} forgotten"),
                 Ok(ClientReply::Ok(_)) => format!("{id} closed"),
                 Ok(ClientReply::Error(e)) => format!("cannot close {id}: {}", e.message),
@@ -720,8 +893,15 @@ impl Monitor {
         let outcome = std::env::current_exe()
             .map_err(|e| format!("cannot find tickloop: {e}"))
             .and_then(|exe| {
-                std::process::Command::new(exe)
-                    .args(["attach", id, "--detach-key", &self.prefix.key.name()])
+                let (endpoint, raw) = self
+                    .route(id)
+                    .ok_or_else(|| format!("{id} is on no machine of this Monitor"))?;
+                let mut attach = std::process::Command::new(exe);
+                // An empty --host is this machine, whatever TICKLOOP_HOST says.
+                let host = endpoint.host().map(|h| h.label()).unwrap_or_default();
+                attach
+                    .args(["--host", &host])
+                    .args(["attach", &raw, "--detach-key", &self.prefix.key.name()])
                     // Its prefix `m` returns here rather than nesting a Monitor.
                     .env(attach_view::FROM_MONITOR_ENV, "1")
                     .stdout(std::process::Stdio::inherit())
@@ -767,8 +947,15 @@ impl Monitor {
             ));
             return;
         }
-        match attach_view::resolve(&self.runtime, &row.id, &self.list) {
-            Ok((id, socket)) => {
+        let Some((index, raw)) = self.route_index(&row.id) else {
+            self.message = Some(format!("{} is on no machine of this Monitor", row.id));
+            return;
+        };
+        let source = self.sources[index].clone();
+        let raw_list = source.unwrap_list(self.lists[index].clone().unwrap_or_default());
+        match attach_view::resolve(&self.runtime, &raw, &raw_list) {
+            Ok((raw, socket)) => {
+                let id = source.wrap(&raw);
                 let geo = Geometry::for_terminal(self.size.0, self.size.1);
                 let hello = attach_view::view_hello(
                     &self.caps,
@@ -777,7 +964,9 @@ impl Monitor {
                 );
                 self.overlay = Some(Overlay::open(
                     id,
+                    raw,
                     socket,
+                    source.endpoint.host().cloned(),
                     hello,
                     self.waker.clone(),
                     self.prefix.key.name(),
@@ -794,12 +983,14 @@ impl Monitor {
         };
         let id = row.id.clone();
         let (tx, waker) = (self.events_tx.clone(), self.waker.clone());
-        let fetcher =
-            crate::activity::Fetcher::start(self.runtime.clone(), id.clone(), move |fetched| {
-                let sent = tx.send(Event::Activity(fetched)).is_ok();
-                let _ = waker.wake();
-                sent
-            });
+        let Some((endpoint, raw)) = self.route(&id) else {
+            return;
+        };
+        let fetcher = crate::activity::Fetcher::start(endpoint, raw, move |fetched| {
+            let sent = tx.send(Event::Activity(fetched)).is_ok();
+            let _ = waker.wake();
+            sent
+        });
         self.activity = Some((crate::activity::ActivityView::new(&id), fetcher));
     }
 

@@ -78,15 +78,32 @@ pub struct Overlay {
     pub scroller: render::Scroller,
     /// The prefix key's name, for the overlay's title.
     pub prefix_name: String,
+    /// The ssh process when the instance is on another machine (set by the
+    /// connecting thread; let go of off the drawing thread).
+    ssh: std::sync::Arc<std::sync::Mutex<Option<tickhost::remote::SshLink>>>,
+}
+
+impl Drop for Overlay {
+    fn drop(&mut self) {
+        // Waiting for ssh to exit must not hold up the Monitor.
+        let link = self.ssh.lock().ok().and_then(|mut l| l.take());
+        if let Some(link) = link {
+            std::thread::spawn(move || drop(link));
+        }
+    }
 }
 
 impl Overlay {
     /// Starts attaching to the launcher at `socket` as a view of `hello`'s
     /// size, on a thread: the overlay shows "connecting" until the snapshot
     /// arrives, and the Monitor stays responsive if the launcher is slow.
+    /// `ssh`: the instance is on that machine (reached through the relay).
+    /// `id` is shown; `raw` is its id on its machine.
     pub fn open(
         id: String,
+        raw: String,
         socket: PathBuf,
+        ssh: Option<tickhost::remote::SshHost>,
         hello: ViewHello,
         waker: TerminalWaker,
         prefix_name: String,
@@ -94,9 +111,18 @@ impl Overlay {
         let (note_tx, notes) = mpsc::channel();
         let (event_tx, events) = mpsc::channel();
         let size = (hello.cols, hello.rows);
+        let ssh_slot: std::sync::Arc<std::sync::Mutex<Option<tickhost::remote::SshLink>>> =
+            Default::default();
+        let slot = ssh_slot.clone();
+        let instance = raw;
         std::thread::spawn(move || {
             let started =
-                attach_view::connect(&socket).and_then(|s| attach_view::start_view(s, &hello));
+                attach_view::dial(&socket, ssh.as_ref(), &instance).and_then(|(stream, link)| {
+                    if let (Some(link), Ok(mut slot)) = (link, slot.lock()) {
+                        *slot = Some(link);
+                    }
+                    attach_view::start_view(stream, &hello)
+                });
             let (reader, writer, first) = match started {
                 Ok((reader, writer, Start::Snapshot(s))) => {
                     (reader, writer, Note::Frame(ToView::Snapshot(s)))
@@ -130,6 +156,7 @@ impl Overlay {
             size,
             scroller: render::Scroller::default(),
             prefix_name,
+            ssh: ssh_slot,
         }
     }
 
@@ -150,6 +177,7 @@ impl Overlay {
             size,
             scroller: render::Scroller::default(),
             prefix_name: "ctrl+\\".to_string(),
+            ssh: Default::default(),
         }
     }
 
@@ -446,6 +474,7 @@ mod tests {
             size: (74, 20),
             scroller: render::Scroller::default(),
             prefix_name: "ctrl+\\".to_string(),
+            ssh: Default::default(),
         }
     }
 
