@@ -899,7 +899,13 @@ fn lost(e: ConnectError) -> anyhow::Error {
 
 /// Sends a request whose success is a JSON value to print.
 fn simple(runtime: &Path, exe: &Path, request: ClientRequest) -> Result<Value> {
-    match connect(runtime, exe)?.request(request).map_err(lost)? {
+    value_of(connect(runtime, exe)?.request(request).map_err(lost)?)
+}
+
+/// The value of a reply that is not a call's outcome (an error reply is
+/// the contract's error).
+fn value_of(reply: ClientReply) -> Result<Value> {
+    match reply {
         ClientReply::Ok(value) => Ok(value),
         ClientReply::Error(e) => Err(CliError::from_reply(e).into()),
         ClientReply::Call(outcome) => Err(CliError::new(
@@ -955,16 +961,7 @@ fn open_remote(host: &tickhost::remote::SshHost, open: RemoteOpen) -> Result<Val
         approve: open.approve,
         record: None,
     });
-    match client.request(request).map_err(lost)? {
-        ClientReply::Ok(value) => Ok(value),
-        ClientReply::Error(e) => Err(CliError::from_reply(e).into()),
-        ClientReply::Call(outcome) => Err(CliError::new(
-            "internal",
-            format!("tickhost answered with a call outcome: {outcome:?}"),
-            1,
-        )
-        .into()),
-    }
+    value_of(client.request(request).map_err(lost)?)
 }
 
 /// Prints a call's outcome; the exit code is the outcome's.

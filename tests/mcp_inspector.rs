@@ -40,7 +40,7 @@ fn npx() -> Option<std::path::PathBuf> {
 fn inspector(npx: &std::path::Path, host: &Host, args: &[&str]) -> Run {
     let runtime = format!("TICKLOOP_RUNTIME_DIR={}", host.runtime().display());
     let mark = format!("{MARK_VAR}={}", host.runtime().display());
-    let mut child = Command::new(npx)
+    let child = Command::new(npx)
         .args(["-y", INSPECTOR, "--cli"])
         .args(["-e", &runtime, "-e", &mark])
         .args([tickloop_bin(), "mcp"])
@@ -53,32 +53,7 @@ fn inspector(npx: &std::path::Path, host: &Host, args: &[&str]) -> Run {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start npx");
-    let mut stdout = child.stdout.take().expect("stdout");
-    let mut stderr = child.stderr.take().expect("stderr");
-    let out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stdout.read_to_string(&mut s);
-        s
-    });
-    let err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Ok(Some(status)) = child.try_wait() {
-            break Some(status);
-        }
-        if started.elapsed() > DEADLINE {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let stdout = out.join().unwrap_or_default();
-    let stderr = err.join().unwrap_or_default();
+    let (status, stdout, stderr) = finish_within(child, DEADLINE);
     let Some(status) = status else {
         return Run::Skip(format!(
             "the MCP Inspector did not finish within {DEADLINE:?} (npm fetch too slow?)"
@@ -118,32 +93,14 @@ fn why_it_cannot_run() -> Option<String> {
             "the MCP Inspector test needs npx (Node.js) on PATH; .ci/run installs it and fetches {INSPECTOR}"
         ));
     };
-    let mut child = Command::new(&npx)
+    let child = Command::new(&npx)
         .args(["-y", INSPECTOR, "--cli", "--help"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .ok()?;
-    let mut stderr = child.stderr.take()?;
-    let err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Ok(Some(status)) = child.try_wait() {
-            break Some(status);
-        }
-        if started.elapsed() > DEADLINE {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let stderr = err.join().unwrap_or_default();
+    let (status, _, stderr) = finish_within(child, DEADLINE);
     match status {
         None => Some(format!(
             "npm did not fetch the MCP Inspector ({INSPECTOR}) within {DEADLINE:?}"
@@ -155,6 +112,52 @@ fn why_it_cannot_run() -> Option<String> {
         // It ran (or failed for a reason of its own, which the test shows).
         Some(_) => None,
     }
+}
+
+/// Waits for `child` at most `limit` (then kills it: status `None`),
+/// collecting what it printed on the pipes it has.
+fn finish_within(
+    mut child: std::process::Child,
+    limit: Duration,
+) -> (Option<std::process::ExitStatus>, String, String) {
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_string(&mut s);
+            }
+            s
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let started = Instant::now();
+    let status = loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            break Some(status);
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    (
+        status,
+        out.join().unwrap_or_default(),
+        err.join().unwrap_or_default(),
+    )
 }
 
 /// Whether npm's stderr says the package could not be fetched.
