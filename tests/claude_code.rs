@@ -172,6 +172,11 @@ struct Project {
 }
 
 impl Project {
+    /// The scripted Messages API of this project's test, answering `replies`.
+    fn api(&self, replies: Value) -> FakeApi {
+        FakeApi::start(self.host.scratch(), replies, self.host.runtime())
+    }
+
     fn new() -> Project {
         let host = Host::new();
         let dir = host.scratch().join("project");
@@ -388,15 +393,11 @@ fn increment(host: &Host) {
 fn bounded_run_with_deliveries() {
     let p = Project::new();
     p.host.open_counter("counter");
-    let api = FakeApi::start(
-        p.host.scratch(),
-        json!([
-            {"text": "hello, person"},
-            {"text": "step one seen", "after_file": p.host.scratch().join("step1-gate")},
-            {"text": "step two seen"}
-        ]),
-        p.host.runtime(),
-    );
+    let api = p.api(json!([
+        {"text": "hello, person"},
+        {"text": "step one seen", "after_file": p.host.scratch().join("step1-gate")},
+        {"text": "step two seen"}
+    ]));
     let mut c = p.claude(&api, 200, &[]);
     c.say("Please watch the counter.");
     assert_eq!(c.result_text(), "hello, person");
@@ -483,11 +484,7 @@ fn bounded_run_with_deliveries() {
 /// Case 2: refusals reach no model.
 fn refusals_reach_no_model() {
     let p = Project::new();
-    let api = FakeApi::start(
-        p.host.scratch(),
-        json!([{"text": "first answer"}]),
-        p.host.runtime(),
-    );
+    let api = p.api(json!([{"text": "first answer"}]));
     let mut c = p.claude(&api, 100, &[]);
     c.say("/tick 2");
     let t = c.result_text();
@@ -534,11 +531,7 @@ fn refusals_reach_no_model() {
 /// Case 3: `/tick stop` while a step is scheduled (during the delay).
 fn stop_mid_run() {
     let p = Project::new();
-    let api = FakeApi::start(
-        p.host.scratch(),
-        json!([{"text": "answer"}]),
-        p.host.runtime(),
-    );
+    let api = p.api(json!([{"text": "answer"}]));
     // A long delay: the stop comes while the first step waits for it.
     let mut c = p.claude(&api, 5000, &[]);
     c.say("Hello.");
@@ -578,11 +571,7 @@ fn stop_mid_run() {
 /// Case 4: an interrupted step stops the run; `--resume` is allowed once.
 fn interrupted_turn_and_resume_once() {
     let p = Project::new();
-    let api = FakeApi::start(
-        p.host.scratch(),
-        json!([{"text": "answer"}, {"hang": true}]),
-        p.host.runtime(),
-    );
+    let api = p.api(json!([{"text": "answer"}, {"hang": true}]));
     // The delay is long enough for `/tick stop` to come before a step.
     let mut c = p.claude(&api, 5000, &[]);
     c.say("Hello.");
@@ -675,8 +664,7 @@ fn mcp_tools_inside_claude_code() {
     let p = Project::new();
     let log = p.host.log_path("counter");
     let counter = common::tick("counter.py");
-    let api = FakeApi::start(
-        p.host.scratch(),
+    let api = p.api(
         json!([
             {"tool_use": {"name": "mcp__tickloop__TickManage", "input": {"action": "open", "command": [counter, "--log", log], "name": "counter"}}},
             {"text": "opened"},
@@ -686,7 +674,6 @@ fn mcp_tools_inside_claude_code() {
             {"tool_use": {"name": "mcp__tickloop__TickManage", "input": {"action": "subscribe", "instance": "hosted:counter"}}},
             {"text": "subscribed"}
         ]),
-        p.host.runtime(),
     );
     // The README's snippet, as written (`tickloop` is on PATH).
     let added = p

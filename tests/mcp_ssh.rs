@@ -149,15 +149,9 @@ async fn mcp_over_ssh_serves_the_ticks_of_the_other_machine() {
 async fn one_mcp_server_serves_several_machines_with_host_prefixed_tool_names() {
     let alpha = Sshd::start_as("alpha");
     let beta = Sshd::start_as("beta");
+    // One client config naming both machines.
     let dir = tempfile::tempdir().expect("a config dir");
-    let config = dir.path().join("ssh_config");
-    let both = [&alpha, &beta]
-        .iter()
-        .map(|s| std::fs::read_to_string(s.config()).expect("a client config"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    std::fs::write(&config, both).expect("write the config");
-    let ssh = format!("ssh -F {}", config.display());
+    let ssh = Sshd::joint_ssh_command(&[&alpha, &beta], dir.path());
     let env = [
         ("TICKLOOP_SSH", ssh.as_str()),
         ("TICKLOOP_REMOTE_TICKLOOP", tickloop_bin()),

@@ -481,14 +481,7 @@ fn one_monitor_shows_several_machines_with_host_prefixed_ids() {
     let beta = Sshd::start_as("beta");
     // One client config naming both machines.
     let dir = tempfile::tempdir().expect("a config dir");
-    let config = dir.path().join("ssh_config");
-    let both = [&alpha, &beta]
-        .iter()
-        .map(|s| std::fs::read_to_string(s.config()).expect("a client config"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    std::fs::write(&config, both).expect("write the config");
-    let ssh = format!("ssh -F {}", config.display());
+    let ssh = Sshd::joint_ssh_command(&[&alpha, &beta], dir.path());
     let local = Host::new().with_env(vec![
         ("TICKLOOP_SSH".into(), ssh.clone()),
         ("TICKLOOP_REMOTE_TICKLOOP".into(), tickloop_bin().into()),

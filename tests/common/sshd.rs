@@ -141,6 +141,19 @@ impl Sshd {
         self.dir.path().join("ssh_config")
     }
 
+    /// One client config naming every machine of `sshds` (their aliases),
+    /// written into `dir`: the `TICKLOOP_SSH` that reaches them all.
+    pub fn joint_ssh_command(sshds: &[&Sshd], dir: &std::path::Path) -> String {
+        let config = dir.join("ssh_config");
+        let joined = sshds
+            .iter()
+            .map(|s| std::fs::read_to_string(s.config()).expect("a client config"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        std::fs::write(&config, joined).expect("write the config");
+        format!("ssh -F {}", config.display())
+    }
+
     /// `TICKLOOP_SSH`.
     pub fn ssh_command(&self) -> String {
         format!("ssh -F {}", self.config().display())
