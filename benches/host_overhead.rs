@@ -19,8 +19,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use tickhost::client::Client;
-use tickhost::wire::{ClientReply, ClientRequest};
+use tickloop_client::Client;
+use tickloop_proto::wire::{ClientReply, ClientRequest};
 
 const TICKLOOP: &str = env!("CARGO_BIN_EXE_tickloop");
 

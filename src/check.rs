@@ -4,7 +4,7 @@
 //! It starts a private tickhost in a fresh temporary runtime directory (so
 //! nothing touches the user's instances), opens PROGRAM there exactly as
 //! `tickloop open` does (PTY, pipes, the caller's environment), drives it
-//! through [`tickhost::client::Client`] — describe, read, call, list, close —
+//! through [`tickloop_client::Client`] — describe, read, call, list, close —
 //! plus a view connection of its own on the launcher's socket (the attach
 //! protocol) to resize the PTY, and shuts that tickhost down (also when
 //! interrupted). Each rule gives PASS, FAIL (the spec
@@ -23,8 +23,8 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use tickhost::client::Client;
-use tickhost::wire::{
+use tickloop_client::Client;
+use tickloop_proto::wire::{
     ApprovalPolicy, CallOutcome, ClientReply, ClientRequest, EndClass, OpenRequest,
 };
 
@@ -227,7 +227,7 @@ pub fn run(exe: &Path, options: Options) -> Result<i32> {
         .unwrap_or(0);
     // Short and in /tmp: socket paths must stay under 108 bytes.
     let dir = PathBuf::from("/tmp").join(format!("tlcheck-{}-{nanos:x}", std::process::id()));
-    tickhost::paths::RuntimeDir::ensure(&dir)
+    tickloop_client::paths::RuntimeDir::ensure(&dir)
         .with_context(|| format!("cannot make the private runtime {}", dir.display()))?;
     let host = PrivateHost { dir };
     clean_up_on_interrupt(host.dir.clone());
@@ -411,11 +411,11 @@ fn resize_rule(dir: &Path, instance: &str) -> Result<Finding> {
 /// sizes the PTY took. The view hangs up at the end (a detach).
 fn resize_pty(dir: &Path, instance: &str) -> Result<String> {
     use std::io::{BufRead, BufReader};
-    use tickhost::attach::{TermCaps, ToView, ViewEvent, ViewHello};
-    use tickhost::wire::{Hello, HelloReply, Role};
+    use tickloop_proto::attach::{TermCaps, ToView, ViewEvent, ViewHello};
+    use tickloop_proto::wire::{Hello, HelloReply, Role};
     let (kind, name) =
-        tickhost::paths::parse_id(instance).context("the instance id is not kind:name")?;
-    let socket = tickhost::paths::RuntimeDir::at(dir)
+        tickloop_client::paths::parse_id(instance).context("the instance id is not kind:name")?;
+    let socket = tickloop_client::paths::RuntimeDir::at(dir)
         .instance_files(kind, name)
         .context("the launcher's socket")?
         .socket;
@@ -545,7 +545,7 @@ fn run_rules(exe: &Path, dir: &Path, options: &Options) -> Result<Vec<Finding>> 
         shell: false,
         argv: options.argv.clone(),
         cwd: here,
-        env: tickhost::client::caller_env(),
+        env: tickloop_client::caller_env(),
         history: None,
         approve: Some(ApprovalPolicy::Auto),
         record: None,

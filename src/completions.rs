@@ -6,8 +6,8 @@
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::Path;
-use tickhost::client::Client;
-use tickhost::wire::{ClientReply, ClientRequest};
+use tickloop_client::Client;
+use tickloop_proto::wire::{ClientReply, ClientRequest};
 
 /// The shells `tickloop completions` writes for.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]

@@ -6,9 +6,9 @@
 use serde_json::{json, Value};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
-use tickhost::client::{Client, ClientError};
-use tickhost::paths::RuntimeDir;
-use tickhost::wire::LauncherRecord;
+use tickloop_client::paths::RuntimeDir;
+use tickloop_client::{Client, ClientError};
+use tickloop_proto::wire::LauncherRecord;
 
 /// How a check came out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -185,7 +185,7 @@ fn runtime_dir(runtime: &Path) -> Check {
             "remove it, or set TICKLOOP_RUNTIME_DIR elsewhere",
         );
     }
-    let uid = tickhost::paths::current_uid();
+    let uid = tickloop_client::paths::current_uid();
     if meta.uid() != uid {
         return Check::problem(
             name,

@@ -19,9 +19,9 @@ use output::{print_json, print_pretty, CliError};
 use serde_json::{json, Value};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use tickhost::client::{Client, ClientError as ConnectError, WatchItem};
-use tickhost::paths::RuntimeDir;
-use tickhost::wire::{
+use tickloop_client::paths::RuntimeDir;
+use tickloop_client::{Client, ClientError as ConnectError, WatchItem};
+use tickloop_proto::wire::{
     ActivityRecord, ApprovalPolicy, CallOutcome, ClientKind, ClientReply, ClientRequest,
     OpenRequest, WatchEvent,
 };
@@ -310,7 +310,7 @@ fn main() {
         command = command.version(&*Box::leak(version::line().into_boxed_str()));
     }
     let cli = Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit());
-    tickhost::remote::set_build(version::line());
+    tickloop_client::ssh::set_build(version::line());
     let json = cli.json || !std::io::stdout().is_terminal();
     let forced_json = cli.json;
     let code = match run(cli, json, forced_json) {
@@ -334,11 +334,11 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
     remote_cli::choose(&cli.command, &cli.host, remote_cli::host_flag_given())?;
     // Who asks, for the activity records of the instances.
     match &cli.command {
-        Command::Mcp { .. } => tickhost::client::identify_as(ClientKind::Mcp),
-        Command::Loop(_) => tickhost::client::identify_as(ClientKind::Loop),
-        Command::Herdr(_) => tickhost::client::identify_as(ClientKind::Herdr),
+        Command::Mcp { .. } => tickloop_client::identify_as(ClientKind::Mcp),
+        Command::Loop(_) => tickloop_client::identify_as(ClientKind::Loop),
+        Command::Herdr(_) => tickloop_client::identify_as(ClientKind::Herdr),
         Command::Monitor { .. } | Command::Attach { .. } => {
-            tickhost::client::identify_as(ClientKind::Monitor)
+            tickloop_client::identify_as(ClientKind::Monitor)
         }
         _ => {}
     }
@@ -356,13 +356,13 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             Ok(0)
         }
         Command::Relay { to, wire, env } => {
-            let to = tickhost::remote::RelayTo::parse(&to)
+            let to = tickloop_client::ssh::RelayTo::parse(&to)
                 .map_err(|e| CliError::new("bad_request", e, 2))?;
             let packages = || {
                 let (found, _) = tickloop_packages::discover();
                 Value::Array(found.iter().map(|p| p.to_json()).collect())
             };
-            Ok(tickhost::remote::relay(
+            Ok(tickhost::relay::relay(
                 &runtime,
                 &exe,
                 &to,
@@ -402,7 +402,7 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
         }
         Command::Packages { path: None } if remote_cli::host().is_some() => {
             let host = remote_cli::host().context("no host")?;
-            let list = tickhost::remote::packages(host)
+            let list = tickloop_client::ssh::packages(host)
                 .map_err(|e| remote_cli::connect_error(e.into()))?;
             show(&list, json, output::remote_packages_text);
             Ok(0)
@@ -478,7 +478,7 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             };
             let mut client = connect(&runtime, &exe)?;
             let mut told = false;
-            let waiting = |held: &tickhost::wire::HeldCall| {
+            let waiting = |held: &tickloop_proto::wire::HeldCall| {
                 if !std::mem::replace(&mut told, true) {
                     eprintln!(
                         "tickloop: waiting for approval of {} (call {}): a person approves it in the Monitor, or with `tickloop approve {} {}`",
@@ -515,7 +515,7 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
         } => {
             let history = match history {
                 Some(lines) => lines,
-                None => tickhost::config::load()
+                None => tickloop_client::config::load()
                     .map_err(|e| CliError::new("bad_request", e.to_string(), 2))?
                     .history
                     .unwrap_or(launcher::emulator::DEFAULT_HISTORY),
@@ -634,7 +634,7 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                 )
                 .into());
             }
-            let env = tickhost::client::caller_env();
+            let env = tickloop_client::caller_env();
             let request = ClientRequest::Open(OpenRequest {
                 name,
                 shell,
@@ -800,8 +800,8 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             let mut sources = Vec::new();
             for machine in machines {
                 let endpoint = match &machine {
-                    Some(host) => tickhost::client::Endpoint::Remote(host.clone()),
-                    None => tickhost::client::Endpoint::Local {
+                    Some(host) => tickloop_client::Endpoint::Remote(host.clone()),
+                    None => tickloop_client::Endpoint::Local {
                         runtime: runtime.clone(),
                         exe: exe.clone(),
                     },
@@ -930,7 +930,7 @@ struct RemoteOpen {
 /// `open --host`: the Tick runs on the other machine, in `--cwd` (a path
 /// there, so absolute) or that user's home, with the environment of the
 /// relay there (what a Tick opened there by hand would inherit).
-fn open_remote(host: &tickhost::remote::SshHost, open: RemoteOpen) -> Result<Value> {
+fn open_remote(host: &tickloop_client::ssh::SshHost, open: RemoteOpen) -> Result<Value> {
     if let Some(cwd) = open.cwd.as_ref().filter(|c| !c.is_absolute()) {
         return Err(CliError::new(
             "bad_request",

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 use std::io::Write;
-use tickhost::wire::{ClientError, ErrorKind};
+use tickloop_proto::wire::{ClientError, ErrorKind};
 
 /// An error of the CLI contract: its kind, what to say, extra data, and the
 /// exit code.
@@ -95,9 +95,9 @@ pub fn print_pretty(value: &Value) {
 /// The screen reply as text: one line per row, trailing blanks trimmed,
 /// trailing empty rows dropped.
 pub fn screen_text(value: &Value) -> String {
-    tickhost::client::screen_history(value)
+    tickloop_client::screen_history(value)
         .into_iter()
-        .chain(tickhost::client::screen_rows(value))
+        .chain(tickloop_client::screen_rows(value))
         .map(|l| format!("{l}\n"))
         .collect()
 }

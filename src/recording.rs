@@ -13,7 +13,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use tickhost::wire::{Hello, HelloReply, Role};
+use tickloop_proto::wire::{Hello, HelloReply, Role};
 
 /// The prefix of the marker labels that carry protocol traffic.
 pub const MARKER_PREFIX: &str = launcher::recorder::MARKER_PREFIX;

@@ -5,8 +5,8 @@
 
 use crate::output::CliError;
 use crate::Command;
-use tickhost::client::ClientError;
-use tickhost::remote::SshHost;
+use tickloop_client::ssh::SshHost;
+use tickloop_client::ClientError;
 
 /// The machine this process's commands go to (`None`: this one).
 static REMOTE: std::sync::OnceLock<Option<SshHost>> = std::sync::OnceLock::new();
@@ -197,7 +197,7 @@ pub fn take_host_ids(command: &mut Command, hosts: &mut Vec<String>) -> anyhow::
     let mut plain = 0;
     let mut rewritten = Vec::new();
     for id in ids {
-        match tickhost::remote::split_host_id(id) {
+        match tickloop_client::ssh::split_host_id(id) {
             Some((host, there)) => {
                 if found.as_ref().is_some_and(|f| *f != host) {
                     return Err(usage(format!(

@@ -15,7 +15,7 @@ pub fn line() -> String {
     format!(
         "{} (wire {}, commit {GIT_COMMIT})",
         env!("CARGO_PKG_VERSION"),
-        tickhost::wire::wire_version()
+        tickloop_proto::wire::wire_version()
     )
 }
 
@@ -32,7 +32,7 @@ pub fn asked() -> bool {
 pub fn to_json() -> Value {
     json!({
         "version": env!("CARGO_PKG_VERSION"),
-        "wire_version": tickhost::wire::wire_version(),
+        "wire_version": tickloop_proto::wire::wire_version(),
         "commit": GIT_COMMIT,
         "protocols": {
             "tick": [TICK_PROTOCOL],
@@ -46,7 +46,7 @@ pub fn text() -> String {
     format!(
         "tickloop {}\nwire version: {}\ncommit: {GIT_COMMIT}\nTick protocol: {TICK_PROTOCOL}\nMCP protocol versions: {}\n",
         env!("CARGO_PKG_VERSION"),
-        tickhost::wire::wire_version(),
+        tickloop_proto::wire::wire_version(),
         tickloop_mcp::protocol_versions().join(", ")
     )
 }

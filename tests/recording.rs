@@ -15,8 +15,8 @@ use serde_json::Value;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use tickhost::attach::{TermCaps, ToView, ViewHello};
-use tickhost::wire::{Hello, HelloReply, Role};
+use tickloop_proto::attach::{TermCaps, ToView, ViewHello};
+use tickloop_proto::wire::{Hello, HelloReply, Role};
 
 const ASCIINEMA: &str = "asciinema==2.4.0";
 
@@ -47,8 +47,8 @@ fn markers(events: &[Value]) -> Vec<Value> {
 /// Resizes the instance's PTY by attaching a view of `cols`x`rows` to its
 /// launcher; returns once the view's snapshot has that size.
 fn resize(host: &Host, id: &str, cols: u16, rows: u16) {
-    let (kind, name) = tickhost::paths::parse_id(id).expect("an id");
-    let socket = tickhost::paths::RuntimeDir::at(host.runtime())
+    let (kind, name) = tickloop_client::paths::parse_id(id).expect("an id");
+    let socket = tickloop_client::paths::RuntimeDir::at(host.runtime())
         .instance_files(kind, name)
         .expect("instance files")
         .socket;

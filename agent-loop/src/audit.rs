@@ -161,7 +161,7 @@ impl LedgerWriter {
 }
 
 /// The current time, RFC 3339 with milliseconds, UTC.
-pub use tickhost::clock::now_rfc3339_millis as now_rfc3339;
+pub use tickloop_client::clock::now_rfc3339_millis as now_rfc3339;
 
 /// A ledger as read back.
 #[derive(Debug, Clone, PartialEq, Default)]

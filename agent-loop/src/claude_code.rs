@@ -371,7 +371,7 @@ impl Deliveries for ClientDeliveries {
             // The reader thread may outlive a late answer: the process ends soon.
             std::thread::spawn(move || {
                 let result = (|| {
-                    let mut client = tickhost::client::Client::connect(&runtime_dir)
+                    let mut client = tickloop_client::Client::connect(&runtime_dir)
                         .map_err(|e| format!("cannot reach tickhost: {e}"))?;
                     client
                         .watch(vec![instance.clone()], 1000)
@@ -380,16 +380,16 @@ impl Deliveries for ClientDeliveries {
                         .next_watch_item()
                         .map_err(|e| format!("watch: {e}"))?
                     {
-                        tickhost::client::WatchItem::Event(
+                        tickloop_client::WatchItem::Event(
                             tickloop_proto::wire::WatchEvent::Delivery(d),
                         ) => Ok(Fetched::State(d)),
-                        tickhost::client::WatchItem::Event(
+                        tickloop_client::WatchItem::Event(
                             tickloop_proto::wire::WatchEvent::Ended(n),
                         ) => Ok(Fetched::Ended {
                             instance: n.instance,
                             ended: n.ended,
                         }),
-                        tickhost::client::WatchItem::Done(reply) => {
+                        tickloop_client::WatchItem::Done(reply) => {
                             Err(format!("watch refused: {reply:?}"))
                         }
                     }

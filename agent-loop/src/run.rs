@@ -28,8 +28,8 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use tickhost::client::WatchItem;
-use tickhost::paths::RuntimeDir;
+use tickloop_client::paths::RuntimeDir;
+use tickloop_client::WatchItem;
 use tickloop_proto::wire::ClientReply;
 
 use super::audit::{LedgerWriter, DEFAULT_AUDIT_DIR};
@@ -111,7 +111,7 @@ pub trait DeliverySource: Send + Sync {
     );
 }
 
-/// Watches through tickhost's client ([`tickhost::client::Client`]), starting
+/// Watches through tickhost's client ([`tickloop_client::Client`]), starting
 /// tickhost when it is not running: one connection and one thread per
 /// `watch`, forwarding each event until the stream ends or the driver is gone.
 #[derive(Debug, Clone)]
@@ -122,7 +122,7 @@ pub struct ClientWatchSource {
     pub exe: PathBuf,
     /// The machine whose Ticks these are, over ssh (`loop run --host`);
     /// `None`: this one.
-    pub host: Option<tickhost::remote::SshHost>,
+    pub host: Option<tickloop_client::ssh::SshHost>,
 }
 
 impl DeliverySource for ClientWatchSource {
@@ -141,8 +141,8 @@ impl DeliverySource for ClientWatchSource {
                 });
             };
             let endpoint = match &source.host {
-                Some(host) => tickhost::client::Endpoint::Remote(host.clone()),
-                None => tickhost::client::Endpoint::Local {
+                Some(host) => tickloop_client::Endpoint::Remote(host.clone()),
+                None => tickloop_client::Endpoint::Local {
                     runtime: source.runtime_dir.clone(),
                     exe: source.exe.clone(),
                 },
@@ -258,7 +258,10 @@ pub fn run(opts: RunOptions) -> Result<(), RunError> {
 }
 
 /// [`run`], the subscribed Ticks being those of `host` (over ssh) when given.
-pub fn run_on(opts: RunOptions, host: Option<tickhost::remote::SshHost>) -> Result<(), RunError> {
+pub fn run_on(
+    opts: RunOptions,
+    host: Option<tickloop_client::ssh::SshHost>,
+) -> Result<(), RunError> {
     let exe = std::env::current_exe().map_err(|source| RunError::Io {
         what: "cannot find the tickloop executable",
         source,

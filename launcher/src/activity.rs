@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
-use tickhost::wire::{
+use tickloop_proto::wire::{
     ActivityEntry, ActivityEvent, ActivityRecord, ClientKind, RequestActivity, ToolSummary,
 };
 
@@ -156,7 +156,7 @@ pub fn kept(value: &serde_json::Value) -> serde_json::Value {
 mod tests {
     use super::*;
     use serde_json::json;
-    use tickhost::wire::ActivityOutcome;
+    use tickloop_proto::wire::ActivityOutcome;
 
     fn call(tool: &str) -> RequestActivity {
         RequestActivity {

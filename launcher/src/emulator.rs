@@ -17,7 +17,6 @@
 //! otherwise buffer all of it). Image protocols (sixel in DCS, kitty
 //! graphics in APC, iTerm2's OSC 1337) are ignored by the parser itself.
 
-use crate::attach::{Snapshot, TermColors, ViewEvent};
 use crate::screen_model;
 use alacritty_terminal::event::{Event, EventListener, WindowSize};
 use alacritty_terminal::grid::Dimensions;
@@ -27,6 +26,7 @@ use alacritty_terminal::vte::ansi::{CursorShape, CursorStyle, Processor, Rgb};
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
+use tickloop_proto::attach::{Snapshot, TermColors, ViewEvent};
 
 /// History kept by default, in lines (tmux's `history-limit`).
 pub const DEFAULT_HISTORY: usize = 2000;
@@ -235,7 +235,7 @@ impl EventListener for Listener {
 /// foreground and cursor and a black background.
 fn default_color(index: usize) -> Rgb {
     let (r, g, b) = match index {
-        0..=255 => crate::attach::xterm_rgb(index as u8),
+        0..=255 => tickloop_proto::attach::xterm_rgb(index as u8),
         257 => (0, 0, 0),
         _ => (229, 229, 229),
     };

@@ -18,11 +18,11 @@ use std::collections::HashMap;
 use std::os::unix::process::ExitStatusExt;
 use std::sync::Arc;
 use std::time::Duration;
-use tickhost::clock::now_rfc3339_millis;
-use tickhost::core::{
+use tickloop_client::clock::now_rfc3339_millis;
+use tickloop_proto::core::{
     Action, ClientToken, EndKind, EndReason, Limits, Reply, Session, SessionRequest,
 };
-use tickhost::wire::{
+use tickloop_proto::wire::{
     ActivityOutcome, ApprovalPolicy, CallOutcome, Catalog, ClientKind, ClientReply, EndClass,
     EndInfo, ErrorKind, LaunchReport, LaunchSpec, LauncherRecord, LauncherRequest, LauncherStatus,
     ScreenCursor, ScreenReply, StateSnapshot,
@@ -824,7 +824,7 @@ impl Instance {
         let result = result.filter(|_| asked.method != "tick/describe");
         self.activity.request(
             asked.at,
-            tickhost::wire::RequestActivity {
+            tickloop_proto::wire::RequestActivity {
                 client: asked.client,
                 method: asked.method.to_string(),
                 tool: asked.tool,
@@ -840,14 +840,14 @@ impl Instance {
     }
 
     /// The catalog as the activity overlay lists it.
-    fn tools(&self) -> Vec<tickhost::wire::ToolSummary> {
+    fn tools(&self) -> Vec<tickloop_proto::wire::ToolSummary> {
         let Some(descriptor) = self.session.as_ref().and_then(|s| s.descriptor()) else {
             return Vec::new();
         };
         descriptor
             .tools
             .iter()
-            .map(|t| tickhost::wire::ToolSummary {
+            .map(|t| tickloop_proto::wire::ToolSummary {
                 name: t.name.clone(),
                 mutates: t.mutates,
                 description: t.description.clone(),
@@ -987,7 +987,7 @@ impl Instance {
             return;
         }
         match self.session.as_mut() {
-            Some(session) if session.phase() != tickhost::core::Phase::Ended => {
+            Some(session) if session.phase() != tickloop_proto::core::Phase::Ended => {
                 session.close(RELOADED, now);
             }
             _ => self.begin_end(EndInfo {

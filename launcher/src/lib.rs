@@ -22,7 +22,7 @@
 //!    controlling terminal and stderr, stdin/stdout piped (for `shell:`
 //!    programs, all three are the PTY), environment exactly the spec's plus
 //!    `TICKLOOP_INSTANCE_ID` and `TERM=xterm-256color`, no leaked descriptors.
-//! 4. Drives `tickhost::core::Session` ([`instance`]) and serves the socket
+//! 4. Drives `tickloop_proto::core::Session` ([`instance`]) and serves the socket
 //!    ([`socket`]); on initialization reports `Ready` and writes the record
 //!    file ([`record`]); a failed initialization reports `Failed` with the
 //!    first 256 characters of the screen.
@@ -32,7 +32,6 @@
 
 pub mod activity;
 pub mod artifact;
-pub mod attach;
 pub mod emulator;
 pub mod instance;
 pub mod published;
@@ -45,7 +44,7 @@ pub mod terminal;
 pub mod views;
 
 pub use instance::{run, ReportFn, RunOutcome};
-pub use tickhost::wire::{LaunchReport, LaunchSpec};
+pub use tickloop_proto::wire::{LaunchReport, LaunchSpec};
 
 /// Where a launcher listening on `socket` leaves its instance's last screen
 /// (`wire::ScreenReply`) when the instance ends; tickhost serves it to
@@ -186,8 +185,9 @@ async fn close_on_signal(socket: PathBuf) {
         );
         end_children_and_exit();
     };
-    let hello = tickhost::wire::Hello::new(tickhost::wire::Role::Host);
-    let close = tickhost::wire::Envelope::new(0, tickhost::wire::LauncherRequest::Close);
+    let hello = tickloop_proto::wire::Hello::new(tickloop_proto::wire::Role::Host);
+    let close =
+        tickloop_proto::wire::Envelope::new(0, tickloop_proto::wire::LauncherRequest::Close);
     let (Ok(hello), Ok(close)) = (serde_json::to_string(&hello), serde_json::to_string(&close))
     else {
         return;

@@ -4,7 +4,7 @@
 //! protocol) both read it without depending on each other.
 
 use std::sync::Arc;
-use tickhost::wire::{Catalog, LauncherStatus};
+use tickloop_proto::wire::{Catalog, LauncherStatus};
 
 /// The launcher's newest status and the catalog that status's revision
 /// names. The catalog is shared (one `Arc` per catalog) and written to

@@ -4,10 +4,10 @@
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use tickhost::wire::LauncherRecord;
+use tickloop_proto::wire::LauncherRecord;
 
 /// Now, as RFC 3339 (UTC): Tickloop's one clock helper.
-pub use tickhost::clock::now_rfc3339;
+pub use tickloop_client::clock::now_rfc3339;
 
 /// Where the record of the launcher listening on `socket` lives.
 pub fn record_path(socket: &Path) -> PathBuf {

@@ -15,11 +15,11 @@
 //! through an unbounded channel; one whose reader falls more than
 //! [`MAX_QUEUED`] bytes behind is ended.
 
-use crate::attach::{Attrs, Color, Snapshot, Underline};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
+use tickloop_proto::attach::{Attrs, Color, Snapshot, Underline};
 use tokio::sync::mpsc;
 
 /// The label prefix of Tickloop's marker events.

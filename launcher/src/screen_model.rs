@@ -1,22 +1,18 @@
 //! Between the emulator and the attach protocol: pure functions that turn
-//! `alacritty_terminal`'s grid into an [`attach::Snapshot`](crate::attach::Snapshot)
+//! `alacritty_terminal`'s grid into an [`attach::Snapshot`](tickloop_proto::attach::Snapshot)
 //! (live, or scrolled back into history) and text rows, and that encode a
 //! view's [`ViewEvent`]s for the Tick's current terminal modes: keys with
 //! termwiz's xterm encoder, paste (bracketed or not), mouse (SGR or X10) and
 //! focus reports.
 //!
 //! Changed rows are found by comparing two snapshots
-//! ([`Snapshot::diff`](crate::attach::Snapshot::diff)), which also covers
+//! ([`Snapshot::diff`](tickloop_proto::attach::Snapshot::diff)), which also covers
 //! scrolling.
 //!
 //! What the grid cannot hold is lost here: `alacritty_terminal` keeps no
 //! blink (SGR 5/6) and no overline (SGR 53) attribute, so views never show
 //! them (see `benches/emulators.md`).
 
-use crate::attach::{
-    self, Attrs, Color, Cursor, CursorShape, Key, Line, Modes, Mods, MouseKind, MouseTracking, Run,
-    Snapshot, ViewEvent,
-};
 use alacritty_terminal::grid::{Dimensions, Row};
 use alacritty_terminal::index::{Column, Line as GridLine};
 use alacritty_terminal::term::cell::{Cell, Flags};
@@ -25,6 +21,10 @@ use alacritty_terminal::vte::ansi::{
     Color as CellColor, CursorShape as Shape, CursorStyle, NamedColor,
 };
 use termwiz::input::{KeyCode, KeyCodeEncodeModes, KeyboardEncoding, Modifiers};
+use tickloop_proto::attach::{
+    self, Attrs, Color, Cursor, CursorShape, Key, Line, Modes, Mods, MouseKind, MouseTracking, Run,
+    Snapshot, ViewEvent,
+};
 
 /// Encoding a view's event for the Tick failed, or writing it did: the
 /// PTY's writer is gone (the Tick is ending); the view's event is dropped.

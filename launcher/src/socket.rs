@@ -8,7 +8,7 @@
 //! and whenever the status changes. Status goes through a `watch` channel, so
 //! a flood of updates costs no memory: a slow peer just sees fewer statuses.
 //! Connections with role `view` are handed to [`crate::views`] after the
-//! hello: they speak the attach protocol ([`crate::attach`]).
+//! hello: they speak the attach protocol ([`tickloop_proto::attach`]).
 
 use crate::published::Published;
 use crate::views::{serve_view, ViewContext, ViewHub};
@@ -16,8 +16,8 @@ use crate::LauncherError;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::Path;
 use std::sync::Arc;
-use tickhost::framing::{read_line_limited, write_line};
-use tickhost::wire::{
+use tickloop_client::framing::{read_line_limited, write_line};
+use tickloop_proto::wire::{
     Catalog, ClientError, ClientKind, ClientReply, Envelope, ErrorKind, Hello, HelloReply,
     LauncherMessage, LauncherReply, LauncherRequest, Role,
 };
@@ -143,7 +143,7 @@ async fn connection(stream: UnixStream, ctx: ServeContext) {
             Ok(hello) => hello,
             Err(e) => {
                 let reply = HelloReply {
-                    version: tickhost::wire::wire_version().to_string(),
+                    version: tickloop_proto::wire::wire_version().to_string(),
                     refused: Some(format!("expected a hello line: {e}")),
                 };
                 let _ = write_line(&mut writer, &reply).await;

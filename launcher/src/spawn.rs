@@ -12,7 +12,7 @@ use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use tickhost::wire::LaunchSpec;
+use tickloop_proto::wire::LaunchSpec;
 
 /// The PATH used when the spec's environment has none.
 const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";

@@ -20,8 +20,6 @@
 //! portable-pty's writer lives in the writer thread for the whole life of the
 //! process: dropping it would type `\n` and Ctrl-D into the Tick's terminal.
 
-use crate::attach::TermColors;
-use crate::attach::{Snapshot, ViewEvent};
 use crate::emulator::{AnswerColors, Emulator, ScreenText, TermEvent};
 use crate::recorder::{Recorder, RecordingSink};
 use crate::LauncherError;
@@ -35,6 +33,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
+use tickloop_proto::attach::TermColors;
+use tickloop_proto::attach::{Snapshot, ViewEvent};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
 /// The size every Tick starts with.

@@ -1,5 +1,5 @@
 //! Views attached to this launcher: serving the attach protocol
-//! ([`crate::attach`]) on connections that said hello with role `view`, and
+//! ([`tickloop_proto::attach`]) on connections that said hello with role `view`, and
 //! the size policy shared by all of them.
 //!
 //! * Each view gets a [`Snapshot`] from the emulator, then changed rows at
@@ -26,13 +26,13 @@
 //!   ([`ViewEvent::Colors`], which may come any time after the hello); when
 //!   it leaves, the last ones set stay; before any, xterm's defaults.
 
-use crate::attach::{Snapshot, TermColors, ToView, ViewEvent, ViewHello, MAX_VIEW_LINE};
 use crate::terminal::TerminalHandle;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tickhost::framing::read_line_limited;
+use tickloop_client::framing::read_line_limited;
+use tickloop_proto::attach::{Snapshot, TermColors, ToView, ViewEvent, ViewHello, MAX_VIEW_LINE};
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;

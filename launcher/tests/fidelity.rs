@@ -12,11 +12,11 @@
 //! reason; every other row, the cursor, the alternate screen and the
 //! history must match.
 
-use launcher::attach::{Attrs, Line, Snapshot};
 use launcher::emulator::Emulator;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use tickloop_proto::attach::{Attrs, Line, Snapshot};
 
 /// `(case, what, reason)`: the differences we accept, each for a reason.
 /// `what` is `row N`, `history`, or `cursor`.

@@ -6,12 +6,12 @@ mod common;
 use common::*;
 use launcher::{LaunchReport, RunOutcome};
 use serde_json::json;
-use tickhost::wire::{
+use tickloop_proto::wire::{
     CallOutcome, ClientReply, ErrorKind, Hello, HelloReply, LauncherMessage, LauncherRecord,
     LauncherRequest, Role,
 };
 
-fn ready_status(launched: &Launched) -> tickhost::wire::LauncherStatus {
+fn ready_status(launched: &Launched) -> tickloop_proto::wire::LauncherStatus {
     ready(launched).0
 }
 
@@ -19,8 +19,8 @@ fn ready_status(launched: &Launched) -> tickhost::wire::LauncherStatus {
 fn ready(
     launched: &Launched,
 ) -> (
-    tickhost::wire::LauncherStatus,
-    Option<tickhost::wire::Catalog>,
+    tickloop_proto::wire::LauncherStatus,
+    Option<tickloop_proto::wire::Catalog>,
 ) {
     match &launched.report {
         LaunchReport::Ready {

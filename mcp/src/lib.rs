@@ -1,7 +1,7 @@
 //! Tickloop's MCP bridge (`tickloop mcp`) and Package Skills.
 //!
 //! * [`run`] serves MCP on stdin/stdout (the official Rust SDK, `rmcp`),
-//!   talking to tickhost with [`tickhost::client::Client`] like the CLI: the
+//!   talking to tickhost with [`tickloop_client::Client`] like the CLI: the
 //!   agent tools TickManage, TickDescribe, TickRead, TickCall, one tool per
 //!   tool of each running Tick, and TickUpdate as `tick://NAME/state`
 //!   resources (see [`server`]).

@@ -64,7 +64,7 @@ fn looks_hashed(name: &str) -> bool {
 /// several `--host`s) is `HOST__NAME__TOOL` when each part is exact, else
 /// hashed from the whole id like any other.
 pub fn tool_name(id: &str, tool: &str) -> String {
-    if let Some((host, there)) = tickhost::remote::split_host_id(id) {
+    if let Some((host, there)) = tickloop_client::ssh::split_host_id(id) {
         let (label, name) = (host.label(), instance_name(&there).to_string());
         let exact = |part: &str| {
             !part.is_empty()
@@ -116,7 +116,7 @@ fn hashed(name: &str, id: &str, tool: &str) -> String {
 /// The URI of an instance's state resource: `tick://NAME/state`, and
 /// `tick://HOST/NAME/state` for an instance of another machine.
 pub fn state_uri(id: &str) -> String {
-    if let Some((host, there)) = tickhost::remote::split_host_id(id) {
+    if let Some((host, there)) = tickloop_client::ssh::split_host_id(id) {
         return format!("tick://{}/{}/state", host.label(), instance_name(&there));
     }
     format!("tick://{}/state", instance_name(id))
@@ -136,7 +136,7 @@ pub fn instance_of_uri(uri: &str) -> Option<String> {
         } else {
             format!("{host}:hosted:{name}")
         };
-        return tickhost::remote::split_host_id(&id).map(|_| id);
+        return tickloop_client::ssh::split_host_id(&id).map(|_| id);
     }
     if name.is_empty() {
         return None;

@@ -19,7 +19,7 @@
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{json, Value};
-use tickhost::wire::{CallOutcome, RpcError};
+use tickloop_proto::wire::{CallOutcome, RpcError};
 
 pub const RESULT: &str = "RESULT";
 pub const NOT_EXECUTED: &str = "NOT EXECUTED (safe to fix and retry)";

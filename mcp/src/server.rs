@@ -44,11 +44,11 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
-use tickhost::client::{Client, WatchItem};
-use tickhost::wire::{
+use tickloop_client::{Client, WatchItem};
+use tickloop_packages as packages;
+use tickloop_proto::wire::{
     CallOutcome, ClientReply, ClientRequest, InstanceState, ListEntry, OpenRequest, WatchEvent,
 };
-use tickloop_packages as packages;
 use tokio::sync::mpsc::UnboundedSender;
 
 /// How the bridge reaches tickhost and paces its deliveries.
@@ -64,17 +64,17 @@ pub struct Options {
     pub cwd: PathBuf,
     /// The machine whose Ticks to serve, over ssh (`tickloop mcp --host`);
     /// `None`: this one.
-    pub host: Option<tickhost::remote::SshHost>,
+    pub host: Option<tickloop_client::ssh::SshHost>,
     /// Several machines (`--host A --host B`): their instances are served
     /// as `HOST:KIND:NAME`, their tools as `HOST__NAME__TOOL`; `host` is
     /// then unused. Empty (or one): not in use.
-    pub hosts: Vec<tickhost::remote::SshHost>,
+    pub hosts: Vec<tickloop_client::ssh::SshHost>,
 }
 
 impl Options {
     /// A fresh connection to the tickhost these options name (started when
     /// needed, here or there).
-    fn connect(&self) -> Result<Client, tickhost::client::ClientError> {
+    fn connect(&self) -> Result<Client, tickloop_client::ClientError> {
         match &self.host {
             None => Client::connect_or_start(&self.runtime_dir, &self.exe),
             Some(host) => Client::connect_remote(host, false),
@@ -88,8 +88,8 @@ impl Options {
 
     /// With several machines: the machine of `id` (`HOST:KIND:NAME`) and
     /// its id there.
-    fn route(&self, id: &str) -> Result<(tickhost::remote::SshHost, String), String> {
-        match tickhost::remote::split_host_id(id) {
+    fn route(&self, id: &str) -> Result<(tickloop_client::ssh::SshHost, String), String> {
+        match tickloop_client::ssh::split_host_id(id) {
             Some((host, there)) if self.hosts.contains(&host) => Ok((host, there)),
             Some((host, _)) => Err(format!(
                 "{host} is not one of the machines this server serves ({})",
@@ -131,7 +131,7 @@ impl Options {
     fn request_several(
         &self,
         request: ClientRequest,
-        on_progress: impl FnMut(&tickhost::wire::HeldCall),
+        on_progress: impl FnMut(&tickloop_proto::wire::HeldCall),
     ) -> Result<ClientReply, HostError> {
         let key = match &request {
             ClientRequest::List => Some("id"),
@@ -471,7 +471,7 @@ impl Bridge {
         progress: Option<ProgressSink>,
     ) -> Result<ClientReply, HostError> {
         let options = self.inner.options.clone();
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<tickhost::wire::HeldCall>();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<tickloop_proto::wire::HeldCall>();
         let forward = tokio::spawn(async move {
             let mut step = 0.0;
             while let Some(held) = rx.recv().await {
@@ -546,7 +546,8 @@ impl Bridge {
             .filter(|e| e.state == InstanceState::Running)
             .filter(|e| {
                 // Another machine's (`HOST:KIND:NAME`) by its id there.
-                let id = tickhost::remote::split_host_id(&e.id).map_or(e.id.clone(), |(_, id)| id);
+                let id =
+                    tickloop_client::ssh::split_host_id(&e.id).map_or(e.id.clone(), |(_, id)| id);
                 id.starts_with("hosted:") || id.starts_with("artifact:")
             })
             .map(|e| (e.id, e.revision))
@@ -866,7 +867,7 @@ impl Bridge {
                     .await
                 {
                     Ok(value) => {
-                        let lines = serde_json::from_value::<tickhost::wire::ActivityRecord>(
+                        let lines = serde_json::from_value::<tickloop_proto::wire::ActivityRecord>(
                             value.clone(),
                         )
                         .map(|record| {
@@ -896,7 +897,7 @@ impl Bridge {
                 (Err(e), _) => e,
                 (Ok(instance), Some(session)) => {
                     let env = tickloop_loop::claude_code::HookEnv::from_env(
-                        tickhost::paths::RuntimeDir::locate(),
+                        tickloop_client::paths::RuntimeDir::locate(),
                     );
                     match env.and_then(|env| {
                         tickloop_loop::claude_code::subscribe_session(&session, vec![instance], &env)
@@ -957,10 +958,10 @@ impl Bridge {
             watch: args.watch.clone().unwrap_or_default(),
             argv: Vec::new(),
             cwd,
-            env: tickhost::client::caller_env(),
+            env: tickloop_client::caller_env(),
             history: args
                 .history
-                .or_else(|| tickhost::config::load().ok().and_then(|c| c.history)),
+                .or_else(|| tickloop_client::config::load().ok().and_then(|c| c.history)),
             approve: None,
             record: None,
         });
@@ -972,7 +973,10 @@ impl Bridge {
     async fn open(&self, args: &ManageArgs) -> CallToolResult {
         if self.inner.options.several() {
             let options = &self.inner.options;
-            let chosen = args.host.as_deref().map(tickhost::remote::SshHost::parse);
+            let chosen = args
+                .host
+                .as_deref()
+                .map(tickloop_client::ssh::SshHost::parse);
             return match chosen {
                 Some(Ok(host)) if options.hosts.contains(&host) => {
                     self.open_remote(args, host, true).await
@@ -1040,7 +1044,7 @@ impl Bridge {
                 None,
             );
         }
-        let env = tickhost::client::caller_env();
+        let env = tickloop_client::caller_env();
         let request = ClientRequest::Open(OpenRequest {
             name: args.name.clone(),
             shell: args.shell.unwrap_or(false),
@@ -1051,7 +1055,7 @@ impl Bridge {
             env,
             history: args
                 .history
-                .or_else(|| tickhost::config::load().ok().and_then(|c| c.history)),
+                .or_else(|| tickloop_client::config::load().ok().and_then(|c| c.history)),
             approve,
             record: None,
         });
@@ -1068,7 +1072,7 @@ impl Bridge {
     async fn open_remote(
         &self,
         args: &ManageArgs,
-        host: tickhost::remote::SshHost,
+        host: tickloop_client::ssh::SshHost,
         prefixed: bool,
     ) -> CallToolResult {
         let label = host.label();
@@ -1103,7 +1107,7 @@ impl Bridge {
         );
         let history = args
             .history
-            .or_else(|| tickhost::config::load().ok().and_then(|c| c.history));
+            .or_else(|| tickloop_client::config::load().ok().and_then(|c| c.history));
         let reply = tokio::task::spawn_blocking(move || {
             let mut client = Client::connect_remote(&host, true)
                 .map_err(|e| HostError::Connect(format!("cannot reach tickhost: {e}")))?;
@@ -1453,7 +1457,7 @@ impl Bridge {
         let interval = self.interval_ms();
         let id = id.to_string();
         tokio::task::spawn_blocking(move || -> Result<Value, ErrorData> {
-            let internal = |e: tickhost::client::ClientError| {
+            let internal = |e: tickloop_client::ClientError| {
                 ErrorData::internal_error(format!("tickhost: {e}"), None)
             };
             let (mut client, there) = options
@@ -1652,7 +1656,7 @@ fn unwrap_args(args: Value) -> Result<Value, String> {
     }
 }
 
-fn error_kind(kind: tickhost::wire::ErrorKind) -> String {
+fn error_kind(kind: tickloop_proto::wire::ErrorKind) -> String {
     serde_json::to_value(kind)
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
@@ -1680,9 +1684,9 @@ fn tool(
 }
 
 fn screen_text(value: &Value) -> String {
-    tickhost::client::screen_history(value)
+    tickloop_client::screen_history(value)
         .into_iter()
-        .chain(tickhost::client::screen_rows(value))
+        .chain(tickloop_client::screen_rows(value))
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -1732,8 +1736,8 @@ struct ManageArgs {
 
 /// One activity entry as a line of text: `#12 2026-12-01T05:15:34.402Z mcp
 /// tick/call increment {"amount":2} -> executed 4 ms`.
-fn activity_line(entry: &tickhost::wire::ActivityEntry) -> String {
-    use tickhost::wire::ActivityEvent;
+fn activity_line(entry: &tickloop_proto::wire::ActivityEntry) -> String {
+    use tickloop_proto::wire::ActivityEvent;
     let what = match &entry.event {
         ActivityEvent::Request(r) => {
             let mut text = format!("{} {}", r.client.map_or("?", |c| c.label()), r.method);

@@ -22,9 +22,6 @@ pub mod registry;
 pub mod serve;
 pub mod watch;
 
-use crate::core::limits::Limits;
-use crate::paths::{PathsError, RuntimeDir};
-use crate::wire::{Hello, HelloReply, Role};
 use registry::Shared;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -32,6 +29,9 @@ use std::os::unix::io::AsRawFd;
 use std::os::unix::net::UnixStream as StdUnixStream;
 use std::path::PathBuf;
 use std::time::Duration;
+use tickloop_client::paths::{PathsError, RuntimeDir};
+use tickloop_proto::core::limits::Limits;
+use tickloop_proto::wire::{Hello, HelloReply, Role};
 
 /// Why the daemon could not start or went down.
 #[derive(Debug, thiserror::Error)]
@@ -132,7 +132,7 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         }
         log::log(&format!(
             "tickhost {} listening on {} (pid {})",
-            crate::wire::wire_version(),
+            tickloop_proto::wire::wire_version(),
             socket.display(),
             std::process::id()
         ));

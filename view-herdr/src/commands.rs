@@ -427,7 +427,7 @@ fn open_view(
     ];
     // A Tick of another machine: the pane's view reaches it with the same
     // ssh command as this one.
-    if tickhost::remote::split_host_id(instance).is_some() {
+    if tickloop_client::ssh::split_host_id(instance).is_some() {
         for name in ["TICKLOOP_SSH", "TICKLOOP_REMOTE_TICKLOOP"] {
             if let Some(value) = std::env::var(name).ok().filter(|v| !v.is_empty()) {
                 vars.push((name, value));
@@ -593,11 +593,11 @@ pub fn restore(ctx: &Ctx) -> Result<Vec<Restored>, Error> {
         return Ok(Vec::new());
     }
     let list = crate::list(ctx)?;
-    let entries = tickhost::wire::ListEntry::all(&list).unwrap_or_default();
+    let entries = tickloop_proto::wire::ListEntry::all(&list).unwrap_or_default();
     let running = |id: &str| {
         entries
             .iter()
-            .any(|i| i.id == id && i.state == tickhost::wire::InstanceState::Running)
+            .any(|i| i.id == id && i.state == tickloop_proto::wire::InstanceState::Running)
     };
     let plugin_dir = std::env::var("HERDR_PLUGIN_ROOT")
         .ok()

@@ -74,12 +74,12 @@ pub fn list(ctx: &Ctx) -> Result<serde_json::Value, Error> {
 /// `list`, of the machine `ssh` when given (over ssh).
 pub fn list_on(
     ctx: &Ctx,
-    ssh: Option<&tickhost::remote::SshHost>,
+    ssh: Option<&tickloop_client::ssh::SshHost>,
 ) -> Result<serde_json::Value, Error> {
-    use tickhost::wire::{ClientReply, ClientRequest};
+    use tickloop_proto::wire::{ClientReply, ClientRequest};
     let connected = match ssh {
-        Some(host) => tickhost::client::Client::connect_remote(host, false),
-        None => tickhost::client::Client::connect_or_start(&ctx.runtime, &ctx.exe),
+        Some(host) => tickloop_client::Client::connect_remote(host, false),
+        None => tickloop_client::Client::connect_or_start(&ctx.runtime, &ctx.exe),
     };
     let mut client = connected.map_err(|e| Error::Tickhost(e.to_string()))?;
     match client
@@ -96,7 +96,7 @@ pub fn list_on(
 /// `HOST:KIND:NAME` is an instance of another machine (checked there over
 /// ssh, and kept in that form).
 pub fn resolve_instance(ctx: &Ctx, id: &str) -> Result<String, Error> {
-    if let Some((host, there)) = tickhost::remote::split_host_id(id) {
+    if let Some((host, there)) = tickloop_client::ssh::split_host_id(id) {
         let list = list_on(ctx, Some(&host))?;
         let (full, _) = view_monitor::attach_view::resolve(&ctx.runtime, &there, &list)?;
         return Ok(format!("{}:{full}", host.label()));

@@ -39,7 +39,7 @@ pub fn run(ctx: &Ctx) -> Result<(String, PaneOutcome), Error> {
             )
         })?;
     // `HOST:KIND:NAME`: a Tick of another machine, shown over ssh.
-    let remote = tickhost::remote::split_host_id(&id);
+    let remote = tickloop_client::ssh::split_host_id(&id);
     let there = remote
         .as_ref()
         .map_or(id.as_str(), |(_, there)| there.as_str());

@@ -19,8 +19,8 @@ use std::path::PathBuf;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::Duration;
-use tickhost::client::Client;
-use tickhost::wire::{ClientReply, ClientRequest, InstanceState, ListEntry};
+use tickloop_client::Client;
+use tickloop_proto::wire::{ClientReply, ClientRequest, InstanceState, ListEntry};
 
 /// How often tickhost is asked.
 pub const POLL_INTERVAL: Duration = Duration::from_millis(300);
@@ -45,7 +45,7 @@ pub struct ReportTarget {
     pub runtime: PathBuf,
     pub exe: PathBuf,
     /// The instance is on this other machine, as `id` (over ssh).
-    pub remote: Option<(tickhost::remote::SshHost, String)>,
+    pub remote: Option<(tickloop_client::ssh::SshHost, String)>,
 }
 
 /// The instance as the sidebar shows it.

@@ -18,7 +18,7 @@ use termwiz::cell::{CellAttributes, Intensity};
 use termwiz::color::{AnsiColor, ColorAttribute};
 use termwiz::input::{KeyCode, KeyEvent, Modifiers};
 use termwiz::surface::{Change, Position, Surface};
-use tickhost::wire::{
+use tickloop_proto::wire::{
     ActivityEntry, ActivityEvent, ActivityOutcome, ActivityRecord, ClientReply, ClientRequest,
     RequestActivity,
 };
@@ -605,7 +605,7 @@ pub enum Fetched {
 }
 
 /// Asks tickhost for an instance's list entry and activity, once.
-pub fn fetch(client: &mut tickhost::client::Client, id: &str) -> Fetched {
+pub fn fetch(client: &mut tickloop_client::Client, id: &str) -> Fetched {
     let entry = match client.request(ClientRequest::List) {
         Ok(ClientReply::Ok(Value::Array(entries))) => entries
             .into_iter()
@@ -640,7 +640,7 @@ impl Fetcher {
     /// Starts fetching `id` from the tickhost of `endpoint`; each result goes
     /// to `deliver` (which wakes the view), until it returns `false`.
     pub fn start(
-        endpoint: tickhost::client::Endpoint,
+        endpoint: tickloop_client::Endpoint,
         id: String,
         deliver: impl Fn(Fetched) -> bool + Send + 'static,
     ) -> Fetcher {
@@ -675,15 +675,15 @@ impl Fetcher {
     /// (and returns `false` to stop). It only asks tickhost for the calls
     /// when `list` says some wait.
     pub fn start_approvals(
-        endpoint: tickhost::client::Endpoint,
+        endpoint: tickloop_client::Endpoint,
         id: String,
-        deliver: impl Fn(Vec<tickhost::wire::HeldCall>) -> bool + Send + 'static,
+        deliver: impl Fn(Vec<tickloop_proto::wire::HeldCall>) -> bool + Send + 'static,
     ) -> Fetcher {
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
         std::thread::spawn(move || {
             let mut client = None;
-            let mut last: Vec<tickhost::wire::HeldCall> = Vec::new();
+            let mut last: Vec<tickloop_proto::wire::HeldCall> = Vec::new();
             while !stopped.load(Ordering::Relaxed) {
                 if client.is_none() {
                     client = endpoint.connect_running().ok();
@@ -691,7 +691,7 @@ impl Fetcher {
                 if let Some(c) = client.as_mut() {
                     match c.request(ClientRequest::Approvals) {
                         Ok(ClientReply::Ok(value)) => {
-                            let all: Vec<tickhost::wire::HeldCall> =
+                            let all: Vec<tickloop_proto::wire::HeldCall> =
                                 serde_json::from_value(value).unwrap_or_default();
                             let mine: Vec<_> = all
                                 .into_iter()

@@ -13,7 +13,7 @@ use crate::monitor::table::truncate;
 use termwiz::cell::{CellAttributes, Intensity};
 use termwiz::color::{AnsiColor, ColorAttribute};
 use termwiz::surface::{Change, Surface};
-use tickhost::wire::{ClientReply, ClientRequest, HeldCall};
+use tickloop_proto::wire::{ClientReply, ClientRequest, HeldCall};
 
 use crate::activity::{at, draw_box, last_row_note};
 
@@ -115,7 +115,7 @@ pub fn draw(screen: &mut Surface, held: &HeldCall, more: usize, whole: bool) {
 /// Sends a person's answer on `held` to the tickhost of `endpoint`; the
 /// message to show.
 pub fn decide(
-    endpoint: &tickhost::client::Endpoint,
+    endpoint: &tickloop_client::Endpoint,
     held: &HeldCall,
     approve: bool,
     by: &str,
@@ -144,10 +144,10 @@ pub fn decide(
 /// Fetches the waiting calls from `client`, when the `list` answer says
 /// some wait (no request otherwise).
 pub fn fetch_waiting(
-    client: &mut tickhost::client::Client,
+    client: &mut tickloop_client::Client,
     list: &serde_json::Value,
 ) -> Vec<HeldCall> {
-    let any = tickhost::wire::ListEntry::all(list)
+    let any = tickloop_proto::wire::ListEntry::all(list)
         .is_some_and(|all| all.iter().any(|e| e.approvals_waiting > 0));
     if !any {
         return Vec::new();

@@ -1,6 +1,6 @@
 //! The plain view, `tickloop attach ID`: shows one Tick's live screen in the
 //! current terminal and forwards keys, paste and mouse to it, over the
-//! launcher's attach protocol ([`tickhost::attach`]).
+//! launcher's attach protocol ([`tickloop_proto::attach`]).
 //!
 //! It takes the whole terminal (raw mode, alternate screen), draws with
 //! termwiz `Surface` + `diff_screens`, sends its size on attach and after
@@ -28,10 +28,10 @@ use termwiz::caps::{Capabilities, ColorLevel, ProbeHints};
 use termwiz::input::InputEvent;
 use termwiz::surface::{Change, Surface};
 use termwiz::terminal::{Terminal, TerminalWaker, UnixTerminal};
-use tickhost::attach::{
+use tickloop_proto::attach::{
     MouseTracking, Snapshot, TermCaps, ToView, ViewEvent, ViewHello, MAX_VIEW_LINE,
 };
-use tickhost::wire::{Hello, HelloReply, Role};
+use tickloop_proto::wire::{Hello, HelloReply, Role};
 
 /// How long the view waits for the launcher's first answers before giving up.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -76,7 +76,7 @@ pub enum AttachError {
     #[error("{0}")]
     BadKey(String),
     #[error(transparent)]
-    Remote(tickhost::remote::RemoteError),
+    Remote(tickloop_client::ssh::RemoteError),
 }
 
 impl AttachError {
@@ -102,7 +102,7 @@ pub fn attach_cli(
     id: &str,
     list: &serde_json::Value,
     detach_key: Option<&str>,
-    ssh: Option<&tickhost::remote::SshHost>,
+    ssh: Option<&tickloop_client::ssh::SshHost>,
 ) -> Result<(), AttachError> {
     let prefix = PrefixKey::choose(detach_key).map_err(|e| AttachError::BadKey(e.to_string()))?;
     let (instance, socket) = resolve(runtime, id, list)?;
@@ -161,9 +161,9 @@ pub fn resolve(
             "{full} has ended; `tickloop list` shows why"
         )));
     }
-    let (kind, name) = tickhost::paths::parse_id(&full)
+    let (kind, name) = tickloop_client::paths::parse_id(&full)
         .ok_or_else(|| AttachError::NoSuchInstance(format!("{full} is not an instance id")))?;
-    let files = tickhost::paths::RuntimeDir::at(runtime)
+    let files = tickloop_client::paths::RuntimeDir::at(runtime)
         .instance_files(kind, name)
         .map_err(|e| AttachError::NoSuchInstance(e.to_string()))?;
     Ok((full, files.socket))
@@ -185,15 +185,15 @@ pub struct AttachOptions {
     /// The prefix key ([`crate::prefix`]).
     pub prefix: PrefixKey,
     /// The instance is on this other machine: the view reaches its
-    /// launcher through ssh and the relay there ([`tickhost::remote`]);
+    /// launcher through ssh and the relay there ([`tickloop_client::ssh`]);
     /// `socket` is then unused.
-    pub ssh: Option<tickhost::remote::SshHost>,
+    pub ssh: Option<tickloop_client::ssh::SshHost>,
 }
 
 impl AttachOptions {
     /// The tickhost of the instance: here, or on the machine of `ssh`.
-    pub fn endpoint(&self) -> tickhost::client::Endpoint {
-        tickhost::client::Endpoint::of(&self.runtime, self.ssh.as_ref())
+    pub fn endpoint(&self) -> tickloop_client::Endpoint {
+        tickloop_client::Endpoint::of(&self.runtime, self.ssh.as_ref())
     }
 }
 
@@ -230,7 +230,10 @@ pub fn run(opts: &AttachOptions) -> Result<AttachOutcome, AttachError> {
 
 /// The Monitor over the Tick: `tickloop monitor --select ID`, in this
 /// terminal, until it quits.
-fn run_monitor(instance: &str, ssh: Option<&tickhost::remote::SshHost>) -> Result<(), AttachError> {
+fn run_monitor(
+    instance: &str,
+    ssh: Option<&tickloop_client::ssh::SshHost>,
+) -> Result<(), AttachError> {
     let exe = std::env::current_exe().map_err(|e| {
         AttachError::Terminal(format!("cannot find tickloop to run the Monitor: {e}"))
     })?;
@@ -407,7 +410,7 @@ pub(crate) fn terminal_caps() -> Result<Capabilities, AttachError> {
 /// here, or over ssh through the relay on the instance's machine.
 fn open_link(
     opts: &AttachOptions,
-) -> Result<(UnixStream, Option<tickhost::remote::SshLink>), AttachError> {
+) -> Result<(UnixStream, Option<tickloop_client::ssh::SshLink>), AttachError> {
     dial(&opts.socket, opts.ssh.as_ref(), &opts.instance)
 }
 
@@ -415,16 +418,16 @@ fn open_link(
 /// `socket` here, or through ssh and the relay on `ssh`'s machine.
 pub(crate) fn dial(
     socket: &Path,
-    ssh: Option<&tickhost::remote::SshHost>,
+    ssh: Option<&tickloop_client::ssh::SshHost>,
     instance: &str,
-) -> Result<(UnixStream, Option<tickhost::remote::SshLink>), AttachError> {
+) -> Result<(UnixStream, Option<tickloop_client::ssh::SshLink>), AttachError> {
     match ssh {
         None => Ok((connect(socket)?, None)),
         Some(host) => {
-            let to = tickhost::remote::RelayTo::View(instance.to_string());
+            let to = tickloop_client::ssh::RelayTo::View(instance.to_string());
             let (stream, _greeting, link) =
-                tickhost::remote::dial(host, &to, false).map_err(|e| match e {
-                    tickhost::remote::RemoteError::Relay { ref message, .. }
+                tickloop_client::ssh::dial(host, &to, false).map_err(|e| match e {
+                    tickloop_client::ssh::RemoteError::Relay { ref message, .. }
                         if message.starts_with("no instance") =>
                     {
                         AttachError::NoSuchInstance(e.to_string())
@@ -515,7 +518,7 @@ pub(crate) enum Note {
     /// The activity overlay's data, fetched.
     Activity(crate::activity::Fetched),
     /// The calls of this instance waiting for approval.
-    Approvals(Vec<tickhost::wire::HeldCall>),
+    Approvals(Vec<tickloop_proto::wire::HeldCall>),
     /// How a decision made here went, for the last row.
     Decided(String),
     Lost(String),
@@ -562,7 +565,7 @@ fn session(
     let mut activity: Option<(crate::activity::ActivityView, crate::activity::Fetcher)> = None;
     // Calls of this instance waiting for approval: the last row says so;
     // the activity overlay prompts for them (y/n/v).
-    let mut waiting: Vec<tickhost::wire::HeldCall> = Vec::new();
+    let mut waiting: Vec<tickloop_proto::wire::HeldCall> = Vec::new();
     let mut prompt_whole = false;
     let _approvals =
         crate::activity::Fetcher::start_approvals(opts.endpoint(), opts.instance.clone(), {
@@ -885,7 +888,7 @@ fn clipboard_allowed() -> bool {
     match std::env::var("TICKLOOP_CLIPBOARD").as_deref() {
         Ok("off" | "0" | "false" | "no") => false,
         Ok("on" | "1" | "true" | "yes") => true,
-        _ => tickhost::config::load()
+        _ => tickloop_client::config::load()
             .ok()
             .and_then(|c| c.clipboard)
             .unwrap_or(true),

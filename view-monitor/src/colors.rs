@@ -7,7 +7,7 @@
 //! with keystrokes: [`TtyInput`] reads the terminal on a thread, strips the
 //! answers ([`AnswerFilter`]) and hands the rest to termwiz's input parser
 //! through a socket; the colours go to the launcher as
-//! [`tickhost::attach::ViewEvent::Colors`], which then answers the Tick's
+//! [`tickloop_proto::attach::ViewEvent::Colors`], which then answers the Tick's
 //! colour queries with them, so a program picks its light or dark scheme
 //! from the person's terminal.
 
@@ -16,7 +16,7 @@ use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
-pub use tickhost::attach::TermColors;
+pub use tickloop_proto::attach::TermColors;
 
 /// How many palette entries the view asks for (the ANSI colours).
 pub const PALETTE_ASKED: u8 = 16;

@@ -68,7 +68,8 @@ impl PrefixKey {
                 return PrefixKey::parse(&env);
             }
         }
-        let configured = tickhost::config::load().map_err(|e| BadPrefixKey(e.to_string()))?;
+        let configured =
+            tickloop_client::config::load().map_err(|e| BadPrefixKey(e.to_string()))?;
         if let Some(configured) = configured.detach_key {
             return PrefixKey::parse(&configured);
         }
@@ -107,17 +108,17 @@ impl PrefixKey {
     }
 
     /// The key as the view sends it to the program (pressed twice).
-    pub fn as_view_key(&self) -> tickhost::attach::ViewEvent {
+    pub fn as_view_key(&self) -> tickloop_proto::attach::ViewEvent {
         let c = match self.byte {
             0 => ' ',
             b @ 1..=26 => char::from(b - 1 + b'a'),
             b => char::from(b + 0x40),
         };
-        tickhost::attach::ViewEvent::Key {
-            key: tickhost::attach::Key::Char(c),
-            mods: tickhost::attach::Mods {
+        tickloop_proto::attach::ViewEvent::Key {
+            key: tickloop_proto::attach::Key::Char(c),
+            mods: tickloop_proto::attach::Mods {
                 ctrl: true,
-                ..tickhost::attach::Mods::NONE
+                ..tickloop_proto::attach::Mods::NONE
             },
         }
     }
@@ -239,11 +240,11 @@ mod tests {
         assert!(!a.matches(&key(KeyCode::Char('\x1c'), Modifiers::NONE)));
         assert_eq!(
             a.as_view_key(),
-            tickhost::attach::ViewEvent::Key {
-                key: tickhost::attach::Key::Char('a'),
-                mods: tickhost::attach::Mods {
+            tickloop_proto::attach::ViewEvent::Key {
+                key: tickloop_proto::attach::Key::Char('a'),
+                mods: tickloop_proto::attach::Mods {
                     ctrl: true,
-                    ..tickhost::attach::Mods::NONE
+                    ..tickloop_proto::attach::Mods::NONE
                 }
             }
         );

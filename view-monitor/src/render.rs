@@ -11,7 +11,7 @@ use termwiz::cell::{Blink, CellAttributes, Intensity, Underline};
 use termwiz::color::{ColorAttribute, SrgbaTuple};
 use termwiz::input::{InputEvent, KeyCode, KeyEvent, Modifiers, MouseButtons, MouseEvent};
 use termwiz::surface::{Change, CursorVisibility, Position, Surface};
-use tickhost::attach::{self, Color, CursorShape, Key, Mods, MouseKind, Snapshot, ViewEvent};
+use tickloop_proto::attach::{self, Color, CursorShape, Key, Mods, MouseKind, Snapshot, ViewEvent};
 
 /// How long the start of a split-up key sequence is held for the rest.
 const KEY_HOLD: std::time::Duration = std::time::Duration::from_millis(15);
@@ -797,7 +797,7 @@ pub fn input_events(event: &InputEvent, mouse: &mut MouseTranslator) -> Vec<View
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tickhost::attach::{Attrs, Line, Run};
+    use tickloop_proto::attach::{Attrs, Line, Run};
 
     fn snap_with(lines: &[&str], cols: u16, rows: u16) -> Snapshot {
         let mut s = Snapshot::blank(cols, rows);

@@ -11,7 +11,7 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
-use tickhost::wire::{
+use tickloop_proto::wire::{
     ClientReply, Envelope, Hello, HelloReply, LauncherMessage, LauncherRequest, LauncherStatus,
     Role,
 };
@@ -107,7 +107,7 @@ pub struct Host {
     /// The newest status seen.
     pub status: Option<LauncherStatus>,
     /// The newest catalog seen, and how many catalogs came.
-    pub catalog: Option<tickhost::wire::Catalog>,
+    pub catalog: Option<tickloop_proto::wire::Catalog>,
     pub catalogs_seen: u32,
     /// Replies that arrived while waiting for another one.
     stash: Vec<(u64, ClientReply)>,
@@ -208,7 +208,7 @@ impl Host {
             revision: "1".to_string(),
         };
         match self.ask(request) {
-            ClientReply::Call(tickhost::wire::CallOutcome::Result { result }) => result,
+            ClientReply::Call(tickloop_proto::wire::CallOutcome::Result { result }) => result,
             other => panic!("call {tool} answered {other:?}"),
         }
     }

@@ -13,16 +13,16 @@
 
 use super::log::log;
 use super::registry::{Instance, Shared};
-use crate::clock::now_rfc3339_millis;
-use crate::framing::write_line;
-use crate::wire::{
-    ApprovalLogEntry, ApprovalPolicy, CallOutcome, ClientKind, HeldCall, RpcError, ServerMessage,
-};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+use tickloop_client::clock::now_rfc3339_millis;
+use tickloop_client::framing::write_line;
+use tickloop_proto::wire::{
+    ApprovalLogEntry, ApprovalPolicy, CallOutcome, ClientKind, HeldCall, RpcError, ServerMessage,
+};
 use tokio::net::unix::OwnedWriteHalf;
 use tokio::sync::oneshot;
 

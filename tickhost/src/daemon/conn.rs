@@ -2,15 +2,15 @@
 //! replies by id, the newest status kept, and the end noticed when the
 //! launcher goes away.
 
-use crate::framing::{write_line, Line, LineReader};
-use crate::wire::{
-    CallOutcome, Catalog, ClientError, ClientKind, ClientReply, Envelope, ErrorKind, Hello,
-    HelloReply, LauncherMessage, LauncherRequest, LauncherStatus, Role,
-};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
+use tickloop_client::framing::{write_line, Line, LineReader};
+use tickloop_proto::wire::{
+    CallOutcome, Catalog, ClientError, ClientKind, ClientReply, Envelope, ErrorKind, Hello,
+    HelloReply, LauncherMessage, LauncherRequest, LauncherStatus, Role,
+};
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::UnixStream;
 use tokio::sync::oneshot;

@@ -7,11 +7,11 @@ use super::conn::LauncherConn;
 use super::log::log;
 use super::reader::spawn_reader;
 use super::registry::{end_info, CatalogFacts, Instance, Shared};
-use crate::paths::{parse_id, InstanceFiles};
-use crate::wire::LauncherRecord;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
+use tickloop_client::paths::{parse_id, InstanceFiles};
+use tickloop_proto::wire::LauncherRecord;
 
 /// Adopts every record of `l/` whose instance is unknown, all at once (a
 /// launcher that does not answer costs its own hello timeout, not every
@@ -86,7 +86,7 @@ fn register(shared: &Arc<Shared>, path: &Path, record: &LauncherRecord) -> Arc<I
     status.instance = id.clone();
     if status.ended.is_none() && !process_alive(record.launcher_pid) {
         status.ended = Some(end_info(
-            crate::wire::EndClass::LauncherLost,
+            tickloop_proto::wire::EndClass::LauncherLost,
             format!("the launcher (pid {}) went away", record.launcher_pid),
         ));
     }
@@ -183,7 +183,7 @@ async fn connect_recorded(
         }
         Err(e) => {
             if instance.mark_ended(end_info(
-                crate::wire::EndClass::LauncherLost,
+                tickloop_proto::wire::EndClass::LauncherLost,
                 format!("the launcher (pid {}) went away: {e}", record.launcher_pid),
             )) {
                 log(&format!("{id}: found ended"));
@@ -201,7 +201,7 @@ async fn connect(
 ) -> Result<
     (
         Arc<LauncherConn>,
-        crate::framing::LineReader<tokio::net::unix::OwnedReadHalf>,
+        tickloop_client::framing::LineReader<tokio::net::unix::OwnedReadHalf>,
     ),
     super::conn::ConnectError,
 > {

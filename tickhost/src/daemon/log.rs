@@ -3,5 +3,5 @@
 
 /// One line to the daemon's log.
 pub fn log(message: &str) {
-    eprintln!("{} {message}", crate::clock::now_rfc3339());
+    eprintln!("{} {message}", tickloop_client::clock::now_rfc3339());
 }

@@ -6,17 +6,19 @@ use super::conn::LauncherConn;
 use super::log::log;
 use super::reader::spawn_reader;
 use super::registry::{CatalogFacts, Instance, Shared};
-use crate::core::limits::Limits;
-use crate::framing::{Line, LineReader};
-use crate::paths::{default_name, unique_name, validate_name, InstanceFiles, InstanceKind};
-use crate::wire::{
-    Catalog, ClientError, ClientReply, ErrorKind, InstanceState, LaunchReport, LaunchSpec,
-    LauncherStatus, OpenReply, OpenRequest,
-};
 use serde_json::json;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
+use tickloop_client::framing::{Line, LineReader};
+use tickloop_client::paths::{
+    default_name, unique_name, validate_name, InstanceFiles, InstanceKind,
+};
+use tickloop_proto::core::limits::Limits;
+use tickloop_proto::wire::{
+    Catalog, ClientError, ClientReply, ErrorKind, InstanceState, LaunchReport, LaunchSpec,
+    LauncherStatus, OpenReply, OpenRequest,
+};
 use tokio::io::AsyncWriteExt;
 
 /// How long a launcher may take to report (initialization is 10 s in all).
@@ -289,7 +291,7 @@ pub async fn open(shared: &Arc<Shared>, request: OpenRequest) -> ClientReply {
 /// says the instance ended.
 fn final_record(path: &std::path::Path, id: &str) -> Option<(LauncherStatus, Catalog)> {
     let text = std::fs::read_to_string(path).ok()?;
-    let record: crate::wire::LauncherRecord = serde_json::from_str(&text).ok()?;
+    let record: tickloop_proto::wire::LauncherRecord = serde_json::from_str(&text).ok()?;
     let mut status = record.status;
     status.ended.as_ref()?;
     status.instance = id.to_string();
@@ -307,7 +309,7 @@ fn register_ended(
 ) -> ClientReply {
     let screen = std::fs::read(&files.screen)
         .ok()
-        .and_then(|bytes| serde_json::from_slice::<crate::wire::ScreenReply>(&bytes).ok());
+        .and_then(|bytes| serde_json::from_slice::<tickloop_proto::wire::ScreenReply>(&bytes).ok());
     let catalog = CatalogFacts::new(catalog, &shared.limits);
     let instance = Instance::new(id.clone(), files, Some(program), status, catalog);
     shared

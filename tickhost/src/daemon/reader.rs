@@ -5,9 +5,9 @@
 use super::conn::LauncherConn;
 use super::log::log;
 use super::registry::{end_info, CatalogFacts, Instance, Shared};
-use crate::framing::{Line, LineReader};
-use crate::wire::{ClientReply, LauncherMessage, LauncherRequest, LauncherStatus};
 use std::sync::Arc;
+use tickloop_client::framing::{Line, LineReader};
+use tickloop_proto::wire::{ClientReply, LauncherMessage, LauncherRequest, LauncherStatus};
 use tokio::net::unix::OwnedReadHalf;
 
 /// Attaches `conn` to `instance` and reads the launcher's messages until it
@@ -74,11 +74,11 @@ pub fn spawn_reader(
         );
         let end = if instance.close_requested() {
             end_info(
-                crate::wire::EndClass::Closed,
+                tickloop_proto::wire::EndClass::Closed,
                 "closed by `tickloop close`".into(),
             )
         } else {
-            end_info(crate::wire::EndClass::LauncherLost, reason.clone())
+            end_info(tickloop_proto::wire::EndClass::LauncherLost, reason.clone())
         };
         let ended = instance.mark_ended(end);
         let message = match instance.ended() {

@@ -3,17 +3,17 @@
 //! floods), name resolution, and the change signal watchers wait on.
 
 use super::conn::LauncherConn;
-use crate::clock::now_rfc3339;
-use crate::core::delivery::{trim, Trimmed};
-use crate::core::descriptor::{Descriptor, Series};
-use crate::core::limits::Limits;
-use crate::paths::{parse_id, InstanceFiles, InstanceKind, RuntimeDir};
-use crate::wire::{Catalog, ClientError, EndClass, EndInfo, ErrorKind, LauncherStatus};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use tickloop_client::clock::now_rfc3339;
+use tickloop_client::paths::{parse_id, InstanceFiles, InstanceKind, RuntimeDir};
+use tickloop_proto::core::delivery::{trim, Trimmed};
+use tickloop_proto::core::descriptor::{Descriptor, Series};
+use tickloop_proto::core::limits::Limits;
+use tickloop_proto::wire::{Catalog, ClientError, EndClass, EndInfo, ErrorKind, LauncherStatus};
 use tokio::sync::watch;
 
 /// What every task of the daemon shares.
@@ -53,7 +53,7 @@ fn approval_timeout() -> std::time::Duration {
         .and_then(|v| v.parse::<u64>().ok())
         .map(std::time::Duration::from_millis)
         .or_else(|| {
-            crate::config::load()
+            tickloop_client::config::load()
                 .ok()
                 .and_then(|c| c.approval_timeout_secs)
                 .map(std::time::Duration::from_secs)
@@ -67,7 +67,7 @@ fn notify_enabled() -> bool {
     match std::env::var("TICKLOOP_NOTIFY").as_deref() {
         Ok("1" | "true" | "on" | "yes") => true,
         Ok(_) => false,
-        Err(_) => crate::config::load()
+        Err(_) => tickloop_client::config::load()
             .ok()
             .and_then(|c| c.notify)
             .unwrap_or(false),
@@ -461,7 +461,10 @@ mod tests {
     fn an_end_sticks() {
         let m = map(&["hosted:a"]);
         let a = &m["hosted:a"];
-        assert!(a.mark_ended(end_info(crate::wire::EndClass::Exited, "gone".into())));
+        assert!(a.mark_ended(end_info(
+            tickloop_proto::wire::EndClass::Exited,
+            "gone".into()
+        )));
         assert!(!a.mark_ended(end_info(EndClass::LauncherLost, "x".into())));
         let mut later = status("hosted:a");
         later.updates_total = 5;
@@ -469,7 +472,7 @@ mod tests {
         assert_eq!(a.status().updates_total, 5);
         assert_eq!(
             a.ended().map(|e| e.kind),
-            Some(crate::wire::EndClass::Exited)
+            Some(tickloop_proto::wire::EndClass::Exited)
         );
     }
 }

@@ -8,16 +8,16 @@ use super::log::log;
 use super::open::open;
 use super::registry::{end_info, Instance, Shared};
 use super::watch::{self, Flow};
-use crate::framing::{write_line, Line, LineReader};
-use crate::paths::InstanceKind;
-use crate::wire::{
-    ActivityRecord, ClientError, ClientKind, ClientReply, ClientRequest, Envelope, ErrorKind,
-    Hello, HelloReply, LauncherRequest, LauncherStatus, ListEntry, Role, ServerMessage,
-};
 use serde_json::{json, Value};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
+use tickloop_client::framing::{write_line, Line, LineReader};
+use tickloop_client::paths::InstanceKind;
+use tickloop_proto::wire::{
+    ActivityRecord, ClientError, ClientKind, ClientReply, ClientRequest, Envelope, ErrorKind,
+    Hello, HelloReply, LauncherRequest, LauncherStatus, ListEntry, Role, ServerMessage,
+};
 use tokio::net::UnixStream;
 
 /// The longest request line accepted from a client (an `open` carries the
@@ -66,7 +66,7 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
     );
     let answer = match hello {
         Ok(hello) if hello.hello.role != Role::Client => HelloReply {
-            version: crate::wire::wire_version().to_string(),
+            version: tickloop_proto::wire::wire_version().to_string(),
             refused: Some(
                 "this is tickhost, for clients; views and hosts talk to a launcher's socket"
                     .to_string(),
@@ -74,7 +74,7 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
         },
         Ok(hello) => HelloReply::answer(&hello),
         Err(refused) => HelloReply {
-            version: crate::wire::wire_version().to_string(),
+            version: tickloop_proto::wire::wire_version().to_string(),
             refused: Some(refused),
         },
     };
@@ -273,7 +273,7 @@ async fn screen(shared: &Arc<Shared>, name: &str, history: usize) -> ClientReply
     };
     let kept = std::fs::read(&instance.files.screen)
         .ok()
-        .and_then(|bytes| serde_json::from_slice::<crate::wire::ScreenReply>(&bytes).ok());
+        .and_then(|bytes| serde_json::from_slice::<tickloop_proto::wire::ScreenReply>(&bytes).ok());
     match kept {
         Some(mut last) => {
             let skip = last.history.len().saturating_sub(history);
@@ -572,7 +572,10 @@ async fn close(shared: &Arc<Shared>, name: &str) -> ClientReply {
 
 /// Asks the launcher of a running instance to end it and waits until it has
 /// (killing it after [`CLOSE_TIMEOUT`]).
-async fn end_instance(shared: &Arc<Shared>, instance: &Arc<Instance>) -> crate::wire::EndInfo {
+async fn end_instance(
+    shared: &Arc<Shared>,
+    instance: &Arc<Instance>,
+) -> tickloop_proto::wire::EndInfo {
     let mut changes = shared.subscribe();
     instance.close_requested.store(true, Ordering::SeqCst);
     if let Some(conn) = instance.conn() {
@@ -613,7 +616,7 @@ async fn end_instance(shared: &Arc<Shared>, instance: &Arc<Instance>) -> crate::
         }
     }
     instance.mark_ended(end_info(
-        crate::wire::EndClass::Closed,
+        tickloop_proto::wire::EndClass::Closed,
         format!(
             "closed by `tickloop close`; the launcher did not end it within {} s, so it was killed",
             CLOSE_TIMEOUT.as_secs()
@@ -622,7 +625,7 @@ async fn end_instance(shared: &Arc<Shared>, instance: &Arc<Instance>) -> crate::
     shared.bump();
     instance.ended().unwrap_or_else(|| {
         end_info(
-            crate::wire::EndClass::Closed,
+            tickloop_proto::wire::EndClass::Closed,
             "closed by `tickloop close`".into(),
         )
     })

@@ -8,17 +8,17 @@
 //! total with what this watcher last saw, so nothing per update is stored.
 
 use super::registry::{Instance, Shared};
-use crate::core::delivery::budget_for;
-use crate::framing::{write_line, LineReader};
-use crate::paths::InstanceKind;
-use crate::wire::{
-    ClientError, ClientKind, ClientReply, Delivery, EndedNotice, ErrorKind, LauncherRequest,
-    LauncherStatus, ServerMessage, WatchEvent,
-};
 use serde_json::json;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
+use tickloop_client::framing::{write_line, LineReader};
+use tickloop_client::paths::InstanceKind;
+use tickloop_proto::core::delivery::budget_for;
+use tickloop_proto::wire::{
+    ClientError, ClientKind, ClientReply, Delivery, EndedNotice, ErrorKind, LauncherRequest,
+    LauncherStatus, ServerMessage, WatchEvent,
+};
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 /// The shortest interval accepted.
@@ -337,8 +337,8 @@ async fn send_ends(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::StateSnapshot;
     use serde_json::Value;
+    use tickloop_proto::wire::StateSnapshot;
 
     #[test]
     fn counting_reports_growth_since_the_previous_delivery() {
@@ -381,13 +381,14 @@ mod tests {
 
     #[test]
     fn deliveries_carry_counts_and_trim() {
-        let files =
-            crate::paths::InstanceFiles::from_record(std::path::Path::new("/nonexistent/c.json"));
-        let catalog = crate::wire::Catalog {
+        let files = tickloop_client::paths::InstanceFiles::from_record(std::path::Path::new(
+            "/nonexistent/c.json",
+        ));
+        let catalog = tickloop_proto::wire::Catalog {
             revision: Some("1".into()),
             descriptor: Some(json!({"recover_with": "history"})),
         };
-        let limits = crate::core::limits::Limits::default();
+        let limits = tickloop_proto::core::limits::Limits::default();
         let catalog = super::super::registry::CatalogFacts::new(catalog, &limits);
         let c = Instance::new(
             "hosted:c".into(),

@@ -39,9 +39,9 @@ use termwiz::caps::Capabilities;
 use termwiz::input::{InputEvent, KeyCode, KeyEvent, Modifiers};
 use termwiz::surface::{Change, Surface};
 use termwiz::terminal::{Terminal, TerminalWaker, UnixTerminal};
-use tickhost::attach::MouseTracking;
-use tickhost::client::Client;
-use tickhost::wire::{ClientReply, ClientRequest, ScreenReply};
+use tickloop_client::Client;
+use tickloop_proto::attach::MouseTracking;
+use tickloop_proto::wire::{ClientReply, ClientRequest, ScreenReply};
 use time::OffsetDateTime;
 
 /// How often the list is asked for.
@@ -90,7 +90,7 @@ enum Event {
     Activity(crate::activity::Fetched),
     /// The calls waiting for approval (every instance of source `.0`),
     /// oldest first.
-    Approvals(usize, Vec<tickhost::wire::HeldCall>),
+    Approvals(usize, Vec<tickloop_proto::wire::HeldCall>),
     Signal,
 }
 
@@ -219,7 +219,7 @@ fn spawn_signals(tx: mpsc::Sender<Event>, waker: TerminalWaker) -> Result<(), Mo
 #[derive(Debug, Clone)]
 pub struct Source {
     pub prefix: Option<String>,
-    pub endpoint: tickhost::client::Endpoint,
+    pub endpoint: tickloop_client::Endpoint,
 }
 
 impl Source {
@@ -234,11 +234,11 @@ impl Source {
     /// The id on its machine, when `id` is this source's.
     pub fn unwrap<'a>(&self, id: &'a str) -> Option<&'a str> {
         match &self.prefix {
-            None => tickhost::paths::parse_id(id).map(|_| id),
+            None => tickloop_client::paths::parse_id(id).map(|_| id),
             Some(p) => id
                 .strip_prefix(p.as_str())
                 .and_then(|rest| rest.strip_prefix(':'))
-                .filter(|rest| tickhost::paths::parse_id(rest).is_some()),
+                .filter(|rest| tickloop_client::paths::parse_id(rest).is_some()),
         }
     }
 
@@ -374,7 +374,7 @@ struct Monitor {
     /// the last list, the waiting calls and the problem of each.
     sources: Vec<Source>,
     lists: Vec<Option<Value>>,
-    waiting_of: Vec<Vec<tickhost::wire::HeldCall>>,
+    waiting_of: Vec<Vec<tickloop_proto::wire::HeldCall>>,
     problems: Vec<Option<String>>,
     caps: Capabilities,
     waker: TerminalWaker,
@@ -416,7 +416,7 @@ struct Monitor {
     activity_at_start: bool,
     /// Calls waiting for approval: the first is prompted for (y/n/v) over
     /// whatever is shown.
-    waiting: Vec<tickhost::wire::HeldCall>,
+    waiting: Vec<tickloop_proto::wire::HeldCall>,
     /// `v`: the prompt shows the arguments whole.
     prompt_whole: bool,
     size: (u16, u16),
@@ -611,7 +611,7 @@ impl Monitor {
     }
 
     /// [`Monitor::route_index`]'s tickhost.
-    fn route(&self, id: &str) -> Option<(tickhost::client::Endpoint, String)> {
+    fn route(&self, id: &str) -> Option<(tickloop_client::Endpoint, String)> {
         let (i, raw) = self.route_index(id)?;
         Some((self.sources[i].endpoint.clone(), raw))
     }
@@ -829,7 +829,7 @@ impl Monitor {
     /// `tickloop close ID` in the background; the footer says how it went.
     /// Approves or refuses `held` (in the background; the footer says how
     /// it went).
-    fn decide(&mut self, held: tickhost::wire::HeldCall, approve: bool) {
+    fn decide(&mut self, held: tickloop_proto::wire::HeldCall, approve: bool) {
         self.waiting.retain(|w| w.call != held.call);
         self.prompt_whole = false;
         let Some((endpoint, raw)) = self.route(&held.instance) else {
@@ -1045,7 +1045,7 @@ impl Monitor {
         };
         let mut surface = table::draw(&view, cols, rows);
         let mut cursor = None;
-        let mut cursor_shape = tickhost::attach::CursorShape::Default;
+        let mut cursor_shape = tickloop_proto::attach::CursorShape::Default;
         if let Some(o) = &self.overlay {
             let geo = Geometry::for_terminal(self.size.0, self.size.1);
             (cursor, cursor_shape) = overlay::draw(&mut surface, o, &geo);

@@ -15,7 +15,7 @@ use termwiz::color::{AnsiColor, ColorAttribute};
 use termwiz::input::{InputEvent, MouseEvent};
 use termwiz::surface::{Change, Position, Surface};
 use termwiz::terminal::TerminalWaker;
-use tickhost::attach::{Snapshot, ToView, ViewEvent, ViewHello};
+use tickloop_proto::attach::{Snapshot, ToView, ViewEvent, ViewHello};
 
 /// Where the box goes on a `cols` x `rows` terminal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +80,7 @@ pub struct Overlay {
     pub prefix_name: String,
     /// The ssh process when the instance is on another machine (set by the
     /// connecting thread; let go of off the drawing thread).
-    ssh: std::sync::Arc<std::sync::Mutex<Option<tickhost::remote::SshLink>>>,
+    ssh: std::sync::Arc<std::sync::Mutex<Option<tickloop_client::ssh::SshLink>>>,
 }
 
 impl Drop for Overlay {
@@ -103,7 +103,7 @@ impl Overlay {
         id: String,
         raw: String,
         socket: PathBuf,
-        ssh: Option<tickhost::remote::SshHost>,
+        ssh: Option<tickloop_client::ssh::SshHost>,
         hello: ViewHello,
         waker: TerminalWaker,
         prefix_name: String,
@@ -111,7 +111,7 @@ impl Overlay {
         let (note_tx, notes) = mpsc::channel();
         let (event_tx, events) = mpsc::channel();
         let size = (hello.cols, hello.rows);
-        let ssh_slot: std::sync::Arc<std::sync::Mutex<Option<tickhost::remote::SshLink>>> =
+        let ssh_slot: std::sync::Arc<std::sync::Mutex<Option<tickloop_client::ssh::SshLink>>> =
             Default::default();
         let slot = ssh_slot.clone();
         let instance = raw;
@@ -318,7 +318,7 @@ pub fn draw(
     screen: &mut Surface,
     overlay: &Overlay,
     geo: &Geometry,
-) -> (Option<(usize, usize)>, tickhost::attach::CursorShape) {
+) -> (Option<(usize, usize)>, tickloop_proto::attach::CursorShape) {
     let (w, h) = (
         usize::from(geo.inner_cols) + 2,
         usize::from(geo.inner_rows) + 2,
@@ -326,7 +326,7 @@ pub fn draw(
     let (screen_cols, screen_rows) = screen.dimensions();
     if geo.x + w > screen_cols || geo.y + h > screen_rows {
         // Too small for a box: the list's footer says what is shown.
-        return (None, tickhost::attach::CursorShape::Default);
+        return (None, tickloop_proto::attach::CursorShape::Default);
     }
     let (ox, oy) = geo.inner_origin();
     let mut border = CellAttributes::default();
@@ -361,7 +361,7 @@ pub fn draw(
     changes.push(Change::AllAttributes(CellAttributes::default()));
     screen.add_changes(changes);
 
-    let mut cursor = (None, tickhost::attach::CursorShape::Default);
+    let mut cursor = (None, tickloop_proto::attach::CursorShape::Default);
     let inner = match &overlay.model {
         Some(model) => {
             let note = format!("{} d closes", overlay.prefix_name);
@@ -447,7 +447,7 @@ fn banner(screen: &mut Surface, geo: &Geometry, lines: &[&str]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tickhost::attach::{Attrs, Line, Run};
+    use tickloop_proto::attach::{Attrs, Line, Run};
 
     #[test]
     fn geometry_leaves_the_list_at_the_edges() {

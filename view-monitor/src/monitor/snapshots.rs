@@ -16,8 +16,8 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use termwiz::cell::CellAttributes;
 use termwiz::surface::Surface;
-use tickhost::attach::{Attrs, Line, Run, Snapshot};
-use tickhost::wire::{ScreenCursor, ScreenReply};
+use tickloop_proto::attach::{Attrs, Line, Run, Snapshot};
+use tickloop_proto::wire::{ScreenCursor, ScreenReply};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
@@ -256,7 +256,7 @@ fn overlay_of_an_ended_tick_at_80x24() {
 /// gives it: calls of every outcome, a merged burst of updates, a view and
 /// the Loop subscribing.
 fn activity_view() -> crate::activity::ActivityView {
-    let record: tickhost::wire::ActivityRecord = serde_json::from_value(json!({
+    let record: tickloop_proto::wire::ActivityRecord = serde_json::from_value(json!({
         "instance": "hosted:counter", "last": 9, "subscribers": 1,
         "tools": [
             {"name": "increment", "mutates": true, "description": "Add an integer to the counter."},

@@ -10,7 +10,7 @@ use serde_json::Value;
 use termwiz::cell::{unicode_column_width, AttributeChange, CellAttributes, Intensity};
 use termwiz::color::{AnsiColor, ColorAttribute};
 use termwiz::surface::{Change, Position, Surface};
-use tickhost::wire::{InstanceState, ListEntry, ScreenReply};
+use tickloop_proto::wire::{InstanceState, ListEntry, ScreenReply};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
@@ -873,7 +873,7 @@ mod tests {
         let screen = |row, col| ScreenReply {
             rows: 30,
             cols: 120,
-            cursor: tickhost::wire::ScreenCursor { row, col },
+            cursor: tickloop_proto::wire::ScreenCursor { row, col },
             lines: Vec::new(),
             history: Vec::new(),
             history_len: 0,

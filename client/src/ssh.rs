@@ -1,9 +1,10 @@
-//! Ticks on other machines, over the user's own OpenSSH (issue 17).
+//! Dialling Ticks on other machines, over the user's own OpenSSH: the
+//! local half (the far half, the relay, is in the `tickhost` crate).
 //!
 //! No listener and no network protocol of Tickloop's own: the local side
 //! starts the system `ssh` (or `TICKLOOP_SSH`, a shell command line like
 //! `GIT_SSH_COMMAND`) with `tickloop __relay` as the remote command. The
-//! relay ([`relay`]) connects, on the far side, to that user's tickhost
+//! relay (`tickhost::relay`) connects, on the far side, to that user's tickhost
 //! socket (starting tickhost exactly as a local CLI does) or to one
 //! launcher's attach socket, prints one greeting line naming its build, and
 //! then copies bytes both ways between ssh's stdio and that socket. The
@@ -12,16 +13,15 @@
 //!
 //! On the local side [`dial`] hands ssh one end of a Unix socket pair as
 //! its stdin and stdout and keeps the other: the caller gets a plain
-//! [`UnixStream`], so [`crate::client::Client`] and the views use one code
+//! [`UnixStream`], so [`crate::Client`] and the views use one code
 //! path (and the same bounded waits) for a local socket and for ssh.
 //! [`SshLink`] owns the ssh process and what it said on stderr.
 
-use crate::paths::{parse_id, RuntimeDir};
-use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::os::fd::{AsFd, OwnedFd};
+use crate::paths::parse_id;
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read};
+use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -36,7 +36,7 @@ const MAX_GREETING: usize = 1024 * 1024;
 /// How the relay's error begins when tickhost is not running there.
 pub const NOT_RUNNING: &str = "tickhost is not running";
 /// The key of the relay's greeting line.
-const GREETING_KEY: &str = "tickloop_relay";
+pub const GREETING_KEY: &str = "tickloop_relay";
 
 /// A `--host` value: `[ssh://][USER@]HOST[:PORT]`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -288,11 +288,11 @@ pub fn set_build(line: String) {
     let _ = BUILD.set(line);
 }
 
-fn build() -> String {
+pub fn this_build() -> String {
     BUILD
         .get()
         .cloned()
-        .unwrap_or_else(|| crate::wire::wire_version().to_string())
+        .unwrap_or_else(|| tickloop_proto::wire::wire_version().to_string())
 }
 
 /// The relay's greeting, as the local side reads it.
@@ -425,7 +425,7 @@ pub fn dial(
     want_env: bool,
 ) -> Result<(UnixStream, Greeting, SshLink), RemoteError> {
     let label = host.label();
-    let local_wire = crate::wire::wire_version();
+    let local_wire = tickloop_proto::wire::wire_version();
     let lost = |detail: String| RemoteError::Lost {
         host: label.clone(),
         detail,
@@ -498,7 +498,7 @@ pub fn dial(
         if noise.len() >= 64 {
             return Err(RemoteError::NoRelay {
                 host: label,
-                local: build(),
+                local: this_build(),
                 stderr: format!(
                     "64 lines that are not a relay's greeting, the first: {}",
                     noise[0]
@@ -525,7 +525,7 @@ pub fn dial(
     if greeting.wire != local_wire {
         return Err(RemoteError::VersionMismatch {
             host: label,
-            local: build(),
+            local: this_build(),
             remote: greeting.build,
         });
     }
@@ -629,7 +629,7 @@ fn classify_failure(
     match status.and_then(|s| s.code()) {
         Some(127) => RemoteError::NotInstalled {
             host,
-            local: build(),
+            local: this_build(),
             stderr,
         },
         Some(255) | None => RemoteError::Ssh {
@@ -639,7 +639,7 @@ fn classify_failure(
         },
         Some(_) if stderr.contains("command not found") => RemoteError::NotInstalled {
             host,
-            local: build(),
+            local: this_build(),
             stderr,
         },
         Some(code) => match why {
@@ -653,139 +653,13 @@ fn classify_failure(
             },
             _ => RemoteError::NoRelay {
                 host,
-                local: build(),
+                local: this_build(),
                 stderr: match noise.first() {
                     None => format!("exit {code}: {stderr}"),
                     Some(first) => format!("exit {code}: {stderr}; it printed: {first}"),
                 },
             },
         },
-    }
-}
-
-/// The relay, `tickloop __relay --to TO [--wire W] [--env]`, on the far
-/// side of ssh: connects to TO (starting tickhost when needed), greets on
-/// stdout, then copies stdin to the socket and the socket to stdout until
-/// either side ends. Never touches an instance by itself: when ssh goes
-/// away, the socket is closed as a local client closing would close it.
-/// `packages`: what [`RelayTo::Packages`] prints (the binary discovers them;
-/// this library does not).
-pub fn relay(
-    runtime: &Path,
-    exe: &Path,
-    to: &RelayTo,
-    peer_wire: Option<&str>,
-    want_env: bool,
-    packages: &dyn Fn() -> Value,
-) -> i32 {
-    let mut body = json!({
-        "wire": crate::wire::wire_version(),
-        "build": build(),
-    });
-    let mut stdout = match std::io::stdout().as_fd().try_clone_to_owned() {
-        Ok(fd) => std::fs::File::from(fd),
-        Err(_) => return 1,
-    };
-    let greet = |stdout: &mut std::fs::File, body: &Value| {
-        let mut line = serde_json::to_vec(&json!({ GREETING_KEY: body })).unwrap_or_default();
-        line.push(b'\n');
-        stdout.write_all(&line).and_then(|()| stdout.flush())
-    };
-    if peer_wire.is_some_and(|w| w != crate::wire::wire_version()) {
-        // The peer names the mismatch (it has both versions); nothing else.
-        let _ = greet(&mut stdout, &body);
-        return 0;
-    }
-    if *to == RelayTo::Packages {
-        let mut line = serde_json::to_vec(&packages()).unwrap_or_default();
-        line.push(b'\n');
-        let sent = greet(&mut stdout, &body)
-            .and_then(|()| stdout.write_all(&line))
-            .and_then(|()| stdout.flush());
-        return if sent.is_ok() { 0 } else { 1 };
-    }
-    let socket = match connect_target(runtime, exe, to) {
-        Ok(socket) => socket,
-        Err(message) => {
-            body["error"] = Value::String(message);
-            let _ = greet(&mut stdout, &body);
-            return 1;
-        }
-    };
-    if let Some(home) = dirs::home_dir() {
-        body["home"] = Value::String(home.to_string_lossy().into_owned());
-    }
-    if want_env {
-        body["env"] = Value::Array(
-            crate::client::caller_env()
-                .into_iter()
-                .map(|(k, v)| json!([k, v]))
-                .collect(),
-        );
-    }
-    if greet(&mut stdout, &body).is_err() {
-        return 1;
-    }
-    let Ok(mut to_socket) = socket.try_clone() else {
-        return 1;
-    };
-    let stdin = std::io::stdin().as_fd().try_clone_to_owned();
-    std::thread::spawn(move || {
-        if let Ok(fd) = stdin {
-            let _ = pump(&mut std::fs::File::from(fd), &mut to_socket);
-        }
-        // ssh's side ended: the socket's peer sees this client leave.
-        let _ = to_socket.shutdown(std::net::Shutdown::Write);
-    });
-    let mut from_socket = &socket;
-    let _ = pump(&mut from_socket, &mut stdout);
-    let _ = socket.shutdown(std::net::Shutdown::Both);
-    0
-}
-
-/// Copies `from` to `to` until `from` ends or either fails, with plain
-/// reads and writes (each chunk written as soon as it is read).
-fn pump(from: &mut impl Read, to: &mut impl Write) -> std::io::Result<()> {
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = match from.read(&mut buf) {
-            Ok(0) => return Ok(()),
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        to.write_all(&buf[..n])?;
-        to.flush()?;
-    }
-}
-
-/// Connects to what `to` names on this machine.
-fn connect_target(runtime: &Path, exe: &Path, to: &RelayTo) -> Result<UnixStream, String> {
-    let dir = RuntimeDir::at(runtime);
-    match to {
-        RelayTo::Tickhost => {
-            if let Ok(stream) = UnixStream::connect(dir.socket()) {
-                return Ok(stream);
-            }
-            // Started (and its version checked) as a local CLI would.
-            let client = crate::client::Client::connect_or_start(runtime, exe)
-                .map_err(|e| format!("cannot reach tickhost: {e}"))?;
-            drop(client);
-            UnixStream::connect(dir.socket()).map_err(|e| format!("cannot reach tickhost: {e}"))
-        }
-        RelayTo::RunningTickhost => {
-            UnixStream::connect(dir.socket()).map_err(|e| format!("{NOT_RUNNING} ({e})"))
-        }
-        RelayTo::View(id) => {
-            let (kind, name) =
-                parse_id(id).ok_or_else(|| format!("no instance {id}: not an instance id"))?;
-            let files = dir
-                .instance_files(kind, name)
-                .map_err(|e| format!("no instance {id}: {e}"))?;
-            UnixStream::connect(&files.socket)
-                .map_err(|e| format!("no instance {id} running here ({e})"))
-        }
-        RelayTo::Packages => Err("packages has no socket".into()),
     }
 }
 

@@ -9,20 +9,20 @@
 //! reply (every watched instance ended) or an error.
 //!
 //! [`Client::connect_remote`] reaches the tickhost of another machine over
-//! ssh ([`crate::remote`]): the stream is then one end of a socket pair
+//! ssh ([`crate::ssh`]): the stream is then one end of a socket pair
 //! whose other end is ssh's stdio, and everything else is the same code.
 
 use crate::paths::RuntimeDir;
-use crate::wire::{
-    ClientKind, ClientReply, ClientRequest, Envelope, HeldCall, Hello, HelloReply, ServerMessage,
-    WatchEvent,
-};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use tickloop_proto::wire::{
+    ClientKind, ClientReply, ClientRequest, Envelope, HeldCall, Hello, HelloReply, ServerMessage,
+    WatchEvent,
+};
 
 /// How long [`Client::connect_or_start`] waits for a new tickhost.
 pub const START_TIMEOUT: Duration = Duration::from_secs(10);
@@ -76,7 +76,7 @@ pub enum ClientError {
     #[error(transparent)]
     Paths(#[from] crate::paths::PathsError),
     #[error(transparent)]
-    Remote(#[from] crate::remote::RemoteError),
+    Remote(#[from] crate::ssh::RemoteError),
 }
 
 impl ClientError {
@@ -85,8 +85,8 @@ impl ClientError {
     pub fn is_not_running(&self) -> bool {
         match self {
             ClientError::NotRunning { .. } => true,
-            ClientError::Remote(crate::remote::RemoteError::Relay { message, .. }) => {
-                message.starts_with(crate::remote::NOT_RUNNING)
+            ClientError::Remote(crate::ssh::RemoteError::Relay { message, .. }) => {
+                message.starts_with(crate::ssh::NOT_RUNNING)
             }
             _ => false,
         }
@@ -113,9 +113,9 @@ pub struct Client {
     server_version: String,
     /// The ssh process when tickhost is on another machine (dropped after
     /// the stream, so ssh sees its stdin close first).
-    link: Option<crate::remote::SshLink>,
+    link: Option<crate::ssh::SshLink>,
     /// What the relay said about the far side (remote connections only).
-    greeting: Option<crate::remote::Greeting>,
+    greeting: Option<crate::ssh::Greeting>,
 }
 
 impl Client {
@@ -133,11 +133,11 @@ impl Client {
     /// there when needed) and exchanges hello through the relay.
     /// `want_env`: also learn the remote environment ([`Client::remote_env`]).
     pub fn connect_remote(
-        host: &crate::remote::SshHost,
+        host: &crate::ssh::SshHost,
         want_env: bool,
     ) -> Result<Client, ClientError> {
         let (stream, greeting, link) =
-            crate::remote::dial(host, &crate::remote::RelayTo::Tickhost, want_env)?;
+            crate::ssh::dial(host, &crate::ssh::RelayTo::Tickhost, want_env)?;
         let label = PathBuf::from(format!("ssh {host}"));
         Client::handshake(stream, Some(link), Some(greeting), label).map_err(|e| match e {
             // Through a relay that greeted, "not running" is a lost link.
@@ -148,9 +148,9 @@ impl Client {
 
     /// [`Client::connect_remote`], but only to a tickhost that runs there
     /// (else [`ClientError::is_not_running`]).
-    pub fn connect_remote_no_start(host: &crate::remote::SshHost) -> Result<Client, ClientError> {
+    pub fn connect_remote_no_start(host: &crate::ssh::SshHost) -> Result<Client, ClientError> {
         let (stream, greeting, link) =
-            crate::remote::dial(host, &crate::remote::RelayTo::RunningTickhost, false)?;
+            crate::ssh::dial(host, &crate::ssh::RelayTo::RunningTickhost, false)?;
         let label = PathBuf::from(format!("ssh {host}"));
         Client::handshake(stream, Some(link), Some(greeting), label).map_err(|e| match e {
             ClientError::NotRunning { source, .. } => ClientError::Io(source),
@@ -159,20 +159,20 @@ impl Client {
     }
 
     /// The far side's greeting when connected over ssh.
-    pub fn greeting(&self) -> Option<&crate::remote::Greeting> {
+    pub fn greeting(&self) -> Option<&crate::ssh::Greeting> {
         self.greeting.as_ref()
     }
 
     /// The ssh process id when connected over ssh.
     pub fn ssh_pid(&self) -> Option<u32> {
-        self.link.as_ref().map(crate::remote::SshLink::pid)
+        self.link.as_ref().map(crate::ssh::SshLink::pid)
     }
 
     /// Exchanges hello on a fresh `stream`.
     fn handshake(
         stream: UnixStream,
-        link: Option<crate::remote::SshLink>,
-        greeting: Option<crate::remote::Greeting>,
+        link: Option<crate::ssh::SshLink>,
+        greeting: Option<crate::ssh::Greeting>,
         socket: PathBuf,
     ) -> Result<Client, ClientError> {
         let writer = stream.try_clone()?;
@@ -457,7 +457,7 @@ pub fn screen_rows(reply: &serde_json::Value) -> Vec<String> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Endpoint {
     Local { runtime: PathBuf, exe: PathBuf },
-    Remote(crate::remote::SshHost),
+    Remote(crate::ssh::SshHost),
 }
 
 impl Endpoint {
@@ -480,7 +480,7 @@ impl Endpoint {
 
     /// The tickhost of `runtime` here, or of `ssh`'s machine; `exe` is this
     /// executable (to start tickhost here).
-    pub fn of(runtime: &Path, ssh: Option<&crate::remote::SshHost>) -> Endpoint {
+    pub fn of(runtime: &Path, ssh: Option<&crate::ssh::SshHost>) -> Endpoint {
         match ssh {
             Some(host) => Endpoint::Remote(host.clone()),
             None => Endpoint::Local {
@@ -491,7 +491,7 @@ impl Endpoint {
     }
 
     /// The remote host, if any.
-    pub fn host(&self) -> Option<&crate::remote::SshHost> {
+    pub fn host(&self) -> Option<&crate::ssh::SshHost> {
         match self {
             Endpoint::Local { .. } => None,
             Endpoint::Remote(host) => Some(host),

@@ -1,0 +1,18 @@
+//! tickloop-client: what every front end needs to reach Tickloop — the
+//! blocking connection to tickhost (starting it when absent), dialling
+//! another machine over ssh, the runtime directory's paths, the bounded
+//! line framing of every socket (async and blocking), the person's
+//! settings file and the one RFC 3339 clock. The daemon itself is the
+//! `tickhost` crate; the messages are `tickloop-proto`'s.
+
+pub mod clock;
+pub mod config;
+mod connection;
+pub mod framing;
+pub mod paths;
+pub mod ssh;
+
+pub use connection::{
+    caller_env, identify_as, screen_history, screen_rows, Client, ClientError, Endpoint, WatchItem,
+    HELLO_TIMEOUT, REQUEST_TIMEOUT, START_TIMEOUT,
+};
