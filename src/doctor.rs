@@ -379,10 +379,7 @@ fn herdr() -> Check {
     let name = "herdr";
     let env = view_herdr::herdr::HerdrEnv::from_env();
     let Ok(bin) = view_herdr::herdr::resolve_bin(&env.bin) else {
-        return Check::ok(
-            name,
-            "Herdr not found on PATH (optional: README \"Tickloop in Herdr\")",
-        );
+        return Check::ok(name, "Herdr not found on PATH (optional: docs/herdr.md)");
     };
     match view_herdr::commands::linked_plugin(&env) {
         Ok(Some(plugin)) if plugin.enabled => Check::ok(

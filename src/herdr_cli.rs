@@ -1,4 +1,4 @@
-//! `tickloop herdr ...` (README: "Tickloop in Herdr") and `open --view
+//! `tickloop herdr ...` (docs/herdr.md) and `open --view
 //! herdr`: the command line of the `view-herdr` library — arguments, what is
 //! printed (JSON when stdout is not a terminal, a line of text on one) and
 //! the contract's errors.

@@ -1,8 +1,8 @@
 //! `tickloop loop run`: the command line of the Loop's harness interface,
 //! which drives one agent session's Loop over JSON lines on stdin/stdout
-//! (`tickloop_loop::run`; README, "Driving the Loop"); and `tickloop loop
+//! (`tickloop_loop::run`; docs/loop.md); and `tickloop loop
 //! claude-code install|uninstall|hook`, the same Loop inside Claude Code
-//! (`tickloop_loop::claude_code`; README, "Tickloop in Claude Code").
+//! (`tickloop_loop::claude_code`; docs/claude-code.md).
 
 use clap::{Args, Subcommand};
 use std::path::PathBuf;

@@ -37,7 +37,7 @@ struct Cli {
     #[arg(long, global = true)]
     json: bool,
     /// The machine whose Ticks to use, over ssh: [ssh://][USER@]HOST[:PORT]
-    /// (README: "Ticks on other machines"; TICKLOOP_SSH is the ssh command).
+    /// (docs/remote.md; TICKLOOP_SSH is the ssh command).
     #[arg(
         long = "host",
         global = true,
@@ -267,7 +267,7 @@ enum Command {
         #[arg(long)]
         env: bool,
     },
-    /// Serve the agent tools over MCP on stdin/stdout (README: "Tickloop for MCP-capable agents").
+    /// Serve the agent tools over MCP on stdin/stdout (docs/mcp.md).
     Mcp {
         /// Milliseconds between deliveries (state notifications, instance polling); at least 100.
         #[arg(long, default_value_t = 1000)]
@@ -286,7 +286,7 @@ enum Command {
     Doctor,
     /// The version, wire version, commit and protocol versions of this build.
     Version,
-    /// Print the completion script for SHELL (README: "Install").
+    /// Print the completion script for SHELL (README.md: "Install").
     Completions {
         #[arg(value_enum)]
         shell: completions::Shell,
@@ -296,10 +296,10 @@ enum Command {
     /// Instance ids for the shell completions (never starts tickhost).
     #[command(name = "__complete-ids", hide = true)]
     CompleteIds,
-    /// The Loop: bounded time-step runs for an agent session (README: "Driving the Loop").
+    /// The Loop: bounded time-step runs for an agent session (docs/loop.md).
     #[command(subcommand)]
     Loop(loop_cli::LoopCommand),
-    /// Tickloop in Herdr: its plugin, Ticks in Herdr panes, the Monitor overlay (README: "Tickloop in Herdr").
+    /// Tickloop in Herdr: its plugin, Ticks in Herdr panes, the Monitor overlay (docs/herdr.md).
     #[command(subcommand)]
     Herdr(herdr_cli::HerdrCommand),
 }

@@ -675,7 +675,7 @@ fn mcp_tools_inside_claude_code() {
             {"text": "subscribed"}
         ]),
     );
-    // The README's snippet, as written (`tickloop` is on PATH).
+    // docs/mcp.md's snippet, as written (`tickloop` is on PATH).
     let added = p
         .claude_command(api.port, 100)
         .args(["mcp", "add", "tickloop", "--", "tickloop", "mcp"])
