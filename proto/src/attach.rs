@@ -5,7 +5,7 @@
 //! # Conversation
 //!
 //! One JSON value per line (`\n`-terminated) each way, on the launcher's Unix
-//! socket (`RUNTIME/l/<id>.sock`):
+//! socket (`RUNTIME/l/<kind>-<name>.sock`):
 //!
 //! 1. view → launcher: [`tickloop_proto::wire::Hello`] with role `view`;
 //!    launcher → view: [`tickloop_proto::wire::HelloReply`] (a refusal closes).

@@ -4,19 +4,21 @@
 //! like the Tick protocol itself. Two conversations use these types:
 //!
 //! * **client ↔ tickhost** on `RUNTIME/tickhost.sock` (the CLI, the MCP bridge,
-//!   the Monitor): the client sends [`Hello`], the daemon answers [`HelloReply`]
+//!   the Loop, the Monitor, the Herdr adapter): the client sends [`Hello`], the
+//!   daemon answers [`HelloReply`]
 //!   (refusing a different version), then the client sends [`Envelope`]s
 //!   carrying a [`ClientRequest`] and reads [`ServerMessage`]s back. Requests on
 //!   one connection are answered in order; `watch` streams [`ServerMessage::Event`]s
 //!   until the client hangs up.
-//! * **tickhost ↔ launcher** on `RUNTIME/launchers/<slug>.sock`: the same
+//! * **tickhost ↔ launcher** on `RUNTIME/l/<kind>-<name>.sock`: the same
 //!   [`Hello`] / [`HelloReply`] exchange (role `host`), then [`Envelope`]s
 //!   carrying a [`LauncherRequest`], answered by id (calls run concurrently,
-//!   so replies may come out of order), and unsolicited
-//!   [`LauncherEvent`]s for state changes and the end of the session.
+//!   so replies may come out of order) with [`LauncherMessage::Reply`], and
+//!   unsolicited [`LauncherMessage::Status`] (state changes, and the end of
+//!   the session as a status with `ended`) and [`LauncherMessage::Catalog`].
 //!
-//! Views attach to a launcher with role `view`; their messages live in the
-//! launcher's attach protocol, not here.
+//! Views attach to the same launcher socket with role `view`; their messages
+//! are the attach protocol ([`crate::attach`]), not these.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
