@@ -286,7 +286,7 @@ enum Command {
     Doctor,
     /// The version, wire version, commit and protocol versions of this build.
     Version,
-    /// Print the completion script for SHELL (README.md: "Install").
+    /// Print the completion script for SHELL (README: "Install").
     Completions {
         #[arg(value_enum)]
         shell: completions::Shell,
