@@ -4,19 +4,32 @@
 //!   talking to tickhost with [`tickloop_client::Client`] like the CLI: the
 //!   agent tools TickManage, TickDescribe, TickRead, TickCall, one tool per
 //!   tool of each running Tick, and TickUpdate as `tick://NAME/state`
-//!   resources (see [`server`]).
+//!   resources (see the `server` module, and the modules it names).
 //! * Package discovery (TickManage `packages`, `open` with a package) is the
 //!   `tickloop-packages` crate, which the CLI uses too.
 //!
 //! Nothing here writes to stdout but the MCP transport.
 
+mod calls;
+mod catalog;
+mod describe;
+mod hosts;
+mod manage;
 mod names;
+mod notice;
+mod open;
+mod options;
 mod outcome;
+mod pace;
+mod poller;
+mod resources;
 mod schema;
-pub mod server;
+mod server;
+mod tool_list;
 mod transport;
 
-pub use server::Options;
+pub use options::Options;
+pub use pace::MIN_INTERVAL;
 
 /// The MCP protocol revisions `tickloop mcp` speaks, newest last (for
 /// `tickloop version --json`).
@@ -31,8 +44,9 @@ pub fn protocol_versions() -> Vec<String> {
         .collect()
 }
 
+use notice::Notice;
 use rmcp::ServiceExt;
-use server::{Bridge, Notice};
+use server::Bridge;
 
 /// Why the MCP server stopped with an error.
 #[derive(Debug, thiserror::Error)]

@@ -1,0 +1,289 @@
+//! Tick tool calls: TickCall and the per-Tick `NAME__TOOL` tools. A
+//! per-Tick call is bound to the catalog the client was shown: it carries
+//! the revision of the client's last `tools/list` and is refused (not
+//! executed) when the Tick's catalog has moved on since. Every result
+//! states its outcome ([`crate::outcome`]); while tickhost holds a call for a
+//! person's approval, the client hears progress notifications.
+
+use crate::catalog::Catalog;
+use crate::hosts::{error_kind, HostError, Hosts};
+use crate::outcome::{self, CallSite};
+use crate::schema;
+use crate::tool_list::ToolList;
+use rmcp::model::{CallToolResult, ProgressNotificationParam, ProgressToken};
+use rmcp::{ErrorData, Peer, RoleServer};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use tickloop_proto::wire::{CallOutcome, ClientReply, ClientRequest, HeldCall};
+
+/// Where a call's progress goes: the client that asked, and the token it
+/// gave.
+pub struct ProgressSink {
+    pub peer: Peer<RoleServer>,
+    pub token: ProgressToken,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CallArgs {
+    instance: String,
+    tool: String,
+    #[serde(default)]
+    args: Option<Value>,
+    revision: String,
+}
+
+/// Makes the calls of TickCall and of the per-Tick tools.
+pub struct Calls {
+    hosts: Hosts,
+    catalog: Arc<Catalog>,
+    tools: Arc<ToolList>,
+}
+
+impl Calls {
+    pub fn new(hosts: Hosts, catalog: Arc<Catalog>, tools: Arc<ToolList>) -> Calls {
+        Calls {
+            hosts,
+            catalog,
+            tools,
+        }
+    }
+
+    /// TickCall: `instance`, `tool`, `args` and `revision` given.
+    pub async fn generic(&self, args: Value, progress: Option<ProgressSink>) -> CallToolResult {
+        let args: CallArgs = match serde_json::from_value(args) {
+            Ok(a) => a,
+            Err(e) => {
+                return outcome::refused(
+                    &CallSite {
+                        instance: "?",
+                        tool: "?",
+                        revision: "?",
+                    },
+                    -32602,
+                    format!("TickCall arguments: {e}"),
+                )
+            }
+        };
+        let call_args = args.args.unwrap_or_else(|| json!({}));
+        self.call(
+            &args.instance,
+            &args.tool,
+            call_args,
+            &args.revision,
+            progress,
+        )
+        .await
+    }
+
+    /// A per-Tick tool's call. A name the client's last `tools/list` did not
+    /// hold is an unknown tool: a JSON-RPC error (-32602), as the MCP spec's
+    /// error handling says, not a tool result.
+    pub async fn listed(
+        &self,
+        name: &str,
+        args: Value,
+        progress: Option<ProgressSink>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let Some(listed) = self.tools.listed(name) else {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "Unknown tool: {name:?} is not in the last tools/list (its Tick may have closed, or tools were never listed). List tools again, or use TickCall."
+                ),
+                Some(json!({"tool": name})),
+            ));
+        };
+        let site = CallSite {
+            instance: &listed.instance,
+            tool: &listed.tool,
+            revision: &listed.revision,
+        };
+        match self.catalog.revision(&listed.instance) {
+            None => {
+                return Ok(outcome::refused(
+                    &site,
+                    -32600,
+                    format!(
+                        "{} is not running any more (closed or ended; TickManage list shows how); list tools again",
+                        listed.instance
+                    ),
+                ))
+            }
+            Some(rev) if rev != listed.revision => {
+                return Ok(outcome::refused(
+                    &site,
+                    outcome::STALE_REVISION,
+                    format!(
+                        "the tool catalog of {} changed (revision {} when tools were listed, {} now); this call was prepared against the old catalog",
+                        listed.instance, listed.revision, rev
+                    ),
+                ))
+            }
+            Some(_) => {}
+        }
+        let args = if listed.wrapped {
+            match unwrap_args(args) {
+                Ok(args) => args,
+                Err(message) => return Ok(outcome::refused(&site, -32602, message)),
+            }
+        } else {
+            args
+        };
+        Ok(self
+            .call(
+                &listed.instance,
+                &listed.tool,
+                args,
+                &listed.revision,
+                progress,
+            )
+            .await)
+    }
+
+    /// Sends a call and states its outcome. After a mutating call (or a
+    /// stale-revision refusal) the instance is described again.
+    async fn call(
+        &self,
+        instance: &str,
+        tool: &str,
+        args: Value,
+        revision: &str,
+        progress: Option<ProgressSink>,
+    ) -> CallToolResult {
+        let site = CallSite {
+            instance,
+            tool,
+            revision,
+        };
+        if !args.is_object() {
+            return outcome::refused(&site, -32602, "args must be a JSON object".into());
+        }
+        let mutating = self.catalog.mutates(instance, tool);
+        let request = ClientRequest::Call {
+            instance: instance.to_string(),
+            tool: tool.to_string(),
+            args,
+            revision: revision.to_string(),
+        };
+        let reply = self.request_call(request, progress).await;
+        let result = call_outcome(&site, &reply);
+        let stale = matches!(&reply, Ok(ClientReply::Call(CallOutcome::NotExecuted { error })) if error.code == outcome::STALE_REVISION);
+        if mutating || stale {
+            let id = self
+                .catalog
+                .resolve(instance)
+                .unwrap_or_else(|| instance.to_string());
+            self.catalog.touch(&id);
+        }
+        result
+    }
+
+    /// A call on a fresh tickhost connection; while tickhost holds it for a
+    /// person's approval, each word of that becomes an MCP progress
+    /// notification, when the client gave a progress token.
+    async fn request_call(
+        &self,
+        request: ClientRequest,
+        progress: Option<ProgressSink>,
+    ) -> Result<ClientReply, HostError> {
+        let hosts = self.hosts.clone();
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<HeldCall>();
+        let forward = tokio::spawn(forward_progress(rx, progress));
+        let reply = tokio::task::spawn_blocking(move || {
+            hosts.request_blocking(request, |held| {
+                let _ = tx.send(held.clone());
+            })
+        })
+        .await
+        .unwrap_or_else(|e| Err(HostError::Lost(format!("internal error: {e}"))));
+        let _ = forward.await;
+        reply
+    }
+}
+
+/// Sends each word of a held call to `progress` (if the client gave a
+/// token) until the call is answered.
+async fn forward_progress(
+    mut held_calls: tokio::sync::mpsc::UnboundedReceiver<HeldCall>,
+    progress: Option<ProgressSink>,
+) {
+    let mut step = 0.0;
+    while let Some(held) = held_calls.recv().await {
+        let Some(sink) = &progress else { continue };
+        step += 1.0;
+        let message = format!(
+            "waiting for a person to approve {} on {} (call {}; `tickloop approve {} {}` or the Monitor)",
+            held.tool, held.instance, held.call, held.instance, held.call
+        );
+        let param = ProgressNotificationParam::new(sink.token.clone(), step).with_message(message);
+        let _ = sink.peer.notify_progress(param).await;
+    }
+}
+
+/// The tool result of a call's reply.
+fn call_outcome(site: &CallSite<'_>, reply: &Result<ClientReply, HostError>) -> CallToolResult {
+    match reply {
+        Err(HostError::Connect(m)) => outcome::refused(site, -32603, m.clone()),
+        Err(HostError::Lost(m)) => outcome::call_result(
+            site,
+            &CallOutcome::Unknown {
+                reason: format!(
+                    "the connection to tickhost was lost with the call in flight ({m})"
+                ),
+            },
+        ),
+        Ok(ClientReply::Call(o)) => outcome::call_result(site, o),
+        Ok(ClientReply::Ok(v)) => {
+            outcome::call_result(site, &CallOutcome::Result { result: v.clone() })
+        }
+        Ok(ClientReply::Error(e)) => outcome::refused(
+            site,
+            -32600,
+            format!("{}: {}", error_kind(e.kind), e.message),
+        ),
+    }
+}
+
+/// A wrapped tool's arguments: `{"args": {...}}` → `{...}`.
+fn unwrap_args(args: Value) -> Result<Value, String> {
+    let wrapped = schema::WRAPPED_ARG;
+    match args {
+        Value::Object(mut map) => {
+            let inner = map.remove(wrapped);
+            if let Some(extra) = map.keys().next() {
+                return Err(format!(
+                    "this tool takes its arguments under `{wrapped}` only; `{extra}` is not allowed: call it with {{\"{wrapped}\": {{...}}}}"
+                ));
+            }
+            match inner {
+                Some(Value::Object(inner)) => Ok(Value::Object(inner)),
+                Some(other) => Err(format!(
+                    "`{wrapped}` must be a JSON object (the Tick's arguments), not {other}"
+                )),
+                None => Err(format!(
+                    "this tool takes its arguments under `{wrapped}`: call it with {{\"{wrapped}\": {{...}}}}"
+                )),
+            }
+        }
+        other => Err(format!("arguments must be a JSON object, not {other}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrapped_arguments_are_unwrapped_or_refused_saying_how() {
+        assert_eq!(unwrap_args(json!({"args": {"a": 1}})), Ok(json!({"a": 1})));
+        for bad in [
+            json!({"a": 1}),
+            json!({"args": 5}),
+            json!({"args": {}, "x": 1}),
+        ] {
+            let why = unwrap_args(bad.clone()).expect_err("refused");
+            assert!(why.contains("args"), "{bad}: {why}");
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! TickManage: the instances (list, reload, close, screen, input, activity),
+//! the packages, `open` (see [`crate::open`]), and the answers saying where to
+//! go instead (`show`; Loop `subscribe` outside Claude Code, `unsubscribe`).
+
+use crate::catalog::Catalog;
+use crate::hosts::Hosts;
+use crate::open::{Open, OpenArgs};
+use crate::outcome;
+use rmcp::model::CallToolResult;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::sync::Arc;
+use tickloop_packages as packages;
+use tickloop_proto::wire::{ActivityEntry, ActivityEvent, ActivityRecord, ClientRequest};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ManageArgs {
+    action: String,
+    #[serde(default)]
+    instance: Option<String>,
+    #[serde(default)]
+    command: Option<Vec<String>>,
+    #[serde(default)]
+    package: Option<String>,
+    #[serde(default)]
+    package_args: Option<Vec<String>>,
+    #[serde(default)]
+    shell: Option<bool>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    cwd: Option<PathBuf>,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    history: Option<usize>,
+    #[serde(default)]
+    after: Option<u64>,
+    #[serde(default)]
+    watch: Option<Vec<String>>,
+    #[serde(default)]
+    artifact: Option<PathBuf>,
+    /// open, with several machines: which one.
+    #[serde(default)]
+    host: Option<String>,
+}
+
+impl ManageArgs {
+    /// The `instance` the action needs, or the failure saying so.
+    fn instance(&self) -> Result<String, CallToolResult> {
+        self.instance
+            .clone()
+            .filter(|i| !i.is_empty())
+            .ok_or_else(|| {
+                outcome::failed(
+                    "bad_request",
+                    &format!("action {} needs `instance`", self.action),
+                    None,
+                )
+            })
+    }
+
+    /// What `open` reads.
+    fn into_open(self) -> OpenArgs {
+        OpenArgs {
+            command: self.command,
+            package: self.package,
+            package_args: self.package_args,
+            shell: self.shell,
+            name: self.name,
+            cwd: self.cwd,
+            history: self.history,
+            watch: self.watch,
+            artifact: self.artifact,
+            host: self.host,
+        }
+    }
+}
+
+/// Answers TickManage.
+pub struct Manage {
+    hosts: Hosts,
+    catalog: Arc<Catalog>,
+    open: Open,
+}
+
+impl Manage {
+    pub fn new(hosts: Hosts, catalog: Arc<Catalog>, cwd: PathBuf) -> Manage {
+        Manage {
+            open: Open::new(hosts.clone(), catalog.clone(), cwd),
+            hosts,
+            catalog,
+        }
+    }
+
+    /// TickManage with `args` (`action` and what it takes).
+    pub async fn manage(&self, args: Value) -> CallToolResult {
+        let mut args: ManageArgs = match serde_json::from_value(args) {
+            Ok(a) => a,
+            Err(e) => return outcome::failed("bad_request", &format!("TickManage: {e}"), None),
+        };
+        let instance = args.instance();
+        let action = std::mem::take(&mut args.action);
+        match (action.as_str(), instance) {
+            ("list", _) => self.hosts.answer(ClientRequest::List).await,
+            ("packages", _) => packages_value(),
+            ("open", _) => self.open.open(&args.into_open()).await,
+            ("reload", Ok(instance)) => {
+                self.then_wake(ClientRequest::Reload { instance }).await
+            }
+            ("close", Ok(instance)) => self.then_wake(ClientRequest::Close { instance }).await,
+            ("screen", Ok(instance)) => self.screen(instance, args.history.unwrap_or(0)).await,
+            ("input", Ok(instance)) => match args.text {
+                Some(text) => self.hosts.answer(ClientRequest::Input { instance, text }).await,
+                None => outcome::failed("bad_request", "action input needs `text`", None),
+            },
+            ("activity", Ok(instance)) => self.activity(instance, args.after).await,
+            ("show", _) => outcome::failed(
+                "not_available",
+                "not available from MCP yet: a person can see and use the Tick with `tickloop attach ID` in a terminal (or `tickloop monitor`)",
+                None,
+            ),
+            ("subscribe", Ok(instance)) => loop_subscribe(instance),
+            ("unsubscribe", _) => outcome::failed(
+                "not_available",
+                "Loop subscriptions cannot be taken back yet (neither by /tick nor from MCP): they end with the Tick or the session",
+                None,
+            ),
+            ("reload" | "close" | "screen" | "input" | "activity" | "subscribe", Err(e)) => e,
+            (other, _) => outcome::failed(
+                "bad_request",
+                &format!("unknown action {other:?}; use list, open, reload, close, screen, input, activity, packages, show, subscribe or unsubscribe"),
+                None,
+            ),
+        }
+    }
+
+    /// A request that may end or start an instance; the poller then looks
+    /// at once.
+    async fn then_wake(&self, request: ClientRequest) -> CallToolResult {
+        let result = self.hosts.answer(request).await;
+        self.catalog.wake();
+        result
+    }
+
+    /// `screen`: the screen as plain text, with the JSON as structured
+    /// content.
+    async fn screen(&self, instance: String, history: usize) -> CallToolResult {
+        let request = ClientRequest::Screen {
+            instance: instance.clone(),
+            history,
+        };
+        match self.hosts.simple(request).await {
+            Ok(value) => {
+                let text = format!(
+                    "Screen of {} as plain text (a summary: structuredContent has the same rows as JSON, with the cursor, size and history):\n{}",
+                    instance,
+                    screen_text(&value)
+                );
+                outcome::summarized(text, value)
+            }
+            Err(refusal) => refusal.failed(),
+        }
+    }
+
+    /// `activity`: a line per entry, with the record as structured content.
+    async fn activity(&self, instance: String, after: Option<u64>) -> CallToolResult {
+        let request = ClientRequest::Activity {
+            instance: instance.clone(),
+            after,
+        };
+        match self.hosts.simple(request).await {
+            Ok(value) => {
+                let lines = serde_json::from_value::<ActivityRecord>(value.clone())
+                    .map(|record| {
+                        record
+                            .entries
+                            .iter()
+                            .map(activity_line)
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    })
+                    .unwrap_or_default();
+                let text = format!(
+                    "Activity of {instance}, oldest first (structuredContent has every field; pass its `last` as `after` for what comes next):\n{lines}"
+                );
+                outcome::summarized(text, value)
+            }
+            Err(refusal) => refusal.failed(),
+        }
+    }
+}
+
+/// `packages`: the packages found, the problems, where they were looked for.
+fn packages_value() -> CallToolResult {
+    let (found, problems) = packages::discover();
+    let value = json!({
+        "packages": found.iter().map(packages::Package::to_json).collect::<Vec<_>>(),
+        "problems": problems.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+        "search_path": packages::search_path(),
+    });
+    outcome::ok_value(value)
+}
+
+/// `subscribe`: a Loop subscription of `instance` for the Claude Code
+/// session this bridge runs in.
+fn loop_subscribe(instance: String) -> CallToolResult {
+    let Some(session) = loop_session() else {
+        return outcome::failed(
+            "not_available",
+            "Loop subscriptions from MCP need the Claude Code session this bridge runs in (CLAUDE_CODE_SESSION_ID, with `tickloop loop claude-code install`); elsewhere use `tickloop loop run`. In this MCP session, subscribe to the resource tick://NAME/state to be notified (notifications/resources/updated) when a Tick's state changes",
+            None,
+        );
+    };
+    let env =
+        tickloop_loop::claude_code::HookEnv::from_env(tickloop_client::paths::RuntimeDir::locate());
+    match env.and_then(|env| {
+        tickloop_loop::claude_code::subscribe_session(&session, vec![instance], &env)
+    }) {
+        Ok((true, text)) => outcome::ok_value(json!({
+            "loop_session": session,
+            "reply": text,
+        })),
+        Ok((false, text)) => outcome::failed("refused", &text, None),
+        Err(e) => outcome::failed("loop", &e.to_string(), None),
+    }
+}
+
+/// The Claude Code session this bridge runs in, whose Loop TickManage
+/// `subscribe` adds to (Claude Code sets `CLAUDE_CODE_SESSION_ID` for the
+/// MCP servers it starts).
+fn loop_session() -> Option<String> {
+    std::env::var("CLAUDE_CODE_SESSION_ID")
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+}
+
+fn screen_text(value: &Value) -> String {
+    tickloop_client::screen_history(value)
+        .into_iter()
+        .chain(tickloop_client::screen_rows(value))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn activity_line(entry: &ActivityEntry) -> String {
+    let what = match &entry.event {
+        ActivityEvent::Request(r) => {
+            let mut text = format!("{} {}", r.client.map_or("?", |c| c.label()), r.method);
+            if let Some(tool) = &r.tool {
+                text.push_str(&format!(" {tool}"));
+            }
+            if let Some(args) = &r.args {
+                text.push_str(&format!(" {args}"));
+            }
+            text.push_str(&format!(" -> {}", r.outcome.label()));
+            if let Some(code) = r.error_code {
+                text.push_str(&format!(" {code}"));
+            }
+            text.push_str(&format!(" {} ms", r.duration_ms));
+            text
+        }
+        ActivityEvent::Update { seq, count, .. } => format!("update seq {seq} (x{count})"),
+        ActivityEvent::View { attached, views } => format!(
+            "view {} ({views} attached)",
+            if *attached { "attached" } else { "detached" }
+        ),
+        ActivityEvent::Subscription { client, started } => format!(
+            "{} {}",
+            client.map_or("?", |c| c.label()),
+            if *started {
+                "subscribed"
+            } else {
+                "unsubscribed"
+            }
+        ),
+    };
+    format!("#{} {} {what}", entry.n, entry.at)
+}

@@ -1,0 +1,27 @@
+//! What `tickloop mcp` is given: where tickhost is (this machine, one
+//! machine over ssh, or several), the delivery interval, and the working
+//! directory of `open`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+use tickloop_client::ssh::SshHost;
+
+/// How the bridge reaches tickhost and paces its deliveries.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// tickhost's runtime directory.
+    pub runtime_dir: PathBuf,
+    /// The `tickloop` executable (to start tickhost when it is not running).
+    pub exe: PathBuf,
+    /// The delivery interval: list polling and state watches.
+    pub interval: Duration,
+    /// The default working directory of `open`.
+    pub cwd: PathBuf,
+    /// The machine whose Ticks to serve, over ssh (`tickloop mcp --host`);
+    /// `None`: this one.
+    pub host: Option<SshHost>,
+    /// Several machines (`--host A --host B`): their instances are served
+    /// as `HOST:KIND:NAME`, their tools as `HOST__NAME__TOOL`; `host` is
+    /// then unused. Empty (or one): not in use.
+    pub hosts: Vec<SshHost>,
+}
