@@ -8,7 +8,7 @@
 //! `tickloop activity` prints. Fetching lives with the views
 //! ([`Fetcher`]: a thread asking tickhost twice a second).
 
-use crate::monitor::table::{age, truncate, width};
+use crate::cells::{age, at, draw_box, last_row_note, truncate, width};
 use serde_json::Value;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,7 +17,7 @@ use std::time::Duration;
 use termwiz::cell::{CellAttributes, Intensity};
 use termwiz::color::{AnsiColor, ColorAttribute};
 use termwiz::input::{KeyCode, KeyEvent, Modifiers};
-use termwiz::surface::{Change, Position, Surface};
+use termwiz::surface::{Change, Surface};
 use tickloop_proto::wire::{
     ActivityEntry, ActivityEvent, ActivityOutcome, ActivityRecord, ClientReply, ClientRequest,
     RequestActivity,
@@ -268,70 +268,12 @@ pub fn entry_text(entry: &ActivityEntry, offset: UtcOffset) -> String {
     )
 }
 
-pub(crate) fn at(x: usize, y: usize) -> Change {
-    Change::CursorPosition {
-        x: Position::Absolute(x),
-        y: Position::Absolute(y),
-    }
-}
-
 fn outcome_color(outcome: ActivityOutcome) -> ColorAttribute {
     ColorAttribute::PaletteIndex(match outcome {
         ActivityOutcome::Executed | ActivityOutcome::Ok => AnsiColor::Green,
         ActivityOutcome::NotExecuted => AnsiColor::Olive,
         ActivityOutcome::Unknown | ActivityOutcome::Failed => AnsiColor::Red,
     } as u8)
-}
-
-/// An empty box from row `top` to the bottom of `screen`, full width, its
-/// border in `color` with `title` on its top edge.
-pub(crate) fn draw_box(screen: &mut Surface, top: usize, title: &str, color: AnsiColor) {
-    let (cols, rows) = screen.dimensions();
-    if cols < 2 || rows < top + 2 {
-        return;
-    }
-    let inner = cols - 2;
-    let mut border = CellAttributes::default();
-    border.set_foreground(ColorAttribute::PaletteIndex(color as u8));
-    let title = truncate(title, inner.saturating_sub(2));
-    let mut changes = vec![
-        at(0, top),
-        Change::AllAttributes(border.clone()),
-        Change::Text(format!(
-            "┌─{title}{}┐",
-            "─".repeat(inner.saturating_sub(1 + width(&title)))
-        )),
-    ];
-    for row in top + 1..rows - 1 {
-        changes.push(at(0, row));
-        changes.push(Change::Text("│".into()));
-        changes.push(Change::AllAttributes(CellAttributes::default()));
-        changes.push(Change::Text(" ".repeat(inner)));
-        changes.push(Change::AllAttributes(border.clone()));
-        changes.push(Change::Text("│".into()));
-    }
-    changes.push(at(0, rows - 1));
-    changes.push(Change::Text(format!("└{}┘", "─".repeat(inner))));
-    changes.push(Change::AllAttributes(CellAttributes::default()));
-    screen.add_changes(changes);
-}
-
-/// `text` in reverse video across the last row of `screen`: what an overlay
-/// says when the screen is too small for its box.
-pub(crate) fn last_row_note(screen: &mut Surface, text: &str) {
-    let (cols, rows) = screen.dimensions();
-    if rows == 0 {
-        return;
-    }
-    let mut attrs = CellAttributes::default();
-    attrs.set_reverse(true);
-    let text = truncate(text, cols);
-    screen.add_changes(vec![
-        at(0, rows - 1),
-        Change::AllAttributes(attrs),
-        Change::Text(format!("{text:cols$}")),
-        Change::AllAttributes(CellAttributes::default()),
-    ]);
 }
 
 /// Dims every cell of `screen` (the Tick beneath the overlay).

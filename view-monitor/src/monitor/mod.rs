@@ -26,9 +26,12 @@ pub mod overlay;
 mod snapshots;
 pub mod table;
 
-use crate::attach_view::{self, clamp, AttachError, RestoreGuard};
+use crate::attach_view;
+use crate::error::AttachError;
+use crate::launcher_link;
 use crate::prefix::{Prefix, PrefixAction, PrefixKey};
 use crate::render::{self, Frame};
+use crate::tty::{self, clamp, RestoreGuard};
 use overlay::{Geometry, Overlay};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -112,7 +115,7 @@ pub fn run(
     prefix: PrefixKey,
     activity: bool,
 ) -> Result<(), MonitorError> {
-    let caps = attach_view::terminal_caps()?;
+    let caps = tty::terminal_caps()?;
     let mut term = UnixTerminal::new(caps.clone())
         .map_err(|e| MonitorError::Terminal(format!("cannot open /dev/tty: {e}")))?;
     let size = term
@@ -957,7 +960,7 @@ impl Monitor {
             Ok((raw, socket)) => {
                 let id = source.wrap(&raw);
                 let geo = Geometry::for_terminal(self.size.0, self.size.1);
-                let hello = attach_view::view_hello(
+                let hello = launcher_link::view_hello(
                     &self.caps,
                     (geo.inner_cols, geo.inner_rows),
                     "monitor",
