@@ -41,7 +41,7 @@ impl Session<'_> {
             // Mouse and paste stay out of the Tick while the overlay is up.
             Some(InputEvent::Mouse(_) | InputEvent::Paste(_)) if overlay_open => {}
             Some(InputEvent::Resized { cols, rows }) => self.on_resized(cols, rows),
-            Some(event) => return self.to_tick(&event),
+            Some(event) => return self.pass_to_tick(&event),
         }
         Ok(ControlFlow::Continue(()))
     }
@@ -88,7 +88,7 @@ impl Session<'_> {
 
     /// An input for the Tick: scrolling the view back (or back to live),
     /// else keys, paste and mouse sent to the launcher.
-    fn to_tick(&mut self, event: &InputEvent) -> Turn {
+    fn pass_to_tick(&mut self, event: &InputEvent) -> Turn {
         let screen = &mut self.screen;
         match screen
             .scroller
