@@ -1,8 +1,8 @@
 //! Tickloop's views: the plain `tickloop attach` view ([`attach_view`]), the
 //! Monitor (`tickloop monitor`: the list of instances with an overlay over a
 //! running Tick, [`monitor`]) and the renderer they share ([`render`]).
-//! Both views reach launchers through [`launcher_link`], take the terminal
-//! through [`tty`], and draw the activity overlay ([`activity`]) and the
+//! Both views reach launchers through `launcher_link`, take the terminal
+//! through `tty`, and draw the activity overlay ([`activity`]) and the
 //! approval prompt ([`approval_prompt`]) with the text and cell helpers of
 //! [`cells`].
 

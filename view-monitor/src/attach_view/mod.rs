@@ -14,11 +14,11 @@
 //! terminal's colours are asked at attach and sent to the launcher when the
 //! answers come ([`crate::colors`]); attaching never waits for them.
 //!
-//! One job per file: [`connect`] starts an attach (the launcher dialled,
-//! the terminal taken, the first snapshot) and tears it down; [`session`]
-//! is its state and main loop; [`output`] draws what the launcher sends
-//! and follows resizes; [`input`] routes keys, the prefix key, mouse and
-//! paste; [`overlays`] holds the activity overlay and the approval prompt.
+//! One job per file: `connect` starts an attach (the launcher dialled,
+//! the terminal taken, the first snapshot) and tears it down; `session`
+//! is its state and main loop; `output` draws what the launcher sends
+//! and follows resizes; `input` routes keys, the prefix key, mouse and
+//! paste; `overlays` holds the activity overlay and the approval prompt.
 
 mod connect;
 mod input;

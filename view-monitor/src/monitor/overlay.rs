@@ -1,9 +1,9 @@
 //! The Monitor's overlay: one instance's live screen in a bordered box over
 //! the list. It is a view like `tickloop attach` (same connection code,
-//! [`crate::launcher_link::start_view`] and [`crate::launcher_link::spawn_link`],
-//! and the same renderer, [`crate::render`]); its size is the box's inner
-//! size, so resizing the Monitor's terminal resizes the Tick. Closing it is a
-//! detach: the Tick goes on.
+//! `launcher_link`'s `start_view` and `spawn_link`, and the same renderer,
+//! [`crate::render`]); its size is the box's inner size, so resizing the
+//! Monitor's terminal resizes the Tick. Closing it is a detach: the Tick
+//! goes on.
 
 use crate::cells::{self, at, truncate};
 use crate::launcher_link::{self, LinkNote, Start};
