@@ -151,6 +151,7 @@ impl AttachOptions {
 /// Set by the Monitor for the `tickloop attach` it runs (`a`): the prefix
 /// key's `m` then returns to that Monitor instead of starting another.
 pub const FROM_MONITOR_ENV: &str = "TICKLOOP_FROM_MONITOR";
+
 /// How a session of the view ended.
 enum SessionEnd {
     Done(AttachOutcome),
