@@ -8,7 +8,7 @@
 //! `tickloop activity` prints. Fetching lives with the views
 //! ([`Fetcher`]: a thread asking tickhost twice a second).
 
-use crate::monitor::table::{age, truncate, width};
+use crate::cells::{age, at, draw_box, last_row_note, truncate, width};
 use serde_json::Value;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,7 +17,7 @@ use std::time::Duration;
 use termwiz::cell::{CellAttributes, Intensity};
 use termwiz::color::{AnsiColor, ColorAttribute};
 use termwiz::input::{KeyCode, KeyEvent, Modifiers};
-use termwiz::surface::{Change, Position, Surface};
+use termwiz::surface::{Change, Surface};
 use tickloop_proto::wire::{
     ActivityEntry, ActivityEvent, ActivityOutcome, ActivityRecord, ClientReply, ClientRequest,
     RequestActivity,
@@ -268,70 +268,12 @@ pub fn entry_text(entry: &ActivityEntry, offset: UtcOffset) -> String {
     )
 }
 
-pub(crate) fn at(x: usize, y: usize) -> Change {
-    Change::CursorPosition {
-        x: Position::Absolute(x),
-        y: Position::Absolute(y),
-    }
-}
-
 fn outcome_color(outcome: ActivityOutcome) -> ColorAttribute {
     ColorAttribute::PaletteIndex(match outcome {
         ActivityOutcome::Executed | ActivityOutcome::Ok => AnsiColor::Green,
         ActivityOutcome::NotExecuted => AnsiColor::Olive,
         ActivityOutcome::Unknown | ActivityOutcome::Failed => AnsiColor::Red,
     } as u8)
-}
-
-/// An empty box from row `top` to the bottom of `screen`, full width, its
-/// border in `color` with `title` on its top edge.
-pub(crate) fn draw_box(screen: &mut Surface, top: usize, title: &str, color: AnsiColor) {
-    let (cols, rows) = screen.dimensions();
-    if cols < 2 || rows < top + 2 {
-        return;
-    }
-    let inner = cols - 2;
-    let mut border = CellAttributes::default();
-    border.set_foreground(ColorAttribute::PaletteIndex(color as u8));
-    let title = truncate(title, inner.saturating_sub(2));
-    let mut changes = vec![
-        at(0, top),
-        Change::AllAttributes(border.clone()),
-        Change::Text(format!(
-            "┌─{title}{}┐",
-            "─".repeat(inner.saturating_sub(1 + width(&title)))
-        )),
-    ];
-    for row in top + 1..rows - 1 {
-        changes.push(at(0, row));
-        changes.push(Change::Text("│".into()));
-        changes.push(Change::AllAttributes(CellAttributes::default()));
-        changes.push(Change::Text(" ".repeat(inner)));
-        changes.push(Change::AllAttributes(border.clone()));
-        changes.push(Change::Text("│".into()));
-    }
-    changes.push(at(0, rows - 1));
-    changes.push(Change::Text(format!("└{}┘", "─".repeat(inner))));
-    changes.push(Change::AllAttributes(CellAttributes::default()));
-    screen.add_changes(changes);
-}
-
-/// `text` in reverse video across the last row of `screen`: what an overlay
-/// says when the screen is too small for its box.
-pub(crate) fn last_row_note(screen: &mut Surface, text: &str) {
-    let (cols, rows) = screen.dimensions();
-    if rows == 0 {
-        return;
-    }
-    let mut attrs = CellAttributes::default();
-    attrs.set_reverse(true);
-    let text = truncate(text, cols);
-    screen.add_changes(vec![
-        at(0, rows - 1),
-        Change::AllAttributes(attrs),
-        Change::Text(format!("{text:cols$}")),
-        Change::AllAttributes(CellAttributes::default()),
-    ]);
 }
 
 /// Dims every cell of `screen` (the Tick beneath the overlay).
@@ -479,31 +421,57 @@ pub fn draw(
         format!("{help} · {close_hint}")
     };
     changes.push(at(2, help_row));
-    changes.push(Change::AllAttributes(dimmed.clone()));
+    changes.push(Change::AllAttributes(dimmed));
     changes.push(Change::Text(truncate(&help, text_width)));
     changes.push(Change::AllAttributes(CellAttributes::default()));
 
-    let rows_list = view.rows();
-    let line = |changes: &mut Vec<Change>, row: usize, text: &str, attrs: CellAttributes| {
-        changes.push(at(2, body_top + row));
-        changes.push(Change::AllAttributes(attrs));
-        changes.push(Change::Text(truncate(text, text_width)));
-        changes.push(Change::AllAttributes(CellAttributes::default()));
+    let inside = Inside {
+        body_top,
+        text_width,
     };
+    body(&mut changes, view, &inside, body_rows, offset);
+    screen.add_changes(changes);
+}
+
+/// The inside of the activity's box: its first body row and the width of
+/// its text (a margin of one cell each side).
+struct Inside {
+    body_top: usize,
+    text_width: usize,
+}
+
+impl Inside {
+    /// `text` cut to the width, on body row `row`, in `attrs`.
+    fn line(&self, changes: &mut Vec<Change>, row: usize, text: &str, attrs: CellAttributes) {
+        changes.push(at(2, self.body_top + row));
+        changes.push(Change::AllAttributes(attrs));
+        changes.push(Change::Text(truncate(text, self.text_width)));
+        changes.push(Change::AllAttributes(CellAttributes::default()));
+    }
+}
+
+/// The body: the error, or the selected entry whole, or the entries (the
+/// selected one in sight) with the tool catalog under them.
+fn body(
+    changes: &mut Vec<Change>,
+    view: &ActivityView,
+    inside: &Inside,
+    body_rows: usize,
+    offset: UtcOffset,
+) {
+    let rows_list = view.rows();
     if let Some(error) = &view.error {
         let mut red = CellAttributes::default();
         red.set_foreground(ColorAttribute::PaletteIndex(AnsiColor::Red as u8));
-        line(&mut changes, 0, error, red);
-        screen.add_changes(changes);
+        inside.line(changes, 0, error, red);
         return;
     }
     if view.opened {
         if let Some(entry) = rows_list.get(view.selected) {
             for (i, text) in details(entry, offset).iter().take(body_rows).enumerate() {
-                line(&mut changes, i, text, CellAttributes::default());
+                inside.line(changes, i, text, CellAttributes::default());
             }
         }
-        screen.add_changes(changes);
         return;
     }
     // The catalog takes the last rows of the body (a third at most).
@@ -524,65 +492,97 @@ pub fn draw(
         } else {
             "nothing yet: no agent has used this instance since it started"
         };
-        line(&mut changes, 0, text, dimmed.clone());
+        let mut dimmed = CellAttributes::default();
+        dimmed.set_intensity(Intensity::Half);
+        inside.line(changes, 0, text, dimmed);
     }
     // Scroll so the selected row shows.
     let first = view.selected.saturating_sub(list_rows.saturating_sub(1));
     for (i, entry) in rows_list.iter().skip(first).take(list_rows).enumerate() {
         let selected = first + i == view.selected;
-        let prefix = format!("{} {:<7} ", clock(&entry.at, offset), entry_client(entry));
-        let room = text_width.saturating_sub(width(&prefix));
-        let (summary, outcome) = entry_summary(entry, room.saturating_sub(24).max(8));
-        let summary = truncate(&summary, room);
-        let mut attrs = CellAttributes::default();
-        if selected {
-            attrs.set_reverse(true);
-        }
-        changes.push(at(2, body_top + i));
-        changes.push(Change::AllAttributes(attrs.clone()));
-        changes.push(Change::Text(prefix.clone()));
-        // The outcome after the arrow, coloured.
-        match (outcome, summary.rfind("→ ")) {
-            (Some(outcome), Some(arrow)) => {
-                changes.push(Change::Text(summary[..arrow].to_string()));
-                let mut coloured = attrs.clone();
-                coloured.set_foreground(outcome_color(outcome));
-                changes.push(Change::AllAttributes(coloured));
-                changes.push(Change::Text(summary[arrow..].to_string()));
-                changes.push(Change::AllAttributes(attrs.clone()));
-            }
-            _ => changes.push(Change::Text(summary.clone())),
-        }
-        if selected {
-            let used = width(&prefix) + width(&summary);
-            changes.push(Change::Text(" ".repeat(text_width.saturating_sub(used))));
-        }
-        changes.push(Change::AllAttributes(CellAttributes::default()));
+        entry_line(changes, inside, i, entry, selected, offset);
     }
     if tool_rows > 0 {
-        let mut heading = CellAttributes::default();
-        heading.set_intensity(Intensity::Bold);
-        line(
-            &mut changes,
-            list_rows,
-            &format!("tools (revision {})", tool_revision(view)),
-            heading,
-        );
-        for (i, tool) in tools.iter().take(tool_rows - 1).enumerate() {
-            let text = format!(
-                "{:<20} {:<8} {}",
-                tool.name,
-                if tool.mutates { "mutates" } else { "reads" },
-                tool.description
-            );
-            let mut attrs = CellAttributes::default();
-            if tool.mutates {
-                attrs.set_foreground(ColorAttribute::PaletteIndex(AnsiColor::Olive as u8));
-            }
-            line(&mut changes, list_rows + 1 + i, &text, attrs);
-        }
+        tool_lines(changes, inside, view, list_rows, tool_rows);
     }
-    screen.add_changes(changes);
+}
+
+/// Entry `entry` on body row `row`: time, client, summary with its outcome
+/// coloured after the arrow; the selected one in reverse video, full width.
+fn entry_line(
+    changes: &mut Vec<Change>,
+    inside: &Inside,
+    row: usize,
+    entry: &ActivityEntry,
+    selected: bool,
+    offset: UtcOffset,
+) {
+    let text_width = inside.text_width;
+    let prefix = format!("{} {:<7} ", clock(&entry.at, offset), entry_client(entry));
+    let room = text_width.saturating_sub(width(&prefix));
+    let (summary, outcome) = entry_summary(entry, room.saturating_sub(24).max(8));
+    let summary = truncate(&summary, room);
+    let mut attrs = CellAttributes::default();
+    if selected {
+        attrs.set_reverse(true);
+    }
+    changes.push(at(2, inside.body_top + row));
+    changes.push(Change::AllAttributes(attrs.clone()));
+    changes.push(Change::Text(prefix.clone()));
+    // The outcome after the arrow, coloured.
+    match (outcome, summary.rfind("→ ")) {
+        (Some(outcome), Some(arrow)) => {
+            changes.push(Change::Text(summary[..arrow].to_string()));
+            let mut coloured = attrs.clone();
+            coloured.set_foreground(outcome_color(outcome));
+            changes.push(Change::AllAttributes(coloured));
+            changes.push(Change::Text(summary[arrow..].to_string()));
+            changes.push(Change::AllAttributes(attrs.clone()));
+        }
+        _ => changes.push(Change::Text(summary.clone())),
+    }
+    if selected {
+        let used = width(&prefix) + width(&summary);
+        changes.push(Change::Text(" ".repeat(text_width.saturating_sub(used))));
+    }
+    changes.push(Change::AllAttributes(CellAttributes::default()));
+}
+
+/// The tool catalog from body row `list_rows` on: a heading, then one tool
+/// a row (those that mutate in olive), `tool_rows` rows in all.
+fn tool_lines(
+    changes: &mut Vec<Change>,
+    inside: &Inside,
+    view: &ActivityView,
+    list_rows: usize,
+    tool_rows: usize,
+) {
+    let tools = view
+        .record
+        .as_ref()
+        .map(|r| r.tools.as_slice())
+        .unwrap_or(&[]);
+    let mut heading = CellAttributes::default();
+    heading.set_intensity(Intensity::Bold);
+    inside.line(
+        changes,
+        list_rows,
+        &format!("tools (revision {})", tool_revision(view)),
+        heading,
+    );
+    for (i, tool) in tools.iter().take(tool_rows - 1).enumerate() {
+        let text = format!(
+            "{:<20} {:<8} {}",
+            tool.name,
+            if tool.mutates { "mutates" } else { "reads" },
+            tool.description
+        );
+        let mut attrs = CellAttributes::default();
+        if tool.mutates {
+            attrs.set_foreground(ColorAttribute::PaletteIndex(AnsiColor::Olive as u8));
+        }
+        inside.line(changes, list_rows + 1 + i, &text, attrs);
+    }
 }
 
 fn tool_revision(view: &ActivityView) -> String {

@@ -8,14 +8,11 @@
 //! Pure: [`draw`] paints a [`HeldCall`] on a surface; [`decide`] sends the
 //! answer to tickhost.
 
-use crate::monitor::table::truncate;
-
+use crate::cells::{at, draw_box, last_row_note, truncate};
 use termwiz::cell::{CellAttributes, Intensity};
 use termwiz::color::{AnsiColor, ColorAttribute};
 use termwiz::surface::{Change, Surface};
 use tickloop_proto::wire::{ClientReply, ClientRequest, HeldCall};
-
-use crate::activity::{at, draw_box, last_row_note};
 
 /// `90s` → `1m30s`: how long, for people.
 fn duration(ms: u64) -> String {

@@ -1,11 +1,19 @@
 //! Tickloop's views: the plain `tickloop attach` view ([`attach_view`]), the
 //! Monitor (`tickloop monitor`: the list of instances with an overlay over a
 //! running Tick, [`monitor`]) and the renderer they share ([`render`]).
+//! Both views reach launchers through `launcher_link`, take the terminal
+//! through `tty`, and draw the activity overlay ([`activity`]) and the
+//! approval prompt ([`approval_prompt`]) with the text and cell helpers of
+//! [`cells`].
 
 pub mod activity;
 pub mod approval_prompt;
 pub mod attach_view;
+pub mod cells;
 pub mod colors;
+mod error;
+mod launcher_link;
 pub mod monitor;
 pub mod prefix;
 pub mod render;
+mod tty;

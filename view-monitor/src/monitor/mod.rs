@@ -26,9 +26,12 @@ pub mod overlay;
 mod snapshots;
 pub mod table;
 
-use crate::attach_view::{self, clamp, AttachError, RestoreGuard};
+use crate::attach_view;
+use crate::error::AttachError;
+use crate::launcher_link;
 use crate::prefix::{Prefix, PrefixAction, PrefixKey};
 use crate::render::{self, Frame};
+use crate::tty::{self, clamp, RestoreGuard};
 use overlay::{Geometry, Overlay};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -112,7 +115,7 @@ pub fn run(
     prefix: PrefixKey,
     activity: bool,
 ) -> Result<(), MonitorError> {
-    let caps = attach_view::terminal_caps()?;
+    let caps = tty::terminal_caps()?;
     let mut term = UnixTerminal::new(caps.clone())
         .map_err(|e| MonitorError::Terminal(format!("cannot open /dev/tty: {e}")))?;
     let size = term
@@ -665,26 +668,13 @@ impl Monitor {
         }
     }
 
+    /// One input: a call waiting for approval takes y, n and v first,
+    /// wherever the person is; then the activity, the overlay, or the list
+    /// (a close to confirm, the filter being typed, or the list's keys).
     fn input(&mut self, event: InputEvent) -> Flow {
-        // A call waiting for approval takes y, n and v first, wherever the
-        // person is (the list, the overlay, the activity).
-        if let (Some(held), InputEvent::Key(key)) = (self.waiting.first().cloned(), &event) {
-            let plain = key.modifiers == termwiz::input::Modifiers::NONE
-                || key.modifiers == termwiz::input::Modifiers::SHIFT;
-            match key.key {
-                KeyCode::Char('y' | 'Y') if plain => {
-                    self.decide(held, true);
-                    return Flow::Go;
-                }
-                KeyCode::Char('n' | 'N') if plain => {
-                    self.decide(held, false);
-                    return Flow::Go;
-                }
-                KeyCode::Char('v' | 'V') if plain => {
-                    self.prompt_whole = !self.prompt_whole;
-                    return Flow::Go;
-                }
-                _ => {}
+        if let InputEvent::Key(key) = &event {
+            if self.approval_key(key) {
+                return Flow::Go;
             }
         }
         if let Some((view, _)) = self.activity.as_mut() {
@@ -699,41 +689,8 @@ impl Monitor {
             }
             return Flow::Go;
         }
-        if let Some(overlay) = self.overlay.as_mut() {
-            if overlay.stopped.is_some() {
-                if matches!(event, InputEvent::Key(_)) {
-                    self.close_overlay(None);
-                }
-                return Flow::Go;
-            }
-            if matches!(event, InputEvent::Key(_)) {
-                self.message = None;
-            }
-            match event {
-                InputEvent::Key(key) if self.prefix.pending() || self.prefix.key.matches(&key) => {
-                    match self.prefix.on_key(&key) {
-                        PrefixAction::Detach | PrefixAction::Monitor => {
-                            let id = overlay.id.clone();
-                            self.close_overlay(Some(format!("detached from {id}; it goes on")));
-                        }
-                        PrefixAction::SendPrefix => overlay.send(self.prefix.key.as_view_key()),
-                        PrefixAction::Help => self.message = Some(self.prefix.help()),
-                        PrefixAction::Started | PrefixAction::Unknown | PrefixAction::Pass => {}
-                    }
-                }
-                other if overlay.scroll(&other) => {}
-                InputEvent::Mouse(m) => {
-                    let geo = Geometry::for_terminal(self.size.0, self.size.1);
-                    for ev in overlay.mouse_events(&m, &geo) {
-                        overlay.send(ev);
-                    }
-                }
-                other => {
-                    for ev in render::input_events(&other, &mut overlay.mouse) {
-                        overlay.send(ev);
-                    }
-                }
-            }
+        if self.overlay.is_some() {
+            self.overlay_input(event);
             return Flow::Go;
         }
         let InputEvent::Key(KeyEvent { key, modifiers }) = event else {
@@ -750,30 +707,97 @@ impl Monitor {
             return Flow::Go;
         }
         if self.filter_editing {
-            match key {
-                KeyCode::Char('c') if ctrl => return Flow::Quit,
-                KeyCode::Escape => {
-                    self.filter.clear();
-                    self.filter_editing = false;
-                }
-                KeyCode::Enter | KeyCode::Char('\r') | KeyCode::Char('\n') => {
-                    self.filter_editing = false
-                }
-                KeyCode::Backspace | KeyCode::Char('\x7f') | KeyCode::Char('\x08') => {
-                    self.filter.pop();
-                }
-                KeyCode::Char(c) if !ctrl && !c.is_control() => self.filter.push(c),
-                KeyCode::UpArrow | KeyCode::ApplicationUpArrow => {
-                    self.select(self.selected.saturating_sub(1))
-                }
-                KeyCode::DownArrow | KeyCode::ApplicationDownArrow => {
-                    self.select(self.selected + 1)
-                }
-                _ => {}
-            }
-            self.refilter();
-            return Flow::Go;
+            return self.filter_key(key, ctrl);
         }
+        self.list_key(key, ctrl)
+    }
+
+    /// y approves the first waiting call, n refuses it, v shows it whole;
+    /// whether `key` was one of them (and a call waits).
+    fn approval_key(&mut self, key: &KeyEvent) -> bool {
+        let Some(held) = self.waiting.first().cloned() else {
+            return false;
+        };
+        let plain = key.modifiers == termwiz::input::Modifiers::NONE
+            || key.modifiers == termwiz::input::Modifiers::SHIFT;
+        match key.key {
+            KeyCode::Char('y' | 'Y') if plain => self.decide(held, true),
+            KeyCode::Char('n' | 'N') if plain => self.decide(held, false),
+            KeyCode::Char('v' | 'V') if plain => self.prompt_whole = !self.prompt_whole,
+            _ => return false,
+        }
+        true
+    }
+
+    /// An input while the overlay is open: every key goes to the Tick but
+    /// the prefix key; once the Tick ended, any key closes the overlay.
+    fn overlay_input(&mut self, event: InputEvent) {
+        let Some(overlay) = self.overlay.as_mut() else {
+            return;
+        };
+        if overlay.stopped.is_some() {
+            if matches!(event, InputEvent::Key(_)) {
+                self.close_overlay(None);
+            }
+            return;
+        }
+        if matches!(event, InputEvent::Key(_)) {
+            self.message = None;
+        }
+        match event {
+            InputEvent::Key(key) if self.prefix.pending() || self.prefix.key.matches(&key) => {
+                match self.prefix.on_key(&key) {
+                    PrefixAction::Detach | PrefixAction::Monitor => {
+                        let id = overlay.id.clone();
+                        self.close_overlay(Some(format!("detached from {id}; it goes on")));
+                    }
+                    PrefixAction::SendPrefix => overlay.send(self.prefix.key.as_view_key()),
+                    PrefixAction::Help => self.message = Some(self.prefix.help()),
+                    PrefixAction::Started | PrefixAction::Unknown | PrefixAction::Pass => {}
+                }
+            }
+            other if overlay.scroll(&other) => {}
+            InputEvent::Mouse(m) => {
+                let geo = Geometry::for_terminal(self.size.0, self.size.1);
+                for ev in overlay.mouse_events(&m, &geo) {
+                    overlay.send(ev);
+                }
+            }
+            other => {
+                for ev in render::input_events(&other, &mut overlay.mouse) {
+                    overlay.send(ev);
+                }
+            }
+        }
+    }
+
+    /// A key while the filter is typed (after `/`).
+    fn filter_key(&mut self, key: KeyCode, ctrl: bool) -> Flow {
+        match key {
+            KeyCode::Char('c') if ctrl => return Flow::Quit,
+            KeyCode::Escape => {
+                self.filter.clear();
+                self.filter_editing = false;
+            }
+            KeyCode::Enter | KeyCode::Char('\r') | KeyCode::Char('\n') => {
+                self.filter_editing = false
+            }
+            KeyCode::Backspace | KeyCode::Char('\x7f') | KeyCode::Char('\x08') => {
+                self.filter.pop();
+            }
+            KeyCode::Char(c) if !ctrl && !c.is_control() => self.filter.push(c),
+            KeyCode::UpArrow | KeyCode::ApplicationUpArrow => {
+                self.select(self.selected.saturating_sub(1))
+            }
+            KeyCode::DownArrow | KeyCode::ApplicationDownArrow => self.select(self.selected + 1),
+            _ => {}
+        }
+        self.refilter();
+        Flow::Go
+    }
+
+    /// A key in the list.
+    fn list_key(&mut self, key: KeyCode, ctrl: bool) -> Flow {
         let page =
             table::body_rows(usize::from(self.size.1), self.preview_on, self.rows.len()).max(1);
         match key {
@@ -957,7 +981,7 @@ impl Monitor {
             Ok((raw, socket)) => {
                 let id = source.wrap(&raw);
                 let geo = Geometry::for_terminal(self.size.0, self.size.1);
-                let hello = attach_view::view_hello(
+                let hello = launcher_link::view_hello(
                     &self.caps,
                     (geo.inner_cols, geo.inner_rows),
                     "monitor",

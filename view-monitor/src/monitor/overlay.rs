@@ -1,11 +1,12 @@
 //! The Monitor's overlay: one instance's live screen in a bordered box over
 //! the list. It is a view like `tickloop attach` (same connection code,
-//! [`crate::attach_view::start_view`] and [`crate::attach_view::spawn_link`],
-//! and the same renderer, [`crate::render`]); its size is the box's inner
-//! size, so resizing the Monitor's terminal resizes the Tick. Closing it is a
-//! detach: the Tick goes on.
+//! `launcher_link`'s `start_view` and `spawn_link`, and the same renderer,
+//! [`crate::render`]); its size is the box's inner size, so resizing the
+//! Monitor's terminal resizes the Tick. Closing it is a detach: the Tick
+//! goes on.
 
-use crate::attach_view::{self, Note, Start};
+use crate::cells::{self, at, truncate};
+use crate::launcher_link::{self, LinkNote, Start};
 use crate::render::{self, MouseTranslator};
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -13,7 +14,7 @@ use std::time::Instant;
 use termwiz::cell::CellAttributes;
 use termwiz::color::{AnsiColor, ColorAttribute};
 use termwiz::input::{InputEvent, MouseEvent};
-use termwiz::surface::{Change, Position, Surface};
+use termwiz::surface::{Change, Surface};
 use termwiz::terminal::TerminalWaker;
 use tickloop_proto::attach::{Snapshot, ToView, ViewEvent, ViewHello};
 
@@ -66,7 +67,7 @@ pub struct Overlay {
     pub model: Option<Snapshot>,
     /// Set once the overlay shows why it stopped (then any key closes it).
     pub stopped: Option<Stop>,
-    notes: mpsc::Receiver<Note>,
+    notes: mpsc::Receiver<LinkNote>,
     /// Dropping it hangs up (a detach).
     events: Option<mpsc::Sender<ViewEvent>>,
     pub mouse: MouseTranslator,
@@ -117,23 +118,23 @@ impl Overlay {
         let instance = raw;
         std::thread::spawn(move || {
             let started =
-                attach_view::dial(&socket, ssh.as_ref(), &instance).and_then(|(stream, link)| {
+                launcher_link::dial(&socket, ssh.as_ref(), &instance).and_then(|(stream, link)| {
                     if let (Some(link), Ok(mut slot)) = (link, slot.lock()) {
                         *slot = Some(link);
                     }
-                    attach_view::start_view(stream, &hello)
+                    launcher_link::start_view(stream, &hello)
                 });
             let (reader, writer, first) = match started {
                 Ok((reader, writer, Start::Snapshot(s))) => {
-                    (reader, writer, Note::Frame(ToView::Snapshot(s)))
+                    (reader, writer, LinkNote::Frame(ToView::Snapshot(s)))
                 }
                 Ok((_, _, Start::Ended(reason))) => {
-                    let _ = note_tx.send(Note::Frame(ToView::Ended { reason }));
+                    let _ = note_tx.send(LinkNote::Frame(ToView::Ended { reason }));
                     let _ = waker.wake();
                     return;
                 }
                 Err(e) => {
-                    let _ = note_tx.send(Note::Lost(e.to_string()));
+                    let _ = note_tx.send(LinkNote::Lost(e.to_string()));
                     let _ = waker.wake();
                     return;
                 }
@@ -143,7 +144,7 @@ impl Overlay {
                 return;
             }
             let _ = waker.wake();
-            attach_view::spawn_link(reader, writer, note_tx, waker, events);
+            launcher_link::spawn_link(reader, writer, note_tx, waker, events);
         });
         Overlay {
             id,
@@ -190,13 +191,13 @@ impl Overlay {
                 Ok(note) => note,
                 Err(mpsc::TryRecvError::Empty) => break,
                 Err(mpsc::TryRecvError::Disconnected) => {
-                    Note::Lost("the launcher connection ended".into())
+                    LinkNote::Lost("the launcher connection ended".into())
                 }
             };
             dirty = true;
             match note {
-                Note::Frame(ToView::Snapshot(s)) => self.model = Some(s),
-                Note::Frame(ToView::Rows(rows)) => {
+                LinkNote::Frame(ToView::Snapshot(s)) => self.model = Some(s),
+                LinkNote::Frame(ToView::Rows(rows)) => {
                     let applied = match self.model.as_mut() {
                         Some(model) => model.apply(rows).map_err(|e| e.to_string()),
                         None => Err("changed rows before a snapshot".into()),
@@ -209,17 +210,14 @@ impl Overlay {
                 }
                 // The Monitor keeps its own title; a bell or clipboard
                 // write of a Tick shown small is not passed on.
-                Note::Frame(ToView::Resized { .. } | ToView::Bell | ToView::Clipboard { .. }) => {}
-                Note::Frame(ToView::Ended { reason }) => self.stop(Stop::Ended(reason)),
-                Note::Lost(why) => self.stop(Stop::Lost(why)),
-                Note::Broken(why) => self.stop(Stop::Lost(format!(
+                LinkNote::Frame(
+                    ToView::Resized { .. } | ToView::Bell | ToView::Clipboard { .. },
+                ) => {}
+                LinkNote::Frame(ToView::Ended { reason }) => self.stop(Stop::Ended(reason)),
+                LinkNote::Lost(why) => self.stop(Stop::Lost(why)),
+                LinkNote::Broken(why) => self.stop(Stop::Lost(format!(
                     "the launcher broke the attach protocol: {why}"
                 ))),
-                Note::Signal
-                | Note::TerminalGone
-                | Note::Activity(_)
-                | Note::Approvals(_)
-                | Note::Decided(_) => {}
             }
         }
         dirty
@@ -305,13 +303,6 @@ impl Overlay {
     }
 }
 
-fn at(x: usize, y: usize) -> Change {
-    Change::CursorPosition {
-        x: Position::Absolute(x),
-        y: Position::Absolute(y),
-    }
-}
-
 /// Draws `overlay` in `geo` over `screen` (the list); returns where the
 /// terminal's cursor goes and its shape.
 pub fn draw(
@@ -336,10 +327,8 @@ pub fn draw(
         None => format!(" {} · {} d closes ", overlay.id, overlay.prefix_name),
         Some(_) => format!(" {} · any key closes ", overlay.id),
     };
-    let title = crate::monitor::table::truncate(&title, w.saturating_sub(4));
-    let top_fill = w
-        .saturating_sub(2)
-        .saturating_sub(crate::monitor::table::width(&title) + 1);
+    let title = truncate(&title, w.saturating_sub(4));
+    let top_fill = w.saturating_sub(2).saturating_sub(cells::width(&title) + 1);
     let mut changes = vec![
         at(geo.x, geo.y),
         Change::AllAttributes(border.clone()),
@@ -377,7 +366,7 @@ pub fn draw(
         None => {
             let mut s = Surface::new(usize::from(geo.inner_cols), usize::from(geo.inner_rows));
             if overlay.stopped.is_none() {
-                s.add_change(Change::Text(crate::monitor::table::truncate(
+                s.add_change(Change::Text(truncate(
                     &format!("connecting to {}…", overlay.id),
                     usize::from(geo.inner_cols),
                 )));
@@ -407,12 +396,7 @@ fn banner(screen: &mut Surface, geo: &Geometry, lines: &[&str]) {
         let mut current = String::new();
         for word in line.split(' ') {
             let extra = usize::from(!current.is_empty());
-            if !current.is_empty()
-                && crate::monitor::table::width(&current)
-                    + extra
-                    + crate::monitor::table::width(word)
-                    > width
-            {
+            if !current.is_empty() && cells::width(&current) + extra + cells::width(word) > width {
                 wrapped.push(std::mem::take(&mut current));
             }
             if !current.is_empty() {
@@ -430,12 +414,8 @@ fn banner(screen: &mut Surface, geo: &Geometry, lines: &[&str]) {
     attrs.set_reverse(true);
     let mut changes = Vec::new();
     for (i, line) in wrapped.iter().enumerate() {
-        let text = format!(
-            " {:width$} ",
-            crate::monitor::table::truncate(line, width),
-            width = width
-        );
-        let text = crate::monitor::table::truncate(&text, usize::from(geo.inner_cols));
+        let text = format!(" {:width$} ", truncate(line, width), width = width);
+        let text = truncate(&text, usize::from(geo.inner_cols));
         changes.push(at(ox, first + i));
         changes.push(Change::AllAttributes(attrs.clone()));
         changes.push(Change::Text(text));

@@ -6,10 +6,11 @@
 //! termwiz `Surface`. No I/O; time is an input, so a frame is a pure
 //! function of its [`ListView`] (the snapshot tests rely on it).
 
+use crate::cells::{age, at, fit, skip_cells, take_cells, truncate, width};
 use serde_json::Value;
-use termwiz::cell::{unicode_column_width, AttributeChange, CellAttributes, Intensity};
+use termwiz::cell::{AttributeChange, CellAttributes, Intensity};
 use termwiz::color::{AnsiColor, ColorAttribute};
-use termwiz::surface::{Change, Position, Surface};
+use termwiz::surface::{Change, Surface};
 use tickloop_proto::wire::{InstanceState, ListEntry, ScreenReply};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -114,58 +115,6 @@ impl Row {
             Some(e) => format!("ended: {}", e.reason),
         }
     }
-}
-
-/// Time since `at`, short: `12s`, `5m`, `3h`, `2d`; `-` without one.
-pub fn age(at: Option<OffsetDateTime>, now: OffsetDateTime) -> String {
-    let Some(at) = at else { return "-".into() };
-    let secs = (now - at).whole_seconds().max(0);
-    match secs {
-        0..=59 => format!("{secs}s"),
-        60..=3599 => format!("{}m", secs / 60),
-        3600..=86_399 => format!("{}h", secs / 3600),
-        _ => format!("{}d", secs / 86_400),
-    }
-}
-
-/// The display width of `s` in cells.
-pub fn width(s: &str) -> usize {
-    unicode_column_width(s, None)
-}
-
-/// `s` cut to at most `max` cells, ending with `…` when cut; control
-/// characters become spaces.
-pub fn truncate(s: &str, max: usize) -> String {
-    let clean: String = s
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    if width(&clean) <= max {
-        return clean;
-    }
-    if max == 0 {
-        return String::new();
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    for c in clean.chars() {
-        let w = width(c.encode_utf8(&mut [0; 4]));
-        if used + w > max - 1 {
-            break;
-        }
-        out.push(c);
-        used += w;
-    }
-    out.push('…');
-    out
-}
-
-/// `s` cut or padded with spaces to exactly `w` cells.
-fn fit(s: &str, w: usize) -> String {
-    let mut t = truncate(s, w);
-    let pad = w.saturating_sub(width(&t));
-    t.push_str(&" ".repeat(pad));
-    t
 }
 
 /// A column of the list.
@@ -530,13 +479,6 @@ pub fn scroll_for(selected: usize, top: usize, body: usize, len: usize) -> usize
     top
 }
 
-fn at(x: usize, y: usize) -> Change {
-    Change::CursorPosition {
-        x: Position::Absolute(x),
-        y: Position::Absolute(y),
-    }
-}
-
 fn text_at(y: usize, attrs: CellAttributes, text: String) -> Vec<Change> {
     vec![
         at(0, y),
@@ -698,36 +640,6 @@ fn draw_preview(
     }
 }
 
-/// The first `n` cells of `s` (a wide character that would straddle the
-/// edge is left out).
-fn take_cells(s: &str, n: usize) -> String {
-    let mut used = 0;
-    let mut out = String::new();
-    for c in s.chars() {
-        let w = width(c.encode_utf8(&mut [0; 4]));
-        if used + w > n {
-            break;
-        }
-        used += w;
-        out.push(c);
-    }
-    out
-}
-
-/// `s` without its first `n` cells.
-fn skip_cells(s: &str, n: usize) -> String {
-    let mut used = 0;
-    let mut out = String::new();
-    for c in s.chars() {
-        if used >= n {
-            out.push(c);
-        } else {
-            used += width(c.encode_utf8(&mut [0; 4]));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -785,26 +697,6 @@ mod tests {
             detail(&r[0]),
             "hosted:counter running · pid 12 · python3 c.py"
         );
-    }
-
-    #[test]
-    fn ages() {
-        let at = |s: i64| Some(now() - time::Duration::seconds(s));
-        assert_eq!(age(at(0), now()), "0s");
-        assert_eq!(age(at(90), now()), "1m");
-        assert_eq!(age(at(7200), now()), "2h");
-        assert_eq!(age(at(3 * 86_400), now()), "3d");
-        // A clock ahead of ours is "now", not negative.
-        assert_eq!(age(at(-5), now()), "0s");
-    }
-
-    #[test]
-    fn truncation_marks_the_cut() {
-        assert_eq!(truncate("hello", 5), "hello");
-        assert_eq!(truncate("hello world", 5), "hell…");
-        assert_eq!(truncate("日本語", 4), "日…");
-        assert_eq!(truncate("a\nb", 5), "a b");
-        assert_eq!(fit("ab", 4), "ab  ");
     }
 
     #[test]

@@ -1,0 +1,257 @@
+//! The output side of an attach session: frames from the launcher taken
+//! into the Tick's screen (snapshots, changed rows, the bell, clipboard
+//! writes, the title, the end), drawn onto the user's terminal with the
+//! last row's note and the overlays on top, and the terminal's resizes
+//! followed (redrawn at once, sent to the launcher debounced).
+
+use super::session::{Session, Turn};
+use super::{AttachError, AttachOptions, AttachOutcome, SessionEnd};
+use crate::prefix::Prefix;
+use crate::render;
+use crate::tty::clamp;
+use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
+use termwiz::surface::{Change, Surface};
+use termwiz::terminal::Terminal;
+use tickloop_proto::attach::{MouseTracking, Snapshot, ToView, ViewEvent};
+
+/// A burst of resizes is sent as one, this long after the last.
+const RESIZE_DEBOUNCE: Duration = Duration::from_millis(60);
+
+/// The Tick's screen, and what the user's terminal shows of it.
+pub(super) struct Screen {
+    /// The Tick's screen as the launcher sent it.
+    pub(super) model: Snapshot,
+    /// The size of the user's terminal.
+    pub(super) view: (u16, u16),
+    /// What was drawn last, and the fingerprints of the Tick's rows in it.
+    shown: Surface,
+    shown_keys: Vec<Option<u64>>,
+    /// The mouse reporting the user's terminal has on.
+    mouse_mode: MouseTracking,
+    /// Scrolling back through the Tick's history.
+    pub(super) scroller: render::Scroller,
+    /// The title the view's terminal was given last (the Tick's, passed on).
+    title: String,
+    /// When the size is sent to the launcher (a resize is pending).
+    pub(super) pending_resize: Option<Instant>,
+}
+
+impl Screen {
+    pub(super) fn new(model: Snapshot, view: (u16, u16)) -> Self {
+        Screen {
+            model,
+            view,
+            shown: Surface::new(usize::from(view.0), usize::from(view.1)),
+            shown_keys: Vec::new(),
+            mouse_mode: MouseTracking::Off,
+            scroller: render::Scroller::default(),
+            title: String::new(),
+            pending_resize: None,
+        }
+    }
+}
+
+/// The note on the last row: for a moment, the keys after attaching (only
+/// when that row is blank: it never hides what the Tick shows there), the
+/// key list after `?`, a pending prefix, how a decision went; else the
+/// status of a Herdr popup, or the size note when the sizes differ.
+pub(super) struct LastRow {
+    /// The note for a moment, and until when.
+    flash: Option<(String, Instant)>,
+    /// The flash is the note after attaching, which also ends as soon as
+    /// the Tick draws on the row it covers (it never hides the Tick's own
+    /// output for long).
+    attach_note: bool,
+    /// Shown when the sizes differ and nothing else is.
+    size_note: String,
+}
+
+impl LastRow {
+    /// The last row of a view that just got `snapshot` for `size`.
+    pub(super) fn after_attach(
+        opts: &AttachOptions,
+        prefix: &Prefix,
+        snapshot: &Snapshot,
+        size: (u16, u16),
+    ) -> Self {
+        let last_row_blank = snapshot
+            .lines
+            .get(usize::from(size.1.saturating_sub(1)))
+            .is_none_or(|line| line.runs.is_empty());
+        let flash = (opts.status.is_none() && last_row_blank).then(|| {
+            (
+                format!("{} · {}", opts.instance, prefix.reminder()),
+                Instant::now() + super::session::FLASH,
+            )
+        });
+        LastRow {
+            attach_note: flash.is_some(),
+            flash,
+            size_note: format!("{} · {}", opts.instance, prefix.reminder()),
+        }
+    }
+
+    /// Shows `text` (or nothing) for `lasts`.
+    pub(super) fn show(&mut self, text: Option<String>, lasts: Duration) {
+        self.flash = text.map(|t| (t, Instant::now() + lasts));
+        self.attach_note = false;
+    }
+
+    /// The Tick drew on the last row: the note after attaching ends.
+    fn tick_drew_on_it(&mut self) {
+        if self.attach_note {
+            self.attach_note = false;
+            self.flash = None;
+        }
+    }
+
+    /// Ends a note whose moment is over; whether one ended.
+    pub(super) fn expire(&mut self, now: Instant) -> bool {
+        if self.flash.as_ref().is_some_and(|(_, until)| now >= *until) {
+            self.flash = None;
+            return true;
+        }
+        false
+    }
+
+    /// When the note's moment is over.
+    pub(super) fn until(&self) -> Option<Instant> {
+        self.flash.as_ref().map(|(_, until)| *until)
+    }
+}
+
+impl Session<'_> {
+    /// One message from the launcher.
+    pub(super) fn on_frame(&mut self, frame: ToView) -> Turn {
+        match frame {
+            ToView::Snapshot(s) => {
+                let last_row = usize::from(self.screen.view.1.saturating_sub(1));
+                if s.lines.get(last_row) != self.screen.model.lines.get(last_row) {
+                    self.last_row.tick_drew_on_it();
+                }
+                self.screen.model = s;
+                self.dirty = true;
+            }
+            ToView::Rows(rows) => {
+                let last_row = self.screen.view.1.saturating_sub(1);
+                if rows.rows.iter().any(|(row, _)| *row >= last_row) {
+                    self.last_row.tick_drew_on_it();
+                }
+                self.screen
+                    .model
+                    .apply(rows)
+                    .map_err(|e| AttachError::Protocol(e.to_string()))?;
+                self.dirty = true;
+            }
+            ToView::Resized { .. } => {}
+            ToView::Bell => {
+                let _ = self.term.flush();
+                self.guard.write_raw(b"\x07");
+            }
+            ToView::Clipboard { selection, text } => {
+                if clipboard_allowed() {
+                    let _ = self.term.flush();
+                    self.guard.write_raw(&osc52(selection, &text));
+                }
+            }
+            ToView::Ended { reason } => {
+                return Ok(ControlFlow::Break(SessionEnd::Done(AttachOutcome::Ended {
+                    reason,
+                })))
+            }
+        }
+        Ok(ControlFlow::Continue(()))
+    }
+
+    /// Passes the Tick's title on to the view's terminal when it changed.
+    pub(super) fn follow_title(&mut self) {
+        if self.screen.model.title != self.screen.title {
+            self.screen.title.clone_from(&self.screen.model.title);
+            let _ = self.term.flush();
+            self.guard.write_raw(&osc_title(&self.screen.title));
+        }
+    }
+
+    /// Draws the Tick's screen, the last row's note and the overlays; ends
+    /// the session when the terminal is gone.
+    pub(super) fn draw(&mut self) -> ControlFlow<SessionEnd> {
+        let screen = &mut self.screen;
+        if screen.scroller.mouse_mode(&screen.model) != screen.mouse_mode {
+            screen.mouse_mode = screen.scroller.mouse_mode(&screen.model);
+            let _ = self.term.flush();
+            self.guard.set_mouse(screen.mouse_mode);
+        }
+        let asking = self.overlays.asking(&self.prefix);
+        let (note, force) = match (&asking, &self.last_row.flash, &self.opts.status) {
+            (Some(text), _, _) => (text.as_str(), true),
+            (None, Some((text, _)), _) => (text.as_str(), true),
+            (None, None, Some(status)) => (status.as_str(), true),
+            (None, None, None) => (self.last_row.size_note.as_str(), false),
+        };
+        let mut frame = render::compose(&screen.model, screen.view.0, screen.view.1, note, force);
+        self.overlays.draw(&mut frame, &self.prefix);
+        let changes =
+            render::frame_changes_keyed(&mut screen.shown, &mut screen.shown_keys, &frame);
+        if self.term.render(&changes).is_err() || self.term.flush().is_err() {
+            // The terminal is gone.
+            return ControlFlow::Break(SessionEnd::Done(AttachOutcome::Hangup));
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// The user's terminal is now `cols` x `rows`: drawn again from a clear
+    /// screen at once, sent to the launcher after [`RESIZE_DEBOUNCE`].
+    pub(super) fn on_resized(&mut self, cols: usize, rows: usize) {
+        self.screen.view = (clamp(cols), clamp(rows));
+        self.screen.shown = Surface::new(cols, rows);
+        self.screen.shown_keys.clear();
+        let _ = self.term.render(&[Change::ClearScreen(Default::default())]);
+        self.screen.pending_resize = Some(Instant::now() + RESIZE_DEBOUNCE);
+        self.dirty = true;
+    }
+
+    /// Sends the view's size once the burst of resizes is over.
+    pub(super) fn send_due_resize(&mut self) {
+        if self
+            .screen
+            .pending_resize
+            .is_some_and(|at| Instant::now() >= at)
+        {
+            self.screen.pending_resize = None;
+            let _ = self.channels.event_tx.send(ViewEvent::Resize {
+                cols: self.screen.view.0,
+                rows: self.screen.view.1,
+            });
+        }
+    }
+}
+
+/// Whether clipboard writes of the Tick reach the view's terminal (OSC 52):
+/// `TICKLOOP_CLIPBOARD` (`off`/`on`), else `clipboard` in the config file,
+/// else yes (as tmux's `set-clipboard external`).
+fn clipboard_allowed() -> bool {
+    match std::env::var("TICKLOOP_CLIPBOARD").as_deref() {
+        Ok("off" | "0" | "false" | "no") => false,
+        Ok("on" | "1" | "true" | "yes") => true,
+        _ => tickloop_client::config::load()
+            .ok()
+            .and_then(|c| c.clipboard)
+            .unwrap_or(true),
+    }
+}
+
+/// OSC 52: put `text` on the terminal's clipboard (or primary selection).
+fn osc52(selection: bool, text: &str) -> Vec<u8> {
+    use base64::Engine;
+    let target = if selection { "p" } else { "c" };
+    let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+    format!("\x1b]52;{target};{encoded}\x07").into_bytes()
+}
+
+/// OSC 2: the window title, with control characters taken out so the title
+/// cannot end the sequence early.
+fn osc_title(title: &str) -> Vec<u8> {
+    let clean: String = title.chars().filter(|c| !c.is_control()).collect();
+    format!("\x1b]2;{clean}\x07").into_bytes()
+}

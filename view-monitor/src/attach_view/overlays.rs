@@ -1,0 +1,186 @@
+//! What an attach session draws over the Tick: the activity overlay (the
+//! prefix key, then `m`; [`crate::activity`]) and, over it, the prompt for
+//! the first call waiting for approval ([`crate::approval_prompt`]); while
+//! the overlay is closed, the last row says a call waits. Fetching runs on
+//! helper threads that report as [`Note`]s.
+
+use super::session::Note;
+use super::AttachOptions;
+use crate::activity::{ActivityView, Fetched, Fetcher, PanelKey};
+use crate::prefix::Prefix;
+use crate::render::Frame;
+use std::sync::mpsc;
+use termwiz::input::{KeyCode, KeyEvent};
+use termwiz::terminal::TerminalWaker;
+use tickloop_client::Endpoint;
+use tickloop_proto::wire::HeldCall;
+
+/// The overlays of one session, and what feeds them.
+pub(super) struct Overlays {
+    /// The activity overlay while open, and its fetcher.
+    activity: Option<(ActivityView, Fetcher)>,
+    /// Calls of this instance waiting for approval: the last row says so;
+    /// the activity overlay prompts for them (y/n/v).
+    waiting: Vec<HeldCall>,
+    /// `v`: the prompt shows the arguments whole.
+    prompt_whole: bool,
+    /// Asks tickhost for the waiting calls for as long as the session lasts.
+    _approvals: Fetcher,
+    /// The instance's tickhost, and the instance.
+    endpoint: Endpoint,
+    instance: String,
+    /// Where the helper threads report, and how they wake the loop.
+    notes: mpsc::Sender<Note>,
+    waker: TerminalWaker,
+}
+
+impl Overlays {
+    /// No overlay open; the approvals fetcher started.
+    pub(super) fn start(
+        opts: &AttachOptions,
+        notes: mpsc::Sender<Note>,
+        waker: TerminalWaker,
+    ) -> Self {
+        let approvals = Fetcher::start_approvals(opts.endpoint(), opts.instance.clone(), {
+            let tx = notes.clone();
+            let waker = waker.clone();
+            move |held| {
+                let sent = tx.send(Note::Approvals(held)).is_ok();
+                let _ = waker.wake();
+                sent
+            }
+        });
+        Overlays {
+            activity: None,
+            waiting: Vec::new(),
+            prompt_whole: false,
+            _approvals: approvals,
+            endpoint: opts.endpoint(),
+            instance: opts.instance.clone(),
+            notes,
+            waker,
+        }
+    }
+
+    pub(super) fn activity_open(&self) -> bool {
+        self.activity.is_some()
+    }
+
+    /// Opens the activity overlay (and starts fetching for it).
+    pub(super) fn open_activity(&mut self) {
+        let tx = self.notes.clone();
+        let waker = self.waker.clone();
+        let fetcher = Fetcher::start(
+            self.endpoint.clone(),
+            self.instance.clone(),
+            move |fetched| {
+                let sent = tx.send(Note::Activity(fetched)).is_ok();
+                let _ = waker.wake();
+                sent
+            },
+        );
+        self.activity = Some((ActivityView::new(&self.instance), fetcher));
+    }
+
+    pub(super) fn close_activity(&mut self) {
+        self.activity = None;
+    }
+
+    /// The activity's data arrived; whether the screen changed.
+    pub(super) fn update_activity(&mut self, fetched: Fetched) -> bool {
+        match self.activity.as_mut() {
+            Some((panel, _)) => {
+                panel.update(fetched);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The calls waiting now; whether the screen changed.
+    pub(super) fn set_waiting(&mut self, held: Vec<HeldCall>) -> bool {
+        if held == self.waiting {
+            return false;
+        }
+        if held.first().map(|h| &h.call) != self.waiting.first().map(|h| &h.call) {
+            self.prompt_whole = false;
+        }
+        self.waiting = held;
+        true
+    }
+
+    /// Whether `key` answers the approval prompt (shown in the overlay).
+    pub(super) fn prompts_for(&self, key: &KeyEvent) -> bool {
+        self.activity.is_some()
+            && !self.waiting.is_empty()
+            && matches!(key.key, KeyCode::Char('y' | 'n' | 'v'))
+    }
+
+    /// `y` approves the first waiting call, `n` refuses it (in the
+    /// background; the last row says how it went), `v` shows it whole.
+    pub(super) fn on_prompt_key(&mut self, key: &KeyEvent) {
+        let Some(held) = self.waiting.first().cloned() else {
+            return;
+        };
+        match key.key {
+            KeyCode::Char('v') => self.prompt_whole = !self.prompt_whole,
+            KeyCode::Char(c) => {
+                let approve = c == 'y';
+                self.waiting.remove(0);
+                self.prompt_whole = false;
+                let endpoint = self.endpoint.clone();
+                let tx = self.notes.clone();
+                let waker = self.waker.clone();
+                std::thread::spawn(move || {
+                    let text = crate::approval_prompt::decide(&endpoint, &held, approve, "attach");
+                    let _ = tx.send(Note::Decided(text));
+                    let _ = waker.wake();
+                });
+            }
+            _ => {}
+        }
+    }
+
+    /// A key for the open activity overlay.
+    pub(super) fn on_panel_key(&mut self, key: &KeyEvent) -> PanelKey {
+        match self.activity.as_mut() {
+            Some((panel, _)) => panel.on_key(key),
+            None => PanelKey::Consumed,
+        }
+    }
+
+    /// What the last row says while a call waits and the overlay is closed.
+    pub(super) fn asking(&self, prefix: &Prefix) -> Option<String> {
+        self.waiting
+            .first()
+            .filter(|_| self.activity.is_none())
+            .map(|held| {
+                format!(
+                    "{} asks to call {} {} · {} m to approve or refuse",
+                    held.client.map_or("an agent", |c| c.label()),
+                    held.tool,
+                    held.args,
+                    prefix.key.name()
+                )
+            })
+    }
+
+    /// Draws the open overlay, and the prompt over it, onto `frame`.
+    pub(super) fn draw(&self, frame: &mut Frame, prefix: &Prefix) {
+        let Some((panel, _)) = &self.activity else {
+            return;
+        };
+        let now = time::OffsetDateTime::now_utc();
+        let hint = format!("{} m closes", prefix.key.name());
+        crate::activity::draw(&mut frame.surface, panel, now, &hint, false);
+        if let Some(held) = self.waiting.first() {
+            let more = self.waiting.len() - 1;
+            crate::approval_prompt::draw(&mut frame.surface, held, more, self.prompt_whole);
+        }
+        // The overlay covers the Tick's rows: compare cells, never
+        // fingerprints, and never scroll.
+        frame.cursor = None;
+        frame.scroll_rows = 0;
+        frame.row_keys.clear();
+    }
+}

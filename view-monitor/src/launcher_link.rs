@@ -1,0 +1,233 @@
+//! A view's connection to a launcher ([`tickloop_proto::attach`]): dialled
+//! at its socket here or through ssh and the relay on another machine, the
+//! hellos exchanged, the first snapshot read, then two threads that carry
+//! it (launcher lines in as [`LinkNote`]s, [`ViewEvent`]s out). Used by the
+//! attach view and by the Monitor's overlay alike.
+
+use crate::error::AttachError;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+use termwiz::caps::{Capabilities, ColorLevel};
+use termwiz::terminal::TerminalWaker;
+use tickloop_proto::attach::{Snapshot, TermCaps, ToView, ViewEvent, ViewHello, MAX_VIEW_LINE};
+use tickloop_proto::wire::{Hello, HelloReply, Role};
+
+/// How long the view waits for the launcher's first answers before giving up.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The [`ViewHello`] of a view `size` cells large on a terminal with `caps`.
+pub(crate) fn view_hello(caps: &Capabilities, size: (u16, u16), client: &str) -> ViewHello {
+    ViewHello {
+        cols: size.0,
+        rows: size.1,
+        term: TermCaps {
+            truecolor: caps.color_level() == ColorLevel::TrueColor,
+            colors: match caps.color_level() {
+                ColorLevel::TrueColor | ColorLevel::TwoFiftySix => 256,
+                ColorLevel::Sixteen => 16,
+                ColorLevel::MonoChrome => 2,
+            },
+            mouse: true,
+            bracketed_paste: caps.bracketed_paste(),
+            focus_events: false,
+        },
+        client: Some(client.into()),
+    }
+}
+
+/// How the launcher answered a view's [`ViewHello`].
+pub(crate) enum Start {
+    Snapshot(Snapshot),
+    Ended(String),
+}
+
+/// Sends `hello` on a connection from [`connect`] and reads the launcher's
+/// first answer; returns the connection's two halves (reads no longer time
+/// out) and that answer.
+pub(crate) fn start_view(
+    stream: UnixStream,
+    hello: &ViewHello,
+) -> Result<(BufReader<UnixStream>, UnixStream, Start), AttachError> {
+    let mut writer = stream
+        .try_clone()
+        .map_err(|e| AttachError::Lost(e.to_string()))?;
+    send_line(&mut writer, hello).map_err(|e| AttachError::Lost(e.to_string()))?;
+
+    let mut reader = BufReader::new(stream);
+    let first = read_message(&mut reader)?;
+    let start = match first {
+        Some(ToView::Snapshot(s)) => Start::Snapshot(s),
+        Some(ToView::Ended { reason }) => Start::Ended(reason),
+        Some(other) => {
+            return Err(AttachError::Protocol(format!(
+                "expected a snapshot first, got {other:?}"
+            )))
+        }
+        None => return Err(AttachError::Lost("closed before the first snapshot".into())),
+    };
+    reader
+        .get_ref()
+        .set_read_timeout(None)
+        .map_err(|e| AttachError::Lost(e.to_string()))?;
+    Ok((reader, writer, start))
+}
+
+/// A connection to the launcher of `instance`, hello exchanged: at
+/// `socket` here, or through ssh and the relay on `ssh`'s machine.
+pub(crate) fn dial(
+    socket: &Path,
+    ssh: Option<&tickloop_client::ssh::SshHost>,
+    instance: &str,
+) -> Result<(UnixStream, Option<tickloop_client::ssh::SshLink>), AttachError> {
+    match ssh {
+        None => Ok((connect(socket)?, None)),
+        Some(host) => {
+            let to = tickloop_client::ssh::RelayTo::View(instance.to_string());
+            let (stream, _greeting, link) =
+                tickloop_client::ssh::dial(host, &to, false).map_err(|e| match e {
+                    tickloop_client::ssh::RemoteError::Relay { ref message, .. }
+                        if message.starts_with("no instance") =>
+                    {
+                        AttachError::NoSuchInstance(e.to_string())
+                    }
+                    other => AttachError::Remote(other),
+                })?;
+            let label = PathBuf::from(format!("ssh {host}: {instance}"));
+            Ok((hello_on(stream, &label)?, Some(link)))
+        }
+    }
+}
+
+pub(crate) fn connect(path: &Path) -> Result<UnixStream, AttachError> {
+    let stream = UnixStream::connect(path).map_err(|source| AttachError::Connect {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    hello_on(stream, path)
+}
+
+/// Exchanges the view's hello on a fresh connection to a launcher.
+fn hello_on(stream: UnixStream, path: &Path) -> Result<UnixStream, AttachError> {
+    let connect_err = |source| AttachError::Connect {
+        path: path.to_path_buf(),
+        source,
+    };
+    stream
+        .set_read_timeout(Some(HANDSHAKE_TIMEOUT))
+        .map_err(connect_err)?;
+    let mut writer = stream.try_clone().map_err(connect_err)?;
+    send_line(&mut writer, &Hello::new(Role::View)).map_err(connect_err)?;
+    let mut reader = BufReader::new(stream.try_clone().map_err(connect_err)?);
+    let line =
+        read_line(&mut reader)?.ok_or_else(|| AttachError::Lost("closed during hello".into()))?;
+    let reply: HelloReply = serde_json::from_slice(&line)
+        .map_err(|e| AttachError::Protocol(format!("bad hello reply: {e}")))?;
+    if let Some(refused) = reply.refused {
+        return Err(AttachError::Refused(refused));
+    }
+    // The reader above read only up to its newline, but may have buffered
+    // more; the launcher sends nothing before the view's hello, so nothing
+    // was lost by dropping it.
+    Ok(stream)
+}
+
+fn send_line<T: serde::Serialize>(w: &mut impl Write, value: &T) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(value).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    w.write_all(&line)?;
+    w.flush()
+}
+
+/// One line, without its newline; `None` at end of stream.
+fn read_line(r: &mut impl BufRead) -> Result<Option<Vec<u8>>, AttachError> {
+    let mut line = Vec::new();
+    let limit = u64::try_from(MAX_VIEW_LINE).unwrap_or(u64::MAX) + 1;
+    let n = r
+        .take(limit)
+        .read_until(b'\n', &mut line)
+        .map_err(|e| AttachError::Lost(e.to_string()))?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if line.last() != Some(&b'\n') {
+        if line.len() > MAX_VIEW_LINE {
+            return Err(AttachError::Protocol(format!(
+                "a line longer than {MAX_VIEW_LINE} bytes"
+            )));
+        }
+        return Ok(None);
+    }
+    line.pop();
+    Ok(Some(line))
+}
+
+fn read_message(r: &mut impl BufRead) -> Result<Option<ToView>, AttachError> {
+    match read_line(r)? {
+        None => Ok(None),
+        Some(line) => serde_json::from_slice(&line)
+            .map(Some)
+            .map_err(|e| AttachError::Protocol(format!("bad message: {e}"))),
+    }
+}
+
+/// What the launcher's side of a link tells the view's main loop.
+pub(crate) enum LinkNote {
+    /// One message from the launcher.
+    Frame(ToView),
+    /// The connection was lost (or closed).
+    Lost(String),
+    /// The launcher broke the protocol.
+    Broken(String),
+}
+
+/// Starts the two threads that carry a view's connection after its first
+/// snapshot: each line from the launcher becomes a [`LinkNote`], sent on
+/// `notes` as the view's own note type (followed by `waker.wake()`), and each [`ViewEvent`] received on `events`
+/// goes to the launcher. When every sender of `events` is dropped the
+/// connection is shut down both ways (a detach), which ends both threads.
+pub(crate) fn spawn_link<N: From<LinkNote> + Send + 'static>(
+    mut reader: BufReader<UnixStream>,
+    mut writer: UnixStream,
+    notes: mpsc::Sender<N>,
+    waker: TerminalWaker,
+    events: mpsc::Receiver<ViewEvent>,
+) {
+    // Launcher → view.
+    std::thread::spawn(move || loop {
+        let note = match read_message(&mut reader) {
+            Ok(Some(msg)) => LinkNote::Frame(msg),
+            Ok(None) => LinkNote::Lost("the launcher closed the connection".into()),
+            Err(AttachError::Protocol(e)) => LinkNote::Broken(e),
+            Err(e) => LinkNote::Lost(e.to_string()),
+        };
+        let last = !matches!(
+            note,
+            LinkNote::Frame(
+                ToView::Rows(_)
+                    | ToView::Snapshot(_)
+                    | ToView::Resized { .. }
+                    | ToView::Bell
+                    | ToView::Clipboard { .. }
+            )
+        );
+        if notes.send(N::from(note)).is_err() {
+            return;
+        }
+        let _ = waker.wake();
+        if last {
+            return;
+        }
+    });
+    // View → launcher, off the drawing thread.
+    std::thread::spawn(move || {
+        while let Ok(event) = events.recv() {
+            if send_line(&mut writer, &event).is_err() {
+                return;
+            }
+        }
+        let _ = writer.shutdown(std::net::Shutdown::Both);
+    });
+}
