@@ -5,15 +5,16 @@
 //! the screen, the artifact's saves, and the end of the process group.
 //!
 //! Requests are dispatched here; what each concern keeps lives beside
-//! this loop ([`super::process`], [`super::generations`],
-//! [`super::requests`], [`super::status`], [`super::teardown`]), and the
-//! loop calls on it.
+//! this loop ([`super::process`], [`super::session`],
+//! [`super::generations`], [`super::requests`], [`super::status`],
+//! [`super::teardown`]), and the loop calls on it.
 
 use super::generations::{next_change, Generations, RELOADED};
 use super::process::{StdoutEvent, TickEvent, TickProcess};
 use super::report::{ReportFn, RunOutcome};
 use super::requests::{answer, Asked, Waiting};
 use super::screen::{history_limit, screen_reply};
+use super::session::{spec_limits, TickSession};
 use super::status::Publisher;
 use super::teardown::{
     closed, end_info, failed_open_screen, keep_activity, keep_last_screen, program_exited, Ending,
@@ -28,10 +29,10 @@ use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 use tickloop_client::clock::{now_rfc3339, now_rfc3339_millis};
-use tickloop_proto::core::{Action, ClientToken, EndKind, Limits, Reply, Session, SessionRequest};
+use tickloop_proto::core::{Action, ClientToken, EndKind, Reply, SessionRequest};
 use tickloop_proto::wire::{
     ApprovalPolicy, ClientKind, ClientReply, EndInfo, ErrorKind, LaunchReport, LaunchSpec,
-    LauncherRequest, LauncherStatus, StateSnapshot,
+    LauncherRequest, LauncherStatus,
 };
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
@@ -48,14 +49,8 @@ pub(super) struct Instance {
     term: Arc<TerminalHandle>,
     /// The Tick's process (an artifact's current generation's).
     tick: TickProcess,
-    /// `None` for a `shell:` program, and for an artifact whose generation
-    /// is not running.
-    session: Option<Session>,
-    /// The Tick's state as last taken from the session.
-    snapshot: Option<StateSnapshot>,
-    /// Updates of an artifact's earlier generations, counted on in
-    /// `updates_total`.
-    updates_before: u64,
+    /// Its protocol session (none for a `shell:` program).
+    protocol: TickSession,
     requests_rx: mpsc::Receiver<Incoming>,
     /// Requests waiting for the Tick's answer.
     waiting: Waiting,
@@ -98,8 +93,7 @@ impl Instance {
         record_writer: Option<std::thread::JoinHandle<()>>,
     ) -> Instance {
         let tick = TickProcess::start(spawned);
-        let session =
-            (!spec.shell).then(|| Session::new(spec_limits(&spec), Instant::now().into_std()));
+        let protocol = TickSession::new(&spec);
         // A plain program is up once it has run for SHELL_START_SETTLE.
         let ready_at = spec.shell.then(|| Instant::now() + SHELL_START_SETTLE);
 
@@ -112,9 +106,7 @@ impl Instance {
             spec,
             term,
             tick,
-            session,
-            snapshot: None,
-            updates_before: 0,
+            protocol,
             requests_rx,
             waiting: Waiting::new(),
             activity: ActivityLog::new(),
@@ -156,10 +148,7 @@ impl Instance {
         loop {
             let now = Instant::now();
             let deadline = if self.ending.is_none() {
-                self.session
-                    .as_ref()
-                    .and_then(|s| s.next_deadline())
-                    .map(Instant::from_std)
+                self.protocol.next_deadline()
             } else {
                 None
             };
@@ -192,7 +181,7 @@ impl Instance {
                     self.deliver_exit();
                 }
                 _ = sleep_until(deadline), if deadline.is_some() => {
-                    if let Some(session) = self.session.as_mut() {
+                    if let Some(session) = self.protocol.get_mut() {
                         session.on_time(now.max(Instant::now()).into_std());
                     }
                 }
@@ -255,7 +244,7 @@ impl Instance {
             },
         };
         let asked = Asked::of(client, &protocol);
-        if self.session.is_none() {
+        if self.protocol.get().is_none() {
             if let Some(generations) = &self.generations {
                 let message = generations.not_running(&self.spec.instance);
                 let reply = error(ErrorKind::TickFailed, &message);
@@ -263,7 +252,7 @@ impl Instance {
                 return;
             }
         }
-        let Some(session) = self.session.as_mut() else {
+        let Some(session) = self.protocol.get_mut() else {
             let name = self
                 .spec
                 .instance
@@ -322,7 +311,7 @@ impl Instance {
     fn reply_activity(&self, id: u64, peer: &Peer, after: Option<u64>) {
         let record = self
             .activity
-            .record(&self.spec.instance, after, self.tools());
+            .record(&self.spec.instance, after, self.protocol.tools());
         let reply = match serde_json::to_value(record) {
             Ok(value) => ClientReply::Ok(value),
             Err(e) => error(ErrorKind::Internal, &e.to_string()),
@@ -354,7 +343,7 @@ impl Instance {
             // A failed artifact version: nothing runs, nothing to end.
             self.begin_end(closed(CLOSED_BY_USER));
         } else if self.ending.is_none() {
-            match self.session.as_mut() {
+            match self.protocol.get_mut() {
                 Some(session) => session.close(CLOSED_BY_USER, now),
                 None => self.begin_end(closed(CLOSED_BY_USER)),
             }
@@ -388,12 +377,12 @@ impl Instance {
         match event {
             TickEvent::Stdout(Some(StdoutEvent::Bytes(bytes))) => {
                 self.term.recorder().from_tick(&bytes);
-                if let Some(session) = self.session.as_mut() {
+                if let Some(session) = self.protocol.get_mut() {
                     session.on_stdout(&bytes, now);
                 }
             }
             TickEvent::Stdout(Some(StdoutEvent::Eof) | None) => {
-                if let Some(session) = self.session.as_mut() {
+                if let Some(session) = self.protocol.get_mut() {
                     session.on_stdout_eof(now);
                 }
                 self.deliver_exit();
@@ -411,7 +400,7 @@ impl Instance {
         let Some(description) = self.tick.take_exit() else {
             return;
         };
-        match self.session.as_mut() {
+        match self.protocol.get_mut() {
             Some(session) => session.on_exit(&description, Instant::now().into_std()),
             None => self.begin_end(program_exited(&description)),
         }
@@ -419,7 +408,7 @@ impl Instance {
 
     fn drain_actions(&mut self) {
         loop {
-            let Some(action) = self.session.as_mut().and_then(|s| s.poll_action()) else {
+            let Some(action) = self.protocol.get_mut().and_then(|s| s.poll_action()) else {
                 return;
             };
             match action {
@@ -429,11 +418,13 @@ impl Instance {
                 }
                 Action::Reply { client, reply } => self.on_reply(client, reply),
                 Action::Initialized => {
-                    self.refresh_snapshot(true);
+                    if self.protocol.refresh_snapshot(true) {
+                        self.publisher.mark_dirty();
+                    }
                     self.initialized();
                 }
                 Action::Updated => {
-                    self.refresh_snapshot(true);
+                    self.protocol.refresh_snapshot(true);
                     self.record_update();
                     self.publisher.mark_dirty();
                 }
@@ -457,7 +448,9 @@ impl Instance {
         let reply = match reply {
             Reply::Describe(descriptor) => ClientReply::Ok(descriptor),
             Reply::Read(state) => {
-                self.refresh_snapshot(false);
+                if self.protocol.refresh_snapshot(false) {
+                    self.publisher.mark_dirty();
+                }
                 ClientReply::Ok(json!({
                     "seq": state.seq,
                     "data": state.data,
@@ -479,25 +472,9 @@ impl Instance {
         }
     }
 
-    /// The catalog as the activity overlay lists it.
-    fn tools(&self) -> Vec<tickloop_proto::wire::ToolSummary> {
-        let Some(descriptor) = self.session.as_ref().and_then(|s| s.descriptor()) else {
-            return Vec::new();
-        };
-        descriptor
-            .tools
-            .iter()
-            .map(|t| tickloop_proto::wire::ToolSummary {
-                name: t.name.clone(),
-                mutates: t.mutates,
-                description: t.description.clone(),
-            })
-            .collect()
-    }
-
     /// Records the update just taken into the snapshot.
     fn record_update(&mut self) {
-        let Some(snapshot) = &self.snapshot else {
+        let Some(snapshot) = self.protocol.snapshot() else {
             return;
         };
         let bytes = serde_json::to_vec(&snapshot.data).map_or(0, |v| v.len());
@@ -520,27 +497,6 @@ impl Instance {
             self.activity
                 .view(now_rfc3339_millis(), views > seen, views);
         }
-        self.publisher.mark_dirty();
-    }
-
-    /// Takes the session's latest state; `fresh` when it just arrived (an
-    /// update), else only a changed state gets a new receipt time.
-    fn refresh_snapshot(&mut self, fresh: bool) {
-        let Some(state) = self.session.as_ref().and_then(|s| s.state()) else {
-            return;
-        };
-        if !fresh {
-            if let Some(old) = &self.snapshot {
-                if old.seq == state.seq && old.data == state.data {
-                    return;
-                }
-            }
-        }
-        self.snapshot = Some(StateSnapshot {
-            seq: state.seq,
-            data: state.data.clone(),
-            at: state.at.clone().unwrap_or_else(now_rfc3339),
-        });
         self.publisher.mark_dirty();
     }
 
@@ -598,7 +554,7 @@ impl Instance {
             self.start_generation(true);
             return;
         }
-        match self.session.as_mut() {
+        match self.protocol.get_mut() {
             Some(session) if session.phase() != tickloop_proto::core::Phase::Ended => {
                 session.close(RELOADED, now);
             }
@@ -615,7 +571,7 @@ impl Instance {
         };
         self.end_waiting(&ending.info().reason);
         let reload = self.generations.as_ref().is_some_and(|g| g.reload_wanted());
-        let had_started = self.session.as_ref().is_some_and(|s| s.initialized());
+        let had_started = self.protocol.get().is_some_and(|s| s.initialized());
         if reload {
             self.start_generation(true);
         } else if had_started {
@@ -624,8 +580,7 @@ impl Instance {
                 generations.schedule_restart(&self.spec.instance, &ending.info().reason);
             }
             // Listed `starting` until then; calls are refused meanwhile.
-            self.updates_before += self.session.as_ref().map_or(0, |s| s.updates_received());
-            self.session = None;
+            self.protocol.stop();
             self.publisher.mark_dirty();
         } else {
             self.generation_failed(ending.into_info().reason);
@@ -660,17 +615,13 @@ impl Instance {
         });
         // The old version's state and catalog are gone with it; its updates
         // stay counted, so `watch` (which follows the count) goes on.
-        self.updates_before += self.session.as_ref().map_or(0, |s| s.updates_received());
-        self.snapshot = None;
-        self.session = None;
+        self.protocol.stop();
+        self.protocol.forget_state();
         self.tick.forget_exit();
         match spawned {
             Ok(spawned) => {
                 self.tick = TickProcess::start(spawned);
-                self.session = Some(Session::new(
-                    spec_limits(&self.spec),
-                    Instant::now().into_std(),
-                ));
+                self.protocol.restart(&self.spec);
                 self.publisher.mark_dirty();
             }
             Err(reason) => {
@@ -716,7 +667,7 @@ impl Instance {
         }
         let activity = self
             .activity
-            .record(&self.spec.instance, None, self.tools());
+            .record(&self.spec.instance, None, self.protocol.tools());
         keep_activity(&self.spec.socket, &activity);
         let outcome = self.final_report(&info).await;
         self.farewell
@@ -763,7 +714,6 @@ impl Instance {
     }
 
     fn status(&self) -> LauncherStatus {
-        let session = self.session.as_ref();
         let generations = self.generations.as_ref();
         LauncherStatus {
             instance: self.spec.instance.clone(),
@@ -772,14 +722,10 @@ impl Instance {
             argv: self.tick.argv().to_vec(),
             cwd: self.spec.cwd.clone(),
             started_at: self.tick.started_at().to_string(),
-            revision: session
-                .and_then(|s| s.descriptor())
-                .map(|d| d.revision.clone()),
-            state: self.snapshot.clone(),
-            updates_total: self.updates_before + session.map_or(0, |s| s.updates_received()),
-            calls_in_flight: session.map_or(0, |s| {
-                u32::try_from(s.calls_in_flight()).unwrap_or(u32::MAX)
-            }),
+            revision: self.protocol.descriptor().map(|d| d.revision.clone()),
+            state: self.protocol.snapshot().cloned(),
+            updates_total: self.protocol.updates_total(),
+            calls_in_flight: self.protocol.calls_in_flight(),
             views: *self.views_rx.borrow(),
             ended: self.ended.clone(),
             terminal_title: Some(self.title_rx.borrow().clone()).filter(|t| !t.is_empty()),
@@ -800,20 +746,9 @@ impl Instance {
     fn publish(&mut self) -> LauncherStatus {
         let status = self.status();
         let generation = self.generations.as_ref().map(|g| g.generation());
-        let descriptor = self.session.as_ref().and_then(|s| s.descriptor());
+        let descriptor = self.protocol.descriptor();
         self.publisher.publish(status, generation, descriptor)
     }
-}
-
-/// The protocol limits of this session: the defaults, with the
-/// initialization time limit tickhost passed in the spec.
-fn spec_limits(spec: &LaunchSpec) -> Limits {
-    let mut limits = Limits::default();
-    if let Some(ms) = spec.init_timeout_ms {
-        limits.init_request_timeout = Duration::from_millis(ms);
-        limits.init_total_timeout = Duration::from_millis(ms);
-    }
-    limits
 }
 
 async fn sleep_until(deadline: Option<Instant>) {

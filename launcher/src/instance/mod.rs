@@ -9,6 +9,7 @@
 //!
 //! * [`event_loop`]: the loop and the dispatch of requests;
 //! * [`process`]: the Tick's process, its pipes and its exit;
+//! * [`session`]: its protocol session, and the state taken from it;
 //! * [`requests`]: requests waiting for the Tick, and their activity;
 //! * [`status`]: the published status and the record file;
 //! * [`generations`]: an `artifact:` instance's generations;
@@ -21,6 +22,7 @@ mod process;
 mod report;
 mod requests;
 mod screen;
+mod session;
 mod status;
 mod teardown;
 
