@@ -50,7 +50,7 @@ pub(super) struct Instance {
     /// The Tick's process (an artifact's current generation's).
     tick: TickProcess,
     /// Its protocol session (none for a `shell:` program).
-    protocol: TickSession,
+    session: TickSession,
     requests_rx: mpsc::Receiver<Incoming>,
     /// Requests waiting for the Tick's answer.
     waiting: Waiting,
@@ -93,7 +93,7 @@ impl Instance {
         record_writer: Option<std::thread::JoinHandle<()>>,
     ) -> Instance {
         let tick = TickProcess::start(spawned);
-        let protocol = TickSession::new(&spec);
+        let session = TickSession::new(&spec);
         // A plain program is up once it has run for SHELL_START_SETTLE.
         let ready_at = spec.shell.then(|| Instant::now() + SHELL_START_SETTLE);
 
@@ -106,7 +106,7 @@ impl Instance {
             spec,
             term,
             tick,
-            protocol,
+            session,
             requests_rx,
             waiting: Waiting::new(),
             activity: ActivityLog::new(),
@@ -148,7 +148,7 @@ impl Instance {
         loop {
             let now = Instant::now();
             let deadline = if self.ending.is_none() {
-                self.protocol.next_deadline()
+                self.session.next_deadline()
             } else {
                 None
             };
@@ -181,7 +181,7 @@ impl Instance {
                     self.deliver_exit();
                 }
                 _ = sleep_until(deadline), if deadline.is_some() => {
-                    if let Some(session) = self.protocol.get_mut() {
+                    if let Some(session) = self.session.get_mut() {
                         session.on_time(now.max(Instant::now()).into_std());
                     }
                 }
@@ -244,7 +244,7 @@ impl Instance {
             },
         };
         let asked = Asked::of(client, &protocol);
-        if self.protocol.get().is_none() {
+        if self.session.get().is_none() {
             if let Some(generations) = &self.generations {
                 let message = generations.not_running(&self.spec.instance);
                 let reply = error(ErrorKind::TickFailed, &message);
@@ -252,7 +252,7 @@ impl Instance {
                 return;
             }
         }
-        let Some(session) = self.protocol.get_mut() else {
+        let Some(session) = self.session.get_mut() else {
             let name = self
                 .spec
                 .instance
@@ -311,7 +311,7 @@ impl Instance {
     fn reply_activity(&self, id: u64, peer: &Peer, after: Option<u64>) {
         let record = self
             .activity
-            .record(&self.spec.instance, after, self.protocol.tools());
+            .record(&self.spec.instance, after, self.session.tools());
         let reply = match serde_json::to_value(record) {
             Ok(value) => ClientReply::Ok(value),
             Err(e) => error(ErrorKind::Internal, &e.to_string()),
@@ -343,7 +343,7 @@ impl Instance {
             // A failed artifact version: nothing runs, nothing to end.
             self.begin_end(closed(CLOSED_BY_USER));
         } else if self.ending.is_none() {
-            match self.protocol.get_mut() {
+            match self.session.get_mut() {
                 Some(session) => session.close(CLOSED_BY_USER, now),
                 None => self.begin_end(closed(CLOSED_BY_USER)),
             }
@@ -377,12 +377,12 @@ impl Instance {
         match event {
             TickEvent::Stdout(Some(StdoutEvent::Bytes(bytes))) => {
                 self.term.recorder().from_tick(&bytes);
-                if let Some(session) = self.protocol.get_mut() {
+                if let Some(session) = self.session.get_mut() {
                     session.on_stdout(&bytes, now);
                 }
             }
             TickEvent::Stdout(Some(StdoutEvent::Eof) | None) => {
-                if let Some(session) = self.protocol.get_mut() {
+                if let Some(session) = self.session.get_mut() {
                     session.on_stdout_eof(now);
                 }
                 self.deliver_exit();
@@ -400,7 +400,7 @@ impl Instance {
         let Some(description) = self.tick.take_exit() else {
             return;
         };
-        match self.protocol.get_mut() {
+        match self.session.get_mut() {
             Some(session) => session.on_exit(&description, Instant::now().into_std()),
             None => self.begin_end(program_exited(&description)),
         }
@@ -408,7 +408,7 @@ impl Instance {
 
     fn drain_actions(&mut self) {
         loop {
-            let Some(action) = self.protocol.get_mut().and_then(|s| s.poll_action()) else {
+            let Some(action) = self.session.get_mut().and_then(|s| s.poll_action()) else {
                 return;
             };
             match action {
@@ -418,13 +418,13 @@ impl Instance {
                 }
                 Action::Reply { client, reply } => self.on_reply(client, reply),
                 Action::Initialized => {
-                    if self.protocol.refresh_snapshot(true) {
+                    if self.session.refresh_snapshot(true) {
                         self.publisher.mark_dirty();
                     }
                     self.initialized();
                 }
                 Action::Updated => {
-                    self.protocol.refresh_snapshot(true);
+                    self.session.refresh_snapshot(true);
                     self.record_update();
                     self.publisher.mark_dirty();
                 }
@@ -448,7 +448,7 @@ impl Instance {
         let reply = match reply {
             Reply::Describe(descriptor) => ClientReply::Ok(descriptor),
             Reply::Read(state) => {
-                if self.protocol.refresh_snapshot(false) {
+                if self.session.refresh_snapshot(false) {
                     self.publisher.mark_dirty();
                 }
                 ClientReply::Ok(json!({
@@ -474,7 +474,7 @@ impl Instance {
 
     /// Records the update just taken into the snapshot.
     fn record_update(&mut self) {
-        let Some(snapshot) = self.protocol.snapshot() else {
+        let Some(snapshot) = self.session.snapshot() else {
             return;
         };
         let bytes = serde_json::to_vec(&snapshot.data).map_or(0, |v| v.len());
@@ -554,7 +554,7 @@ impl Instance {
             self.start_generation(true);
             return;
         }
-        match self.protocol.get_mut() {
+        match self.session.get_mut() {
             Some(session) if session.phase() != tickloop_proto::core::Phase::Ended => {
                 session.close(RELOADED, now);
             }
@@ -571,7 +571,7 @@ impl Instance {
         };
         self.end_waiting(&ending.info().reason);
         let reload = self.generations.as_ref().is_some_and(|g| g.reload_wanted());
-        let had_started = self.protocol.get().is_some_and(|s| s.initialized());
+        let had_started = self.session.get().is_some_and(|s| s.initialized());
         if reload {
             self.start_generation(true);
         } else if had_started {
@@ -580,7 +580,7 @@ impl Instance {
                 generations.schedule_restart(&self.spec.instance, &ending.info().reason);
             }
             // Listed `starting` until then; calls are refused meanwhile.
-            self.protocol.stop();
+            self.session.stop();
             self.publisher.mark_dirty();
         } else {
             self.generation_failed(ending.into_info().reason);
@@ -615,13 +615,13 @@ impl Instance {
         });
         // The old version's state and catalog are gone with it; its updates
         // stay counted, so `watch` (which follows the count) goes on.
-        self.protocol.stop();
-        self.protocol.forget_state();
+        self.session.stop();
+        self.session.forget_state();
         self.tick.forget_exit();
         match spawned {
             Ok(spawned) => {
                 self.tick = TickProcess::start(spawned);
-                self.protocol.restart(&self.spec);
+                self.session.restart(&self.spec);
                 self.publisher.mark_dirty();
             }
             Err(reason) => {
@@ -667,7 +667,7 @@ impl Instance {
         }
         let activity = self
             .activity
-            .record(&self.spec.instance, None, self.protocol.tools());
+            .record(&self.spec.instance, None, self.session.tools());
         keep_activity(&self.spec.socket, &activity);
         let outcome = self.final_report(&info).await;
         self.farewell
@@ -722,10 +722,10 @@ impl Instance {
             argv: self.tick.argv().to_vec(),
             cwd: self.spec.cwd.clone(),
             started_at: self.tick.started_at().to_string(),
-            revision: self.protocol.descriptor().map(|d| d.revision.clone()),
-            state: self.protocol.snapshot().cloned(),
-            updates_total: self.protocol.updates_total(),
-            calls_in_flight: self.protocol.calls_in_flight(),
+            revision: self.session.descriptor().map(|d| d.revision.clone()),
+            state: self.session.snapshot().cloned(),
+            updates_total: self.session.updates_total(),
+            calls_in_flight: self.session.calls_in_flight(),
             views: *self.views_rx.borrow(),
             ended: self.ended.clone(),
             terminal_title: Some(self.title_rx.borrow().clone()).filter(|t| !t.is_empty()),
@@ -746,7 +746,7 @@ impl Instance {
     fn publish(&mut self) -> LauncherStatus {
         let status = self.status();
         let generation = self.generations.as_ref().map(|g| g.generation());
-        let descriptor = self.protocol.descriptor();
+        let descriptor = self.session.descriptor();
         self.publisher.publish(status, generation, descriptor)
     }
 }
