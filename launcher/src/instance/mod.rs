@@ -7,14 +7,14 @@
 //! one task; the Tick's pipes, its exit, the socket's connections and the
 //! terminal threads all talk to it through channels.
 //!
-//! * [`event_loop`]: the loop and the dispatch of requests;
-//! * [`process`]: the Tick's process, its pipes and its exit;
-//! * [`session`]: its protocol session, and the state taken from it;
-//! * [`requests`]: requests waiting for the Tick, and their activity;
-//! * [`status`]: the published status and the record file;
-//! * [`generations`]: an `artifact:` instance's generations;
-//! * [`teardown`]: ending the process group, and what is left after it;
-//! * [`screen`]: the screen's wire form; [`report`]: the launch report.
+//! * `event_loop`: the loop and the dispatch of requests;
+//! * `process`: the Tick's process, its pipes and its exit;
+//! * `session`: its protocol session, and the state taken from it;
+//! * `requests`: requests waiting for the Tick, and their activity;
+//! * `status`: the published status and the record file;
+//! * `generations`: an `artifact:` instance's generations;
+//! * `teardown`: ending the process group, and what is left after it;
+//! * `screen`: the screen's wire form; `report`: the launch report.
 
 mod event_loop;
 mod generations;
