@@ -265,27 +265,8 @@ where
     let Some(_flushed) = ctx.flushed.upgrade() else {
         return;
     };
-    let mut line = Vec::new();
-    let hello: ViewHello = match tokio::time::timeout(
-        VIEW_HELLO_TIMEOUT,
-        read_line_limited(&mut reader, &mut line, 64 * 1024),
-    )
-    .await
-    {
-        Ok(Ok(true)) => match serde_json::from_slice(&line) {
-            Ok(hello) => hello,
-            Err(e) => {
-                let _ = send(
-                    &mut writer,
-                    &ToView::Ended {
-                        reason: format!("expected the view's hello: {e}"),
-                    },
-                )
-                .await;
-                return;
-            }
-        },
-        _ => return,
+    let Some(hello) = read_hello(&mut reader, &mut writer).await else {
+        return;
     };
     let hub = ctx.hub.clone();
     let id = hub.register(hello.cols, hello.rows);
@@ -300,45 +281,16 @@ where
     // Set when the view typed: the next frame (the echo) goes at once,
     // whatever the pacing, and is not counted by it.
     let typed = Arc::new(AtomicBool::new(false));
-    let reader_typed = typed.clone();
-    let reader_hub = hub.clone();
-    let reader_task = tokio::spawn(async move {
-        let mut line = Vec::new();
-        loop {
-            match read_line_limited(&mut reader, &mut line, MAX_VIEW_LINE).await {
-                Ok(true) => {}
-                _ => break,
-            }
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            let Ok(event) = serde_json::from_slice::<ViewEvent>(&line) else {
-                // A view that speaks nonsense is detached.
-                break;
-            };
-            match event {
-                ViewEvent::Resize { cols, rows } => {
-                    reader_hub.activate(id, Some((cols, rows)), false)
-                }
-                ViewEvent::Scroll { offset } => {
-                    scroll_tx.send_replace(usize::try_from(offset).unwrap_or(usize::MAX));
-                }
-                ViewEvent::Colors(colors) => reader_hub.set_colors(id, colors),
-                event => {
-                    if matches!(event, ViewEvent::Key { .. } | ViewEvent::Paste { .. }) {
-                        // Typing returns the view to the live screen.
-                        scroll_tx.send_if_modified(|offset| std::mem::take(offset) != 0);
-                        reader_typed.store(true, Ordering::Release);
-                    }
-                    reader_hub.activate(id, None, false);
-                    if reader_hub.term.view_input(&event).is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-        let _ = gone_tx.send(()).await;
-    });
+    let reader_task = tokio::spawn(apply_events(
+        reader,
+        ViewEvents {
+            hub: hub.clone(),
+            id,
+            scroll: scroll_tx,
+            typed: typed.clone(),
+            gone: gone_tx,
+        },
+    ));
 
     let mut changes = hub.term.subscribe_changes();
     let mut term_events = hub.term.subscribe_events();
@@ -389,13 +341,7 @@ where
         };
         match step {
             Step::Event(event) => {
-                let msg = match event {
-                    crate::emulator::TermEvent::Bell => ToView::Bell,
-                    crate::emulator::TermEvent::Clipboard { selection, text } => {
-                        ToView::Clipboard { selection, text }
-                    }
-                };
-                if send(&mut writer, &msg).await.is_err() {
+                if send(&mut writer, &term_event_message(event)).await.is_err() {
                     break;
                 }
             }
@@ -430,6 +376,104 @@ where
     }
     reader_task.abort();
     let _ = writer.shutdown().await;
+}
+
+/// Reads the view's [`ViewHello`] (for at most [`VIEW_HELLO_TIMEOUT`]); a
+/// line that is not one is answered with [`ToView::Ended`].
+async fn read_hello<R, W>(reader: &mut R, writer: &mut W) -> Option<ViewHello>
+where
+    R: AsyncBufRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut line = Vec::new();
+    match tokio::time::timeout(
+        VIEW_HELLO_TIMEOUT,
+        read_line_limited(reader, &mut line, 64 * 1024),
+    )
+    .await
+    {
+        Ok(Ok(true)) => match serde_json::from_slice(&line) {
+            Ok(hello) => Some(hello),
+            Err(e) => {
+                let _ = send(
+                    writer,
+                    &ToView::Ended {
+                        reason: format!("expected the view's hello: {e}"),
+                    },
+                )
+                .await;
+                None
+            }
+        },
+        _ => None,
+    }
+}
+
+/// Where the events of view `id` go.
+struct ViewEvents {
+    hub: Arc<ViewHub>,
+    id: u64,
+    /// How far back the view is scrolled.
+    scroll: watch::Sender<usize>,
+    /// Set when the view typed (its next frame is an echo).
+    typed: Arc<AtomicBool>,
+    /// Told when the view is gone (or detached for nonsense).
+    gone: mpsc::Sender<()>,
+}
+
+/// Applies the view's events as they come, until it hangs up, sends a line
+/// that is no event, or its input cannot reach the terminal.
+async fn apply_events<R: AsyncBufRead + Unpin>(mut reader: R, to: ViewEvents) {
+    let ViewEvents {
+        hub,
+        id,
+        scroll,
+        typed,
+        gone,
+    } = to;
+    let mut line = Vec::new();
+    loop {
+        match read_line_limited(&mut reader, &mut line, MAX_VIEW_LINE).await {
+            Ok(true) => {}
+            _ => break,
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let Ok(event) = serde_json::from_slice::<ViewEvent>(&line) else {
+            // A view that speaks nonsense is detached.
+            break;
+        };
+        match event {
+            ViewEvent::Resize { cols, rows } => hub.activate(id, Some((cols, rows)), false),
+            ViewEvent::Scroll { offset } => {
+                scroll.send_replace(usize::try_from(offset).unwrap_or(usize::MAX));
+            }
+            ViewEvent::Colors(colors) => hub.set_colors(id, colors),
+            event => {
+                if matches!(event, ViewEvent::Key { .. } | ViewEvent::Paste { .. }) {
+                    // Typing returns the view to the live screen.
+                    scroll.send_if_modified(|offset| std::mem::take(offset) != 0);
+                    typed.store(true, Ordering::Release);
+                }
+                hub.activate(id, None, false);
+                if hub.term.view_input(&event).is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    let _ = gone.send(()).await;
+}
+
+/// What a view is sent for an event of the terminal.
+fn term_event_message(event: crate::emulator::TermEvent) -> ToView {
+    match event {
+        crate::emulator::TermEvent::Bell => ToView::Bell,
+        crate::emulator::TermEvent::Clipboard { selection, text } => {
+            ToView::Clipboard { selection, text }
+        }
+    }
 }
 
 /// Resolves at `at`, and at once when `at` has passed: a frame that may go

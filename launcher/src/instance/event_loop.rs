@@ -1,0 +1,759 @@
+//! The instance loop: the one task that owns the Tick's protocol session
+//! (which is not `Sync`) and reacts to everything that happens to the
+//! instance, one thing at a time: the Tick's output and exit, the
+//! session's actions and deadlines, requests from the socket, the views,
+//! the screen, the artifact's saves, and the end of the process group.
+//!
+//! Requests are dispatched here; what each concern keeps lives beside
+//! this loop ([`super::process`], [`super::session`],
+//! [`super::generations`], [`super::requests`], [`super::status`],
+//! [`super::teardown`]), and the loop calls on it.
+
+use super::generations::{next_change, Generations, RELOADED};
+use super::process::{StdoutEvent, TickEvent, TickProcess};
+use super::report::{ReportFn, RunOutcome};
+use super::requests::{answer, Asked, Waiting};
+use super::screen::{history_limit, screen_reply};
+use super::session::{spec_limits, TickSession};
+use super::status::Publisher;
+use super::teardown::{
+    closed, end_info, failed_open_screen, keep_activity, keep_last_screen, program_exited, Ending,
+    Farewell, CLOSED_BY_USER, TEARDOWN_POLL,
+};
+use crate::activity::ActivityLog;
+use crate::socket::{self, error, Incoming, Peer, ServeContext};
+use crate::spawn::{spawn, Spawned};
+use crate::terminal::TerminalHandle;
+use crate::views::ViewHub;
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+use tickloop_client::clock::{now_rfc3339, now_rfc3339_millis};
+use tickloop_proto::core::{Action, ClientToken, EndKind, Reply, SessionRequest};
+use tickloop_proto::wire::{
+    ApprovalPolicy, ClientKind, ClientReply, EndInfo, ErrorKind, LaunchReport, LaunchSpec,
+    LauncherRequest, LauncherStatus,
+};
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+/// How long a `shell:` program runs before the launcher reports it up. A
+/// program that exits sooner (`true`, a mistyped command, `sh -c 'echo
+/// x; exit 7'`) is reported ended, with its status and screen, instead of
+/// "running" for a program already gone.
+pub const SHELL_START_SETTLE: Duration = Duration::from_millis(25);
+
+/// One running instance, as its loop holds it.
+pub(super) struct Instance {
+    spec: LaunchSpec,
+    term: Arc<TerminalHandle>,
+    /// The Tick's process (an artifact's current generation's).
+    tick: TickProcess,
+    /// Its protocol session (none for a `shell:` program).
+    session: TickSession,
+    requests_rx: mpsc::Receiver<Incoming>,
+    /// Requests waiting for the Tick's answer.
+    waiting: Waiting,
+    /// What agents did with this instance (see [`crate::activity`]).
+    activity: ActivityLog,
+    /// Views attached at the last look, to record attach and detach.
+    views_seen: u32,
+    publisher: Publisher,
+    report: Option<ReportFn>,
+    /// The process group is being ended.
+    ending: Option<Ending>,
+    /// The instance has ended (for the status).
+    ended: Option<EndInfo>,
+    /// `close` was asked (or the launcher was signalled): the end is final.
+    closing: bool,
+    farewell: Farewell,
+    /// When a `shell:` program is reported up, unless it ends first.
+    ready_at: Option<Instant>,
+    /// How many views are attached (see [`crate::views`]).
+    views_rx: watch::Receiver<u32>,
+    /// The title the program gave its terminal.
+    title_rx: watch::Receiver<String>,
+    /// Bumped when the screen may have changed: the program wrote output.
+    changes_rx: watch::Receiver<u64>,
+    /// `Some` for an `artifact:` instance.
+    generations: Option<Generations>,
+    /// The thread writing `open --record FILE`, joined at the end.
+    record_writer: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Instance {
+    /// The instance of the `spawned` Tick, with its socket served.
+    pub(super) fn start(
+        spec: LaunchSpec,
+        spawned: Spawned,
+        term: Arc<TerminalHandle>,
+        listener: tokio::net::UnixListener,
+        report: ReportFn,
+        generations: Option<Generations>,
+        record_writer: Option<std::thread::JoinHandle<()>>,
+    ) -> Instance {
+        let tick = TickProcess::start(spawned);
+        let session = TickSession::new(&spec);
+        // A plain program is up once it has run for SHELL_START_SETTLE.
+        let ready_at = spec.shell.then(|| Instant::now() + SHELL_START_SETTLE);
+
+        let (requests_tx, requests_rx) = mpsc::channel(64);
+        let (farewell, shutdown_rx, flushed) = Farewell::new();
+        let views = ViewHub::start(term.clone());
+        let title_rx = term.subscribe_title();
+        let changes_rx = term.subscribe_changes();
+        let mut instance = Instance {
+            spec,
+            term,
+            tick,
+            session,
+            requests_rx,
+            waiting: Waiting::new(),
+            activity: ActivityLog::new(),
+            views_seen: 0,
+            publisher: Publisher::new(),
+            report: Some(report),
+            ending: None,
+            ended: None,
+            closing: false,
+            farewell,
+            ready_at,
+            views_rx: views.count(),
+            title_rx,
+            changes_rx,
+            generations,
+            record_writer,
+        };
+        let status = instance.status();
+        instance.publisher.first(status);
+        tokio::spawn(socket::serve(
+            listener,
+            ServeContext {
+                requests: requests_tx,
+                status: instance.publisher.subscribe(),
+                shutdown: shutdown_rx,
+                flushed,
+                views,
+                term: instance.term.clone(),
+            },
+        ));
+        instance
+    }
+
+    /// Runs the instance until it has ended (an artifact's generations
+    /// end and start within this).
+    pub(super) async fn run(mut self) -> RunOutcome {
+        // The session queued its first request (tick/describe) at creation.
+        self.drain_actions();
+        loop {
+            let now = Instant::now();
+            let deadline = if self.ending.is_none() {
+                self.session.next_deadline()
+            } else {
+                None
+            };
+            let exit_deadline = self.tick.exit_deadline();
+            let ready_at = self.ready_at.filter(|_| self.ending.is_none());
+            let reload_due = self.generations.as_ref().and_then(|g| g.reload_due());
+            let restart_due = self.generations.as_ref().and_then(|g| g.restart_due());
+            let output_due = self.publisher.output_due();
+            tokio::select! {
+                Some(change) = next_change(&mut self.generations) => {
+                    if let Some(generations) = self.generations.as_mut() {
+                        generations.changed(change);
+                    }
+                }
+                _ = sleep_until(reload_due), if reload_due.is_some() => self.on_saved(),
+                _ = sleep_until(restart_due), if restart_due.is_some() => {
+                    if !self.closing {
+                        self.start_generation(false);
+                    }
+                }
+                _ = sleep_until(ready_at), if ready_at.is_some() => {
+                    self.ready_at = None;
+                    self.initialized();
+                }
+                Some(incoming) = self.requests_rx.recv() => self.on_request(incoming),
+                event = self.tick.next_event(), if self.tick.listening() => {
+                    self.on_tick_event(event)
+                }
+                _ = sleep_until(exit_deadline), if exit_deadline.is_some() => {
+                    self.deliver_exit();
+                }
+                _ = sleep_until(deadline), if deadline.is_some() => {
+                    if let Some(session) = self.session.get_mut() {
+                        session.on_time(now.max(Instant::now()).into_std());
+                    }
+                }
+                _ = tokio::time::sleep(TEARDOWN_POLL), if self.ending.is_some() => {}
+                Ok(()) = self.views_rx.changed() => self.on_views(),
+                Ok(()) = self.title_rx.changed() => self.publisher.mark_dirty(),
+                Ok(()) = self.changes_rx.changed() => self.publisher.on_output(),
+                _ = sleep_until(output_due), if output_due.is_some() => {
+                    self.publisher.output_came_due();
+                }
+            }
+            self.drain_actions();
+            if self.teardown_step() {
+                if self.generations.is_none() || self.closing {
+                    return self.finish().await;
+                }
+                self.generation_over();
+                self.drain_actions();
+            }
+            if self.publisher.take_dirty() {
+                self.publish();
+            }
+        }
+    }
+
+    /// Dispatches a request from the socket: the launcher answers most
+    /// itself; `describe`, `read` and `call` go to the Tick's session.
+    fn on_request(&mut self, incoming: Incoming) {
+        let Incoming {
+            id,
+            request,
+            client,
+            peer,
+        } = incoming;
+        let now = Instant::now().into_std();
+        let protocol = match request {
+            LauncherRequest::Status => return self.reply_status(id, &peer),
+            LauncherRequest::Screen { history } => return self.reply_screen(id, peer, history),
+            LauncherRequest::Input { text } => return self.type_input(id, &peer, client, text),
+            LauncherRequest::Activity { after } => return self.reply_activity(id, &peer, after),
+            LauncherRequest::SetApproval { policy } => return self.set_approval(id, &peer, policy),
+            LauncherRequest::Subscription { started } => {
+                self.activity
+                    .subscription(now_rfc3339_millis(), client, started);
+                peer.reply(id, ClientReply::Ok(json!({"ok": true})));
+                return;
+            }
+            LauncherRequest::Close => return self.close(id, peer, now),
+            LauncherRequest::Reload => return self.reload_asked(id, peer, now),
+            LauncherRequest::Describe => SessionRequest::Describe,
+            LauncherRequest::Read => SessionRequest::Read,
+            LauncherRequest::Call {
+                tool,
+                args,
+                revision,
+            } => SessionRequest::Call {
+                tool,
+                args,
+                revision,
+            },
+        };
+        let asked = Asked::of(client, &protocol);
+        if self.session.get().is_none() {
+            if let Some(generations) = &self.generations {
+                let message = generations.not_running(&self.spec.instance);
+                let reply = error(ErrorKind::TickFailed, &message);
+                answer(&mut self.activity, asked, id, &peer, reply);
+                return;
+            }
+        }
+        let Some(session) = self.session.get_mut() else {
+            let name = self
+                .spec
+                .instance
+                .strip_prefix("shell:")
+                .unwrap_or(&self.spec.instance);
+            let message =
+                format!("shell:{name} is not a Tick: it has no protocol; use screen and input");
+            let reply = error(ErrorKind::NotATick, &message);
+            answer(&mut self.activity, asked, id, &peer, reply);
+            return;
+        };
+        let token = self.waiting.add(id, peer, asked);
+        session.request(token, protocol, now);
+        // calls_in_flight may have changed.
+        self.publisher.mark_dirty();
+    }
+
+    /// `status`: the status as it is now.
+    fn reply_status(&self, id: u64, peer: &Peer) {
+        let reply = match serde_json::to_value(self.status()) {
+            Ok(value) => ClientReply::Ok(value),
+            Err(e) => error(ErrorKind::Internal, &e.to_string()),
+        };
+        peer.reply(id, reply);
+    }
+
+    /// `screen`: read from the emulator on a task of its own.
+    fn reply_screen(&self, id: u64, peer: Peer, history: usize) {
+        let term = self.term.clone();
+        let limit = history_limit(&self.spec);
+        tokio::spawn(async move {
+            let reply = match term.screen(history).await {
+                Some(text) => match serde_json::to_value(screen_reply(text, limit, false)) {
+                    Ok(value) => ClientReply::Ok(value),
+                    Err(e) => error(ErrorKind::Internal, &e.to_string()),
+                },
+                None => error(ErrorKind::Internal, "the terminal emulator is gone"),
+            };
+            peer.reply(id, reply);
+        });
+    }
+
+    /// `input`: typed on the terminal, as a person would.
+    fn type_input(&mut self, id: u64, peer: &Peer, client: Option<ClientKind>, text: String) {
+        let asked = Asked::new(client, "input").with_args(&json!(text));
+        let bytes = text.into_bytes();
+        let n = bytes.len();
+        let reply = match self.term.input(bytes) {
+            Ok(()) => ClientReply::Ok(json!({"ok": true, "bytes": n})),
+            Err(e) => error(ErrorKind::Internal, &e.to_string()),
+        };
+        answer(&mut self.activity, asked, id, peer, reply);
+    }
+
+    /// `activity`: the record, from after entry `after`.
+    fn reply_activity(&self, id: u64, peer: &Peer, after: Option<u64>) {
+        let record = self
+            .activity
+            .record(&self.spec.instance, after, self.session.tools());
+        let reply = match serde_json::to_value(record) {
+            Ok(value) => ClientReply::Ok(value),
+            Err(e) => error(ErrorKind::Internal, &e.to_string()),
+        };
+        peer.reply(id, reply);
+    }
+
+    /// `approve`: the instance's approval policy changes.
+    fn set_approval(&mut self, id: u64, peer: &Peer, policy: ApprovalPolicy) {
+        self.spec.approve = Some(policy);
+        self.publisher.rewrite_record(&self.spec, &self.status());
+        self.publisher.mark_dirty();
+        peer.reply(
+            id,
+            ClientReply::Ok(json!({"instance": self.spec.instance, "approve": policy.as_str()})),
+        );
+    }
+
+    /// `close`: the session closes (the protocol's shutdown), or the
+    /// process group ends at once when there is no session; answered at
+    /// the end.
+    fn close(&mut self, id: u64, peer: Peer, now: std::time::Instant) {
+        self.farewell.add_closer(id, peer);
+        self.closing = true;
+        if let Some(generations) = self.generations.as_mut() {
+            generations.closing();
+        }
+        if self.ending.is_none() && self.tick.gone() {
+            // A failed artifact version: nothing runs, nothing to end.
+            self.begin_end(closed(CLOSED_BY_USER));
+        } else if self.ending.is_none() {
+            match self.session.get_mut() {
+                Some(session) => session.close(CLOSED_BY_USER, now),
+                None => self.begin_end(closed(CLOSED_BY_USER)),
+            }
+        }
+    }
+
+    /// `reload`: an artifact's newest version starts; answered when it is
+    /// up or failed.
+    fn reload_asked(&mut self, id: u64, peer: Peer, now: std::time::Instant) {
+        match self.generations.as_mut() {
+            Some(generations) if !self.closing => {
+                generations.add_reloader(id, peer);
+                self.reload(now);
+            }
+            Some(_) => peer.reply(id, error(ErrorKind::Ended, CLOSED_BY_USER)),
+            None => peer.reply(
+                id,
+                error(
+                    ErrorKind::BadRequest,
+                    &format!(
+                        "{} is not an artifact; only an artifact reloads",
+                        self.spec.instance
+                    ),
+                ),
+            ),
+        }
+    }
+
+    fn on_tick_event(&mut self, event: TickEvent) {
+        let now = Instant::now().into_std();
+        match event {
+            TickEvent::Stdout(Some(StdoutEvent::Bytes(bytes))) => {
+                self.term.recorder().from_tick(&bytes);
+                if let Some(session) = self.session.get_mut() {
+                    session.on_stdout(&bytes, now);
+                }
+            }
+            TickEvent::Stdout(Some(StdoutEvent::Eof) | None) => {
+                if let Some(session) = self.session.get_mut() {
+                    session.on_stdout_eof(now);
+                }
+                self.deliver_exit();
+            }
+            TickEvent::Exit(status) => {
+                if self.tick.on_exit(status) {
+                    self.deliver_exit();
+                }
+            }
+        }
+    }
+
+    /// Hands the Tick's exit to the session (after its stdout was drained).
+    fn deliver_exit(&mut self) {
+        let Some(description) = self.tick.take_exit() else {
+            return;
+        };
+        match self.session.get_mut() {
+            Some(session) => session.on_exit(&description, Instant::now().into_std()),
+            None => self.begin_end(program_exited(&description)),
+        }
+    }
+
+    fn drain_actions(&mut self) {
+        loop {
+            let Some(action) = self.session.get_mut().and_then(|s| s.poll_action()) else {
+                return;
+            };
+            match action {
+                Action::Write(bytes) => {
+                    self.term.recorder().to_tick(&bytes);
+                    self.tick.write(bytes);
+                }
+                Action::Reply { client, reply } => self.on_reply(client, reply),
+                Action::Initialized => {
+                    if self.session.refresh_snapshot(true) {
+                        self.publisher.mark_dirty();
+                    }
+                    self.initialized();
+                }
+                Action::Updated => {
+                    self.session.refresh_snapshot(true);
+                    self.record_update();
+                    self.publisher.mark_dirty();
+                }
+                Action::CatalogChanged => self.publisher.mark_dirty(),
+                Action::End(reason) => {
+                    let mut info = end_info(&reason);
+                    let reloading = self.generations.as_ref().is_some_and(|g| g.reload_wanted());
+                    if reloading && !self.closing && reason.kind == EndKind::Closed {
+                        info.reason = RELOADED.to_string();
+                    }
+                    self.begin_end(info);
+                }
+            }
+        }
+    }
+
+    fn on_reply(&mut self, client: ClientToken, reply: Reply) {
+        let Some(pending) = self.waiting.take(client) else {
+            return;
+        };
+        let reply = match reply {
+            Reply::Describe(descriptor) => ClientReply::Ok(descriptor),
+            Reply::Read(state) => {
+                if self.session.refresh_snapshot(false) {
+                    self.publisher.mark_dirty();
+                }
+                ClientReply::Ok(json!({
+                    "seq": state.seq,
+                    "data": state.data,
+                    "at": state.at.unwrap_or_else(now_rfc3339),
+                }))
+            }
+            Reply::Call(outcome) => ClientReply::Call(outcome),
+            Reply::Failed(message) => error(ErrorKind::TickFailed, &message),
+        };
+        self.publisher.mark_dirty();
+        pending.answer(&mut self.activity, reply);
+    }
+
+    /// Answers every request still waiting for the Tick: it ended, for
+    /// `reason`.
+    fn end_waiting(&mut self, reason: &str) {
+        for pending in self.waiting.drain() {
+            pending.answer(&mut self.activity, error(ErrorKind::Ended, reason));
+        }
+    }
+
+    /// Records the update just taken into the snapshot.
+    fn record_update(&mut self) {
+        let Some(snapshot) = self.session.snapshot() else {
+            return;
+        };
+        let bytes = serde_json::to_vec(&snapshot.data).map_or(0, |v| v.len());
+        let budget = spec_limits(&self.spec).delivery_budget;
+        self.activity.update(
+            now_rfc3339_millis(),
+            Instant::now().into_std(),
+            snapshot.seq,
+            bytes,
+            budget,
+        );
+    }
+
+    /// The number of views changed: record who came or went.
+    fn on_views(&mut self) {
+        let views = *self.views_rx.borrow_and_update();
+        let seen = self.views_seen;
+        self.views_seen = views;
+        if views != seen {
+            self.activity
+                .view(now_rfc3339_millis(), views > seen, views);
+        }
+        self.publisher.mark_dirty();
+    }
+
+    /// The instance is up: report Ready and write the record.
+    fn initialized(&mut self) {
+        self.announce();
+    }
+
+    /// Publishes the status, then rewrites the record, answers the waiting
+    /// `reload`s and reports Ready (once). Status and record first: whoever
+    /// gets Ready may connect or look for the record at once, and must not
+    /// see the status from before (no descriptor yet, or the old failure).
+    fn announce(&mut self) {
+        let status = self.publish();
+        self.publisher.rewrite_record(&self.spec, &status);
+        if let Some(generations) = self.generations.as_mut() {
+            generations.answer_reloaders(&status);
+        }
+        if let Some(report) = self.report.take() {
+            report(&LaunchReport::Ready {
+                socket: self.spec.socket.clone(),
+                status: Box::new(status),
+                catalog: self.publisher.catalog_if_any(),
+            });
+        }
+        self.publisher.mark_dirty();
+    }
+
+    /// The artifact's file has been quiet for the debounce time since it
+    /// changed: start its new version if it is one.
+    fn on_saved(&mut self) {
+        let closing = self.closing;
+        let Some(generations) = self.generations.as_mut() else {
+            return;
+        };
+        if generations.saved(closing) {
+            self.reload(Instant::now().into_std());
+        }
+    }
+
+    /// Ends the running version (the protocol's shutdown: the session
+    /// closes, in-flight calls get the end's outcome, stdin closes, SIGTERM,
+    /// SIGKILL after the grace) and starts the file's newest one once it is
+    /// gone; at once when no version runs (the last one failed).
+    fn reload(&mut self, now: std::time::Instant) {
+        let Some(generations) = self.generations.as_mut() else {
+            return;
+        };
+        generations.want_reload();
+        if self.ending.is_some() {
+            // Started when the running version is gone.
+            return;
+        }
+        if self.tick.gone() {
+            self.start_generation(true);
+            return;
+        }
+        match self.session.get_mut() {
+            Some(session) if session.phase() != tickloop_proto::core::Phase::Ended => {
+                session.close(RELOADED, now);
+            }
+            _ => self.begin_end(closed(RELOADED)),
+        }
+    }
+
+    /// An artifact's version has ended and its process group is gone: start
+    /// the next one if a reload is wanted, else keep its screen and reason
+    /// (`failed`) and wait for the next save.
+    fn generation_over(&mut self) {
+        let Some(ending) = self.ending.take() else {
+            return;
+        };
+        self.end_waiting(&ending.info().reason);
+        let reload = self.generations.as_ref().is_some_and(|g| g.reload_wanted());
+        let had_started = self.session.get().is_some_and(|s| s.initialized());
+        if reload {
+            self.start_generation(true);
+        } else if had_started {
+            // It ran, then stopped: the same version again, throttled.
+            if let Some(generations) = self.generations.as_mut() {
+                generations.schedule_restart(&self.spec.instance, &ending.info().reason);
+            }
+            // Listed `starting` until then; calls are refused meanwhile.
+            self.session.stop();
+            self.publisher.mark_dirty();
+        } else {
+            self.generation_failed(ending.into_info().reason);
+        }
+    }
+
+    /// This generation did not come up, or stopped: say so in the status,
+    /// the record, on its terminal, and to whoever waits (the open, a
+    /// `reload`); nothing is restarted until the file is saved again.
+    fn generation_failed(&mut self, reason: String) {
+        let Some(generations) = self.generations.as_mut() else {
+            return;
+        };
+        generations.failed_with(&self.spec.instance, reason, self.term.tty_name());
+        // An artifact that fails from the start is still opened (Ready): its
+        // error is on its screen and in `list`, and a save fixes it.
+        self.announce();
+    }
+
+    /// Starts the artifact file's newest version on the same terminal, with
+    /// a fresh protocol session (its first describe is its initialization):
+    /// the next generation, or (`new_version` false) the same one again
+    /// after it stopped, counted in `restarts`.
+    fn start_generation(&mut self, new_version: bool) {
+        let Some(generations) = self.generations.as_mut() else {
+            return;
+        };
+        let mut spec = self.spec.clone();
+        let spawned = generations.begin(new_version).and_then(|argv| {
+            spec.argv = argv;
+            spawn(&spec, self.term.tty_name()).map_err(|e| e.to_string())
+        });
+        // The old version's state and catalog are gone with it; its updates
+        // stay counted, so `watch` (which follows the count) goes on.
+        self.session.stop();
+        self.session.forget_state();
+        self.tick.forget_exit();
+        match spawned {
+            Ok(spawned) => {
+                self.tick = TickProcess::start(spawned);
+                self.session.restart(&self.spec);
+                self.publisher.mark_dirty();
+            }
+            Err(reason) => {
+                self.tick.not_replaced();
+                self.generation_failed(reason);
+            }
+        }
+    }
+
+    /// Starts ending the Tick's process group (SIGTERM now, SIGKILL later).
+    fn begin_end(&mut self, info: EndInfo) {
+        if self.ending.is_some() {
+            return;
+        }
+        self.ending = Some(Ending::begin(info, &mut self.tick));
+    }
+
+    /// Advances the end of the process group; `true` when it is over.
+    fn teardown_step(&mut self) -> bool {
+        match self.ending.as_mut() {
+            Some(ending) => ending.step(&self.tick),
+            None => false,
+        }
+    }
+
+    /// The process group is gone: answer what waits, keep the last screen
+    /// and the activity, report, publish, record, and let the connections
+    /// take the end.
+    async fn finish(mut self) -> RunOutcome {
+        let Some(ending) = self.ending.take() else {
+            return RunOutcome::Failed("internal: finished without an end".into());
+        };
+        // Answer what the session still holds (it answers at its end; this
+        // covers anything left).
+        self.drain_actions();
+        self.end_waiting(&ending.info().reason);
+        let info = ending.into_info();
+        keep_last_screen(&self.term, &self.spec.socket, history_limit(&self.spec)).await;
+        // The screen is settled: every recording has all the output.
+        self.term.recorder().end(&info.reason);
+        if let Some(writer) = self.record_writer.take() {
+            let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+        }
+        let activity = self
+            .activity
+            .record(&self.spec.instance, None, self.session.tools());
+        keep_activity(&self.spec.socket, &activity);
+        let outcome = self.final_report(&info).await;
+        self.farewell
+            .finish(&info, &mut self.requests_rx, &self.spec.socket)
+            .await;
+        outcome
+    }
+
+    /// The launch report still owed at the end, the final status, and the
+    /// run's outcome.
+    async fn final_report(&mut self, info: &EndInfo) -> RunOutcome {
+        let shell_report = if self.spec.shell {
+            self.report.take()
+        } else {
+            None
+        };
+        if let Some(report) = shell_report {
+            // A plain program that ended before it was reported up: it did
+            // run, so it is reported as ended (status, record and last
+            // screen kept), not as a failed open. Nobody can connect now.
+            self.ended = Some(info.clone());
+            let status = self.publish();
+            self.publisher.rewrite_record(&self.spec, &status);
+            report(&LaunchReport::Ready {
+                socket: self.spec.socket.clone(),
+                status: Box::new(status),
+                catalog: self.publisher.catalog_if_any(),
+            });
+            RunOutcome::Ended(info.clone())
+        } else if let Some(report) = self.report.take() {
+            // Never came up: a failed open, with what the Tick showed.
+            let screen = failed_open_screen(&self.term).await;
+            report(&LaunchReport::Failed {
+                reason: info.reason.clone(),
+                screen,
+            });
+            RunOutcome::Failed(info.reason.clone())
+        } else {
+            self.ended = Some(info.clone());
+            let status = self.publish();
+            self.publisher.rewrite_record(&self.spec, &status);
+            RunOutcome::Ended(info.clone())
+        }
+    }
+
+    fn status(&self) -> LauncherStatus {
+        let generations = self.generations.as_ref();
+        LauncherStatus {
+            instance: self.spec.instance.clone(),
+            launcher_pid: std::process::id(),
+            pid: self.tick.pid(),
+            argv: self.tick.argv().to_vec(),
+            cwd: self.spec.cwd.clone(),
+            started_at: self.tick.started_at().to_string(),
+            revision: self.session.descriptor().map(|d| d.revision.clone()),
+            state: self.session.snapshot().cloned(),
+            updates_total: self.session.updates_total(),
+            calls_in_flight: self.session.calls_in_flight(),
+            views: *self.views_rx.borrow(),
+            ended: self.ended.clone(),
+            terminal_title: Some(self.title_rx.borrow().clone()).filter(|t| !t.is_empty()),
+            last_output_at: self.publisher.last_output_at(),
+            program: match generations {
+                Some(generations) => Some(generations.path().to_string_lossy().into_owned()),
+                None => self.spec.argv.first().cloned(),
+            },
+            approve: self.spec.approve.filter(|p| *p != ApprovalPolicy::Auto),
+            generation: generations.map(|g| g.generation()),
+            failed: generations.and_then(|g| g.failed().map(str::to_string)),
+            restarts: generations.map(|g| g.restarts()),
+        }
+    }
+
+    /// Publishes the status (with the catalog it names) to every
+    /// connection; returns it.
+    fn publish(&mut self) -> LauncherStatus {
+        let status = self.status();
+        let generation = self.generations.as_ref().map(|g| g.generation());
+        let descriptor = self.session.descriptor();
+        self.publisher.publish(status, generation, descriptor)
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}

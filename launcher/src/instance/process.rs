@@ -1,0 +1,232 @@
+//! The Tick's process as the instance loop sees it: its stdin (fed by a
+//! writer task), its stdout (read by a reader task), its exit (waited for
+//! by a waiter task), and that exit held back until its output is drained.
+//!
+//! Each pipe is absent where the program has none (a `shell:` program,
+//! whose stdin and stdout are the terminal).
+
+use crate::record::now_rfc3339;
+use crate::spawn::Spawned;
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+/// When the Tick has exited but its stdout has not reached EOF (a child holds
+/// it), how long to wait for the rest of its output before reporting the exit.
+const EXIT_DRAIN: Duration = Duration::from_millis(200);
+
+/// What the Tick's stdout reader hears.
+pub(super) enum StdoutEvent {
+    Bytes(Vec<u8>),
+    Eof,
+}
+
+/// What the instance loop hears from the Tick's process.
+pub(super) enum TickEvent {
+    /// Output, or its end (`None`: the reader is gone, as good as EOF).
+    Stdout(Option<StdoutEvent>),
+    /// The process exited (`None`: its status could not be read).
+    Exit(Option<ExitStatus>),
+}
+
+/// One process of the Tick (an `artifact:` instance has one per start).
+pub(super) struct TickProcess {
+    pid: u32,
+    argv: Vec<String>,
+    /// When it started (RFC 3339).
+    started_at: String,
+    stdin_tx: Option<mpsc::UnboundedSender<Vec<u8>>>,
+    stdout_rx: Option<mpsc::Receiver<StdoutEvent>>,
+    exit_rx: Option<oneshot::Receiver<ExitStatus>>,
+    /// The exit, held until stdout reaches EOF (or [`EXIT_DRAIN`] passes).
+    exit_pending: Option<(String, Instant)>,
+    exited: bool,
+}
+
+impl TickProcess {
+    /// Takes over the spawned process: its pipes get their tasks.
+    pub(super) fn start(spawned: Spawned) -> TickProcess {
+        let Spawned { child, pid, argv } = spawned;
+        let started_at = now_rfc3339();
+        let (stdin_tx, stdout_rx, exit_rx) = child_pipes(child);
+        TickProcess {
+            pid,
+            argv,
+            started_at,
+            stdin_tx,
+            stdout_rx,
+            exit_rx: Some(exit_rx),
+            exit_pending: None,
+            exited: false,
+        }
+    }
+
+    pub(super) fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    pub(super) fn argv(&self) -> &[String] {
+        &self.argv
+    }
+
+    pub(super) fn started_at(&self) -> &str {
+        &self.started_at
+    }
+
+    /// Whether its exit was seen.
+    pub(super) fn exited(&self) -> bool {
+        self.exited
+    }
+
+    /// Whether it has exited and its exit was handed on: nothing runs.
+    pub(super) fn gone(&self) -> bool {
+        self.exited && self.exit_pending.is_none()
+    }
+
+    /// Queues `bytes` for its stdin (nothing when it has none, or it was
+    /// closed).
+    pub(super) fn write(&self, bytes: Vec<u8>) {
+        if let Some(tx) = &self.stdin_tx {
+            let _ = tx.send(bytes);
+        }
+    }
+
+    /// Closes its stdin after what is queued.
+    pub(super) fn close_stdin(&mut self) {
+        self.stdin_tx = None;
+    }
+
+    /// Whether its stdout or its exit may still have something to say.
+    pub(super) fn listening(&self) -> bool {
+        self.stdout_rx.is_some() || self.exit_rx.is_some()
+    }
+
+    /// The next output or the exit (cancel-safe). Stdout is done with at
+    /// its end, the exit once heard.
+    pub(super) async fn next_event(&mut self) -> TickEvent {
+        tokio::select! {
+            event = recv_stdout(&mut self.stdout_rx), if self.stdout_rx.is_some() => {
+                if !matches!(event, Some(StdoutEvent::Bytes(_))) {
+                    self.stdout_rx = None;
+                }
+                TickEvent::Stdout(event)
+            }
+            status = recv_exit(&mut self.exit_rx), if self.exit_rx.is_some() => {
+                self.exit_rx = None;
+                TickEvent::Exit(status)
+            }
+            else => std::future::pending().await,
+        }
+    }
+
+    /// It exited: the exit is held until its stdout is drained; `true`
+    /// when that is already so (hand it on now with [`Self::take_exit`]).
+    pub(super) fn on_exit(&mut self, status: Option<ExitStatus>) -> bool {
+        let description = match status {
+            Some(status) => match (status.code(), status.signal()) {
+                (Some(code), _) => format!("exited with status {code}"),
+                (None, Some(signal)) => format!("killed by signal {signal}"),
+                (None, None) => "exited".to_string(),
+            },
+            None => "exited (its status could not be read)".to_string(),
+        };
+        self.exited = true;
+        self.exit_pending = Some((description, Instant::now() + EXIT_DRAIN));
+        self.stdout_rx.is_none()
+    }
+
+    /// When a held exit is handed on even though stdout has not ended.
+    pub(super) fn exit_deadline(&self) -> Option<Instant> {
+        self.exit_pending.as_ref().map(|(_, at)| *at)
+    }
+
+    /// The held exit's description ("exited with status 3"), once.
+    pub(super) fn take_exit(&mut self) -> Option<String> {
+        self.exit_pending.take().map(|(description, _)| description)
+    }
+
+    /// Its exit is not to be handed on (another process replaces it).
+    pub(super) fn forget_exit(&mut self) {
+        self.exit_pending = None;
+    }
+
+    /// No process replaced it (the next one could not start): it counts as
+    /// exited.
+    pub(super) fn not_replaced(&mut self) {
+        self.exited = true;
+    }
+}
+
+/// The per-process channels: the Tick's stdin (a writer task), its stdout
+/// (a reader task) and its exit (a waiter task).
+type ChildPipes = (
+    Option<mpsc::UnboundedSender<Vec<u8>>>,
+    Option<mpsc::Receiver<StdoutEvent>>,
+    oneshot::Receiver<ExitStatus>,
+);
+
+fn child_pipes(mut child: tokio::process::Child) -> ChildPipes {
+    let mut stdin_tx = None;
+    let mut stdout_rx = None;
+    if let Some(mut stdin) = child.stdin.take() {
+        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        tokio::spawn(async move {
+            let mut broken = false;
+            while let Some(bytes) = rx.recv().await {
+                // A failed write is the Tick gone: its exit will follow.
+                if !broken && stdin.write_all(&bytes).await.is_err() {
+                    broken = true;
+                }
+            }
+        });
+        stdin_tx = Some(tx);
+    }
+    if let Some(mut stdout) = child.stdout.take() {
+        let (tx, rx) = mpsc::channel(16);
+        tokio::spawn(async move {
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                match stdout.read(&mut buf).await {
+                    Ok(0) | Err(_) => {
+                        let _ = tx.send(StdoutEvent::Eof).await;
+                        return;
+                    }
+                    Ok(n) => {
+                        if tx
+                            .send(StdoutEvent::Bytes(buf[..n].to_vec()))
+                            .await
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        stdout_rx = Some(rx);
+    }
+    let (exit_tx, exit_rx) = oneshot::channel();
+    tokio::spawn(async move {
+        if let Ok(status) = child.wait().await {
+            let _ = exit_tx.send(status);
+        }
+    });
+    (stdin_tx, stdout_rx, exit_rx)
+}
+
+async fn recv_stdout(rx: &mut Option<mpsc::Receiver<StdoutEvent>>) -> Option<StdoutEvent> {
+    match rx {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn recv_exit(rx: &mut Option<oneshot::Receiver<ExitStatus>>) -> Option<ExitStatus> {
+    match rx {
+        Some(rx) => rx.await.ok(),
+        None => std::future::pending().await,
+    }
+}
