@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tickloop_client::Client;
 use tickloop_proto::wire::{
-    ApprovalPolicy, CallOutcome, ClientReply, ClientRequest, EndClass, OpenRequest,
+    ApprovalPolicy, CallOutcome, ClientKind, ClientReply, ClientRequest, EndClass, OpenRequest,
 };
 
 /// A read slower than this (host overhead included) fails read promptness
@@ -129,7 +129,7 @@ struct PrivateHost {
 
 impl Drop for PrivateHost {
     fn drop(&mut self) {
-        if let Ok(mut client) = Client::connect(&self.dir) {
+        if let Ok(mut client) = Client::connect(&self.dir, ClientKind::Cli) {
             let _ = client.request(ClientRequest::Shutdown);
         }
         // A launcher still starting when tickhost shut down outlives it (as
@@ -273,7 +273,7 @@ fn text_line(f: &Finding) -> String {
 
 /// A connection to the private tickhost.
 fn client(dir: &Path) -> Result<Client> {
-    Client::connect(dir).context("cannot reach the private tickhost")
+    Client::connect(dir, ClientKind::Cli).context("cannot reach the private tickhost")
 }
 
 /// A request whose success is a value; `Err(text)` for a refusal.
@@ -539,7 +539,8 @@ fn violating_args(schema: &Value) -> Option<Value> {
 fn run_rules(exe: &Path, dir: &Path, options: &Options) -> Result<Vec<Finding>> {
     let mut found: Vec<Finding> = Vec::new();
     let here = std::env::current_dir().context("cannot read the current directory")?;
-    Client::connect_or_start(dir, exe).context("cannot start the private tickhost")?;
+    Client::connect_or_start(dir, exe, ClientKind::Cli)
+        .context("cannot start the private tickhost")?;
     let open = ClientRequest::Open(OpenRequest {
         name: Some("check".into()),
         shell: false,

@@ -47,7 +47,8 @@ use std::time::{Duration, Instant};
 use tickloop_client::{Client, WatchItem};
 use tickloop_packages as packages;
 use tickloop_proto::wire::{
-    CallOutcome, ClientReply, ClientRequest, InstanceState, ListEntry, OpenRequest, WatchEvent,
+    CallOutcome, ClientKind, ClientReply, ClientRequest, InstanceState, ListEntry, OpenRequest,
+    WatchEvent,
 };
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -76,8 +77,8 @@ impl Options {
     /// needed, here or there).
     fn connect(&self) -> Result<Client, tickloop_client::ClientError> {
         match &self.host {
-            None => Client::connect_or_start(&self.runtime_dir, &self.exe),
-            Some(host) => Client::connect_remote(host, false),
+            None => Client::connect_or_start(&self.runtime_dir, &self.exe, ClientKind::Mcp),
+            Some(host) => Client::connect_remote(host, false, ClientKind::Mcp),
         }
     }
 
@@ -119,7 +120,7 @@ impl Options {
                 .map_err(|e| e.to_string());
         }
         let (host, there) = self.route(id)?;
-        Client::connect_remote(&host, false)
+        Client::connect_remote(&host, false, ClientKind::Mcp)
             .map(|c| (c, there))
             .map_err(|e| format!("{host}: {e}"))
     }
@@ -141,7 +142,7 @@ impl Options {
         if let Some(key) = key {
             let mut all = Vec::new();
             for host in &self.hosts {
-                let reply = Client::connect_remote(host, false)
+                let reply = Client::connect_remote(host, false, ClientKind::Mcp)
                     .and_then(|mut c| c.request(request.clone()));
                 match reply {
                     Ok(ClientReply::Ok(Value::Array(items))) => {
@@ -175,7 +176,7 @@ impl Options {
         value["instance"] = Value::String(there);
         let request: ClientRequest = serde_json::from_value(value)
             .map_err(|e| HostError::Lost(format!("internal error: {e}")))?;
-        let mut client = Client::connect_remote(&host, false)
+        let mut client = Client::connect_remote(&host, false, ClientKind::Mcp)
             .map_err(|e| HostError::Connect(format!("cannot reach tickhost on {host}: {e}")))?;
         client
             .request_with_progress(request, on_progress)
@@ -1109,7 +1110,7 @@ impl Bridge {
             .history
             .or_else(|| tickloop_client::config::load().ok().and_then(|c| c.history));
         let reply = tokio::task::spawn_blocking(move || {
-            let mut client = Client::connect_remote(&host, true)
+            let mut client = Client::connect_remote(&host, true, ClientKind::Mcp)
                 .map_err(|e| HostError::Connect(format!("cannot reach tickhost: {e}")))?;
             let greeting = client.greeting().cloned();
             let cwd = cwd
