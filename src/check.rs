@@ -105,21 +105,74 @@ fn not_checked(rule: &'static str, section: &'static str, why: impl Into<String>
     }
 }
 
-/// Every rule, in the order they are reported: (name, spec section).
-const RULES: &[(&str, &str)] = &[
-    ("describe", "4.2, 5.3"),
-    ("recover_with", "9"),
-    ("read_prompt", "4.4"),
-    ("state_size", "6.4"),
-    ("in_flight", "3.3"),
-    ("unknown_tool", "7.2"),
-    ("bad_args", "7.2"),
-    ("stale_revision", "5.5, 7.2"),
-    ("calls", "7.2, 7.3"),
-    ("seq", "6.3"),
-    ("no_update_on_resize", "4.1, 8.3"),
-    ("session", "3.6"),
-    ("close", "4.5"),
+/// One rule: its name and spec section (as reported) and the function that
+/// checks it on the opened Tick.
+struct Rule {
+    name: &'static str,
+    section: &'static str,
+    check: fn(&Rule, &mut Probe) -> Result<Finding>,
+}
+
+impl Rule {
+    fn pass(&self, detail: impl Into<String>) -> Finding {
+        pass(self.name, self.section, detail)
+    }
+
+    fn fail(&self, detail: impl Into<String>, fix: impl Into<String>) -> Finding {
+        fail(self.name, self.section, detail, fix)
+    }
+
+    fn not_checked(&self, why: impl Into<String>) -> Finding {
+        not_checked(self.name, self.section, why)
+    }
+}
+
+/// Every rule, in the order they run (each may use what the earlier ones
+/// learnt, and calls change the Tick's state); `describe` is first: when
+/// the Tick does not initialize, the others are not checked.
+const RULES: &[Rule] = &[
+    rule("describe", "4.2, 5.3", describe_rule),
+    rule("recover_with", "9", recover_with_rule),
+    rule("read_prompt", "4.4", read_prompt_rule),
+    rule("state_size", "6.4", state_size_rule),
+    rule("in_flight", "3.3", in_flight_rule),
+    rule("unknown_tool", "7.2", unknown_tool_rule),
+    rule("bad_args", "7.2", bad_args_rule),
+    rule("stale_revision", "5.5, 7.2", stale_revision_rule),
+    rule("calls", "7.2, 7.3", calls_rule),
+    rule("no_update_on_resize", "4.1, 8.3", resize_rule),
+    rule("session", "3.6", session_rule),
+    rule("seq", "6.3", seq_rule),
+    rule("close", "4.5", close_rule),
+];
+
+const fn rule(
+    name: &'static str,
+    section: &'static str,
+    check: fn(&Rule, &mut Probe) -> Result<Finding>,
+) -> Rule {
+    Rule {
+        name,
+        section,
+        check,
+    }
+}
+
+/// The order the findings are reported in.
+const REPORTED: &[&str] = &[
+    "describe",
+    "recover_with",
+    "read_prompt",
+    "state_size",
+    "in_flight",
+    "unknown_tool",
+    "bad_args",
+    "stale_revision",
+    "calls",
+    "seq",
+    "no_update_on_resize",
+    "session",
+    "close",
 ];
 
 /// The private tickhost: shut down and its directory removed on drop.
@@ -352,20 +405,17 @@ fn updates(dir: &Path, instance: &str) -> Result<Option<u64>> {
 /// window, then over the same window after the PTY was resized twice by a
 /// view of the check's own on the launcher's socket (the attach protocol;
 /// the PTY follows the latest view).
-fn resize_rule(dir: &Path, instance: &str) -> Result<Finding> {
-    const RULE: &str = "no_update_on_resize";
-    const SECTION: &str = "4.1, 8.3";
+fn resize_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
+    let (dir, instance) = (probe.dir.as_path(), probe.instance.as_str());
     let Some(start) = updates(dir, instance)? else {
-        return Ok(not_checked(RULE, SECTION, "the instance is not listed"));
+        return Ok(rule.not_checked("the instance is not listed"));
     };
     std::thread::sleep(RESIZE_WINDOW);
     let Some(quiet) = updates(dir, instance)? else {
-        return Ok(not_checked(RULE, SECTION, "the instance is not listed"));
+        return Ok(rule.not_checked("the instance is not listed"));
     };
     if quiet != start {
-        return Ok(not_checked(
-            RULE,
-            SECTION,
+        return Ok(rule.not_checked(
             format!(
                 "the Tick sent {} updates in {} ms with nothing happening, so updates after a resize would prove nothing",
                 quiet - start,
@@ -376,21 +426,15 @@ fn resize_rule(dir: &Path, instance: &str) -> Result<Finding> {
     let sizes = match resize_pty(dir, instance) {
         Ok(sizes) => sizes,
         Err(e) => {
-            return Ok(not_checked(
-                RULE,
-                SECTION,
-                format!("could not resize the PTY through a view: {e:#}"),
-            ))
+            return Ok(rule.not_checked(format!("could not resize the PTY through a view: {e:#}")))
         }
     };
     std::thread::sleep(RESIZE_WINDOW);
     let Some(after) = updates(dir, instance)? else {
-        return Ok(not_checked(RULE, SECTION, "the instance is not listed"));
+        return Ok(rule.not_checked("the instance is not listed"));
     };
     Ok(if after > quiet {
-        fail(
-            RULE,
-            SECTION,
+        rule.fail(
             format!(
                 "{} update(s) within {} ms of resizing the PTY ({sizes}), none in the same time before",
                 after - quiet,
@@ -399,11 +443,7 @@ fn resize_rule(dir: &Path, instance: &str) -> Result<Finding> {
             "send tick/update only when the state changes, never on SIGWINCH or a repaint",
         )
     } else {
-        pass(
-            RULE,
-            SECTION,
-            format!("no update after resizing the PTY ({sizes})"),
-        )
+        rule.pass(format!("no update after resizing the PTY ({sizes})"))
     })
 }
 
@@ -536,180 +576,251 @@ fn violating_args(schema: &Value) -> Option<Value> {
     None
 }
 
+/// Opens the Tick in the private tickhost of `dir` and runs every rule on
+/// it; the findings in the order they are reported.
 fn run_rules(exe: &Path, dir: &Path, options: &Options) -> Result<Vec<Finding>> {
-    let mut found: Vec<Finding> = Vec::new();
-    let here = std::env::current_dir().context("cannot read the current directory")?;
-    Client::connect_or_start(dir, exe, ClientKind::Cli)
-        .context("cannot start the private tickhost")?;
-    let open = ClientRequest::Open(OpenRequest {
-        name: Some("check".into()),
-        shell: false,
-        argv: options.argv.clone(),
-        cwd: here,
-        env: tickloop_client::caller_env(),
-        history: None,
-        approve: Some(ApprovalPolicy::Auto),
-        record: None,
-        artifact: None,
-        watch: Vec::new(),
-    });
-    let started = Instant::now();
-    let opened = client(dir)?.request(open).context("the private tickhost")?;
-    let instance = match opened {
-        ClientReply::Ok(value) => value["id"].as_str().unwrap_or("hosted:check").to_string(),
-        ClientReply::Error(e) => {
-            let screen = e
-                .data
-                .as_ref()
-                .and_then(|d| d.get("screen"))
-                .map(|s| format!("; its screen began: {s}"))
-                .unwrap_or_default();
-            // The describe rule fails whatever the reason (spec 4.2: any
-            // failure fails initialization); the fix follows the reason.
-            let fix = if e.message.contains("recover_with") {
-                "make recover_with name a tool with mutates: false, or leave it out"
-            } else if e.message.contains("protocol version") {
-                "answer tick/describe with \"protocol\": 3"
-            } else if e.message.contains("non-protocol output") {
-                "write only protocol lines on stdout: logs and debug output go to stderr"
-            } else {
-                "answer tick/describe and the first tick/read within 10 s, with a descriptor valid by 5.3"
-            };
-            found.push(fail(
-                "describe",
-                "4.2, 5.3",
-                format!("initialization failed: {}{screen}", e.message),
-                fix,
-            ));
-            for (rule, section) in &RULES[1..] {
-                found.push(not_checked(rule, section, "the Tick did not initialize"));
-            }
-            return Ok(found);
-        }
-        ClientReply::Call(_) => anyhow::bail!("tickhost answered open with a call outcome"),
+    let mut found = match Probe::open(exe, dir, options)? {
+        Ok(mut probe) => RULES
+            .iter()
+            .map(|rule| (rule.check)(rule, &mut probe))
+            .collect::<Result<Vec<_>>>()?,
+        Err(failed) => std::iter::once(failed)
+            .chain(
+                RULES[1..]
+                    .iter()
+                    .map(|rule| rule.not_checked("the Tick did not initialize")),
+            )
+            .collect(),
     };
-    let init_time = started.elapsed();
+    found.sort_by_key(|f| REPORTED.iter().position(|rule| *rule == f.rule));
+    Ok(found)
+}
 
-    // describe
-    let descriptor = match ask(
-        dir,
-        ClientRequest::Describe {
+/// The Tick under check, and what the rules learnt of it so far.
+struct Probe {
+    /// The private runtime directory.
+    dir: PathBuf,
+    allow_mutating: bool,
+    instance: String,
+    /// How long open took (describe and the first read).
+    init_time: Duration,
+    descriptor: Value,
+    tools: Vec<Value>,
+    revision: String,
+    /// Every sequential read's seq, with when it was made.
+    seqs: Vec<(String, u64)>,
+    /// The first read's state, and how long it took.
+    first_read: Option<Value>,
+    /// The `ended` of the instance's list entry when the session rule
+    /// looked (`None`: still running).
+    ended: Option<Value>,
+    /// The host ended the session for a seq violation: what it said.
+    seq_violation: Option<String>,
+}
+
+impl Probe {
+    /// Starts the private tickhost and opens the Tick there as `tickloop
+    /// open` would; `Err(finding)`: the describe rule's failure (it did
+    /// not initialize).
+    fn open(
+        exe: &Path,
+        dir: &Path,
+        options: &Options,
+    ) -> Result<std::result::Result<Probe, Finding>> {
+        let here = std::env::current_dir().context("cannot read the current directory")?;
+        Client::connect_or_start(dir, exe, ClientKind::Cli)
+            .context("cannot start the private tickhost")?;
+        let open = ClientRequest::Open(OpenRequest {
+            name: Some("check".into()),
+            shell: false,
+            argv: options.argv.clone(),
+            cwd: here,
+            env: tickloop_client::caller_env(),
+            history: None,
+            approve: Some(ApprovalPolicy::Auto),
+            record: None,
+            artifact: None,
+            watch: Vec::new(),
+        });
+        let started = Instant::now();
+        let opened = client(dir)?.request(open).context("the private tickhost")?;
+        let instance = match opened {
+            ClientReply::Ok(value) => value["id"].as_str().unwrap_or("hosted:check").to_string(),
+            ClientReply::Error(e) => return Ok(Err(initialization_failed(e))),
+            ClientReply::Call(_) => anyhow::bail!("tickhost answered open with a call outcome"),
+        };
+        let init_time = started.elapsed();
+        let describe = ClientRequest::Describe {
             instance: instance.clone(),
-        },
-    )? {
-        Ok(d) => d,
-        Err(e) => anyhow::bail!("the opened instance has no descriptor: {e}"),
-    };
-    let tools: Vec<Value> = descriptor["tools"].as_array().cloned().unwrap_or_default();
-    let revision = descriptor["revision"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    found.push(pass(
-        "describe",
-        "4.2, 5.3",
-        format!(
-            "initialized in {} ms; descriptor valid (kind {}, revision {revision:?}, {} tools)",
-            init_time.as_millis(),
-            descriptor["kind"],
-            tools.len()
-        ),
-    ));
-
-    // recover_with
-    found.push(
-        match descriptor.get("recover_with").and_then(Value::as_str) {
-            None => pass("recover_with", "9", "none declared"),
-            Some(name) => match tools.iter().find(|t| t["name"] == name) {
-                Some(t) if t["mutates"] == false => {
-                    pass("recover_with", "9", format!("{name:?} does not mutate"))
-                }
-                Some(_) => fail(
-                    "recover_with",
-                    "9",
-                    format!("recover_with {name:?} is a mutating tool"),
-                    "name a tool with mutates: false",
-                ),
-                None => fail(
-                    "recover_with",
-                    "9",
-                    format!("recover_with {name:?} names no declared tool"),
-                    "name one of the declared tools",
-                ),
-            },
-        },
-    );
-
-    // read promptness, state size
-    let mut seqs: Vec<(String, u64)> = Vec::new();
-    let read = |seqs: &mut Vec<(String, u64)>, when: &str| -> Result<Option<Value>> {
-        let value = ask(
-            dir,
-            ClientRequest::Read {
-                instance: instance.clone(),
-            },
-        )?
-        .ok();
-        if let Some(seq) = value.as_ref().and_then(|v| v["seq"].as_u64()) {
-            seqs.push((when.to_string(), seq));
-        }
-        Ok(value)
-    };
-    let asked = Instant::now();
-    let first = read(&mut seqs, "first read")?;
-    let took = asked.elapsed();
-    match &first {
-        None => {
-            found.push(fail(
-                "read_prompt",
-                "4.4, 6.2",
-                "tick/read got no valid answer",
-                "answer tick/read at once with {\"seq\": N, \"data\": {...}}",
-            ));
-            found.push(not_checked("state_size", "6.4", "no state was read"));
-        }
-        Some(state) => {
-            found.push(if took > READ_PROMPT {
-                fail(
-                    "read_prompt",
-                    "4.4",
-                    format!("tick/read took {} ms (host included)", took.as_millis()),
-                    "answer tick/read from state kept in memory, without blocking on work",
-                )
-            } else {
-                pass(
-                    "read_prompt",
-                    "4.4",
-                    format!("answered in {} ms", took.as_millis()),
-                )
-            });
-            let size = serde_json::to_vec(&state["data"])
-                .map(|v| v.len())
-                .unwrap_or(0);
-            found.push(if size > DELIVERY_BUDGET {
-                fail(
-                    "state_size",
-                    "6.4",
-                    format!("state data is {size} bytes, over the 16 KiB delivery budget: deliveries trim it"),
-                    "keep the state a summary (recent items, counts); leave bulk to tools",
-                )
-            } else if size > TYPICAL_STATE {
-                pass(
-                    "state_size",
-                    "6.4",
-                    format!("{size} bytes: within 16 KiB, above the typical 4 KiB"),
-                )
-            } else {
-                pass("state_size", "6.4", format!("{size} bytes"))
-            });
-        }
+        };
+        let descriptor = match ask(dir, describe)? {
+            Ok(d) => d,
+            Err(e) => anyhow::bail!("the opened instance has no descriptor: {e}"),
+        };
+        let tools: Vec<Value> = descriptor["tools"].as_array().cloned().unwrap_or_default();
+        let revision = descriptor["revision"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        Ok(Ok(Probe {
+            dir: dir.to_path_buf(),
+            allow_mutating: options.allow_mutating,
+            instance,
+            init_time,
+            descriptor,
+            tools,
+            revision,
+            seqs: Vec::new(),
+            first_read: None,
+            ended: None,
+            seq_violation: None,
+        }))
     }
 
-    // 8 reads in flight at once, each on its own connection
+    /// A `tick/read`, its seq noted as `when`; `None` without a valid
+    /// answer.
+    fn read(&mut self, when: &str) -> Result<Option<Value>> {
+        let request = ClientRequest::Read {
+            instance: self.instance.clone(),
+        };
+        let value = ask(&self.dir, request)?.ok();
+        if let Some(seq) = value.as_ref().and_then(|v| v["seq"].as_u64()) {
+            self.seqs.push((when.to_string(), seq));
+        }
+        Ok(value)
+    }
+
+    /// A call of `tool`, with a read before and after it: its outcome and
+    /// what happened to the state meanwhile.
+    fn call_between_reads(
+        &mut self,
+        label: &str,
+        tool: &str,
+        args: Value,
+        revision: &str,
+    ) -> Result<(CallOutcome, String)> {
+        let before = self.read(&format!("before {label}"))?;
+        let outcome = call(&self.dir, &self.instance, tool, args, revision)?;
+        let after = self.read(&format!("after {label}"))?;
+        let effect = match (before, after) {
+            (Some(b), Some(a)) if b["data"] == a["data"] => "state unchanged".to_string(),
+            (Some(b), Some(a)) => format!(
+                "state changed during the call (seq {} -> {}); the host refused the call before the Tick saw it, so that is the Tick's own activity",
+                b["seq"], a["seq"]
+            ),
+            _ => "state not readable around the call".to_string(),
+        };
+        Ok((outcome, effect))
+    }
+}
+
+/// The describe rule's failure when open was refused: any failure fails
+/// initialization (spec 4.2); the fix follows the reason.
+fn initialization_failed(e: tickloop_proto::wire::ClientError) -> Finding {
+    let screen = e
+        .data
+        .as_ref()
+        .and_then(|d| d.get("screen"))
+        .map(|s| format!("; its screen began: {s}"))
+        .unwrap_or_default();
+    let fix = if e.message.contains("recover_with") {
+        "make recover_with name a tool with mutates: false, or leave it out"
+    } else if e.message.contains("protocol version") {
+        "answer tick/describe with \"protocol\": 3"
+    } else if e.message.contains("non-protocol output") {
+        "write only protocol lines on stdout: logs and debug output go to stderr"
+    } else {
+        "answer tick/describe and the first tick/read within 10 s, with a descriptor valid by 5.3"
+    };
+    fail(
+        "describe",
+        "4.2, 5.3",
+        format!("initialization failed: {}{screen}", e.message),
+        fix,
+    )
+}
+
+/// describe: it initialized, with a valid descriptor.
+fn describe_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
+    Ok(rule.pass(format!(
+        "initialized in {} ms; descriptor valid (kind {}, revision {:?}, {} tools)",
+        probe.init_time.as_millis(),
+        probe.descriptor["kind"],
+        probe.revision,
+        probe.tools.len()
+    )))
+}
+
+/// recover_with: none, or a declared tool that does not mutate.
+fn recover_with_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
+    let Some(name) = probe.descriptor.get("recover_with").and_then(Value::as_str) else {
+        return Ok(rule.pass("none declared"));
+    };
+    Ok(match probe.tools.iter().find(|t| t["name"] == name) {
+        Some(t) if t["mutates"] == false => rule.pass(format!("{name:?} does not mutate")),
+        Some(_) => rule.fail(
+            format!("recover_with {name:?} is a mutating tool"),
+            "name a tool with mutates: false",
+        ),
+        None => rule.fail(
+            format!("recover_with {name:?} names no declared tool"),
+            "name one of the declared tools",
+        ),
+    })
+}
+
+/// read_prompt: the first read is answered, and soon.
+fn read_prompt_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
+    let asked = Instant::now();
+    probe.first_read = probe.read("first read")?;
+    let took = asked.elapsed();
+    Ok(if probe.first_read.is_none() {
+        fail(
+            rule.name,
+            "4.4, 6.2",
+            "tick/read got no valid answer",
+            "answer tick/read at once with {\"seq\": N, \"data\": {...}}",
+        )
+    } else if took > READ_PROMPT {
+        rule.fail(
+            format!("tick/read took {} ms (host included)", took.as_millis()),
+            "answer tick/read from state kept in memory, without blocking on work",
+        )
+    } else {
+        rule.pass(format!("answered in {} ms", took.as_millis()))
+    })
+}
+
+/// state_size: the first read's data within the delivery budget.
+fn state_size_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
+    let Some(state) = &probe.first_read else {
+        return Ok(rule.not_checked("no state was read"));
+    };
+    let size = serde_json::to_vec(&state["data"])
+        .map(|v| v.len())
+        .unwrap_or(0);
+    Ok(if size > DELIVERY_BUDGET {
+        rule.fail(
+            format!(
+                "state data is {size} bytes, over the 16 KiB delivery budget: deliveries trim it"
+            ),
+            "keep the state a summary (recent items, counts); leave bulk to tools",
+        )
+    } else if size > TYPICAL_STATE {
+        rule.pass(format!(
+            "{size} bytes: within 16 KiB, above the typical 4 KiB"
+        ))
+    } else {
+        rule.pass(format!("{size} bytes"))
+    })
+}
+
+/// in_flight: 8 reads at once, each on its own connection, all answered.
+fn in_flight_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
     let handles: Vec<_> = (0..IN_FLIGHT)
         .map(|_| {
-            let dir = dir.to_path_buf();
-            let instance = instance.clone();
+            let dir = probe.dir.clone();
+            let instance = probe.instance.clone();
             std::thread::spawn(move || {
                 ask(&dir, ClientRequest::Read { instance })
                     .ok()
@@ -721,162 +832,143 @@ fn run_rules(exe: &Path, dir: &Path, options: &Options) -> Result<Vec<Finding>> 
         .into_iter()
         .filter_map(|h| h.join().ok().flatten())
         .count();
-    found.push(if answered == IN_FLIGHT {
-        pass("in_flight", "3.3", format!("{IN_FLIGHT} concurrent reads all answered"))
+    Ok(if answered == IN_FLIGHT {
+        rule.pass(format!("{IN_FLIGHT} concurrent reads all answered"))
     } else {
-        fail(
-            "in_flight",
-            "3.3",
+        rule.fail(
             format!("{answered} of {IN_FLIGHT} concurrent reads answered"),
             "read requests as they come and answer each by id; do not wait for one before reading the next",
         )
-    });
+    })
+}
 
-    // Refused calls: unknown tool, bad args, stale revision.
-    let before_after = |seqs: &mut Vec<(String, u64)>,
-                        label: &str,
-                        make: &mut dyn FnMut() -> Result<CallOutcome>|
-     -> Result<(CallOutcome, String)> {
-        let before = read(seqs, &format!("before {label}"))?;
-        let outcome = make()?;
-        let after = read(seqs, &format!("after {label}"))?;
-        let effect = match (before, after) {
-            (Some(b), Some(a)) if b["data"] == a["data"] => "state unchanged".to_string(),
-            (Some(b), Some(a)) => format!(
-                "state changed during the call (seq {} -> {}); the host refused the call before the Tick saw it, so that is the Tick's own activity",
-                b["seq"], a["seq"]
-            ),
-            _ => "state not readable around the call".to_string(),
-        };
-        Ok((outcome, effect))
-    };
-    let refused = |rule: &'static str,
-                   section: &'static str,
-                   outcome: &CallOutcome,
-                   effect: &str,
-                   code: i64,
-                   fix: &str|
-     -> Finding {
-        match outcome {
-            CallOutcome::NotExecuted { error } if error.code == code => pass(
-                rule,
-                section,
-                format!("answered {code}, not executed; {effect}"),
-            ),
-            other => fail(
-                rule,
-                section,
-                format!(
-                    "expected {code} not executed, got {}; {effect}",
-                    outcome_text(other)
-                ),
-                fix,
-            ),
+/// A refused call's finding: `code`, not executed.
+fn refused(rule: &Rule, outcome: &CallOutcome, effect: &str, code: i64, fix: &str) -> Finding {
+    match outcome {
+        CallOutcome::NotExecuted { error } if error.code == code => {
+            rule.pass(format!("answered {code}, not executed; {effect}"))
         }
-    };
-    let (outcome, effect) = before_after(&mut seqs, "the unknown tool", &mut || {
-        call(dir, &instance, NO_SUCH_TOOL, json!({}), &revision)
-    })?;
-    found.push(refused(
-        "unknown_tool",
-        "7.2",
+        other => rule.fail(
+            format!(
+                "expected {code} not executed, got {}; {effect}",
+                outcome_text(other)
+            ),
+            fix,
+        ),
+    }
+}
+
+/// unknown_tool: a call of an undeclared tool is refused with -32602.
+fn unknown_tool_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
+    let revision = probe.revision.clone();
+    let (outcome, effect) =
+        probe.call_between_reads("the unknown tool", NO_SUCH_TOOL, json!({}), &revision)?;
+    Ok(refused(
+        rule,
         &outcome,
         &effect,
         -32602,
         "answer a tick/call of an undeclared tool with -32602 and do nothing",
-    ));
+    ))
+}
 
+/// bad_args: a call whose args violate the tool's schema is refused with
+/// -32602.
+fn bad_args_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
     let schema_of = |t: &Value| violating_args(&t["input_schema"]);
-    match pick_tool(&tools, options.allow_mutating, |t| schema_of(t).is_some()) {
-        None => found.push(not_checked(
-            "bad_args",
-            "7.2",
-            if options.allow_mutating {
-                "no tool's input_schema refuses any object (no required, additionalProperties or typed properties)"
-            } else {
-                "no non-mutating tool's input_schema refuses any object; --allow-mutating lets a mutating tool be used (the host refuses the call before the Tick sees it)"
-            },
-        )),
-        Some(tool) => {
-            let name = tool["name"].as_str().unwrap_or_default().to_string();
-            let args = schema_of(tool).unwrap_or_else(|| json!({}));
-            let (outcome, effect) = before_after(&mut seqs, "bad args", &mut || {
-                call(dir, &instance, &name, args.clone(), &revision)
-            })?;
-            let mut finding = refused(
-                "bad_args",
-                "7.2",
-                &outcome,
-                &effect,
-                -32602,
-                "validate args against input_schema and answer -32602 without executing",
-            );
-            finding.detail = format!("{name} {args}: {}", finding.detail);
-            found.push(finding);
-        }
-    }
-
-    let accepts_empty = |t: &Value| {
-        t["input_schema"]
-            .get("required")
-            .and_then(Value::as_array)
-            .is_none_or(|r| r.is_empty())
+    let Some(tool) = pick_tool(&probe.tools, probe.allow_mutating, |t| {
+        schema_of(t).is_some()
+    }) else {
+        return Ok(rule.not_checked(if probe.allow_mutating {
+            "no tool's input_schema refuses any object (no required, additionalProperties or typed properties)"
+        } else {
+            "no non-mutating tool's input_schema refuses any object; --allow-mutating lets a mutating tool be used (the host refuses the call before the Tick sees it)"
+        }));
     };
-    match pick_tool(&tools, options.allow_mutating, accepts_empty) {
-        None => found.push(not_checked(
-            "stale_revision",
-            "5.5, 7.2",
-            "no non-mutating tool takes {} (use --allow-mutating to try a mutating one; the host refuses it before the Tick sees it)",
-        )),
-        Some(tool) => {
-            let name = tool["name"].as_str().unwrap_or_default().to_string();
-            let stale = format!("{revision}-stale");
-            let (outcome, effect) = before_after(&mut seqs, "a stale revision", &mut || {
-                call(dir, &instance, &name, json!({}), &stale)
-            })?;
-            let mut finding = refused(
-                "stale_revision",
-                "5.5, 7.2",
-                &outcome,
-                &effect,
-                -32004,
-                "compare the call's revision with the current one first; answer -32004 without executing",
-            );
-            finding.detail = format!("{name} with revision {stale:?}: {}", finding.detail);
-            found.push(finding);
-        }
-    }
+    let name = tool["name"].as_str().unwrap_or_default().to_string();
+    let args = schema_of(tool).unwrap_or_else(|| json!({}));
+    let revision = probe.revision.clone();
+    let (outcome, effect) = probe.call_between_reads("bad args", &name, args.clone(), &revision)?;
+    let mut finding = refused(
+        rule,
+        &outcome,
+        &effect,
+        -32602,
+        "validate args against input_schema and answer -32602 without executing",
+    );
+    finding.detail = format!("{name} {args}: {}", finding.detail);
+    Ok(finding)
+}
 
-    // Calls: non-mutating tools always; mutating ones only when allowed,
-    // and said first.
-    let mutating: Vec<&str> = tools
+/// Whether a tool can be called with `{}` (it requires nothing).
+fn accepts_empty(tool: &Value) -> bool {
+    tool["input_schema"]
+        .get("required")
+        .and_then(Value::as_array)
+        .is_none_or(|r| r.is_empty())
+}
+
+/// stale_revision: a call made against an old revision is refused with
+/// -32004.
+fn stale_revision_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
+    let Some(tool) = pick_tool(&probe.tools, probe.allow_mutating, accepts_empty) else {
+        return Ok(rule.not_checked(
+            "no non-mutating tool takes {} (use --allow-mutating to try a mutating one; the host refuses it before the Tick sees it)",
+        ));
+    };
+    let name = tool["name"].as_str().unwrap_or_default().to_string();
+    let stale = format!("{}-stale", probe.revision);
+    let (outcome, effect) =
+        probe.call_between_reads("a stale revision", &name, json!({}), &stale)?;
+    let mut finding = refused(
+        rule,
+        &outcome,
+        &effect,
+        -32004,
+        "compare the call's revision with the current one first; answer -32004 without executing",
+    );
+    finding.detail = format!("{name} with revision {stale:?}: {}", finding.detail);
+    Ok(finding)
+}
+
+/// calls: every tool that takes `{}` answers a call (non-mutating tools
+/// always; mutating ones only when allowed, and said first).
+fn calls_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
+    let callable: Vec<&Value> = probe.tools.iter().filter(|t| accepts_empty(t)).collect();
+    let mutates = |t: &Value| t["mutates"].as_bool().unwrap_or(true);
+    let mutating: Vec<&str> = callable
         .iter()
-        .filter(|t| t["mutates"].as_bool().unwrap_or(true) && accepts_empty(t))
+        .filter(|t| mutates(t))
         .filter_map(|t| t["name"].as_str())
         .collect();
-    if options.allow_mutating && !mutating.is_empty() {
+    if probe.allow_mutating && !mutating.is_empty() {
         eprintln!(
             "tickloop check: --allow-mutating: calling the mutating tools {} with {{}}",
             mutating.join(", ")
         );
     }
-    let mut answered_calls = Vec::new();
+    let mut answered = Vec::new();
     let mut unanswered = Vec::new();
     let mut skipped = Vec::new();
-    for tool in tools.iter().filter(|t| accepts_empty(t)) {
+    for tool in callable {
         let name = tool["name"].as_str().unwrap_or_default().to_string();
-        let mutates = tool["mutates"].as_bool().unwrap_or(true);
-        if mutates && !options.allow_mutating {
+        if mutates(tool) && !probe.allow_mutating {
             skipped.push(name);
             continue;
         }
-        match call(dir, &instance, &name, json!({}), &revision)? {
+        match call(
+            &probe.dir,
+            &probe.instance,
+            &name,
+            json!({}),
+            &probe.revision,
+        )? {
             CallOutcome::Unknown { reason } => {
                 unanswered.push(format!("{name}: {reason}"));
                 // The session may be over; nothing more is called.
                 break;
             }
-            _ => answered_calls.push(name),
+            _ => answered.push(name),
         }
     }
     let skipped_text = if skipped.is_empty() {
@@ -887,158 +979,118 @@ fn run_rules(exe: &Path, dir: &Path, options: &Options) -> Result<Vec<Finding>> 
             skipped.join(", ")
         )
     };
-    // An unanswered call usually means the session ended; the host's list
-    // shows it shortly after the call's outcome.
-    let ended_now = if unanswered.is_empty() {
-        false
-    } else {
-        wait_ended(dir, &instance, END_VISIBLE)?
-    };
-    found.push(if !unanswered.is_empty() && ended_now {
-        not_checked(
-            "calls",
-            "7.2, 7.3",
-            format!(
+    if !unanswered.is_empty() {
+        // An unanswered call usually means the session ended; the host's
+        // list shows it shortly after the call's outcome.
+        return Ok(if wait_ended(&probe.dir, &probe.instance, END_VISIBLE)? {
+            rule.not_checked(format!(
                 "the session ended during a call ({}); see the seq and session rules",
                 unanswered.join("; ")
-            ),
-        )
-    } else if !unanswered.is_empty() {
-        fail(
-            "calls",
-            "7.2, 7.3",
-            format!("no answer: {}", unanswered.join("; ")),
-            "answer every tick/call; run work longer than 60 s in the background and report it by tick/update",
-        )
-    } else if answered_calls.is_empty() {
-        not_checked(
-            "calls",
-            "7.2, 7.3",
-            format!("no tool could be called with {{}}{skipped_text}"),
-        )
+            ))
+        } else {
+            rule.fail(
+                format!("no answer: {}", unanswered.join("; ")),
+                "answer every tick/call; run work longer than 60 s in the background and report it by tick/update",
+            )
+        });
+    }
+    Ok(if answered.is_empty() {
+        rule.not_checked(format!("no tool could be called with {{}}{skipped_text}"))
     } else {
-        pass(
-            "calls",
-            "7.2, 7.3",
-            format!("answered: {}{skipped_text}", answered_calls.join(", ")),
-        )
-    });
+        rule.pass(format!("answered: {}{skipped_text}", answered.join(", ")))
+    })
+}
 
-    found.push(resize_rule(dir, &instance)?);
-
-    // session: still running, no violation
-    let last = entry(dir, &instance)?;
-    let ended = last
+/// session: still running, not ended by the host for a violation.
+fn session_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
+    let last = entry(&probe.dir, &probe.instance)?;
+    probe.ended = last
         .as_ref()
         .filter(|e| e["state"] == "ended")
         .map(|e| e["ended"].clone());
-    let mut seq_violation = None;
-    match &ended {
-        None => found.push(pass("session", "3.6", "no violation; still running")),
-        Some(end)
-            if end["kind"] == "violation"
-                && end["reason"].as_str().is_some_and(|r| r.contains(" seq ")) =>
-        {
-            seq_violation = Some(format!(
-                "the host ended the session: {}; offending line: {:.200}",
-                end["reason"].as_str().unwrap_or_default(),
-                end["offending"].as_str().unwrap_or_default()
-            ));
-            found.push(not_checked(
-                "session",
-                "3.6",
-                "the session ended by a seq violation (see the seq rule)",
-            ));
-        }
-        Some(end) => {
-            let kind: Option<EndClass> = serde_json::from_value(end["kind"].clone()).ok();
-            let reason = end["reason"].as_str().unwrap_or("ended");
-            let offending = end["offending"]
-                .as_str()
-                .map(|o| format!("; offending line: {o:.200}"))
-                .unwrap_or_default();
-            found.push(match kind {
-                Some(EndClass::Violation) => fail(
-                    "session",
-                    "3.6",
-                    format!("the host ended the session: {reason}{offending}"),
-                    "write only complete JSON-RPC 2.0 lines on stdout (logs to stderr), with valid ids, seq and sizes",
-                ),
-                _ => fail(
-                    "session",
-                    "4.5",
-                    format!("the Tick ended during the check: {reason}"),
-                    "keep running until the host closes stdin or sends SIGTERM",
-                ),
-            });
-        }
+    let Some(end) = &probe.ended else {
+        return Ok(rule.pass("no violation; still running"));
+    };
+    if end["kind"] == "violation" && end["reason"].as_str().is_some_and(|r| r.contains(" seq ")) {
+        probe.seq_violation = Some(format!(
+            "the host ended the session: {}; offending line: {:.200}",
+            end["reason"].as_str().unwrap_or_default(),
+            end["offending"].as_str().unwrap_or_default()
+        ));
+        return Ok(rule.not_checked("the session ended by a seq violation (see the seq rule)"));
     }
+    let kind: Option<EndClass> = serde_json::from_value(end["kind"].clone()).ok();
+    let reason = end["reason"].as_str().unwrap_or("ended");
+    let offending = end["offending"]
+        .as_str()
+        .map(|o| format!("; offending line: {o:.200}"))
+        .unwrap_or_default();
+    Ok(match kind {
+        Some(EndClass::Violation) => rule.fail(
+            format!("the host ended the session: {reason}{offending}"),
+            "write only complete JSON-RPC 2.0 lines on stdout (logs to stderr), with valid ids, seq and sizes",
+        ),
+        _ => fail(
+            rule.name,
+            "4.5",
+            format!("the Tick ended during the check: {reason}"),
+            "keep running until the host closes stdin or sends SIGTERM",
+        ),
+    })
+}
 
-    // seq across the sequential reads; updates are checked by the host as
-    // they come, and a seq violation ends the session.
-    let _ = read(&mut seqs, "last read")?;
+/// seq: never down across the sequential reads; updates are checked by the
+/// host as they come, and a seq violation ends the session.
+fn seq_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
+    let _ = probe.read("last read")?;
+    let seqs = &probe.seqs;
     let backwards = seqs
         .windows(2)
         .find(|w| w[1].1 < w[0].1)
         .map(|w| format!("{} seq {} then {} seq {}", w[0].0, w[0].1, w[1].0, w[1].1));
-    found.push(match (seq_violation, backwards) {
+    Ok(match (probe.seq_violation.take(), backwards) {
         (Some(what), _) => fail(
-            "seq",
+            rule.name,
             "6.3, 8.2",
             what,
             "raise seq by at least one for every update and never answer a read below the last update's seq",
         ),
-        (None, Some(what)) => fail(
-            "seq",
-            "6.3",
+        (None, Some(what)) => rule.fail(
             format!("seq went down: {what}"),
             "keep one counter, raised on each state change, and answer reads with its current value",
         ),
-        (None, None) if seqs.len() < 2 => {
-            not_checked("seq", "6.3", "fewer than two reads answered")
-        }
-        (None, None) => pass(
-            "seq",
-            "6.3",
-            format!(
-                "{} reads, seq never went down (updates are checked by the host as they come)",
-                seqs.len()
-            ),
-        ),
-    });
+        (None, None) if seqs.len() < 2 => rule.not_checked("fewer than two reads answered"),
+        (None, None) => rule.pass(format!(
+            "{} reads, seq never went down (updates are checked by the host as they come)",
+            seqs.len()
+        )),
+    })
+}
 
-    // close: SIGTERM and stdin EOF at once; SIGKILL after the grace.
-    if ended.is_some() {
-        found.push(not_checked("close", "4.5", "the session had already ended"));
-    } else {
-        let asked = Instant::now();
-        let closed = ask(
-            dir,
-            ClientRequest::Close {
-                instance: instance.clone(),
-            },
-        )?;
-        let took = asked.elapsed();
-        let grace = launcher::instance::TERM_GRACE;
-        found.push(match closed {
-            Err(e) => fail("close", "4.5", format!("close failed: {e}"), "exit on SIGTERM and on stdin EOF"),
-            Ok(_) if took >= grace => fail(
-                "close",
-                "4.5",
-                format!(
-                    "still running {} ms after SIGTERM and stdin EOF: the host had to SIGKILL its process group",
-                    took.as_millis()
-                ),
-                "exit promptly on SIGTERM and on stdin EOF, and do not leave children that ignore them",
-            ),
-            Ok(_) => pass(
-                "close",
-                "4.5",
-                format!("ended {} ms after SIGTERM and stdin EOF", took.as_millis()),
-            ),
-        });
+/// close: SIGTERM and stdin EOF at once end it before the host's SIGKILL.
+fn close_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
+    if probe.ended.is_some() {
+        return Ok(rule.not_checked("the session had already ended"));
     }
-    let place = |f: &Finding| RULES.iter().position(|(rule, _)| *rule == f.rule);
-    found.sort_by_key(place);
-    Ok(found)
+    let asked = Instant::now();
+    let close = ClientRequest::Close {
+        instance: probe.instance.clone(),
+    };
+    let closed = ask(&probe.dir, close)?;
+    let took = asked.elapsed();
+    let grace = launcher::instance::TERM_GRACE;
+    Ok(match closed {
+        Err(e) => rule.fail(format!("close failed: {e}"), "exit on SIGTERM and on stdin EOF"),
+        Ok(_) if took >= grace => rule.fail(
+            format!(
+                "still running {} ms after SIGTERM and stdin EOF: the host had to SIGKILL its process group",
+                took.as_millis()
+            ),
+            "exit promptly on SIGTERM and on stdin EOF, and do not leave children that ignore them",
+        ),
+        Ok(_) => rule.pass(format!(
+            "ended {} ms after SIGTERM and stdin EOF",
+            took.as_millis()
+        )),
+    })
 }
