@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tickloop_client::Client;
-use tickloop_proto::wire::{ClientReply, ClientRequest};
+use tickloop_proto::wire::{ClientKind, ClientReply, ClientRequest};
 
 const TICKLOOP: &str = env!("CARGO_BIN_EXE_tickloop");
 
@@ -135,7 +135,7 @@ impl Host {
     }
 
     fn client(&self) -> Client {
-        Client::connect(self.runtime.path()).expect("tickhost answers")
+        Client::connect(self.runtime.path(), ClientKind::Cli).expect("tickhost answers")
     }
 
     fn tickhost_pid(&self) -> u32 {

@@ -3,6 +3,8 @@
 //! file (its path inside `packages/`, its bytes through `include_bytes!`,
 //! whether it is executable), which `src/shipped.rs` includes. A package
 //! added under `packages/` ships with the next build, with no list to edit.
+//! A package's top `src/` folder is the source of a program built and
+//! installed with `tickloop` (the board's `tickloop-board`), not shipped.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -31,7 +33,8 @@ fn main() {
 }
 
 /// Every regular file under `dir` (relative to `root`, `/`-separated), but
-/// hidden files and Python's byte-code caches.
+/// hidden files, Python's byte-code caches and each package's `src/`
+/// (`root/<package>/src`: the source of a binary cargo builds).
 fn walk(root: &Path, dir: &Path, files: &mut Vec<(String, String, bool)>) {
     let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("read {}: {e}", dir.display()));
     for entry in entries {
@@ -42,7 +45,8 @@ fn walk(root: &Path, dir: &Path, files: &mut Vec<(String, String, bool)>) {
             continue;
         }
         let meta = std::fs::metadata(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        if meta.is_dir() {
+        let package_source = name == "src" && dir.parent() == Some(root);
+        if meta.is_dir() && !package_source {
             walk(root, &path, files);
         } else if meta.is_file() {
             let relative = path

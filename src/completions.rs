@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::Path;
 use tickloop_client::Client;
-use tickloop_proto::wire::{ClientReply, ClientRequest};
+use tickloop_proto::wire::{ClientKind, ClientReply, ClientRequest};
 
 /// The shells `tickloop completions` writes for.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -147,7 +147,7 @@ pub fn complete_ids(runtime: &Path) -> Result<i32> {
         // not hang a person's Tab key.
         std::env::set_var("TICKLOOP_CLIENT_TIMEOUT_MS", "1000");
     }
-    let Ok(mut client) = Client::connect(runtime) else {
+    let Ok(mut client) = Client::connect(runtime, ClientKind::Cli) else {
         return Ok(0);
     };
     let Ok(ClientReply::Ok(list)) = client.request(ClientRequest::List) else {

@@ -8,7 +8,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use tickloop_client::paths::RuntimeDir;
 use tickloop_client::{Client, ClientError};
-use tickloop_proto::wire::LauncherRecord;
+use tickloop_proto::wire::{ClientKind, LauncherRecord};
 
 /// How a check came out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -229,7 +229,7 @@ fn tickhost(runtime: &Path) -> Check {
         std::env::set_var("TICKLOOP_CLIENT_TIMEOUT_MS", "3000");
     }
     let pid_file = RuntimeDir::at(runtime).pid_file();
-    match Client::connect(runtime) {
+    match Client::connect(runtime, ClientKind::Cli) {
         Ok(client) => Check::ok(
             name,
             format!("running, wire version {}", client.server_version()),

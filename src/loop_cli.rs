@@ -6,6 +6,7 @@
 
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
+use tickloop_client::ssh::SshHost;
 use tickloop_loop::claude_code::{self, install, HookEvent};
 use tickloop_loop::run::{self, RunError, RunOptions};
 
@@ -66,8 +67,9 @@ pub struct RunArgs {
 
 /// Runs the command; its errors go to stderr only (stdout is the harness's
 /// JSON-lines channel). Returns the exit code: 0 at end of input, 2 for a
-/// usage error, 1 otherwise.
-pub fn run(command: LoopCommand, runtime_dir: PathBuf, exe: PathBuf) -> i32 {
+/// usage error, 1 otherwise. `host`: the machine of `--host` (`loop run`'s
+/// Ticks are there).
+pub fn run(command: LoopCommand, runtime_dir: PathBuf, exe: PathBuf, host: Option<SshHost>) -> i32 {
     let args = match command {
         LoopCommand::Run(args) => args,
         LoopCommand::ClaudeCode(cc) => return claude_code_command(cc, runtime_dir, exe),
@@ -79,7 +81,7 @@ pub fn run(command: LoopCommand, runtime_dir: PathBuf, exe: PathBuf) -> i32 {
         interval_ms: args.interval_ms,
         config: args.config,
     };
-    match run::run_on(options, crate::remote_cli::host().cloned()) {
+    match run::run_on(options, host) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("tickloop loop run: {e}");

@@ -92,6 +92,47 @@ pub fn print_pretty(value: &Value) {
     let _ = writeln!(std::io::stdout().lock(), "{text}");
 }
 
+/// Prints `value` as JSON, or as `human` text on a terminal.
+pub fn show(value: &Value, json: bool, human: fn(&Value) -> String) {
+    if json {
+        print_json(value);
+    } else {
+        print!("{}", human(value));
+    }
+}
+
+/// Prints `value` as JSON, or indented on a terminal.
+pub fn show_pretty(value: &Value, json: bool) {
+    if json {
+        print_json(value);
+    } else {
+        print_pretty(value);
+    }
+}
+
+/// Prints one line; `false` when stdout is gone.
+pub fn print_line(line: &str) -> bool {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{line}").and_then(|()| out.flush()).is_ok()
+}
+
+/// An interrupt ends a command that prints lines until it is stopped
+/// (`watch`, `--follow`, ...) with exit 0 (each line is flushed as
+/// printed, so nothing is lost).
+pub fn exit_0_at_interrupt() {
+    extern "C" fn on_interrupt(_: libc::c_int) {
+        // SAFETY: _exit is async-signal-safe.
+        unsafe { libc::_exit(0) }
+    }
+    // SAFETY: installs a handler that only calls an async-signal-safe function.
+    unsafe {
+        libc::signal(
+            libc::SIGINT,
+            on_interrupt as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        );
+    }
+}
+
 /// The screen reply as text: one line per row, trailing blanks trimmed,
 /// trailing empty rows dropped.
 pub fn screen_text(value: &Value) -> String {

@@ -1,61 +1,61 @@
 //! `--host` (and `TICKLOOP_HOST`) for the CLI: which commands reach another
-//! machine over ssh, the one host this process talks to, and the contract's
-//! errors for what can go wrong on the way (docs/cli.md, "Ticks on other
-//! machines").
+//! machine over ssh, and which machines a command reaches ([`Hosts`]), from
+//! the command line (docs/cli.md, "Ticks on other machines"). Reaching
+//! them, and the contract's errors on the way, is [`crate::target`].
 
+use crate::cli::Command;
+use crate::loop_cli::LoopCommand;
 use crate::output::CliError;
-use crate::Command;
 use tickloop_client::ssh::SshHost;
-use tickloop_client::ClientError;
 
-/// The machine this process's commands go to (`None`: this one).
-static REMOTE: std::sync::OnceLock<Option<SshHost>> = std::sync::OnceLock::new();
-
-/// `monitor` with several `--host`s: each machine (`None`: this one).
-static MONITOR_SOURCES: std::sync::OnceLock<Vec<Option<SshHost>>> = std::sync::OnceLock::new();
-
-/// `mcp` with several `--host`s: the machines it serves.
-static MCP_HOSTS: std::sync::OnceLock<Vec<SshHost>> = std::sync::OnceLock::new();
-
-/// The machines of an `mcp` serving several (empty otherwise).
-pub fn mcp_hosts() -> Vec<SshHost> {
-    MCP_HOSTS.get().cloned().unwrap_or_default()
+/// The machines a command reaches, as `--host` (and `TICKLOOP_HOST`) chose
+/// them.
+#[derive(Debug, Default)]
+pub struct Hosts {
+    /// The one machine this command goes to (`None`: this one).
+    pub host: Option<SshHost>,
+    /// `monitor` with several `--host`s: each machine (`None`: this one);
+    /// empty otherwise.
+    pub monitor: Vec<Option<SshHost>>,
+    /// `mcp` with several `--host`s: the machines it serves; empty
+    /// otherwise.
+    pub mcp: Vec<SshHost>,
 }
 
-/// The machines of a `monitor` (one: `--host`'s, or this one).
-pub fn monitor_sources() -> Vec<Option<SshHost>> {
-    match MONITOR_SOURCES.get() {
-        Some(sources) => sources.clone(),
-        None => vec![host().cloned()],
+impl Hosts {
+    /// This machine only.
+    fn here() -> Hosts {
+        Hosts::default()
     }
-}
 
-/// The host chosen by [`choose`], if any.
-pub fn host() -> Option<&'static SshHost> {
-    REMOTE.get().and_then(Option::as_ref)
+    /// The machines of a `monitor` (one: `--host`'s, or this one).
+    pub fn monitor_sources(&self) -> Vec<Option<SshHost>> {
+        if self.monitor.is_empty() {
+            vec![self.host.clone()]
+        } else {
+            self.monitor.clone()
+        }
+    }
 }
 
 /// The name of a command, for messages.
 fn name(command: &Command) -> &'static str {
     match command {
-        Command::Check { .. } => "check",
+        Command::Check(_) => "check",
         Command::Doctor => "doctor",
         Command::Version => "version",
         Command::Completions { .. } => "completions",
         Command::Man => "man",
         Command::CompleteIds => "__complete-ids",
         Command::Herdr(_) => "herdr",
-        Command::New { .. } => "new",
+        Command::New(_) => "new",
         Command::Record { .. } => "record",
-        Command::Replay { .. } => "replay",
-        Command::Loop(crate::loop_cli::LoopCommand::ClaudeCode(_)) => "loop claude-code",
+        Command::Replay(_) => "replay",
+        Command::Loop(LoopCommand::ClaudeCode(_)) => "loop claude-code",
         _ => "this command",
     }
 }
 
-/// Checks the `--host` values for `command` and remembers the host: a
-/// value not of the form `[ssh://][USER@]HOST[:PORT]`, several hosts, or a
-/// command that does not go over ssh is a usage error (exit 2).
 /// Whether `--host` is on the command line (not only in `TICKLOOP_HOST`).
 pub fn host_flag_given() -> bool {
     std::env::args_os()
@@ -64,19 +64,21 @@ pub fn host_flag_given() -> bool {
         .any(|a| a == "--host" || a.to_string_lossy().starts_with("--host="))
 }
 
+/// Checks the `--host` values for `command` and says which machines it
+/// reaches: a value not of the form `[ssh://][USER@]HOST[:PORT]`, several
+/// hosts, or a command that does not go over ssh is a usage error (exit 2).
 /// `from_flag`: the hosts came from `--host`, not only from `TICKLOOP_HOST`
 /// (which a command that stays on this machine, like `version`, ignores).
-pub fn choose(command: &Command, hosts: &[String], from_flag: bool) -> anyhow::Result<()> {
+pub fn choose(command: &Command, hosts: &[String], from_flag: bool) -> anyhow::Result<Hosts> {
     let usage =
         |message: String| -> anyhow::Error { CliError::new("bad_request", message, 2).into() };
     // The far side of ssh and the processes tickhost starts never go on to
     // another machine, whatever their environment says.
     if matches!(
         command,
-        Command::Relay { .. } | Command::Tickhost | Command::Launcher | Command::CompleteIds
+        Command::Relay(_) | Command::Tickhost | Command::Launcher | Command::CompleteIds
     ) {
-        let _ = REMOTE.set(None);
-        return Ok(());
+        return Ok(Hosts::here());
     }
     if let (Command::Mcp { .. }, true) = (command, hosts.len() > 1) {
         let mut several = Vec::new();
@@ -91,11 +93,12 @@ pub fn choose(command: &Command, hosts: &[String], from_flag: bool) -> anyhow::R
             }
             several.push(host);
         }
-        let _ = MCP_HOSTS.set(several);
-        let _ = REMOTE.set(None);
-        return Ok(());
+        return Ok(Hosts {
+            mcp: several,
+            ..Hosts::here()
+        });
     }
-    if let (Command::Monitor { .. }, true) = (command, hosts.len() > 1) {
+    if let (Command::Monitor(_), true) = (command, hosts.len() > 1) {
         // Several machines in one Monitor; "" is this one.
         let mut sources = Vec::new();
         for given in hosts {
@@ -108,9 +111,10 @@ pub fn choose(command: &Command, hosts: &[String], from_flag: bool) -> anyhow::R
             }
             sources.push(source);
         }
-        let _ = MONITOR_SOURCES.set(sources);
-        let _ = REMOTE.set(None);
-        return Ok(());
+        return Ok(Hosts {
+            monitor: sources,
+            ..Hosts::here()
+        });
     }
     let hosts: Vec<&String> = hosts.iter().filter(|h| !h.trim().is_empty()).collect();
     let chosen = match hosts.as_slice() {
@@ -130,11 +134,11 @@ pub fn choose(command: &Command, hosts: &[String], from_flag: bool) -> anyhow::R
     if chosen.is_some() {
         let remote_ok = matches!(
             command,
-            Command::Open { .. }
+            Command::Open(_)
                 | Command::List
                 | Command::Describe { .. }
                 | Command::Read { .. }
-                | Command::Call { .. }
+                | Command::Call(_)
                 | Command::Watch { .. }
                 | Command::Screen { .. }
                 | Command::Input { .. }
@@ -149,12 +153,11 @@ pub fn choose(command: &Command, hosts: &[String], from_flag: bool) -> anyhow::R
                 | Command::Refuse { .. }
                 | Command::ApprovePolicy { .. }
                 | Command::Mcp { .. }
-                | Command::Monitor { .. }
-                | Command::Loop(crate::loop_cli::LoopCommand::Run(_))
+                | Command::Monitor(_)
+                | Command::Loop(LoopCommand::Run(_))
         );
         if !remote_ok && !from_flag {
-            let _ = REMOTE.set(None);
-            return Ok(());
+            return Ok(Hosts::here());
         }
         if !remote_ok {
             return Err(usage(format!(
@@ -166,8 +169,10 @@ pub fn choose(command: &Command, hosts: &[String], from_flag: bool) -> anyhow::R
             )));
         }
     }
-    let _ = REMOTE.set(chosen);
-    Ok(())
+    Ok(Hosts {
+        host: chosen,
+        ..Hosts::here()
+    })
 }
 
 /// The ids of `command` (as `monitor --host A --host B` shows them:
@@ -180,7 +185,7 @@ pub fn take_host_ids(command: &mut Command, hosts: &mut Vec<String>) -> anyhow::
     let ids: Vec<&mut String> = match command {
         Command::Describe { id }
         | Command::Read { id }
-        | Command::Call { id, .. }
+        | Command::Call(crate::cli::CallArgs { id, .. })
         | Command::Screen { id, .. }
         | Command::Input { id, .. }
         | Command::Attach { id, .. }
@@ -238,37 +243,4 @@ pub fn take_host_ids(command: &mut Command, hosts: &mut Vec<String>) -> anyhow::
     }
     *hosts = vec![host.label()];
     Ok(())
-}
-
-/// The contract's error for a connection that could not be made.
-pub fn connect_error(e: ClientError) -> anyhow::Error {
-    match (e, host()) {
-        (ClientError::Remote(r), _) => CliError::new(r.kind(), r.to_string(), 1).into(),
-        (other, Some(host)) => CliError::new(
-            "unreachable",
-            format!("cannot reach tickhost on {host} over ssh: {other}"),
-            1,
-        )
-        .into(),
-        (other, None) => {
-            CliError::new("unreachable", format!("cannot reach tickhost: {other}"), 1).into()
-        }
-    }
-}
-
-/// The exit code of a connection lost after it was made, over ssh
-/// (docs/cli.md): a `call` in flight reports an unknown outcome instead.
-pub const CONNECTION_LOST: i32 = 6;
-
-/// The contract's error for a connection lost while in use.
-pub fn lost(e: ClientError) -> anyhow::Error {
-    match host() {
-        Some(host) => CliError::new(
-            "connection_lost",
-            format!("the ssh connection to {host} was lost ({e}); the instances there are untouched: run the command again"),
-            CONNECTION_LOST,
-        )
-        .into(),
-        None => CliError::new("unreachable", format!("tickhost: {e}"), 1).into(),
-    }
 }

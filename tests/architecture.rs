@@ -13,7 +13,13 @@ const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 /// The workspace's packages, as `cargo metadata --no-deps` reports them.
 fn metadata() -> Value {
     let out = Command::new(env!("CARGO"))
-        .args(["metadata", "--no-deps", "--format-version", "1", "--offline"])
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ])
         .current_dir(ROOT)
         .output()
         .expect("cargo metadata runs");
@@ -75,7 +81,12 @@ fn the_crate_table_is_the_workspace() {
             // The emulator bake-off is a workspace of its own (excluded).
             !folder(p).starts_with("benches/")
         })
-        .map(|p| (p["name"].as_str().unwrap_or_default().to_string(), folder(p)))
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap_or_default().to_string(),
+                folder(p),
+            )
+        })
         .collect();
     let rows = table_rows();
     assert_eq!(

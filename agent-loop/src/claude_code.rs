@@ -371,8 +371,11 @@ impl Deliveries for ClientDeliveries {
             // The reader thread may outlive a late answer: the process ends soon.
             std::thread::spawn(move || {
                 let result = (|| {
-                    let mut client = tickloop_client::Client::connect(&runtime_dir)
-                        .map_err(|e| format!("cannot reach tickhost: {e}"))?;
+                    let mut client = tickloop_client::Client::connect(
+                        &runtime_dir,
+                        tickloop_proto::wire::ClientKind::Loop,
+                    )
+                    .map_err(|e| format!("cannot reach tickhost: {e}"))?;
                     client
                         .watch(vec![instance.clone()], 1000)
                         .map_err(|e| format!("watch: {e}"))?;

@@ -30,7 +30,7 @@ use tokio::time::Instant;
 
 use tickloop_client::paths::RuntimeDir;
 use tickloop_client::WatchItem;
-use tickloop_proto::wire::ClientReply;
+use tickloop_proto::wire::{ClientKind, ClientReply};
 
 use super::audit::{LedgerWriter, DEFAULT_AUDIT_DIR};
 use super::machine::{
@@ -141,11 +141,12 @@ impl DeliverySource for ClientWatchSource {
                 });
             };
             let endpoint = match &source.host {
-                Some(host) => tickloop_client::Endpoint::Remote(host.clone()),
-                None => tickloop_client::Endpoint::Local {
-                    runtime: source.runtime_dir.clone(),
-                    exe: source.exe.clone(),
-                },
+                Some(host) => tickloop_client::Endpoint::remote(host.clone(), ClientKind::Loop),
+                None => tickloop_client::Endpoint::local(
+                    source.runtime_dir.clone(),
+                    source.exe.clone(),
+                    ClientKind::Loop,
+                ),
             };
             let mut client = match endpoint.connect() {
                 Ok(c) => c,

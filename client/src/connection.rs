@@ -45,16 +45,6 @@ fn bound(default: Duration) -> Duration {
         .unwrap_or(default)
 }
 
-/// What kind of client this process is (see [`identify_as`]).
-static CLIENT_KIND: std::sync::OnceLock<ClientKind> = std::sync::OnceLock::new();
-
-/// Says, once per process, what kind of client it is (the MCP bridge, the
-/// Loop, ...): every connection's hello then names it, and the activity
-/// record of each instance shows who asked. Not called: the CLI.
-pub fn identify_as(kind: ClientKind) {
-    let _ = CLIENT_KIND.set(kind);
-}
-
 /// Why talking to tickhost failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
@@ -119,27 +109,31 @@ pub struct Client {
 }
 
 impl Client {
-    /// Connects to the tickhost of `runtime_dir` and exchanges hello.
-    pub fn connect(runtime_dir: &Path) -> Result<Client, ClientError> {
+    /// Connects to the tickhost of `runtime_dir` and exchanges hello, in
+    /// which `kind` says what kind of client this is (the CLI, the MCP
+    /// bridge, the Loop, ...): the activity record of each instance shows
+    /// who asked.
+    pub fn connect(runtime_dir: &Path, kind: ClientKind) -> Result<Client, ClientError> {
         let socket = RuntimeDir::at(runtime_dir).socket();
         let stream = UnixStream::connect(&socket).map_err(|source| ClientError::NotRunning {
             socket: socket.clone(),
             source,
         })?;
-        Client::handshake(stream, None, None, socket)
+        Client::handshake(stream, kind, None, None, socket)
     }
 
     /// Connects to the tickhost of the user on `host` over ssh (starting it
     /// there when needed) and exchanges hello through the relay.
-    /// `want_env`: also learn the remote environment ([`Client::remote_env`]).
+    /// `want_env`: also learn the remote environment ([`Client::greeting`]).
     pub fn connect_remote(
         host: &crate::ssh::SshHost,
         want_env: bool,
+        kind: ClientKind,
     ) -> Result<Client, ClientError> {
         let (stream, greeting, link) =
             crate::ssh::dial(host, &crate::ssh::RelayTo::Tickhost, want_env)?;
         let label = PathBuf::from(format!("ssh {host}"));
-        Client::handshake(stream, Some(link), Some(greeting), label).map_err(|e| match e {
+        Client::handshake(stream, kind, Some(link), Some(greeting), label).map_err(|e| match e {
             // Through a relay that greeted, "not running" is a lost link.
             ClientError::NotRunning { source, .. } => ClientError::Io(source),
             other => other,
@@ -148,11 +142,14 @@ impl Client {
 
     /// [`Client::connect_remote`], but only to a tickhost that runs there
     /// (else [`ClientError::is_not_running`]).
-    pub fn connect_remote_no_start(host: &crate::ssh::SshHost) -> Result<Client, ClientError> {
+    pub fn connect_remote_no_start(
+        host: &crate::ssh::SshHost,
+        kind: ClientKind,
+    ) -> Result<Client, ClientError> {
         let (stream, greeting, link) =
             crate::ssh::dial(host, &crate::ssh::RelayTo::RunningTickhost, false)?;
         let label = PathBuf::from(format!("ssh {host}"));
-        Client::handshake(stream, Some(link), Some(greeting), label).map_err(|e| match e {
+        Client::handshake(stream, kind, Some(link), Some(greeting), label).map_err(|e| match e {
             ClientError::NotRunning { source, .. } => ClientError::Io(source),
             other => other,
         })
@@ -168,9 +165,10 @@ impl Client {
         self.link.as_ref().map(crate::ssh::SshLink::pid)
     }
 
-    /// Exchanges hello on a fresh `stream`.
+    /// Exchanges hello on a fresh `stream`, as a client of `kind`.
     fn handshake(
         stream: UnixStream,
+        kind: ClientKind,
         link: Option<crate::ssh::SshLink>,
         greeting: Option<crate::ssh::Greeting>,
         socket: PathBuf,
@@ -194,9 +192,7 @@ impl Client {
             .get_ref()
             .set_read_timeout(Some(hello_timeout))?;
         let handshake = client
-            .send_line(&Hello::client(
-                CLIENT_KIND.get().copied().unwrap_or(ClientKind::Cli),
-            ))
+            .send_line(&Hello::client(kind))
             .and_then(|()| client.read_line());
         client.reader.get_ref().set_read_timeout(None)?;
         let line = match handshake {
@@ -221,11 +217,15 @@ impl Client {
         &self.server_version
     }
 
-    /// Connects, starting `<exe> __tickhost` first when nobody answers.
-    /// Several clients starting it at once all end up connected to the one
-    /// daemon that won the start.
-    pub fn connect_or_start(runtime_dir: &Path, exe: &Path) -> Result<Client, ClientError> {
-        match Client::connect(runtime_dir) {
+    /// Connects as a client of `kind`, starting `<exe> __tickhost` first
+    /// when nobody answers. Several clients starting it at once all end up
+    /// connected to the one daemon that won the start.
+    pub fn connect_or_start(
+        runtime_dir: &Path,
+        exe: &Path,
+        kind: ClientKind,
+    ) -> Result<Client, ClientError> {
+        match Client::connect(runtime_dir, kind) {
             Err(ClientError::NotRunning { .. }) => {}
             other => return other,
         }
@@ -276,7 +276,7 @@ impl Client {
             let _ = child.try_wait();
         }
         loop {
-            let last = match Client::connect(runtime_dir) {
+            let last = match Client::connect(runtime_dir, kind) {
                 Ok(client) => return Ok(client),
                 Err(ClientError::NotRunning { source, .. }) => source,
                 Err(other) => return Err(other),
@@ -455,46 +455,72 @@ pub fn screen_rows(reply: &serde_json::Value) -> Vec<String> {
 /// Where a front end's tickhost is: this machine's (started when absent) or
 /// another machine's over ssh (started there by the relay).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Endpoint {
+pub enum Machine {
     Local { runtime: PathBuf, exe: PathBuf },
     Remote(crate::ssh::SshHost),
 }
 
+/// A front end's tickhost ([`Machine`]) and what kind of client the front
+/// end is (every hello on a connection names it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    pub machine: Machine,
+    pub kind: ClientKind,
+}
+
 impl Endpoint {
+    /// The tickhost of `runtime` on this machine, started with `exe` when
+    /// absent.
+    pub fn local(runtime: PathBuf, exe: PathBuf, kind: ClientKind) -> Endpoint {
+        Endpoint {
+            machine: Machine::Local { runtime, exe },
+            kind,
+        }
+    }
+
+    /// The tickhost of `host`'s user, over ssh.
+    pub fn remote(host: crate::ssh::SshHost, kind: ClientKind) -> Endpoint {
+        Endpoint {
+            machine: Machine::Remote(host),
+            kind,
+        }
+    }
+
     /// A connection to that tickhost, starting it when needed.
     pub fn connect(&self) -> Result<Client, ClientError> {
-        match self {
-            Endpoint::Local { runtime, exe } => Client::connect_or_start(runtime, exe),
-            Endpoint::Remote(host) => Client::connect_remote(host, false),
+        match &self.machine {
+            Machine::Local { runtime, exe } => Client::connect_or_start(runtime, exe, self.kind),
+            Machine::Remote(host) => Client::connect_remote(host, false, self.kind),
         }
     }
 
     /// A connection to that tickhost only when it runs (views reconnect
     /// with this; they never start one).
     pub fn connect_running(&self) -> Result<Client, ClientError> {
-        match self {
-            Endpoint::Local { runtime, .. } => Client::connect(runtime),
-            Endpoint::Remote(host) => Client::connect_remote_no_start(host),
+        match &self.machine {
+            Machine::Local { runtime, .. } => Client::connect(runtime, self.kind),
+            Machine::Remote(host) => Client::connect_remote_no_start(host, self.kind),
         }
     }
 
     /// The tickhost of `runtime` here, or of `ssh`'s machine; `exe` is this
     /// executable (to start tickhost here).
-    pub fn of(runtime: &Path, ssh: Option<&crate::ssh::SshHost>) -> Endpoint {
+    pub fn of(runtime: &Path, ssh: Option<&crate::ssh::SshHost>, kind: ClientKind) -> Endpoint {
         match ssh {
-            Some(host) => Endpoint::Remote(host.clone()),
-            None => Endpoint::Local {
-                runtime: runtime.to_path_buf(),
-                exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("tickloop")),
-            },
+            Some(host) => Endpoint::remote(host.clone(), kind),
+            None => Endpoint::local(
+                runtime.to_path_buf(),
+                std::env::current_exe().unwrap_or_else(|_| PathBuf::from("tickloop")),
+                kind,
+            ),
         }
     }
 
     /// The remote host, if any.
     pub fn host(&self) -> Option<&crate::ssh::SshHost> {
-        match self {
-            Endpoint::Local { .. } => None,
-            Endpoint::Remote(host) => Some(host),
+        match &self.machine {
+            Machine::Local { .. } => None,
+            Machine::Remote(host) => Some(host),
         }
     }
 }

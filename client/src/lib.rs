@@ -13,6 +13,6 @@ pub mod paths;
 pub mod ssh;
 
 pub use connection::{
-    caller_env, identify_as, screen_history, screen_rows, Client, ClientError, Endpoint, WatchItem,
+    caller_env, screen_history, screen_rows, Client, ClientError, Endpoint, Machine, WatchItem,
     HELLO_TIMEOUT, REQUEST_TIMEOUT, START_TIMEOUT,
 };

@@ -10,7 +10,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 use tickloop_client::ssh::{self, SshHost};
 use tickloop_client::Client;
-use tickloop_proto::wire::{ClientReply, ClientRequest, ErrorKind, HeldCall};
+use tickloop_proto::wire::{ClientKind, ClientReply, ClientRequest, ErrorKind, HeldCall};
 
 /// Talking to tickhost failed: before the request was sent (`Connect`), or
 /// after (`Lost`; for a call, its outcome is unknown).
@@ -96,8 +96,8 @@ impl Hosts {
     /// here or there).
     fn connect(&self) -> Result<Client, tickloop_client::ClientError> {
         match &self.host {
-            None => Client::connect_or_start(&self.runtime_dir, &self.exe),
-            Some(host) => Client::connect_remote(host, false),
+            None => Client::connect_or_start(&self.runtime_dir, &self.exe, ClientKind::Mcp),
+            Some(host) => Client::connect_remote(host, false, ClientKind::Mcp),
         }
     }
 
@@ -126,7 +126,7 @@ impl Hosts {
                 .map_err(|e| e.to_string());
         }
         let (host, there) = self.route(id)?;
-        Client::connect_remote(&host, false)
+        Client::connect_remote(&host, false, ClientKind::Mcp)
             .map(|c| (c, there))
             .map_err(|e| format!("{host}: {e}"))
     }
@@ -170,8 +170,8 @@ impl Hosts {
     fn gather(&self, request: &ClientRequest, key: &str) -> ClientReply {
         let mut all = Vec::new();
         for host in &self.machines {
-            let reply =
-                Client::connect_remote(host, false).and_then(|mut c| c.request(request.clone()));
+            let reply = Client::connect_remote(host, false, ClientKind::Mcp)
+                .and_then(|mut c| c.request(request.clone()));
             match reply {
                 Ok(ClientReply::Ok(Value::Array(items))) => {
                     for mut item in items {
@@ -212,7 +212,7 @@ impl Hosts {
         value["instance"] = Value::String(there);
         let request: ClientRequest = serde_json::from_value(value)
             .map_err(|e| HostError::Lost(format!("internal error: {e}")))?;
-        let mut client = Client::connect_remote(&host, false)
+        let mut client = Client::connect_remote(&host, false, ClientKind::Mcp)
             .map_err(|e| HostError::Connect(format!("cannot reach tickhost on {host}: {e}")))?;
         client
             .request_with_progress(request, on_progress)

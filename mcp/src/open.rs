@@ -12,7 +12,7 @@ use std::sync::Arc;
 use tickloop_client::ssh::SshHost;
 use tickloop_client::Client;
 use tickloop_packages as packages;
-use tickloop_proto::wire::{ApprovalPolicy, ClientReply, ClientRequest, OpenRequest};
+use tickloop_proto::wire::{ApprovalPolicy, ClientKind, ClientReply, ClientRequest, OpenRequest};
 
 /// TickManage's arguments that `open` reads.
 #[derive(Debug, Default)]
@@ -162,7 +162,7 @@ impl Open {
         );
         let history = args.history();
         let reply = tokio::task::spawn_blocking(move || {
-            let mut client = Client::connect_remote(&host, true)
+            let mut client = Client::connect_remote(&host, true, ClientKind::Mcp)
                 .map_err(|e| HostError::Connect(format!("cannot reach tickhost: {e}")))?;
             let greeting = client.greeting().cloned();
             let cwd = cwd

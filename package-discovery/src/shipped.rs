@@ -192,6 +192,18 @@ mod tests {
     }
 
     #[test]
+    fn embeds_no_program_source() {
+        // packages/board/src is tickloop-board's source, built by cargo.
+        let source: Vec<&str> = FILES
+            .iter()
+            .map(|f| f.path)
+            .filter(|p| p.split('/').nth(1) == Some("src") || p.ends_with(".rs"))
+            .collect();
+        assert!(source.is_empty(), "{source:?}");
+        assert!(FILES.iter().any(|f| f.path == "board/SKILL.md"));
+    }
+
+    #[test]
     fn installs_with_modes_and_rewrites_a_stale_folder() {
         let root = tempfile::tempdir().expect("tempdir");
         let dir = ensure_installed_in(root.path()).expect("installs");

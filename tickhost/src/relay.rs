@@ -11,6 +11,7 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 use tickloop_client::paths::{parse_id, RuntimeDir};
 use tickloop_client::ssh::{RelayTo, NOT_RUNNING};
+use tickloop_proto::wire::ClientKind;
 
 /// The relay, `tickloop __relay --to TO [--wire W] [--env]`, on the far
 /// side of ssh: connects to TO (starting tickhost when needed), greets on
@@ -118,7 +119,7 @@ fn connect_target(runtime: &Path, exe: &Path, to: &RelayTo) -> Result<UnixStream
                 return Ok(stream);
             }
             // Started (and its version checked) as a local CLI would.
-            let client = tickloop_client::Client::connect_or_start(runtime, exe)
+            let client = tickloop_client::Client::connect_or_start(runtime, exe, ClientKind::Cli)
                 .map_err(|e| format!("cannot reach tickhost: {e}"))?;
             drop(client);
             UnixStream::connect(dir.socket()).map_err(|e| format!("cannot reach tickhost: {e}"))

@@ -76,10 +76,12 @@ pub fn list_on(
     ctx: &Ctx,
     ssh: Option<&tickloop_client::ssh::SshHost>,
 ) -> Result<serde_json::Value, Error> {
-    use tickloop_proto::wire::{ClientReply, ClientRequest};
+    use tickloop_proto::wire::{ClientKind, ClientReply, ClientRequest};
     let connected = match ssh {
-        Some(host) => tickloop_client::Client::connect_remote(host, false),
-        None => tickloop_client::Client::connect_or_start(&ctx.runtime, &ctx.exe),
+        Some(host) => tickloop_client::Client::connect_remote(host, false, ClientKind::Herdr),
+        None => {
+            tickloop_client::Client::connect_or_start(&ctx.runtime, &ctx.exe, ClientKind::Herdr)
+        }
     };
     let mut client = connected.map_err(|e| Error::Tickhost(e.to_string()))?;
     match client

@@ -99,6 +99,7 @@ pub fn run(ctx: &Ctx) -> Result<(String, PaneOutcome), Error> {
         status,
         prefix,
         ssh: remote.map(|(host, _)| host),
+        kind: tickloop_proto::wire::ClientKind::Herdr,
     };
     let attached = attach_view::run(&opts);
     let last = reporter.and_then(Reporter::stop);

@@ -20,7 +20,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 use tickloop_client::Client;
-use tickloop_proto::wire::{ClientReply, ClientRequest, InstanceState, ListEntry};
+use tickloop_proto::wire::{ClientKind, ClientReply, ClientRequest, InstanceState, ListEntry};
 
 /// How often tickhost is asked.
 pub const POLL_INTERVAL: Duration = Duration::from_millis(300);
@@ -265,8 +265,8 @@ fn run(target: &ReportTarget, stop: &mpsc::Receiver<()>) -> Option<TickStatus> {
 fn poll(target: &ReportTarget, client: &mut Option<Client>) -> Option<TickStatus> {
     if client.is_none() {
         *client = match &target.remote {
-            Some((host, _)) => Client::connect_remote(host, false).ok(),
-            None => Client::connect_or_start(&target.runtime, &target.exe).ok(),
+            Some((host, _)) => Client::connect_remote(host, false, ClientKind::Herdr).ok(),
+            None => Client::connect_or_start(&target.runtime, &target.exe, ClientKind::Herdr).ok(),
         };
     }
     let reply = client.as_mut()?.request(ClientRequest::List);

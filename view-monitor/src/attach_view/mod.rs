@@ -64,6 +64,7 @@ pub fn attach_cli(
         status: None,
         prefix,
         ssh: ssh.cloned(),
+        kind: tickloop_proto::wire::ClientKind::Monitor,
     };
     match run(&opts)? {
         AttachOutcome::Detached | AttachOutcome::Hangup => {
@@ -139,12 +140,15 @@ pub struct AttachOptions {
     /// launcher through ssh and the relay there ([`tickloop_client::ssh`]);
     /// `socket` is then unused.
     pub ssh: Option<tickloop_client::ssh::SshHost>,
+    /// What kind of client the view is, to its tickhost (`attach`: the
+    /// Monitor's; a Herdr pane: Herdr's).
+    pub kind: tickloop_proto::wire::ClientKind,
 }
 
 impl AttachOptions {
     /// The tickhost of the instance: here, or on the machine of `ssh`.
     pub fn endpoint(&self) -> tickloop_client::Endpoint {
-        tickloop_client::Endpoint::of(&self.runtime, self.ssh.as_ref())
+        tickloop_client::Endpoint::of(&self.runtime, self.ssh.as_ref(), self.kind)
     }
 }
 

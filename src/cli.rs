@@ -1,0 +1,306 @@
+//! The command line of docs/cli.md as clap types: [`Cli`] (the options
+//! every command takes) and [`Command`], one variant per command; the
+//! arguments of the larger commands are their own `...Args` structs.
+
+use crate::{completions, herdr_cli, loop_cli, new};
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(
+    name = "tickloop",
+    version,
+    about = "Host Ticks: terminal programs used by a person on screen and by an agent through the Tick protocol"
+)]
+pub struct Cli {
+    /// Print JSON even when stdout is a terminal.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// The machine whose Ticks to use, over ssh: [ssh://][USER@]HOST[:PORT]
+    /// (docs/remote.md; TICKLOOP_SSH is the ssh command).
+    #[arg(
+        long = "host",
+        global = true,
+        env = "TICKLOOP_HOST",
+        value_name = "[USER@]HOST[:PORT]"
+    )]
+    pub host: Vec<String>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Start PROGRAM as a Tick (or, with --shell, a plain terminal program).
+    Open(OpenArgs),
+    /// Conformance run of PROGRAM as a Tick, in a private tickhost: PASS,
+    /// FAIL or NOT CHECKED per rule (exit 1 on any FAIL).
+    Check(CheckArgs),
+    /// Make a new Tick package, folder NAME (SKILL.md and a program that
+    /// passes `check` as made).
+    New(NewArgs),
+    /// Record instance ID's terminal and protocol traffic into FILE
+    /// (asciicast v2) until it ends or Ctrl-C.
+    Record {
+        id: String,
+        /// The new file (default: NAME-UNIXTIME.cast here).
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Play a recording in this terminal, or print its protocol timeline.
+    Replay(ReplayArgs),
+    /// Every instance, running or ended.
+    List,
+    /// The validated descriptor, as the Tick sent it.
+    Describe { id: String },
+    /// A fresh `tick/read`.
+    Read { id: String },
+    /// Call TOOL with ARGS_JSON (default `{}`); exit 0/3/4/5 by outcome.
+    Call(CallArgs),
+    /// One JSON line per delivery until every watched instance has ended.
+    Watch {
+        #[arg(required = true)]
+        ids: Vec<String>,
+        /// Milliseconds between deliveries.
+        #[arg(long, default_value_t = 1000)]
+        interval: u64,
+    },
+    /// The Tick's current terminal screen as text (`--json`: rows, cols, cursor, lines, history).
+    Screen {
+        id: String,
+        /// Print up to N lines of history before the visible screen.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        history: usize,
+    },
+    /// Type TEXT into the Tick's terminal.
+    Input {
+        id: String,
+        #[arg(allow_hyphen_values = true)]
+        text: String,
+    },
+    /// Show the Tick's screen in this terminal and type into it; ctrl+\ then d detaches.
+    Attach {
+        id: String,
+        /// The prefix key (default ctrl+\; also TICKLOOP_DETACH_KEY or
+        /// `detach_key` in ~/.config/tickloop/config.toml): then d detaches,
+        /// the key again sends it, m the Monitor, ? the keys.
+        #[arg(long, value_name = "ctrl+X")]
+        detach_key: Option<String>,
+    },
+    /// Every instance, live, full screen; Enter shows one over the list (ctrl+\ then d closes it), q quits.
+    Monitor(MonitorArgs),
+    /// Calls waiting for a person's approval, one JSON line each.
+    Approvals {
+        /// Keep printing calls as they start waiting (each once).
+        #[arg(long)]
+        watch: bool,
+        /// Instead: the approval log of ID (every decision, who made it).
+        #[arg(long, value_name = "ID", conflicts_with = "watch")]
+        log: Option<String>,
+    },
+    /// Approve call CALL of instance ID (`tickloop approvals` lists them).
+    Approve { id: String, call: String },
+    /// Refuse call CALL of instance ID: not executed, with your reason.
+    Refuse {
+        id: String,
+        call: String,
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Set who approves ID's mutating calls: auto, ask or deny.
+    ApprovePolicy {
+        id: String,
+        #[arg(value_parser = ["auto", "ask", "deny"])]
+        policy: String,
+    },
+    /// What agents did with the instance: requests and their outcomes, updates, views, subscriptions.
+    Activity {
+        id: String,
+        /// Keep printing new entries as they come, until the instance ends.
+        #[arg(long)]
+        follow: bool,
+    },
+    /// End the session (or forget an ended instance).
+    Close { id: String },
+    /// Start an artifact's newest version now, as a save of its file would
+    /// (answers once it is up or has failed).
+    Reload { id: String },
+    /// Close every instance and end tickhost.
+    Shutdown,
+    /// The daemon (started by the CLI).
+    #[command(name = "__tickhost", hide = true)]
+    Tickhost,
+    /// One instance's launcher (started by tickhost).
+    #[command(name = "__launcher", hide = true)]
+    Launcher,
+    /// The far side of `--host` (run by ssh): pipes ssh's stdio to tickhost
+    /// or to one launcher's attach socket.
+    #[command(name = "__relay", hide = true)]
+    Relay(RelayArgs),
+    /// Serve the agent tools over MCP on stdin/stdout (docs/mcp.md).
+    Mcp {
+        /// Milliseconds between deliveries (state notifications, instance polling); at least 100.
+        #[arg(long, default_value_t = 1000)]
+        interval: u64,
+    },
+    /// The Tick packages `open --package` takes: which one is used (user,
+    /// TICKLOOP_PACKAGES_PATH or shipped), what it shadows, what it misses.
+    Packages {
+        /// Print only the folder of package NAME (to read its SKILL.md).
+        #[arg(long, value_name = "NAME")]
+        path: Option<String>,
+    },
+    /// Check the runtime directory, tickhost, launchers, packages, Herdr,
+    /// ssh and the terminal, and say what to do about each problem (exit 1
+    /// when something is broken; warnings do not count).
+    Doctor,
+    /// The version, wire version, commit and protocol versions of this build.
+    Version,
+    /// Print the completion script for SHELL (README: "Install").
+    Completions {
+        #[arg(value_enum)]
+        shell: completions::Shell,
+    },
+    /// Print the man page (roff): `tickloop man > ~/.local/share/man/man1/tickloop.1`.
+    Man,
+    /// Instance ids for the shell completions (never starts tickhost).
+    #[command(name = "__complete-ids", hide = true)]
+    CompleteIds,
+    /// The Loop: bounded time-step runs for an agent session (docs/loop.md).
+    #[command(subcommand)]
+    Loop(loop_cli::LoopCommand),
+    /// Tickloop in Herdr: its plugin, Ticks in Herdr panes, the Monitor overlay (docs/herdr.md).
+    #[command(subcommand)]
+    Herdr(herdr_cli::HerdrCommand),
+}
+
+#[derive(Args)]
+pub struct OpenArgs {
+    /// The instance NAME (1-64 of A-Z a-z 0-9 . _ -); default: the program's name.
+    #[arg(long = "id")]
+    pub name: Option<String>,
+    /// Working directory of the program (default: the current directory).
+    #[arg(long)]
+    pub cwd: Option<PathBuf>,
+    /// Host a plain terminal program, with no protocol (`shell:NAME`).
+    #[arg(long)]
+    pub shell: bool,
+    /// Run the file PATH as the Tick `artifact:NAME` (NAME: --id, else the
+    /// file's stem), by its shebang (`python3` for a `.py` with none), in
+    /// PATH's directory; each save of PATH starts its new version on the
+    /// same terminal.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["shell", "package", "cwd"])]
+    pub artifact: Option<PathBuf>,
+    /// With --artifact: another file whose saves start a new version, a
+    /// glob relative to PATH's directory (`*.json`, `lib/**/*.py`); repeatable.
+    #[arg(long = "watch", value_name = "GLOB", requires = "artifact")]
+    pub watch: Vec<String>,
+    /// Launch the Tick package NAME (`tickloop packages`); ARGs after `--` are appended.
+    #[arg(long, value_name = "NAME")]
+    pub package: Option<String>,
+    /// Lines of history its screen keeps (0 keeps none; default 2000, or
+    /// `history` in ~/.config/tickloop/config.toml).
+    #[arg(long, value_name = "LINES")]
+    pub history: Option<usize>,
+    /// Who approves its mutating calls: auto (nobody), ask (a person, in the
+    /// Monitor or with `tickloop approve`), deny (refused). Default: the
+    /// package's `approve`, else auto.
+    #[arg(long, value_name = "POLICY", value_parser = ["auto", "ask", "deny"])]
+    pub approve: Option<String>,
+    /// Record the session from its start into the new file FILE
+    /// (asciicast v2, with the protocol traffic as markers).
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// Show the new instance at once: `herdr` (a Herdr pane; inside Herdr).
+    #[arg(long, value_enum, value_name = "VIEW")]
+    pub view: Option<herdr_cli::OpenView>,
+    /// PROGRAM [ARG...], after `--`.
+    #[arg(
+        required_unless_present_any = ["package", "artifact"],
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "PROGRAM"
+    )]
+    pub argv: Vec<String>,
+}
+
+#[derive(Args)]
+pub struct CheckArgs {
+    /// Also call tools with `mutates: true` (never otherwise).
+    #[arg(long)]
+    pub allow_mutating: bool,
+    /// Check the Tick package NAME (`tickloop packages`); ARGs after `--` are appended.
+    #[arg(long, value_name = "NAME")]
+    pub package: Option<String>,
+    /// PROGRAM [ARG...], after `--`.
+    #[arg(
+        required_unless_present = "package",
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "PROGRAM"
+    )]
+    pub argv: Vec<String>,
+}
+
+#[derive(Args)]
+pub struct NewArgs {
+    /// The package's name and folder (1-64 of A-Z a-z 0-9 - _, from a letter).
+    pub name: String,
+    /// Python (standard library only) or Rust (on the tickloop-tick crate).
+    #[arg(long, value_enum, default_value = "python")]
+    pub lang: new::Lang,
+    /// With --lang rust: depend on the tickloop-tick crate in this folder
+    /// (a Tickloop checkout's tick/); default: the checkout tickloop was
+    /// built from while it exists, else the crates.io release.
+    #[arg(long, value_name = "DIR")]
+    pub tick_path: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct CallArgs {
+    pub id: String,
+    pub tool: String,
+    /// The arguments, a JSON object.
+    #[arg(value_name = "ARGS_JSON")]
+    pub args: Option<String>,
+    /// The catalog revision the call was made against.
+    #[arg(long)]
+    pub revision: String,
+}
+
+#[derive(Args)]
+pub struct MonitorArgs {
+    /// The instance selected at start (Herdr passes the Tick in focus).
+    #[arg(long, env = "TICKLOOP_INSTANCE")]
+    pub select: Option<String>,
+    /// The prefix key of the overlay (as for attach).
+    #[arg(long, value_name = "ctrl+X")]
+    pub detach_key: Option<String>,
+    /// Open on the selected instance's activity (what agents did with it).
+    #[arg(long, env = "TICKLOOP_ACTIVITY", value_parser = clap::builder::BoolishValueParser::new())]
+    pub activity: bool,
+}
+
+#[derive(Args)]
+pub struct ReplayArgs {
+    pub file: PathBuf,
+    /// Print the protocol messages (and resizes) with their times instead.
+    #[arg(long)]
+    pub protocol: bool,
+    /// Play this many times faster (pauses are cut to 2 s first).
+    #[arg(long, default_value_t = 1.0)]
+    pub speed: f64,
+}
+
+#[derive(Args)]
+pub struct RelayArgs {
+    /// `tickhost`, `view:KIND:NAME` or `packages`.
+    #[arg(long)]
+    pub to: String,
+    /// The wire version of the side that started ssh.
+    #[arg(long)]
+    pub wire: Option<String>,
+    /// Also send this side's environment (for `open`).
+    #[arg(long)]
+    pub env: bool,
+}

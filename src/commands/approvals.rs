@@ -1,0 +1,70 @@
+//! A person's side of approvals: `approvals [--watch | --log ID]` (the calls
+//! waiting, or an instance's decisions), `approve`, `refuse` and
+//! `approve-policy`.
+
+use super::answer;
+use crate::output::{exit_0_at_interrupt, print_json};
+use crate::target::Target;
+use anyhow::Result;
+use tickloop_proto::wire::{ApprovalPolicy, ClientRequest};
+
+/// `approvals`: the waiting calls as JSON lines; `--watch`: and every call
+/// that starts waiting later (each once) until interrupted; `--log ID`: the
+/// instance's decisions.
+pub fn list(target: &Target, watch: bool, log: Option<String>) -> Result<i32> {
+    if let Some(id) = log {
+        let entries = target.simple(ClientRequest::ApprovalLog { instance: id })?;
+        for entry in entries.as_array().into_iter().flatten() {
+            if !print_json(entry) {
+                return Ok(0);
+            }
+        }
+        return Ok(0);
+    }
+    if watch {
+        exit_0_at_interrupt();
+    }
+    let mut shown = std::collections::HashSet::new();
+    loop {
+        let waiting = target.simple(ClientRequest::Approvals)?;
+        for held in waiting.as_array().into_iter().flatten() {
+            let key = format!("{}/{}", held["instance"], held["call"]);
+            if shown.insert(key) && !print_json(held) {
+                return Ok(0);
+            }
+        }
+        if !watch {
+            return Ok(0);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+}
+
+/// `approve ID CALL` (`approve: true`) or `refuse ID CALL [--reason R]`.
+pub fn decide(
+    target: &Target,
+    id: String,
+    call: String,
+    approve: bool,
+    reason: Option<String>,
+    json: bool,
+) -> Result<i32> {
+    let request = ClientRequest::Decide {
+        instance: id,
+        call,
+        approve,
+        reason,
+        by: "cli".into(),
+    };
+    answer(target, request, json)
+}
+
+/// `approve-policy ID POLICY`.
+pub fn set_policy(target: &Target, id: String, policy: &str, json: bool) -> Result<i32> {
+    let policy = ApprovalPolicy::parse(policy).unwrap_or_default();
+    let request = ClientRequest::SetApproval {
+        instance: id,
+        policy,
+    };
+    answer(target, request, json)
+}

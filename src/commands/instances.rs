@@ -1,0 +1,85 @@
+//! The commands on instances that send one request and print its answer
+//! (`list`, `describe`, `read`, `screen`, `input`, `close`, `reload`),
+//! `watch` (a stream of deliveries) and `shutdown`.
+
+use crate::output::{self, exit_0_at_interrupt, print_json, show, show_pretty, CliError};
+use crate::target::Target;
+use anyhow::{Context, Result};
+use serde_json::json;
+use tickloop_client::WatchItem;
+use tickloop_proto::wire::{ClientReply, ClientRequest, WatchEvent};
+
+/// `list`: a table on a terminal.
+pub fn list(target: &Target, json: bool) -> Result<i32> {
+    let value = target.simple(ClientRequest::List)?;
+    show(&value, json, output::list_table);
+    Ok(0)
+}
+
+/// `screen ID [--history N]`: text also when stdout is not a terminal; JSON
+/// only when asked.
+pub fn screen(target: &Target, id: String, history: usize, forced_json: bool) -> Result<i32> {
+    let value = target.simple(ClientRequest::Screen {
+        instance: id,
+        history,
+    })?;
+    if forced_json {
+        print_json(&value);
+    } else {
+        print!("{}", output::screen_text(&value));
+    }
+    Ok(0)
+}
+
+/// `watch ID...`: prints each event as one JSON line until every instance
+/// ended.
+pub fn watch(target: &Target, ids: Vec<String>, interval: u64) -> Result<i32> {
+    let mut client = target.connect()?;
+    exit_0_at_interrupt();
+    client.watch(ids, interval).map_err(|e| target.lost(e))?;
+    loop {
+        match client.next_watch_item().map_err(|e| target.lost(e))? {
+            WatchItem::Event(event) => {
+                let value = match &event {
+                    WatchEvent::Delivery(d) => serde_json::to_value(d),
+                    WatchEvent::Ended(e) => serde_json::to_value(e),
+                }
+                .context("cannot encode a watch event")?;
+                if !print_json(&value) {
+                    // Whoever read our output is gone.
+                    return Ok(0);
+                }
+            }
+            WatchItem::Done(ClientReply::Error(e)) => return Err(CliError::from_reply(e).into()),
+            WatchItem::Done(_) => return Ok(0),
+        }
+    }
+}
+
+/// `shutdown`: not running is not an error, and starts nothing.
+pub fn shutdown(target: &Target, json: bool) -> Result<i32> {
+    let mut client = match target.connect_running() {
+        Ok(client) => client,
+        Err(e) if e.is_not_running() => {
+            show_pretty(
+                &json!({"shutdown": true, "closed": 0, "was_running": false}),
+                json,
+            );
+            return Ok(0);
+        }
+        Err(e) => return Err(target.connect_error(e)),
+    };
+    match client
+        .request(ClientRequest::Shutdown)
+        .map_err(|e| target.lost(e))?
+    {
+        ClientReply::Ok(value) => {
+            show_pretty(&value, json);
+            Ok(0)
+        }
+        ClientReply::Error(e) => Err(CliError::from_reply(e).into()),
+        ClientReply::Call(_) => {
+            Err(CliError::new("internal", "unexpected answer to shutdown", 1).into())
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! `tickloop mcp`: the agent tools over MCP on stdin/stdout, for one
+//! machine or several (docs/mcp.md).
+
+use crate::remote_cli::Hosts;
+use anyhow::{Context, Result};
+use std::path::PathBuf;
+
+/// Serves until the agent closes stdin; `interval` in milliseconds
+/// (tickloop_mcp raises it to its floor, MIN_INTERVAL).
+pub fn run(runtime: PathBuf, exe: PathBuf, hosts: Hosts, interval: u64) -> Result<i32> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let options = tickloop_mcp::Options {
+        runtime_dir: runtime,
+        exe,
+        interval: std::time::Duration::from_millis(interval),
+        cwd,
+        host: hosts.host,
+        hosts: hosts.mcp,
+    };
+    tickloop_mcp::run(options).context("mcp")?;
+    Ok(0)
+}

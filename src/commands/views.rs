@@ -1,0 +1,62 @@
+//! The full-screen views in this terminal: `attach ID` (one Tick's
+//! screen) and `monitor` (every instance, of one machine or several).
+
+use crate::cli::MonitorArgs;
+use crate::output::CliError;
+use crate::target::{Target, CONNECTION_LOST};
+use anyhow::Result;
+use tickloop_client::ssh::SshHost;
+use tickloop_client::Endpoint;
+use tickloop_proto::wire::{ClientKind, ClientRequest};
+use view_monitor::attach_view::AttachError;
+use view_monitor::prefix::PrefixKey;
+
+/// `attach ID [--detach-key K]`: until detached or the instance ends.
+pub fn attach(target: &Target, id: &str, detach_key: Option<&str>) -> Result<i32> {
+    // A bad key is refused before anything is looked up.
+    PrefixKey::choose(detach_key).map_err(|e| CliError::new("bad_request", e.to_string(), 2))?;
+    let list = target.simple(ClientRequest::List)?;
+    let host = target.host.as_ref();
+    view_monitor::attach_view::attach_cli(&target.runtime, id, &list, detach_key, host).map_err(
+        |e| match (&e, host) {
+            (AttachError::Lost(_), Some(host)) => CliError::new(
+                "connection_lost",
+                format!("the ssh connection to {host} was lost while attached ({e}); {id} is untouched there: attach again"),
+                CONNECTION_LOST,
+            ),
+            _ => CliError::new(e.kind(), e.to_string(), 1),
+        },
+    )?;
+    Ok(0)
+}
+
+/// `monitor`, of `machines` (`None`: this one): one machine not reached is
+/// the command's failure; of several, the Monitor shows which one it
+/// cannot reach.
+pub fn monitor(target: &Target, machines: Vec<Option<SshHost>>, args: MonitorArgs) -> Result<i32> {
+    let prefix = PrefixKey::choose(args.detach_key.as_deref())
+        .map_err(|e| CliError::new("bad_request", e.to_string(), 2))?;
+    let several = machines.len() > 1;
+    let mut sources = Vec::new();
+    for machine in machines {
+        let endpoint = match &machine {
+            Some(host) => Endpoint::remote(host.clone(), ClientKind::Monitor),
+            None => Endpoint::local(
+                target.runtime.clone(),
+                target.exe.clone(),
+                ClientKind::Monitor,
+            ),
+        };
+        let client = match endpoint.connect() {
+            Ok(client) => Some(client),
+            // One machine: `target`'s.
+            Err(e) if !several => return Err(target.connect_error(e)),
+            Err(_) => None,
+        };
+        let prefix = machine.as_ref().filter(|_| several).map(|h| h.label());
+        sources.push((view_monitor::monitor::Source { prefix, endpoint }, client));
+    }
+    view_monitor::monitor::run(&target.runtime, sources, args.select, prefix, args.activity)
+        .map_err(|e| CliError::new(e.kind(), e.to_string(), 1))?;
+    Ok(0)
+}
