@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tickloop_client::Client;
 use tickloop_proto::wire::{
-    ApprovalPolicy, CallOutcome, ClientReply, ClientRequest, EndClass, OpenRequest,
+    ApprovalPolicy, CallOutcome, CallRequest, ClientReply, ClientRequest, EndClass, OpenRequest, ProgramSpec,
 };
 
 /// A read slower than this (host overhead included) fails read promptness
@@ -297,9 +297,11 @@ fn call(
 ) -> Result<CallOutcome> {
     let request = ClientRequest::Call {
         instance: instance.to_string(),
-        tool: tool.to_string(),
-        args,
-        revision: revision.to_string(),
+        call: CallRequest {
+            tool: tool.to_string(),
+            args,
+            revision: revision.to_string(),
+        },
     };
     // Sent, then no reply from tickhost: the outcome is unknown, as for
     // `tickloop call`.
@@ -542,15 +544,17 @@ fn run_rules(exe: &Path, dir: &Path, options: &Options) -> Result<Vec<Finding>> 
     Client::connect_or_start(dir, exe).context("cannot start the private tickhost")?;
     let open = ClientRequest::Open(OpenRequest {
         name: Some("check".into()),
-        shell: false,
-        argv: options.argv.clone(),
-        cwd: here,
-        env: tickloop_client::caller_env(),
-        history: None,
-        approve: Some(ApprovalPolicy::Auto),
-        record: None,
-        artifact: None,
-        watch: Vec::new(),
+        program: ProgramSpec {
+            shell: false,
+            argv: options.argv.clone(),
+            cwd: here,
+            env: tickloop_client::caller_env(),
+            history: None,
+            approve: Some(ApprovalPolicy::Auto),
+            record: None,
+            artifact: None,
+            watch: Vec::new(),
+        },
     });
     let started = Instant::now();
     let opened = client(dir)?.request(open).context("the private tickhost")?;

@@ -472,9 +472,11 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             };
             let request = ClientRequest::Call {
                 instance: id,
-                tool,
-                args,
-                revision,
+                call: tickloop_proto::wire::CallRequest {
+                    tool,
+                    args,
+                    revision,
+                },
             };
             let mut client = connect(&runtime, &exe)?;
             let mut told = false;
@@ -637,15 +639,17 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             let env = tickloop_client::caller_env();
             let request = ClientRequest::Open(OpenRequest {
                 name,
-                shell,
-                artifact,
-                watch,
-                argv,
-                cwd,
-                env,
-                history: Some(history),
-                approve,
-                record,
+                program: tickloop_proto::wire::ProgramSpec {
+                    shell,
+                    artifact,
+                    watch,
+                    argv,
+                    cwd,
+                    env,
+                    history: Some(history),
+                    approve,
+                    record,
+                },
             });
             let mut value = simple(&runtime, &exe, request)?;
             let ctx = view_herdr::Ctx { runtime, exe };
@@ -951,15 +955,17 @@ fn open_remote(host: &tickloop_client::ssh::SshHost, open: RemoteOpen) -> Result
     };
     let request = ClientRequest::Open(OpenRequest {
         name: open.name,
-        shell: open.shell,
-        artifact: None,
-        watch: Vec::new(),
-        argv: open.argv,
-        cwd,
-        env: greeting.map(|g| g.env).unwrap_or_default(),
-        history: Some(open.history),
-        approve: open.approve,
-        record: None,
+        program: tickloop_proto::wire::ProgramSpec {
+            shell: open.shell,
+            artifact: None,
+            watch: Vec::new(),
+            argv: open.argv,
+            cwd,
+            env: greeting.map(|g| g.env).unwrap_or_default(),
+            history: Some(open.history),
+            approve: open.approve,
+            record: None,
+        },
     });
     value_of(client.request(request).map_err(lost)?)
 }

@@ -99,7 +99,7 @@ pub async fn run(spec: LaunchSpec, report: ReportFn) -> Result<RunOutcome, Launc
         }
     };
     // `open --record FILE`: recorded from before the Tick starts.
-    let record_writer = match &spec.record {
+    let record_writer = match &spec.program.record {
         None => None,
         Some(path) => match start_file_recording(&term, path).await {
             Ok(writer) => Some(writer),
@@ -110,9 +110,9 @@ pub async fn run(spec: LaunchSpec, report: ReportFn) -> Result<RunOutcome, Launc
         },
     };
     // Watched before it is read: a save in between is not missed.
-    let mut artifact = match &spec.artifact {
+    let mut artifact = match &spec.program.artifact {
         None => None,
-        Some(path) => match crate::artifact::watch(path, &spec.watch) {
+        Some(path) => match crate::artifact::watch(path, &spec.program.watch) {
             Ok((watch, events)) => Some(Artifact {
                 path: path.clone(),
                 generation: 1,
@@ -135,7 +135,7 @@ pub async fn run(spec: LaunchSpec, report: ReportFn) -> Result<RunOutcome, Launc
         },
     };
     let mut first = spec.clone();
-    if let Some(path) = &spec.artifact {
+    if let Some(path) = &spec.program.artifact {
         match crate::artifact::read_version(path) {
             Ok(version) => {
                 first.argv = version.argv;
@@ -364,9 +364,9 @@ impl Instance {
         let (stdin_tx, stdout_rx, exit_rx) = child_pipes(child);
 
         let session =
-            (!spec.shell).then(|| Session::new(spec_limits(&spec), Instant::now().into_std()));
+            (!spec.program.shell).then(|| Session::new(spec_limits(&spec), Instant::now().into_std()));
         // A plain program is up once it has run for SHELL_START_SETTLE.
-        let spec_shell_ready_at = spec.shell.then(|| Instant::now() + SHELL_START_SETTLE);
+        let spec_shell_ready_at = spec.program.shell.then(|| Instant::now() + SHELL_START_SETTLE);
 
         let (requests_tx, requests_rx) = mpsc::channel(64);
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
@@ -571,7 +571,7 @@ impl Instance {
                 return;
             }
             LauncherRequest::SetApproval { policy } => {
-                self.spec.approve = Some(policy);
+                self.spec.program.approve = Some(policy);
                 self.rewrite_record(&self.status());
                 self.dirty = true;
                 peer.reply(
@@ -639,15 +639,7 @@ impl Instance {
             }
             LauncherRequest::Describe => SessionRequest::Describe,
             LauncherRequest::Read => SessionRequest::Read,
-            LauncherRequest::Call {
-                tool,
-                args,
-                revision,
-            } => SessionRequest::Call {
-                tool,
-                args,
-                revision,
-            },
+            LauncherRequest::Call(call) => SessionRequest::Call(call),
         };
         let asked = Asked::of(client, &protocol);
         if self.session.is_none() {
@@ -1079,7 +1071,7 @@ impl Instance {
         let mut spec = self.spec.clone();
         let spawned = version.and_then(|version| {
             artifact.digest = Some(version.digest);
-            spec.argv = version.argv;
+            spec.program.argv = version.argv;
             spawn(&spec, self.term.tty_name()).map_err(|e| e.to_string())
         });
         // The old version's state and catalog are gone with it; its updates
@@ -1213,7 +1205,7 @@ impl Instance {
             let _ = tokio::task::spawn_blocking(move || writer.join()).await;
         }
         self.keep_activity();
-        let shell_report = if self.spec.shell {
+        let shell_report = if self.spec.program.shell {
             self.report.take()
         } else {
             None
@@ -1293,7 +1285,7 @@ impl Instance {
             launcher_pid: std::process::id(),
             pid: self.pid,
             argv: self.argv.clone(),
-            cwd: self.spec.cwd.clone(),
+            cwd: self.spec.program.cwd.clone(),
             started_at: self.started_at.clone(),
             revision: session
                 .and_then(|s| s.descriptor())
@@ -1309,9 +1301,9 @@ impl Instance {
             last_output_at: self.last_output_at.clone(),
             program: match &self.artifact {
                 Some(artifact) => Some(artifact.path.to_string_lossy().into_owned()),
-                None => self.spec.argv.first().cloned(),
+                None => self.spec.program.argv.first().cloned(),
             },
-            approve: self.spec.approve.filter(|p| *p != ApprovalPolicy::Auto),
+            approve: self.spec.program.approve.filter(|p| *p != ApprovalPolicy::Auto),
             generation: self.artifact.as_ref().map(|a| a.generation),
             failed: self.artifact.as_ref().and_then(|a| a.failed.clone()),
             restarts: self.artifact.as_ref().map(|a| a.restarts),
@@ -1505,14 +1497,10 @@ impl Asked {
         match request {
             SessionRequest::Describe => Asked::new(client, "tick/describe"),
             SessionRequest::Read => Asked::new(client, "tick/read"),
-            SessionRequest::Call {
-                tool,
-                args,
-                revision,
-            } => Asked {
-                tool: Some(tool.clone()),
-                args: Some(kept(args)),
-                revision: Some(revision.clone()),
+            SessionRequest::Call(call) => Asked {
+                tool: Some(call.tool.clone()),
+                args: Some(kept(&call.args)),
+                revision: Some(call.revision.clone()),
                 ..Asked::new(client, "tick/call")
             },
         }

@@ -7,7 +7,7 @@ use common::*;
 use launcher::{LaunchReport, RunOutcome};
 use serde_json::json;
 use tickloop_proto::wire::{
-    CallOutcome, ClientReply, ErrorKind, Hello, HelloReply, LauncherMessage, LauncherRecord,
+    CallOutcome, CallRequest, ClientReply, ErrorKind, Hello, HelloReply, LauncherMessage, LauncherRecord,
     LauncherRequest, Role,
 };
 
@@ -105,11 +105,11 @@ fn note_tick_describe_read_call_and_close() {
     );
 
     // A host-side refusal: args failing the schema are never sent.
-    match host.ask(LauncherRequest::Call {
+    match host.ask(LauncherRequest::Call(CallRequest {
         tool: "set_note".into(),
         args: json!({"text": 3}),
         revision: "1".into(),
-    }) {
+    })) {
         ClientReply::Call(CallOutcome::NotExecuted { error }) => assert_eq!(error.code, -32602),
         other => panic!("expected not executed, got {other:?}"),
     }
@@ -158,7 +158,7 @@ fn probe_sees_its_terminal_environment_and_descriptors() {
         .expect("python3 runs");
     let python = String::from_utf8_lossy(&python.stdout).trim().to_string();
     let (dir, mut spec) = spec("hosted:probe", false, &[&python, "probe.py"]);
-    spec.env = vec![
+    spec.program.env = vec![
         ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
         ("HOME".into(), "/nonexistent-home".into()),
         ("TICKLOOP_TEST_MARK".into(), "marked".into()),
@@ -261,11 +261,11 @@ for line in sys.stdin:
     let launched = launch_tick("hosted:exit", &["python3", "-c", script]);
     ready_status(&launched);
     let mut host = Host::connect(&launched.socket);
-    match host.ask(LauncherRequest::Call {
+    match host.ask(LauncherRequest::Call(CallRequest {
         tool: "quit".into(),
         args: json!({}),
         revision: "1".into(),
-    }) {
+    })) {
         ClientReply::Call(CallOutcome::Unknown { .. }) => {}
         other => panic!("expected an unknown outcome, got {other:?}"),
     }

@@ -953,17 +953,19 @@ impl Bridge {
         };
         let request = ClientRequest::Open(OpenRequest {
             name: args.name.clone(),
-            shell: false,
-            artifact: Some(path),
-            watch: args.watch.clone().unwrap_or_default(),
-            argv: Vec::new(),
-            cwd,
-            env: tickloop_client::caller_env(),
-            history: args
-                .history
-                .or_else(|| tickloop_client::config::load().ok().and_then(|c| c.history)),
-            approve: None,
-            record: None,
+            program: tickloop_proto::wire::ProgramSpec {
+                shell: false,
+                artifact: Some(path),
+                watch: args.watch.clone().unwrap_or_default(),
+                argv: Vec::new(),
+                cwd,
+                env: tickloop_client::caller_env(),
+                history: args
+                    .history
+                    .or_else(|| tickloop_client::config::load().ok().and_then(|c| c.history)),
+                approve: None,
+                record: None,
+            },
         });
         let result = self.value_or_failure(request).await;
         self.inner.wake.notify_one();
@@ -1047,17 +1049,19 @@ impl Bridge {
         let env = tickloop_client::caller_env();
         let request = ClientRequest::Open(OpenRequest {
             name: args.name.clone(),
-            shell: args.shell.unwrap_or(false),
-            artifact: None,
-            watch: Vec::new(),
-            argv,
-            cwd,
-            env,
-            history: args
-                .history
-                .or_else(|| tickloop_client::config::load().ok().and_then(|c| c.history)),
-            approve,
-            record: None,
+            program: tickloop_proto::wire::ProgramSpec {
+                shell: args.shell.unwrap_or(false),
+                artifact: None,
+                watch: Vec::new(),
+                argv,
+                cwd,
+                env,
+                history: args
+                    .history
+                    .or_else(|| tickloop_client::config::load().ok().and_then(|c| c.history)),
+                approve,
+                record: None,
+            },
         });
         let result = self.value_or_failure(request).await;
         self.inner.wake.notify_one();
@@ -1122,15 +1126,17 @@ impl Bridge {
                 .unwrap_or_else(|| PathBuf::from("/"));
             let request = ClientRequest::Open(OpenRequest {
                 name,
-                shell,
-                artifact: None,
-                watch: Vec::new(),
-                argv,
-                cwd,
-                env: greeting.map(|g| g.env).unwrap_or_default(),
-                history,
-                approve: None,
-                record: None,
+                program: tickloop_proto::wire::ProgramSpec {
+                    shell,
+                    artifact: None,
+                    watch: Vec::new(),
+                    argv,
+                    cwd,
+                    env: greeting.map(|g| g.env).unwrap_or_default(),
+                    history,
+                    approve: None,
+                    record: None,
+                },
             });
             client
                 .request(request)
@@ -1316,7 +1322,7 @@ impl Bridge {
             Some(rev) if rev != listed.revision => {
                 return Ok(outcome::refused(
                     &site,
-                    outcome::STALE_REVISION,
+                    tickloop_proto::core::codes::STALE_REVISION,
                     format!(
                         "the tool catalog of {} changed (revision {} when tools were listed, {} now); this call was prepared against the old catalog",
                         listed.instance, listed.revision, rev
@@ -1374,9 +1380,11 @@ impl Bridge {
             .request_call(
                 ClientRequest::Call {
                     instance: instance.to_string(),
-                    tool: tool.to_string(),
-                    args,
-                    revision: revision.to_string(),
+                    call: tickloop_proto::wire::CallRequest {
+                        tool: tool.to_string(),
+                        args,
+                        revision: revision.to_string(),
+                    },
                 },
                 progress,
             )
@@ -1401,7 +1409,7 @@ impl Bridge {
                 format!("{}: {}", error_kind(e.kind), e.message),
             ),
         };
-        let stale = matches!(&reply, Ok(ClientReply::Call(CallOutcome::NotExecuted { error })) if error.code == outcome::STALE_REVISION);
+        let stale = matches!(&reply, Ok(ClientReply::Call(CallOutcome::NotExecuted { error })) if error.code == tickloop_proto::core::codes::STALE_REVISION);
         if mutating || stale {
             let id = self
                 .state()

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 use tickloop_proto::wire::{
-    ClientReply, Envelope, Hello, HelloReply, LauncherMessage, LauncherRequest, LauncherStatus,
-    Role,
+    CallRequest, ClientReply, Envelope, Hello, HelloReply, LauncherMessage, LauncherRequest, LauncherStatus,
+    ProgramSpec, Role,
 };
 
 /// The longest any single wait may take before the test fails.
@@ -48,19 +48,17 @@ pub fn spec(instance: &str, shell: bool, argv: &[&str]) -> (tempfile::TempDir, L
     let socket = dir.path().join("l").join("instance.sock");
     let spec = LaunchSpec {
         instance: instance.to_string(),
-        shell,
-        artifact: None,
-        watch: Vec::new(),
-        argv: argv.iter().map(|s| s.to_string()).collect(),
-        cwd: ticks_dir(),
-        env: std::env::vars()
-            .filter(|(k, _)| k != "TICKLOOP_INSTANCE_ID")
-            .collect(),
+        program: ProgramSpec {
+            shell,
+            argv: argv.iter().map(|s| s.to_string()).collect(),
+            cwd: ticks_dir(),
+            env: std::env::vars()
+                .filter(|(k, _)| k != "TICKLOOP_INSTANCE_ID")
+                .collect(),
+            ..ProgramSpec::default()
+        },
         socket,
-        history: None,
         init_timeout_ms: None,
-        approve: None,
-        record: None,
     };
     (dir, spec)
 }
@@ -202,11 +200,11 @@ impl Host {
 
     /// Calls a tool and returns its result.
     pub fn call(&mut self, tool: &str, args: Value) -> Value {
-        let request = LauncherRequest::Call {
+        let request = LauncherRequest::Call(CallRequest {
             tool: tool.to_string(),
             args,
             revision: "1".to_string(),
-        };
+        });
         match self.ask(request) {
             ClientReply::Call(tickloop_proto::wire::CallOutcome::Result { result }) => result,
             other => panic!("call {tool} answered {other:?}"),

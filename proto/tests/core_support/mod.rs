@@ -4,6 +4,7 @@
 
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
+use tickloop_proto::wire::CallRequest;
 use tickloop_proto::core::{
     Action, CallOutcome, EndReason, Limits, Reply, Session, SessionRequest,
 };
@@ -130,11 +131,11 @@ impl Harness {
     pub fn call(&mut self, client: u64, tool: &str, args: Value, revision: &str) {
         self.request(
             client,
-            SessionRequest::Call {
+            SessionRequest::Call(CallRequest {
                 tool: tool.to_string(),
                 args,
                 revision: revision.to_string(),
-            },
+            }),
         );
     }
 
