@@ -87,6 +87,7 @@ pub async fn run(spec: LaunchSpec, report: ReportFn) -> Result<RunOutcome, Launc
         Err(e) => return fail(e.to_string(), String::new()),
     };
     let history = spec
+        .program
         .history
         .unwrap_or(crate::emulator::DEFAULT_HISTORY)
         .min(crate::emulator::MAX_HISTORY);
@@ -138,7 +139,7 @@ pub async fn run(spec: LaunchSpec, report: ReportFn) -> Result<RunOutcome, Launc
     if let Some(path) = &spec.program.artifact {
         match crate::artifact::read_version(path) {
             Ok(version) => {
-                first.argv = version.argv;
+                first.program.argv = version.argv;
                 if let Some(artifact) = artifact.as_mut() {
                     artifact.digest = Some(version.digest);
                 }
@@ -1142,6 +1143,7 @@ impl Instance {
     /// The most history lines this instance's screen keeps.
     fn history_limit(&self) -> usize {
         self.spec
+            .program
             .history
             .unwrap_or(crate::emulator::DEFAULT_HISTORY)
             .min(crate::emulator::MAX_HISTORY)

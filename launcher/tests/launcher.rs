@@ -5,6 +5,7 @@ mod common;
 
 use common::*;
 use launcher::{LaunchReport, RunOutcome};
+use tickloop_client::framing::read_text_line_blocking;
 use serde_json::json;
 use tickloop_proto::wire::{
     CallOutcome, CallRequest, ClientReply, ErrorKind, Hello, HelloReply, LauncherMessage, LauncherRecord,
@@ -372,17 +373,16 @@ fn clients_are_refused_and_several_hosts_get_status() {
     // A client (a role of tickhost's socket) is refused with a reason.
     let mut client = std::os::unix::net::UnixStream::connect(&launched.socket).expect("connect");
     client.set_read_timeout(Some(WAIT)).expect("timeout");
-    use std::io::{BufRead, Write};
+    use std::io::Write;
     writeln!(
         client,
         "{}",
         serde_json::to_string(&Hello::new(Role::Client)).expect("json")
     )
     .expect("write");
-    let mut line = String::new();
-    std::io::BufReader::new(client)
-        .read_line(&mut line)
-        .expect("a reply");
+    let line = read_text_line_blocking(&mut std::io::BufReader::new(client), MAX_LINE)
+        .expect("a reply")
+        .expect("a reply line");
     let reply: HelloReply = serde_json::from_str(&line).expect("HelloReply");
     assert!(reply.refused.is_some_and(|r| r.contains("tickhost")));
 

@@ -5,8 +5,9 @@
 #![allow(dead_code)]
 
 use launcher::{LaunchReport, LaunchSpec, RunOutcome};
+use tickloop_client::framing::read_text_line_blocking;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -41,6 +42,9 @@ pub struct Launched {
     pub report: LaunchReport,
     pub outcome: mpsc::Receiver<RunOutcome>,
 }
+
+/// The longest line a test reads from a launcher (what tickhost accepts).
+pub const MAX_LINE: usize = 64 * 1024 * 1024;
 
 /// A spec for `argv`, the test's own environment, a fresh runtime dir.
 pub fn spec(instance: &str, shell: bool, argv: &[&str]) -> (tempfile::TempDir, LaunchSpec) {
@@ -140,12 +144,8 @@ impl Host {
 
     /// One line, or `None` at EOF.
     pub fn read_line(&mut self) -> Option<String> {
-        let mut line = String::new();
-        match self.reader.read_line(&mut line) {
-            Ok(0) => None,
-            Ok(_) => Some(line),
-            Err(e) => panic!("reading from the launcher: {e}"),
-        }
+        read_text_line_blocking(&mut self.reader, MAX_LINE)
+            .unwrap_or_else(|e| panic!("reading from the launcher: {e}"))
     }
 
     /// The next message, or `None` at EOF.
