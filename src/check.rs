@@ -27,7 +27,8 @@ use tickloop_client::framing::read_text_line_blocking;
 use tickloop_client::Client;
 use tickloop_proto::attach::MAX_VIEW_LINE;
 use tickloop_proto::wire::{
-    ApprovalPolicy, CallOutcome, CallRequest, ClientReply, ClientRequest, EndClass, OpenRequest, ProgramSpec,
+    ApprovalPolicy, CallOutcome, CallRequest, ClientReply, ClientRequest, EndClass, OpenRequest,
+    ProgramSpec,
 };
 
 /// A read slower than this (host overhead included) fails read promptness
@@ -440,8 +441,8 @@ fn resize_pty(dir: &Path, instance: &str) -> Result<String> {
     }
     let next_size = |reader: &mut BufReader<std::os::unix::net::UnixStream>| -> Result<(u16, u16)> {
         loop {
-            let Some(line) = read_text_line_blocking(reader, MAX_VIEW_LINE)
-                .context("the launcher's frames")?
+            let Some(line) =
+                read_text_line_blocking(reader, MAX_VIEW_LINE).context("the launcher's frames")?
             else {
                 anyhow::bail!("the launcher hung up");
             };

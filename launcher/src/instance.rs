@@ -364,10 +364,13 @@ impl Instance {
         let started_at = now_rfc3339();
         let (stdin_tx, stdout_rx, exit_rx) = child_pipes(child);
 
-        let session =
-            (!spec.program.shell).then(|| Session::new(spec_limits(&spec), Instant::now().into_std()));
+        let session = (!spec.program.shell)
+            .then(|| Session::new(spec_limits(&spec), Instant::now().into_std()));
         // A plain program is up once it has run for SHELL_START_SETTLE.
-        let spec_shell_ready_at = spec.program.shell.then(|| Instant::now() + SHELL_START_SETTLE);
+        let spec_shell_ready_at = spec
+            .program
+            .shell
+            .then(|| Instant::now() + SHELL_START_SETTLE);
 
         let (requests_tx, requests_rx) = mpsc::channel(64);
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
@@ -1305,7 +1308,11 @@ impl Instance {
                 Some(artifact) => Some(artifact.path.to_string_lossy().into_owned()),
                 None => self.spec.program.argv.first().cloned(),
             },
-            approve: self.spec.program.approve.filter(|p| *p != ApprovalPolicy::Auto),
+            approve: self
+                .spec
+                .program
+                .approve
+                .filter(|p| *p != ApprovalPolicy::Auto),
             generation: self.artifact.as_ref().map(|a| a.generation),
             failed: self.artifact.as_ref().and_then(|a| a.failed.clone()),
             restarts: self.artifact.as_ref().map(|a| a.restarts),

@@ -5,11 +5,11 @@ mod common;
 
 use common::*;
 use launcher::{LaunchReport, RunOutcome};
-use tickloop_client::framing::read_text_line_blocking;
 use serde_json::json;
+use tickloop_client::framing::read_text_line_blocking;
 use tickloop_proto::wire::{
-    CallOutcome, CallRequest, ClientReply, ErrorKind, Hello, HelloReply, LauncherMessage, LauncherRecord,
-    LauncherRequest, Role,
+    CallOutcome, CallRequest, ClientReply, ErrorKind, Hello, HelloReply, LauncherMessage,
+    LauncherRecord, LauncherRequest, Role,
 };
 
 fn ready_status(launched: &Launched) -> tickloop_proto::wire::LauncherStatus {

@@ -735,7 +735,9 @@ pub enum LauncherRequest {
         history: usize,
     },
     /// Bytes typed into the Tick's terminal.
-    Input { text: String },
+    Input {
+        text: String,
+    },
     /// End the session and the Tick's process group; the launcher then exits.
     Close,
     /// `artifact:` only: end the running version (as `Close` would, but the
@@ -749,9 +751,13 @@ pub enum LauncherRequest {
     },
     /// A client (the envelope's) started or stopped following this
     /// instance's updates (`watch`, the Loop): recorded in the activity.
-    Subscription { started: bool },
+    Subscription {
+        started: bool,
+    },
     /// Change who approves mutating calls (kept in the status and record).
-    SetApproval { policy: ApprovalPolicy },
+    SetApproval {
+        policy: ApprovalPolicy,
+    },
 }
 
 /// A launcher's answer, by request id.

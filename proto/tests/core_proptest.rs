@@ -10,8 +10,8 @@ use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
-use tickloop_proto::wire::CallRequest;
 use tickloop_proto::core::{Action, Limits, Phase, Session, SessionRequest};
+use tickloop_proto::wire::CallRequest;
 
 /// One input to the session.
 #[derive(Debug, Clone)]

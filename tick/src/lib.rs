@@ -121,7 +121,10 @@ impl ToolError {
 
     /// The tool failed after starting: it may have done part of its work.
     pub fn failed(message: impl std::fmt::Display) -> ToolError {
-        ToolError::new(tickloop_proto::core::codes::TOOL_FAILED, message.to_string())
+        ToolError::new(
+            tickloop_proto::core::codes::TOOL_FAILED,
+            message.to_string(),
+        )
     }
 
     /// The args were refused before anything was done (checks beyond the

@@ -10,11 +10,11 @@
 use crate::requests::HerdrRequest;
 use serde_json::{json, Value};
 use std::io::{BufReader, Write};
-use tickloop_client::framing::read_text_line_blocking;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
+use tickloop_client::framing::read_text_line_blocking;
 
 /// How long one socket request may take.
 pub const SOCKET_TIMEOUT: Duration = Duration::from_secs(2);

@@ -5,16 +5,16 @@
 #![allow(dead_code)]
 
 use launcher::{LaunchReport, LaunchSpec, RunOutcome};
-use tickloop_client::framing::read_text_line_blocking;
 use serde_json::{json, Value};
 use std::io::{BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
+use tickloop_client::framing::read_text_line_blocking;
 use tickloop_proto::wire::{
-    CallRequest, ClientReply, Envelope, Hello, HelloReply, LauncherMessage, LauncherRequest, LauncherStatus,
-    ProgramSpec, Role,
+    CallRequest, ClientReply, Envelope, Hello, HelloReply, LauncherMessage, LauncherRequest,
+    LauncherStatus, ProgramSpec, Role,
 };
 
 /// The longest any single wait may take before the test fails.

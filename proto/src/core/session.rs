@@ -2,11 +2,11 @@
 //! Tick's stdout, client requests and the time go in; lines to write, client
 //! replies and the end of the session come out as [`Action`]s.
 
+use super::codes::{INVALID_PARAMS, INVALID_REQUEST, NOT_EXECUTED, STALE_REVISION};
 use super::descriptor::Descriptor;
 use super::framing::{prefix_of, FramingError, LineSplitter};
 use super::limits::{encoded_size, Limits};
 use super::state::TickState;
-use super::codes::{INVALID_PARAMS, INVALID_REQUEST, NOT_EXECUTED, STALE_REVISION};
 use super::{CallOutcome, RpcError};
 use crate::wire::CallRequest;
 use serde_json::{json, Map, Value};

@@ -4,10 +4,10 @@
 
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
-use tickloop_proto::wire::CallRequest;
 use tickloop_proto::core::{
     Action, CallOutcome, EndReason, Limits, Reply, Session, SessionRequest,
 };
+use tickloop_proto::wire::CallRequest;
 
 /// The descriptor of the spec's Appendix A (the counter).
 pub fn counter_descriptor() -> Value {
