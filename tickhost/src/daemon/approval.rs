@@ -471,3 +471,90 @@ fn notify(held: &HeldCall) {
         Err(e) => log(&format!("approval: notify-send: {e}")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    /// An instance as the gate sees it, with one mutating tool `set`.
+    struct Fake {
+        policy: ApprovalPolicy,
+        log: std::path::PathBuf,
+    }
+
+    impl CallTarget for Fake {
+        fn id(&self) -> &str {
+            "hosted:fake"
+        }
+        fn policy(&self) -> ApprovalPolicy {
+            self.policy
+        }
+        fn revision(&self) -> Option<String> {
+            Some("1".into())
+        }
+        fn tool(&self, name: &str) -> Option<(bool, String)> {
+            (name == "set").then(|| (true, "sets".to_string()))
+        }
+        fn ended(&self) -> Option<EndInfo> {
+            None
+        }
+        fn approval_log(&self) -> &Path {
+            &self.log
+        }
+    }
+
+    fn call() -> CallRequest {
+        CallRequest {
+            tool: "set".into(),
+            args: Value::Null,
+            revision: "1".into(),
+        }
+    }
+
+    fn refusal(gate: Gate) -> Option<RpcError> {
+        match gate {
+            Gate::Refused(CallOutcome::NotExecuted { error }) => Some(error),
+            _ => None,
+        }
+    }
+
+    #[tokio::test]
+    async fn held_calls_tell_the_caller_and_a_caller_gone_refuses_them() {
+        let dir = std::env::temp_dir().join(format!("tickhost-approval-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let target = Fake {
+            policy: ApprovalPolicy::Ask,
+            log: dir.join("approvals.jsonl"),
+        };
+        let approvals = Approvals::new(Duration::from_secs(600), false);
+        let (progress, mut waiting) = mpsc::channel(1);
+        let waits = gate(&approvals, &target, &call(), None, progress);
+        tokio::pin!(waits);
+        let held = tokio::select! {
+            _ = &mut waits => None,
+            held = waiting.recv() => held,
+        };
+        assert_eq!(held.map(|h| h.tool), Some("set".to_string()));
+        assert_eq!(approvals.tools_for("hosted:fake"), vec!["set".to_string()]);
+        drop(waiting);
+        let error = refusal(waits.await);
+        assert_eq!(error.as_ref().map(|e| e.code), Some(APPROVAL_REFUSED));
+        assert!(error.is_some_and(|e| e.message.contains("went away")));
+        assert!(approvals.list().is_empty());
+        let decisions: Vec<String> = read_log(&target.log)
+            .into_iter()
+            .map(|e| e.decision)
+            .collect();
+        assert_eq!(decisions, ["held", "refused"]);
+
+        let deny = Fake {
+            policy: ApprovalPolicy::Deny,
+            log: dir.join("denied.jsonl"),
+        };
+        let (progress, _waiting) = mpsc::channel(1);
+        let error = refusal(gate(&approvals, &deny, &call(), None, progress).await);
+        assert_eq!(error.map(|e| e.code), Some(APPROVAL_REFUSED));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -303,8 +303,9 @@ async fn call_gated(
 }
 
 /// Runs `gate` to its end, writing each [`ServerMessage::Progress`] it
-/// sends on `waiting` to the caller as request `id`'s; when the caller
-/// cannot be written to, the gate hears it went away (its channel closes).
+/// sends on `waiting` to the caller as request `id`'s, always before the
+/// reply; when the caller cannot be written to, the gate hears it went away
+/// (its channel closes).
 async fn tell_waiting(
     gate: impl std::future::Future<Output = approval::Gate>,
     mut waiting: mpsc::Receiver<HeldCall>,
@@ -313,18 +314,33 @@ async fn tell_waiting(
 ) -> approval::Gate {
     tokio::pin!(gate);
     let mut caller_here = true;
-    loop {
+    let verdict = loop {
         tokio::select! {
-            verdict = &mut gate => return verdict,
+            biased;
             Some(held) = waiting.recv(), if caller_here => {
-                let line = ServerMessage::Progress { id, held };
-                if write_line(writer, &line).await.is_err() {
-                    caller_here = false;
+                caller_here = tell(writer, id, held).await;
+                if !caller_here {
                     waiting.close();
                 }
             }
+            verdict = &mut gate => break verdict,
+        }
+    };
+    // What the gate said just before it ended still goes out first.
+    while caller_here {
+        match waiting.try_recv() {
+            Ok(held) => caller_here = tell(writer, id, held).await,
+            Err(_) => break,
         }
     }
+    verdict
+}
+
+/// Tells the caller that its call `id` waits; `false` when it has gone.
+async fn tell(writer: &mut OwnedWriteHalf, id: u64, held: HeldCall) -> bool {
+    write_line(writer, &ServerMessage::Progress { id, held })
+        .await
+        .is_ok()
 }
 
 /// `approve` / `refuse`: hands the decision to the waiting call.
