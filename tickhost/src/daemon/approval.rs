@@ -529,7 +529,8 @@ mod tests {
         };
         let approvals = Approvals::new(Duration::from_secs(600), false);
         let (progress, mut waiting) = mpsc::channel(1);
-        let waits = gate(&approvals, &target, &call(), None, progress);
+        let set = call();
+        let waits = gate(&approvals, &target, &set, None, progress);
         tokio::pin!(waits);
         let held = tokio::select! {
             _ = &mut waits => None,
