@@ -40,7 +40,7 @@ use super::machine::{
     Effect, Input, LoopCore, LoopSettings, Source, TranscriptMessage, TurnStatus,
 };
 use super::policy::ConfigError;
-use super::run::{load_policies, DEFAULT_DELAY_MS};
+use super::run::{load_policies, run_id_prefix, DEFAULT_DELAY_MS};
 use tickloop_proto::wire::{Delivery, EndInfo};
 
 pub mod install;
@@ -301,14 +301,6 @@ impl Locked {
         let excess = prompts.len().saturating_sub(PROMPT_MEMORY);
         prompts.drain(..excess);
     }
-}
-
-fn run_id_prefix() -> String {
-    let millis = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0);
-    format!("run-{millis:x}-{:x}", std::process::id())
 }
 
 /// What a hook call prints and how it exits.

@@ -386,8 +386,9 @@ pub async fn run_with<W: Write>(
     }
 }
 
-/// Unique per process, so a restarted Loop never reuses a run id.
-fn run_id_prefix() -> String {
+/// Unique per process, so a restarted Loop (or another hook call of Claude
+/// Code's) never reuses a run id.
+pub fn run_id_prefix() -> String {
     let millis = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis())

@@ -12,8 +12,9 @@
 //! ssh ([`crate::ssh`]): the stream is then one end of a socket pair
 //! whose other end is ssh's stdio, and everything else is the same code.
 
+use crate::framing::read_text_line_blocking;
 use crate::paths::RuntimeDir;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -33,6 +34,10 @@ pub const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// own waits on a launcher (75 s for a call, the longest), so this is only
 /// reached when tickhost itself is stopped or wedged.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// The longest line read from tickhost: above the 64 MiB a launcher's line
+/// may have in tickhost, which relays a launcher's reply whole.
+const MAX_SERVER_LINE: usize = 128 * 1024 * 1024;
 
 /// `TICKLOOP_CLIENT_TIMEOUT_MS`, when set, replaces both bounds (tests of a
 /// stopped tickhost take milliseconds).
@@ -262,9 +267,8 @@ impl Client {
         let (tx, rx) = std::sync::mpsc::channel();
         if let Some(stdout) = child.stdout.take() {
             std::thread::spawn(move || {
-                let mut line = String::new();
-                let _ = BufReader::new(stdout).read_line(&mut line);
-                let _ = tx.send(line);
+                let line = read_text_line_blocking(&mut BufReader::new(stdout), 1024);
+                let _ = tx.send(line.ok().flatten().unwrap_or_default());
             });
         }
         let line = rx
@@ -311,15 +315,17 @@ impl Client {
     }
 
     fn read_line(&mut self) -> Result<String, ClientError> {
-        let mut line = String::new();
-        let n = self.reader.read_line(&mut line)?;
-        if n == 0 {
-            return Err(ClientError::Io(std::io::Error::new(
+        match read_text_line_blocking(&mut self.reader, MAX_SERVER_LINE) {
+            Ok(Some(line)) => Ok(line),
+            Ok(None) => Err(ClientError::Io(std::io::Error::new(
                 std::io::ErrorKind::UnexpectedEof,
                 "tickhost closed the connection",
-            )));
+            ))),
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                Err(ClientError::Protocol(format!("tickhost sent {e}")))
+            }
+            Err(e) => Err(ClientError::Io(e)),
         }
-        Ok(line)
     }
 
     fn read_message(&mut self) -> Result<ServerMessage, ClientError> {

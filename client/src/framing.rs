@@ -2,7 +2,9 @@
 //! view): one JSON value per `\n`-terminated line, never buffering more than
 //! a bound. [`LineReader`] skips an overlong line and goes on (a peer's bad
 //! line costs only that line); [`read_line_limited`] refuses it (for a peer
-//! that must not be read further); [`write_line`] writes one value.
+//! that must not be read further), and [`read_line_blocking`] is the same
+//! for a blocking reader (the CLI's connection, views, handshakes);
+//! [`write_line`] writes one value.
 
 use serde::Serialize;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -113,10 +115,7 @@ pub async fn read_line_limited<R: AsyncBufRead + Unpin>(
             return if line.is_empty() {
                 Ok(false)
             } else {
-                Err(std::io::Error::new(
-                    std::io::ErrorKind::UnexpectedEof,
-                    "the connection closed inside a line",
-                ))
+                Err(ended_inside_a_line(line.len()))
             };
         }
         let (take, done) = match buf.iter().position(|&b| b == b'\n') {
@@ -125,10 +124,7 @@ pub async fn read_line_limited<R: AsyncBufRead + Unpin>(
         };
         let content = if done { &buf[..take - 1] } else { &buf[..take] };
         if line.len() + content.len() > max {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!("a line longer than {max} bytes"),
-            ));
+            return Err(too_long(max));
         }
         line.extend_from_slice(content);
         reader.consume(take);
@@ -138,6 +134,82 @@ pub async fn read_line_limited<R: AsyncBufRead + Unpin>(
             }
             return Ok(true);
         }
+    }
+}
+
+/// The error for a line over `max` bytes (kind `InvalidData`, the only
+/// `InvalidData` the line readers make).
+fn too_long(max: usize) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        format!("a line longer than {max} bytes (one JSON value per line is expected)"),
+    )
+}
+
+fn ended_inside_a_line(len: usize) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::UnexpectedEof,
+        format!("the stream ended inside a line (after {len} bytes of it)"),
+    )
+}
+
+/// [`read_line_limited`] for a blocking reader: the next `\n`-terminated
+/// line (without its `\n`, nor a `\r` before it), never buffering more
+/// than `max` bytes of it. `Ok(None)` at a clean end of stream; an
+/// `InvalidData` error when the line passes `max` bytes, an `UnexpectedEof`
+/// one when the stream ends inside a line. A reader with a read timeout
+/// gives its `WouldBlock`/`TimedOut` error back as it came.
+pub fn read_line_blocking<R: std::io::BufRead>(
+    reader: &mut R,
+    max: usize,
+) -> std::io::Result<Option<Vec<u8>>> {
+    let mut line = Vec::new();
+    loop {
+        let buf = match reader.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            return if line.is_empty() {
+                Ok(None)
+            } else {
+                Err(ended_inside_a_line(line.len()))
+            };
+        }
+        let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(pos) => (pos + 1, true),
+            None => (buf.len(), false),
+        };
+        let content = if done { &buf[..take - 1] } else { &buf[..take] };
+        if line.len() + content.len() > max {
+            return Err(too_long(max));
+        }
+        line.extend_from_slice(content);
+        reader.consume(take);
+        if done {
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            return Ok(Some(line));
+        }
+    }
+}
+
+/// [`read_line_blocking`] for text: a line that is not UTF-8 is an
+/// `InvalidData` error saying so.
+pub fn read_text_line_blocking<R: std::io::BufRead>(
+    reader: &mut R,
+    max: usize,
+) -> std::io::Result<Option<String>> {
+    match read_line_blocking(reader, max)? {
+        None => Ok(None),
+        Some(bytes) => String::from_utf8(bytes).map(Some).map_err(|e| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("a line that is not UTF-8 ({e})"),
+            )
+        }),
     }
 }
 
@@ -160,5 +232,26 @@ mod tests {
             Some(Line::Text("last".into()))
         );
         assert_eq!(reader.next().await.ok().flatten(), None);
+    }
+
+    #[test]
+    fn blocking_lines_are_bounded() {
+        let mut input: &[u8] = b"short\r\nlonger than ten\n";
+        let first = read_line_blocking(&mut input, 10);
+        assert_eq!(first.ok().flatten(), Some(b"short".to_vec()));
+        let second = read_line_blocking(&mut input, 10);
+        assert_eq!(
+            second.err().map(|e| e.kind()),
+            Some(std::io::ErrorKind::InvalidData)
+        );
+        let mut clean: &[u8] = b"";
+        assert!(matches!(read_line_blocking(&mut clean, 10), Ok(None)));
+        let mut cut: &[u8] = b"half";
+        assert_eq!(
+            read_line_blocking(&mut cut, 10).err().map(|e| e.kind()),
+            Some(std::io::ErrorKind::UnexpectedEof)
+        );
+        let mut not_text: &[u8] = b"\xff\n";
+        assert!(read_text_line_blocking(&mut not_text, 10).is_err());
     }
 }

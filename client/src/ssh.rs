@@ -17,6 +17,7 @@
 //! path (and the same bounded waits) for a local socket and for ssh.
 //! [`SshLink`] owns the ssh process and what it said on stderr.
 
+use crate::framing::{read_line_blocking, read_text_line_blocking};
 use crate::paths::parse_id;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
@@ -33,6 +34,8 @@ pub const GREETING_TIMEOUT: Duration = Duration::from_secs(60);
 /// The longest greeting line accepted (it carries the remote environment
 /// when asked for).
 const MAX_GREETING: usize = 1024 * 1024;
+/// The longest package list read from a relay (one JSON line).
+const MAX_PACKAGE_LIST: usize = 16 * 1024 * 1024;
 /// How the relay's error begins when tickhost is not running there.
 pub const NOT_RUNNING: &str = "tickhost is not running";
 /// The key of the relay's greeting line.
@@ -551,10 +554,9 @@ pub fn packages(host: &SshHost) -> Result<Value, RemoteError> {
     stream
         .set_read_timeout(Some(bound()))
         .map_err(|e| lost(e.to_string()))?;
-    let mut line = String::new();
-    BufReader::new(&stream)
-        .read_line(&mut line)
-        .map_err(|e| lost(e.to_string()))?;
+    let line = read_text_line_blocking(&mut BufReader::new(&stream), MAX_PACKAGE_LIST)
+        .map_err(|e| lost(format!("the package list: {e}")))?
+        .unwrap_or_default();
     serde_json::from_str(&line).map_err(|e| lost(format!("an unreadable package list: {e}")))
 }
 
@@ -566,37 +568,38 @@ enum NoGreeting {
     TooLong,
 }
 
-/// Reads the greeting line byte by byte, so nothing after it is taken
-/// from the stream.
+/// Reads the greeting line byte by byte (a one-byte buffer), so nothing
+/// after it is taken from the stream, all within `waited`.
 fn read_greeting(stream: &UnixStream, waited: Duration) -> Result<Vec<u8>, NoGreeting> {
     let deadline = Instant::now() + waited;
-    let mut line = Vec::new();
-    let mut byte = [0u8; 1];
-    let mut reader = stream;
-    loop {
-        let left = deadline.saturating_duration_since(Instant::now());
+    let mut reader = BufReader::with_capacity(1, UntilDeadline { stream, deadline });
+    match read_line_blocking(&mut reader, MAX_GREETING) {
+        Ok(Some(line)) => Ok(line),
+        Ok(None) => Err(NoGreeting::Closed),
+        Err(e) => Err(match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => NoGreeting::Closed,
+            std::io::ErrorKind::InvalidData => NoGreeting::TooLong,
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => NoGreeting::TimedOut,
+            _ => NoGreeting::Io(e),
+        }),
+    }
+}
+
+/// A stream whose every read waits at most until `deadline`.
+struct UntilDeadline<'a> {
+    stream: &'a UnixStream,
+    deadline: Instant,
+}
+
+impl Read for UntilDeadline<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return Err(NoGreeting::TimedOut);
+            return Err(std::io::ErrorKind::TimedOut.into());
         }
-        stream
-            .set_read_timeout(Some(left))
-            .map_err(NoGreeting::Io)?;
-        match reader.read(&mut byte) {
-            Ok(0) => return Err(NoGreeting::Closed),
-            Ok(_) if byte[0] == b'\n' => return Ok(line),
-            Ok(_) if line.len() >= MAX_GREETING => return Err(NoGreeting::TooLong),
-            Ok(_) => line.push(byte[0]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                return Err(NoGreeting::TimedOut)
-            }
-            Err(e) => return Err(NoGreeting::Io(e)),
-        }
+        self.stream.set_read_timeout(Some(left))?;
+        let mut stream = self.stream;
+        stream.read(buf)
     }
 }
 

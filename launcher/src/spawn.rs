@@ -97,14 +97,14 @@ fn is_executable(path: &Path) -> bool {
 /// Spawn the spec's program on the terminal `tty`. Must be called inside a
 /// tokio runtime (the child is a `tokio::process::Child`).
 pub fn spawn(spec: &LaunchSpec, tty: &Path) -> Result<Spawned, SpawnError> {
-    let typed = spec.argv.first().ok_or(SpawnError::NoProgram)?;
-    if !spec.cwd.is_dir() {
+    let typed = spec.program.argv.first().ok_or(SpawnError::NoProgram)?;
+    if !spec.program.cwd.is_dir() {
         return Err(SpawnError::BadCwd {
             program: typed.clone(),
-            cwd: spec.cwd.clone(),
+            cwd: spec.program.cwd.clone(),
         });
     }
-    let program = resolve_program(typed, &spec.env, &spec.cwd)?;
+    let program = resolve_program(typed, &spec.program.env, &spec.program.cwd)?;
     let program_str = program.to_string_lossy().into_owned();
 
     let slave = open_slave(tty)?;
@@ -117,11 +117,12 @@ pub fn spawn(spec: &LaunchSpec, tty: &Path) -> Result<Spawned, SpawnError> {
 
     let mut cmd = tokio::process::Command::new(&program);
     cmd.arg0(OsStr::new(&program_str))
-        .args(&spec.argv[1..])
-        .current_dir(&spec.cwd)
+        .args(&spec.program.argv[1..])
+        .current_dir(&spec.program.cwd)
         .env_clear()
         .envs(
-            spec.env
+            spec.program
+                .env
                 .iter()
                 .filter(|(k, _)| k != "TICKLOOP_INSTANCE_ID" && k != "TERM")
                 .map(|(k, v)| (k.as_str(), v.as_str())),
@@ -129,7 +130,7 @@ pub fn spawn(spec: &LaunchSpec, tty: &Path) -> Result<Spawned, SpawnError> {
         .env("TICKLOOP_INSTANCE_ID", &spec.instance)
         .env("TERM", "xterm-256color")
         .kill_on_drop(false);
-    if spec.shell {
+    if spec.program.shell {
         cmd.stdin(Stdio::from(clone(&slave)?))
             .stdout(Stdio::from(clone(&slave)?));
     } else {
@@ -148,7 +149,7 @@ pub fn spawn(spec: &LaunchSpec, tty: &Path) -> Result<Spawned, SpawnError> {
         program: typed.clone(),
         source: std::io::Error::other("the child has no pid"),
     })?;
-    let mut argv = spec.argv.clone();
+    let mut argv = spec.program.argv.clone();
     argv[0] = program_str;
     Ok(Spawned { child, pid, argv })
 }

@@ -6,9 +6,10 @@ mod common;
 use common::*;
 use launcher::{LaunchReport, RunOutcome};
 use serde_json::json;
+use tickloop_client::framing::read_text_line_blocking;
 use tickloop_proto::wire::{
-    CallOutcome, ClientReply, ErrorKind, Hello, HelloReply, LauncherMessage, LauncherRecord,
-    LauncherRequest, Role,
+    CallOutcome, CallRequest, ClientReply, ErrorKind, Hello, HelloReply, LauncherMessage,
+    LauncherRecord, LauncherRequest, Role,
 };
 
 fn ready_status(launched: &Launched) -> tickloop_proto::wire::LauncherStatus {
@@ -105,11 +106,11 @@ fn note_tick_describe_read_call_and_close() {
     );
 
     // A host-side refusal: args failing the schema are never sent.
-    match host.ask(LauncherRequest::Call {
+    match host.ask(LauncherRequest::Call(CallRequest {
         tool: "set_note".into(),
         args: json!({"text": 3}),
         revision: "1".into(),
-    }) {
+    })) {
         ClientReply::Call(CallOutcome::NotExecuted { error }) => assert_eq!(error.code, -32602),
         other => panic!("expected not executed, got {other:?}"),
     }
@@ -158,7 +159,7 @@ fn probe_sees_its_terminal_environment_and_descriptors() {
         .expect("python3 runs");
     let python = String::from_utf8_lossy(&python.stdout).trim().to_string();
     let (dir, mut spec) = spec("hosted:probe", false, &[&python, "probe.py"]);
-    spec.env = vec![
+    spec.program.env = vec![
         ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
         ("HOME".into(), "/nonexistent-home".into()),
         ("TICKLOOP_TEST_MARK".into(), "marked".into()),
@@ -261,11 +262,11 @@ for line in sys.stdin:
     let launched = launch_tick("hosted:exit", &["python3", "-c", script]);
     ready_status(&launched);
     let mut host = Host::connect(&launched.socket);
-    match host.ask(LauncherRequest::Call {
+    match host.ask(LauncherRequest::Call(CallRequest {
         tool: "quit".into(),
         args: json!({}),
         revision: "1".into(),
-    }) {
+    })) {
         ClientReply::Call(CallOutcome::Unknown { .. }) => {}
         other => panic!("expected an unknown outcome, got {other:?}"),
     }
@@ -372,17 +373,16 @@ fn clients_are_refused_and_several_hosts_get_status() {
     // A client (a role of tickhost's socket) is refused with a reason.
     let mut client = std::os::unix::net::UnixStream::connect(&launched.socket).expect("connect");
     client.set_read_timeout(Some(WAIT)).expect("timeout");
-    use std::io::{BufRead, Write};
+    use std::io::Write;
     writeln!(
         client,
         "{}",
         serde_json::to_string(&Hello::new(Role::Client)).expect("json")
     )
     .expect("write");
-    let mut line = String::new();
-    std::io::BufReader::new(client)
-        .read_line(&mut line)
-        .expect("a reply");
+    let line = read_text_line_blocking(&mut std::io::BufReader::new(client), MAX_LINE)
+        .expect("a reply")
+        .expect("a reply line");
     let reply: HelloReply = serde_json::from_str(&line).expect("HelloReply");
     assert!(reply.refused.is_some_and(|r| r.contains("tickhost")));
 

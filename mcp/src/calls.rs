@@ -113,7 +113,7 @@ impl Calls {
             Some(rev) if rev != listed.revision => {
                 return Ok(outcome::refused(
                     &site,
-                    outcome::STALE_REVISION,
+                    tickloop_proto::core::codes::STALE_REVISION,
                     format!(
                         "the tool catalog of {} changed (revision {} when tools were listed, {} now); this call was prepared against the old catalog",
                         listed.instance, listed.revision, rev
@@ -162,13 +162,15 @@ impl Calls {
         let mutating = self.catalog.mutates(instance, tool);
         let request = ClientRequest::Call {
             instance: instance.to_string(),
-            tool: tool.to_string(),
-            args,
-            revision: revision.to_string(),
+            call: tickloop_proto::wire::CallRequest {
+                tool: tool.to_string(),
+                args,
+                revision: revision.to_string(),
+            },
         };
         let reply = self.request_call(request, progress).await;
         let result = call_outcome(&site, &reply);
-        let stale = matches!(&reply, Ok(ClientReply::Call(CallOutcome::NotExecuted { error })) if error.code == outcome::STALE_REVISION);
+        let stale = matches!(&reply, Ok(ClientReply::Call(CallOutcome::NotExecuted { error })) if error.code == tickloop_proto::core::codes::STALE_REVISION);
         if mutating || stale {
             let id = self
                 .catalog

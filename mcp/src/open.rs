@@ -97,15 +97,17 @@ impl Open {
         }
         let request = ClientRequest::Open(OpenRequest {
             name: args.name.clone(),
-            shell: args.shell.unwrap_or(false),
-            artifact: None,
-            watch: Vec::new(),
-            argv,
-            cwd,
-            env: tickloop_client::caller_env(),
-            history: args.history(),
-            approve,
-            record: None,
+            program: tickloop_proto::wire::ProgramSpec {
+                shell: args.shell.unwrap_or(false),
+                artifact: None,
+                watch: Vec::new(),
+                argv,
+                cwd,
+                env: tickloop_client::caller_env(),
+                history: args.history(),
+                approve,
+                record: None,
+            },
         });
         let result = self.hosts.answer(request).await;
         self.catalog.wake();
@@ -130,15 +132,17 @@ impl Open {
         };
         let request = ClientRequest::Open(OpenRequest {
             name: args.name.clone(),
-            shell: false,
-            artifact: Some(path),
-            watch: args.watch.clone().unwrap_or_default(),
-            argv: Vec::new(),
-            cwd,
-            env: tickloop_client::caller_env(),
-            history: args.history(),
-            approve: None,
-            record: None,
+            program: tickloop_proto::wire::ProgramSpec {
+                shell: false,
+                artifact: Some(path),
+                watch: args.watch.clone().unwrap_or_default(),
+                argv: Vec::new(),
+                cwd,
+                env: tickloop_client::caller_env(),
+                history: args.history(),
+                approve: None,
+                record: None,
+            },
         });
         let result = self.hosts.answer(request).await;
         self.catalog.wake();
@@ -175,15 +179,17 @@ impl Open {
                 .unwrap_or_else(|| PathBuf::from("/"));
             let request = ClientRequest::Open(OpenRequest {
                 name,
-                shell,
-                artifact: None,
-                watch: Vec::new(),
-                argv,
-                cwd,
-                env: greeting.map(|g| g.env).unwrap_or_default(),
-                history,
-                approve: None,
-                record: None,
+                program: tickloop_proto::wire::ProgramSpec {
+                    shell,
+                    artifact: None,
+                    watch: Vec::new(),
+                    argv,
+                    cwd,
+                    env: greeting.map(|g| g.env).unwrap_or_default(),
+                    history,
+                    approve: None,
+                    record: None,
+                },
             });
             client
                 .request(request)

@@ -19,15 +19,13 @@
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{json, Value};
+use tickloop_proto::core::codes::{INVALID_PARAMS, STALE_REVISION};
 use tickloop_proto::wire::{CallOutcome, RpcError};
 
 pub const RESULT: &str = "RESULT";
 pub const NOT_EXECUTED: &str = "NOT EXECUTED (safe to fix and retry)";
 pub const EXECUTED: &str = "EXECUTED WITH ERROR (may have had effects)";
 pub const UNKNOWN: &str = "UNKNOWN OUTCOME (do not retry blindly; read the state first)";
-
-/// The code of a stale-revision refusal.
-pub const STALE_REVISION: i64 = -32004;
 
 /// Which call this was, for the text.
 pub struct CallSite<'a> {
@@ -58,7 +56,7 @@ fn error_hint(error: &RpcError) -> &'static str {
         STALE_REVISION => {
             " The Tick's tool catalog changed: list tools again (or TickDescribe) and prepare the call against the current revision."
         }
-        -32602 => " Fix the tool name or the arguments (see the tool's input schema) and call again.",
+        INVALID_PARAMS => " Fix the tool name or the arguments (see the tool's input schema) and call again.",
         _ => "",
     }
 }

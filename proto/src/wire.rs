@@ -234,11 +234,11 @@ pub enum ClientRequest {
     Read {
         instance: String,
     },
+    /// A call of one of the instance's tools.
     Call {
         instance: String,
-        tool: String,
-        args: Value,
-        revision: String,
+        #[serde(flatten)]
+        call: CallRequest,
     },
     /// Stream deliveries (one [`Delivery`] event each) every `interval_ms`.
     Watch {
@@ -293,18 +293,40 @@ pub enum ClientRequest {
     Shutdown,
 }
 
+/// A call of a Tick's tool, as every hop carries it: a client's
+/// [`ClientRequest::Call`] (with the instance), tickhost's
+/// [`LauncherRequest::Call`], the session core's
+/// [`crate::core::SessionRequest::Call`], which writes it to the Tick as
+/// `tick/call`'s params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CallRequest {
+    pub tool: String,
+    pub args: Value,
+    /// The catalog revision the call was prepared against: a call for
+    /// another revision is refused, not executed.
+    pub revision: String,
+}
+
 /// `tickloop open`: what to run and how.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct OpenRequest {
     /// NAME of the instance; tickhost picks one from the program name when absent.
     #[serde(default)]
     pub name: Option<String>,
+    #[serde(flatten)]
+    pub program: ProgramSpec,
+}
+
+/// The program an instance runs and how: what a client asks for in
+/// [`OpenRequest`], and what tickhost hands the launcher in [`LaunchSpec`].
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ProgramSpec {
     /// `false`: a Tick (`hosted:`); `true`: a plain terminal program (`shell:`).
     #[serde(default)]
     pub shell: bool,
     /// An `artifact:` Tick: this file (absolute) is run by its shebang
     /// (`python3` for a `.py` without one), watched, and run again on each
-    /// save; `argv` is then empty.
+    /// save; `argv` is then empty (the launcher works it out at each start).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub artifact: Option<PathBuf>,
     /// With `artifact`: more files whose saves start a new version, as glob
@@ -324,7 +346,7 @@ pub struct OpenRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approve: Option<ApprovalPolicy>,
     /// Record the session into this new file (absolute, not existing) from
-    /// its start, as asciicast v2.
+    /// its start, as asciicast v2 (`open --record FILE`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record: Option<PathBuf>,
 }
@@ -707,11 +729,7 @@ pub enum LauncherRequest {
     Describe,
     /// A `tick/read`, read floor applied.
     Read,
-    Call {
-        tool: String,
-        args: Value,
-        revision: String,
-    },
+    Call(CallRequest),
     /// The current screen as text ([`ScreenReply`]), one line per row,
     /// trailing blanks trimmed, with up to `history` lines of history.
     Screen {
@@ -719,7 +737,9 @@ pub enum LauncherRequest {
         history: usize,
     },
     /// Bytes typed into the Tick's terminal.
-    Input { text: String },
+    Input {
+        text: String,
+    },
     /// End the session and the Tick's process group; the launcher then exits.
     Close,
     /// `artifact:` only: end the running version (as `Close` would, but the
@@ -733,9 +753,13 @@ pub enum LauncherRequest {
     },
     /// A client (the envelope's) started or stopped following this
     /// instance's updates (`watch`, the Loop): recorded in the activity.
-    Subscription { started: bool },
+    Subscription {
+        started: bool,
+    },
     /// Change who approves mutating calls (kept in the status and record).
-    SetApproval { policy: ApprovalPolicy },
+    SetApproval {
+        policy: ApprovalPolicy,
+    },
 }
 
 /// A launcher's answer, by request id.
@@ -854,35 +878,16 @@ pub enum LaunchReport {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LaunchSpec {
     pub instance: String,
-    pub shell: bool,
-    /// An `artifact:` Tick's file (absolute): `argv` is worked out from it
-    /// at each start, and it is watched for saves.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub artifact: Option<PathBuf>,
-    /// More files to watch, as glob patterns relative to the artifact's
-    /// directory.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub watch: Vec<String>,
-    pub argv: Vec<String>,
-    pub cwd: PathBuf,
-    pub env: Vec<(String, String)>,
+    /// The program, as the client's [`OpenRequest`] asked for it.
+    #[serde(flatten)]
+    pub program: ProgramSpec,
     /// Where to listen, and where to write `<slug>.json`.
     pub socket: PathBuf,
-    /// Lines of history the screen keeps (`None`: the default, 2,000).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub history: Option<usize>,
     /// The protocol session's time limit for initialization, in ms (`None`:
     /// the protocol's 10 s). tickhost passes its own (see
     /// [`crate::core::Limits`]), so tests of timeouts take milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub init_timeout_ms: Option<u64>,
-    /// Who approves its mutating calls (`None`: `auto`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub approve: Option<ApprovalPolicy>,
-    /// Record the session into this new file (absolute) from its start, as
-    /// asciicast v2 (`open --record FILE`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub record: Option<PathBuf>,
 }
 
 /// The answer to `screen`: the visible screen as text, the cursor, and the

@@ -11,6 +11,7 @@ use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 use tickloop_proto::core::{Action, Limits, Phase, Session, SessionRequest};
+use tickloop_proto::wire::CallRequest;
 
 /// One input to the session.
 #[derive(Debug, Clone)]
@@ -153,11 +154,11 @@ fn request_strategy() -> impl Strategy<Value = SessionRequest> {
             prop_oneof![Just(json!({"amount": 1})), Just(json!({})), Just(json!([]))],
             prop::sample::select(vec!["1", "2", "0"]),
         )
-            .prop_map(|(tool, args, revision)| SessionRequest::Call {
+            .prop_map(|(tool, args, revision)| SessionRequest::Call(CallRequest {
                 tool: tool.to_string(),
                 args,
                 revision: revision.to_string(),
-            }),
+            })),
     ]
 }
 

@@ -49,15 +49,17 @@ impl Probe {
             .context("cannot start the private tickhost")?;
         let open = ClientRequest::Open(OpenRequest {
             name: Some("check".into()),
-            shell: false,
-            argv: argv.to_vec(),
-            cwd: here,
-            env: tickloop_client::caller_env(),
-            history: None,
-            approve: Some(ApprovalPolicy::Auto),
-            record: None,
-            artifact: None,
-            watch: Vec::new(),
+            program: tickloop_proto::wire::ProgramSpec {
+                shell: false,
+                argv: argv.to_vec(),
+                cwd: here,
+                env: tickloop_client::caller_env(),
+                history: None,
+                approve: Some(ApprovalPolicy::Auto),
+                record: None,
+                artifact: None,
+                watch: Vec::new(),
+            },
         });
         let started = Instant::now();
         let opened = client(dir)?.request(open).context("the private tickhost")?;
@@ -183,9 +185,11 @@ pub fn call(
 ) -> Result<CallOutcome> {
     let request = ClientRequest::Call {
         instance: instance.to_string(),
-        tool: tool.to_string(),
-        args,
-        revision: revision.to_string(),
+        call: tickloop_proto::wire::CallRequest {
+            tool: tool.to_string(),
+            args,
+            revision: revision.to_string(),
+        },
     };
     // Sent, then no reply from tickhost: the outcome is unknown, as for
     // `tickloop call`.

@@ -407,7 +407,9 @@ fn resize_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
 /// Attaches as a view at another size, then resizes once more; returns the
 /// sizes the PTY took. The view hangs up at the end (a detach).
 fn resize_pty(dir: &Path, instance: &str) -> Result<String> {
-    use std::io::{BufRead, BufReader};
+    use std::io::BufReader;
+    use tickloop_client::framing::read_text_line_blocking;
+    use tickloop_proto::attach::MAX_VIEW_LINE;
     use tickloop_proto::attach::{TermCaps, ToView, ViewEvent, ViewHello};
     use tickloop_proto::wire::{Hello, HelloReply, Role};
     let (kind, name) =
@@ -424,24 +426,20 @@ fn resize_pty(dir: &Path, instance: &str) -> Result<String> {
     let mut writer = stream.try_clone().context("socket")?;
     let mut reader = BufReader::new(stream);
     send_line(&mut writer, &Hello::new(Role::View))?;
-    let mut line = String::new();
-    reader
-        .read_line(&mut line)
-        .context("the launcher's hello")?;
+    let line = read_text_line_blocking(&mut reader, MAX_VIEW_LINE)
+        .context("the launcher's hello")?
+        .unwrap_or_default();
     let reply: HelloReply = serde_json::from_str(&line).context("the launcher's hello")?;
     if let Some(refused) = reply.refused {
         anyhow::bail!("the launcher refused the view: {refused}");
     }
     let next_size = |reader: &mut BufReader<std::os::unix::net::UnixStream>| -> Result<(u16, u16)> {
         loop {
-            let mut line = String::new();
-            if reader
-                .read_line(&mut line)
-                .context("the launcher's frames")?
-                == 0
-            {
+            let Some(line) =
+                read_text_line_blocking(reader, MAX_VIEW_LINE).context("the launcher's frames")?
+            else {
                 anyhow::bail!("the launcher hung up");
-            }
+            };
             match serde_json::from_str::<ToView>(&line) {
                 Ok(ToView::Snapshot(s)) => return Ok((s.cols, s.rows)),
                 Ok(ToView::Ended { reason }) => anyhow::bail!("the session ended: {reason}"),

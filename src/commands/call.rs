@@ -22,9 +22,11 @@ pub fn run(target: &Target, args: CallArgs, json: bool) -> Result<i32> {
     };
     let request = ClientRequest::Call {
         instance: args.id,
-        tool: args.tool,
-        args: arguments,
-        revision: args.revision,
+        call: tickloop_proto::wire::CallRequest {
+            tool: args.tool,
+            args: arguments,
+            revision: args.revision,
+        },
     };
     let mut client = target.connect()?;
     let mut told = false;

@@ -120,15 +120,17 @@ fn open_here(
     }
     let request = ClientRequest::Open(OpenRequest {
         name: args.name,
-        shell: args.shell,
-        artifact,
-        watch: args.watch,
-        argv,
-        cwd,
-        env: tickloop_client::caller_env(),
-        history: Some(history),
-        approve,
-        record,
+        program: tickloop_proto::wire::ProgramSpec {
+            shell: args.shell,
+            artifact,
+            watch: args.watch,
+            argv,
+            cwd,
+            env: tickloop_client::caller_env(),
+            history: Some(history),
+            approve,
+            record,
+        },
     });
     let mut value = target.simple(request)?;
     let ctx = view_herdr::Ctx {
@@ -212,15 +214,17 @@ fn open_remote(
     };
     let request = ClientRequest::Open(OpenRequest {
         name: args.name,
-        shell: args.shell,
-        artifact: None,
-        watch: Vec::new(),
-        argv: args.argv,
-        cwd,
-        env: greeting.map(|g| g.env).unwrap_or_default(),
-        history: Some(history),
-        approve,
-        record: None,
+        program: tickloop_proto::wire::ProgramSpec {
+            shell: args.shell,
+            artifact: None,
+            watch: Vec::new(),
+            argv: args.argv,
+            cwd,
+            env: greeting.map(|g| g.env).unwrap_or_default(),
+            history: Some(history),
+            approve,
+            record: None,
+        },
     });
     value_of(client.request(request).map_err(|e| target.lost(e))?)
 }

@@ -121,13 +121,16 @@ impl ToolError {
 
     /// The tool failed after starting: it may have done part of its work.
     pub fn failed(message: impl std::fmt::Display) -> ToolError {
-        ToolError::new(session::code::TOOL_FAILED, message.to_string())
+        ToolError::new(
+            tickloop_proto::core::codes::TOOL_FAILED,
+            message.to_string(),
+        )
     }
 
     /// The args were refused before anything was done (checks beyond the
     /// schema, like "no item 7").
     pub fn invalid_args(message: impl Into<String>) -> ToolError {
-        ToolError::new(session::code::INVALID_PARAMS, message)
+        ToolError::new(tickloop_proto::core::codes::INVALID_PARAMS, message)
     }
 
     /// A tool this Tick has no code for (not executed).

@@ -8,20 +8,8 @@ use crate::{Tick, ToolError};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::sync::{Arc, Mutex, MutexGuard};
-
-/// JSON-RPC and Tick protocol error codes the session answers with.
-pub mod code {
-    /// Method not found (not executed).
-    pub const METHOD_NOT_FOUND: i64 = -32601;
-    /// Unknown tool or invalid args (not executed).
-    pub const INVALID_PARAMS: i64 = -32602;
-    /// The call's revision is not the current catalog (not executed).
-    pub const STALE_REVISION: i64 = -32004;
-    /// The tool failed after starting (executed).
-    pub const TOOL_FAILED: i64 = -32000;
-    /// Internal error (executed).
-    pub const INTERNAL: i64 = -32603;
-}
+/// The protocol's error codes, from the one place the host names them too.
+use tickloop_proto::core::codes as code;
 
 /// Where protocol lines go: one call writes one whole line. The session
 /// serialises calls, so an implementation need not lock.

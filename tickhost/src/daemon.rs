@@ -7,10 +7,11 @@
 //! and stderr to `tickhost.log` and serves until `shutdown` or a signal.
 //! Launchers are their own sessions and outlive it.
 //!
-//! Submodules: [`lines`] (framing), [`registry`] (instances and their newest
-//! status), [`conn`] (the connection to each launcher), [`open`], [`serve`]
-//! (client connections and routing), [`watch`] (deliveries), [`discover`]
-//! (finding launchers again).
+//! Submodules: [`registry`] (instances and their newest status), [`conn`]
+//! (the connection to each launcher), [`reader`] (its incoming lines),
+//! [`open`], [`serve`] (client connections and routing), [`approval`]
+//! (calls held for a person), [`watch`] (deliveries), [`discover`] (finding
+//! launchers again), [`log`].
 
 pub mod approval;
 pub mod conn;
@@ -23,15 +24,19 @@ pub mod serve;
 pub mod watch;
 
 use registry::Shared;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::os::unix::io::AsRawFd;
 use std::os::unix::net::UnixStream as StdUnixStream;
 use std::path::PathBuf;
 use std::time::Duration;
+use tickloop_client::framing::read_text_line_blocking;
 use tickloop_client::paths::{PathsError, RuntimeDir};
 use tickloop_proto::core::limits::Limits;
 use tickloop_proto::wire::{Hello, HelloReply, Role};
+
+/// The longest hello reply read when looking for a running tickhost.
+const MAX_HELLO_REPLY: usize = 64 * 1024;
 
 /// Why the daemon could not start or went down.
 #[derive(Debug, thiserror::Error)]
@@ -251,9 +256,8 @@ pub fn answers_hello(dir: &RuntimeDir) -> bool {
     if writer.write_all(&line).is_err() {
         return false;
     }
-    let mut answer = String::new();
-    if BufReader::new(&stream).read_line(&mut answer).is_err() {
-        return false;
+    match read_text_line_blocking(&mut BufReader::new(&stream), MAX_HELLO_REPLY) {
+        Ok(Some(answer)) => serde_json::from_str::<HelloReply>(&answer).is_ok(),
+        Ok(None) | Err(_) => false,
     }
-    serde_json::from_str::<HelloReply>(&answer).is_ok()
 }

@@ -9,14 +9,18 @@
 
 use crate::requests::HerdrRequest;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
+use tickloop_client::framing::read_text_line_blocking;
 
 /// How long one socket request may take.
 pub const SOCKET_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The longest answer line read from herdr's socket.
+const MAX_ANSWER_LINE: usize = 16 * 1024 * 1024;
 
 /// Why a Herdr operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -369,8 +373,9 @@ fn exchange(
     line.push('\n');
     stream.write_all(line.as_bytes()).map_err(io)?;
     stream.flush().map_err(io)?;
-    let mut answer = String::new();
-    BufReader::new(&stream).read_line(&mut answer).map_err(io)?;
+    let answer = read_text_line_blocking(&mut BufReader::new(&stream), MAX_ANSWER_LINE)
+        .map_err(io)?
+        .unwrap_or_default();
     if answer.trim().is_empty() {
         return Err(HerdrError::BadAnswer(format!(
             "no answer to {method} on {}",

@@ -5,7 +5,7 @@
 //! attach view and by the Monitor's overlay alike.
 
 use crate::error::AttachError;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -141,27 +141,17 @@ fn send_line<T: serde::Serialize>(w: &mut impl Write, value: &T) -> std::io::Res
     w.flush()
 }
 
-/// One line, without its newline; `None` at end of stream.
+/// One line, without its newline; `None` at end of stream (a line cut
+/// short by the end counts as the end).
 fn read_line(r: &mut impl BufRead) -> Result<Option<Vec<u8>>, AttachError> {
-    let mut line = Vec::new();
-    let limit = u64::try_from(MAX_VIEW_LINE).unwrap_or(u64::MAX) + 1;
-    let n = r
-        .take(limit)
-        .read_until(b'\n', &mut line)
-        .map_err(|e| AttachError::Lost(e.to_string()))?;
-    if n == 0 {
-        return Ok(None);
-    }
-    if line.last() != Some(&b'\n') {
-        if line.len() > MAX_VIEW_LINE {
-            return Err(AttachError::Protocol(format!(
-                "a line longer than {MAX_VIEW_LINE} bytes"
-            )));
+    match tickloop_client::framing::read_line_blocking(r, MAX_VIEW_LINE) {
+        Ok(line) => Ok(line),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            Err(AttachError::Protocol(e.to_string()))
         }
-        return Ok(None);
+        Err(e) => Err(AttachError::Lost(e.to_string())),
     }
-    line.pop();
-    Ok(Some(line))
 }
 
 fn read_message(r: &mut impl BufRead) -> Result<Option<ToView>, AttachError> {

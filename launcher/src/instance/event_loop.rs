@@ -95,7 +95,10 @@ impl Instance {
         let tick = TickProcess::start(spawned);
         let session = TickSession::new(&spec);
         // A plain program is up once it has run for SHELL_START_SETTLE.
-        let ready_at = spec.shell.then(|| Instant::now() + SHELL_START_SETTLE);
+        let ready_at = spec
+            .program
+            .shell
+            .then(|| Instant::now() + SHELL_START_SETTLE);
 
         let (requests_tx, requests_rx) = mpsc::channel(64);
         let (farewell, shutdown_rx, flushed) = Farewell::new();
@@ -233,15 +236,7 @@ impl Instance {
             LauncherRequest::Reload => return self.reload_asked(id, peer, now),
             LauncherRequest::Describe => SessionRequest::Describe,
             LauncherRequest::Read => SessionRequest::Read,
-            LauncherRequest::Call {
-                tool,
-                args,
-                revision,
-            } => SessionRequest::Call {
-                tool,
-                args,
-                revision,
-            },
+            LauncherRequest::Call(call) => SessionRequest::Call(call),
         };
         let asked = Asked::of(client, &protocol);
         if self.session.get().is_none() {
@@ -321,7 +316,7 @@ impl Instance {
 
     /// `approve`: the instance's approval policy changes.
     fn set_approval(&mut self, id: u64, peer: &Peer, policy: ApprovalPolicy) {
-        self.spec.approve = Some(policy);
+        self.spec.program.approve = Some(policy);
         self.publisher.rewrite_record(&self.spec, &self.status());
         self.publisher.mark_dirty();
         peer.reply(
@@ -610,7 +605,7 @@ impl Instance {
         };
         let mut spec = self.spec.clone();
         let spawned = generations.begin(new_version).and_then(|argv| {
-            spec.argv = argv;
+            spec.program.argv = argv;
             spawn(&spec, self.term.tty_name()).map_err(|e| e.to_string())
         });
         // The old version's state and catalog are gone with it; its updates
@@ -679,7 +674,7 @@ impl Instance {
     /// The launch report still owed at the end, the final status, and the
     /// run's outcome.
     async fn final_report(&mut self, info: &EndInfo) -> RunOutcome {
-        let shell_report = if self.spec.shell {
+        let shell_report = if self.spec.program.shell {
             self.report.take()
         } else {
             None
@@ -720,7 +715,7 @@ impl Instance {
             launcher_pid: std::process::id(),
             pid: self.tick.pid(),
             argv: self.tick.argv().to_vec(),
-            cwd: self.spec.cwd.clone(),
+            cwd: self.spec.program.cwd.clone(),
             started_at: self.tick.started_at().to_string(),
             revision: self.session.descriptor().map(|d| d.revision.clone()),
             state: self.session.snapshot().cloned(),
@@ -732,9 +727,13 @@ impl Instance {
             last_output_at: self.publisher.last_output_at(),
             program: match generations {
                 Some(generations) => Some(generations.path().to_string_lossy().into_owned()),
-                None => self.spec.argv.first().cloned(),
+                None => self.spec.program.argv.first().cloned(),
             },
-            approve: self.spec.approve.filter(|p| *p != ApprovalPolicy::Auto),
+            approve: self
+                .spec
+                .program
+                .approve
+                .filter(|p| *p != ApprovalPolicy::Auto),
             generation: generations.map(|g| g.generation()),
             failed: generations.and_then(|g| g.failed().map(str::to_string)),
             restarts: generations.map(|g| g.restarts()),

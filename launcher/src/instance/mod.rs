@@ -72,7 +72,7 @@ pub async fn run(spec: LaunchSpec, report: ReportFn) -> Result<RunOutcome, Launc
         }
     };
     // `open --record FILE`: recorded from before the Tick starts.
-    let record_writer = match &spec.record {
+    let record_writer = match &spec.program.record {
         None => None,
         Some(path) => match start_file_recording(&term, path).await {
             Ok(writer) => Some(writer),
@@ -83,9 +83,9 @@ pub async fn run(spec: LaunchSpec, report: ReportFn) -> Result<RunOutcome, Launc
         },
     };
     // Watched before it is read: a save in between is not missed.
-    let mut generations = match &spec.artifact {
+    let mut generations = match &spec.program.artifact {
         None => None,
-        Some(path) => match Generations::watch(path, &spec.watch) {
+        Some(path) => match Generations::watch(path, &spec.program.watch) {
             Ok(generations) => Some(generations),
             Err(e) => {
                 let _ = std::fs::remove_file(&spec.socket);
@@ -96,7 +96,7 @@ pub async fn run(spec: LaunchSpec, report: ReportFn) -> Result<RunOutcome, Launc
     let mut first = spec.clone();
     if let Some(generations) = generations.as_mut() {
         match generations.first_version() {
-            Ok(argv) => first.argv = argv,
+            Ok(argv) => first.program.argv = argv,
             Err(e) => {
                 let _ = std::fs::remove_file(&spec.socket);
                 return fail(e, String::new());

@@ -107,14 +107,10 @@ impl Asked {
         match request {
             SessionRequest::Describe => Asked::new(client, "tick/describe"),
             SessionRequest::Read => Asked::new(client, "tick/read"),
-            SessionRequest::Call {
-                tool,
-                args,
-                revision,
-            } => Asked {
-                tool: Some(tool.clone()),
-                args: Some(kept(args)),
-                revision: Some(revision.clone()),
+            SessionRequest::Call(call) => Asked {
+                tool: Some(call.tool.clone()),
+                args: Some(kept(&call.args)),
+                revision: Some(call.revision.clone()),
                 ..Asked::new(client, "tick/call")
             },
         }

@@ -6,7 +6,10 @@ use tickloop_proto::wire::{LaunchSpec, ScreenCursor, ScreenReply};
 
 /// The most history lines the screen of the instance `spec` launches keeps.
 pub(super) fn history_limit(spec: &LaunchSpec) -> usize {
-    spec.history.unwrap_or(DEFAULT_HISTORY).min(MAX_HISTORY)
+    spec.program
+        .history
+        .unwrap_or(DEFAULT_HISTORY)
+        .min(MAX_HISTORY)
 }
 
 /// The wire form of a screen read from the emulator.

@@ -23,7 +23,7 @@ impl TickSession {
     /// program.
     pub(super) fn new(spec: &LaunchSpec) -> TickSession {
         TickSession {
-            session: (!spec.shell).then(|| new_session(spec)),
+            session: (!spec.program.shell).then(|| new_session(spec)),
             snapshot: None,
             updates_before: 0,
         }

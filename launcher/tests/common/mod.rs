@@ -6,14 +6,15 @@
 
 use launcher::{LaunchReport, LaunchSpec, RunOutcome};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
+use tickloop_client::framing::read_text_line_blocking;
 use tickloop_proto::wire::{
-    ClientReply, Envelope, Hello, HelloReply, LauncherMessage, LauncherRequest, LauncherStatus,
-    Role,
+    CallRequest, ClientReply, Envelope, Hello, HelloReply, LauncherMessage, LauncherRequest,
+    LauncherStatus, ProgramSpec, Role,
 };
 
 /// The longest any single wait may take before the test fails.
@@ -42,25 +43,26 @@ pub struct Launched {
     pub outcome: mpsc::Receiver<RunOutcome>,
 }
 
+/// The longest line a test reads from a launcher (what tickhost accepts).
+pub const MAX_LINE: usize = 64 * 1024 * 1024;
+
 /// A spec for `argv`, the test's own environment, a fresh runtime dir.
 pub fn spec(instance: &str, shell: bool, argv: &[&str]) -> (tempfile::TempDir, LaunchSpec) {
     let dir = tempfile::tempdir().expect("tempdir");
     let socket = dir.path().join("l").join("instance.sock");
     let spec = LaunchSpec {
         instance: instance.to_string(),
-        shell,
-        artifact: None,
-        watch: Vec::new(),
-        argv: argv.iter().map(|s| s.to_string()).collect(),
-        cwd: ticks_dir(),
-        env: std::env::vars()
-            .filter(|(k, _)| k != "TICKLOOP_INSTANCE_ID")
-            .collect(),
+        program: ProgramSpec {
+            shell,
+            argv: argv.iter().map(|s| s.to_string()).collect(),
+            cwd: ticks_dir(),
+            env: std::env::vars()
+                .filter(|(k, _)| k != "TICKLOOP_INSTANCE_ID")
+                .collect(),
+            ..ProgramSpec::default()
+        },
         socket,
-        history: None,
         init_timeout_ms: None,
-        approve: None,
-        record: None,
     };
     (dir, spec)
 }
@@ -142,12 +144,8 @@ impl Host {
 
     /// One line, or `None` at EOF.
     pub fn read_line(&mut self) -> Option<String> {
-        let mut line = String::new();
-        match self.reader.read_line(&mut line) {
-            Ok(0) => None,
-            Ok(_) => Some(line),
-            Err(e) => panic!("reading from the launcher: {e}"),
-        }
+        read_text_line_blocking(&mut self.reader, MAX_LINE)
+            .unwrap_or_else(|e| panic!("reading from the launcher: {e}"))
     }
 
     /// The next message, or `None` at EOF.
@@ -202,11 +200,11 @@ impl Host {
 
     /// Calls a tool and returns its result.
     pub fn call(&mut self, tool: &str, args: Value) -> Value {
-        let request = LauncherRequest::Call {
+        let request = LauncherRequest::Call(CallRequest {
             tool: tool.to_string(),
             args,
             revision: "1".to_string(),
-        };
+        });
         match self.ask(request) {
             ClientReply::Call(tickloop_proto::wire::CallOutcome::Result { result }) => result,
             other => panic!("call {tool} answered {other:?}"),

@@ -4,6 +4,7 @@
 //! replies and the end of the session come out. The launcher drives a
 //! [`session::Session`]; the daemon uses [`delivery::trim`].
 
+pub mod codes;
 pub mod delivery;
 pub mod descriptor;
 pub mod framing;

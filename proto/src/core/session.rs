@@ -2,34 +2,19 @@
 //! Tick's stdout, client requests and the time go in; lines to write, client
 //! replies and the end of the session come out as [`Action`]s.
 
+use super::codes::{INVALID_PARAMS, INVALID_REQUEST, NOT_EXECUTED, STALE_REVISION};
 use super::descriptor::Descriptor;
 use super::framing::{prefix_of, FramingError, LineSplitter};
 use super::limits::{encoded_size, Limits};
 use super::state::TickState;
 use super::{CallOutcome, RpcError};
+use crate::wire::CallRequest;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
 
 /// The caller's handle for "who asked"; echoed in [`Action::Reply`].
 pub type ClientToken = u64;
-
-/// Error codes a Tick uses for "not executed" (spec-gaps 3.4); every other
-/// code means the call may have had an effect.
-pub const NOT_EXECUTED_CODES: [i64; 4] = [
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    INVALID_PARAMS,
-    STALE_REVISION,
-];
-/// JSON-RPC "invalid request"; the host also uses it for "the session is not running".
-pub const INVALID_REQUEST: i64 = -32600;
-/// JSON-RPC "method not found".
-pub const METHOD_NOT_FOUND: i64 = -32601;
-/// Unknown tool, or `args` invalid.
-pub const INVALID_PARAMS: i64 = -32602;
-/// The call's `revision` is not the current catalog.
-pub const STALE_REVISION: i64 = -32004;
 
 /// What a client asks of the Tick, as the session core takes it (the wire
 /// has its own `wire::ClientRequest`, which the launcher turns into this).
@@ -40,11 +25,7 @@ pub enum SessionRequest {
     /// A `tick/read`, checked against the read floor.
     Read,
     /// A `tick/call`, bound to the revision it was approved against.
-    Call {
-        tool: String,
-        args: Value,
-        revision: String,
-    },
+    Call(CallRequest),
 }
 
 /// What the session asks of its driver; drained with [`Session::poll_action`].
@@ -385,7 +366,7 @@ impl Session {
         let waiting = self
             .waiting_for_init
             .iter()
-            .filter(|(_, request)| matches!(request, SessionRequest::Call { .. }))
+            .filter(|(_, request)| matches!(request, SessionRequest::Call(_)))
             .count();
         written + queued + waiting
     }
@@ -417,11 +398,11 @@ impl Session {
                 client: Some(client),
             }),
             SessionRequest::Read => self.enqueue(Purpose::Read { client }),
-            SessionRequest::Call {
+            SessionRequest::Call(CallRequest {
                 tool,
                 args,
                 revision,
-            } => match self.check_call(&tool, &args, &revision) {
+            }) => match self.check_call(&tool, &args, &revision) {
                 Ok(()) => self.queue.push_back(Outgoing {
                     purpose: Purpose::Call { client },
                     method: "tick/call",
@@ -483,7 +464,7 @@ impl Session {
     /// executed, a describe or read failed, both saying `why`.
     fn refuse(&mut self, client: ClientToken, request: SessionRequest, why: String) {
         let reply = match request {
-            SessionRequest::Call { .. } => Reply::Call(CallOutcome::NotExecuted {
+            SessionRequest::Call(_) => Reply::Call(CallOutcome::NotExecuted {
                 error: rpc_error(INVALID_REQUEST, why),
             }),
             SessionRequest::Describe | SessionRequest::Read => Reply::Failed(why),
@@ -760,7 +741,7 @@ impl Session {
                     CallOutcome::Result { result }
                 }
             }
-            Answer::Error(error) if NOT_EXECUTED_CODES.contains(&error.code) => {
+            Answer::Error(error) if NOT_EXECUTED.contains(&error.code) => {
                 if error.code == STALE_REVISION {
                     self.refresh_catalog_in_background();
                 }

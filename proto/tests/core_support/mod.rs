@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use tickloop_proto::core::{
     Action, CallOutcome, EndReason, Limits, Reply, Session, SessionRequest,
 };
+use tickloop_proto::wire::CallRequest;
 
 /// The descriptor of the spec's Appendix A (the counter).
 pub fn counter_descriptor() -> Value {
@@ -130,11 +131,11 @@ impl Harness {
     pub fn call(&mut self, client: u64, tool: &str, args: Value, revision: &str) {
         self.request(
             client,
-            SessionRequest::Call {
+            SessionRequest::Call(CallRequest {
                 tool: tool.to_string(),
                 args,
                 revision: revision.to_string(),
-            },
+            }),
         );
     }
 

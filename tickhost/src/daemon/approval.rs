@@ -10,25 +10,26 @@
 //! Every decision is appended to the instance's approval log
 //! (`paths::InstanceFiles::approvals`, one JSON line each), with who
 //! decided.
+//!
+//! This module owns only the queue of waiting calls and the log: the
+//! instance a call is for is seen through [`CallTarget`], and the caller
+//! hears that its call waits on a channel it reads (it owns its connection).
 
 use super::log::log;
-use super::registry::{Instance, Shared};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::io::Write;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tickloop_client::clock::now_rfc3339_millis;
-use tickloop_client::framing::write_line;
+use tickloop_proto::core::codes::{APPROVAL_REFUSED, STALE_REVISION};
 use tickloop_proto::wire::{
-    ApprovalLogEntry, ApprovalPolicy, CallOutcome, ClientKind, HeldCall, RpcError, ServerMessage,
+    ApprovalLogEntry, ApprovalPolicy, CallOutcome, CallRequest, ClientKind, EndInfo, HeldCall,
+    RpcError,
 };
-use tokio::net::unix::OwnedWriteHalf;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
-/// The JSON-RPC code of a call a person (or the policy, or the wait) did
-/// not let through: host-made, so "not executed" whatever its number.
-pub const REFUSED_CODE: i64 = -32010;
 /// How long a call waits for a person by default.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 /// How often the caller hears that its call still waits.
@@ -66,6 +67,12 @@ impl Approvals {
             timeout,
             notify,
         }
+    }
+
+    /// The settings this user chose (see [`configured_timeout`] and
+    /// [`notify_configured`]).
+    pub fn configured() -> Self {
+        Approvals::new(configured_timeout(), notify_configured())
     }
 
     fn waiting(&self) -> MutexGuard<'_, Vec<Waiting>> {
@@ -114,22 +121,59 @@ impl Approvals {
     }
 }
 
+/// How long a call waits for approval: `TICKLOOP_APPROVAL_TIMEOUT_MS`, else
+/// `approval_timeout_secs` in the config file, else [`DEFAULT_TIMEOUT`].
+pub fn configured_timeout() -> Duration {
+    std::env::var("TICKLOOP_APPROVAL_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(Duration::from_millis)
+        .or_else(|| {
+            tickloop_client::config::load()
+                .ok()
+                .and_then(|c| c.approval_timeout_secs)
+                .map(Duration::from_secs)
+        })
+        .unwrap_or(DEFAULT_TIMEOUT)
+}
+
+/// Whether a held call pops a desktop notification: `TICKLOOP_NOTIFY`
+/// (`1`/`0`), else `notify` in the config file, else no.
+pub fn notify_configured() -> bool {
+    match std::env::var("TICKLOOP_NOTIFY").as_deref() {
+        Ok("1" | "true" | "on" | "yes") => true,
+        Ok(_) => false,
+        Err(_) => tickloop_client::config::load()
+            .ok()
+            .and_then(|c| c.notify)
+            .unwrap_or(false),
+    }
+}
+
+/// The instance a call is for, as the gate sees it: looked at again while
+/// the call waits, since its policy, catalog and life may change meanwhile.
+pub trait CallTarget {
+    /// Its full id.
+    fn id(&self) -> &str;
+    /// Who approves its mutating calls now.
+    fn policy(&self) -> ApprovalPolicy;
+    /// The revision of its current catalog.
+    fn revision(&self) -> Option<String>;
+    /// Tool `name` of its catalog: whether it mutates, and its description;
+    /// `None` when there is no such tool (the launcher refuses it).
+    fn tool(&self, name: &str) -> Option<(bool, String)>;
+    /// How it ended, if it did.
+    fn ended(&self) -> Option<EndInfo>;
+    /// Its approval log (one JSON line per decision).
+    fn approval_log(&self) -> &Path;
+}
+
 /// What the gate let through.
 pub enum Gate {
     /// Send it to the Tick.
     Proceed,
     /// Not executed, and why.
     Refused(CallOutcome),
-}
-
-/// The instance's tool `tool`: whether it mutates and its description;
-/// `None` when the catalog has no such tool (the launcher refuses it).
-fn tool_of(instance: &Instance, tool: &str) -> Option<(bool, String)> {
-    instance.catalog().tool(tool)
-}
-
-fn current_revision(instance: &Instance) -> Option<String> {
-    instance.catalog().revision.clone()
 }
 
 fn refused(code: i64, message: String, decision: &str, by: &str) -> Gate {
@@ -142,53 +186,17 @@ fn refused(code: i64, message: String, decision: &str, by: &str) -> Gate {
     })
 }
 
-/// The request a held call came in: what the gate needs of it.
-pub struct CallRequest<'a> {
-    pub tool: &'a str,
-    pub args: &'a Value,
-    pub revision: &'a str,
-    pub client: Option<ClientKind>,
+/// Writes one held call's decisions into its instance's approval log.
+struct Recorder<'a> {
+    log: &'a Path,
+    held: &'a HeldCall,
 }
 
-/// Lets a call through, refuses it, or holds it until a person decides.
-/// The caller hears on `writer` (a [`ServerMessage::Progress`] for request
-/// `id`) when, and every 30 s while, the call waits; a caller that has gone
-/// gets its call refused.
-pub async fn gate(
-    shared: &Shared,
-    instance: &Arc<Instance>,
-    call: CallRequest<'_>,
-    id: u64,
-    writer: &mut OwnedWriteHalf,
-) -> Gate {
-    let policy = instance.status().approve.unwrap_or_default();
-    if policy == ApprovalPolicy::Auto {
-        return Gate::Proceed;
-    }
-    let Some((true, description)) = tool_of(instance, call.tool) else {
-        return Gate::Proceed;
-    };
-    // A stale revision is the launcher's to refuse, before anyone is asked.
-    if current_revision(instance).as_deref() != Some(call.revision) {
-        return Gate::Proceed;
-    }
-    let approvals = &shared.approvals;
-    let call_id = format!("c{}", approvals.next.fetch_add(1, Ordering::Relaxed));
-    let held = HeldCall {
-        call: call_id,
-        instance: instance.id.clone(),
-        tool: call.tool.to_string(),
-        description,
-        args: call.args.clone(),
-        revision: call.revision.to_string(),
-        client: call.client,
-        since: now_rfc3339_millis(),
-        waited_ms: 0,
-        timeout_ms: u64::try_from(approvals.timeout.as_millis()).unwrap_or(u64::MAX),
-    };
-    let record = |decision: &str, by: &str, reason: Option<String>| {
+impl Recorder<'_> {
+    fn record(&self, decision: &str, by: &str, reason: Option<String>) {
+        let held = self.held;
         append_log(
-            instance,
+            self.log,
             &ApprovalLogEntry {
                 at: now_rfc3339_millis(),
                 call: held.call.clone(),
@@ -201,88 +209,106 @@ pub async fn gate(
                 reason,
             },
         )
+    }
+}
+
+/// Lets `call` through, refuses it, or holds it until a person decides.
+/// While it is held, the caller hears on `progress` (at once, then every
+/// 30 s) that it waits; a caller that drops the receiving end has gone away,
+/// and its call is refused.
+pub async fn gate(
+    approvals: &Approvals,
+    target: &impl CallTarget,
+    call: &CallRequest,
+    client: Option<ClientKind>,
+    progress: mpsc::Sender<HeldCall>,
+) -> Gate {
+    let policy = target.policy();
+    if policy == ApprovalPolicy::Auto {
+        return Gate::Proceed;
+    }
+    let Some((true, description)) = target.tool(&call.tool) else {
+        return Gate::Proceed;
+    };
+    // A stale revision is the launcher's to refuse, before anyone is asked.
+    if target.revision().as_deref() != Some(call.revision.as_str()) {
+        return Gate::Proceed;
+    }
+    let held = HeldCall {
+        call: format!("c{}", approvals.next.fetch_add(1, Ordering::Relaxed)),
+        instance: target.id().to_string(),
+        tool: call.tool.clone(),
+        description,
+        args: call.args.clone(),
+        revision: call.revision.clone(),
+        client,
+        since: now_rfc3339_millis(),
+        waited_ms: 0,
+        timeout_ms: u64::try_from(approvals.timeout.as_millis()).unwrap_or(u64::MAX),
+    };
+    let recorder = Recorder {
+        log: target.approval_log(),
+        held: &held,
     };
     if policy == ApprovalPolicy::Deny {
-        record("denied", "tickhost", None);
+        recorder.record("denied", "tickhost", None);
+        let id = target.id();
         return refused(
-            REFUSED_CODE,
+            APPROVAL_REFUSED,
             format!(
-                "{} refuses mutating calls (approval policy deny); `tickloop approve-policy {} ask` lets a person approve them",
-                instance.id, instance.id
+                "{id} refuses mutating calls (approval policy deny); `tickloop approve-policy {id} ask` lets a person approve them"
             ),
             "denied",
             "tickhost",
         );
     }
+    hold(approvals, target, &recorder, progress).await
+}
 
+/// Holds `recorder`'s call in the queue until a person decides, the wait
+/// runs out, the instance ends or changes its catalog, or the policy is
+/// turned off.
+async fn hold(
+    approvals: &Approvals,
+    target: &impl CallTarget,
+    recorder: &Recorder<'_>,
+    progress: mpsc::Sender<HeldCall>,
+) -> Gate {
+    let held = recorder.held;
     let (answer, mut decided) = oneshot::channel();
     approvals.waiting().push(Waiting {
         held: held.clone(),
         since: Instant::now(),
         answer,
     });
-    record("held", "tickhost", None);
+    recorder.record("held", "tickhost", None);
     log(&format!(
         "approval: {} {} {} waits for a person",
         held.instance, held.call, held.tool
     ));
     if approvals.notify {
-        notify(&held);
+        notify(held);
     }
-    let deadline = tokio::time::Instant::now() + approvals.timeout;
-    let mut next_progress = tokio::time::Instant::now();
-    let outcome = loop {
+    let started = tokio::time::Instant::now();
+    let deadline = started + approvals.timeout;
+    let mut next_progress = started;
+    loop {
         if tokio::time::Instant::now() >= next_progress {
             let mut now_held = held.clone();
-            now_held.waited_ms = u64::try_from(
-                (approvals
-                    .timeout
-                    .saturating_sub(deadline - tokio::time::Instant::now()))
-                .as_millis(),
-            )
-            .unwrap_or(0);
-            let line = ServerMessage::Progress { id, held: now_held };
-            if write_line(writer, &line).await.is_err() {
-                approvals.remove(&held.call);
-                record("refused", "tickhost", Some("the caller went away".into()));
-                break refused(
-                    REFUSED_CODE,
-                    "the caller went away while the call waited for approval".into(),
-                    "refused",
-                    "tickhost",
-                );
+            now_held.waited_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(0);
+            if progress.send(now_held).await.is_err() {
+                return went_away(approvals, recorder);
             }
             next_progress += PROGRESS_EVERY;
         }
         tokio::select! {
-            decision = &mut decided => {
-                break match decision {
-                    Ok(Decision::Approved { by }) => {
-                        record("approved", &by, None);
-                        // Approval is bound to the revision it was given for.
-                        if current_revision(instance).as_deref() != Some(held.revision.as_str()) {
-                            record("revision_changed", "tickhost", None);
-                            stale(&held)
-                        } else {
-                            Gate::Proceed
-                        }
-                    }
-                    Ok(Decision::Refused { by, reason }) => {
-                        record("refused", &by, reason.clone());
-                        let message = match &reason {
-                            Some(reason) => format!("refused by a person ({by}): {reason}"),
-                            None => format!("refused by a person ({by})"),
-                        };
-                        refused(REFUSED_CODE, message, "refused", &by)
-                    }
-                    Err(_) => refused(REFUSED_CODE, "the approval was dropped".into(), "refused", "tickhost"),
-                };
-            }
+            decision = &mut decided => return decided_gate(target, recorder, decision.ok()),
+            _ = progress.closed() => return went_away(approvals, recorder),
             _ = tokio::time::sleep_until(deadline) => {
                 approvals.remove(&held.call);
-                record("timed_out", "tickhost", None);
-                break refused(
-                    REFUSED_CODE,
+                recorder.record("timed_out", "tickhost", None);
+                return refused(
+                    APPROVAL_REFUSED,
                     format!(
                         "nobody approved the call within {} s (TICKLOOP_APPROVAL_TIMEOUT_MS sets the wait)",
                         approvals.timeout.as_secs()
@@ -292,36 +318,95 @@ pub async fn gate(
                 );
             }
             _ = tokio::time::sleep(LOOK_EVERY) => {
-                if let Some(end) = instance.ended() {
-                    approvals.remove(&held.call);
-                    record("ended", "tickhost", Some(end.reason.clone()));
-                    break refused(
-                        REFUSED_CODE,
-                        format!("{} ended while the call waited for approval: {}", instance.id, end.reason),
-                        "ended",
-                        "tickhost",
-                    );
-                }
-                if current_revision(instance).as_deref() != Some(held.revision.as_str()) {
-                    approvals.remove(&held.call);
-                    record("revision_changed", "tickhost", None);
-                    break stale(&held);
-                }
-                if instance.status().approve.unwrap_or_default() == ApprovalPolicy::Auto {
-                    // The policy was turned off: nobody needs to ask.
-                    approvals.remove(&held.call);
-                    record("approved", "policy", None);
-                    break Gate::Proceed;
+                if let Some(gate) = look(approvals, target, recorder) {
+                    return gate;
                 }
             }
         }
-    };
-    outcome
+    }
+}
+
+/// The caller hung up while its call waited: the call is refused.
+fn went_away(approvals: &Approvals, recorder: &Recorder<'_>) -> Gate {
+    approvals.remove(&recorder.held.call);
+    recorder.record("refused", "tickhost", Some("the caller went away".into()));
+    refused(
+        APPROVAL_REFUSED,
+        "the caller went away while the call waited for approval".into(),
+        "refused",
+        "tickhost",
+    )
+}
+
+/// What a person's `decision` (`None`: the answer was dropped) lets
+/// through.
+fn decided_gate(
+    target: &impl CallTarget,
+    recorder: &Recorder<'_>,
+    decision: Option<Decision>,
+) -> Gate {
+    match decision {
+        Some(Decision::Approved { by }) => {
+            recorder.record("approved", &by, None);
+            // Approval is bound to the revision it was given for.
+            if target.revision().as_deref() != Some(recorder.held.revision.as_str()) {
+                recorder.record("revision_changed", "tickhost", None);
+                stale(recorder.held)
+            } else {
+                Gate::Proceed
+            }
+        }
+        Some(Decision::Refused { by, reason }) => {
+            recorder.record("refused", &by, reason.clone());
+            let message = match &reason {
+                Some(reason) => format!("refused by a person ({by}): {reason}"),
+                None => format!("refused by a person ({by})"),
+            };
+            refused(APPROVAL_REFUSED, message, "refused", &by)
+        }
+        None => refused(
+            APPROVAL_REFUSED,
+            "the approval was dropped".into(),
+            "refused",
+            "tickhost",
+        ),
+    }
+}
+
+/// A look at the instance while the call waits: `Some` when it ended, its
+/// catalog changed, or its policy was turned off (the call stops waiting).
+fn look(approvals: &Approvals, target: &impl CallTarget, recorder: &Recorder<'_>) -> Option<Gate> {
+    let held = recorder.held;
+    if let Some(end) = target.ended() {
+        approvals.remove(&held.call);
+        recorder.record("ended", "tickhost", Some(end.reason.clone()));
+        return Some(refused(
+            APPROVAL_REFUSED,
+            format!(
+                "{} ended while the call waited for approval: {}",
+                held.instance, end.reason
+            ),
+            "ended",
+            "tickhost",
+        ));
+    }
+    if target.revision().as_deref() != Some(held.revision.as_str()) {
+        approvals.remove(&held.call);
+        recorder.record("revision_changed", "tickhost", None);
+        return Some(stale(held));
+    }
+    if target.policy() == ApprovalPolicy::Auto {
+        // The policy was turned off: nobody needs to ask.
+        approvals.remove(&held.call);
+        recorder.record("approved", "policy", None);
+        return Some(Gate::Proceed);
+    }
+    None
 }
 
 fn stale(held: &HeldCall) -> Gate {
     refused(
-        -32004,
+        STALE_REVISION,
         format!(
             "the catalog changed while the call waited for approval (it was made for revision {:?}); describe the Tick and prepare the call again",
             held.revision
@@ -331,10 +416,9 @@ fn stale(held: &HeldCall) -> Gate {
     )
 }
 
-/// Appends `entry` to the instance's approval log (a failure is logged, not
+/// Appends `entry` to the approval log at `path` (a failure is logged, not
 /// fatal: the decision stands).
-fn append_log(instance: &Instance, entry: &ApprovalLogEntry) {
-    let path = &instance.files.approvals;
+fn append_log(path: &Path, entry: &ApprovalLogEntry) {
     let written = serde_json::to_string(entry)
         .map_err(std::io::Error::other)
         .and_then(|line| {
@@ -352,9 +436,9 @@ fn append_log(instance: &Instance, entry: &ApprovalLogEntry) {
     }
 }
 
-/// The instance's approval log, oldest first (empty when none).
-pub fn read_log(instance: &Instance) -> Vec<ApprovalLogEntry> {
-    std::fs::read_to_string(&instance.files.approvals)
+/// The approval log at `path`, oldest first (empty when none).
+pub fn read_log(path: &Path) -> Vec<ApprovalLogEntry> {
+    std::fs::read_to_string(path)
         .map(|text| {
             text.lines()
                 .filter_map(|l| serde_json::from_str(l).ok())
@@ -385,5 +469,93 @@ fn notify(held: &HeldCall) {
             std::thread::spawn(move || child.wait());
         }
         Err(e) => log(&format!("approval: notify-send: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    /// An instance as the gate sees it, with one mutating tool `set`.
+    struct Fake {
+        policy: ApprovalPolicy,
+        log: std::path::PathBuf,
+    }
+
+    impl CallTarget for Fake {
+        fn id(&self) -> &str {
+            "hosted:fake"
+        }
+        fn policy(&self) -> ApprovalPolicy {
+            self.policy
+        }
+        fn revision(&self) -> Option<String> {
+            Some("1".into())
+        }
+        fn tool(&self, name: &str) -> Option<(bool, String)> {
+            (name == "set").then(|| (true, "sets".to_string()))
+        }
+        fn ended(&self) -> Option<EndInfo> {
+            None
+        }
+        fn approval_log(&self) -> &Path {
+            &self.log
+        }
+    }
+
+    fn call() -> CallRequest {
+        CallRequest {
+            tool: "set".into(),
+            args: Value::Null,
+            revision: "1".into(),
+        }
+    }
+
+    fn refusal(gate: Gate) -> Option<RpcError> {
+        match gate {
+            Gate::Refused(CallOutcome::NotExecuted { error }) => Some(error),
+            _ => None,
+        }
+    }
+
+    #[tokio::test]
+    async fn held_calls_tell_the_caller_and_a_caller_gone_refuses_them() {
+        let dir = std::env::temp_dir().join(format!("tickhost-approval-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let target = Fake {
+            policy: ApprovalPolicy::Ask,
+            log: dir.join("approvals.jsonl"),
+        };
+        let approvals = Approvals::new(Duration::from_secs(600), false);
+        let (progress, mut waiting) = mpsc::channel(1);
+        let set = call();
+        let waits = gate(&approvals, &target, &set, None, progress);
+        tokio::pin!(waits);
+        let held = tokio::select! {
+            _ = &mut waits => None,
+            held = waiting.recv() => held,
+        };
+        assert_eq!(held.map(|h| h.tool), Some("set".to_string()));
+        assert_eq!(approvals.tools_for("hosted:fake"), vec!["set".to_string()]);
+        drop(waiting);
+        let error = refusal(waits.await);
+        assert_eq!(error.as_ref().map(|e| e.code), Some(APPROVAL_REFUSED));
+        assert!(error.is_some_and(|e| e.message.contains("went away")));
+        assert!(approvals.list().is_empty());
+        let decisions: Vec<String> = read_log(&target.log)
+            .into_iter()
+            .map(|e| e.decision)
+            .collect();
+        assert_eq!(decisions, ["held", "refused"]);
+
+        let deny = Fake {
+            policy: ApprovalPolicy::Deny,
+            log: dir.join("denied.jsonl"),
+        };
+        let (progress, _waiting) = mpsc::channel(1);
+        let error = refusal(gate(&approvals, &deny, &call(), None, progress).await);
+        assert_eq!(error.map(|e| e.code), Some(APPROVAL_REFUSED));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

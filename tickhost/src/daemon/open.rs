@@ -17,7 +17,7 @@ use tickloop_client::paths::{
 use tickloop_proto::core::limits::Limits;
 use tickloop_proto::wire::{
     Catalog, ClientError, ClientReply, ErrorKind, InstanceState, LaunchReport, LaunchSpec,
-    LauncherStatus, OpenReply, OpenRequest,
+    LauncherStatus, OpenReply, OpenRequest, ProgramSpec,
 };
 use tokio::io::AsyncWriteExt;
 
@@ -54,116 +54,190 @@ impl Drop for Reservation<'_> {
 
 /// Handles `open`.
 pub async fn open(shared: &Arc<Shared>, request: OpenRequest) -> ClientReply {
-    if let Some(path) = &request.artifact {
-        if request.shell {
-            return bad_request(
-                "--artifact and --shell do not go together: an artifact is a Tick".into(),
-            );
-        }
-        if !path.is_absolute() {
-            return bad_request(format!(
-                "the artifact {} is not an absolute path; send an absolute path",
-                path.display()
-            ));
-        }
-        if !path.is_file() {
-            return bad_request(format!(
-                "the artifact {} is not a file; write it first, then open it",
-                path.display()
-            ));
-        }
+    match open_instance(shared, request).await {
+        Ok(reply) | Err(reply) => reply,
     }
-    let artifact_stem = request.artifact.as_ref().and_then(|path| {
-        path.file_stem()
-            .map(|stem| stem.to_string_lossy().into_owned())
-    });
-    let Some(program) = artifact_stem
-        .clone()
-        .or_else(|| request.argv.first().cloned())
-    else {
-        return bad_request("open needs a program: `tickloop open -- PROGRAM [ARG...]`".into());
-    };
-    if !request.cwd.is_absolute() {
-        return bad_request(format!(
-            "cwd {} is not absolute; send an absolute directory",
-            request.cwd.display()
-        ));
-    }
-    let kind = InstanceKind::of_open(request.shell, request.artifact.is_some());
-    let (id, name) = {
-        let mut registry = shared.registry();
-        let name = match &request.name {
-            Some(name) => {
-                if let Err(message) = validate_name(name) {
-                    return bad_request(message);
-                }
-                let id = kind.id(name);
-                if registry.reserved.contains(&id) {
-                    return bad_request(format!(
-                        "{id} is being opened right now; choose another --id"
-                    ));
-                }
-                if let Some(known) = registry.instances.get(&id).cloned() {
-                    if known.ended().is_none() {
-                        return bad_request(format!(
-                            "{id} is in use by a running instance; choose another --id or `tickloop close {id}` first"
-                        ));
-                    }
-                    // An ended instance of that name is replaced.
-                    registry.instances.remove(&id);
-                    known.files.remove();
-                }
-                name.clone()
-            }
-            None => unique_name(&default_name(&program), |n| registry.is_taken(&kind.id(n))),
-        };
-        let id = kind.id(&name);
-        registry.reserved.insert(id.clone());
-        (id, name)
-    };
+}
+
+/// `open`'s steps; an `Err` is the reply that says what went wrong.
+async fn open_instance(
+    shared: &Arc<Shared>,
+    request: OpenRequest,
+) -> Result<ClientReply, ClientReply> {
+    let program = program_name(&request.program)?;
+    let kind = InstanceKind::of_open(request.program.shell, request.program.artifact.is_some());
+    let (id, name) = reserve(shared, kind, request.name.as_deref(), &program)?;
     let _reservation = Reservation {
         shared,
         id: id.clone(),
     };
-    let files = match shared.dir.instance_files(kind, &name) {
-        Ok(files) => files,
-        Err(e) => return bad_request(e.to_string()),
-    };
+    let files = shared
+        .dir
+        .instance_files(kind, &name)
+        .map_err(|e| bad_request(e.to_string()))?;
     files.remove();
+    let spec = LaunchSpec {
+        instance: id.clone(),
+        program: request.program,
+        socket: files.socket.clone(),
+        init_timeout_ms: u64::try_from(shared.limits.init_total_timeout.as_millis())
+            .ok()
+            .filter(|_| shared.limits.init_total_timeout != Limits::default().init_total_timeout),
+    };
+    let launcher = start_launcher(shared, &files)?;
+    let launcher_pid = launcher.pid;
+    let report = match tokio::time::timeout(LAUNCH_TIMEOUT, launcher.report(&spec)).await {
+        Ok(Ok(report)) => report,
+        Ok(Err(reason)) => {
+            terminate(launcher_pid);
+            files.remove_but_log();
+            return Err(open_failed(
+                format!("{reason} (its log: {})", files.log.display()),
+                "",
+            ));
+        }
+        Err(_) => {
+            terminate(launcher_pid);
+            files.remove_but_log();
+            return Err(open_failed(
+                format!(
+                    "the launcher did not report within {} s (its log: {})",
+                    LAUNCH_TIMEOUT.as_secs(),
+                    files.log.display()
+                ),
+                "",
+            ));
+        }
+    };
+    let (socket, status) = match report {
+        LaunchReport::Ready {
+            socket,
+            status,
+            catalog,
+        } => (socket, (*status, catalog.map(|c| *c).unwrap_or_default())),
+        LaunchReport::Failed { reason, screen } => {
+            files.remove_but_log();
+            return Err(open_failed(reason, &screen));
+        }
+    };
+    if status.0.ended.is_some() {
+        // A plain program that ended during its start: it ran, and its
+        // status, record and last screen are kept; there is no launcher
+        // left to connect to.
+        return Ok(register_ended(shared, id, files, program, status));
+    }
+    let opened = Opened {
+        id,
+        files,
+        program,
+        launcher_pid,
+        reported: status,
+    };
+    Ok(connect(shared, &socket, opened).await)
+}
 
-    let log_file = match std::fs::OpenOptions::new()
+/// The program's name (an artifact's file stem, else `argv[0]`), once the
+/// spec is one tickhost can start.
+fn program_name(spec: &ProgramSpec) -> Result<String, ClientReply> {
+    if let Some(path) = &spec.artifact {
+        if spec.shell {
+            return Err(bad_request(
+                "--artifact and --shell do not go together: an artifact is a Tick".into(),
+            ));
+        }
+        if !path.is_absolute() {
+            return Err(bad_request(format!(
+                "the artifact {} is not an absolute path; send an absolute path",
+                path.display()
+            )));
+        }
+        if !path.is_file() {
+            return Err(bad_request(format!(
+                "the artifact {} is not a file; write it first, then open it",
+                path.display()
+            )));
+        }
+    }
+    let artifact_stem = spec.artifact.as_ref().and_then(|path| {
+        path.file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+    });
+    let Some(program) = artifact_stem.or_else(|| spec.argv.first().cloned()) else {
+        return Err(bad_request(
+            "open needs a program: `tickloop open -- PROGRAM [ARG...]`".into(),
+        ));
+    };
+    if !spec.cwd.is_absolute() {
+        return Err(bad_request(format!(
+            "cwd {} is not absolute; send an absolute directory",
+            spec.cwd.display()
+        )));
+    }
+    Ok(program)
+}
+
+/// Chooses the instance's id and NAME (the one asked for, else one made
+/// from the program's name) and reserves the id while it opens; an ended
+/// instance of that id is replaced.
+fn reserve(
+    shared: &Shared,
+    kind: InstanceKind,
+    asked: Option<&str>,
+    program: &str,
+) -> Result<(String, String), ClientReply> {
+    let mut registry = shared.registry();
+    let name = match asked {
+        Some(name) => {
+            validate_name(name).map_err(bad_request)?;
+            let id = kind.id(name);
+            if registry.reserved.contains(&id) {
+                return Err(bad_request(format!(
+                    "{id} is being opened right now; choose another --id"
+                )));
+            }
+            if let Some(known) = registry.instances.get(&id).cloned() {
+                if known.ended().is_none() {
+                    return Err(bad_request(format!(
+                        "{id} is in use by a running instance; choose another --id or `tickloop close {id}` first"
+                    )));
+                }
+                // An ended instance of that name is replaced.
+                registry.instances.remove(&id);
+                known.files.remove();
+            }
+            name.to_string()
+        }
+        None => unique_name(&default_name(program), |n| registry.is_taken(&kind.id(n))),
+    };
+    let id = kind.id(&name);
+    registry.reserved.insert(id.clone());
+    Ok((id, name))
+}
+
+/// A launcher just started, before it has its spec.
+struct Started {
+    pid: u32,
+    stdin: Option<tokio::process::ChildStdin>,
+    stdout: Option<tokio::process::ChildStdout>,
+}
+
+/// Starts `<exe> __launcher` in its own session, its stderr into the
+/// instance's log; it is reaped in the background whenever it exits.
+fn start_launcher(shared: &Shared, files: &InstanceFiles) -> Result<Started, ClientReply> {
+    let log_file = std::fs::OpenOptions::new()
         .create(true)
         .write(true)
         .truncate(true)
         .open(&files.log)
-    {
-        Ok(file) => file,
-        Err(e) => {
-            return open_failed(
+        .map_err(|e| {
+            open_failed(
                 format!(
                     "cannot create the launcher's log {}: {e}",
                     files.log.display()
                 ),
                 "",
             )
-        }
-    };
-    let spec = LaunchSpec {
-        instance: id.clone(),
-        shell: request.shell,
-        artifact: request.artifact.clone(),
-        watch: request.watch.clone(),
-        argv: request.argv.clone(),
-        cwd: request.cwd.clone(),
-        env: request.env.clone(),
-        socket: files.socket.clone(),
-        history: request.history,
-        approve: request.approve,
-        record: request.record.clone(),
-        init_timeout_ms: u64::try_from(shared.limits.init_total_timeout.as_millis())
-            .ok()
-            .filter(|_| shared.limits.init_total_timeout != Limits::default().init_total_timeout),
-    };
+        })?;
     let mut command = tokio::process::Command::new(&shared.exe);
     command
         .arg("__launcher")
@@ -181,37 +255,40 @@ pub async fn open(shared: &Arc<Shared>, request: OpenRequest) -> ClientReply {
             Ok(())
         });
     }
-    let mut child = match command.spawn() {
-        Ok(child) => child,
-        Err(e) => {
-            files.remove();
-            return open_failed(
-                format!(
-                    "cannot start the launcher {} __launcher: {e}",
-                    shared.exe.display()
-                ),
-                "",
-            );
-        }
+    let mut child = command.spawn().map_err(|e| {
+        files.remove();
+        open_failed(
+            format!(
+                "cannot start the launcher {} __launcher: {e}",
+                shared.exe.display()
+            ),
+            "",
+        )
+    })?;
+    let started = Started {
+        pid: child.id().unwrap_or(0),
+        stdin: child.stdin.take(),
+        stdout: child.stdout.take(),
     };
-    let launcher_pid = child.id().unwrap_or(0);
-    let stdin = child.stdin.take();
-    let stdout = child.stdout.take();
     // Reap the launcher whenever it exits: no zombies, and never waited on here.
     tokio::spawn(async move {
         let _ = child.wait().await;
     });
+    Ok(started)
+}
 
-    let report = async {
-        let mut stdin = stdin.ok_or("the launcher's stdin is missing")?;
-        let mut spec_line = serde_json::to_vec(&spec).map_err(|e| e.to_string())?;
+impl Started {
+    /// Hands the launcher `spec` and reads its one report line.
+    async fn report(self, spec: &LaunchSpec) -> Result<LaunchReport, String> {
+        let mut stdin = self.stdin.ok_or("the launcher's stdin is missing")?;
+        let mut spec_line = serde_json::to_vec(spec).map_err(|e| e.to_string())?;
         spec_line.push(b'\n');
         stdin
             .write_all(&spec_line)
             .await
             .map_err(|e| format!("cannot hand the launcher its spec: {e}"))?;
         drop(stdin);
-        let stdout = stdout.ok_or("the launcher's stdout is missing")?;
+        let stdout = self.stdout.ok_or("the launcher's stdout is missing")?;
         let mut reader = LineReader::new(stdout, 16 * 1024 * 1024);
         match reader.next().await {
             Ok(Some(Line::Text(text))) => serde_json::from_str::<LaunchReport>(&text)
@@ -220,45 +297,30 @@ pub async fn open(shared: &Arc<Shared>, request: OpenRequest) -> ClientReply {
             Ok(None) => Err("the launcher exited before reporting".to_string()),
             Err(e) => Err(format!("cannot read the launcher's report: {e}")),
         }
-    };
-    let report = match tokio::time::timeout(LAUNCH_TIMEOUT, report).await {
-        Ok(Ok(report)) => report,
-        Ok(Err(reason)) => {
-            terminate(launcher_pid);
-            files.remove_but_log();
-            return open_failed(format!("{reason} (its log: {})", files.log.display()), "");
-        }
-        Err(_) => {
-            terminate(launcher_pid);
-            files.remove_but_log();
-            return open_failed(
-                format!(
-                    "the launcher did not report within {} s (its log: {})",
-                    LAUNCH_TIMEOUT.as_secs(),
-                    files.log.display()
-                ),
-                "",
-            );
-        }
-    };
-    let (socket, status) = match report {
-        LaunchReport::Ready {
-            socket,
-            status,
-            catalog,
-        } => (socket, (*status, catalog.map(|c| *c).unwrap_or_default())),
-        LaunchReport::Failed { reason, screen } => {
-            files.remove_but_log();
-            return open_failed(reason, &screen);
-        }
-    };
-    if status.0.ended.is_some() {
-        // A plain program that ended during its start: it ran, and its
-        // status, record and last screen are kept; there is no launcher
-        // left to connect to.
-        return register_ended(shared, id, files, program, status);
     }
-    let (conn, mut reader) = match LauncherConn::connect(&socket, launcher_pid).await {
+}
+
+/// An instance whose launcher reported it ready.
+struct Opened {
+    id: String,
+    files: InstanceFiles,
+    program: String,
+    launcher_pid: u32,
+    /// The status and catalog of its report.
+    reported: (LauncherStatus, Catalog),
+}
+
+/// Connects to the launcher that reported ready on `socket`, registers its
+/// instance and answers `open`.
+async fn connect(shared: &Arc<Shared>, socket: &std::path::Path, opened: Opened) -> ClientReply {
+    let Opened {
+        id,
+        files,
+        program,
+        launcher_pid,
+        reported,
+    } = opened;
+    let (conn, mut reader) = match LauncherConn::connect(socket, launcher_pid).await {
         Ok(pair) => pair,
         Err(e) => {
             // The program may have ended just after the report, and its
@@ -273,8 +335,8 @@ pub async fn open(shared: &Arc<Shared>, request: OpenRequest) -> ClientReply {
     };
     let first = LauncherConn::first_status(&mut reader).await;
     let (status, catalog) = (
-        first.status.unwrap_or(status.0),
-        first.catalog.unwrap_or(status.1),
+        first.status.unwrap_or(reported.0),
+        first.catalog.unwrap_or(reported.1),
     );
     let catalog = CatalogFacts::new(catalog, &shared.limits);
     let instance = Instance::new(id.clone(), files, Some(program), status, catalog);

@@ -2,6 +2,7 @@
 //! its launcher published (only the newest: memory stays flat under update
 //! floods), name resolution, and the change signal watchers wait on.
 
+use super::approval::{Approvals, CallTarget};
 use super::conn::LauncherConn;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
@@ -13,7 +14,9 @@ use tickloop_client::paths::{parse_id, InstanceFiles, InstanceKind, RuntimeDir};
 use tickloop_proto::core::delivery::{trim, Trimmed};
 use tickloop_proto::core::descriptor::{Descriptor, Series};
 use tickloop_proto::core::limits::Limits;
-use tickloop_proto::wire::{Catalog, ClientError, EndClass, EndInfo, ErrorKind, LauncherStatus};
+use tickloop_proto::wire::{
+    ApprovalPolicy, Catalog, ClientError, EndClass, EndInfo, ErrorKind, LauncherStatus,
+};
 use tokio::sync::watch;
 
 /// What every task of the daemon shares.
@@ -28,7 +31,7 @@ pub struct Shared {
     /// Set once `shutdown` has answered: the daemon exits.
     pub shutdown: watch::Sender<bool>,
     /// Calls waiting for a person's approval.
-    pub approvals: super::approval::Approvals,
+    pub approvals: Approvals,
 }
 
 /// The instances by id, and the ids being opened or adopted right now.
@@ -45,35 +48,6 @@ impl Registry {
     }
 }
 
-/// How long a call waits for approval: `TICKLOOP_APPROVAL_TIMEOUT_MS`, else
-/// `approval_timeout_secs` in the config file, else 10 minutes.
-fn approval_timeout() -> std::time::Duration {
-    std::env::var("TICKLOOP_APPROVAL_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .map(std::time::Duration::from_millis)
-        .or_else(|| {
-            tickloop_client::config::load()
-                .ok()
-                .and_then(|c| c.approval_timeout_secs)
-                .map(std::time::Duration::from_secs)
-        })
-        .unwrap_or(super::approval::DEFAULT_TIMEOUT)
-}
-
-/// Whether a held call pops a desktop notification: `TICKLOOP_NOTIFY`
-/// (`1`/`0`), else `notify` in the config file, else no.
-fn notify_enabled() -> bool {
-    match std::env::var("TICKLOOP_NOTIFY").as_deref() {
-        Ok("1" | "true" | "on" | "yes") => true,
-        Ok(_) => false,
-        Err(_) => tickloop_client::config::load()
-            .ok()
-            .and_then(|c| c.notify)
-            .unwrap_or(false),
-    }
-}
-
 impl Shared {
     pub fn new(dir: RuntimeDir, exe: PathBuf, limits: Limits) -> Arc<Self> {
         Arc::new(Shared {
@@ -83,7 +57,7 @@ impl Shared {
             registry: Mutex::new(Registry::default()),
             changes: watch::Sender::new(0),
             shutdown: watch::Sender::new(false),
-            approvals: super::approval::Approvals::new(approval_timeout(), notify_enabled()),
+            approvals: Approvals::configured(),
         })
     }
 
@@ -393,6 +367,33 @@ impl Instance {
             ),
             data: Some(serde_json::to_value(end).unwrap_or(Value::Null)),
         }
+    }
+}
+
+/// The approval gate looks at an instance through this.
+impl CallTarget for Instance {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn policy(&self) -> ApprovalPolicy {
+        self.status().approve.unwrap_or_default()
+    }
+
+    fn revision(&self) -> Option<String> {
+        self.catalog().revision.clone()
+    }
+
+    fn tool(&self, name: &str) -> Option<(bool, String)> {
+        self.catalog().tool(name)
+    }
+
+    fn ended(&self) -> Option<EndInfo> {
+        Instance::ended(self)
+    }
+
+    fn approval_log(&self) -> &std::path::Path {
+        &self.files.approvals
     }
 }
 

@@ -15,10 +15,13 @@ use std::time::Duration;
 use tickloop_client::framing::{write_line, Line, LineReader};
 use tickloop_client::paths::InstanceKind;
 use tickloop_proto::wire::{
-    ActivityRecord, ClientError, ClientKind, ClientReply, ClientRequest, Envelope, ErrorKind,
-    Hello, HelloReply, LauncherRequest, LauncherStatus, ListEntry, Role, ServerMessage,
+    ActivityRecord, CallRequest, ClientError, ClientKind, ClientReply, ClientRequest, Envelope,
+    ErrorKind, HeldCall, Hello, HelloReply, LauncherRequest, LauncherStatus, ListEntry, Role,
+    ServerMessage,
 };
+use tokio::net::unix::OwnedWriteHalf;
 use tokio::net::UnixStream;
+use tokio::sync::mpsc;
 
 /// The longest request line accepted from a client (an `open` carries the
 /// whole environment).
@@ -130,19 +133,8 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
                 shared.shutdown.send_replace(true);
                 return;
             }
-            ClientRequest::Call {
-                instance,
-                tool,
-                args,
-                revision,
-            } => {
-                let call = Call {
-                    instance,
-                    tool,
-                    args,
-                    revision,
-                };
-                call_gated(&shared, call, client, id, &mut writer).await
+            ClientRequest::Call { instance, call } => {
+                call_gated(&shared, &instance, call, client, id, &mut writer).await
             }
             request => handle(&shared, request, client).await,
         };
@@ -227,7 +219,7 @@ async fn handle(
             reply
         }
         ClientRequest::ApprovalLog { instance } => match shared.resolve(&instance) {
-            Ok(found) => match serde_json::to_value(approval::read_log(&found)) {
+            Ok(found) => match serde_json::to_value(approval::read_log(&found.files.approvals)) {
                 Ok(value) => ClientReply::Ok(value),
                 Err(e) => error(ErrorKind::Internal, e.to_string()),
             },
@@ -287,44 +279,68 @@ async fn screen(shared: &Arc<Shared>, name: &str, history: usize) -> ClientReply
     }
 }
 
-/// A `call` as it came.
-struct Call {
-    instance: String,
-    tool: String,
-    args: Value,
-    revision: String,
-}
-
-/// `call`: through the approval gate (which may hold it, telling the
-/// caller on `writer`), then to the launcher.
+/// `call`: through the approval gate (which may hold it, while the caller
+/// hears on `writer` that it waits), then to the launcher.
 async fn call_gated(
     shared: &Arc<Shared>,
-    call: Call,
+    name: &str,
+    call: CallRequest,
     client: Option<ClientKind>,
     id: u64,
-    writer: &mut tokio::net::unix::OwnedWriteHalf,
+    writer: &mut OwnedWriteHalf,
 ) -> ClientReply {
-    if let Ok(instance) = shared.resolve(&call.instance) {
+    if let Ok(instance) = shared.resolve(name) {
         if instance.ended().is_none() && instance.kind.is_tick() {
-            let request = approval::CallRequest {
-                tool: &call.tool,
-                args: &call.args,
-                revision: &call.revision,
-                client,
-            };
-            if let approval::Gate::Refused(outcome) =
-                approval::gate(shared, &instance, request, id, writer).await
+            let (progress, waiting) = mpsc::channel(1);
+            let gate = approval::gate(&shared.approvals, &*instance, &call, client, progress);
+            if let approval::Gate::Refused(outcome) = tell_waiting(gate, waiting, id, writer).await
             {
                 return ClientReply::Call(outcome);
             }
         }
     }
-    let request = LauncherRequest::Call {
-        tool: call.tool,
-        args: call.args,
-        revision: call.revision,
+    forward(shared, name, LauncherRequest::Call(call), true, client).await
+}
+
+/// Runs `gate` to its end, writing each [`ServerMessage::Progress`] it
+/// sends on `waiting` to the caller as request `id`'s, always before the
+/// reply; when the caller cannot be written to, the gate hears it went away
+/// (its channel closes).
+async fn tell_waiting(
+    gate: impl std::future::Future<Output = approval::Gate>,
+    mut waiting: mpsc::Receiver<HeldCall>,
+    id: u64,
+    writer: &mut OwnedWriteHalf,
+) -> approval::Gate {
+    tokio::pin!(gate);
+    let mut caller_here = true;
+    let verdict = loop {
+        tokio::select! {
+            biased;
+            Some(held) = waiting.recv(), if caller_here => {
+                caller_here = tell(writer, id, held).await;
+                if !caller_here {
+                    waiting.close();
+                }
+            }
+            verdict = &mut gate => break verdict,
+        }
     };
-    forward(shared, &call.instance, request, true, client).await
+    // What the gate said just before it ended still goes out first.
+    while caller_here {
+        match waiting.try_recv() {
+            Ok(held) => caller_here = tell(writer, id, held).await,
+            Err(_) => break,
+        }
+    }
+    verdict
+}
+
+/// Tells the caller that its call `id` waits; `false` when it has gone.
+async fn tell(writer: &mut OwnedWriteHalf, id: u64, held: HeldCall) -> bool {
+    write_line(writer, &ServerMessage::Progress { id, held })
+        .await
+        .is_ok()
 }
 
 /// `approve` / `refuse`: hands the decision to the waiting call.
