@@ -4,7 +4,8 @@
 //! the hello sent and the first snapshot read; then the [`Session`]; then
 //! the teardown, the terminal given back however the session ended.
 
-use super::session::{Link, Note, Session};
+use super::note::Note;
+use super::session::{Link, Session};
 use super::{AttachError, AttachOptions, AttachOutcome, SessionEnd};
 use crate::launcher_link::{dial, start_view, view_hello, Start};
 use crate::tty::{clamp, terminal_caps, RestoreGuard};

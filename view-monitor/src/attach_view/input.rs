@@ -5,7 +5,9 @@
 //! nowhere; a resize goes to [`super::output`]; everything else scrolls the
 //! view or reaches the Tick (mouse only over the part showing the Tick).
 
-use super::session::{Session, Turn, FLASH};
+use super::note::Turn;
+use super::screen::FLASH;
+use super::session::Session;
 use super::{AttachError, AttachOutcome, SessionEnd};
 use crate::activity::PanelKey;
 use crate::prefix::PrefixAction;

@@ -22,8 +22,10 @@
 
 mod connect;
 mod input;
+mod note;
 mod output;
 mod overlays;
+mod screen;
 mod session;
 
 pub use crate::error::AttachError;

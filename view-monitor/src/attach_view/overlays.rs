@@ -4,7 +4,7 @@
 //! the overlay is closed, the last row says a call waits. Fetching runs on
 //! helper threads that report as [`Note`]s.
 
-use super::session::Note;
+use super::note::Note;
 use super::AttachOptions;
 use crate::activity::{ActivityView, Fetched, Fetcher, PanelKey};
 use crate::prefix::Prefix;

@@ -3,13 +3,13 @@
 //! input), and its main loop, which takes in what the helper threads said,
 //! draws once, sends a due resize, then waits for the next input or
 //! deadline. What each event does lives with its concern: frames, drawing
-//! and resizes in [`super::output`], keys and mouse in [`super::input`],
+//! and resizes in [`super::output`] (the screen's state in [`super::screen`]), keys and mouse in [`super::input`],
 //! the activity overlay and the approval prompt in [`super::overlays`].
 
-use super::output::{LastRow, Screen};
+use super::note::{Note, Turn};
 use super::overlays::Overlays;
+use super::screen::{LastRow, Screen, FLASH};
 use super::{AttachError, AttachOptions, AttachOutcome, SessionEnd};
-use crate::activity::Fetched;
 use crate::launcher_link::{self, LinkNote};
 use crate::prefix::Prefix;
 use crate::render::{InputReader, MouseTranslator};
@@ -18,39 +18,10 @@ use std::io::BufReader;
 use std::ops::ControlFlow;
 use std::os::unix::net::UnixStream;
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use termwiz::surface::Change;
 use termwiz::terminal::{Terminal, TerminalWaker, UnixTerminal};
 use tickloop_proto::attach::{Snapshot, ViewEvent};
-use tickloop_proto::wire::HeldCall;
-
-/// How long the last row shows the keys after attaching, or after `?`.
-pub(super) const FLASH: Duration = Duration::from_secs(3);
-
-/// What the main loop hears from its helper threads.
-pub(super) enum Note {
-    /// From the launcher's side of the link.
-    Link(LinkNote),
-    /// The activity overlay's data, fetched.
-    Activity(Fetched),
-    /// The calls of this instance waiting for approval.
-    Approvals(Vec<HeldCall>),
-    /// How a decision made here went, for the last row.
-    Decided(String),
-    Signal,
-    /// The view's terminal is gone (its input ended).
-    TerminalGone,
-}
-
-impl From<LinkNote> for Note {
-    fn from(note: LinkNote) -> Self {
-        Note::Link(note)
-    }
-}
-
-/// What a turn of the loop, or one event, decided: go on, or end the
-/// session this way.
-pub(super) type Turn = Result<ControlFlow<SessionEnd>, AttachError>;
 
 /// A view's connection to its launcher, and the channels around it.
 pub(super) struct Link {
