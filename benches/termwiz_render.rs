@@ -103,7 +103,12 @@ fn line(n: usize, salt: usize) -> Line {
     let rgb = |i: usize| Some(Color::Rgb((i * 37) as u8, (i * 91) as u8, (i * 53) as u8));
     let runs = vec![
         Run {
-            text: format!("12:{:02}:{:02}.{:03} ", n % 60, salt % 60, (n * 7 + salt) % 1000),
+            text: format!(
+                "12:{:02}:{:02}.{:03} ",
+                n % 60,
+                salt % 60,
+                (n * 7 + salt) % 1000
+            ),
             attrs: Attrs {
                 fg: Some(Color::Index(8)),
                 ..Attrs::default()
@@ -144,12 +149,16 @@ fn line(n: usize, salt: usize) -> Line {
         Run {
             text: format!(
                 " {:width$}",
-                format!("path=/api/v1/items/{}/detail?page={}", n * 101 + salt, n % 9),
+                format!(
+                    "path=/api/v1/items/{}/detail?page={}",
+                    n * 101 + salt,
+                    n % 9
+                ),
                 width = 90
             ),
             attrs: Attrs {
                 fg: palette(n * 5 + salt),
-                italic: n % 3 == 0,
+                italic: n.is_multiple_of(3),
                 ..Attrs::default()
             },
         },
@@ -214,7 +223,9 @@ impl Kind {
     fn screens(self) -> Vec<Snapshot> {
         match self {
             Kind::Full => vec![snapshot(0, None)],
-            Kind::Row | Kind::RowMonitor => (0..64).map(|i| snapshot(0, Some((20, i + 1)))).collect(),
+            Kind::Row | Kind::RowMonitor => {
+                (0..64).map(|i| snapshot(0, Some((20, i + 1)))).collect()
+            }
             Kind::Scroll => (0..256).map(|i| snapshot(i, None)).collect(),
         }
     }
@@ -386,7 +397,8 @@ fn main() {
         let runs: Vec<Round> = (0..rounds).map(|_| round(kind, &screens, frames)).collect();
         let digest = runs[0].digest;
         assert!(
-            runs.iter().all(|r| r.digest == digest && r.bytes == runs[0].bytes),
+            runs.iter()
+                .all(|r| r.digest == digest && r.bytes == runs[0].bytes),
             "{}: rounds wrote different bytes",
             kind.name()
         );
