@@ -202,7 +202,6 @@ fn env_of(pane: &standin::Pane, key: &str) -> String {
 
 #[test]
 fn the_shipped_manifest_follows_herdrs_rules() {
-    use view_herdr::manifest::toml;
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("view-herdr/plugin/herdr-plugin.toml");
     let text = std::fs::read_to_string(&path).expect("the shipped manifest");
     let doc: toml::Table = toml::from_str(&text).expect("valid TOML");

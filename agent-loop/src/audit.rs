@@ -147,7 +147,7 @@ impl LedgerWriter {
 
     /// Appends one record, stamped now.
     pub fn append(&mut self, record: &AuditRecord) -> std::io::Result<()> {
-        self.append_value(&record.to_json(&now_rfc3339()))
+        self.append_value(&record.to_json(&now_rfc3339_millis()))
     }
 
     /// Appends one JSON value as one line, in a single write.
@@ -161,7 +161,7 @@ impl LedgerWriter {
 }
 
 /// The current time, RFC 3339 with milliseconds, UTC.
-pub use tickloop_client::clock::now_rfc3339_millis as now_rfc3339;
+use tickloop_client::clock::now_rfc3339_millis;
 
 /// A ledger as read back.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -255,7 +255,7 @@ mod tests {
         assert_eq!(l.skipped, 1);
         assert_eq!(l.records.len(), 2);
         assert_eq!(l.records[1]["type"], "loop_stopped");
-        assert!(now_rfc3339().ends_with('Z'));
+        assert!(now_rfc3339_millis().ends_with('Z'));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -4,8 +4,8 @@
 //! # Entry points
 //!
 //! * [`main_from_stdin`] — the whole process, for `tickloop __launcher`:
-//!   reads a [`LaunchSpec`] (JSON) from stdin, runs the instance, writes one
-//!   [`LaunchReport`] line on stdout (the readiness pipe) and then points
+//!   reads a [`LaunchSpec`](tickloop_proto::wire::LaunchSpec) (JSON) from stdin, runs the instance, writes one
+//!   [`LaunchReport`](tickloop_proto::wire::LaunchReport) line on stdout (the readiness pipe) and then points
 //!   fd 1 at `/dev/null`. Returns when the instance has ended; the caller
 //!   then exits the process. Log text goes to stderr.
 //! * [`run`] — the same in an existing tokio runtime, with the report handed
@@ -44,7 +44,7 @@ pub mod terminal;
 pub mod views;
 
 pub use instance::{run, ReportFn, RunOutcome};
-pub use tickloop_proto::wire::{LaunchReport, LaunchSpec};
+use tickloop_proto::wire::{LaunchReport, LaunchSpec};
 
 /// Where a launcher listening on `socket` leaves its instance's last screen
 /// (`wire::ScreenReply`) when the instance ends; tickhost serves it to

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 use tickloop_proto::wire::LauncherRecord;
 
 /// Now, as RFC 3339 (UTC): Tickloop's one clock helper.
-pub use tickloop_client::clock::now_rfc3339;
 
 /// Where the record of the launcher listening on `socket` lives.
 pub fn record_path(socket: &Path) -> PathBuf {

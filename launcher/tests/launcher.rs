@@ -4,9 +4,10 @@
 mod common;
 
 use common::*;
-use launcher::{LaunchReport, RunOutcome};
+use launcher::RunOutcome;
 use serde_json::json;
 use tickloop_client::framing::read_text_line_blocking;
+use tickloop_proto::wire::LaunchReport;
 use tickloop_proto::wire::{
     CallOutcome, CallRequest, ClientReply, ErrorKind, Hello, HelloReply, LauncherMessage,
     LauncherRecord, LauncherRequest, Role,

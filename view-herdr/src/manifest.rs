@@ -11,8 +11,6 @@
 //! a pane's placement is one of `overlay` (the default), `popup`, `split`,
 //! `tab`, `zoomed`; `width`/`height` are allowed only on `popup` panes.
 
-pub use toml;
-
 use serde::Deserialize;
 
 /// The manifest's text, as shipped in `view-herdr/plugin/herdr-plugin.toml`.

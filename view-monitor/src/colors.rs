@@ -16,7 +16,7 @@ use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
-pub use tickloop_proto::attach::TermColors;
+use tickloop_proto::attach::TermColors;
 
 /// How many palette entries the view asks for (the ANSI colours).
 pub const PALETTE_ASKED: u8 = 16;

@@ -5,11 +5,11 @@
 //! Each pipe is absent where the program has none (a `shell:` program,
 //! whose stdin and stdout are the terminal).
 
-use crate::record::now_rfc3339;
 use crate::spawn::Spawned;
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::time::Duration;
+use tickloop_client::clock::now_rfc3339;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;

@@ -3,7 +3,7 @@
 //! whose generation is not running), the Tick's state last taken from it,
 //! and its updates counted on across an artifact's generations.
 
-use crate::record::now_rfc3339;
+use tickloop_client::clock::now_rfc3339;
 use tickloop_proto::core::{Descriptor, Limits, Session};
 use tickloop_proto::wire::{LaunchSpec, StateSnapshot, ToolSummary};
 use tokio::time::Instant;

@@ -6,9 +6,10 @@
 //! tickhost.
 
 use crate::published::Published;
-use crate::record::{now_rfc3339, write_record};
+use crate::record::write_record;
 use std::sync::Arc;
 use std::time::Duration;
+use tickloop_client::clock::now_rfc3339;
 use tickloop_proto::core::Descriptor;
 use tickloop_proto::wire::{Catalog, LaunchSpec, LauncherRecord, LauncherStatus};
 use tokio::sync::watch;

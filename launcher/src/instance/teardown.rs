@@ -7,11 +7,11 @@
 
 use super::process::TickProcess;
 use super::screen::screen_reply;
-use crate::record::now_rfc3339;
 use crate::socket::{error, Incoming, Peer};
 use crate::terminal::TerminalHandle;
 use std::path::Path;
 use std::time::Duration;
+use tickloop_client::clock::now_rfc3339;
 use tickloop_proto::core::{EndKind, EndReason};
 use tickloop_proto::wire::{ActivityRecord, ClientReply, EndClass, EndInfo, ErrorKind};
 use tokio::sync::{mpsc, watch};

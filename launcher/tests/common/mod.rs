@@ -4,7 +4,7 @@
 //! a screen that shows something), never a fixed sleep.
 #![allow(dead_code)]
 
-use launcher::{LaunchReport, LaunchSpec, RunOutcome};
+use launcher::RunOutcome;
 use serde_json::{json, Value};
 use std::io::{BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -16,6 +16,7 @@ use tickloop_proto::wire::{
     CallRequest, ClientReply, Envelope, Hello, HelloReply, LauncherMessage, LauncherRequest,
     LauncherStatus, ProgramSpec, Role,
 };
+use tickloop_proto::wire::{LaunchReport, LaunchSpec};
 
 /// The longest any single wait may take before the test fails.
 pub const WAIT: Duration = Duration::from_secs(30);
