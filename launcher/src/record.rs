@@ -6,8 +6,6 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use tickloop_proto::wire::LauncherRecord;
 
-/// Now, as RFC 3339 (UTC): Tickloop's one clock helper.
-
 /// Where the record of the launcher listening on `socket` lives.
 pub fn record_path(socket: &Path) -> PathBuf {
     socket.with_extension("json")
