@@ -52,6 +52,7 @@ struct Call {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // one scripted scenario, read top to bottom
 fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
     let ops: usize = std::env::var("TICKLOOP_SOAK_OPS")
         .ok()

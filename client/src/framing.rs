@@ -118,23 +118,31 @@ pub async fn read_line_limited<R: AsyncBufRead + Unpin>(
                 Err(ended_inside_a_line(line.len()))
             };
         }
-        let (take, done) = match buf.iter().position(|&b| b == b'\n') {
-            Some(pos) => (pos + 1, true),
-            None => (buf.len(), false),
-        };
-        let content = if done { &buf[..take - 1] } else { &buf[..take] };
-        if line.len() + content.len() > max {
-            return Err(too_long(max));
-        }
-        line.extend_from_slice(content);
+        let (take, done) = take_line_part(line, buf, max)?;
         reader.consume(take);
         if done {
-            if line.last() == Some(&b'\r') {
-                line.pop();
-            }
             return Ok(true);
         }
     }
+}
+
+/// Takes what `buf` holds of the current line into `line`: how many bytes
+/// of `buf` to consume, and whether the line ended (its `\n`, and a `\r`
+/// before it, left out). An error when the line would pass `max` bytes.
+fn take_line_part(line: &mut Vec<u8>, buf: &[u8], max: usize) -> std::io::Result<(usize, bool)> {
+    let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+        Some(pos) => (pos + 1, true),
+        None => (buf.len(), false),
+    };
+    let content = if done { &buf[..take - 1] } else { &buf[..take] };
+    if line.len() + content.len() > max {
+        return Err(too_long(max));
+    }
+    line.extend_from_slice(content);
+    if done && line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    Ok((take, done))
 }
 
 /// The error for a line over `max` bytes (kind `InvalidData`, the only
@@ -177,20 +185,9 @@ pub fn read_line_blocking<R: std::io::BufRead>(
                 Err(ended_inside_a_line(line.len()))
             };
         }
-        let (take, done) = match buf.iter().position(|&b| b == b'\n') {
-            Some(pos) => (pos + 1, true),
-            None => (buf.len(), false),
-        };
-        let content = if done { &buf[..take - 1] } else { &buf[..take] };
-        if line.len() + content.len() > max {
-            return Err(too_long(max));
-        }
-        line.extend_from_slice(content);
+        let (take, done) = take_line_part(&mut line, buf, max)?;
         reader.consume(take);
         if done {
-            if line.last() == Some(&b'\r') {
-                line.pop();
-            }
             return Ok(Some(line));
         }
     }
