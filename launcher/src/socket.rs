@@ -11,7 +11,8 @@
 //! hello: they speak the attach protocol ([`tickloop_proto::attach`]).
 
 use crate::published::Published;
-use crate::views::{serve_view, ViewContext, ViewHub};
+use crate::views::hub::ViewHub;
+use crate::views::serve::{serve_view, ViewContext};
 use crate::LauncherError;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::Path;

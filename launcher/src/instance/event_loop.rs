@@ -24,7 +24,7 @@ use crate::activity::ActivityLog;
 use crate::socket::{self, error, Incoming, Peer, ServeContext};
 use crate::spawn::{spawn, Spawned};
 use crate::terminal::TerminalHandle;
-use crate::views::ViewHub;
+use crate::views::hub::ViewHub;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,38 +1,14 @@
-//! Views attached to this launcher: serving the attach protocol
-//! ([`tickloop_proto::attach`]) on connections that said hello with role `view`, and
-//! the size policy shared by all of them.
-//!
-//! * Each view gets a [`Snapshot`] from the emulator, then changed rows at
-//!   most every [`FRAME_INTERVAL`] on average, with bursts of up to
-//!   [`FRAME_BURST`] frames sent at once (so a keystroke's echo is drawn at
-//!   once, not at the next 60 Hz tick): the emulator thread only signals "the
-//!   screen changed" (a `watch`, so a flood of output is one pending signal),
-//!   and a view's writer takes a fresh snapshot when its next frame is due
-//!   and sends the rows that differ from what it sent last. A slow view gets
-//!   fewer frames, never a backlog. The first frame after the view typed
-//!   (its echo) goes at once and is not counted, so echo never waits for
-//!   the pacing however fast keys come.
-//! * Keys, paste, mouse and focus are encoded for the Tick's modes as the
-//!   emulator thread last published them and written to the PTY from the
-//!   view's task ([`TerminalHandle::view_input`]).
-//! * Sizes follow the most recently active view (tmux's `latest`): attaching,
-//!   any input event and any resize make a view the latest; when its size
-//!   differs from the PTY's, the PTY and then the emulator are resized, after
-//!   [`RESIZE_DEBOUNCE`] without newer requests. Attaching at the PTY's size
-//!   nudges the PTY one row and back so a TUI redraws (Linux sends no
-//!   SIGWINCH for an unchanged size). With no view the size stays.
-//! * The Tick's colour queries (OSC 10/11/4) are answered with the colours
-//!   of the most recently active view whose terminal reported them
-//!   ([`ViewEvent::Colors`], which may come any time after the hello); when
-//!   it leaves, the last ones set stay; before any, xterm's defaults.
+//! Serving one view's connection: its hello, a snapshot, then the changed
+//! rows paced by a token bucket, its events applied to the terminal, and
+//! the end of the instance as its last line.
 
+use super::hub::ViewHub;
 use crate::terminal::TerminalHandle;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tickloop_client::framing::read_line_limited;
-use tickloop_proto::attach::{Snapshot, TermColors, ToView, ViewEvent, ViewHello, MAX_VIEW_LINE};
+use tickloop_proto::attach::{Snapshot, ToView, ViewEvent, ViewHello, MAX_VIEW_LINE};
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
@@ -74,176 +50,9 @@ impl FramePacer {
         }
     }
 }
-/// A resize is applied this long after the last request in a burst.
-pub const RESIZE_DEBOUNCE: Duration = Duration::from_millis(50);
-/// How long a nudge holds the one-row-off size before going back.
-const NUDGE_HOLD: Duration = Duration::from_millis(40);
+
 /// How long a new view may take to send its [`ViewHello`].
 const VIEW_HELLO_TIMEOUT: Duration = Duration::from_secs(30);
-/// The smallest size a view may ask for.
-const MIN_COLS: u16 = 2;
-const MIN_ROWS: u16 = 2;
-
-/// What the size task is asked to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Want {
-    cols: u16,
-    rows: u16,
-    /// Make the Tick redraw even if the size does not change.
-    nudge: bool,
-}
-
-struct HubState {
-    next_id: u64,
-    /// Each attached view's size.
-    views: HashMap<u64, (u16, u16)>,
-    /// The colours of each view whose terminal reported them.
-    colors: HashMap<u64, TermColors>,
-    /// The most recently active view.
-    latest: Option<u64>,
-}
-
-/// The views of one launcher: their count, and the size policy.
-pub struct ViewHub {
-    term: Arc<TerminalHandle>,
-    state: Mutex<HubState>,
-    count_tx: watch::Sender<u32>,
-    want_tx: watch::Sender<Option<Want>>,
-}
-
-impl ViewHub {
-    /// A hub for the terminal, with its size task running (needs a tokio
-    /// runtime).
-    pub fn start(term: Arc<TerminalHandle>) -> Arc<ViewHub> {
-        let (count_tx, _) = watch::channel(0);
-        let (want_tx, want_rx) = watch::channel(None);
-        let hub = Arc::new(ViewHub {
-            term: term.clone(),
-            state: Mutex::new(HubState {
-                next_id: 1,
-                views: HashMap::new(),
-                colors: HashMap::new(),
-                latest: None,
-            }),
-            count_tx,
-            want_tx,
-        });
-        tokio::spawn(size_task(term, want_rx));
-        hub
-    }
-
-    /// The number of attached views, and its changes.
-    pub fn count(&self) -> watch::Receiver<u32> {
-        self.count_tx.subscribe()
-    }
-
-    fn publish_count(&self, state: &HubState) {
-        let n = u32::try_from(state.views.len()).unwrap_or(u32::MAX);
-        self.count_tx.send_replace(n);
-    }
-
-    fn register(&self, cols: u16, rows: u16) -> u64 {
-        let Ok(mut state) = self.state.lock() else {
-            return 0;
-        };
-        let id = state.next_id;
-        state.next_id += 1;
-        state.views.insert(id, (cols, rows));
-        self.publish_count(&state);
-        id
-    }
-
-    fn unregister(&self, id: u64) {
-        if let Ok(mut state) = self.state.lock() {
-            state.views.remove(&id);
-            // The colours it set stay: the last seen, until another view's.
-            state.colors.remove(&id);
-            self.publish_count(&state);
-        }
-    }
-
-    /// View `id`'s terminal reported its colours: the Tick's colour queries
-    /// are answered with them while it is the most recently active view.
-    fn set_colors(&self, id: u64, colors: TermColors) {
-        let Ok(mut state) = self.state.lock() else {
-            return;
-        };
-        if state.latest == Some(id) {
-            self.term.set_colors(&colors);
-        }
-        state.colors.insert(id, colors);
-    }
-
-    /// View `id` is now the most recently active one; `size` is its new size
-    /// when it changed.
-    fn activate(&self, id: u64, size: Option<(u16, u16)>, nudge: bool) {
-        let Ok(mut state) = self.state.lock() else {
-            return;
-        };
-        let Some(current) = state.views.get_mut(&id) else {
-            return;
-        };
-        if let Some(size) = size {
-            *current = size;
-        }
-        let (cols, rows) = *current;
-        if state.latest != Some(id) {
-            state.latest = Some(id);
-            if let Some(colors) = state.colors.get(&id) {
-                self.term.set_colors(colors);
-            }
-        }
-        let want = Want {
-            cols: cols.max(MIN_COLS),
-            rows: rows.max(MIN_ROWS),
-            nudge,
-        };
-        self.want_tx.send_if_modified(|old| {
-            // Repeated activity at the same size is nothing new; a nudge is.
-            let changed = *old != Some(want) || nudge;
-            *old = Some(want);
-            changed
-        });
-    }
-}
-
-/// Applies the latest wanted size after a quiet [`RESIZE_DEBOUNCE`].
-async fn size_task(term: Arc<TerminalHandle>, mut want_rx: watch::Receiver<Option<Want>>) {
-    loop {
-        if want_rx.changed().await.is_err() {
-            return;
-        }
-        // Debounce: wait until no newer request came for a while.
-        loop {
-            match tokio::time::timeout(RESIZE_DEBOUNCE, want_rx.changed()).await {
-                Ok(Ok(())) => continue,
-                Ok(Err(_)) => return,
-                Err(_) => break,
-            }
-        }
-        let Some(want) = *want_rx.borrow_and_update() else {
-            continue;
-        };
-        let current = term.size();
-        if (want.cols, want.rows) != current {
-            if let Err(e) = term.resize(want.rows, want.cols).await {
-                eprintln!("launcher: cannot resize the terminal: {e}");
-            }
-        } else if want.nudge {
-            let off = if want.rows > MIN_ROWS {
-                want.rows - 1
-            } else {
-                want.rows + 1
-            };
-            // The PTY only: the Tick gets two SIGWINCHs and redraws at the
-            // size it had; the emulator never sees the passing size.
-            if term.resize_pty_only(off, want.cols).is_ok() {
-                tokio::time::sleep(NUDGE_HOLD).await;
-                let _ = term.resize_pty_only(want.rows, want.cols);
-            }
-        }
-    }
-}
 
 /// Everything a view connection needs from the launcher.
 #[derive(Clone)]
