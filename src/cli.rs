@@ -107,11 +107,21 @@ pub enum Command {
         #[arg(long)]
         reason: Option<String>,
     },
-    /// Set who approves ID's mutating calls: auto, ask or deny.
+    /// Set who approves what agents do to ID: its mutating calls (POLICY),
+    /// their typing into it (--input), their closing it (--close); each
+    /// auto, ask or deny.
+    #[command(arg_required_else_help = true)]
     ApprovePolicy {
         id: String,
-        #[arg(value_parser = ["auto", "ask", "deny"])]
-        policy: String,
+        /// Mutating calls (anyone's).
+        #[arg(value_parser = ["auto", "ask", "deny"], required_unless_present_any = ["input", "close"])]
+        policy: Option<String>,
+        /// An agent typing into it.
+        #[arg(long, value_name = "POLICY", value_parser = ["auto", "ask", "deny"])]
+        input: Option<String>,
+        /// An agent closing it.
+        #[arg(long, value_name = "POLICY", value_parser = ["auto", "ask", "deny"])]
+        close: Option<String>,
     },
     /// What agents did with the instance: requests and their outcomes, updates, views, subscriptions.
     Activity {
@@ -207,6 +217,14 @@ pub struct OpenArgs {
     /// package's `approve`, else auto.
     #[arg(long, value_name = "POLICY", value_parser = ["auto", "ask", "deny"])]
     pub approve: Option<String>,
+    /// Whether an agent's typing into it waits for you: auto, ask, deny.
+    /// Default: ask (`[approval] agent_input` in ~/.config/tickloop/config.toml).
+    #[arg(long, value_name = "POLICY", value_parser = ["auto", "ask", "deny"])]
+    pub agent_input: Option<String>,
+    /// Whether an agent's closing it waits for you: auto, ask, deny.
+    /// Default: ask (`[approval] agent_close` in the config file).
+    #[arg(long, value_name = "POLICY", value_parser = ["auto", "ask", "deny"])]
+    pub agent_close: Option<String>,
     /// Record the session from its start into the new file FILE
     /// (asciicast v2, with the protocol traffic as markers).
     #[arg(long, value_name = "FILE")]

@@ -107,7 +107,12 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
         Command::Approvals { watch, log } => approvals::list(t, watch, log),
         Command::Approve { id, call } => approvals::decide(t, id, call, true, None, json),
         Command::Refuse { id, call, reason } => approvals::decide(t, id, call, false, reason, json),
-        Command::ApprovePolicy { id, policy } => approvals::set_policy(t, id, &policy, json),
+        Command::ApprovePolicy {
+            id,
+            policy,
+            input,
+            close,
+        } => approvals::set_policy(t, id, [policy, input, close], json),
         Command::Activity { id, follow } => activity::run(t, id, follow, json),
         Command::Close { id } => commands::answer(t, ClientRequest::Close { instance: id }, json),
         Command::Reload { id } => commands::answer(t, ClientRequest::Reload { instance: id }, json),

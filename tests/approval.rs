@@ -41,6 +41,10 @@ fn hold(host: &Host, id: &str, tool: &str, args: &str) -> (Running, String) {
     (caller, call)
 }
 
+fn entry(host: &Host, id: &str) -> Value {
+    host.entry(id).unwrap_or_else(|| panic!("{id} is listed"))
+}
+
 fn log_of(host: &Host, id: &str) -> Vec<Value> {
     let out = host.run(&["approvals", "--log", id]);
     out.expect(0);
@@ -280,7 +284,7 @@ fn the_monitor_prompts_y_approves_v_shows_the_arguments_n_refuses() {
     assert!(shown.contains("y approve · n refuse"), "{shown}");
     tmux.send_keys(&["y"]);
     caller.finish().expect(0);
-    tmux.wait_text("approved c");
+    tmux.wait_text("approved %");
 
     let long: String = (0..12)
         .map(|i| format!(r#""k{i}":{i}"#))
@@ -342,20 +346,46 @@ fn an_attached_view_says_a_call_waits_and_its_activity_overlay_decides() {
 }
 
 #[test]
-fn a_call_approved_after_an_unnoticed_catalog_change_is_refused_by_the_tick() {
+fn a_call_approved_after_an_unnoticed_catalog_change_never_reaches_the_tick() {
     let host = Host::new();
     open_asking(&host, "late");
     let (first, first_call) = hold(&host, "late", "increment", r#"{"amount":1}"#);
-    let (change, call) = hold(&host, "late", "set_revision", r#"{"revision":"2"}"#);
-    host.ok(&["approve", "late", &call]);
-    change.finish().expect(0);
-    // Approved for revision 1, which the Tick no longer has: it refuses it
-    // itself (the protocol binds the call to its revision).
+    // The Tick changes its catalog without telling anyone (SIGUSR1, see
+    // counter.py): tickhost still knows revision 1 while the call waits.
+    let pid = entry(&host, "hosted:late")["pid"].to_string();
+    let killed = std::process::Command::new("kill")
+        .args(["-USR1", &pid])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    host.wait_screen("late", "revision: 1-usr1");
     host.ok(&["approve", "late", &first_call]);
+    // Approved for revision 1: tickhost describes the Tick again before it
+    // sends the call, finds revision 1-usr1, and refuses it itself.
     let out = first.finish();
     out.expect(3);
     assert_eq!(out.json()["error"]["code"], -32004);
-    assert_eq!(host.read("late")["data"]["value"], 0);
+    assert_eq!(host.logged_calls("late", "increment"), 0);
+    let decisions: Vec<Value> = log_of(&host, "late")
+        .into_iter()
+        .map(|e| e["decision"].clone())
+        .collect();
+    assert_eq!(decisions, ["held", "approved", "revision_changed"]);
+    // `list` knows the new revision now.
+    assert_eq!(entry(&host, "hosted:late")["revision"], "1-usr1");
+}
+
+#[test]
+fn list_knows_the_revision_a_mutating_call_made() {
+    let host = Host::new();
+    let log = host.log_path("fresh");
+    host.ok(&["open", "--id", "fresh", "--", &tick("counter.py"), "--log", &log]);
+    host.ok(&["call", "fresh", "set_revision", r#"{"revision":"7"}"#, "--revision", "1"]);
+    assert_eq!(entry(&host, "hosted:fresh")["revision"], "7");
+    // A call for the old revision: -32004, and list still says 7.
+    let out = host.run(&["call", "fresh", "increment", "{}", "--revision", "1"]);
+    out.expect(3);
+    assert_eq!(entry(&host, "hosted:fresh")["revision"], "7");
 }
 
 /// With notifications on, a held call runs `notify-send` with what it asks.

@@ -82,7 +82,18 @@ fn the_python_sdk_lists_calls_and_follows_a_resource_with_strict_schemas() {
     let python = sdk_python();
     let host = Host::new();
     host.open("schemas", &tick("schemas.py"), &[]);
-    host.open_counter("counter");
+    // The person opens the counter and lets agents close it (the client
+    // closes it below; by default an agent's close would wait for the
+    // person: tests/consent.rs).
+    host.ok(&[
+        "open",
+        "--id",
+        "counter",
+        "--agent-close",
+        "auto",
+        "--",
+        &tick("counter.py"),
+    ]);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_python/client.py");
     let out = Command::new(&python)
         .arg(&script)

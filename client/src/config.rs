@@ -8,10 +8,19 @@
 //! clipboard = false       # pass a Tick's clipboard writes on (default true)
 //! approval_timeout_secs = 300  # how long a call waits for approval (default 600)
 //! notify = true           # notify-send when a call waits for approval (default false)
+//!
+//! [approval]
+//! ask_in_host = false     # do not ask in the agent host (MCP elicitation; default true)
+//! agent_input = "ask"     # an agent typing into the person's instance: auto, ask, deny
+//! agent_close = "ask"     # an agent closing the person's instance: auto, ask, deny
+//!
+//! [agents]
+//! open = "packages"       # what agents may open: any (default), packages, none
 //! ```
 
 use serde::Deserialize;
 use std::path::PathBuf;
+use tickloop_proto::wire::{ApprovalPolicy, Owner};
 
 /// The settings; `None` where the file says nothing.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -25,11 +34,80 @@ pub struct Config {
     /// Pop a desktop notification (`notify-send`) when a call waits for
     /// approval (default false).
     pub notify: Option<bool>,
+    #[serde(default)]
+    pub approval: ApprovalSettings,
+    #[serde(default)]
+    pub agents: AgentSettings,
+}
+
+/// `[approval]`: where and for what the person is asked.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalSettings {
+    /// Ask in the agent host too (MCP elicitation), when it can (default
+    /// true). Some hosts answer without asking anyone (a bypass mode).
+    pub ask_in_host: Option<bool>,
+    /// An agent typing into the person's instances (default ask).
+    pub agent_input: Option<ApprovalPolicy>,
+    /// An agent closing the person's instances (default ask).
+    pub agent_close: Option<ApprovalPolicy>,
+}
+
+/// `[agents]`: what agents may do at all.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentSettings {
+    /// What agents may open (default any).
+    pub open: Option<AgentOpen>,
+}
+
+/// What agents may open: anything, only packages, or nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentOpen {
+    #[default]
+    Any,
+    Packages,
+    None,
+}
+
+impl AgentOpen {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentOpen::Any => "any",
+            AgentOpen::Packages => "packages",
+            AgentOpen::None => "none",
+        }
+    }
+}
+
+impl Config {
+    /// Whether the agent host may ask the person too.
+    pub fn ask_in_host(&self) -> bool {
+        self.approval.ask_in_host.unwrap_or(true)
+    }
+
+    /// Who approves an agent's typing into (`close`: closing) an instance
+    /// of `owner`, unless its opener said: on a person's, the config file's
+    /// choice, else ask; on an agent's own, auto.
+    pub fn agent_policy(&self, owner: Owner, close: bool) -> ApprovalPolicy {
+        match owner {
+            Owner::Agent => ApprovalPolicy::Auto,
+            Owner::Person => {
+                let set = if close {
+                    self.approval.agent_close
+                } else {
+                    self.approval.agent_input
+                };
+                set.unwrap_or(ApprovalPolicy::Ask)
+            }
+        }
+    }
 }
 
 /// The config file cannot be used.
 #[derive(Debug, thiserror::Error)]
-#[error("{path}: {problem}; fix or remove it (settings: detach_key, history, clipboard, approval_timeout_secs, notify)")]
+#[error("{path}: {problem}; fix or remove it (settings: detach_key, history, clipboard, approval_timeout_secs, notify, [approval] ask_in_host/agent_input/agent_close, [agents] open)")]
 pub struct ConfigError {
     pub path: String,
     pub problem: String,
@@ -84,8 +162,23 @@ mod tests {
                 clipboard: Some(false),
                 approval_timeout_secs: Some(60),
                 notify: Some(true),
+                ..Config::default()
             }
         );
+        let consent = parse(
+            "[approval]\nask_in_host = false\nagent_input = \"deny\"\n[agents]\nopen = \"packages\"\n",
+        )
+        .unwrap();
+        assert!(!consent.ask_in_host());
+        assert_eq!(
+            consent.agent_policy(Owner::Person, false),
+            ApprovalPolicy::Deny
+        );
+        assert_eq!(consent.agent_policy(Owner::Person, true), ApprovalPolicy::Ask);
+        assert_eq!(consent.agent_policy(Owner::Agent, false), ApprovalPolicy::Auto);
+        assert_eq!(consent.agents.open, Some(AgentOpen::Packages));
+        assert!(parse("[agents]\nopen = \"some\"").is_err());
+        assert!(parse("[approval]\nask = true").is_err());
         assert_eq!(parse("").unwrap(), Config::default());
         assert!(parse("histroy = 10").unwrap_err().contains("histroy"));
         assert!(parse("history = \"lots\"").is_err());

@@ -10,6 +10,7 @@ pub mod config;
 mod connection;
 pub mod framing;
 pub mod paths;
+pub mod peer;
 pub mod ssh;
 
 pub use connection::{

@@ -10,7 +10,8 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 use tickloop_proto::wire::{
-    ActivityEntry, ActivityEvent, ActivityRecord, ClientKind, RequestActivity, ToolSummary,
+    ActivityEntry, ActivityEvent, ActivityRecord, ClientKind, ConsentDecision, RequestActivity,
+    ToolSummary,
 };
 
 /// Updates closer together than this share one entry (a Tick updating 60
@@ -43,7 +44,9 @@ impl ActivityLog {
     fn push(&mut self, at: String, event: ActivityEvent) {
         self.last += 1;
         let (ring, limit) = match event {
-            ActivityEvent::Request(_) => (&mut self.requests, ActivityRecord::REQUESTS),
+            ActivityEvent::Request(_) | ActivityEvent::Consent(_) => {
+                (&mut self.requests, ActivityRecord::REQUESTS)
+            }
             ActivityEvent::Update { .. } => (&mut self.updates, ActivityRecord::UPDATES),
             ActivityEvent::View { .. } | ActivityEvent::Subscription { .. } => {
                 (&mut self.others, ActivityRecord::OTHERS)
@@ -62,6 +65,11 @@ impl ActivityLog {
 
     pub fn request(&mut self, at: String, request: RequestActivity) {
         self.push(at, ActivityEvent::Request(request));
+    }
+
+    /// tickhost's consent gate held or decided an agent's action.
+    pub fn consent(&mut self, at: String, decision: ConsentDecision) {
+        self.push(at, ActivityEvent::Consent(decision));
     }
 
     /// A `tick/update` arrived (its state has `seq`, `bytes` of JSON). One

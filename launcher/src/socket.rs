@@ -119,10 +119,13 @@ pub async fn serve(listener: UnixListener, ctx: ServeContext) {
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
-                    let ctx = ctx.clone();
-                    tokio::spawn(async move { connection(stream, ctx).await });
-                }
+                Ok((stream, _)) => match tickloop_client::peer::check(&stream) {
+                    Ok(()) => {
+                        let ctx = ctx.clone();
+                        tokio::spawn(async move { connection(stream, ctx).await });
+                    }
+                    Err(refused) => eprintln!("launcher: refused a connection: {refused}"),
+                },
                 Err(_) => {
                     // Out of descriptors and the like: wait a little, go on.
                     tokio::time::sleep(std::time::Duration::from_millis(50)).await;

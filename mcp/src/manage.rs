@@ -276,6 +276,13 @@ fn activity_line(entry: &ActivityEntry) -> String {
                 "unsubscribed"
             }
         ),
+        ActivityEvent::Consent(decision) => format!(
+            "{} {} {} -> {}",
+            decision.client.map_or("?", |c| c.label()),
+            decision.call,
+            decision.what(usize::MAX),
+            decision.verdict()
+        ),
     };
     format!("#{} {} {what}", entry.n, entry.at)
 }

@@ -106,7 +106,9 @@ impl Open {
                 env: tickloop_client::caller_env(),
                 history: args.history(),
                 approve,
+                package: args.package.clone(),
                 record: None,
+                ..Default::default()
             },
         });
         let result = self.hosts.answer(request).await;
@@ -142,6 +144,7 @@ impl Open {
                 history: args.history(),
                 approve: None,
                 record: None,
+                ..Default::default()
             },
         });
         let result = self.hosts.answer(request).await;
@@ -189,6 +192,7 @@ impl Open {
                     history,
                     approve: None,
                     record: None,
+                    ..Default::default()
                 },
             });
             client

@@ -141,6 +141,32 @@ pub enum ClientKind {
 }
 
 impl ClientKind {
+    /// An agent (`mcp`, `loop`) rather than the person (`cli`, `monitor`,
+    /// `herdr`).
+    pub fn is_agent(self) -> bool {
+        matches!(self, ClientKind::Mcp | ClientKind::Loop)
+    }
+
+    /// The name the activity record and end reasons use (`cli`, `mcp`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClientKind::Cli => "cli",
+            ClientKind::Mcp => "mcp",
+            ClientKind::Loop => "loop",
+            ClientKind::Monitor => "monitor",
+            ClientKind::Herdr => "herdr",
+        }
+    }
+
+    /// Who acted, for end reasons: `the person (cli)`, `an agent (mcp)`.
+    pub fn actor(self) -> String {
+        if self.is_agent() {
+            format!("an agent ({})", self.as_str())
+        } else {
+            format!("the person ({})", self.as_str())
+        }
+    }
+
     /// The short label a person reads in the activity (`CLI`, `MCP`, ...).
     pub fn label(self) -> &'static str {
         match self {
@@ -274,10 +300,13 @@ pub enum ClientRequest {
         reason: Option<String>,
         by: String,
     },
-    /// Change who approves an instance's mutating calls.
+    /// Change who approves what agents do to an instance: its mutating
+    /// calls (`policy`), their typing (`input`), their closing it
+    /// (`close`); each absent one stays as it is.
     SetApproval {
         instance: String,
-        policy: ApprovalPolicy,
+        #[serde(flatten)]
+        change: ConsentChange,
     },
     /// The instance's approval log ([`ApprovalLogEntry`]s, oldest first).
     ApprovalLog {
@@ -345,6 +374,20 @@ pub struct ProgramSpec {
     /// Who approves its mutating calls (`None`: `auto`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approve: Option<ApprovalPolicy>,
+    /// The package it was opened from, by name (absent: a command, a
+    /// shell program or an artifact).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    /// Who opened it: set by tickhost from the opening client (a client's
+    /// own value is replaced), never asked of the client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<Owner>,
+    /// Whether an agent's typing into it and closing it wait for a person
+    /// (`None`: tickhost's default for its owner, from the config file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_input: Option<ApprovalPolicy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_close: Option<ApprovalPolicy>,
     /// Record the session into this new file (absolute, not existing) from
     /// its start, as asciicast v2 (`open --record FILE`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -384,18 +427,93 @@ impl ApprovalPolicy {
     }
 }
 
-/// A mutating call waiting for a person's approval.
+/// Whose an instance is: the person's (opened from the CLI, the Monitor or
+/// Herdr) or an agent's (opened through MCP or by the Loop). An agent's
+/// typing into a person's instance and closing it wait for the person by
+/// default; on its own instance nothing waits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Owner {
+    #[default]
+    Person,
+    Agent,
+}
+
+impl Owner {
+    /// The owner of what a client of `kind` opens (no kind: the CLI's).
+    pub fn of(kind: Option<ClientKind>) -> Owner {
+        if kind.is_some_and(ClientKind::is_agent) {
+            Owner::Agent
+        } else {
+            Owner::Person
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Owner::Person => "person",
+            Owner::Agent => "agent",
+        }
+    }
+}
+
+/// A change of who approves what agents do to an instance; an absent part
+/// stays as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ConsentChange {
+    /// Mutating calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<ApprovalPolicy>,
+    /// An agent typing into its terminal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<ApprovalPolicy>,
+    /// An agent closing it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub close: Option<ApprovalPolicy>,
+}
+
+/// What an agent asked for that waits for a person.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HeldAction {
+    /// A call of a `mutates: true` tool.
+    #[default]
+    Call,
+    /// Typing into the instance's terminal (`args.text`).
+    Input,
+    /// Closing the instance.
+    Close,
+}
+
+impl HeldAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HeldAction::Call => "call",
+            HeldAction::Input => "input",
+            HeldAction::Close => "close",
+        }
+    }
+}
+
+/// An agent's action waiting for a person's approval: a mutating call, or
+/// typing into or closing a person's instance.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct HeldCall {
-    /// Its id among the waiting calls (`c1`, `c2`, ...): `tickloop approve
-    /// INSTANCE CALL`.
+    /// What waits (absent: a call).
+    #[serde(default)]
+    pub action: HeldAction,
+    /// Its id among the waiting actions (`#1`, `#2`, ...): `tickloop
+    /// approve INSTANCE CALL`.
     pub call: String,
     pub instance: String,
+    /// The tool called; `input` or `close` for those actions.
     pub tool: String,
     /// The tool's description, so the person can judge the call.
     pub description: String,
+    /// The call's arguments; `{"text": ...}` for input, `{}` for close.
     pub args: Value,
-    /// The catalog revision the call was made for: approval is bound to it.
+    /// The catalog revision the call was made for: approval is bound to it
+    /// (empty for input and close).
     pub revision: String,
     pub client: Option<ClientKind>,
     /// When it started waiting (RFC 3339).
@@ -405,10 +523,25 @@ pub struct HeldCall {
     pub timeout_ms: u64,
 }
 
-/// A decision on a held call, one line of an instance's approval log.
+/// A decision on a held action, with when it was made: one line of an
+/// instance's approval log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ApprovalLogEntry {
     pub at: String,
+    #[serde(flatten)]
+    pub decision: ConsentDecision,
+}
+
+/// A decision on an agent's action that waited (or was refused at once),
+/// as the approval log and the activity record keep it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ConsentDecision {
+    /// What the agent asked for (absent: a call).
+    #[serde(default)]
+    pub action: HeldAction,
+    /// The agent that asked, when it said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientKind>,
     pub call: String,
     pub instance: String,
     pub tool: String,
@@ -417,11 +550,66 @@ pub struct ApprovalLogEntry {
     /// `approved`, `refused`, `timed_out`, `revision_changed`, `ended`,
     /// `denied` (the policy) or `held`.
     pub decision: String,
-    /// Who decided: `monitor`, `cli`, `attach`, `herdr`, `tickhost` (time-outs,
-    /// policy, catalog changes, ends).
+    /// Who decided: `monitor`, `cli`, `attach`, `herdr`, `mcp-host` (the
+    /// agent host asked the person), `tickhost` (time-outs, policy, catalog
+    /// changes, ends).
     pub by: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+
+impl ConsentDecision {
+    /// What was asked, for people: `increment {"amount":2}`, `input
+    /// "ls\r"`, `close`.
+    pub fn what(&self, args_width: usize) -> String {
+        let mut args = match self.action {
+            HeldAction::Call => self.args.to_string(),
+            HeldAction::Input => self.args.get("text").map(Value::to_string).unwrap_or_default(),
+            HeldAction::Close => String::new(),
+        };
+        if args.chars().count() > args_width {
+            args = args.chars().take(args_width.saturating_sub(1)).collect();
+            args.push('…');
+        }
+        format!("{} {args}", self.tool).trim_end().to_string()
+    }
+
+    /// The decision, for people: `waits for the person`, `approved by the
+    /// person (monitor)`, `refused by the person (cli): not now`, `denied
+    /// by its policy`, `timed out`.
+    pub fn verdict(&self) -> String {
+        let by = match self.by.as_str() {
+            "tickhost" | "policy" | "config" => "tickhost".to_string(),
+            "mcp-host" => "the person, in the agent host".to_string(),
+            by => format!("the person ({by})"),
+        };
+        let mut text = match self.decision.as_str() {
+            "held" => "waits for the person".to_string(),
+            "approved" if self.by == "policy" => "let through (its policy was set to auto)".into(),
+            "approved" => format!("approved by {by}"),
+            "refused" => format!("refused by {by}"),
+            "denied" => "refused by its policy (deny)".to_string(),
+            "timed_out" => "not approved in time".to_string(),
+            "revision_changed" => "not executed: its catalog changed".to_string(),
+            "ended" => "not executed: the instance ended".to_string(),
+            other => other.replace('_', " "),
+        };
+        if let Some(reason) = self.reason.as_deref().filter(|r| !r.is_empty()) {
+            text.push_str(": ");
+            text.push_str(reason);
+        }
+        text
+    }
+
+    /// Whether the action went ahead (`Some(true)`), did not (`Some(false)`)
+    /// or still waits (`None`).
+    pub fn went_ahead(&self) -> Option<bool> {
+        match self.decision.as_str() {
+            "held" => None,
+            "approved" => Some(true),
+            _ => Some(false),
+        }
+    }
 }
 
 /// One line from tickhost to a client.
@@ -499,6 +687,9 @@ pub enum ErrorKind {
     /// The instance's launcher did not answer in time (stopped or wedged);
     /// other instances are not affected.
     Unresponsive,
+    /// The person (or their policy) did not allow what an agent asked:
+    /// nothing was done. `data.code` is -32010, `data.data.by` who refused.
+    Refused,
     /// Anything else inside Tickloop.
     Internal,
 }
@@ -612,6 +803,11 @@ pub struct ListEntry {
     pub views: u32,
     pub calls_in_flight: u32,
     pub approve: ApprovalPolicy,
+    /// Whose it is, and whether an agent's typing into it and closing it
+    /// wait for a person.
+    pub owner: Owner,
+    pub agent_input: ApprovalPolicy,
+    pub agent_close: ApprovalPolicy,
     /// `tick/update`s received.
     pub updates: u64,
     pub last_update_at: Option<String>,
@@ -756,10 +952,11 @@ pub enum LauncherRequest {
     Subscription {
         started: bool,
     },
-    /// Change who approves mutating calls (kept in the status and record).
-    SetApproval {
-        policy: ApprovalPolicy,
-    },
+    /// Change who approves what agents do (kept in the status and record).
+    SetApproval(ConsentChange),
+    /// tickhost's consent gate decided on (or held) an agent's action on
+    /// this instance: kept in the activity record.
+    Consent(ConsentDecision),
 }
 
 /// A launcher's answer, by request id.
@@ -811,6 +1008,14 @@ pub struct LauncherStatus {
     /// Who approves its mutating calls (absent: `auto`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approve: Option<ApprovalPolicy>,
+    /// Whose it is, and who approves an agent's typing into it and closing
+    /// it (absent: as its [`ProgramSpec`] said, else `auto`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<Owner>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_input: Option<ApprovalPolicy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_close: Option<ApprovalPolicy>,
     /// `artifact:` only: which version of the file runs, from 1, one more
     /// at each reload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1013,6 +1218,9 @@ pub enum ActivityEvent {
         client: Option<ClientKind>,
         started: bool,
     },
+    /// An agent's action waited for a person, or was decided: held,
+    /// approved, refused, timed out, denied by the policy, ...
+    Consent(ConsentDecision),
 }
 
 /// One request, with how it ended.

@@ -89,7 +89,7 @@ fn every_golden_message_parses_and_encodes_back_the_same() {
     );
     assert_eq!(
         ops("LauncherEnvelope").len(),
-        11,
+        12,
         "every LauncherRequest op: {:?}",
         ops("LauncherEnvelope")
     );

@@ -59,6 +59,7 @@ impl Probe {
                 record: None,
                 artifact: None,
                 watch: Vec::new(),
+                ..Default::default()
             },
         });
         let started = Instant::now();

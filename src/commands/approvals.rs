@@ -6,7 +6,7 @@ use super::answer;
 use crate::output::{exit_0_at_interrupt, print_json};
 use crate::target::Target;
 use anyhow::Result;
-use tickloop_proto::wire::{ApprovalPolicy, ClientRequest};
+use tickloop_proto::wire::{ApprovalPolicy, ClientRequest, ConsentChange};
 
 /// `approvals`: the waiting calls as JSON lines; `--watch`: and every call
 /// that starts waiting later (each once) until interrupted; `--log ID`: the
@@ -59,12 +59,22 @@ pub fn decide(
     answer(target, request, json)
 }
 
-/// `approve-policy ID POLICY`.
-pub fn set_policy(target: &Target, id: String, policy: &str, json: bool) -> Result<i32> {
-    let policy = ApprovalPolicy::parse(policy).unwrap_or_default();
+/// `approve-policy ID [POLICY] [--input P] [--close P]`: `policies` are
+/// the calls', the typing's and the closing's, each when given.
+pub fn set_policy(
+    target: &Target,
+    id: String,
+    policies: [Option<String>; 3],
+    json: bool,
+) -> Result<i32> {
+    let [policy, input, close] = policies.map(|p| p.as_deref().and_then(ApprovalPolicy::parse));
     let request = ClientRequest::SetApproval {
         instance: id,
-        policy,
+        change: ConsentChange {
+            policy,
+            input,
+            close,
+        },
     };
     answer(target, request, json)
 }

@@ -34,12 +34,25 @@ pub fn run(target: &Target, args: OpenArgs, json: bool) -> Result<i32> {
         .into());
     }
     let approve = args.approve.as_deref().and_then(ApprovalPolicy::parse);
+    let consent = Consent {
+        approve,
+        agent_input: args.agent_input.as_deref().and_then(ApprovalPolicy::parse),
+        agent_close: args.agent_close.as_deref().and_then(ApprovalPolicy::parse),
+    };
     let value = match &target.host {
-        Some(host) => open_remote(target, host, args, history, approve)?,
-        None => open_here(target, args, history, approve)?,
+        Some(host) => open_remote(target, host, args, history, consent)?,
+        None => open_here(target, args, history, consent)?,
     };
     show(&value, json, output::open_text);
     Ok(0)
+}
+
+/// Who approves what agents do to the new instance, as the flags say
+/// (each absent: the package's or the default).
+struct Consent {
+    approve: Option<ApprovalPolicy>,
+    agent_input: Option<ApprovalPolicy>,
+    agent_close: Option<ApprovalPolicy>,
 }
 
 /// The lines of history: `--history`, else the settings file's, else the
@@ -73,13 +86,15 @@ fn open_here(
     target: &Target,
     args: OpenArgs,
     history: usize,
-    mut approve: Option<ApprovalPolicy>,
+    consent: Consent,
 ) -> Result<Value> {
+    let mut approve = consent.approve;
     let record = args
         .record
         .as_deref()
         .map(recording::new_file)
         .transpose()?;
+    let package = args.package.clone();
     let argv = match args.package {
         None => args.argv,
         Some(package) => tickloop_packages::find(&package)
@@ -129,6 +144,10 @@ fn open_here(
             env: tickloop_client::caller_env(),
             history: Some(history),
             approve,
+            package,
+            owner: None,
+            agent_input: consent.agent_input,
+            agent_close: consent.agent_close,
             record,
         },
     });
@@ -179,7 +198,7 @@ fn open_remote(
     host: &SshHost,
     args: OpenArgs,
     history: usize,
-    approve: Option<ApprovalPolicy>,
+    consent: Consent,
 ) -> Result<Value> {
     if args.artifact.is_some()
         || args.package.is_some()
@@ -222,7 +241,11 @@ fn open_remote(
             cwd,
             env: greeting.map(|g| g.env).unwrap_or_default(),
             history: Some(history),
-            approve,
+            approve: consent.approve,
+            package: None,
+            owner: None,
+            agent_input: consent.agent_input,
+            agent_close: consent.agent_close,
             record: None,
         },
     });

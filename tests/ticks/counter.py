@@ -17,6 +17,8 @@ Standard library only. Differences from the appendix, all additive:
                               each one value+1 with seq+1
     big_state{bytes}          mutates; emits one update whose /recent series
                               is long enough for the encoded data to exceed BYTES
+* SIGUSR1 changes the catalog revision to "R-usr1" without telling anyone
+  (no update), as a Tick whose tools changed under the host would.
 * Options: `--log FILE` appends every received request line to FILE (flushed
   at once), so tests can count what reached the Tick; `--revision R` sets the
   initial revision (default "1"); `--describe-bytes N` pads the descriptor's
@@ -333,8 +335,16 @@ def on_winch(_signum, _frame):
     tui.request_redraw()
 
 
+def on_usr1(_signum, _frame):
+    global revision
+    with STATE_LOCK:
+        revision = f"{revision}-usr1"
+    tui.request_redraw()
+
+
 def main():
     signal.signal(signal.SIGWINCH, on_winch)
+    signal.signal(signal.SIGUSR1, on_usr1)
     threading.Thread(target=tui.run, daemon=True).start()
     workers = []
     for line in sys.stdin:

@@ -152,9 +152,12 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         loop {
             tokio::select! {
                 accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => {
-                        tokio::spawn(serve::serve_client(shared.clone(), stream));
-                    }
+                    Ok((stream, _)) => match tickloop_client::peer::check(&stream) {
+                        Ok(()) => {
+                            tokio::spawn(serve::serve_client(shared.clone(), stream));
+                        }
+                        Err(refused) => log::log(&format!("refused a connection: {refused}")),
+                    },
                     Err(e) => {
                         log::log(&format!("accept failed: {e}"));
                         tokio::time::sleep(Duration::from_millis(50)).await;

@@ -245,6 +245,21 @@ pub fn entry_summary(
             },
             None,
         ),
+        ActivityEvent::Consent(decision) => (
+            format!(
+                "{} {} → {}",
+                decision.call,
+                decision.what(args_width),
+                decision.verdict()
+            ),
+            decision.went_ahead().map(|ahead| {
+                if ahead {
+                    ActivityOutcome::Ok
+                } else {
+                    ActivityOutcome::NotExecuted
+                }
+            }),
+        ),
     }
 }
 
@@ -255,6 +270,7 @@ pub fn entry_client(entry: &ActivityEntry) -> &'static str {
         ActivityEvent::Subscription { client, .. } => client.map_or("?", |c| c.label()),
         ActivityEvent::Update { .. } => "Tick",
         ActivityEvent::View { .. } => "view",
+        ActivityEvent::Consent(decision) => decision.client.map_or("?", |c| c.label()),
     }
 }
 

@@ -12,7 +12,7 @@ use crate::cells::{at, draw_box, last_row_note, truncate};
 use termwiz::cell::{CellAttributes, Intensity};
 use termwiz::color::{AnsiColor, ColorAttribute};
 use termwiz::surface::{Change, Surface};
-use tickloop_proto::wire::{ClientReply, ClientRequest, HeldCall};
+use tickloop_proto::wire::{ClientReply, ClientRequest, HeldAction, HeldCall};
 
 /// `90s` → `1m30s`: how long, for people.
 fn duration(ms: u64) -> String {
@@ -27,14 +27,23 @@ fn duration(ms: u64) -> String {
 /// The prompt's lines (without the border): what, why, arguments, keys.
 pub fn lines(held: &HeldCall, more: usize, whole: bool, max_args: usize) -> Vec<String> {
     let who = held.client.map_or("an agent", |c| c.label());
-    let mut lines = vec![
-        format!(
+    let first = match held.action {
+        HeldAction::Call => format!(
             "{who} wants to call {} on {} — it mutates: {}",
             held.tool, held.instance, held.description
         ),
+        HeldAction::Input => format!("{who} wants to type into {} (text below)", held.instance),
+        HeldAction::Close => format!("{who} wants to close {}: {}", held.instance, held.description),
+    };
+    let revision = if held.action == HeldAction::Call {
+        format!("revision {} · ", held.revision)
+    } else {
+        String::new()
+    };
+    let mut lines = vec![
+        first,
         format!(
-            "revision {} · waiting {} of {}{}",
-            held.revision,
+            "{revision}waiting {} of {}{}",
             duration(held.waited_ms),
             duration(held.timeout_ms),
             if more > 0 {

@@ -17,7 +17,7 @@ use super::screen::{history_limit, screen_reply};
 use super::session::{spec_limits, TickSession};
 use super::status::Publisher;
 use super::teardown::{
-    closed, end_info, failed_open_screen, keep_activity, keep_last_screen, program_exited, Ending,
+    closed, closed_by, end_info, failed_open_screen, keep_activity, keep_last_screen, program_exited, Ending,
     Farewell, CLOSED_BY_USER, TEARDOWN_POLL,
 };
 use crate::activity::ActivityLog;
@@ -31,7 +31,7 @@ use std::time::Duration;
 use tickloop_client::clock::{now_rfc3339, now_rfc3339_millis};
 use tickloop_proto::core::{Action, ClientToken, EndKind, Reply, SessionRequest};
 use tickloop_proto::wire::{
-    ApprovalPolicy, ClientKind, ClientReply, EndInfo, ErrorKind, LaunchReport, LaunchSpec,
+    ApprovalPolicy, ClientKind, ClientReply, ConsentChange, EndInfo, ErrorKind, LaunchReport, LaunchSpec,
     LauncherRequest, LauncherStatus,
 };
 use tokio::sync::{mpsc, watch};
@@ -225,14 +225,19 @@ impl Instance {
             LauncherRequest::Screen { history } => return self.reply_screen(id, peer, history),
             LauncherRequest::Input { text } => return self.type_input(id, &peer, client, text),
             LauncherRequest::Activity { after } => return self.reply_activity(id, &peer, after),
-            LauncherRequest::SetApproval { policy } => return self.set_approval(id, &peer, policy),
+            LauncherRequest::SetApproval(change) => return self.set_approval(id, &peer, change),
+            LauncherRequest::Consent(decision) => {
+                self.activity.consent(now_rfc3339_millis(), decision);
+                peer.reply(id, ClientReply::Ok(json!({"ok": true})));
+                return;
+            }
             LauncherRequest::Subscription { started } => {
                 self.activity
                     .subscription(now_rfc3339_millis(), client, started);
                 peer.reply(id, ClientReply::Ok(json!({"ok": true})));
                 return;
             }
-            LauncherRequest::Close => return self.close(id, peer, now),
+            LauncherRequest::Close => return self.close(id, peer, client, now),
             LauncherRequest::Reload => return self.reload_asked(id, peer, now),
             LauncherRequest::Describe => SessionRequest::Describe,
             LauncherRequest::Read => SessionRequest::Read,
@@ -314,21 +319,36 @@ impl Instance {
         peer.reply(id, reply);
     }
 
-    /// `approve`: the instance's approval policy changes.
-    fn set_approval(&mut self, id: u64, peer: &Peer, policy: ApprovalPolicy) {
-        self.spec.program.approve = Some(policy);
+    /// `approve-policy`: who approves what agents do changes (each part
+    /// given).
+    fn set_approval(&mut self, id: u64, peer: &Peer, change: ConsentChange) {
+        let program = &mut self.spec.program;
+        program.approve = change.policy.or(program.approve);
+        program.agent_input = change.input.or(program.agent_input);
+        program.agent_close = change.close.or(program.agent_close);
+        let reply = json!({
+            "instance": self.spec.instance,
+            "approve": program.approve.unwrap_or_default().as_str(),
+            "agent_input": program.agent_input.unwrap_or_default().as_str(),
+            "agent_close": program.agent_close.unwrap_or_default().as_str(),
+        });
         self.publisher.rewrite_record(&self.spec, &self.status());
         self.publisher.mark_dirty();
-        peer.reply(
-            id,
-            ClientReply::Ok(json!({"instance": self.spec.instance, "approve": policy.as_str()})),
-        );
+        peer.reply(id, ClientReply::Ok(reply));
     }
 
     /// `close`: the session closes (the protocol's shutdown), or the
     /// process group ends at once when there is no session; answered at
     /// the end.
-    fn close(&mut self, id: u64, peer: Peer, now: std::time::Instant) {
+    fn close(
+        &mut self,
+        id: u64,
+        peer: Peer,
+        client: Option<ClientKind>,
+        now: std::time::Instant,
+    ) {
+        let reason = closed_by(client);
+        let reason = reason.as_str();
         self.farewell.add_closer(id, peer);
         self.closing = true;
         if let Some(generations) = self.generations.as_mut() {
@@ -336,11 +356,11 @@ impl Instance {
         }
         if self.ending.is_none() && self.tick.gone() {
             // A failed artifact version: nothing runs, nothing to end.
-            self.begin_end(closed(CLOSED_BY_USER));
+            self.begin_end(closed(reason));
         } else if self.ending.is_none() {
             match self.session.get_mut() {
-                Some(session) => session.close(CLOSED_BY_USER, now),
-                None => self.begin_end(closed(CLOSED_BY_USER)),
+                Some(session) => session.close(reason, now),
+                None => self.begin_end(closed(reason)),
             }
         }
     }
@@ -734,6 +754,9 @@ impl Instance {
                 .program
                 .approve
                 .filter(|p| *p != ApprovalPolicy::Auto),
+            owner: self.spec.program.owner,
+            agent_input: self.spec.program.agent_input,
+            agent_close: self.spec.program.agent_close,
             generation: generations.map(|g| g.generation()),
             failed: generations.and_then(|g| g.failed().map(str::to_string)),
             restarts: generations.map(|g| g.restarts()),

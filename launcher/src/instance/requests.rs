@@ -119,6 +119,11 @@ impl Asked {
 
 /// Records how a request ended in the activity.
 fn record_request(activity: &mut ActivityLog, asked: Asked, reply: &ClientReply) {
+    if asked.client.is_none() && asked.method == "tick/describe" {
+        // tickhost's own look at the catalog (after a mutating call, before
+        // an approved one goes on): no agent asked.
+        return;
+    }
     let duration_ms = u64::try_from(asked.since.elapsed().as_millis()).unwrap_or(u64::MAX);
     let (outcome, error_code, message, result) = match reply {
         ClientReply::Ok(value) => (ActivityOutcome::Ok, None, None, Some(kept(value))),

@@ -12,8 +12,8 @@ use crate::terminal::TerminalHandle;
 use std::path::Path;
 use std::time::Duration;
 use tickloop_client::clock::now_rfc3339;
-use tickloop_proto::core::{EndKind, EndReason};
-use tickloop_proto::wire::{ActivityRecord, ClientReply, EndClass, EndInfo, ErrorKind};
+use tickloop_proto::core::EndReason;
+use tickloop_proto::wire::{ActivityRecord, ClientKind, ClientReply, EndClass, EndInfo, ErrorKind};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
@@ -30,17 +30,22 @@ const SCREEN_SETTLE: Duration = Duration::from_millis(100);
 /// How long connected peers get to take the final status and replies.
 const FLUSH_WAIT: Duration = Duration::from_secs(2);
 
-/// The reason of a session the user closed.
+/// The reason of a session closed by a client that did not say who it is.
 pub(super) const CLOSED_BY_USER: &str = "closed by the user";
 
-/// How the session's end is told (a close is told as the user's).
+/// The reason of a session closed by `client`, naming the actor: `closed by
+/// the person (cli)`, `closed by an agent (mcp)`.
+pub(super) fn closed_by(client: Option<ClientKind>) -> String {
+    match client {
+        Some(kind) => format!("closed by {}", kind.actor()),
+        None => CLOSED_BY_USER.to_string(),
+    }
+}
+
+/// How the session's end is told (a close with the reason it was given).
 pub(super) fn end_info(reason: &EndReason) -> EndInfo {
-    let message = match reason.kind {
-        EndKind::Closed => CLOSED_BY_USER.to_string(),
-        _ => reason.message.clone(),
-    };
     EndInfo {
-        reason: message,
+        reason: reason.message.clone(),
         kind: EndClass::from(&reason.kind),
         offending: reason.offending.clone(),
         at: now_rfc3339(),

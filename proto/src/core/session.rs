@@ -274,11 +274,7 @@ impl Session {
 
     /// The host ends the session (`reason` says why, e.g. "closed by the user").
     pub fn close(&mut self, reason: &str, _now: Instant) {
-        self.end(
-            EndKind::Closed,
-            format!("the session was closed: {reason}"),
-            None,
-        );
+        self.end(EndKind::Closed, reason.to_string(), None);
     }
 
     /// Applies every timeout due at `now`.

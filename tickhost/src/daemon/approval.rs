@@ -1,19 +1,27 @@
-//! Approval: with an instance's policy at `ask`, each call to a
-//! `mutates: true` tool waits here, in tickhost, before anything is written
-//! to the Tick, until a person approves or refuses it (the Monitor's prompt,
-//! `tickloop approve|refuse`, a view's activity overlay). Refused, timed out,
-//! made for a catalog revision that changed while it waited, or waiting when
-//! the Tick ended: not executed, and the Tick never saw it. With `deny`,
-//! mutating calls are refused at once. Calls to tools that do not mutate are
-//! never held.
+//! Consent: what an agent does to an instance that the instance's policy
+//! says a person must allow waits here, in tickhost, before anything reaches
+//! the instance, until a person approves or refuses it (the Monitor's
+//! prompt, `tickloop approve|refuse`, a view's activity overlay, Herdr, the
+//! agent host's own question). Three actions can wait:
+//!
+//! * a call to a `mutates: true` tool, when the instance's `approve` policy
+//!   is `ask` (any caller: the person's own `tickloop call` too);
+//! * an agent (MCP, the Loop) typing into the instance, and
+//! * an agent closing it, when its `agent_input` / `agent_close` policy is
+//!   `ask` (the default on a person's instance; the person's own `input`
+//!   and `close` never wait).
+//!
+//! Refused, timed out, a call made for a catalog revision that changed
+//! while it waited, or waiting when the instance ended: not executed, and
+//! the instance never saw it. With `deny`, the action is refused at once.
 //!
 //! Every decision is appended to the instance's approval log
-//! (`paths::InstanceFiles::approvals`, one JSON line each), with who
-//! decided.
+//! (`paths::InstanceFiles::approvals`, one JSON line each) and to its
+//! activity record, with who acted and who decided.
 //!
-//! This module owns only the queue of waiting calls and the log: the
-//! instance a call is for is seen through [`CallTarget`], and the caller
-//! hears that its call waits on a channel it reads (it owns its connection).
+//! This module owns only the queue of waiting actions and the log: the
+//! instance is seen through [`ConsentTarget`], and the caller hears that its
+//! action waits on a channel it reads (it owns its connection).
 
 use super::log::log;
 use serde_json::json;
@@ -25,8 +33,8 @@ use std::time::{Duration, Instant};
 use tickloop_client::clock::now_rfc3339_millis;
 use tickloop_proto::core::codes::{APPROVAL_REFUSED, STALE_REVISION};
 use tickloop_proto::wire::{
-    ApprovalLogEntry, ApprovalPolicy, CallOutcome, CallRequest, ClientKind, EndInfo, HeldCall,
-    RpcError,
+    ApprovalLogEntry, ApprovalPolicy, CallOutcome, ConsentDecision, CallRequest, ClientKind, EndInfo, HeldAction,
+    HeldCall, RpcError,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -100,9 +108,10 @@ impl Approvals {
             .collect()
     }
 
-    /// Hands `decision` to call `call` of `instance`; `false` when no such
-    /// call waits (decided already, or never held).
+    /// Hands `decision` to call `call` of `instance` (`%3`, or `3`);
+    /// `false` when no such call waits (decided already, or never held).
     pub fn decide(&self, instance: &str, call: &str, decision: Decision) -> bool {
+        let call = format!("%{}", call.trim_start_matches('%'));
         let found = {
             let mut waiting = self.waiting();
             let at = waiting
@@ -150,13 +159,15 @@ pub fn notify_configured() -> bool {
     }
 }
 
-/// The instance a call is for, as the gate sees it: looked at again while
-/// the call waits, since its policy, catalog and life may change meanwhile.
-pub trait CallTarget {
+/// The instance an action is for, as the gate sees it: looked at again
+/// while the action waits, since its policies, catalog and life may change
+/// meanwhile.
+pub trait ConsentTarget {
     /// Its full id.
     fn id(&self) -> &str;
-    /// Who approves its mutating calls now.
-    fn policy(&self) -> ApprovalPolicy;
+    /// Who approves `action` by an agent now (for calls: every caller's
+    /// mutating calls).
+    fn policy(&self, action: HeldAction) -> ApprovalPolicy;
     /// The revision of its current catalog.
     fn revision(&self) -> Option<String>;
     /// Tool `name` of its catalog: whether it mutates, and its description;
@@ -166,12 +177,35 @@ pub trait CallTarget {
     fn ended(&self) -> Option<EndInfo>;
     /// Its approval log (one JSON line per decision).
     fn approval_log(&self) -> &Path;
+    /// Keeps `decision` in its activity record too.
+    fn note(&self, decision: ConsentDecision);
+}
+
+/// What an agent asks the gate for.
+#[derive(Debug, Clone, Copy)]
+pub enum Asked<'a> {
+    Call(&'a CallRequest),
+    Input(&'a str),
+    Close,
+}
+
+impl Asked<'_> {
+    fn action(&self) -> HeldAction {
+        match self {
+            Asked::Call(_) => HeldAction::Call,
+            Asked::Input(_) => HeldAction::Input,
+            Asked::Close => HeldAction::Close,
+        }
+    }
 }
 
 /// What the gate let through.
 pub enum Gate {
-    /// Send it to the Tick.
+    /// Go on: nobody needed to ask.
     Proceed,
+    /// Go on: a person approved it (a call: once its instance's revision is
+    /// confirmed to be still the one approved).
+    Approved(HeldCall),
     /// Not executed, and why.
     Refused(CallOutcome),
 }
@@ -186,92 +220,155 @@ fn refused(code: i64, message: String, decision: &str, by: &str) -> Gate {
     })
 }
 
-/// Writes one held call's decisions into its instance's approval log.
-struct Recorder<'a> {
-    log: &'a Path,
-    held: &'a HeldCall,
+/// Writes one held action's decisions into its instance's approval log
+/// and activity record.
+pub struct Recorder<'a, T: ConsentTarget> {
+    pub target: &'a T,
+    pub held: &'a HeldCall,
 }
 
-impl Recorder<'_> {
-    fn record(&self, decision: &str, by: &str, reason: Option<String>) {
+impl<T: ConsentTarget> Recorder<'_, T> {
+    pub fn record(&self, decision: &str, by: &str, reason: Option<String>) {
         let held = self.held;
+        let decision = ConsentDecision {
+            action: held.action,
+            client: held.client,
+            call: held.call.clone(),
+            instance: held.instance.clone(),
+            tool: held.tool.clone(),
+            args: held.args.clone(),
+            revision: held.revision.clone(),
+            decision: decision.to_string(),
+            by: by.to_string(),
+            reason,
+        };
         append_log(
-            self.log,
+            self.target.approval_log(),
             &ApprovalLogEntry {
                 at: now_rfc3339_millis(),
-                call: held.call.clone(),
-                instance: held.instance.clone(),
-                tool: held.tool.clone(),
-                args: held.args.clone(),
-                revision: held.revision.clone(),
-                decision: decision.to_string(),
-                by: by.to_string(),
-                reason,
+                decision: decision.clone(),
             },
-        )
+        );
+        self.target.note(decision);
     }
 }
 
-/// Lets `call` through, refuses it, or holds it until a person decides.
-/// While it is held, the caller hears on `progress` (at once, then every
-/// 30 s) that it waits; a caller that drops the receiving end has gone away,
-/// and its call is refused.
-pub async fn gate(
+/// The held item for `asked` on `target`, when its policy asks a person;
+/// `Err` with the gate's answer when nobody needs to ask.
+fn to_hold(
     approvals: &Approvals,
-    target: &impl CallTarget,
-    call: &CallRequest,
+    target: &impl ConsentTarget,
+    asked: Asked<'_>,
     client: Option<ClientKind>,
-    progress: mpsc::Sender<HeldCall>,
-) -> Gate {
-    let policy = target.policy();
+) -> Result<(HeldCall, ApprovalPolicy), Gate> {
+    let action = asked.action();
+    if action != HeldAction::Call && !client.is_some_and(ClientKind::is_agent) {
+        // The person's own typing and closing never wait.
+        return Err(Gate::Proceed);
+    }
+    let policy = target.policy(action);
     if policy == ApprovalPolicy::Auto {
-        return Gate::Proceed;
+        return Err(Gate::Proceed);
     }
-    let Some((true, description)) = target.tool(&call.tool) else {
-        return Gate::Proceed;
+    let (tool, description, args, revision) = match asked {
+        Asked::Call(call) => {
+            let Some((true, description)) = target.tool(&call.tool) else {
+                return Err(Gate::Proceed);
+            };
+            // A stale revision is the launcher's to refuse, before anyone is
+            // asked.
+            if target.revision().as_deref() != Some(call.revision.as_str()) {
+                return Err(Gate::Proceed);
+            }
+            (
+                call.tool.clone(),
+                description,
+                call.args.clone(),
+                call.revision.clone(),
+            )
+        }
+        Asked::Input(text) => (
+            "input".to_string(),
+            "types into its terminal, as if at its keyboard".to_string(),
+            json!({ "text": text }),
+            String::new(),
+        ),
+        Asked::Close => (
+            "close".to_string(),
+            "ends its program (and every view of it)".to_string(),
+            json!({}),
+            String::new(),
+        ),
     };
-    // A stale revision is the launcher's to refuse, before anyone is asked.
-    if target.revision().as_deref() != Some(call.revision.as_str()) {
-        return Gate::Proceed;
-    }
     let held = HeldCall {
-        call: format!("c{}", approvals.next.fetch_add(1, Ordering::Relaxed)),
+        action,
+        call: format!("%{}", approvals.next.fetch_add(1, Ordering::Relaxed)),
         instance: target.id().to_string(),
-        tool: call.tool.clone(),
+        tool,
         description,
-        args: call.args.clone(),
-        revision: call.revision.clone(),
+        args,
+        revision,
         client,
         since: now_rfc3339_millis(),
         waited_ms: 0,
         timeout_ms: u64::try_from(approvals.timeout.as_millis()).unwrap_or(u64::MAX),
     };
+    Ok((held, policy))
+}
+
+/// Lets `asked` through, refuses it, or holds it until a person decides.
+/// While it is held, the caller hears on `progress` (at once, then every
+/// 30 s) that it waits; a caller that drops the receiving end has gone away,
+/// and its action is refused.
+pub async fn gate(
+    approvals: &Approvals,
+    target: &impl ConsentTarget,
+    asked: Asked<'_>,
+    client: Option<ClientKind>,
+    progress: mpsc::Sender<HeldCall>,
+) -> Gate {
+    let (held, policy) = match to_hold(approvals, target, asked, client) {
+        Ok(hold) => hold,
+        Err(gate) => return gate,
+    };
     let recorder = Recorder {
-        log: target.approval_log(),
+        target,
         held: &held,
     };
     if policy == ApprovalPolicy::Deny {
         recorder.record("denied", "tickhost", None);
-        let id = target.id();
         return refused(
             APPROVAL_REFUSED,
-            format!(
-                "{id} refuses mutating calls (approval policy deny); `tickloop approve-policy {id} ask` lets a person approve them"
-            ),
+            denied_message(target, held.action),
             "denied",
             "tickhost",
         );
     }
-    hold(approvals, target, &recorder, progress).await
+    hold(approvals, &recorder, progress).await
 }
 
-/// Holds `recorder`'s call in the queue until a person decides, the wait
+/// Why `deny` refused `action` on `target`, and how to let it through.
+fn denied_message(target: &impl ConsentTarget, action: HeldAction) -> String {
+    let id = target.id();
+    match action {
+        HeldAction::Call => format!(
+            "{id} refuses mutating calls (approval policy deny); `tickloop approve-policy {id} ask` lets a person approve them"
+        ),
+        HeldAction::Input => format!(
+            "{id} refuses agents' typing (agent_input deny); the person can allow it with `tickloop approve-policy {id} --input ask`"
+        ),
+        HeldAction::Close => format!(
+            "{id} refuses to be closed by agents (agent_close deny); the person can allow it with `tickloop approve-policy {id} --close ask`"
+        ),
+    }
+}
+
+/// Holds `recorder`'s action in the queue until a person decides, the wait
 /// runs out, the instance ends or changes its catalog, or the policy is
 /// turned off.
-async fn hold(
+async fn hold<T: ConsentTarget>(
     approvals: &Approvals,
-    target: &impl CallTarget,
-    recorder: &Recorder<'_>,
+    recorder: &Recorder<'_, T>,
     progress: mpsc::Sender<HeldCall>,
 ) -> Gate {
     let held = recorder.held;
@@ -302,7 +399,7 @@ async fn hold(
             next_progress += PROGRESS_EVERY;
         }
         tokio::select! {
-            decision = &mut decided => return decided_gate(target, recorder, decision.ok()),
+            decision = &mut decided => return decided_gate(recorder, decision.ok()),
             _ = progress.closed() => return went_away(approvals, recorder),
             _ = tokio::time::sleep_until(deadline) => {
                 approvals.remove(&held.call);
@@ -310,7 +407,8 @@ async fn hold(
                 return refused(
                     APPROVAL_REFUSED,
                     format!(
-                        "nobody approved the call within {} s (TICKLOOP_APPROVAL_TIMEOUT_MS sets the wait)",
+                        "nobody approved the {} within {} s (TICKLOOP_APPROVAL_TIMEOUT_MS sets the wait)",
+                        noun(held.action),
                         approvals.timeout.as_secs()
                     ),
                     "timed_out",
@@ -318,7 +416,7 @@ async fn hold(
                 );
             }
             _ = tokio::time::sleep(LOOK_EVERY) => {
-                if let Some(gate) = look(approvals, target, recorder) {
+                if let Some(gate) = look(approvals, recorder) {
                     return gate;
                 }
             }
@@ -326,13 +424,25 @@ async fn hold(
     }
 }
 
-/// The caller hung up while its call waited: the call is refused.
-fn went_away(approvals: &Approvals, recorder: &Recorder<'_>) -> Gate {
+/// What `action` is called in messages.
+fn noun(action: HeldAction) -> &'static str {
+    match action {
+        HeldAction::Call => "call",
+        HeldAction::Input => "typing",
+        HeldAction::Close => "close",
+    }
+}
+
+/// The caller hung up while its action waited: the action is refused.
+fn went_away<T: ConsentTarget>(approvals: &Approvals, recorder: &Recorder<'_, T>) -> Gate {
     approvals.remove(&recorder.held.call);
     recorder.record("refused", "tickhost", Some("the caller went away".into()));
     refused(
         APPROVAL_REFUSED,
-        "the caller went away while the call waited for approval".into(),
+        format!(
+            "the caller went away while the {} waited for approval",
+            noun(recorder.held.action)
+        ),
         "refused",
         "tickhost",
     )
@@ -340,27 +450,26 @@ fn went_away(approvals: &Approvals, recorder: &Recorder<'_>) -> Gate {
 
 /// What a person's `decision` (`None`: the answer was dropped) lets
 /// through.
-fn decided_gate(
-    target: &impl CallTarget,
-    recorder: &Recorder<'_>,
-    decision: Option<Decision>,
-) -> Gate {
+fn decided_gate<T: ConsentTarget>(recorder: &Recorder<'_, T>, decision: Option<Decision>) -> Gate {
     match decision {
         Some(Decision::Approved { by }) => {
             recorder.record("approved", &by, None);
+            let held = recorder.held;
             // Approval is bound to the revision it was given for.
-            if target.revision().as_deref() != Some(recorder.held.revision.as_str()) {
+            if held.action == HeldAction::Call
+                && recorder.target.revision().as_deref() != Some(held.revision.as_str())
+            {
                 recorder.record("revision_changed", "tickhost", None);
-                stale(recorder.held)
+                stale(held)
             } else {
-                Gate::Proceed
+                Gate::Approved(held.clone())
             }
         }
         Some(Decision::Refused { by, reason }) => {
             recorder.record("refused", &by, reason.clone());
             let message = match &reason {
-                Some(reason) => format!("refused by a person ({by}): {reason}"),
-                None => format!("refused by a person ({by})"),
+                Some(reason) => format!("refused by the person ({by}): {reason}"),
+                None => format!("refused by the person ({by})"),
             };
             refused(APPROVAL_REFUSED, message, "refused", &by)
         }
@@ -373,38 +482,45 @@ fn decided_gate(
     }
 }
 
-/// A look at the instance while the call waits: `Some` when it ended, its
-/// catalog changed, or its policy was turned off (the call stops waiting).
-fn look(approvals: &Approvals, target: &impl CallTarget, recorder: &Recorder<'_>) -> Option<Gate> {
+/// A look at the instance while the action waits: `Some` when it ended, its
+/// catalog changed (a call), or its policy was turned off (the action stops
+/// waiting).
+fn look<T: ConsentTarget>(approvals: &Approvals, recorder: &Recorder<'_, T>) -> Option<Gate> {
     let held = recorder.held;
+    let target = recorder.target;
     if let Some(end) = target.ended() {
         approvals.remove(&held.call);
         recorder.record("ended", "tickhost", Some(end.reason.clone()));
         return Some(refused(
             APPROVAL_REFUSED,
             format!(
-                "{} ended while the call waited for approval: {}",
-                held.instance, end.reason
+                "{} ended while the {} waited for approval: {}",
+                held.instance,
+                noun(held.action),
+                end.reason
             ),
             "ended",
             "tickhost",
         ));
     }
-    if target.revision().as_deref() != Some(held.revision.as_str()) {
+    if held.action == HeldAction::Call
+        && target.revision().as_deref() != Some(held.revision.as_str())
+    {
         approvals.remove(&held.call);
         recorder.record("revision_changed", "tickhost", None);
         return Some(stale(held));
     }
-    if target.policy() == ApprovalPolicy::Auto {
+    if target.policy(held.action) == ApprovalPolicy::Auto {
         // The policy was turned off: nobody needs to ask.
         approvals.remove(&held.call);
         recorder.record("approved", "policy", None);
-        return Some(Gate::Proceed);
+        return Some(Gate::Approved(held.clone()));
     }
     None
 }
 
-fn stale(held: &HeldCall) -> Gate {
+/// The refusal of held call `held` whose catalog changed.
+pub fn stale(held: &HeldCall) -> Gate {
     refused(
         STALE_REVISION,
         format!(
@@ -449,13 +565,15 @@ pub fn read_log(path: &Path) -> Vec<ApprovalLogEntry> {
 
 /// A desktop notification, when `notify-send` is there.
 fn notify(held: &HeldCall) {
+    let who = held.client.map_or("an agent", |c| c.label());
+    let what = match held.action {
+        HeldAction::Call => format!("call {} {}", held.tool, held.args),
+        HeldAction::Input => format!("type {} into {}", held.args["text"], held.instance),
+        HeldAction::Close => format!("close {}", held.instance),
+    };
     let body = format!(
-        "{} wants to call {} {} — `tickloop approve {} {}` or the Monitor",
-        held.client.map_or("an agent", |c| c.label()),
-        held.tool,
-        held.args,
-        held.instance,
-        held.call
+        "{who} wants to {what} — `tickloop approve {} {}` or the Monitor",
+        held.instance, held.call
     );
     let spawned = std::process::Command::new("notify-send")
         .args(["--app-name=Tickloop", "Tickloop: approve a call?", &body])
@@ -481,13 +599,24 @@ mod tests {
     struct Fake {
         policy: ApprovalPolicy,
         log: std::path::PathBuf,
+        noted: std::sync::Mutex<Vec<String>>,
     }
 
-    impl CallTarget for Fake {
+    impl Fake {
+        fn new(policy: ApprovalPolicy, log: std::path::PathBuf) -> Fake {
+            Fake {
+                policy,
+                log,
+                noted: std::sync::Mutex::default(),
+            }
+        }
+    }
+
+    impl ConsentTarget for Fake {
         fn id(&self) -> &str {
             "hosted:fake"
         }
-        fn policy(&self) -> ApprovalPolicy {
+        fn policy(&self, _action: HeldAction) -> ApprovalPolicy {
             self.policy
         }
         fn revision(&self) -> Option<String> {
@@ -501,6 +630,11 @@ mod tests {
         }
         fn approval_log(&self) -> &Path {
             &self.log
+        }
+        fn note(&self, decision: ConsentDecision) {
+            if let Ok(mut noted) = self.noted.lock() {
+                noted.push(decision.decision);
+            }
         }
     }
 
@@ -523,14 +657,11 @@ mod tests {
     async fn held_calls_tell_the_caller_and_a_caller_gone_refuses_them() {
         let dir = std::env::temp_dir().join(format!("tickhost-approval-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a temporary directory");
-        let target = Fake {
-            policy: ApprovalPolicy::Ask,
-            log: dir.join("approvals.jsonl"),
-        };
+        let target = Fake::new(ApprovalPolicy::Ask, dir.join("approvals.jsonl"));
         let approvals = Approvals::new(Duration::from_secs(600), false);
         let (progress, mut waiting) = mpsc::channel(1);
         let set = call();
-        let waits = gate(&approvals, &target, &set, None, progress);
+        let waits = gate(&approvals, &target, Asked::Call(&set), None, progress);
         tokio::pin!(waits);
         let held = tokio::select! {
             _ = &mut waits => None,
@@ -545,17 +676,62 @@ mod tests {
         assert!(approvals.list().is_empty());
         let decisions: Vec<String> = read_log(&target.log)
             .into_iter()
-            .map(|e| e.decision)
+            .map(|e| e.decision.decision)
             .collect();
         assert_eq!(decisions, ["held", "refused"]);
+        // The activity record hears the same decisions.
+        assert_eq!(
+            target.noted.lock().map(|n| n.clone()).unwrap_or_default(),
+            ["held", "refused"]
+        );
 
-        let deny = Fake {
-            policy: ApprovalPolicy::Deny,
-            log: dir.join("denied.jsonl"),
-        };
+        let deny = Fake::new(ApprovalPolicy::Deny, dir.join("denied.jsonl"));
         let (progress, _waiting) = mpsc::channel(1);
-        let error = refusal(gate(&approvals, &deny, &call(), None, progress).await);
+        let set = call();
+        let error = refusal(gate(&approvals, &deny, Asked::Call(&set), None, progress).await);
         assert_eq!(error.map(|e| e.code), Some(APPROVAL_REFUSED));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn the_persons_own_typing_and_closing_never_wait_an_agents_do() {
+        let dir = std::env::temp_dir().join(format!("tickhost-consent-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let target = Fake::new(ApprovalPolicy::Ask, dir.join("approvals.jsonl"));
+        let approvals = Approvals::new(Duration::from_secs(600), false);
+        for person in [None, Some(ClientKind::Cli), Some(ClientKind::Monitor)] {
+            for asked in [Asked::Input("ls\r"), Asked::Close] {
+                let (progress, _waiting) = mpsc::channel(1);
+                let gate = gate(&approvals, &target, asked, person, progress).await;
+                assert!(matches!(gate, Gate::Proceed), "{person:?} {asked:?}");
+            }
+        }
+        for agent in [ClientKind::Mcp, ClientKind::Loop] {
+            let (progress, mut waiting) = mpsc::channel(1);
+            let waits = gate(&approvals, &target, Asked::Input("ls\r"), Some(agent), progress);
+            tokio::pin!(waits);
+            let held = tokio::select! {
+                _ = &mut waits => None,
+                held = waiting.recv() => held,
+            };
+            let held = held.expect("an agent's typing waits");
+            assert_eq!(held.action, HeldAction::Input);
+            assert_eq!(held.args["text"], "ls\r");
+            assert!(held.call.starts_with('%'), "{}", held.call);
+            // `3` finds `%3` too.
+            let bare = held.call.trim_start_matches('%').to_string();
+            assert!(approvals.decide(
+                "hosted:fake",
+                &bare,
+                Decision::Refused {
+                    by: "monitor".into(),
+                    reason: None
+                }
+            ));
+            let error = refusal(waits.await).expect("refused");
+            assert_eq!(error.code, APPROVAL_REFUSED);
+            assert!(error.message.contains("refused by the person (monitor)"));
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -15,9 +15,11 @@ use tickloop_client::paths::{
     default_name, unique_name, validate_name, InstanceFiles, InstanceKind,
 };
 use tickloop_proto::core::limits::Limits;
+use tickloop_client::config::AgentOpen;
+use tickloop_proto::core::codes::APPROVAL_REFUSED;
 use tickloop_proto::wire::{
-    Catalog, ClientError, ClientReply, ErrorKind, InstanceState, LaunchReport, LaunchSpec,
-    LauncherStatus, OpenReply, OpenRequest, ProgramSpec,
+    Catalog, ClientError, ClientKind, ClientReply, ErrorKind, InstanceState, LaunchReport,
+    LaunchSpec, LauncherStatus, OpenReply, OpenRequest, Owner, ProgramSpec,
 };
 use tokio::io::AsyncWriteExt;
 
@@ -52,11 +54,63 @@ impl Drop for Reservation<'_> {
     }
 }
 
-/// Handles `open`.
-pub async fn open(shared: &Arc<Shared>, request: OpenRequest) -> ClientReply {
+/// Handles `open` from a client of kind `client`.
+pub async fn open(
+    shared: &Arc<Shared>,
+    mut request: OpenRequest,
+    client: Option<ClientKind>,
+) -> ClientReply {
+    if let Err(refused) = owned_by(&mut request.program, client) {
+        return refused;
+    }
     match open_instance(shared, request).await {
         Ok(reply) | Err(reply) => reply,
     }
+}
+
+/// Makes `program` the opener's: its owner, and who approves what agents
+/// do to it (the opener's choice, else the config file's default for that
+/// owner). An agent's open the config file does not allow is refused.
+fn owned_by(program: &mut ProgramSpec, client: Option<ClientKind>) -> Result<(), ClientReply> {
+    let config = match tickloop_client::config::load() {
+        Ok(config) => config,
+        Err(e) => return Err(bad_request(e.to_string())),
+    };
+    let owner = Owner::of(client);
+    if owner == Owner::Agent {
+        let allowed = config.agents.open.unwrap_or_default();
+        let refused = match allowed {
+            AgentOpen::Any => None,
+            AgentOpen::Packages if program.package.is_some() && program.artifact.is_none() => None,
+            AgentOpen::Packages => Some("only packages"),
+            AgentOpen::None => Some("nothing"),
+        };
+        if let Some(what) = refused {
+            let path = tickloop_client::config::path()
+                .map_or_else(|| "config.toml".to_string(), |p| p.display().to_string());
+            return Err(ClientReply::Error(ClientError {
+                kind: ErrorKind::Refused,
+                message: format!(
+                    "not executed: agents may open {what} here ([agents] open = \"{}\" in {path}); the person can allow it with open = \"any\"{}, or open it themselves with `tickloop open`",
+                    allowed.as_str(),
+                    if allowed == AgentOpen::None { " or \"packages\"" } else { "" }
+                ),
+                data: Some(json!({"code": APPROVAL_REFUSED, "executed": false, "data": {"approval": "denied", "by": "config"}})),
+            }));
+        }
+    }
+    program.owner = Some(owner);
+    program.agent_input = Some(
+        program
+            .agent_input
+            .unwrap_or_else(|| config.agent_policy(owner, false)),
+    );
+    program.agent_close = Some(
+        program
+            .agent_close
+            .unwrap_or_else(|| config.agent_policy(owner, true)),
+    );
+    Ok(())
 }
 
 /// `open`'s steps; an `Err` is the reply that says what went wrong.

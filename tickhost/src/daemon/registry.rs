@@ -2,7 +2,7 @@
 //! its launcher published (only the newest: memory stays flat under update
 //! floods), name resolution, and the change signal watchers wait on.
 
-use super::approval::{Approvals, CallTarget};
+use super::approval::{Approvals, ConsentTarget};
 use super::conn::LauncherConn;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
@@ -15,7 +15,8 @@ use tickloop_proto::core::delivery::{trim, Trimmed};
 use tickloop_proto::core::descriptor::{Descriptor, Series};
 use tickloop_proto::core::limits::Limits;
 use tickloop_proto::wire::{
-    ApprovalPolicy, Catalog, ClientError, EndClass, EndInfo, ErrorKind, LauncherStatus,
+    ApprovalPolicy, Catalog, ConsentDecision, ClientError, EndClass, EndInfo, ErrorKind,
+    HeldAction, LauncherRequest, LauncherStatus, Owner,
 };
 use tokio::sync::watch;
 
@@ -152,6 +153,59 @@ pub struct Instance {
     pub close_requested: AtomicBool,
     /// Clients following its updates now (`watch`, the Loop).
     pub subscribers: std::sync::atomic::AtomicU32,
+    /// Consent decisions on their way to the launcher's activity record, in
+    /// the order they were made.
+    consent_notes: Arc<ConsentNotes>,
+}
+
+/// Consent decisions waiting to be written to the launcher, sent one at a
+/// time by one task (started when the first arrives, ending when none
+/// wait), so the record keeps their order.
+#[derive(Default)]
+struct ConsentNotes {
+    waiting: Mutex<std::collections::VecDeque<ConsentDecision>>,
+    sending: AtomicBool,
+}
+
+impl ConsentNotes {
+    fn push(self: &Arc<Self>, entry: ConsentDecision, conn: Option<Arc<LauncherConn>>) {
+        let Some(conn) = conn else { return };
+        self.waiting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push_back(entry);
+        if self.sending.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let notes = self.clone();
+        tokio::spawn(async move {
+            loop {
+                let next = notes
+                    .waiting
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .pop_front();
+                match next {
+                    Some(entry) => {
+                        conn.request(LauncherRequest::Consent(entry)).await;
+                    }
+                    None => {
+                        notes.sending.store(false, Ordering::SeqCst);
+                        // One pushed after the last pop, before the store,
+                        // found `sending` set: take it too.
+                        let more = !notes
+                            .waiting
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .is_empty();
+                        if !more || notes.sending.swap(true, Ordering::SeqCst) {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+    }
 }
 
 struct Live {
@@ -253,6 +307,7 @@ impl Instance {
             conn: Mutex::new(None),
             close_requested: AtomicBool::new(false),
             subscribers: std::sync::atomic::AtomicU32::new(0),
+            consent_notes: Arc::default(),
         })
     }
 
@@ -370,14 +425,37 @@ impl Instance {
     }
 }
 
-/// The approval gate looks at an instance through this.
-impl CallTarget for Instance {
+impl Instance {
+    /// Whose it is (an instance from before owners: the person's).
+    pub fn owner(&self) -> Owner {
+        self.status().owner.unwrap_or_default()
+    }
+
+    /// Who approves `action` on it now.
+    pub fn consent_policy(&self, action: HeldAction) -> ApprovalPolicy {
+        let status = self.status();
+        let for_agents = |set: Option<ApprovalPolicy>| {
+            set.unwrap_or(match status.owner.unwrap_or_default() {
+                Owner::Person => ApprovalPolicy::Ask,
+                Owner::Agent => ApprovalPolicy::Auto,
+            })
+        };
+        match action {
+            HeldAction::Call => status.approve.unwrap_or_default(),
+            HeldAction::Input => for_agents(status.agent_input),
+            HeldAction::Close => for_agents(status.agent_close),
+        }
+    }
+}
+
+/// The consent gate looks at an instance through this.
+impl ConsentTarget for Instance {
     fn id(&self) -> &str {
         &self.id
     }
 
-    fn policy(&self) -> ApprovalPolicy {
-        self.status().approve.unwrap_or_default()
+    fn policy(&self, action: HeldAction) -> ApprovalPolicy {
+        self.consent_policy(action)
     }
 
     fn revision(&self) -> Option<String> {
@@ -394,6 +472,10 @@ impl CallTarget for Instance {
 
     fn approval_log(&self) -> &std::path::Path {
         &self.files.approvals
+    }
+
+    fn note(&self, decision: ConsentDecision) {
+        self.consent_notes.push(decision, self.conn());
     }
 }
 

@@ -6,7 +6,7 @@ use super::approval;
 use super::conn::LauncherConn;
 use super::log::log;
 use super::open::open;
-use super::registry::{end_info, Instance, Shared};
+use super::registry::{end_info, CatalogFacts, Instance, Shared};
 use super::watch::{self, Flow};
 use serde_json::{json, Value};
 use std::sync::atomic::Ordering;
@@ -16,9 +16,11 @@ use tickloop_client::framing::{write_line, Line, LineReader};
 use tickloop_client::paths::InstanceKind;
 use tickloop_proto::wire::{
     ActivityRecord, CallRequest, ClientError, ClientKind, ClientReply, ClientRequest, Envelope,
-    ErrorKind, HeldCall, Hello, HelloReply, LauncherRequest, LauncherStatus, ListEntry, Role,
+    ErrorKind, HeldAction, HeldCall, Hello, HelloReply, LauncherRequest, LauncherStatus, ListEntry, Role,
     ServerMessage,
 };
+use tickloop_proto::core::codes::STALE_REVISION;
+use tickloop_proto::wire::CallOutcome;
 use tokio::net::unix::OwnedWriteHalf;
 use tokio::net::UnixStream;
 use tokio::sync::mpsc;
@@ -126,7 +128,7 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
                 }
             }
             ClientRequest::Shutdown => {
-                let reply = shutdown(&shared).await;
+                let reply = shutdown(&shared, client).await;
                 // No new client reaches this daemon from now on.
                 let _ = std::fs::remove_file(shared.dir.socket());
                 let _ = write_line(&mut writer, &ServerMessage::Reply { id, reply }).await;
@@ -135,6 +137,12 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
             }
             ClientRequest::Call { instance, call } => {
                 call_gated(&shared, &instance, call, client, id, &mut writer).await
+            }
+            ClientRequest::Input { instance, text } => {
+                input_gated(&shared, &instance, text, client, id, &mut writer).await
+            }
+            ClientRequest::Close { instance } => {
+                close_gated(&shared, &instance, client, id, &mut writer).await
             }
             request => handle(&shared, request, client).await,
         };
@@ -187,7 +195,7 @@ async fn handle(
         forward(shared, &name, request, needs_tick, client).await
     };
     match request {
-        ClientRequest::Open(request) => open(shared, request).await,
+        ClientRequest::Open(request) => open(shared, request, client).await,
         ClientRequest::List => ClientReply::typed(&list(shared)),
         ClientRequest::Describe { instance } => {
             forward(instance, LauncherRequest::Describe, true).await
@@ -204,11 +212,14 @@ async fn handle(
             reason,
             by,
         } => decide(shared, &instance, &call, approve, reason, by),
-        ClientRequest::SetApproval { instance, policy } => {
+        ClientRequest::SetApproval { instance, change } => {
+            // Calls' approval is for Ticks; typing and closing for every
+            // instance.
+            let needs_tick = change.policy.is_some();
             let reply = forward(
                 instance.clone(),
-                LauncherRequest::SetApproval { policy },
-                true,
+                LauncherRequest::SetApproval(change),
+                needs_tick,
             )
             .await;
             if let (ClientReply::Ok(_), Ok(found)) = (&reply, shared.resolve(&instance)) {
@@ -227,15 +238,13 @@ async fn handle(
         },
         // Served by the connection loop, which can tell the caller that it
         // waits for approval.
-        ClientRequest::Call { .. } => error(
-            ErrorKind::Internal,
-            "this request is served elsewhere".into(),
-        ),
-        ClientRequest::Screen { instance, history } => screen(shared, &instance, history).await,
-        ClientRequest::Input { instance, text } => {
-            forward(instance, LauncherRequest::Input { text }, false).await
+        ClientRequest::Call { .. } | ClientRequest::Input { .. } | ClientRequest::Close { .. } => {
+            error(
+                ErrorKind::Internal,
+                "this request is served elsewhere".into(),
+            )
         }
-        ClientRequest::Close { instance } => close(shared, &instance).await,
+        ClientRequest::Screen { instance, history } => screen(shared, &instance, history).await,
         ClientRequest::Reload { instance } => reload(shared, &instance).await,
         ClientRequest::Activity { instance, after } => activity(shared, &instance, after).await,
         // Served by the connection loop.
@@ -279,8 +288,10 @@ async fn screen(shared: &Arc<Shared>, name: &str, history: usize) -> ClientReply
     }
 }
 
-/// `call`: through the approval gate (which may hold it, while the caller
-/// hears on `writer` that it waits), then to the launcher.
+/// `call`: through the consent gate (which may hold it, while the caller
+/// hears on `writer` that it waits), then to the launcher. An approved call
+/// goes on only if the Tick, described again, still has the revision that
+/// was approved.
 async fn call_gated(
     shared: &Arc<Shared>,
     name: &str,
@@ -292,14 +303,140 @@ async fn call_gated(
     if let Ok(instance) = shared.resolve(name) {
         if instance.ended().is_none() && instance.kind.is_tick() {
             let (progress, waiting) = mpsc::channel(1);
-            let gate = approval::gate(&shared.approvals, &*instance, &call, client, progress);
-            if let approval::Gate::Refused(outcome) = tell_waiting(gate, waiting, id, writer).await
-            {
-                return ClientReply::Call(outcome);
+            let asked = approval::Asked::Call(&call);
+            let gate = approval::gate(&shared.approvals, &*instance, asked, client, progress);
+            match tell_waiting(gate, waiting, id, writer).await {
+                approval::Gate::Refused(outcome) => return ClientReply::Call(outcome),
+                approval::Gate::Approved(held) => {
+                    if let Some(stale) = still_approved(shared, &instance, &held).await {
+                        return stale;
+                    }
+                }
+                approval::Gate::Proceed => {}
             }
         }
     }
     forward(shared, name, LauncherRequest::Call(call), true, client).await
+}
+
+/// Describes `instance` again after its call `held` was approved: `None`
+/// when its revision is still the one approved, else the refusal (the call
+/// never reaches the Tick).
+async fn still_approved(
+    shared: &Arc<Shared>,
+    instance: &Arc<Instance>,
+    held: &HeldCall,
+) -> Option<ClientReply> {
+    let now = describe_again(shared, instance).await;
+    if now.as_deref() == Some(held.revision.as_str()) {
+        return None;
+    }
+    let recorder = approval::Recorder {
+        target: &**instance,
+        held,
+    };
+    recorder.record(
+        "revision_changed",
+        "tickhost",
+        Some(format!(
+            "described again after approval: revision {}",
+            now.as_deref().unwrap_or("unknown")
+        )),
+    );
+    match approval::stale(held) {
+        approval::Gate::Refused(outcome) => Some(ClientReply::Call(outcome)),
+        _ => None,
+    }
+}
+
+/// Asks the Tick of `instance` for its catalog now and keeps it (so `list`
+/// and the gate see its current revision); the revision, when it answered.
+async fn describe_again(shared: &Arc<Shared>, instance: &Arc<Instance>) -> Option<String> {
+    let conn = instance.conn()?;
+    let ClientReply::Ok(descriptor) = conn.request(LauncherRequest::Describe).await else {
+        return None;
+    };
+    let revision = descriptor
+        .get("revision")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    instance.set_catalog(CatalogFacts::new(
+        tickloop_proto::wire::Catalog {
+            revision: revision.clone(),
+            descriptor: Some(descriptor),
+        },
+        &shared.limits,
+    ));
+    revision
+}
+
+/// `input`: an agent's typing waits for the person when the instance's
+/// policy asks; the person's never does.
+async fn input_gated(
+    shared: &Arc<Shared>,
+    name: &str,
+    text: String,
+    client: Option<ClientKind>,
+    id: u64,
+    writer: &mut OwnedWriteHalf,
+) -> ClientReply {
+    if let Ok(instance) = shared.resolve(name) {
+        if instance.ended().is_none() {
+            let (progress, waiting) = mpsc::channel(1);
+            let asked = approval::Asked::Input(&text);
+            let gate = approval::gate(&shared.approvals, &*instance, asked, client, progress);
+            if let approval::Gate::Refused(outcome) = tell_waiting(gate, waiting, id, writer).await
+            {
+                return refusal_error(outcome);
+            }
+        }
+    }
+    forward(shared, name, LauncherRequest::Input { text }, false, client).await
+}
+
+/// `close`: an agent's closing of a person's instance waits for the person
+/// when its policy asks.
+async fn close_gated(
+    shared: &Arc<Shared>,
+    name: &str,
+    client: Option<ClientKind>,
+    id: u64,
+    writer: &mut OwnedWriteHalf,
+) -> ClientReply {
+    if let Ok(instance) = shared.resolve(name) {
+        if instance.ended().is_none() {
+            let (progress, waiting) = mpsc::channel(1);
+            let gate = approval::gate(
+                &shared.approvals,
+                &*instance,
+                approval::Asked::Close,
+                client,
+                progress,
+            );
+            if let approval::Gate::Refused(outcome) = tell_waiting(gate, waiting, id, writer).await
+            {
+                return refusal_error(outcome);
+            }
+        }
+    }
+    close(shared, name, client).await
+}
+
+/// A refused `input` or `close`, as the error the client reads: the
+/// not-executed error's message, code and data kept.
+fn refusal_error(outcome: CallOutcome) -> ClientReply {
+    let (message, data) = match outcome {
+        CallOutcome::NotExecuted { error } => (
+            error.message,
+            Some(json!({"code": error.code, "data": error.data, "executed": false})),
+        ),
+        other => (format!("{other:?}"), None),
+    };
+    ClientReply::Error(ClientError {
+        kind: ErrorKind::Refused,
+        message,
+        data,
+    })
 }
 
 /// Runs `gate` to its end, writing each [`ServerMessage::Progress`] it
@@ -464,12 +601,22 @@ async fn forward(
             ),
         );
     };
-    let is_call = matches!(request, LauncherRequest::Call { .. });
+    let called = match &request {
+        LauncherRequest::Call(call) => Some(call.tool.clone()),
+        _ => None,
+    };
     let reply = conn.request_for(request, client).await;
-    if is_call {
+    if let Some(tool) = called {
         // The updates a call caused reach `list` and `watch` before its
         // reply reaches the client, whatever order the launcher wrote them.
         refresh_status(shared, &instance, &conn).await;
+        // So does a catalog it may have changed: after a mutating call or a
+        // stale-revision refusal, the Tick is described again.
+        let mutated = instance.catalog().tool(&tool).is_some_and(|(m, _)| m);
+        let stale = matches!(&reply, ClientReply::Call(CallOutcome::NotExecuted { error }) if error.code == STALE_REVISION);
+        if mutated || stale {
+            describe_again(shared, &instance).await;
+        }
     }
     reply
 }
@@ -524,6 +671,9 @@ fn list_entry(instance: &Instance) -> ListEntry {
         },
         calls_in_flight: status.calls_in_flight,
         approve: status.approve.unwrap_or_default(),
+        owner: instance.owner(),
+        agent_input: instance.consent_policy(HeldAction::Input),
+        agent_close: instance.consent_policy(HeldAction::Close),
         updates: status.updates_total,
         last_update_at: (status.updates_total > 0)
             .then(|| status.state.as_ref().map(|s| s.at.clone()))
@@ -571,8 +721,8 @@ async fn reload(shared: &Arc<Shared>, name: &str) -> ClientReply {
 }
 
 /// `close`: ends a running instance (it stays listed, ended), or forgets an
-/// ended one.
-async fn close(shared: &Arc<Shared>, name: &str) -> ClientReply {
+/// ended one; `client` is named as who closed it.
+async fn close(shared: &Arc<Shared>, name: &str, client: Option<ClientKind>) -> ClientReply {
     let instance = match shared.resolve(name) {
         Ok(instance) => instance,
         Err(e) => return ClientReply::Error(e),
@@ -582,7 +732,7 @@ async fn close(shared: &Arc<Shared>, name: &str) -> ClientReply {
         log(&format!("{}: forgotten", instance.id));
         return ClientReply::Ok(json!({"id": instance.id, "ended": end}));
     }
-    let end = end_instance(shared, &instance).await;
+    let end = end_instance(shared, &instance, client).await;
     ClientReply::Ok(json!({"id": instance.id, "ended": end}))
 }
 
@@ -591,13 +741,14 @@ async fn close(shared: &Arc<Shared>, name: &str) -> ClientReply {
 async fn end_instance(
     shared: &Arc<Shared>,
     instance: &Arc<Instance>,
+    client: Option<ClientKind>,
 ) -> tickloop_proto::wire::EndInfo {
     let mut changes = shared.subscribe();
     instance.close_requested.store(true, Ordering::SeqCst);
     if let Some(conn) = instance.conn() {
         // The launcher may exit before it answers; its end is what we wait for.
         tokio::spawn(async move {
-            let _ = conn.request(LauncherRequest::Close).await;
+            let _ = conn.request_for(LauncherRequest::Close, client).await;
         });
     }
     let deadline = tokio::time::Instant::now() + CLOSE_TIMEOUT;
@@ -648,14 +799,14 @@ async fn end_instance(
 }
 
 /// `shutdown`: ends every running instance and forgets every instance.
-async fn shutdown(shared: &Arc<Shared>) -> ClientReply {
+async fn shutdown(shared: &Arc<Shared>, client: Option<ClientKind>) -> ClientReply {
     let instances = shared.all();
     let mut closing = Vec::new();
     for instance in instances.iter().filter(|i| i.ended().is_none()) {
         let shared = shared.clone();
         let instance = instance.clone();
         closing.push(tokio::spawn(async move {
-            end_instance(&shared, &instance).await;
+            end_instance(&shared, &instance, client).await;
         }));
     }
     let closed = closing.len();
