@@ -151,6 +151,30 @@ fn text(value: &Value) -> String {
     }
 }
 
+/// Whose an instance is, for a person: `you`, or `agent`; with what
+/// agents may do to it without asking when that is not the default
+/// (`you (input auto)`).
+fn owner_text(entry: &Value) -> String {
+    let owner = entry["owner"].as_str().unwrap_or("person");
+    let (who, default) = if owner == "agent" {
+        ("agent", "auto")
+    } else {
+        ("you", "ask")
+    };
+    let changed: Vec<String> = ["input", "close"]
+        .iter()
+        .filter_map(|what| {
+            let policy = entry[format!("agent_{what}")].as_str()?;
+            (policy != default).then(|| format!("{what} {policy}"))
+        })
+        .collect();
+    if changed.is_empty() {
+        who.to_string()
+    } else {
+        format!("{who} ({})", changed.join(", "))
+    }
+}
+
 /// `list` as a table for a person.
 pub fn list_table(entries: &Value) -> String {
     let Some(entries) = entries.as_array() else {
@@ -160,7 +184,7 @@ pub fn list_table(entries: &Value) -> String {
         return "no instances; `tickloop open -- PROGRAM` starts one\n".to_string();
     }
     let header = [
-        "ID", "STATE", "KIND", "TITLE", "SEQ", "UPDATES", "PID", "VIEWS",
+        "ID", "STATE", "OWNER", "KIND", "TITLE", "SEQ", "UPDATES", "PID", "VIEWS",
     ];
     let rows: Vec<Vec<String>> = entries
         .iter()
@@ -174,6 +198,7 @@ pub fn list_table(entries: &Value) -> String {
             vec![
                 text(&e["id"]),
                 state,
+                owner_text(e),
                 text(&e["kind"]),
                 text(&e["title"]),
                 text(&e["seq"]),

@@ -379,8 +379,23 @@ fn a_call_approved_after_an_unnoticed_catalog_change_never_reaches_the_tick() {
 fn list_knows_the_revision_a_mutating_call_made() {
     let host = Host::new();
     let log = host.log_path("fresh");
-    host.ok(&["open", "--id", "fresh", "--", &tick("counter.py"), "--log", &log]);
-    host.ok(&["call", "fresh", "set_revision", r#"{"revision":"7"}"#, "--revision", "1"]);
+    host.ok(&[
+        "open",
+        "--id",
+        "fresh",
+        "--",
+        &tick("counter.py"),
+        "--log",
+        &log,
+    ]);
+    host.ok(&[
+        "call",
+        "fresh",
+        "set_revision",
+        r#"{"revision":"7"}"#,
+        "--revision",
+        "1",
+    ]);
     assert_eq!(entry(&host, "hosted:fresh")["revision"], "7");
     // A call for the old revision: -32004, and list still says 7.
     let out = host.run(&["call", "fresh", "increment", "{}", "--revision", "1"]);

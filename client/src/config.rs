@@ -174,8 +174,14 @@ mod tests {
             consent.agent_policy(Owner::Person, false),
             ApprovalPolicy::Deny
         );
-        assert_eq!(consent.agent_policy(Owner::Person, true), ApprovalPolicy::Ask);
-        assert_eq!(consent.agent_policy(Owner::Agent, false), ApprovalPolicy::Auto);
+        assert_eq!(
+            consent.agent_policy(Owner::Person, true),
+            ApprovalPolicy::Ask
+        );
+        assert_eq!(
+            consent.agent_policy(Owner::Agent, false),
+            ApprovalPolicy::Auto
+        );
         assert_eq!(consent.agents.open, Some(AgentOpen::Packages));
         assert!(parse("[agents]\nopen = \"some\"").is_err());
         assert!(parse("[approval]\nask = true").is_err());

@@ -23,7 +23,9 @@ pub fn check(stream: &tokio::net::UnixStream) -> Result<(), PeerRefused> {
         Err(PeerRefused::OtherUser {
             peer: cred.uid(),
             ours,
-            pid: cred.pid().map_or_else(|| "?".to_string(), |p| p.to_string()),
+            pid: cred
+                .pid()
+                .map_or_else(|| "?".to_string(), |p| p.to_string()),
         })
     }
 }

@@ -564,7 +564,11 @@ impl ConsentDecision {
     pub fn what(&self, args_width: usize) -> String {
         let mut args = match self.action {
             HeldAction::Call => self.args.to_string(),
-            HeldAction::Input => self.args.get("text").map(Value::to_string).unwrap_or_default(),
+            HeldAction::Input => self
+                .args
+                .get("text")
+                .map(Value::to_string)
+                .unwrap_or_default(),
             HeldAction::Close => String::new(),
         };
         if args.chars().count() > args_width {

@@ -82,12 +82,7 @@ fn history(given: Option<usize>) -> Result<usize> {
 /// Opens on this machine: the package's or artifact's program, in the
 /// right directory, with the caller's environment; then shows it in Herdr
 /// when asked.
-fn open_here(
-    target: &Target,
-    args: OpenArgs,
-    history: usize,
-    consent: Consent,
-) -> Result<Value> {
+fn open_here(target: &Target, args: OpenArgs, history: usize, consent: Consent) -> Result<Value> {
     let mut approve = consent.approve;
     let record = args
         .record

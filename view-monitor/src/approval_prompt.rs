@@ -33,7 +33,10 @@ pub fn lines(held: &HeldCall, more: usize, whole: bool, max_args: usize) -> Vec<
             held.tool, held.instance, held.description
         ),
         HeldAction::Input => format!("{who} wants to type into {} (text below)", held.instance),
-        HeldAction::Close => format!("{who} wants to close {}: {}", held.instance, held.description),
+        HeldAction::Close => format!(
+            "{who} wants to close {}: {}",
+            held.instance, held.description
+        ),
     };
     let revision = if held.action == HeldAction::Call {
         format!("revision {} · ", held.revision)

@@ -17,8 +17,8 @@ use super::screen::{history_limit, screen_reply};
 use super::session::{spec_limits, TickSession};
 use super::status::Publisher;
 use super::teardown::{
-    closed, closed_by, end_info, failed_open_screen, keep_activity, keep_last_screen, program_exited, Ending,
-    Farewell, CLOSED_BY_USER, TEARDOWN_POLL,
+    closed, closed_by, end_info, failed_open_screen, keep_activity, keep_last_screen,
+    program_exited, Ending, Farewell, CLOSED_BY_USER, TEARDOWN_POLL,
 };
 use crate::activity::ActivityLog;
 use crate::socket::{self, error, Incoming, Peer, ServeContext};
@@ -31,8 +31,8 @@ use std::time::Duration;
 use tickloop_client::clock::{now_rfc3339, now_rfc3339_millis};
 use tickloop_proto::core::{Action, ClientToken, EndKind, Reply, SessionRequest};
 use tickloop_proto::wire::{
-    ApprovalPolicy, ClientKind, ClientReply, ConsentChange, EndInfo, ErrorKind, LaunchReport, LaunchSpec,
-    LauncherRequest, LauncherStatus,
+    ApprovalPolicy, ClientKind, ClientReply, ConsentChange, EndInfo, ErrorKind, LaunchReport,
+    LaunchSpec, LauncherRequest, LauncherStatus,
 };
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
@@ -340,13 +340,7 @@ impl Instance {
     /// `close`: the session closes (the protocol's shutdown), or the
     /// process group ends at once when there is no session; answered at
     /// the end.
-    fn close(
-        &mut self,
-        id: u64,
-        peer: Peer,
-        client: Option<ClientKind>,
-        now: std::time::Instant,
-    ) {
+    fn close(&mut self, id: u64, peer: Peer, client: Option<ClientKind>, now: std::time::Instant) {
         let reason = closed_by(client);
         let reason = reason.as_str();
         self.farewell.add_closer(id, peer);

@@ -33,8 +33,8 @@ use std::time::{Duration, Instant};
 use tickloop_client::clock::now_rfc3339_millis;
 use tickloop_proto::core::codes::{APPROVAL_REFUSED, STALE_REVISION};
 use tickloop_proto::wire::{
-    ApprovalLogEntry, ApprovalPolicy, CallOutcome, ConsentDecision, CallRequest, ClientKind, EndInfo, HeldAction,
-    HeldCall, RpcError,
+    ApprovalLogEntry, ApprovalPolicy, CallOutcome, CallRequest, ClientKind, ConsentDecision,
+    EndInfo, HeldAction, HeldCall, RpcError,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -253,32 +253,32 @@ impl<T: ConsentTarget> Recorder<'_, T> {
     }
 }
 
-/// The held item for `asked` on `target`, when its policy asks a person;
-/// `Err` with the gate's answer when nobody needs to ask.
+/// The held item for `asked` on `target`, and the policy that holds it;
+/// `None` when nobody needs to be asked.
 fn to_hold(
     approvals: &Approvals,
     target: &impl ConsentTarget,
     asked: Asked<'_>,
     client: Option<ClientKind>,
-) -> Result<(HeldCall, ApprovalPolicy), Gate> {
+) -> Option<(HeldCall, ApprovalPolicy)> {
     let action = asked.action();
     if action != HeldAction::Call && !client.is_some_and(ClientKind::is_agent) {
         // The person's own typing and closing never wait.
-        return Err(Gate::Proceed);
+        return None;
     }
     let policy = target.policy(action);
     if policy == ApprovalPolicy::Auto {
-        return Err(Gate::Proceed);
+        return None;
     }
     let (tool, description, args, revision) = match asked {
         Asked::Call(call) => {
             let Some((true, description)) = target.tool(&call.tool) else {
-                return Err(Gate::Proceed);
+                return None;
             };
             // A stale revision is the launcher's to refuse, before anyone is
             // asked.
             if target.revision().as_deref() != Some(call.revision.as_str()) {
-                return Err(Gate::Proceed);
+                return None;
             }
             (
                 call.tool.clone(),
@@ -313,7 +313,7 @@ fn to_hold(
         waited_ms: 0,
         timeout_ms: u64::try_from(approvals.timeout.as_millis()).unwrap_or(u64::MAX),
     };
-    Ok((held, policy))
+    Some((held, policy))
 }
 
 /// Lets `asked` through, refuses it, or holds it until a person decides.
@@ -327,9 +327,8 @@ pub async fn gate(
     client: Option<ClientKind>,
     progress: mpsc::Sender<HeldCall>,
 ) -> Gate {
-    let (held, policy) = match to_hold(approvals, target, asked, client) {
-        Ok(hold) => hold,
-        Err(gate) => return gate,
+    let Some((held, policy)) = to_hold(approvals, target, asked, client) else {
+        return Gate::Proceed;
     };
     let recorder = Recorder {
         target,
@@ -708,7 +707,13 @@ mod tests {
         }
         for agent in [ClientKind::Mcp, ClientKind::Loop] {
             let (progress, mut waiting) = mpsc::channel(1);
-            let waits = gate(&approvals, &target, Asked::Input("ls\r"), Some(agent), progress);
+            let waits = gate(
+                &approvals,
+                &target,
+                Asked::Input("ls\r"),
+                Some(agent),
+                progress,
+            );
             tokio::pin!(waits);
             let held = tokio::select! {
                 _ = &mut waits => None,

@@ -10,13 +10,13 @@ use serde_json::json;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
+use tickloop_client::config::AgentOpen;
 use tickloop_client::framing::{Line, LineReader};
 use tickloop_client::paths::{
     default_name, unique_name, validate_name, InstanceFiles, InstanceKind,
 };
-use tickloop_proto::core::limits::Limits;
-use tickloop_client::config::AgentOpen;
 use tickloop_proto::core::codes::APPROVAL_REFUSED;
+use tickloop_proto::core::limits::Limits;
 use tickloop_proto::wire::{
     Catalog, ClientError, ClientKind, ClientReply, ErrorKind, InstanceState, LaunchReport,
     LaunchSpec, LauncherStatus, OpenReply, OpenRequest, Owner, ProgramSpec,

@@ -15,7 +15,7 @@ use tickloop_proto::core::delivery::{trim, Trimmed};
 use tickloop_proto::core::descriptor::{Descriptor, Series};
 use tickloop_proto::core::limits::Limits;
 use tickloop_proto::wire::{
-    ApprovalPolicy, Catalog, ConsentDecision, ClientError, EndClass, EndInfo, ErrorKind,
+    ApprovalPolicy, Catalog, ClientError, ConsentDecision, EndClass, EndInfo, ErrorKind,
     HeldAction, LauncherRequest, LauncherStatus, Owner,
 };
 use tokio::sync::watch;

@@ -14,13 +14,13 @@ use std::sync::Arc;
 use std::time::Duration;
 use tickloop_client::framing::{write_line, Line, LineReader};
 use tickloop_client::paths::InstanceKind;
-use tickloop_proto::wire::{
-    ActivityRecord, CallRequest, ClientError, ClientKind, ClientReply, ClientRequest, Envelope,
-    ErrorKind, HeldAction, HeldCall, Hello, HelloReply, LauncherRequest, LauncherStatus, ListEntry, Role,
-    ServerMessage,
-};
 use tickloop_proto::core::codes::STALE_REVISION;
 use tickloop_proto::wire::CallOutcome;
+use tickloop_proto::wire::{
+    ActivityRecord, CallRequest, ClientError, ClientKind, ClientReply, ClientRequest, Envelope,
+    ErrorKind, HeldAction, HeldCall, Hello, HelloReply, LauncherRequest, LauncherStatus, ListEntry,
+    Role, ServerMessage,
+};
 use tokio::net::unix::OwnedWriteHalf;
 use tokio::net::UnixStream;
 use tokio::sync::mpsc;
