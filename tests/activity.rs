@@ -296,12 +296,10 @@ fn the_prefix_then_m_pops_the_activity_over_the_tick_and_esc_drops_back() {
     // Esc drops back to the Tick: its screen as it was (with the new
     // value), and keys reach it again.
     tmux.send_keys(&["Escape"]);
-    let back = wait_for("the overlay to close", || {
-        let s = tmux.capture();
-        (!s.contains("activity ·") && s.contains("value: 42")).then_some(s)
-    });
     // Every row the Tick drew is back, but its value and seq (which the
-    // call changed) and the last row (the note after attaching).
+    // call changed) and the last row (the note after attaching). The frame
+    // that restores them may reach tmux in more than one write: wait for
+    // the whole of it (a row that never comes back fails the wait).
     let rows = |s: &str| -> Vec<String> {
         let lines: Vec<&str> = s.lines().collect();
         lines[..lines.len().saturating_sub(1)]
@@ -310,7 +308,14 @@ fn the_prefix_then_m_pops_the_activity_over_the_tick_and_esc_drops_back() {
             .map(|l| l.trim_end().to_string())
             .collect()
     };
-    assert_eq!(rows(&back), rows(&tick_screen));
+    wait_for(
+        "the overlay to close and the Tick's rows to come back",
+        || {
+            let s = tmux.capture();
+            (!s.contains("activity ·") && s.contains("value: 42") && rows(&s) == rows(&tick_screen))
+                .then_some(())
+        },
+    );
     tmux.send_keys(&["+"]);
     tmux.wait_text("value: 43");
     // The same keys open and close it.

@@ -1185,3 +1185,76 @@ async fn manage_opens_and_reloads_an_artifact_with_list_changed() {
     mcp.expect(Event::Updated(uri)).await;
     mcp.stop().await;
 }
+
+/// Issue 27: an MCP agent's `TickManage input` into a shell the person
+/// opened waits for the person; nothing is typed until they approve, and a
+/// refused close leaves the shell running, with a not-executed answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_typing_into_the_persons_shell_waits_for_the_person() {
+    let host = Host::new();
+    host.ok(&[
+        "open",
+        "--shell",
+        "--id",
+        "mine",
+        "--",
+        "bash",
+        "--norc",
+        "--noprofile",
+    ]);
+    let mcp = Mcp::start(&host).await;
+    let Value::Object(args) =
+        json!({"action": "input", "instance": "shell:mine", "text": "echo typed-$((6*7))\r"})
+    else {
+        unreachable!()
+    };
+    let peer = mcp.client.peer().clone();
+    let typing = tokio::spawn(async move {
+        peer.call_tool(CallToolRequestParams::new("TickManage").with_arguments(args))
+            .await
+    });
+    // (The waits below block this worker thread; the client's I/O runs on
+    // the runtime's others.)
+    let held = common::wait_for("the agent's typing to wait", || {
+        let out = host.run(&["approvals"]);
+        serde_json::from_str::<Value>(out.stdout.trim()).ok()
+    });
+    assert_eq!(held["action"], "input");
+    assert_eq!(held["client"], "mcp");
+    assert!(!host.screen("shell:mine").contains("typed-42"));
+    host.ok(&[
+        "approve",
+        "shell:mine",
+        held["call"].as_str().expect("a call id"),
+    ]);
+    let result = typing.await.expect("the task").expect("tools/call");
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    host.wait_screen("shell:mine", "typed-42");
+
+    // A close the person refuses: not executed, and the shell goes on.
+    let (message, result) = {
+        let Value::Object(args) = json!({"action": "close", "instance": "shell:mine"}) else {
+            unreachable!()
+        };
+        let peer = mcp.client.peer().clone();
+        let closing = tokio::spawn(async move {
+            peer.call_tool(CallToolRequestParams::new("TickManage").with_arguments(args))
+                .await
+        });
+        let held = common::wait_for("the agent's close to wait", || {
+            let out = host.run(&["approvals"]);
+            serde_json::from_str::<Value>(out.stdout.trim()).ok()
+        });
+        host.ok(&[
+            "refuse",
+            "shell:mine",
+            held["call"].as_str().expect("an id"),
+        ]);
+        let result = closing.await.expect("the task").expect("tools/call");
+        (text(&result), result)
+    };
+    assert_eq!(result.is_error, Some(true), "{message}");
+    assert!(message.contains("refused by the person (cli)"), "{message}");
+    assert!(host.entry("shell:mine").expect("listed")["ended"].is_null());
+    mcp.stop().await;
+}
