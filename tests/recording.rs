@@ -266,7 +266,7 @@ fn record_id_starts_from_the_kept_screen() -> Result<(), Failed> {
     let out = recorder.finish();
     assert_eq!(out.code, 0, "{out:#?}");
     let summary = out.json();
-    assert_eq!(summary["ended"], "closed by the user", "{summary}");
+    assert_eq!(summary["ended"], "closed by the person (cli)", "{summary}");
     let (_, events) = parse(&file);
     let m = markers(&events);
     assert!(m
