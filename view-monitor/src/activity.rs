@@ -318,6 +318,21 @@ fn header(view: &ActivityView, now: OffsetDateTime) -> String {
     if let Some(revision) = text("revision") {
         parts.push(format!("rev {revision}"));
     }
+    // Whose it is: an agent's own instance is said; the person's is the
+    // usual case, said only when agents may type or close without asking.
+    match text("owner").as_deref() {
+        Some("agent") => parts.push("an agent's".to_string()),
+        _ => {
+            let free: Vec<&str> = [("agent_input", "typing"), ("agent_close", "closing")]
+                .iter()
+                .filter(|(k, _)| text(k).is_some_and(|p| p != "ask"))
+                .map(|(_, what)| *what)
+                .collect();
+            if !free.is_empty() {
+                parts.push(format!("agents' {} not asked", free.join(", ")));
+            }
+        }
+    }
     if let Some(seq) = field("seq").and_then(Value::as_u64) {
         parts.push(format!("seq {seq}"));
     }
