@@ -8,6 +8,9 @@
 //! clipboard = false       # pass a Tick's clipboard writes on (default true)
 //! approval_timeout_secs = 300  # how long a call waits for approval (default 600)
 //! notify = true           # notify-send when a call waits for approval (default false)
+//!
+//! [approval]
+//! ask_in_host = false     # do not ask in the agent host (MCP elicitation; default true)
 //! ```
 
 use serde::Deserialize;
@@ -25,11 +28,34 @@ pub struct Config {
     /// Pop a desktop notification (`notify-send`) when a call waits for
     /// approval (default false).
     pub notify: Option<bool>,
+    /// `[approval]`: how a person is asked about what agents do.
+    pub approval: Option<ApprovalConfig>,
+}
+
+/// The `[approval]` table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalConfig {
+    /// Ask the person in the agent host too (MCP elicitation), when it
+    /// declared it can (default true). Off for hosts that answer questions
+    /// without asking anyone (a permission-bypass mode).
+    pub ask_in_host: Option<bool>,
+}
+
+impl Config {
+    /// Whether the MCP bridge asks the person in the agent host
+    /// (`[approval] ask_in_host`, default true).
+    pub fn ask_in_host(&self) -> bool {
+        self.approval
+            .as_ref()
+            .and_then(|a| a.ask_in_host)
+            .unwrap_or(true)
+    }
 }
 
 /// The config file cannot be used.
 #[derive(Debug, thiserror::Error)]
-#[error("{path}: {problem}; fix or remove it (settings: detach_key, history, clipboard, approval_timeout_secs, notify)")]
+#[error("{path}: {problem}; fix or remove it (settings: detach_key, history, clipboard, approval_timeout_secs, notify, [approval] ask_in_host)")]
 pub struct ConfigError {
     pub path: String,
     pub problem: String,
@@ -84,8 +110,15 @@ mod tests {
                 clipboard: Some(false),
                 approval_timeout_secs: Some(60),
                 notify: Some(true),
+                approval: None,
             }
         );
+        assert!(config.ask_in_host());
+        let off = parse("[approval]\nask_in_host = false\n").unwrap();
+        assert!(!off.ask_in_host());
+        assert!(parse("[approval]\nask_in_hots = false\n")
+            .unwrap_err()
+            .contains("ask_in_hots"));
         assert_eq!(parse("").unwrap(), Config::default());
         assert!(parse("histroy = 10").unwrap_err().contains("histroy"));
         assert!(parse("history = \"lots\"").is_err());

@@ -273,6 +273,10 @@ pub enum ClientRequest {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
         by: String,
+        /// With `by: "mcp-host"`: the agent host that asked the person (its
+        /// MCP `clientInfo`, `NAME VERSION`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host: Option<String>,
     },
     /// Change who approves an instance's mutating calls.
     SetApproval {
@@ -417,11 +421,16 @@ pub struct ApprovalLogEntry {
     /// `approved`, `refused`, `timed_out`, `revision_changed`, `ended`,
     /// `denied` (the policy) or `held`.
     pub decision: String,
-    /// Who decided: `monitor`, `cli`, `attach`, `herdr`, `tickhost` (time-outs,
-    /// policy, catalog changes, ends).
+    /// Who decided: `monitor`, `cli`, `attach`, `herdr`, `mcp-host` (the
+    /// agent host asked the person), `tickhost` (time-outs, policy, catalog
+    /// changes, ends).
     pub by: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// With `by: "mcp-host"`: which agent host answered (`NAME VERSION`
+    /// from its MCP `clientInfo`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// One line from tickhost to a client.

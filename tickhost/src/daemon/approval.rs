@@ -40,8 +40,15 @@ const LOOK_EVERY: Duration = Duration::from_millis(200);
 /// A person's answer.
 #[derive(Debug)]
 pub enum Decision {
-    Approved { by: String },
-    Refused { by: String, reason: Option<String> },
+    Approved {
+        by: String,
+        host: Option<String>,
+    },
+    Refused {
+        by: String,
+        reason: Option<String>,
+        host: Option<String>,
+    },
 }
 
 struct Waiting {
@@ -194,6 +201,11 @@ struct Recorder<'a> {
 
 impl Recorder<'_> {
     fn record(&self, decision: &str, by: &str, reason: Option<String>) {
+        self.record_from(decision, by, reason, None);
+    }
+
+    /// A decision, with the agent host that answered (`by: "mcp-host"`).
+    fn record_from(&self, decision: &str, by: &str, reason: Option<String>, host: Option<String>) {
         let held = self.held;
         append_log(
             self.log,
@@ -207,6 +219,7 @@ impl Recorder<'_> {
                 decision: decision.to_string(),
                 by: by.to_string(),
                 reason,
+                host,
             },
         )
     }
@@ -346,8 +359,8 @@ fn decided_gate(
     decision: Option<Decision>,
 ) -> Gate {
     match decision {
-        Some(Decision::Approved { by }) => {
-            recorder.record("approved", &by, None);
+        Some(Decision::Approved { by, host }) => {
+            recorder.record_from("approved", &by, None, host);
             // Approval is bound to the revision it was given for.
             if target.revision().as_deref() != Some(recorder.held.revision.as_str()) {
                 recorder.record("revision_changed", "tickhost", None);
@@ -356,8 +369,8 @@ fn decided_gate(
                 Gate::Proceed
             }
         }
-        Some(Decision::Refused { by, reason }) => {
-            recorder.record("refused", &by, reason.clone());
+        Some(Decision::Refused { by, reason, host }) => {
+            recorder.record_from("refused", &by, reason.clone(), host);
             let message = match &reason {
                 Some(reason) => format!("refused by a person ({by}): {reason}"),
                 None => format!("refused by a person ({by})"),
