@@ -59,18 +59,18 @@ pub fn question(held: &HeldCall) -> ElicitRequestParams {
     }
     let what = match action(held) {
         "input" => format!(
-            "An agent wants to type into {} (the text: {args}).",
+            "an agent wants to type into {}\nThe text: {args}",
             held.instance
         ),
-        "close" => format!("An agent wants to close {}.", held.instance),
+        "close" => format!("an agent wants to close {}", held.instance),
         _ => format!(
-            "An agent wants to call `{}` on {} with arguments {args} (catalog revision {}; mutates: true).",
+            "an agent wants to call `{}` on {}\nArguments: {args}\nCatalog revision {} · mutates: true",
             held.tool, held.instance, held.revision
         ),
     };
     let message = format!(
-        "Tickloop: {what}\nAccept lets it run once; Decline refuses it (not executed). \
-         Answering in the Monitor or with `tickloop approve|refuse {} {}` works too.",
+        "Tickloop: {what}\nAccept runs it once; Decline refuses it (not executed).\n\
+         Or answer in the Monitor, or: tickloop approve|refuse {} {}",
         held.instance, held.call
     );
     ElicitRequestParams::FormElicitationParams {
@@ -284,8 +284,7 @@ mod tests {
             "`increment`",
             "hosted:counter",
             r#"{"amount":2}"#,
-            "revision 3",
-            "mutates: true",
+            "revision 3 · mutates: true",
             "tickloop approve|refuse hosted:counter c7",
         ] {
             assert!(message.contains(part), "{part} missing from {message}");
