@@ -19,8 +19,8 @@ mod common;
 #[path = "claude_code/harness.rs"]
 mod harness;
 
-use common::tmux::Tmux;
 use common::tick;
+use common::tmux::Tmux;
 use harness::{claude_bin, tool_results, trial, FakeApi, Project, TURN_WAIT};
 use libtest_mimic::Arguments;
 use serde_json::{json, Value};
@@ -113,7 +113,11 @@ fn two_increments(p: &Project) -> FakeApi {
 /// After an accepted and a declined question: the first call ran once, the
 /// second never, the model heard "not executed", the log names the host.
 fn assert_accepted_then_declined(p: &Project, api: &FakeApi) {
-    assert_eq!(increments(p), [3], "only the accepted call reached the Tick");
+    assert_eq!(
+        increments(p),
+        [3],
+        "only the accepted call reached the Tick"
+    );
     assert_eq!(p.host.read("hosted:counter")["data"]["value"], 3);
     let results = tool_results(api);
     assert_eq!(results.len(), 2, "{results:#?}");
@@ -129,7 +133,10 @@ fn assert_accepted_then_declined(p: &Project, api: &FakeApi) {
     for (entry, decision) in log.iter().zip(["approved", "refused"]) {
         assert_eq!(entry.0, decision, "{log:?}");
         assert_eq!(entry.1, "mcp-host", "{log:?}");
-        assert!(entry.2.starts_with("claude-code"), "the host named: {log:?}");
+        assert!(
+            entry.2.starts_with("claude-code"),
+            "the host named: {log:?}"
+        );
     }
 }
 
@@ -225,7 +232,7 @@ fn choose(tmux: &Tmux, button: &str) {
             if done(&tmux.capture()) {
                 return Some(());
             }
-            if polls % 10 == 0 {
+            if polls.is_multiple_of(10) {
                 tmux.send_keys(&[key]);
             }
             polls += 1;

@@ -127,7 +127,6 @@ pub fn last_user_text(request: &Value) -> String {
     }
 }
 
-
 /// One project with the hooks installed and a host for its Ticks.
 pub struct Project {
     pub host: Host,
@@ -401,4 +400,3 @@ pub fn trial(name: &str, f: fn(), missing: &Option<String>) -> Trial {
     })
     .with_ignored_flag(missing.is_some())
 }
-
