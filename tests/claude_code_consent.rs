@@ -220,6 +220,24 @@ fn skip_first_run(p: &Project) {
     std::fs::write(&path, state.to_string()).expect("write .claude.json");
 }
 
+/// README's capture of Claude Code's dialog (the block in its Consent
+/// section): each of its lines is on `screen`.
+fn assert_readme_shows(screen: &str) {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md");
+    let section = readme
+        .split("## Consent")
+        .nth(1)
+        .expect("README has a Consent section");
+    let capture = section.split("```").nth(1).expect("a capture in it");
+    for line in capture.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        assert!(
+            screen.contains(line),
+            "README's capture line {line:?} is not on Claude Code's screen:\n{screen}"
+        );
+    }
+}
+
 /// Picks `button` (`Accept` or `Decline`) in Claude Code's elicitation
 /// dialog and presses Enter. The dialog ignores keys for a moment after it
 /// shows and after a move, so each key is pressed again until what it does
@@ -247,8 +265,8 @@ fn choose(tmux: &Tmux, button: &str) {
 }
 
 /// Full screen in tmux: Claude Code's dialog shows Tickloop's question;
-/// Enter on Accept accepts, on Decline declines. The screen with the
-/// question is kept in `target/consent-screen.txt` for README.
+/// Enter on Accept accepts, on Decline declines. README's capture of the
+/// dialog is checked against the screen.
 fn full_screen_accept_and_decline() {
     let p = project_with_asking_counter();
     let api = two_increments(&p);
@@ -259,10 +277,7 @@ fn full_screen_accept_and_decline() {
     let tmux = Tmux::start(&p.host, 100, 40, &shell_line(&cmd));
     let screen = tmux.wait_text("requests your input");
     assert!(screen.contains("hosted:counter"), "{screen}");
-    let _ = std::fs::write(
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join("consent-screen.txt"),
-        &screen,
-    );
+    assert_readme_shows(&screen);
     choose(&tmux, "Accept");
     tmux.wait_text("first done");
     assert_eq!(increments(&p), [3]);

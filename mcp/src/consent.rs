@@ -19,7 +19,7 @@
 use crate::hosts::{error_kind, HostError, Hosts};
 use rmcp::model::{
     ClientResult, ElicitRequest, ElicitRequestParams, ElicitationAction, ElicitationSchema,
-    ServerRequest,
+    ProtocolVersion, ServerRequest,
 };
 use rmcp::service::{PeerRequestOptions, RequestHandle};
 use rmcp::{Peer, RoleServer};
@@ -90,11 +90,18 @@ fn host_name(peer: &Peer<RoleServer>) -> Option<String> {
 }
 
 /// Whether the client declared it can show a form (`elicitation` with
-/// `form`, or with neither mode, which means form).
+/// `form`, or with neither mode, which means form), in a revision where the
+/// server may send it a request (before 2026-07-28, whose input-required
+/// round trip asks instead).
 fn asks_forms(peer: &Peer<RoleServer>) -> bool {
-    peer.peer_info()
-        .and_then(|info| info.capabilities.elicitation.clone())
-        .is_some_and(|e| e.form.is_some() || e.url.is_none())
+    peer.peer_info().is_some_and(|info| {
+        info.protocol_version < ProtocolVersion::V_2026_07_28
+            && info
+                .capabilities
+                .elicitation
+                .as_ref()
+                .is_some_and(|e| e.form.is_some() || e.url.is_none())
+    })
 }
 
 /// Whether the person lets the bridge ask in the agent host
