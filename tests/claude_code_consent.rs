@@ -4,10 +4,11 @@
 //! approval policy is `ask`; tickhost holds the call, `tickloop mcp` puts the
 //! question to Claude Code (`elicitation/create`, MCP 2025-11-25), and Claude
 //! Code shows it. Accepting runs the call once; declining runs nothing and
-//! the model's next request carries "not executed". Once through the
+//! the model's next request carries "not executed"; an answer given first
+//! with `tickloop approve` withdraws the question. Once through the
 //! stream-json harness (the question is a `control_request`, the answer a
-//! `control_response`), once full screen in tmux (its dialog, answered with
-//! keys).
+//! `control_response`, the withdrawal a `control_cancel_request`), once full
+//! screen in tmux (its dialog, answered with keys, closing by itself).
 //!
 //! Claude Code comes from the npm registry (`.ci/run` installs it into
 //! `~/.cache/tickloop-ci/claude-code`; `TICKLOOP_CLAUDE_BIN` names another
@@ -21,7 +22,7 @@ mod harness;
 
 use common::tick;
 use common::tmux::Tmux;
-use harness::{claude_bin, tool_results, trial, FakeApi, Project, TURN_WAIT};
+use harness::{claude_bin, tool_results, trial, FakeApi, Project};
 use libtest_mimic::Arguments;
 use serde_json::{json, Value};
 use std::path::Path;
@@ -100,13 +101,15 @@ fn decisions(p: &Project) -> Vec<(String, String, String)> {
         .collect()
 }
 
-/// The scripted model: add 3 (then say so), add 4 (then say so).
+/// The scripted model: add 3, add 4, add 5, each followed by a text turn.
 fn two_increments(p: &Project) -> FakeApi {
     p.api(json!([
         {"tool_use": {"name": TOOL, "input": {"amount": 3}}},
         {"text": "first done"},
         {"tool_use": {"name": TOOL, "input": {"amount": 4}}},
-        {"text": "second done"}
+        {"text": "second done"},
+        {"tool_use": {"name": TOOL, "input": {"amount": 5}}},
+        {"text": "third done"}
     ]))
 }
 
@@ -141,7 +144,8 @@ fn assert_accepted_then_declined(p: &Project, api: &FakeApi) {
 }
 
 /// Through the stream-json harness: the question arrives as a
-/// `control_request`; Accept, then Decline.
+/// `control_request`; Accept, then Decline, then an answer given elsewhere
+/// first, which withdraws it.
 fn stream_json_accept_and_decline() {
     let p = project_with_asking_counter();
     let api = two_increments(&p);
@@ -167,8 +171,19 @@ fn stream_json_accept_and_decline() {
     let asked = c.elicitation();
     c.answer(&asked, "decline");
     assert_eq!(c.result_text(), "second done");
-    c.finish();
     assert_accepted_then_declined(&p, &api);
+    // Answered elsewhere first: Claude Code withdraws the question from the
+    // harness (`control_cancel_request`) and the turn ends unanswered here.
+    c.say("Add 5 to the counter.");
+    let asked = c.elicitation();
+    approve_from_cli(&p);
+    let withdrawn = c.next_line("control_cancel_request", |v| {
+        v["type"] == "control_cancel_request"
+    });
+    assert_eq!(withdrawn["request_id"], asked["request_id"], "{withdrawn}");
+    assert_eq!(c.result_text(), "third done");
+    c.finish();
+    assert_eq!(increments(&p), [3, 5]);
 }
 
 /// `s` quoted for `sh`.
@@ -264,7 +279,8 @@ fn choose(tmux: &Tmux, button: &str) {
     press_until("Enter", &|s| !s.contains("requests your input"));
 }
 
-/// Full screen in tmux: Claude Code's dialog shows Tickloop's question;
+/// Full screen in tmux: Claude Code's dialog shows Tickloop's question (and
+/// closes when it is answered elsewhere first);
 /// Enter on Accept accepts, on Decline declines. README's capture of the
 /// dialog is checked against the screen.
 fn full_screen_accept_and_decline() {
@@ -287,7 +303,30 @@ fn full_screen_accept_and_decline() {
     choose(&tmux, "Decline");
     tmux.wait_text("second done");
     assert_accepted_then_declined(&p, &api);
-    let _ = TURN_WAIT;
+    // Answered elsewhere first: the dialog closes by itself.
+    tmux.type_text("Add 5 to the counter.");
+    tmux.send_keys(&["Enter"]);
+    tmux.wait_text(r#"{"amount":5}"#);
+    approve_from_cli(&p);
+    tmux.wait_text("third done");
+    assert!(
+        !tmux.capture().contains("requests your input"),
+        "{}",
+        tmux.capture()
+    );
+    assert_eq!(increments(&p), [3, 5]);
+}
+
+/// `tickloop approve` of the one call that waits, as a person in another
+/// terminal would (the Monitor sends the same decision).
+fn approve_from_cli(p: &Project) {
+    let held = common::wait_for("a call waiting for approval", || {
+        let out = p.host.run(&["approvals"]);
+        let first = out.stdout.lines().next()?.to_string();
+        serde_json::from_str::<Value>(&first).ok()
+    });
+    let call = held["call"].as_str().unwrap_or_default();
+    p.host.ok(&["approve", "hosted:counter", call]);
 }
 
 fn main() {
