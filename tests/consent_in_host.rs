@@ -6,8 +6,8 @@
 //! once; Decline and a dismissed dialog run nothing (not executed, -32010,
 //! `by: "mcp-host"`); an answer given elsewhere first (`tickloop approve`,
 //! which is what the Monitor sends too) withdraws the question. Without an
-//! elicitation callback, or with `[approval] ask_in_host = false`, nothing is
-//! asked in the host and the call waits for a person as before. The counter's
+//! elicitation callback, with `[approval] ask_in_host = false`, or with a
+//! config file that cannot be read, nothing is asked in the host and the call waits for a person as before. The counter's
 //! own log proves what reached it; the approval log names the host.
 
 mod common;
@@ -134,18 +134,30 @@ fn the_agent_host_asks_and_its_answer_or_another_place_s_decides() {
 
 #[test]
 fn a_host_without_elicitation_or_with_questions_off_is_not_asked() {
-    for (mode, config) in [
-        ("plain", None),
-        ("off", Some("[approval]\nask_in_host = false\n")),
-    ] {
+    // (the client's mode, config.toml, what `tickloop mcp` says on stderr)
+    let cases = [
+        ("plain", None, None),
+        ("off", Some("[approval]\nask_in_host = false\n"), None),
+        // A config file that cannot be read may have turned it off: no
+        // question, and the reason on stderr.
+        (
+            "off",
+            Some("[approval]\nask_in_host = \"maybe\"\n"),
+            Some("not asking in the agent host"),
+        ),
+    ];
+    for (mode, config, says) in cases {
         let host = asking_counter();
         let (findings, server) = run_client(&host, mode, config);
         assert!(findings["approved_from_cli"].is_string(), "{findings}");
         assert_eq!(increments(&host), [4], "{mode}: {server}");
-        assert!(
-            !server.contains("agent host"),
-            "{mode}: tickloop mcp tried the host: {server}"
-        );
+        match says {
+            Some(text) => assert!(server.contains(text), "{mode} {config:?}: {server}"),
+            None => assert!(
+                !server.contains("agent host"),
+                "{mode}: tickloop mcp tried the host: {server}"
+            ),
+        }
         let by: Vec<Value> = approval_log(&host)
             .into_iter()
             .filter(|e| e["decision"] == "approved")
