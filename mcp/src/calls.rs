@@ -232,7 +232,9 @@ impl Waiting {
         let mut asked = None;
         let mut host = None;
         while let Some(held) = held_calls.recv().await {
-            if step == 0.0 {
+            // tickhost repeats that the call waits every 30 s: asked once.
+            let first = step == 0.0;
+            if first {
                 if let Some(question) =
                     HostQuestion::of(&self.caller.peer, &self.hosts, &self.instance)
                 {
