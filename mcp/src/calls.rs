@@ -3,9 +3,11 @@
 //! the revision of the client's last `tools/list` and is refused (not
 //! executed) when the Tick's catalog has moved on since. Every result
 //! states its outcome ([`crate::outcome`]); while tickhost holds a call for a
-//! person's approval, the client hears progress notifications.
+//! person's approval, the client hears progress notifications, and the
+//! person is asked in the agent host too ([`crate::consent`]).
 
 use crate::catalog::Catalog;
+use crate::consent::HostQuestion;
 use crate::hosts::{error_kind, HostError, Hosts};
 use crate::outcome::{self, CallSite};
 use crate::schema;
@@ -17,11 +19,12 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use tickloop_proto::wire::{CallOutcome, ClientReply, ClientRequest, HeldCall};
 
-/// Where a call's progress goes: the client that asked, and the token it
-/// gave.
-pub struct ProgressSink {
+/// The agent request an action belongs to: the client that asked (the
+/// agent host, which may be asked too), and the progress token it gave.
+#[derive(Clone)]
+pub struct Caller {
     pub peer: Peer<RoleServer>,
-    pub token: ProgressToken,
+    pub progress: Option<ProgressToken>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -51,7 +54,7 @@ impl Calls {
     }
 
     /// TickCall: `instance`, `tool`, `args` and `revision` given.
-    pub async fn generic(&self, args: Value, progress: Option<ProgressSink>) -> CallToolResult {
+    pub async fn generic(&self, args: Value, caller: &Caller) -> CallToolResult {
         let args: CallArgs = match serde_json::from_value(args) {
             Ok(a) => a,
             Err(e) => {
@@ -72,7 +75,7 @@ impl Calls {
             &args.tool,
             call_args,
             &args.revision,
-            progress,
+            caller,
         )
         .await
     }
@@ -84,7 +87,7 @@ impl Calls {
         &self,
         name: &str,
         args: Value,
-        progress: Option<ProgressSink>,
+        caller: &Caller,
     ) -> Result<CallToolResult, ErrorData> {
         let Some(listed) = self.tools.listed(name) else {
             return Err(ErrorData::invalid_params(
@@ -136,7 +139,7 @@ impl Calls {
                 &listed.tool,
                 args,
                 &listed.revision,
-                progress,
+                caller,
             )
             .await)
     }
@@ -149,7 +152,7 @@ impl Calls {
         tool: &str,
         args: Value,
         revision: &str,
-        progress: Option<ProgressSink>,
+        caller: &Caller,
     ) -> CallToolResult {
         let site = CallSite {
             instance,
@@ -168,7 +171,7 @@ impl Calls {
                 revision: revision.to_string(),
             },
         };
-        let reply = self.request_call(request, progress).await;
+        let reply = request_held(&self.hosts, request, instance, caller).await;
         let result = call_outcome(&site, &reply);
         let stale = matches!(&reply, Ok(ClientReply::Call(CallOutcome::NotExecuted { error })) if error.code == tickloop_proto::core::codes::STALE_REVISION);
         if mutating || stale {
@@ -180,46 +183,83 @@ impl Calls {
         }
         result
     }
-
-    /// A call on a fresh tickhost connection; while tickhost holds it for a
-    /// person's approval, each word of that becomes an MCP progress
-    /// notification, when the client gave a progress token.
-    async fn request_call(
-        &self,
-        request: ClientRequest,
-        progress: Option<ProgressSink>,
-    ) -> Result<ClientReply, HostError> {
-        let hosts = self.hosts.clone();
-        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<HeldCall>();
-        let forward = tokio::spawn(forward_progress(rx, progress));
-        let reply = tokio::task::spawn_blocking(move || {
-            hosts.request_blocking(request, |held| {
-                let _ = tx.send(held.clone());
-            })
-        })
-        .await
-        .unwrap_or_else(|e| Err(HostError::Lost(format!("internal error: {e}"))));
-        let _ = forward.await;
-        reply
-    }
 }
 
-/// Sends each word of a held call to `progress` (if the client gave a
-/// token) until the call is answered.
-async fn forward_progress(
-    mut held_calls: tokio::sync::mpsc::UnboundedReceiver<HeldCall>,
-    progress: Option<ProgressSink>,
-) {
-    let mut step = 0.0;
-    while let Some(held) = held_calls.recv().await {
-        let Some(sink) = &progress else { continue };
-        step += 1.0;
-        let message = format!(
-            "waiting for a person to approve {} on {} (call {}; `tickloop approve {} {}` or the Monitor)",
-            held.tool, held.instance, held.call, held.instance, held.call
-        );
-        let param = ProgressNotificationParam::new(sink.token.clone(), step).with_message(message);
-        let _ = sink.peer.notify_progress(param).await;
+/// `request` on a fresh tickhost connection. While tickhost holds it for a
+/// person's approval, each word of that becomes an MCP progress
+/// notification (when the client gave a progress token), and the person is
+/// asked in the agent host too ([`crate::consent`]); `instance` is the
+/// instance as the agent named it.
+pub async fn request_held(
+    hosts: &Hosts,
+    request: ClientRequest,
+    instance: &str,
+    caller: &Caller,
+) -> Result<ClientReply, HostError> {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<HeldCall>();
+    let waiting = Waiting {
+        caller: caller.clone(),
+        hosts: hosts.clone(),
+        instance: instance.to_string(),
+    };
+    let forward = tokio::spawn(waiting.forward(rx));
+    let hosts = hosts.clone();
+    let reply = tokio::task::spawn_blocking(move || {
+        hosts.request_blocking(request, |held| {
+            let _ = tx.send(held.clone());
+        })
+    })
+    .await
+    .unwrap_or_else(|e| Err(HostError::Lost(format!("internal error: {e}"))));
+    let _ = forward.await;
+    reply
+}
+
+/// A request tickhost may hold: who asked, and where an answer goes.
+struct Waiting {
+    caller: Caller,
+    hosts: Hosts,
+    instance: String,
+}
+
+impl Waiting {
+    /// Until the request is answered: asks the agent host once (when it
+    /// can be asked), and sends each word of the wait as progress (if the
+    /// client gave a token). Then withdraws the host's question if it is
+    /// still open.
+    async fn forward(self, mut held_calls: tokio::sync::mpsc::UnboundedReceiver<HeldCall>) {
+        let mut step = 0.0;
+        let mut asked = None;
+        let mut host = None;
+        while let Some(held) = held_calls.recv().await {
+            // tickhost repeats that the call waits every 30 s: asked once.
+            let first = step == 0.0;
+            if first {
+                if let Some(question) =
+                    HostQuestion::of(&self.caller.peer, &self.hosts, &self.instance)
+                {
+                    asked = question.ask(&held).await;
+                    host = asked.is_some().then(|| question.name());
+                }
+            }
+            step += 1.0;
+            let Some(token) = &self.caller.progress else {
+                continue;
+            };
+            let also = host
+                .as_ref()
+                .map(|h| format!(", or in {h}"))
+                .unwrap_or_default();
+            let message = format!(
+                "waiting for a person to approve {} on {} (call {}; `tickloop approve {} {}` or the Monitor{also})",
+                held.tool, held.instance, held.call, held.instance, held.call
+            );
+            let param = ProgressNotificationParam::new(token.clone(), step).with_message(message);
+            let _ = self.caller.peer.notify_progress(param).await;
+        }
+        if let Some(asked) = asked {
+            asked.finish().await;
+        }
     }
 }
 

@@ -12,6 +12,7 @@
 
 mod calls;
 mod catalog;
+mod consent;
 mod describe;
 mod hosts;
 mod manage;

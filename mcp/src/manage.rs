@@ -2,8 +2,9 @@
 //! the packages, `open` (see [`crate::open`]), and the answers saying where to
 //! go instead (`show`; Loop `subscribe` outside Claude Code, `unsubscribe`).
 
+use crate::calls::{request_held, Caller};
 use crate::catalog::Catalog;
-use crate::hosts::Hosts;
+use crate::hosts::{error_kind, HostError, Hosts};
 use crate::open::{Open, OpenArgs};
 use crate::outcome;
 use rmcp::model::CallToolResult;
@@ -12,7 +13,9 @@ use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::sync::Arc;
 use tickloop_packages as packages;
-use tickloop_proto::wire::{ActivityEntry, ActivityEvent, ActivityRecord, ClientRequest};
+use tickloop_proto::wire::{
+    ActivityEntry, ActivityEvent, ActivityRecord, CallOutcome, ClientReply, ClientRequest,
+};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -95,8 +98,10 @@ impl Manage {
         }
     }
 
-    /// TickManage with `args` (`action` and what it takes).
-    pub async fn manage(&self, args: Value) -> CallToolResult {
+    /// TickManage with `args` (`action` and what it takes); `caller` is
+    /// asked too while tickhost holds an agent's `input` or `close` for the
+    /// person ([`crate::consent`]).
+    pub async fn manage(&self, args: Value, caller: &Caller) -> CallToolResult {
         let mut args: ManageArgs = match serde_json::from_value(args) {
             Ok(a) => a,
             Err(e) => return outcome::failed("bad_request", &format!("TickManage: {e}"), None),
@@ -110,10 +115,16 @@ impl Manage {
             ("reload", Ok(instance)) => {
                 self.then_wake(ClientRequest::Reload { instance }).await
             }
-            ("close", Ok(instance)) => self.then_wake(ClientRequest::Close { instance }).await,
+            ("close", Ok(instance)) => self.close(instance, caller).await,
             ("screen", Ok(instance)) => self.screen(instance, args.history.unwrap_or(0)).await,
             ("input", Ok(instance)) => match args.text {
-                Some(text) => self.hosts.answer(ClientRequest::Input { instance, text }).await,
+                Some(text) => {
+                    let request = ClientRequest::Input {
+                        instance: instance.clone(),
+                        text,
+                    };
+                    self.held(request, &instance, caller).await
+                }
                 None => outcome::failed("bad_request", "action input needs `text`", None),
             },
             ("activity", Ok(instance)) => self.activity(instance, args.after).await,
@@ -134,6 +145,47 @@ impl Manage {
                 &format!("unknown action {other:?}; use list, open, reload, close, screen, input, activity, packages, show, subscribe or unsubscribe"),
                 None,
             ),
+        }
+    }
+
+    /// `close`, which tickhost may hold for the person; the poller then
+    /// looks at once.
+    async fn close(&self, instance: String, caller: &Caller) -> CallToolResult {
+        let request = ClientRequest::Close {
+            instance: instance.clone(),
+        };
+        let result = self.held(request, &instance, caller).await;
+        self.catalog.wake();
+        result
+    }
+
+    /// A request tickhost may hold for the person (an agent's `input` or
+    /// `close` on a person's instance): answered as [`Hosts::answer`]
+    /// does, a refusal as not executed.
+    async fn held(
+        &self,
+        request: ClientRequest,
+        instance: &str,
+        caller: &Caller,
+    ) -> CallToolResult {
+        match request_held(&self.hosts, request, instance, caller).await {
+            Ok(ClientReply::Ok(value)) => outcome::ok_value(value),
+            Ok(ClientReply::Error(e)) => {
+                outcome::failed(&error_kind(e.kind), &e.message, e.data.as_ref())
+            }
+            Ok(ClientReply::Call(CallOutcome::NotExecuted { error })) => outcome::failed(
+                "not_executed",
+                &format!("{}: {}", outcome::NOT_EXECUTED, error.message),
+                Some(&json!({"code": error.code, "data": error.data})),
+            ),
+            Ok(ClientReply::Call(other)) => outcome::failed(
+                "internal",
+                &format!("tickhost answered with a call outcome: {other:?}"),
+                None,
+            ),
+            Err(HostError::Connect(m) | HostError::Lost(m)) => {
+                outcome::failed("unreachable", &m, None)
+            }
         }
     }
 

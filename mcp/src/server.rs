@@ -15,7 +15,7 @@
 //! on as data. What the bridge allows depends only on the catalog's
 //! structure (tool names, `mutates`, revision), never on that text.
 
-use crate::calls::{Calls, ProgressSink};
+use crate::calls::{Caller, Calls};
 use crate::catalog::Catalog;
 use crate::describe::Describe;
 use crate::hosts::Hosts;
@@ -221,17 +221,17 @@ impl ServerHandler for Bridge {
     ) -> Result<CallToolResponse, ErrorData> {
         let p = &self.parts;
         p.pace.active();
-        let progress = context.meta.get_progress_token().map(|token| ProgressSink {
+        let caller = Caller {
             peer: context.peer.clone(),
-            token,
-        });
+            progress: context.meta.get_progress_token(),
+        };
         let args = Value::Object(request.arguments.unwrap_or_default());
         let result = match request.name.as_ref() {
-            MANAGE => p.manage.manage(args).await,
+            MANAGE => p.manage.manage(args, &caller).await,
             DESCRIBE => p.describe.describe(args).await,
             READ => p.describe.read(args).await,
-            CALL => p.calls.generic(args, progress).await,
-            other => p.calls.listed(other, args, progress).await?,
+            CALL => p.calls.generic(args, &caller).await,
+            other => p.calls.listed(other, args, &caller).await?,
         };
         Ok(CallToolResponse::Complete(result))
     }

@@ -299,6 +299,10 @@ pub enum ClientRequest {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
         by: String,
+        /// With `by: "mcp-host"`: the agent host that asked the person (its
+        /// MCP `clientInfo`, `NAME VERSION`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host: Option<String>,
     },
     /// Change who approves what agents do to an instance: its mutating
     /// calls (`policy`), their typing (`input`), their closing it
@@ -556,6 +560,10 @@ pub struct ConsentDecision {
     pub by: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// With `by: "mcp-host"`: which agent host answered (`NAME VERSION`
+    /// from its MCP `clientInfo`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 impl ConsentDecision {

@@ -55,6 +55,7 @@ pub fn decide(
         approve,
         reason,
         by: "cli".into(),
+        host: None,
     };
     answer(target, request, json)
 }

@@ -13,6 +13,7 @@
 #![allow(dead_code)]
 
 pub mod optional;
+pub mod python_sdk;
 pub mod sshd;
 pub mod tmux;
 

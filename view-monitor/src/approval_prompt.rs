@@ -135,6 +135,7 @@ pub fn decide(
         approve,
         reason: (!approve).then(|| format!("refused in the {by}")),
         by: by.to_string(),
+        host: None,
     };
     let verb = if approve { "approved" } else { "refused" };
     match endpoint

@@ -48,8 +48,15 @@ const LOOK_EVERY: Duration = Duration::from_millis(200);
 /// A person's answer.
 #[derive(Debug)]
 pub enum Decision {
-    Approved { by: String },
-    Refused { by: String, reason: Option<String> },
+    Approved {
+        by: String,
+        host: Option<String>,
+    },
+    Refused {
+        by: String,
+        reason: Option<String>,
+        host: Option<String>,
+    },
 }
 
 struct Waiting {
@@ -229,6 +236,11 @@ pub struct Recorder<'a, T: ConsentTarget> {
 
 impl<T: ConsentTarget> Recorder<'_, T> {
     pub fn record(&self, decision: &str, by: &str, reason: Option<String>) {
+        self.record_from(decision, by, reason, None);
+    }
+
+    /// A decision, with the agent host that answered (`by: "mcp-host"`).
+    fn record_from(&self, decision: &str, by: &str, reason: Option<String>, host: Option<String>) {
         let held = self.held;
         let decision = ConsentDecision {
             action: held.action,
@@ -241,6 +253,7 @@ impl<T: ConsentTarget> Recorder<'_, T> {
             decision: decision.to_string(),
             by: by.to_string(),
             reason,
+            host,
         };
         append_log(
             self.target.approval_log(),
@@ -451,8 +464,8 @@ fn went_away<T: ConsentTarget>(approvals: &Approvals, recorder: &Recorder<'_, T>
 /// through.
 fn decided_gate<T: ConsentTarget>(recorder: &Recorder<'_, T>, decision: Option<Decision>) -> Gate {
     match decision {
-        Some(Decision::Approved { by }) => {
-            recorder.record("approved", &by, None);
+        Some(Decision::Approved { by, host }) => {
+            recorder.record_from("approved", &by, None, host);
             let held = recorder.held;
             // Approval is bound to the revision it was given for.
             if held.action == HeldAction::Call
@@ -464,8 +477,8 @@ fn decided_gate<T: ConsentTarget>(recorder: &Recorder<'_, T>, decision: Option<D
                 Gate::Approved(held.clone())
             }
         }
-        Some(Decision::Refused { by, reason }) => {
-            recorder.record("refused", &by, reason.clone());
+        Some(Decision::Refused { by, reason, host }) => {
+            recorder.record_from("refused", &by, reason.clone(), host);
             let message = match &reason {
                 Some(reason) => format!("refused by the person ({by}): {reason}"),
                 None => format!("refused by the person ({by})"),
@@ -730,7 +743,8 @@ mod tests {
                 &bare,
                 Decision::Refused {
                     by: "monitor".into(),
-                    reason: None
+                    reason: None,
+                    host: None
                 }
             ));
             let error = refusal(waits.await).expect("refused");

@@ -211,7 +211,8 @@ async fn handle(
             approve,
             reason,
             by,
-        } => decide(shared, &instance, &call, approve, reason, by),
+            host,
+        } => decide(shared, &instance, &call, approve, reason, by, host),
         ClientRequest::SetApproval { instance, change } => {
             // Calls' approval is for Ticks; typing and closing for every
             // instance.
@@ -488,15 +489,16 @@ fn decide(
     approve: bool,
     reason: Option<String>,
     by: String,
+    host: Option<String>,
 ) -> ClientReply {
     let instance = match shared.resolve(name) {
         Ok(instance) => instance,
         Err(e) => return ClientReply::Error(e),
     };
     let decision = if approve {
-        approval::Decision::Approved { by }
+        approval::Decision::Approved { by, host }
     } else {
-        approval::Decision::Refused { by, reason }
+        approval::Decision::Refused { by, reason, host }
     };
     if shared.approvals.decide(&instance.id, call, decision) {
         ClientReply::Ok(json!({"instance": instance.id, "call": call, "approved": approve}))

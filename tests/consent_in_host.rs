@@ -1,0 +1,168 @@
+//! The agent host asks the person too (issue 27, item 3), with the official
+//! Python MCP SDK as the host (`tests/consent_in_host/client.py`), in MCP
+//! revision 2025-11-25 (the SDK's initialize handshake): while tickhost holds
+//! a call to a `mutates: true` tool of an `ask` counter, `tickloop mcp` puts
+//! the question to the SDK with `elicitation/create`. Accept runs the call
+//! once; Decline and a dismissed dialog run nothing (not executed, -32010,
+//! `by: "mcp-host"`); an answer given elsewhere first (`tickloop approve`,
+//! which is what the Monitor sends too) withdraws the question. Without an
+//! elicitation callback, with `[approval] ask_in_host = false`, or with a
+//! config file that cannot be read, nothing is asked in the host and the call waits for a person as before. The counter's
+//! own log proves what reached it; the approval log names the host.
+
+mod common;
+
+use common::python_sdk::sdk_python;
+use common::{tick, tickloop_bin, Host, MARK_VAR};
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+/// The host an `ask` counter runs in.
+fn asking_counter() -> Host {
+    let host = Host::new();
+    let log = host.log_path("counter");
+    host.ok(&[
+        "open",
+        "--id",
+        "counter",
+        "--approve",
+        "ask",
+        "--",
+        &tick("counter.py"),
+        "--log",
+        &log,
+    ]);
+    host
+}
+
+/// Runs the SDK client in `mode` with `config` (the text of
+/// `config.toml`, if any); returns its findings and `tickloop mcp`'s stderr.
+fn run_client(host: &Host, mode: &str, config: Option<&str>) -> (Value, String) {
+    let config_home = host.scratch().join("config");
+    std::fs::create_dir_all(config_home.join("tickloop")).expect("config dir");
+    if let Some(text) = config {
+        std::fs::write(config_home.join("tickloop/config.toml"), text).expect("config.toml");
+    }
+    let server_stderr = host.scratch().join("mcp-stderr.txt");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/consent_in_host/client.py");
+    let out = Command::new(sdk_python())
+        .arg(&script)
+        .arg(tickloop_bin())
+        .arg(mode)
+        .arg(&server_stderr)
+        .env("TICKLOOP_RUNTIME_DIR", host.runtime())
+        .env("XDG_CONFIG_HOME", &config_home)
+        .env(MARK_VAR, host.runtime())
+        .current_dir(host.scratch())
+        .output()
+        .expect("run the Python MCP client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let server = std::fs::read_to_string(&server_stderr).unwrap_or_default();
+    assert!(
+        out.status.success(),
+        "the SDK client ({mode}) failed ({}):\nstdout: {stdout}\nstderr: {stderr}\ntickloop mcp's stderr: {server}",
+        out.status
+    );
+    let findings = stdout
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("no findings line:\n{stdout}\n{stderr}"));
+    (findings, server)
+}
+
+/// The `increment` amounts that reached the counter, in order.
+fn increments(host: &Host) -> Vec<i64> {
+    std::fs::read_to_string(host.log_path("counter"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["method"] == "tick/call" && m["params"]["tool"] == "increment")
+        .filter_map(|m| m["params"]["args"]["amount"].as_i64())
+        .collect()
+}
+
+fn approval_log(host: &Host) -> Vec<Value> {
+    let out = host.run(&["approvals", "--log", "hosted:counter"]);
+    out.expect(0);
+    out.stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a log line"))
+        .collect()
+}
+
+#[test]
+fn the_agent_host_asks_and_its_answer_or_another_place_s_decides() {
+    let host = asking_counter();
+    let (findings, server) = run_client(&host, "elicit", None);
+    assert_eq!(findings["protocol"], "2025-11-25", "{findings}");
+    assert_eq!(findings["questions"], 4, "{findings}");
+    assert_eq!(findings["withdrawn"], 1, "{findings}");
+    assert!(
+        findings["decline"]
+            .as_str()
+            .is_some_and(|m| m.contains("declined in sdk-consent-test 1.0")),
+        "{findings}"
+    );
+    // Accept ran its call, Decline and cancel nothing, the one approved
+    // elsewhere ran once.
+    assert_eq!(increments(&host), [2, 10], "{server}");
+    let decided: Vec<(String, String, Option<String>)> = approval_log(&host)
+        .into_iter()
+        .filter(|e| e["decision"] != "held")
+        .map(|e| {
+            (
+                e["decision"].as_str().unwrap_or("?").to_string(),
+                e["by"].as_str().unwrap_or("?").to_string(),
+                e["host"].as_str().map(str::to_string),
+            )
+        })
+        .collect();
+    let from_host = Some("sdk-consent-test 1.0".to_string());
+    assert_eq!(
+        decided,
+        [
+            ("approved".into(), "mcp-host".into(), from_host.clone()),
+            ("refused".into(), "mcp-host".into(), from_host.clone()),
+            ("refused".into(), "mcp-host".into(), from_host),
+            ("approved".into(), "cli".into(), None),
+        ]
+    );
+}
+
+#[test]
+fn a_host_without_elicitation_or_with_questions_off_is_not_asked() {
+    // (the client's mode, config.toml, what `tickloop mcp` says on stderr)
+    let cases = [
+        ("plain", None, None),
+        ("off", Some("[approval]\nask_in_host = false\n"), None),
+        // A config file that cannot be read may have turned it off: no
+        // question, and the reason on stderr.
+        (
+            "off",
+            Some("[approval]\nask_in_host = \"maybe\"\n"),
+            Some("not asking in the agent host"),
+        ),
+    ];
+    for (mode, config, says) in cases {
+        let host = asking_counter();
+        let (findings, server) = run_client(&host, mode, config);
+        assert!(findings["approved_from_cli"].is_string(), "{findings}");
+        assert_eq!(increments(&host), [4], "{mode}: {server}");
+        match says {
+            Some(text) => assert!(server.contains(text), "{mode} {config:?}: {server}"),
+            None => assert!(
+                !server.contains("agent host"),
+                "{mode}: tickloop mcp tried the host: {server}"
+            ),
+        }
+        let by: Vec<Value> = approval_log(&host)
+            .into_iter()
+            .filter(|e| e["decision"] == "approved")
+            .map(|e| e["by"].clone())
+            .collect();
+        assert_eq!(by, ["cli"], "{mode}");
+    }
+}
