@@ -142,6 +142,10 @@ pub enum Command {
         /// Milliseconds between deliveries (state notifications, instance polling); at least 100.
         #[arg(long, default_value_t = 1000)]
         interval: u64,
+        /// Offer MCP revisions up to VERSION only (e.g. 2025-11-25: hosts
+        /// that speak 2026-07-28 fall back to `initialize`); default: all.
+        #[arg(long, value_name = "VERSION")]
+        max_protocol: Option<String>,
     },
     /// The Tick packages `open --package` takes: which one is used (user,
     /// TICKLOOP_PACKAGES_PATH or shipped), what it shadows, what it misses.

@@ -8,6 +8,9 @@
 //! clipboard = false       # pass a Tick's clipboard writes on (default true)
 //! approval_timeout_secs = 300  # how long a call waits for approval (default 600)
 //! notify = true           # notify-send when a call waits for approval (default false)
+//!
+//! [approval]
+//! ask_in_host = false     # never ask in the agent's host (MCP elicitation) (default true)
 //! ```
 
 use serde::Deserialize;
@@ -25,11 +28,33 @@ pub struct Config {
     /// Pop a desktop notification (`notify-send`) when a call waits for
     /// approval (default false).
     pub notify: Option<bool>,
+    /// `[approval]`: where a person is asked about held calls.
+    pub approval: Option<ApprovalConfig>,
+}
+
+/// The `[approval]` table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalConfig {
+    /// Ask the person in the agent's host (an MCP elicitation form) when a
+    /// call is held and the host can ask (default true); `false`: only the
+    /// CLI, the Monitor and the other views ask.
+    pub ask_in_host: Option<bool>,
+}
+
+impl Config {
+    /// `[approval] ask_in_host`, true when unset.
+    pub fn ask_in_host(&self) -> bool {
+        self.approval
+            .as_ref()
+            .and_then(|a| a.ask_in_host)
+            .unwrap_or(true)
+    }
 }
 
 /// The config file cannot be used.
 #[derive(Debug, thiserror::Error)]
-#[error("{path}: {problem}; fix or remove it (settings: detach_key, history, clipboard, approval_timeout_secs, notify)")]
+#[error("{path}: {problem}; fix or remove it (settings: detach_key, history, clipboard, approval_timeout_secs, notify, [approval] ask_in_host)")]
 pub struct ConfigError {
     pub path: String,
     pub problem: String,
@@ -84,8 +109,15 @@ mod tests {
                 clipboard: Some(false),
                 approval_timeout_secs: Some(60),
                 notify: Some(true),
+                approval: None,
             }
         );
+        let asks = parse("[approval]\nask_in_host = false\n").unwrap();
+        assert!(!asks.ask_in_host());
+        assert!(Config::default().ask_in_host());
+        assert!(parse("[approval]\nask_in_hots = false\n")
+            .unwrap_err()
+            .contains("ask_in_hots"));
         assert_eq!(parse("").unwrap(), Config::default());
         assert!(parse("histroy = 10").unwrap_err().contains("histroy"));
         assert!(parse("history = \"lots\"").is_err());

@@ -3,7 +3,8 @@
 //! the revision of the client's last `tools/list` and is refused (not
 //! executed) when the Tick's catalog has moved on since. Every result
 //! states its outcome ([`crate::outcome`]); while tickhost holds a call for a
-//! person's approval, the client hears progress notifications.
+//! person's approval, the client hears progress notifications, and in
+//! 2026-07-28 the person may be asked in the host ([`OnHold::ask`]).
 
 use crate::catalog::Catalog;
 use crate::hosts::{error_kind, HostError, Hosts};
@@ -22,6 +23,16 @@ use tickloop_proto::wire::{CallOutcome, ClientReply, ClientRequest, HeldCall};
 pub struct ProgressSink {
     pub peer: Peer<RoleServer>,
     pub token: ProgressToken,
+}
+
+/// Who hears that tickhost holds a call for a person's approval.
+#[derive(Default)]
+pub struct OnHold {
+    /// MCP progress notifications, when the client gave a progress token.
+    pub progress: Option<ProgressSink>,
+    /// Each word of the hold, for the input-required round trip of
+    /// 2026-07-28 ([`crate::held`]).
+    pub ask: Option<tokio::sync::mpsc::UnboundedSender<HeldCall>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -51,7 +62,7 @@ impl Calls {
     }
 
     /// TickCall: `instance`, `tool`, `args` and `revision` given.
-    pub async fn generic(&self, args: Value, progress: Option<ProgressSink>) -> CallToolResult {
+    pub async fn generic(&self, args: Value, on_hold: OnHold) -> CallToolResult {
         let args: CallArgs = match serde_json::from_value(args) {
             Ok(a) => a,
             Err(e) => {
@@ -72,7 +83,7 @@ impl Calls {
             &args.tool,
             call_args,
             &args.revision,
-            progress,
+            on_hold,
         )
         .await
     }
@@ -84,7 +95,7 @@ impl Calls {
         &self,
         name: &str,
         args: Value,
-        progress: Option<ProgressSink>,
+        on_hold: OnHold,
     ) -> Result<CallToolResult, ErrorData> {
         let Some(listed) = self.tools.listed(name) else {
             return Err(ErrorData::invalid_params(
@@ -136,7 +147,7 @@ impl Calls {
                 &listed.tool,
                 args,
                 &listed.revision,
-                progress,
+                on_hold,
             )
             .await)
     }
@@ -149,7 +160,7 @@ impl Calls {
         tool: &str,
         args: Value,
         revision: &str,
-        progress: Option<ProgressSink>,
+        on_hold: OnHold,
     ) -> CallToolResult {
         let site = CallSite {
             instance,
@@ -168,7 +179,7 @@ impl Calls {
                 revision: revision.to_string(),
             },
         };
-        let reply = self.request_call(request, progress).await;
+        let reply = self.request_call(request, on_hold).await;
         let result = call_outcome(&site, &reply);
         let stale = matches!(&reply, Ok(ClientReply::Call(CallOutcome::NotExecuted { error })) if error.code == tickloop_proto::core::codes::STALE_REVISION);
         if mutating || stale {
@@ -187,11 +198,11 @@ impl Calls {
     async fn request_call(
         &self,
         request: ClientRequest,
-        progress: Option<ProgressSink>,
+        on_hold: OnHold,
     ) -> Result<ClientReply, HostError> {
         let hosts = self.hosts.clone();
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<HeldCall>();
-        let forward = tokio::spawn(forward_progress(rx, progress));
+        let forward = tokio::spawn(forward_progress(rx, on_hold));
         let reply = tokio::task::spawn_blocking(move || {
             hosts.request_blocking(request, |held| {
                 let _ = tx.send(held.clone());
@@ -204,15 +215,21 @@ impl Calls {
     }
 }
 
-/// Sends each word of a held call to `progress` (if the client gave a
-/// token) until the call is answered.
+/// Sends each word of a held call to `on_hold` (progress if the client gave
+/// a token; the host question's round trip if it asks) until the call is
+/// answered.
 async fn forward_progress(
     mut held_calls: tokio::sync::mpsc::UnboundedReceiver<HeldCall>,
-    progress: Option<ProgressSink>,
+    on_hold: OnHold,
 ) {
     let mut step = 0.0;
     while let Some(held) = held_calls.recv().await {
-        let Some(sink) = &progress else { continue };
+        if let Some(ask) = &on_hold.ask {
+            let _ = ask.send(held.clone());
+        }
+        let Some(sink) = &on_hold.progress else {
+            continue;
+        };
         step += 1.0;
         let message = format!(
             "waiting for a person to approve {} on {} (call {}; `tickloop approve {} {}` or the Monitor)",

@@ -160,13 +160,38 @@ impl Resources {
     /// latest delivery are forgotten.
     pub fn unsubscribe(&self, uri: &str) -> Result<(), ErrorData> {
         let id = self.resource_of(uri)?;
+        self.forget(&id);
+        Ok(())
+    }
+
+    /// `subscriptions/listen` naming `uri`: the instance id it names, once
+    /// its watch has the current state (so every later change is
+    /// announced); `None` when it names no running Tick.
+    pub async fn listen_to(self: &Arc<Self>, uri: &str) -> Option<String> {
+        let id = self.resource_of(uri).ok()?;
+        if !self.running(&id).await {
+            return None;
+        }
+        let ready = self.start_watch(&id, false);
+        let _ = tokio::task::spawn_blocking(move || ready.recv_timeout(SUBSCRIBE_WAIT)).await;
+        Some(id)
+    }
+
+    /// The instance id a state URI names, if it is one.
+    pub fn instance_of(&self, uri: &str) -> Option<String> {
+        self.resource_of(uri).ok()
+    }
+
+    /// Stops watching `id`: the watch stops, the subscription and its latest
+    /// delivery are forgotten.
+    pub fn forget(&self, id: &str) {
+        let id = id.to_string();
         let mut watches = self.watches();
         watches.subscribed.remove(&id);
         if let Some(w) = watches.watchers.remove(&id) {
             w.cancel.store(true, Ordering::SeqCst);
         }
         watches.latest.remove(&id);
-        Ok(())
     }
 
     /// The instance id a resource URI names.

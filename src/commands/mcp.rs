@@ -6,8 +6,15 @@ use anyhow::{Context, Result};
 use std::path::PathBuf;
 
 /// Serves until the agent closes stdin; `interval` in milliseconds
-/// (tickloop_mcp raises it to its floor, MIN_INTERVAL).
-pub fn run(runtime: PathBuf, exe: PathBuf, hosts: Hosts, interval: u64) -> Result<i32> {
+/// (tickloop_mcp raises it to its floor, MIN_INTERVAL); `max_protocol`: the
+/// newest MCP revision offered.
+pub fn run(
+    runtime: PathBuf,
+    exe: PathBuf,
+    hosts: Hosts,
+    interval: u64,
+    max_protocol: Option<String>,
+) -> Result<i32> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let options = tickloop_mcp::Options {
         runtime_dir: runtime,
@@ -16,6 +23,7 @@ pub fn run(runtime: PathBuf, exe: PathBuf, hosts: Hosts, interval: u64) -> Resul
         cwd,
         host: hosts.host,
         hosts: hosts.mcp,
+        max_protocol,
     };
     tickloop_mcp::run(options).context("mcp")?;
     Ok(0)
