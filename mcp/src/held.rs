@@ -48,6 +48,8 @@ pub type Running = JoinHandle<Result<CallToolResult, ErrorData>>;
 
 /// A held call the client was asked about.
 struct Asked {
+    /// The MCP tool the client called (its retry names it again).
+    tool: String,
     held: HeldCall,
     call: Running,
     since: Instant,
@@ -109,6 +111,7 @@ impl HostApproval {
     /// under a new `requestState`).
     pub async fn first(
         &self,
+        tool: &str,
         mut call: Running,
         mut holds: mpsc::UnboundedReceiver<HeldCall>,
     ) -> Result<CallToolResponse, ErrorData> {
@@ -117,13 +120,18 @@ impl HostApproval {
             Some(held) = holds.recv() => {
                 // Later words of the same hold (every 30 s) need nobody.
                 tokio::spawn(async move { while holds.recv().await.is_some() {} });
-                self.ask(held, call)
+                self.ask(tool.to_string(), held, call)
             }
         }
     }
 
     /// Keeps `call` under a new `requestState` and makes the question.
-    fn ask(&self, held: HeldCall, call: Running) -> Result<CallToolResponse, ErrorData> {
+    fn ask(
+        &self,
+        tool: String,
+        held: HeldCall,
+        call: Running,
+    ) -> Result<CallToolResponse, ErrorData> {
         let input = question::approval_input(&held).map_err(|e| {
             ErrorData::internal_error(format!("cannot make the approval question: {e}"), None)
         })?;
@@ -134,6 +142,7 @@ impl HostApproval {
             asked.insert(
                 state.clone(),
                 Asked {
+                    tool,
                     held,
                     call,
                     since: Instant::now(),
@@ -162,17 +171,32 @@ impl HostApproval {
     /// asked again.
     pub async fn answer(
         &self,
+        tool: &str,
         request_state: &str,
         responses: Option<&InputResponses>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(asked) = self.asked().remove(request_state) else {
-            return Err(ErrorData::invalid_params(
-                "requestState is not one this server handed out, or its call was answered already (or the server restarted): call the tool again without inputResponses and requestState",
-                Some(json!({"requestState": request_state})),
-            ));
+        let asked = {
+            let mut all = self.asked();
+            match all.remove(request_state) {
+                Some(a) if a.tool == tool => a,
+                Some(a) => {
+                    let problem = format!(
+                        "this requestState belongs to a call of {:?}, not {tool:?}: send the same tools/call again with inputResponses and requestState",
+                        a.tool
+                    );
+                    all.insert(request_state.to_string(), a);
+                    return Err(ErrorData::invalid_params(problem, None));
+                }
+                None => {
+                    return Err(ErrorData::invalid_params(
+                        "requestState is not one this server handed out, or its call was answered already (or the server restarted): call the tool again without inputResponses and requestState",
+                        Some(json!({"requestState": request_state})),
+                    ))
+                }
+            }
         };
         let Some(response) = responses.and_then(|r| r.get(KEY)) else {
-            return self.ask(asked.held, asked.call);
+            return self.ask(asked.tool, asked.held, asked.call);
         };
         let answer: ElicitResult = match serde_json::from_value(response.clone()) {
             Ok(a) => a,

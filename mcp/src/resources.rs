@@ -1,6 +1,7 @@
 //! TickUpdate: each running Tick's state is the resource `tick://NAME/state`.
-//! `resources/subscribe` starts a `watch` on its own tickhost connection (a
-//! thread), whose deliveries (with `updates`, `merged`, `recover_with`)
+//! `resources/subscribe` (or, in 2026-07-28, a `subscriptions/listen` that
+//! names it: [`crate::listen`]) starts a `watch` on its own tickhost
+//! connection (a thread), whose deliveries (with `updates`, `merged`, `recover_with`)
 //! become the resource's content and a `notifications/resources/updated`
 //! each. A subscription outlives its instance: when a new instance takes
 //! the id, a new watch starts at the next refresh.

@@ -275,7 +275,10 @@ impl ServerHandler for Bridge {
         let p = &self.parts;
         p.pace.active();
         if let Some(state) = &request.request_state {
-            return p.held.answer(state, request.input_responses.as_ref()).await;
+            return p
+                .held
+                .answer(&request.name, state, request.input_responses.as_ref())
+                .await;
         }
         let on_hold = OnHold {
             progress: context.meta.get_progress_token().map(|token| ProgressSink {
@@ -294,9 +297,10 @@ impl ServerHandler for Bridge {
                 // The call runs on; a hold answers with the question.
                 let (on_hold, holds) = HostApproval::on_hold(on_hold);
                 let bridge = self.clone();
+                let tool = name.clone();
                 let running =
-                    tokio::spawn(async move { bridge.tick_call(&name, args, on_hold).await });
-                return p.held.first(running, holds).await;
+                    tokio::spawn(async move { bridge.tick_call(&tool, args, on_hold).await });
+                return p.held.first(&name, running, holds).await;
             }
             _ => self.tick_call(&name, args, on_hold).await?,
         };
