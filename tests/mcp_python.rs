@@ -13,8 +13,9 @@
 //!   `tickloop call` and a Tick opening; the default mode negotiating
 //!   2026-07-28 (and 2025-11-25 under `--max-protocol`); a held call asked
 //!   about in the host (input required) and run once on accept, never on
-//!   decline; without elicitation, or with `[approval] ask_in_host =
-//!   false`, the call waits for the CLI as before.
+//!   decline, and the CLI's answer standing when it came first; without
+//!   elicitation, or with `[approval] ask_in_host = false`, the call waits
+//!   for the CLI as before.
 //!
 //! The SDK is installed by the test itself into a virtual environment cached
 //! in the target directory (`CARGO_TARGET_TMPDIR`), built in a temporary
@@ -302,4 +303,60 @@ fn without_elicitation_or_with_ask_in_host_off_a_held_call_waits_for_the_cli() {
     assert_eq!(quiet["asked"], serde_json::json!([]), "{quiet}");
     assert_eq!(quiet["structured"]["outcome"], "result", "{quiet}");
     assert_eq!(host.logged_calls("ask", "increment"), 2);
+}
+
+#[test]
+fn an_answer_given_elsewhere_first_stands_and_the_retry_gets_the_outcome() {
+    use std::io::{BufRead, BufReader, Write};
+    let host = Host::new();
+    open_asking(&host);
+    let mut child = client_2026(&host, "elsewhere", &[], None)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("run the Python MCP client");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    while line.trim() != "ASKED" {
+        line.clear();
+        let read = stdout.read_line(&mut line).expect("read the client");
+        if read == 0 {
+            let out = child.wait_with_output().expect("the client ends");
+            panic!(
+                "the client ended before the question: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    approve_with_the_cli(&host);
+    let mut stdin = child.stdin.take().expect("stdin");
+    writeln!(stdin, "APPROVED").expect("tell the client");
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).expect("read the client");
+    let out = child.wait_with_output().expect("the client ends");
+    assert!(
+        out.status.success(),
+        "the Python MCP SDK client failed ({}):\nstdout: {rest}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let findings: Value = rest
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("no findings line: {rest}"));
+    assert!(
+        findings["question"]
+            .as_str()
+            .is_some_and(|q| q.contains("\"increment\"")),
+        "{findings}"
+    );
+    assert!(
+        findings["made_up_state"]
+            .as_str()
+            .is_some_and(|e| e.contains("requestState")),
+        "{findings}"
+    );
+    // The CLI approved first: the host's decline came too late.
+    assert_eq!(findings["structured"]["outcome"], "result", "{findings}");
+    assert_eq!(host.logged_calls("ask", "increment"), 1);
 }

@@ -12,6 +12,11 @@
 #            elicitation callback accepts or declines the question; `plain`
 #            declares no elicitation (the call waits; the test approves it
 #            with the CLI).
+#   elsewhere
+#            the same call driven by hand: the input-required result's shape;
+#            the script prints ASKED, the test approves with the CLI and
+#            writes a line; then the retry that declines gets the CLI's
+#            outcome (the call ran); a made-up requestState is an error.
 # The environment carries the test's TICKLOOP_RUNTIME_DIR. Prints one JSON
 # line of findings; exits 1 with the reason on the first failed check.
 import json
@@ -23,6 +28,7 @@ import anyio
 import mcp.types as types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
 
 TICKLOOP, COUNTER, SCENARIO = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -147,12 +153,47 @@ async def approval(findings):
         findings["is_error"] = result.is_error
 
 
+async def elsewhere(findings):
+    async def never(context, params):
+        check(False, "the SDK's driver answered a question the script drives itself")
+
+    async with Client(server(), mode="2026-07-28", elicitation_callback=never) as client:
+        await client.list_tools()
+        session = client.session
+        first = await session.call_tool("ask__increment", {"amount": 4}, allow_input_required=True)
+        check(isinstance(first, types.InputRequiredResult), f"not input required: {first}")
+        check(first.request_state, f"no requestState: {first}")
+        requests = first.input_requests or {}
+        check(list(requests) == ["approval"], f"inputRequests {requests}")
+        question = requests["approval"]
+        check(question.method == "elicitation/create", f"{question}")
+        check(question.params.mode == "form", f"{question}")
+        findings["question"] = question.params.message
+        print("ASKED", flush=True)
+        line = await anyio.to_thread.run_sync(sys.stdin.readline)
+        check(line.strip() == "APPROVED", f"the test wrote {line!r}")
+        try:
+            await session.call_tool(
+                "ask__increment", {"amount": 4}, request_state="made-up",
+                input_responses={"approval": types.ElicitResult(action="accept")}, allow_input_required=True)
+            check(False, "a made-up requestState was taken")
+        except MCPError as error:
+            findings["made_up_state"] = str(error)
+        result = await session.call_tool(
+            "ask__increment", {"amount": 4}, request_state=first.request_state,
+            input_responses={"approval": types.ElicitResult(action="decline")}, allow_input_required=True)
+        check(isinstance(result, types.CallToolResult), f"not a result: {result}")
+        findings["structured"] = result.structured_content
+
+
 async def main():
     findings = {"scenario": SCENARIO}
     if SCENARIO == "modern":
         await modern(findings)
     elif SCENARIO == "auto":
         await auto(findings)
+    elif SCENARIO == "elsewhere":
+        await elsewhere(findings)
     else:
         await approval(findings)
     print(json.dumps(findings))
