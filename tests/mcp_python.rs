@@ -201,7 +201,7 @@ fn the_default_mode_negotiates_2026_07_28_and_max_protocol_makes_it_fall_back() 
     let capped = run_2026(&host, "auto", &["--max-protocol", "2025-11-25"], None);
     assert_eq!(capped["protocol"], "2025-11-25", "{capped}");
     let bad = host.run(&["mcp", "--max-protocol", "2025-13-01"]);
-    assert_ne!(bad.code, 0, "{}", bad.stderr);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
     assert!(bad.stderr.contains("2026-07-28"), "{}", bad.stderr);
 }
 

@@ -44,6 +44,12 @@ pub fn protocol_versions() -> Vec<String> {
         .collect()
 }
 
+/// Whether `max` is a revision `--max-protocol` takes; if not, the message
+/// naming those it does.
+pub fn check_max_protocol(max: Option<&str>) -> Result<(), String> {
+    revisions::offered(max).map(|_| ())
+}
+
 use notice::Notice;
 use rmcp::ServiceExt;
 use server::{Bridge, Settings};

@@ -15,6 +15,9 @@ pub fn run(
     interval: u64,
     max_protocol: Option<String>,
 ) -> Result<i32> {
+    if let Err(message) = tickloop_mcp::check_max_protocol(max_protocol.as_deref()) {
+        return Err(crate::output::CliError::new("bad_request", message, 2).into());
+    }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let options = tickloop_mcp::Options {
         runtime_dir: runtime,
