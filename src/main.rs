@@ -71,7 +71,17 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
         Command::Mcp {
             interval,
             max_protocol,
-        } => commands::mcp::run(target.runtime, target.exe, hosts, interval, max_protocol),
+            tasks,
+        } => commands::mcp::run(
+            target.runtime,
+            target.exe,
+            hosts,
+            commands::mcp::Flags {
+                interval,
+                max_protocol,
+                tasks,
+            },
+        ),
         Command::Loop(command) => Ok(loop_cli::run(
             command,
             target.runtime,

@@ -85,8 +85,14 @@ impl HostApproval {
     /// 2026-07-28 request whose client declared form elicitation, with
     /// asking in the host allowed.
     pub fn wanted(&self, context: &RequestContext<RoleServer>) -> bool {
+        revisions::stateless_request(context) && self.can_ask(context)
+    }
+
+    /// Whether the request's client can be asked (it declared form
+    /// elicitation) and asking in the host is allowed: a task's
+    /// `input_required` ([`crate::tasks`]) asks then, whatever the revision.
+    pub fn can_ask(&self, context: &RequestContext<RoleServer>) -> bool {
         self.enabled
-            && revisions::stateless_request(context)
             && context
                 .client_capabilities()
                 .and_then(|c| c.elicitation)
@@ -214,15 +220,27 @@ impl HostApproval {
 
     /// Sends the person's answer to tickhost. A call decided elsewhere first
     /// (or timed out) is no longer waiting; its outcome stands.
-    async fn decide(&self, held: &HeldCall, action: &ElicitationAction) {
-        let (approve, reason) = match action {
-            ElicitationAction::Accept => (true, None),
-            ElicitationAction::Decline => (false, Some("declined in the agent's host".to_string())),
-            _ => (
-                false,
-                Some("the question was dismissed in the agent's host".to_string()),
-            ),
-        };
+    pub async fn decide(&self, held: &HeldCall, action: &ElicitationAction) {
+        match action {
+            ElicitationAction::Accept => self.send_decision(held, true, None).await,
+            ElicitationAction::Decline => {
+                self.send_decision(held, false, Some("declined in the agent's host"))
+                    .await
+            }
+            _ => {
+                self.send_decision(
+                    held,
+                    false,
+                    Some("the question was dismissed in the agent's host"),
+                )
+                .await
+            }
+        }
+    }
+
+    /// Sends a decision on `held` to tickhost, `by: "mcp-host"`.
+    pub async fn send_decision(&self, held: &HeldCall, approve: bool, reason: Option<&str>) {
+        let reason = reason.map(str::to_string);
         let request = ClientRequest::Decide {
             instance: held.instance.clone(),
             call: held.call.clone(),
@@ -243,7 +261,7 @@ impl HostApproval {
 }
 
 /// A finished call's result as the response.
-fn finished(
+pub fn finished(
     done: Result<Result<CallToolResult, ErrorData>, tokio::task::JoinError>,
 ) -> Result<CallToolResponse, ErrorData> {
     match done {

@@ -29,6 +29,7 @@ mod resources;
 mod revisions;
 mod schema;
 mod server;
+mod tasks;
 mod tool_list;
 mod transport;
 
@@ -74,6 +75,7 @@ pub fn run(options: Options) -> Result<(), McpError> {
     let settings = Settings {
         offered: revisions::offered(options.max_protocol.as_deref()).map_err(McpError::Usage)?,
         ask_in_host: tickloop_client::config::load()?.ask_in_host(),
+        tasks: options.tasks,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -28,4 +28,7 @@ pub struct Options {
     /// `2025-11-25` to make a 2026-capable host fall back); `None`: all
     /// of them ([`crate::protocol_versions`]).
     pub max_protocol: Option<String>,
+    /// Offer the tasks extension (`--tasks`): calls that wait become tasks
+    /// for clients that declare it.
+    pub tasks: bool,
 }

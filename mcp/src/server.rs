@@ -11,6 +11,7 @@
 //!   current, and the list-changed notifications;
 //! * [`crate::listen`]: `subscriptions/listen` streams (2026-07-28);
 //! * [`crate::held`]: a held call asked about in the host (2026-07-28);
+//! * [`crate::tasks`]: calls that wait as tasks (`--tasks`);
 //! * [`crate::revisions`]: the MCP revisions offered;
 //! * [`crate::hosts`]: which tickhost each request goes to.
 //!
@@ -35,12 +36,14 @@ use crate::pace::Pace;
 use crate::poller;
 use crate::resources::Resources;
 use crate::revisions;
+use crate::tasks::Tasks;
 use crate::tool_list::{ToolList, CALL, DESCRIBE, MANAGE, READ};
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult,
-    Implementation, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CustomRequest,
+    CustomResult, GetTaskParams, GetTaskResult, Implementation, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -84,7 +87,8 @@ struct Parts {
     calls: Calls,
     notices: Notices,
     listeners: Listeners,
-    held: HostApproval,
+    held: Arc<HostApproval>,
+    tasks: Tasks,
     /// The revisions offered (`--max-protocol`), oldest first.
     offered: &'static [ProtocolVersion],
 }
@@ -101,6 +105,8 @@ pub struct Settings {
     pub offered: &'static [ProtocolVersion],
     /// `[approval] ask_in_host` of the config file.
     pub ask_in_host: bool,
+    /// Offer the tasks extension (`--tasks`).
+    pub tasks: bool,
 }
 
 impl Bridge {
@@ -122,7 +128,8 @@ impl Bridge {
                 describe: Describe::new(hosts.clone(), catalog.clone()),
                 calls: Calls::new(hosts.clone(), catalog.clone(), tools.clone()),
                 listeners: Listeners::new(resources.clone()),
-                held: HostApproval::new(hosts, settings.ask_in_host),
+                held: Arc::new(HostApproval::new(hosts, settings.ask_in_host)),
+                tasks: Tasks::new(settings.tasks),
                 offered: settings.offered,
                 pace,
                 catalog,
@@ -217,13 +224,16 @@ impl ServerHandler for Bridge {
     }
 
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
             .enable_resources()
             .enable_resources_subscribe()
-            .enable_resources_list_changed()
-            .build();
+            .enable_resources_list_changed();
+        if self.parts.tasks.offered() {
+            capabilities = capabilities.enable_tasks();
+        }
+        let capabilities = capabilities.build();
         ServerConfig::new(capabilities)
             .with_protocol_version(revisions::newest_with_initialize(self.parts.offered))
             .with_server_info(
@@ -293,6 +303,15 @@ impl ServerHandler for Bridge {
             MANAGE => p.manage.manage(args).await,
             DESCRIBE => p.describe.describe(args).await,
             READ => p.describe.read(args).await,
+            _ if p.tasks.wanted(&context) => {
+                // A call that waits becomes a task ([`crate::tasks`]).
+                let ask = p.held.can_ask(&context);
+                let (on_hold, holds) = HostApproval::on_hold(on_hold);
+                let bridge = self.clone();
+                let running =
+                    tokio::spawn(async move { bridge.tick_call(&name, args, on_hold).await });
+                return p.tasks.start(running, holds, p.held.clone(), ask).await;
+            }
             _ if p.held.wanted(&context) => {
                 // The call runs on; a hold answers with the question.
                 let (on_hold, holds) = HostApproval::on_hold(on_hold);
@@ -319,6 +338,37 @@ impl ServerHandler for Bridge {
             (result.ttl_ms, result.cache_scope) = cached(CATALOG_TTL_MS);
         }
         Ok(result)
+    }
+
+    /// `tasks/get` (`--tasks`; rmcp answers -32601 without it).
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let task = self.parts.tasks.manager().get_task(&request.task_id)?;
+        Ok(GetTaskResult::new(task))
+    }
+
+    /// `tasks/update`: the person's answer to a held call's question.
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.parts
+            .tasks
+            .manager()
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    /// `tasks/cancel`: refuses a held call ([`crate::tasks`]).
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.parts.tasks.manager().cancel_task(&request.task_id)
     }
 
     /// In 2026-07-28 a state may be kept for one delivery interval, the

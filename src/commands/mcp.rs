@@ -5,16 +5,22 @@ use crate::remote_cli::Hosts;
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 
-/// Serves until the agent closes stdin; `interval` in milliseconds
-/// (tickloop_mcp raises it to its floor, MIN_INTERVAL); `max_protocol`: the
-/// newest MCP revision offered.
-pub fn run(
-    runtime: PathBuf,
-    exe: PathBuf,
-    hosts: Hosts,
-    interval: u64,
-    max_protocol: Option<String>,
-) -> Result<i32> {
+/// `tickloop mcp`'s flags: `interval` in milliseconds (tickloop_mcp raises
+/// it to its floor, MIN_INTERVAL), the newest MCP revision offered, and
+/// whether to offer the tasks extension.
+pub struct Flags {
+    pub interval: u64,
+    pub max_protocol: Option<String>,
+    pub tasks: bool,
+}
+
+/// Serves until the agent closes stdin.
+pub fn run(runtime: PathBuf, exe: PathBuf, hosts: Hosts, flags: Flags) -> Result<i32> {
+    let Flags {
+        interval,
+        max_protocol,
+        tasks,
+    } = flags;
     if let Err(message) = tickloop_mcp::check_max_protocol(max_protocol.as_deref()) {
         return Err(crate::output::CliError::new("bad_request", message, 2).into());
     }
@@ -27,6 +33,7 @@ pub fn run(
         host: hosts.host,
         hosts: hosts.mcp,
         max_protocol,
+        tasks,
     };
     tickloop_mcp::run(options).context("mcp")?;
     Ok(0)
