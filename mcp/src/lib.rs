@@ -66,15 +66,26 @@ pub enum McpError {
     Session(String),
     #[error("{0}")]
     Usage(String),
-    #[error(transparent)]
-    Config(#[from] tickloop_client::config::ConfigError),
+}
+
+/// `[approval] ask_in_host` of the config file. A config file that cannot
+/// be used is said on stderr (the host's log) and the default, asking in
+/// the host, holds: the server still starts for the agent.
+fn ask_in_host() -> bool {
+    match tickloop_client::config::load() {
+        Ok(config) => config.ask_in_host(),
+        Err(e) => {
+            eprintln!("tickloop mcp: {e}; [approval] ask_in_host is taken as true");
+            true
+        }
+    }
 }
 
 /// Serves MCP on stdin/stdout until the client closes stdin.
 pub fn run(options: Options) -> Result<(), McpError> {
     let settings = Settings {
         offered: revisions::offered(options.max_protocol.as_deref()).map_err(McpError::Usage)?,
-        ask_in_host: tickloop_client::config::load()?.ask_in_host(),
+        ask_in_host: ask_in_host(),
         tasks: options.tasks,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
