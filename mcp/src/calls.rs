@@ -30,8 +30,9 @@ pub struct ProgressSink {
 pub struct OnHold {
     /// MCP progress notifications, when the client gave a progress token.
     pub progress: Option<ProgressSink>,
-    /// Each word of the hold, for the input-required round trip of
-    /// 2026-07-28 ([`crate::held`]).
+    /// Each word of the hold, for asking the person in the host: the
+    /// input-required round trip ([`crate::held`]) or a task's question
+    /// ([`crate::tasks`]).
     pub ask: Option<tokio::sync::mpsc::UnboundedSender<HeldCall>>,
 }
 
