@@ -17,6 +17,7 @@ Run (the SDK's virtual environment is the one tests/mcp_python.rs makes):
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -86,6 +87,7 @@ def main():
         subprocess.run([args.bin, "close", "note"], env=env, capture_output=True)
         subprocess.run([args.bin, "close", "note"], env=env, capture_output=True)
         subprocess.run([args.bin, "shutdown"], env=env, capture_output=True)
+        shutil.rmtree(runtime, ignore_errors=True)
     report = {v: {what: summary(s) for what, s in kinds.items()} for v, kinds in found.items()}
     load = os.getloadavg()
     print(f"tickloop mcp round trips, Python MCP SDK client, {args.rounds} rounds x {args.n} per revision")
