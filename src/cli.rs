@@ -152,6 +152,15 @@ pub enum Command {
         /// Milliseconds between deliveries (state notifications, instance polling); at least 100.
         #[arg(long, default_value_t = 1000)]
         interval: u64,
+        /// Offer MCP revisions up to VERSION only (e.g. 2025-11-25: hosts
+        /// that speak 2026-07-28 fall back to `initialize`); default: all.
+        #[arg(long, value_name = "VERSION")]
+        max_protocol: Option<String>,
+        /// Offer the MCP tasks extension: a Tick call still running after
+        /// 2 s, or held for approval, answers a client that declares tasks
+        /// with a task handle.
+        #[arg(long)]
+        tasks: bool,
     },
     /// The Tick packages `open --package` takes: which one is used (user,
     /// TICKLOOP_PACKAGES_PATH or shipped), what it shadows, what it misses.

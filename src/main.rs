@@ -68,9 +68,20 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
         Command::Tickhost => internal::tickhost(target.runtime, target.exe),
         Command::Launcher => internal::launcher(),
         Command::Relay(args) => internal::relay(target.runtime, target.exe, args),
-        Command::Mcp { interval } => {
-            commands::mcp::run(target.runtime, target.exe, hosts, interval)
-        }
+        Command::Mcp {
+            interval,
+            max_protocol,
+            tasks,
+        } => commands::mcp::run(
+            target.runtime,
+            target.exe,
+            hosts,
+            commands::mcp::Flags {
+                interval,
+                max_protocol,
+                tasks,
+            },
+        ),
         Command::Loop(command) => Ok(loop_cli::run(
             command,
             target.runtime,

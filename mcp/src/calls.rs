@@ -25,6 +25,11 @@ use tickloop_proto::wire::{CallOutcome, ClientReply, ClientRequest, HeldCall};
 pub struct Caller {
     pub peer: Peer<RoleServer>,
     pub progress: Option<ProgressToken>,
+    /// In 2026-07-28, where each word of a hold goes for the host's
+    /// question: the input-required round trip ([`crate::held`]) or a
+    /// task's ([`crate::tasks`]). (The 2025 revisions ask with a request
+    /// of their own, [`crate::consent`].)
+    pub ask: Option<tokio::sync::mpsc::UnboundedSender<HeldCall>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -232,9 +237,12 @@ impl Waiting {
         let mut asked = None;
         let mut host = None;
         while let Some(held) = held_calls.recv().await {
+            if let Some(ask) = &self.caller.ask {
+                let _ = ask.send(held.clone());
+            }
             // tickhost repeats that the call waits every 30 s: asked once.
             let first = step == 0.0;
-            if first {
+            if first && self.caller.ask.is_none() {
                 if let Some(question) =
                     HostQuestion::of(&self.caller.peer, &self.hosts, &self.instance)
                 {

@@ -19,7 +19,7 @@
 use crate::hosts::{error_kind, HostError, Hosts};
 use rmcp::model::{
     ClientResult, ElicitRequest, ElicitRequestParams, ElicitationAction, ElicitationSchema,
-    ProtocolVersion, ServerRequest,
+    InputRequest, ProtocolVersion, ServerRequest,
 };
 use rmcp::service::{PeerRequestOptions, RequestHandle};
 use rmcp::{Peer, RoleServer};
@@ -74,6 +74,12 @@ pub fn question(held: &HeldCall) -> ElicitRequestParams {
         message,
         requested_schema: ElicitationSchema::new(BTreeMap::new()),
     }
+}
+
+/// The question as one of a 2026-07-28 input-required result's
+/// `inputRequests` ([`crate::held`], [`crate::tasks`]).
+pub fn input_request(held: &HeldCall) -> InputRequest {
+    InputRequest::Elicitation(ElicitRequest::new(question(held)))
 }
 
 /// The agent host, as the approval log names it: `NAME VERSION` from its

@@ -14,7 +14,9 @@ mod calls;
 mod catalog;
 mod consent;
 mod describe;
+mod held;
 mod hosts;
+mod listen;
 mod manage;
 mod names;
 mod notice;
@@ -24,8 +26,10 @@ mod outcome;
 mod pace;
 mod poller;
 mod resources;
+mod revisions;
 mod schema;
 mod server;
+mod tasks;
 mod tool_list;
 mod transport;
 
@@ -33,21 +37,23 @@ pub use options::Options;
 pub use pace::MIN_INTERVAL;
 
 /// The MCP protocol revisions `tickloop mcp` speaks, newest last (for
-/// `tickloop version --json`).
+/// `tickloop version --json`); `--max-protocol` offers fewer.
 pub fn protocol_versions() -> Vec<String> {
-    server::spoken_protocol_versions()
+    revisions::all()
         .iter()
-        .filter_map(|v| {
-            serde_json::to_value(v)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-        })
+        .map(|v| v.as_str().to_string())
         .collect()
+}
+
+/// Whether `max` is a revision `--max-protocol` takes; if not, the message
+/// naming those it does.
+pub fn check_max_protocol(max: Option<&str>) -> Result<(), String> {
+    revisions::offered(max).map(|_| ())
 }
 
 use notice::Notice;
 use rmcp::ServiceExt;
-use server::Bridge;
+use server::{Bridge, Settings};
 
 /// Why the MCP server stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -58,23 +64,43 @@ pub enum McpError {
     Initialize(String),
     #[error("the MCP session failed: {0}")]
     Session(String),
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// `[approval] ask_in_host` of the config file. A config file that cannot
+/// be used is said on stderr (the host's log) and the default, asking in
+/// the host, holds: the server still starts for the agent.
+fn ask_in_host() -> bool {
+    match tickloop_client::config::load() {
+        Ok(config) => config.ask_in_host(),
+        Err(e) => {
+            eprintln!("tickloop mcp: {e}; [approval] ask_in_host is taken as true");
+            true
+        }
+    }
 }
 
 /// Serves MCP on stdin/stdout until the client closes stdin.
 pub fn run(options: Options) -> Result<(), McpError> {
+    let settings = Settings {
+        offered: revisions::offered(options.max_protocol.as_deref()).map_err(McpError::Usage)?,
+        ask_in_host: ask_in_host(),
+        tasks: options.tasks,
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let result = runtime.block_on(serve(options));
+    let result = runtime.block_on(serve(options, settings));
     // Subscription watches block on tickhost sockets; do not wait for them.
     runtime.shutdown_background();
     result
 }
 
-async fn serve(options: Options) -> Result<(), McpError> {
+async fn serve(options: Options, settings: Settings) -> Result<(), McpError> {
     let (notices, mut pending) = tokio::sync::mpsc::unbounded_channel();
-    let bridge = Bridge::new(options, notices);
+    let bridge = Bridge::new(options, settings, notices);
     // The baseline, so the first poll does not announce what was already there.
     bridge.refresh(true).await;
     let service = bridge
@@ -83,8 +109,15 @@ async fn serve(options: Options) -> Result<(), McpError> {
         .await
         .map_err(|e| McpError::Initialize(e.to_string()))?;
     let peer = service.peer().clone();
+    let listeners = bridge.clone();
     tokio::spawn(async move {
         while let Some(notice) = pending.recv().await {
+            listeners.deliver(&notice).await;
+            // A connection without `initialize` (2026-07-28) hears only on
+            // its `subscriptions/listen` streams.
+            if peer.peer_info().is_none() {
+                continue;
+            }
             let sent = match notice {
                 Notice::ToolsChanged => peer.notify_tool_list_changed().await,
                 Notice::ResourcesChanged => peer.notify_resource_list_changed().await,

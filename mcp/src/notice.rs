@@ -1,5 +1,7 @@
 //! The notifications the bridge's parts raise for the client (tool list,
-//! resource list, one resource's state); a forwarder task sends them.
+//! resource list, one resource's state); a forwarder task sends them, on
+//! the connection (the revisions with `initialize`) and on the
+//! `subscriptions/listen` streams that asked for them (2026-07-28).
 
 use tokio::sync::mpsc::UnboundedSender;
 

@@ -1,6 +1,6 @@
 //! What `tickloop mcp` is given: where tickhost is (this machine, one
-//! machine over ssh, or several), the delivery interval, and the working
-//! directory of `open`.
+//! machine over ssh, or several), the delivery interval, the working
+//! directory of `open`, and the newest MCP revision to offer.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -24,4 +24,11 @@ pub struct Options {
     /// as `HOST:KIND:NAME`, their tools as `HOST__NAME__TOOL`; `host` is
     /// then unused. Empty (or one): not in use.
     pub hosts: Vec<SshHost>,
+    /// The newest MCP revision offered (`--max-protocol`, e.g.
+    /// `2025-11-25` to make a 2026-capable host fall back); `None`: all
+    /// of them ([`crate::protocol_versions`]).
+    pub max_protocol: Option<String>,
+    /// Offer the tasks extension (`--tasks`): calls that wait become tasks
+    /// for clients that declare it.
+    pub tasks: bool,
 }

@@ -1,6 +1,7 @@
 //! TickUpdate: each running Tick's state is the resource `tick://NAME/state`.
-//! `resources/subscribe` starts a `watch` on its own tickhost connection (a
-//! thread), whose deliveries (with `updates`, `merged`, `recover_with`)
+//! `resources/subscribe` (or, in 2026-07-28, a `subscriptions/listen` that
+//! names it: [`crate::listen`]) starts a `watch` on its own tickhost
+//! connection (a thread), whose deliveries (with `updates`, `merged`, `recover_with`)
 //! become the resource's content and a `notifications/resources/updated`
 //! each. A subscription outlives its instance: when a new instance takes
 //! the id, a new watch starts at the next refresh.
@@ -160,13 +161,38 @@ impl Resources {
     /// latest delivery are forgotten.
     pub fn unsubscribe(&self, uri: &str) -> Result<(), ErrorData> {
         let id = self.resource_of(uri)?;
+        self.forget(&id);
+        Ok(())
+    }
+
+    /// `subscriptions/listen` naming `uri`: the instance id it names, once
+    /// its watch has the current state (so every later change is
+    /// announced); `None` when it names no running Tick.
+    pub async fn listen_to(self: &Arc<Self>, uri: &str) -> Option<String> {
+        let id = self.resource_of(uri).ok()?;
+        if !self.running(&id).await {
+            return None;
+        }
+        let ready = self.start_watch(&id, false);
+        let _ = tokio::task::spawn_blocking(move || ready.recv_timeout(SUBSCRIBE_WAIT)).await;
+        Some(id)
+    }
+
+    /// The instance id a state URI names, if it is one.
+    pub fn instance_of(&self, uri: &str) -> Option<String> {
+        self.resource_of(uri).ok()
+    }
+
+    /// Stops watching `id`: the watch stops, the subscription and its latest
+    /// delivery are forgotten.
+    pub fn forget(&self, id: &str) {
+        let id = id.to_string();
         let mut watches = self.watches();
         watches.subscribed.remove(&id);
         if let Some(w) = watches.watchers.remove(&id) {
             w.cancel.store(true, Ordering::SeqCst);
         }
         watches.latest.remove(&id);
-        Ok(())
     }
 
     /// The instance id a resource URI names.

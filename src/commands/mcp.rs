@@ -5,9 +5,25 @@ use crate::remote_cli::Hosts;
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 
-/// Serves until the agent closes stdin; `interval` in milliseconds
-/// (tickloop_mcp raises it to its floor, MIN_INTERVAL).
-pub fn run(runtime: PathBuf, exe: PathBuf, hosts: Hosts, interval: u64) -> Result<i32> {
+/// `tickloop mcp`'s flags: `interval` in milliseconds (tickloop_mcp raises
+/// it to its floor, MIN_INTERVAL), the newest MCP revision offered, and
+/// whether to offer the tasks extension.
+pub struct Flags {
+    pub interval: u64,
+    pub max_protocol: Option<String>,
+    pub tasks: bool,
+}
+
+/// Serves until the agent closes stdin.
+pub fn run(runtime: PathBuf, exe: PathBuf, hosts: Hosts, flags: Flags) -> Result<i32> {
+    let Flags {
+        interval,
+        max_protocol,
+        tasks,
+    } = flags;
+    if let Err(message) = tickloop_mcp::check_max_protocol(max_protocol.as_deref()) {
+        return Err(crate::output::CliError::new("bad_request", message, 2).into());
+    }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let options = tickloop_mcp::Options {
         runtime_dir: runtime,
@@ -16,6 +32,8 @@ pub fn run(runtime: PathBuf, exe: PathBuf, hosts: Hosts, interval: u64) -> Resul
         cwd,
         host: hosts.host,
         hosts: hosts.mcp,
+        max_protocol,
+        tasks,
     };
     tickloop_mcp::run(options).context("mcp")?;
     Ok(0)
