@@ -18,9 +18,12 @@
 //! window around the resize, 5 s for an ended session to be listed) are the
 //! rules' own and generous; tests assert verdicts, never durations.
 
+mod args;
 mod finding;
 mod probe;
 mod rules;
+mod termination;
+mod tool_calls;
 
 use anyhow::{Context, Result};
 use finding::{Finding, Verdict};
@@ -34,6 +37,8 @@ use tickloop_proto::wire::{ClientKind, ClientRequest};
 pub struct Options {
     pub json: bool,
     pub allow_mutating: bool,
+    /// The argument generator's seed (`None`: a new one, printed).
+    pub seed: Option<u64>,
     pub argv: Vec<String>,
 }
 
@@ -146,7 +151,15 @@ pub fn run(exe: &Path, options: Options) -> Result<i32> {
         .with_context(|| format!("cannot make the private runtime {}", dir.display()))?;
     let host = PrivateHost { dir };
     clean_up_on_interrupt(host.dir.clone());
-    let findings = run_rules(exe, &host.dir, &options)?;
+    let seed = options
+        .seed
+        .unwrap_or(u64::from(nanos) ^ u64::from(std::process::id()) << 32);
+    if options.json {
+        eprintln!("tickloop check: seed {seed} (replay with --seed {seed})");
+    } else {
+        println!("seed {seed} (replay with --seed {seed})");
+    }
+    let findings = run_rules(exe, &host.dir, &options, seed)?;
     drop(host);
     let mut failed = false;
     for finding in &findings {
@@ -188,8 +201,8 @@ fn text_line(f: &Finding) -> String {
 
 /// Opens the Tick in the private tickhost of `dir` and runs every rule on
 /// it; the findings in the order they are reported.
-fn run_rules(exe: &Path, dir: &Path, options: &Options) -> Result<Vec<Finding>> {
-    let mut found = match Probe::open(exe, dir, &options.argv, options.allow_mutating)? {
+fn run_rules(exe: &Path, dir: &Path, options: &Options, seed: u64) -> Result<Vec<Finding>> {
+    let mut found = match Probe::open(exe, dir, &options.argv, options.allow_mutating, seed)? {
         Ok(mut probe) => RULES
             .iter()
             .map(|rule| (rule.check)(rule, &mut probe))
