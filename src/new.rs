@@ -75,10 +75,7 @@ fn fill(template: &str, name: &str, title: &str, tick_dep: &str) -> String {
 pub fn run(options: Options) -> Result<Value> {
     let name = options.name.as_str();
     let name_ok = match options.lang {
-        // Not the module's own name: NAME.py would take its place.
-        Lang::Python => {
-            tickloop_packages::valid_name(name) && !name.starts_with('.') && name != "tickloop_tick"
-        }
+        Lang::Python => tickloop_packages::valid_name(name) && !name.starts_with('.'),
         // A Cargo package name: a letter, then letters, digits, - or _.
         Lang::Rust => {
             name.len() <= 64
@@ -93,6 +90,11 @@ pub fn run(options: Options) -> Result<Value> {
             "{name:?} is not a valid Tick name: use 1-64 of A-Z a-z 0-9 - _{}, starting with a letter",
             if options.lang == Lang::Python { " ." } else { "" }
         )));
+    }
+    if options.lang == Lang::Python && name == "tickloop_tick" {
+        return Err(bad(
+            "\"tickloop_tick\" is the name of the Python module a new Tick runs on (written beside it); pick another NAME".to_string(),
+        ));
     }
     let target = options.parent.join(name);
     if target.symlink_metadata().is_ok() {
