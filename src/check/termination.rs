@@ -23,7 +23,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 /// How long after SIGTERM the host waits before SIGKILL.
@@ -193,12 +193,10 @@ impl Run {
                 answered.extend(message["id"].as_u64());
             }
             if let Ok(Some(_)) = self.child.try_wait() {
-                // What it wrote before exiting.
-                loop {
-                    match self.lines.recv_timeout(Duration::from_millis(200)) {
-                        Ok(message) => answered.extend(message["id"].as_u64()),
-                        Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => break,
-                    }
+                // What it wrote before exiting (stdout ends with it, unless a
+                // child of its holds it open).
+                while let Ok(message) = self.lines.recv_timeout(Duration::from_millis(200)) {
+                    answered.extend(message["id"].as_u64());
                 }
                 return Some(started.elapsed());
             }
