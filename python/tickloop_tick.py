@@ -11,8 +11,9 @@ protocol asks of every Tick:
 * stdout is kept clean: at start fd 1 moves to a private duplicate for the
   protocol, and whatever else is printed (a stray ``print``, a library's
   output) goes to stderr, the person's screen, after a warning;
-* the catalog's ``revision`` follows the tools (a hash of them), ``mutates``
-  has no default, and a call with another revision is refused (-32004);
+* the catalog's ``revision`` follows the tools (a hash of them, unless you
+  fix one), ``mutates`` has no default, and a call with another revision
+  is refused (-32004);
 * ``args`` are checked against each tool's ``input_schema`` (-32602) before
   the tool runs; an exception in a tool is answered -32603 (executed);
 * ``seq`` is kept for you: :meth:`Tick.update` sends the next one (never
@@ -350,10 +351,16 @@ class Tick:
     people and models, ``description`` says what it shows and does.
     ``recover_with`` names a ``mutates=False`` tool that rebuilds what merged
     updates dropped; ``series`` lists ``(json_pointer, "first"|"last")``
-    arrays of the state that are ordered in time.
+    arrays of the state that are ordered in time. ``revision`` is best left
+    out: it is then a hash of the tools, so it changes whenever one does; a
+    fixed one (allowed for a catalog that never changes while the Tick
+    runs) is yours to change with the tools (section 5.5).
     """
 
-    def __init__(self, kind, title, description, recover_with=None, series=()):
+    def __init__(self, kind, title, description, recover_with=None, series=(), revision=None):
+        if revision is not None and not str(revision):
+            raise ValueError("a revision must not be empty")
+        self.fixed_revision = revision
         self.kind = kind
         self.title = title
         self.description = description
@@ -402,7 +409,10 @@ class Tick:
 
     @property
     def revision(self):
-        """A hash of the tools as declared: it changes whenever one does."""
+        """The revision given, else a hash of the tools as declared (it
+        changes whenever one does)."""
+        if self.fixed_revision is not None:
+            return str(self.fixed_revision)
         with self.lock:
             declared = [t.declared() for t in self.tools.values()]
         digest = hashlib.sha256(json.dumps(declared, sort_keys=True).encode()).hexdigest()

@@ -14,7 +14,9 @@ RECENT_IN_STATE = 10
 
 tick = tt.Tick("tickloop.counter", "Counter",
                "One integer that the person (keys + - r) and the agent (increment, reset) share.",
-               recover_with="history", series=[("/recent", "last")])
+               recover_with="history", series=[("/recent", "last")],
+               # Fixed, as documented in SKILL.md: change it with the tools.
+               revision="1")
 value = 0
 history = []  # {"seq", "value", "by", "at"}, newest last
 

@@ -130,7 +130,9 @@ class Log:
 tick = tt.Tick("tickloop.logwatch", f"Log {os.path.basename(OPTS['file'])}",
                "Follows one log file: the state summarizes it (lines, errors, warnings, the last "
                "error, lines per minute); `lines` returns the text.",
-               recover_with="lines", series=[("/recent_problems", "last")])
+               recover_with="lines", series=[("/recent_problems", "last")],
+               # Fixed, as documented in SKILL.md: change it with the tools.
+               revision="1")
 LOCK = tick.lock
 log = Log()
 

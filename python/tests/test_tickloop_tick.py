@@ -47,6 +47,11 @@ class Catalog(unittest.TestCase):
         self.assertEqual(one, tick.revision)
         tick.tool(mutates=True, description="d", name="<lambda>")(lambda args: None)
         self.assertNotEqual(one, tick.revision, "mutates changed, the revision must too")
+        fixed = tt.Tick("k", "T", "d", revision="7")
+        fixed.tool(mutates=False, description="d")(lambda args: None)
+        self.assertEqual(fixed.revision, "7")
+        with self.assertRaises(ValueError):
+            tt.Tick("k", "T", "d", revision="")
 
     def test_descriptor(self):
         tick = tt.Tick("k.x", "T", "d", recover_with="q", series=[("/recent", "last")])

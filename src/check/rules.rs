@@ -232,26 +232,28 @@ fn unknown_tool_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
     ))
 }
 
-/// Whether a tool can be called with `{}` (it requires nothing).
-fn accepts_empty(tool: &Value) -> bool {
-    tool["input_schema"]
-        .get("required")
-        .and_then(Value::as_array)
-        .is_none_or(|r| r.is_empty())
-}
-
-/// stale_revision: a call made against an old revision is refused with
+/// stale_revision: a call made against an old revision (with arguments its
+/// schema accepts, so that only the revision is wrong) is refused with
 /// -32004.
 fn stale_revision_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
-    let Some(tool) = pick_tool(&probe.tools, probe.allow_mutating, accepts_empty) else {
+    let mut rng = super::args::Rng::new(probe.seed);
+    let args_of = |tool: &Value, rng: &mut super::args::Rng| {
+        super::args::valid_args(&tool["input_schema"], rng)
+            .into_iter()
+            .next()
+    };
+    let Some(tool) = pick_tool(&probe.tools, probe.allow_mutating, |t| {
+        args_of(t, &mut super::args::Rng::new(probe.seed)).is_some()
+    }) else {
         return Ok(rule.not_checked(
-            "no non-mutating tool takes {} (use --allow-mutating to try a mutating one; the host refuses it before the Tick sees it)",
+            "no non-mutating tool could be given valid arguments (use --allow-mutating to try a mutating one; the host refuses it before the Tick sees it)",
         ));
     };
     let name = tool["name"].as_str().unwrap_or_default().to_string();
+    let args = args_of(tool, &mut rng).unwrap_or_else(|| json!({}));
     let stale = format!("{}-stale", probe.revision);
     let (outcome, effect) =
-        probe.call_between_reads("a stale revision", &name, json!({}), &stale)?;
+        probe.call_between_reads("a stale revision", &name, args.clone(), &stale)?;
     let mut finding = refused(
         rule,
         &outcome,
@@ -259,7 +261,7 @@ fn stale_revision_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
         -32004,
         "compare the call's revision with the current one first; answer -32004 without executing",
     );
-    finding.detail = format!("{name} with revision {stale:?}: {}", finding.detail);
+    finding.detail = format!("{name} {args} with revision {stale:?}: {}", finding.detail);
     Ok(finding)
 }
 
