@@ -1,22 +1,26 @@
 //! `tickloop check -- PROGRAM [ARGS]`: a conformance run of one Tick as the
-//! host sees it (issue 18, part 1).
+//! host sees it (issue 18, part 1; issue 32: every tool called, shutdown as
+//! spec 4.5 states it).
 //!
 //! It starts a private tickhost in a fresh temporary runtime directory (so
 //! nothing touches the user's instances), opens PROGRAM there exactly as
 //! `tickloop open` does (PTY, pipes, the caller's environment), drives it
-//! through [`tickloop_client::Client`] — describe, read, call, list, close —
-//! plus a view connection of its own on the launcher's socket (the attach
+//! through [`tickloop_client::Client`] — describe, read, call, list — plus
+//! a view connection of its own on the launcher's socket (the attach
 //! protocol) to resize the PTY, and shuts that tickhost down (also when
-//! interrupted). Each rule gives PASS, FAIL (the spec
+//! interrupted). Tools are called with arguments made from their
+//! `input_schema` by a seeded generator ([`args`]; the seed is printed and
+//! `--seed` replays it). The shutdown rules start PROGRAM again on runs of
+//! their own ([`termination`]). Each rule gives PASS, FAIL (the spec
 //! section, what was seen, a one-line fix) or NOT CHECKED (why). Calls to
 //! `mutates: true` tools are made only with `--allow-mutating`; calls the
 //! host refuses before writing them to the Tick (unknown tool, bad args, a
-//! stale revision) are safe to make on any tool, and are made on a
-//! non-mutating one when there is one.
+//! stale revision) are made on non-mutating tools unless it is given.
 //!
-//! Timing thresholds (read promptness 2 s, the 2 s SIGTERM grace, a 1 s
-//! window around the resize, 5 s for an ended session to be listed) are the
-//! rules' own and generous; tests assert verdicts, never durations.
+//! Timing thresholds (read promptness 2 s, the 2 s SIGTERM grace, 10 s for
+//! an exit after stdin EOF, a 1 s window around the resize, 5 s for an
+//! ended session to be listed) are the rules' own and generous; tests
+//! assert verdicts, never durations.
 
 mod args;
 mod finding;
