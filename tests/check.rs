@@ -213,6 +213,18 @@ fn seq_going_back_only_after_a_call_with_arguments_fails_seq_naming_the_call() {
 }
 
 #[test]
+fn a_state_grown_past_the_budget_by_a_call_fails_state_size_naming_the_call() {
+    let host = Host::new();
+    let (code, findings) = check_argful(&host, "big_after_args", &["--allow-mutating"]);
+    assert_eq!(failed(&findings), vec!["state_size"], "{findings:#?}");
+    assert_ne!(code, 0);
+    let detail = findings["state_size"]["detail"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(detail.contains("after bump {\"by\":"), "{detail}");
+}
+
+#[test]
 fn a_tool_crashing_on_one_enum_value_fails_calls_naming_the_value_and_replays_by_seed() {
     let host = Host::new();
     let (code, findings) = check_argful(&host, "enum_crash", &["--seed", "42"]);

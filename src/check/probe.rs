@@ -26,6 +26,8 @@ pub struct Probe {
     /// The last call made of the Tick (`TOOL ARGS`), for a rule to name
     /// when the session ends after it.
     pub last_call: Option<String>,
+    /// The largest state data read so far (encoded bytes), and when.
+    pub largest_state: Option<(String, usize)>,
     /// Reads the host refused (a read below the seq floor): when, and why.
     pub read_failures: Vec<(String, String)>,
     pub instance: String,
@@ -101,6 +103,7 @@ impl Probe {
             rng: Rng::new(seed),
             last_call: None,
             read_failures: Vec::new(),
+            largest_state: None,
             instance,
             init_time,
             descriptor,
@@ -128,6 +131,16 @@ impl Probe {
         };
         if let Some(seq) = value.as_ref().and_then(|v| v["seq"].as_u64()) {
             self.seqs.push((when.to_string(), seq));
+        }
+        if let Some(data) = value.as_ref().map(|v| &v["data"]) {
+            let size = serde_json::to_vec(data).map(|v| v.len()).unwrap_or(0);
+            if self
+                .largest_state
+                .as_ref()
+                .is_none_or(|(_, most)| size > *most)
+            {
+                self.largest_state = Some((when.to_string(), size));
+            }
         }
         Ok(value)
     }

@@ -57,12 +57,12 @@ pub const RULES: &[Rule] = &[
     rule("describe", "4.2, 5.3", describe_rule),
     rule("recover_with", "9", recover_with_rule),
     rule("read_prompt", "4.4", read_prompt_rule),
-    rule("state_size", "6.4", state_size_rule),
     rule("in_flight", "3.3", in_flight_rule),
     rule("unknown_tool", "7.2", unknown_tool_rule),
     rule("bad_args", "7.2", tool_calls::bad_args_rule),
     rule("stale_revision", "5.5, 7.2", stale_revision_rule),
     rule("calls", "7.2, 7.3", tool_calls::calls_rule),
+    rule("state_size", "6.4", state_size_rule),
     rule("no_update_on_resize", "4.1, 8.3", resize_rule),
     rule("session", "3.6", session_rule),
     rule("seq", "6.3", seq_rule),
@@ -151,27 +151,29 @@ fn read_prompt_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
     })
 }
 
-/// state_size: the first read's data within the delivery budget.
+/// state_size: the data of every read made (the first, and one after each
+/// call) within the delivery budget; runs after the calls.
 fn state_size_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
-    let Some(state) = &probe.first_read else {
+    if probe.first_read.is_none() {
+        return Ok(rule.not_checked("no state was read"));
+    }
+    let Some((when, size)) = probe.largest_state.clone() else {
         return Ok(rule.not_checked("no state was read"));
     };
-    let size = serde_json::to_vec(&state["data"])
-        .map(|v| v.len())
-        .unwrap_or(0);
+    let reads = probe.seqs.len();
     Ok(if size > DELIVERY_BUDGET {
         rule.fail(
             format!(
-                "state data is {size} bytes, over the 16 KiB delivery budget: deliveries trim it"
+                "state data was {size} bytes at the read {when}, over the 16 KiB delivery budget: deliveries trim it"
             ),
             "keep the state a summary (recent items, counts); leave bulk to tools",
         )
     } else if size > TYPICAL_STATE {
         rule.pass(format!(
-            "{size} bytes: within 16 KiB, above the typical 4 KiB"
+            "at most {size} bytes over {reads} reads (the read {when}): within 16 KiB, above the typical 4 KiB"
         ))
     } else {
-        rule.pass(format!("{size} bytes"))
+        rule.pass(format!("at most {size} bytes over {reads} reads"))
     })
 }
 

@@ -13,6 +13,7 @@ Tools: `bump {by?: integer 1..5}` (mutating: adds to the count, one update),
                         the last); `bump {}` is right
   enum_crash            `pick` with color "blue" raises, uncaught: the
                         process dies with a traceback
+  big_after_args        `bump` with `by` grows the state past 16 KiB
   ignores_sigterm       ignores SIGTERM; exits on stdin EOF as it should
   ignores_eof           keeps running after stdin EOF (SIGTERM ends it)
 """
@@ -39,6 +40,7 @@ TOOLS = [
      "input_schema": {"type": "object", "additionalProperties": False}},
 ]
 seq, count = 0, 0
+padding = ""
 
 
 def send(frame):
@@ -46,12 +48,16 @@ def send(frame):
     sys.stdout.flush()
 
 
+def data():
+    return {"count": count, "padding": padding} if padding else {"count": count}
+
+
 def error(code, message):
     return {"error": {"code": code, "message": message}}
 
 
 def call(params):
-    global seq, count
+    global seq, count, padding
     if params.get("revision") != REVISION:
         return error(-32004, "stale revision")
     tool, args = params.get("tool"), params.get("args", {})
@@ -61,8 +67,10 @@ def call(params):
             return error(-32602, "bump takes an optional `by` from 1 to 5")
         count += by
         seq += 1
+        if MODE == "big_after_args" and args:
+            padding = "x" * (20 * 1024)
         sent = 1 if MODE == "seq_back_after_args" and args else seq
-        send({"method": "tick/update", "params": {"seq": sent, "data": {"count": count}}})
+        send({"method": "tick/update", "params": {"seq": sent, "data": data()}})
         return {"result": {"count": count}}
     if tool == "pick":
         color = args.get("color")
@@ -82,7 +90,7 @@ def handle(request):
         return {"result": {"protocol": 3, "kind": "test.argful", "title": f"Argful {MODE}",
                            "description": "Tools with arguments.", "revision": REVISION, "tools": TOOLS}}
     if method == "tick/read":
-        return {"result": {"seq": seq, "data": {"count": count}}}
+        return {"result": {"seq": seq, "data": data()}}
     if method == "tick/call":
         return call(params)
     return error(-32601, f"unknown method {method}")
