@@ -91,6 +91,8 @@ pub fn valid_args(schema: &Value, rng: &mut Rng) -> Vec<Value> {
     let mut made = vec![
         generate(schema, Mode::Least, rng, None, 0),
         generate(schema, Mode::Most, rng, None, 0),
+        // For a schema that says little (`{}`, `{"type": "object"}`).
+        json!({}),
     ];
     let mut enums = Vec::new();
     enum_paths(schema, &mut Vec::new(), &mut enums, 0);
@@ -551,5 +553,6 @@ mod tests {
     fn a_schema_without_fields_gives_the_empty_object() {
         let none = json!({"type": "object", "additionalProperties": false});
         assert_eq!(valid_args(&none, &mut Rng::new(3)), vec![json!({})]);
+        assert_eq!(valid_args(&json!({}), &mut Rng::new(3)), vec![json!({})]);
     }
 }

@@ -127,6 +127,7 @@ fn clean_up_on_interrupt(dir: PathBuf) {
     std::thread::spawn(move || {
         let mut byte = [0u8; 1];
         if read_end.read_exact(&mut byte).is_ok() {
+            termination::kill_running();
             drop(PrivateHost { dir });
             eprintln!("tickloop: check interrupted; its private tickhost was shut down");
             std::process::exit(130);

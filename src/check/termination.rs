@@ -33,6 +33,22 @@ const EOF_LIMIT: Duration = Duration::from_secs(10);
 /// How long each initialization answer may take (spec 4.2).
 const INIT_LIMIT: Duration = Duration::from_secs(10);
 
+/// The process group of the Tick started again by a shutdown rule (0:
+/// none), for an interrupted check to kill ([`kill_running`]).
+static RUNNING_GROUP: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// Kills the process group of a shutdown rule's run, if one is running
+/// (an interrupted check leaves nothing behind).
+pub fn kill_running() {
+    let pgid = RUNNING_GROUP.swap(0, std::sync::atomic::Ordering::SeqCst);
+    if pgid > 0 {
+        // SAFETY: kill(2) of the process group a run of this check started.
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
+    }
+}
+
 /// The Tick started again for one shutdown rule; killed (its whole process
 /// group) on drop.
 struct Run {
@@ -46,6 +62,7 @@ struct Run {
 
 impl Drop for Run {
     fn drop(&mut self) {
+        RUNNING_GROUP.store(0, std::sync::atomic::Ordering::SeqCst);
         // SAFETY: kill(2) of the process group this run started.
         unsafe {
             libc::kill(-self.pgid, libc::SIGKILL);
@@ -129,6 +146,7 @@ impl Run {
             .with_context(|| format!("cannot start {}", program.display()))?;
         drop(command);
         let pgid = child.id() as libc::pid_t;
+        RUNNING_GROUP.store(pgid, std::sync::atomic::Ordering::SeqCst);
         // The screen is read and dropped, so the Tick never blocks on it.
         let mut screen = std::fs::File::from(master);
         std::thread::spawn(move || {
