@@ -19,12 +19,13 @@ use super::rules::Rule;
 use super::tool_calls::call_text;
 use anyhow::{Context, Result};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
+use tickloop_client::framing::read_line_blocking;
 
 /// How long after SIGTERM the host waits before SIGKILL.
 const TERM_GRACE: Duration = launcher::instance::TERM_GRACE;
@@ -156,9 +157,11 @@ impl Run {
         let stdout = child.stdout.take().context("the Tick's stdout")?;
         let (sender, lines) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                let value = serde_json::from_str(&line).unwrap_or(Value::Null);
+            let mut reader = BufReader::new(stdout);
+            // Lines as long as the host takes, no longer.
+            let max_line = tickloop_proto::core::limits::Limits::default().max_line;
+            while let Ok(Some(line)) = read_line_blocking(&mut reader, max_line) {
+                let value = serde_json::from_slice(&line).unwrap_or(Value::Null);
                 if sender.send(value).is_err() {
                     break;
                 }
