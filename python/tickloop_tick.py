@@ -27,6 +27,10 @@ protocol asks of every Tick:
 thread woken by :meth:`Tui.redraw` and by SIGWINCH (a repaint, never an
 update), and keys handed to a function of yours.
 
+It is one file on purpose: `tickloop new` writes it beside a new Tick's
+program, and the shipped Python packages carry it the same way, so no
+installation step is needed (Python finds a module next to the script).
+
 Example::
 
     import tickloop_tick as tt
