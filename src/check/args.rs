@@ -12,8 +12,8 @@
 //! are those Ticks use: type (and lists of types), enum, const, properties,
 //! required, additionalProperties, items, minItems/maxItems, minimum,
 //! maximum and their exclusive forms, multipleOf, minLength/maxLength,
-//! format (date-time, date, email, uri, uuid), anyOf/oneOf, default and
-//! examples. (No crate generates examples from a JSON Schema in Rust with
+//! format (date-time, date, email, uri, uuid), anyOf/oneOf, default,
+//! examples and references within the schema (`#/$defs/...`). (No crate generates examples from a JSON Schema in Rust with
 //! a seed and bounds; this is a small one of its own.)
 
 use serde_json::{json, Map, Value};
@@ -89,21 +89,21 @@ pub fn valid_args(schema: &Value, rng: &mut Rng) -> Vec<Value> {
         return Vec::new();
     };
     let mut made = vec![
-        generate(schema, Mode::Least, rng, None, 0),
-        generate(schema, Mode::Most, rng, None, 0),
+        generate(schema, schema, Mode::Least, rng, None, 0),
+        generate(schema, schema, Mode::Most, rng, None, 0),
         // For a schema that says little (`{}`, `{"type": "object"}`).
         json!({}),
     ];
     let mut enums = Vec::new();
-    enum_paths(schema, &mut Vec::new(), &mut enums, 0);
+    enum_paths(schema, schema, &mut Vec::new(), &mut enums, 0);
     for (path, values) in &enums {
         for value in values {
             let forced = Forced { path, value };
-            made.push(generate(schema, Mode::Least, rng, Some(&forced), 0));
+            made.push(generate(schema, schema, Mode::Least, rng, Some(&forced), 0));
         }
     }
     for _ in 0..RANDOM_PER_TOOL {
-        made.push(generate(schema, Mode::Random, rng, None, 0));
+        made.push(generate(schema, schema, Mode::Random, rng, None, 0));
     }
     let mut kept: Vec<Value> = Vec::new();
     for args in made {
@@ -120,7 +120,7 @@ pub fn invalid_args(schema: &Value, rng: &mut Rng) -> Vec<(Value, String)> {
     let Ok(validator) = jsonschema::validator_for(schema) else {
         return Vec::new();
     };
-    let base = generate(schema, Mode::Least, rng, None, 0);
+    let base = generate(schema, schema, Mode::Least, rng, None, 0);
     let Some(base_object) = base.as_object().filter(|_| validator.is_valid(&base)) else {
         // Nothing valid to start from: only the plain refusals.
         return [(json!([]), "args that are not an object".to_string())]
@@ -236,6 +236,7 @@ fn first_type(schema: &Value) -> Option<String> {
 
 /// Every enum reachable through object properties: its path and values.
 fn enum_paths(
+    root: &Value,
     schema: &Value,
     path: &mut Vec<String>,
     found: &mut Vec<(Vec<String>, Vec<Value>)>,
@@ -244,6 +245,12 @@ fn enum_paths(
     if depth > MOST_DEPTH {
         return;
     }
+    let schema = schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix('#'))
+        .and_then(|pointer| root.pointer(pointer))
+        .unwrap_or(schema);
     if let Some(values) = schema.get("enum").and_then(Value::as_array) {
         if !path.is_empty() {
             found.push((path.clone(), values.clone()));
@@ -256,13 +263,14 @@ fn enum_paths(
         .flatten()
     {
         path.push(name.clone());
-        enum_paths(property, path, found, depth + 1);
+        enum_paths(root, property, path, found, depth + 1);
         path.pop();
     }
 }
 
 /// One value of `schema` in `mode`, with `forced` (if any) in place.
 fn generate(
+    root: &Value,
     schema: &Value,
     mode: Mode,
     rng: &mut Rng,
@@ -271,6 +279,16 @@ fn generate(
 ) -> Value {
     if let Some(f) = forced.filter(|f| f.path.is_empty()) {
         return f.value.clone();
+    }
+    // A reference within the schema (`#/$defs/...`), as schemars writes them.
+    if let Some(target) = schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix('#'))
+        .and_then(|pointer| root.pointer(pointer))
+        .filter(|_| depth <= MOST_DEPTH)
+    {
+        return generate(root, target, mode, rng, forced, depth + 1);
     }
     if let Some(constant) = schema.get("const") {
         return constant.clone();
@@ -298,12 +316,12 @@ fn generate(
     {
         if !branches.is_empty() {
             let branch = pick(branches, mode, rng);
-            return generate(branch, mode, rng, forced, depth + 1);
+            return generate(root, branch, mode, rng, forced, depth + 1);
         }
     }
     match first_type(schema).as_deref() {
-        Some("object") => object(schema, mode, rng, forced, depth),
-        Some("array") => array(schema, mode, rng, depth),
+        Some("object") => object(root, schema, mode, rng, forced, depth),
+        Some("array") => array(root, schema, mode, rng, depth),
         Some("integer") => integer(schema, mode, rng),
         Some("number") => number(schema, mode, rng),
         Some("boolean") => json!(match mode {
@@ -325,6 +343,7 @@ fn pick<'a>(values: &'a [Value], mode: Mode, rng: &mut Rng) -> &'a Value {
 }
 
 fn object(
+    root: &Value,
     schema: &Value,
     mode: Mode,
     rng: &mut Rng,
@@ -358,7 +377,7 @@ fn object(
             path: &f.path[1..],
             value: f.value,
         });
-        let value = generate(property, mode, rng, inner.as_ref(), depth + 1);
+        let value = generate(root, property, mode, rng, inner.as_ref(), depth + 1);
         out.insert(name.clone(), value);
     }
     // A required field without a declared schema: any value fits.
@@ -368,7 +387,7 @@ fn object(
     Value::Object(out)
 }
 
-fn array(schema: &Value, mode: Mode, rng: &mut Rng, depth: usize) -> Value {
+fn array(root: &Value, schema: &Value, mode: Mode, rng: &mut Rng, depth: usize) -> Value {
     let least = schema.get("minItems").and_then(Value::as_u64).unwrap_or(0);
     let most = schema
         .get("maxItems")
@@ -385,7 +404,7 @@ fn array(schema: &Value, mode: Mode, rng: &mut Rng, depth: usize) -> Value {
         .map(|i| {
             // Distinct items where it matters (uniqueItems, enums).
             let item_mode = if i == 0 { mode } else { Mode::Random };
-            generate(&items, item_mode, rng, None, depth + 1)
+            generate(root, &items, item_mode, rng, None, depth + 1)
         })
         .collect();
     Value::Array(values)
@@ -546,6 +565,24 @@ mod tests {
             "with a field the schema forbids",
         ] {
             assert!(whys.contains(&expected), "{expected}: {whys:#?}");
+        }
+    }
+
+    #[test]
+    fn references_within_the_schema_are_followed() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"item": {"$ref": "#/$defs/Item"}},
+            "required": ["item"],
+            "$defs": {"Item": {"type": "object", "properties": {
+                "kind": {"type": "string", "enum": ["a", "b", "c"]}}, "required": ["kind"]}}
+        });
+        let made = valid_args(&schema, &mut Rng::new(5));
+        for kind in ["a", "b", "c"] {
+            assert!(
+                made.iter().any(|a| a["item"]["kind"] == kind),
+                "{kind}: {made:#?}"
+            );
         }
     }
 
