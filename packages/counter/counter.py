@@ -7,7 +7,11 @@ module `tickloop_tick` (beside this file) serves the protocol: framing, the
 catalog's revision, argument checks, seq; every change here sends one
 complete update and redraws the screen.
 """
-import tickloop_tick as tt
+import sys
+
+# No __pycache__ beside the package (the build embeds this folder).
+sys.dont_write_bytecode = True
+import tickloop_tick as tt  # noqa: E402
 
 HISTORY_LEN = 256
 RECENT_IN_STATE = 10

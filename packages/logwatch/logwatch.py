@@ -19,7 +19,9 @@ import threading
 import time
 from collections import deque
 
-import tickloop_tick as tt
+# No __pycache__ beside the package (the build embeds this folder).
+sys.dont_write_bytecode = True
+import tickloop_tick as tt  # noqa: E402
 
 MAX_KEPT = 100_000           # lines kept in memory for `lines`
 MAX_LINE = 4096              # characters kept of one line
