@@ -301,8 +301,25 @@ class _Output:
         read_end, write_end = os.pipe()
         os.dup2(write_end, 1)
         os.close(write_end)
-        threading.Thread(target=self._forward, args=(read_end,), daemon=True,
-                         name="tickloop_tick stray stdout").start()
+        self.forwarder = threading.Thread(target=self._forward, args=(read_end,), daemon=True,
+                                          name="tickloop_tick stray stdout")
+        self.forwarder.start()
+
+    def drain(self, wait):
+        """Before exiting: what was printed reaches stderr. fd 1 becomes
+        /dev/null (closing the pipe), and the forwarder gets up to ``wait``
+        seconds to pass on the rest (a child holding fd 1 keeps it open)."""
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.close(null)
+        except OSError:
+            return
+        self.forwarder.join(wait)
 
     @staticmethod
     def _forward(read_end):
@@ -564,17 +581,20 @@ class Tick:
             running = list(self._calls)
         for worker in running:
             worker.join()
-        self._finish()
+        self._finish(drain_wait=1.0)
 
-    def _finish(self):
+    def _finish(self, drain_wait):
         for fn in reversed(self._on_exit):
             try:
                 fn()
             except Exception:  # noqa: BLE001 - exiting anyway
                 pass
+        if self._out is not None:
+            self._out.drain(drain_wait)
 
     def _terminate(self, *_):
-        self._finish()
+        # Prompt: the host may SIGKILL at any time (section 4.5).
+        self._finish(drain_wait=0.1)
         os._exit(0)
 
 

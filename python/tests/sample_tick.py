@@ -2,7 +2,8 @@
 """A Tick on tickloop_tick for the module's tests: `add` changes the state,
 `fail` and `crash` fail in the two ways a tool can, `say` prints to stdout
 (a stray print), `wait` blocks until its FIFO is written, and `at_exit`
-writes `exiting` to stderr."""
+writes `exiting` to stderr. On a terminal its screen shows
+`total N size COLSxROWS`, and the key `+` adds one."""
 import os
 import sys
 
@@ -64,5 +65,19 @@ def exiting():
     os.write(2, b"exiting\n")
 
 
+def draw(tui):
+    cols, rows = tui.size()
+    tui.write(f"\x1b[2J\x1b[Htotal {total} size {cols}x{rows}\r\n")
+
+
+def on_key(key):
+    if key == "+":
+        add({"n": 1})
+        screen.redraw()
+
+
+screen = tt.Tui(draw, on_key, tick)
+
 if __name__ == "__main__":
+    screen.start()
     tick.serve()

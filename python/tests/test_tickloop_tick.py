@@ -6,7 +6,9 @@ Run: `python3 -m unittest discover -s python/tests` (cargo test runs it too,
 tests/python_module.rs)."""
 import json
 import os
+import select
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -107,10 +109,10 @@ class Validate(unittest.TestCase):
 class Process:
     """sample_tick.py on pipes, in a session of its own (no terminal)."""
 
-    def __init__(self):
+    def __init__(self, stderr=subprocess.PIPE, preexec_fn=None):
         self.proc = subprocess.Popen([sys.executable, SAMPLE], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     start_new_session=True)
+                                     stdout=subprocess.PIPE, stderr=stderr,
+                                     start_new_session=preexec_fn is None, preexec_fn=preexec_fn)
         self.next_id = 1
         self.updates = []
 
@@ -163,7 +165,8 @@ class Process:
             self.proc.wait(HANG)
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             try:
-                stream.close()
+                if stream is not None:
+                    stream.close()
             except OSError:
                 pass
 
@@ -256,6 +259,56 @@ class Protocol(unittest.TestCase):
         self.assertEqual(self.tick.proc.wait(HANG), 0)
         self.assertIn("exiting", self.tick.proc.stderr.read().decode())
         self.assertFalse(self.tick.proc.stdin.closed, "stdin was open all along")
+
+
+class OnATerminal(unittest.TestCase):
+    """sample_tick.py as a host runs it: leader of a new session whose
+    controlling terminal is a PTY (stderr its slave), protocol on pipes."""
+
+    def setUp(self):
+        import fcntl
+        import termios
+        self.master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 120, 0, 0))
+
+        def controlling_terminal():
+            os.setsid()
+            fcntl.ioctl(2, termios.TIOCSCTTY, 0)
+
+        self.tick = Process(stderr=slave, preexec_fn=controlling_terminal)
+        os.close(slave)
+        self.addCleanup(self.tick.kill)
+        self.addCleanup(os.close, self.master)
+        self.screen = b""
+
+    def wait_screen(self, text):
+        """Reads the PTY until `text` shows (the drawing thread's output)."""
+        while text.encode() not in self.screen:
+            ready, _, _ = select.select([self.master], [], [], HANG)
+            self.assertTrue(ready, f"{text!r} never showed; the screen: {self.screen[-400:]!r}")
+            self.screen += os.read(self.master, 65536)
+        self.screen = self.screen[self.screen.index(text.encode()) + len(text):]
+
+    def test_draws_takes_keys_and_repaints_on_resize_without_an_update(self):
+        import fcntl
+        import termios
+        revision = self.tick.request("tick/describe")["result"]["revision"]
+        self.wait_screen("total 0 size 120x30")
+        os.write(self.master, b"+")
+        self.wait_screen("total 1 size 120x30")
+        self.assertEqual(self.tick.request("tick/read")["result"]["seq"], 1)
+        self.assertEqual([u["data"] for u in self.tick.updates], [{"total": 1}])
+        # A resize: SIGWINCH, a repaint at the new size, and no update.
+        fcntl.ioctl(self.master, termios.TIOCSWINSZ, struct.pack("HHHH", 35, 90, 0, 0))
+        self.wait_screen("total 1 size 90x35")
+        self.assertEqual(self.tick.request("tick/read")["result"]["seq"], 1)
+        # An agent's change shows on the screen too (the tool redraws after).
+        self.tick.call("add", {"n": 2}, revision)
+        os.write(self.master, b"+")
+        self.wait_screen("total 4 size 90x35")
+        # The update was written before the repaint, so before this answer.
+        self.assertEqual(self.tick.request("tick/read")["result"]["seq"], 3)
+        self.assertEqual([u["seq"] for u in self.tick.updates], [1, 2, 3])
 
 
 class Screen(unittest.TestCase):
