@@ -20,8 +20,9 @@ use serde_json::{json, Map, Value};
 
 /// How many random argument objects per tool, beyond the systematic ones.
 const RANDOM_PER_TOOL: usize = 3;
-/// The most argument objects per tool (enum coverage included).
-const MOST_PER_TOOL: usize = 24;
+/// The most argument objects per tool (enum coverage included: an enum of
+/// more values than this is covered in part).
+const MOST_PER_TOOL: usize = 64;
 /// How deep nested objects and arrays are generated.
 const MOST_DEPTH: usize = 6;
 
