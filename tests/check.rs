@@ -242,6 +242,21 @@ fn a_tool_crashing_on_one_enum_value_fails_calls_naming_the_value_and_replays_by
 }
 
 #[test]
+fn an_internal_error_on_one_enum_value_fails_calls_naming_the_value() {
+    let host = Host::new();
+    let (code, findings) = check_argful(&host, "enum_error", &[]);
+    assert_eq!(failed(&findings), vec!["calls"], "{findings:#?}");
+    assert_ne!(code, 0);
+    let detail = findings["calls"]["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("pick {")
+            && detail.contains("\"color\":\"green\"")
+            && detail.contains("-32603"),
+        "{detail}"
+    );
+}
+
+#[test]
 fn ignoring_sigterm_while_stdin_stays_open_fails_sigterm_even_if_eof_ends_it() {
     let host = Host::new();
     let (code, findings) = check_argful(&host, "ignores_sigterm", &[]);

@@ -406,7 +406,7 @@ fn session_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
         .as_ref()
         .map(|call| {
             format!(
-                " (the last call made: {call}; replay: tickloop check --seed {})",
+                " (the last call made: {call}; the same arguments again: --seed {})",
                 probe.seed
             )
         })

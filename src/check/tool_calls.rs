@@ -142,15 +142,9 @@ fn call_once(
 ) -> Result<Option<Finding>> {
     let text = call_text(name, &args);
     probe.last_call = Some(text.clone());
-    let outcome = super::probe::call(
-        &probe.dir,
-        &probe.instance,
-        name,
-        args,
-        &probe.revision.clone(),
-    )?;
+    let outcome = super::probe::call(&probe.dir, &probe.instance, name, args, &probe.revision)?;
     let _ = probe.read(&format!("after {text}"))?;
-    let replay = format!("(replay: tickloop check --seed {})", probe.seed);
+    let replay = format!("(the same arguments again: --seed {})", probe.seed);
     match outcome {
         CallOutcome::Result { .. } => {}
         CallOutcome::Executed { error } if error.code == codes::INTERNAL => {

@@ -13,6 +13,8 @@ Tools: `bump {by?: integer 1..5}` (mutating: adds to the count, one update),
                         the last); `bump {}` is right
   enum_crash            `pick` with color "blue" raises, uncaught: the
                         process dies with a traceback
+  enum_error            `pick` with color "green" answers -32603 (an
+                        internal error), the session goes on
   big_after_args        `bump` with `by` grows the state past 16 KiB
   ignores_sigterm       ignores SIGTERM; exits on stdin EOF as it should
   ignores_eof           keeps running after stdin EOF (SIGTERM ends it)
@@ -78,6 +80,8 @@ def call(params):
             return error(-32602, "pick takes a color")
         if MODE == "enum_crash" and color == "blue":
             raise RuntimeError("blue was never expected")
+        if MODE == "enum_error" and color == "green":
+            return error(-32603, "internal error: KeyError('green')")
         return {"result": {"picked": color, "opts": args.get("opts")}}
     if tool == "count":
         return {"result": {"count": count}}
