@@ -256,6 +256,10 @@ pub struct CheckArgs {
     /// Also call tools with `mutates: true` (never otherwise).
     #[arg(long)]
     pub allow_mutating: bool,
+    /// Seed of the generator of tool arguments (default: a new one, printed),
+    /// to replay a run.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
     /// Check the Tick package NAME (`tickloop packages`); ARGs after `--` are appended.
     #[arg(long, value_name = "NAME")]
     pub package: Option<String>,

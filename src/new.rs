@@ -1,6 +1,7 @@
 //! `tickloop new NAME [--lang python|rust]`: writes a new Tick package, a
 //! folder `NAME` with its `SKILL.md` and a program that passes `tickloop
-//! check` as made (Python standard library, or Rust on `tickloop-tick`).
+//! check` as made (Python on the `tickloop_tick` module, written beside
+//! the program; or Rust on `tickloop-tick`).
 //! Nothing is written when `NAME` exists or is not a valid name: the folder
 //! is made under a temporary name and renamed into place at the end.
 
@@ -13,7 +14,8 @@ use std::path::{Path, PathBuf};
 /// Which language the new Tick is written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Lang {
-    /// One executable `NAME.py`, standard library only.
+    /// One executable `NAME.py` on the `tickloop_tick` module (written
+    /// beside it), standard library only.
     Python,
     /// A Cargo project on the `tickloop-tick` crate, with a ratatui screen.
     Rust,
@@ -21,6 +23,8 @@ pub enum Lang {
 
 const PY_PROGRAM: &str = include_str!("new_templates/python.py");
 const PY_SKILL: &str = include_str!("new_templates/python.SKILL.md");
+/// The Python module the program imports, written beside it.
+pub const PY_MODULE: &str = include_str!("../python/tickloop_tick.py");
 const RS_MAIN: &str = include_str!("new_templates/rust.main.rs");
 const RS_CARGO: &str = include_str!("new_templates/rust.Cargo.toml");
 const RS_SKILL: &str = include_str!("new_templates/rust.SKILL.md");
@@ -87,6 +91,11 @@ pub fn run(options: Options) -> Result<Value> {
             if options.lang == Lang::Python { " ." } else { "" }
         )));
     }
+    if options.lang == Lang::Python && name == "tickloop_tick" {
+        return Err(bad(
+            "\"tickloop_tick\" is the name of the Python module a new Tick runs on (written beside it); pick another NAME".to_string(),
+        ));
+    }
     let target = options.parent.join(name);
     if target.symlink_metadata().is_ok() {
         return Err(bad(format!(
@@ -118,6 +127,7 @@ pub fn run(options: Options) -> Result<Value> {
         Lang::Python => {
             let program = fill(PY_PROGRAM, &lowered, &title, "");
             files.push((format!("{name}.py").into(), program, true));
+            files.push(("tickloop_tick.py".into(), PY_MODULE.to_string(), false));
             files.push(("SKILL.md".into(), fill(PY_SKILL, name, &title, ""), false));
         }
         Lang::Rust => {

@@ -1,6 +1,8 @@
-//! `tickloop check`: the shipped counter passes every rule; each bad Tick
-//! mode fails exactly the rule it breaks; `--json` lines parse; the check
-//! runs in a private runtime and leaves the caller's alone.
+//! `tickloop check`: the shipped packages pass every rule; each bad Tick
+//! mode fails exactly the rule it breaks, and a failure found by a call
+//! names the tool and its arguments; a seed replays the arguments; `--json`
+//! lines parse; the check runs in a private runtime and leaves the
+//! caller's alone.
 
 mod common;
 
@@ -23,7 +25,8 @@ const RULES: &[&str] = &[
     "seq",
     "no_update_on_resize",
     "session",
-    "close",
+    "sigterm",
+    "eof",
 ];
 
 fn counter() -> String {
@@ -94,7 +97,8 @@ fn counter_package_passes_every_rule() {
         "calls",
         "seq",
         "session",
-        "close",
+        "sigterm",
+        "eof",
     ] {
         assert_eq!(findings[rule]["result"], "pass", "{rule}: {findings:#?}");
     }
@@ -117,6 +121,9 @@ fn counter_with_allow_mutating_calls_its_mutating_tools() {
         "{calls}"
     );
     assert!(!calls.contains("not called"), "{calls}");
+    // The call left in flight at EOF was answered before the exit.
+    let eof = findings["eof"]["detail"].as_str().unwrap_or_default();
+    assert!(eof.starts_with("answered the call in flight"), "{eof}");
 }
 
 /// `check` on `bad.py MODE` fails exactly `rule` and exits non-zero.
@@ -157,10 +164,114 @@ fn mutating_recover_with_fails_describe() {
 }
 
 #[test]
-fn ignoring_sigterm_fails_close() {
-    let findings = fails_only("ignores_sigterm", &[], "close");
-    let detail = findings["close"]["detail"].as_str().unwrap_or_default();
+fn ignoring_sigterm_and_eof_fails_sigterm_and_eof() {
+    // bad.py's ignores_sigterm stays until killed, stdin EOF or not.
+    let host = Host::new();
+    let bad = tick("bad.py");
+    let (code, findings) = check(&host, &["--", "python3", &bad, "ignores_sigterm"]);
+    assert_eq!(failed(&findings), vec!["eof", "sigterm"], "{findings:#?}");
+    assert_ne!(code, 0);
+    let detail = findings["sigterm"]["detail"].as_str().unwrap_or_default();
     assert!(detail.contains("SIGKILL"), "{detail}");
+}
+
+/// `check ARGS -- argful.py MODE`: its exit code and findings.
+fn check_argful(host: &Host, mode: &str, extra: &[&str]) -> (i32, BTreeMap<String, Value>) {
+    let argful = tick("argful.py");
+    let mut args: Vec<&str> = extra.to_vec();
+    args.extend_from_slice(&["--", "python3", &argful, mode]);
+    check(host, &args)
+}
+
+#[test]
+fn a_tick_with_arguments_passes_and_each_enum_value_is_called() {
+    let host = Host::new();
+    let (code, findings) = check_argful(&host, "good", &["--allow-mutating"]);
+    assert_eq!(failed(&findings), Vec::<&str>::new(), "{findings:#?}");
+    assert_eq!(code, 0);
+    let calls = findings["calls"]["detail"].as_str().unwrap_or_default();
+    assert!(
+        calls.contains("bump") && calls.contains("pick") && calls.contains("count"),
+        "{calls}"
+    );
+    let bad_args = findings["bad_args"]["detail"].as_str().unwrap_or_default();
+    assert!(bad_args.contains("refused with -32602"), "{bad_args}");
+}
+
+#[test]
+fn seq_going_back_only_after_a_call_with_arguments_fails_seq_naming_the_call() {
+    let host = Host::new();
+    let (code, findings) = check_argful(&host, "seq_back_after_args", &["--allow-mutating"]);
+    assert_eq!(failed(&findings), vec!["seq"], "{findings:#?}");
+    assert_ne!(code, 0);
+    let detail = findings["seq"]["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("the last call made: bump {\"by\":"),
+        "{detail}"
+    );
+    assert!(detail.contains("--seed "), "{detail}");
+}
+
+#[test]
+fn a_state_grown_past_the_budget_by_a_call_fails_state_size_naming_the_call() {
+    let host = Host::new();
+    let (code, findings) = check_argful(&host, "big_after_args", &["--allow-mutating"]);
+    assert_eq!(failed(&findings), vec!["state_size"], "{findings:#?}");
+    assert_ne!(code, 0);
+    let detail = findings["state_size"]["detail"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(detail.contains("after bump {\"by\":"), "{detail}");
+}
+
+#[test]
+fn a_tool_crashing_on_one_enum_value_fails_calls_naming_the_value_and_replays_by_seed() {
+    let host = Host::new();
+    let (code, findings) = check_argful(&host, "enum_crash", &["--seed", "42"]);
+    assert_ne!(code, 0);
+    assert!(failed(&findings).contains(&"calls"), "{findings:#?}");
+    let detail = findings["calls"]["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("pick {") && detail.contains("\"color\":\"blue\""),
+        "{detail}"
+    );
+    assert!(detail.contains("--seed 42"), "{detail}");
+    // The same seed, the same arguments.
+    let (_, again) = check_argful(&host, "enum_crash", &["--seed", "42"]);
+    assert_eq!(again["calls"]["detail"], findings["calls"]["detail"]);
+}
+
+#[test]
+fn an_internal_error_on_one_enum_value_fails_calls_naming_the_value() {
+    let host = Host::new();
+    let (code, findings) = check_argful(&host, "enum_error", &[]);
+    assert_eq!(failed(&findings), vec!["calls"], "{findings:#?}");
+    assert_ne!(code, 0);
+    let detail = findings["calls"]["detail"].as_str().unwrap_or_default();
+    assert!(
+        detail.contains("pick {")
+            && detail.contains("\"color\":\"green\"")
+            && detail.contains("-32603"),
+        "{detail}"
+    );
+}
+
+#[test]
+fn ignoring_sigterm_while_stdin_stays_open_fails_sigterm_even_if_eof_ends_it() {
+    let host = Host::new();
+    let (code, findings) = check_argful(&host, "ignores_sigterm", &[]);
+    assert_eq!(failed(&findings), vec!["sigterm"], "{findings:#?}");
+    assert_ne!(code, 0);
+    assert_eq!(findings["eof"]["result"], "pass", "{findings:#?}");
+}
+
+#[test]
+fn ignoring_stdin_eof_fails_eof() {
+    let host = Host::new();
+    let (code, findings) = check_argful(&host, "ignores_eof", &[]);
+    assert_eq!(failed(&findings), vec!["eof"], "{findings:#?}");
+    assert_ne!(code, 0);
+    assert_eq!(findings["sigterm"]["result"], "pass", "{findings:#?}");
 }
 
 #[test]
@@ -175,7 +286,7 @@ fn invalid_json_line_fails_session_only_with_allow_mutating() {
     let findings = fails_only("invalid_json_line", &["--allow-mutating"], "session");
     let detail = findings["session"]["detail"].as_str().unwrap_or_default();
     assert!(detail.contains("this is not json {"), "{detail}");
-    assert_eq!(findings["close"]["result"], "not_checked");
+    assert!(detail.contains("the last call made: break {}"), "{detail}");
 }
 
 #[test]

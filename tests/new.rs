@@ -1,5 +1,6 @@
-//! `tickloop new`: the Python scaffold passes every `check` rule as made
-//! (mutating tools too) and opens by package name; the Rust scaffold is a
+//! `tickloop new`: the Python scaffold (on the `tickloop_tick` module,
+//! written beside it) passes every `check` rule as made (mutating tools
+//! too) and opens by package name; the Rust scaffold is a
 //! Cargo project on tickloop-tick (building it is the ignored test below);
 //! an existing folder or a bad name is refused and nothing is written.
 
@@ -43,6 +44,19 @@ fn python_scaffold_passes_check_as_made_and_opens_as_a_package() {
         .mode();
     assert_ne!(mode & 0o111, 0, "not executable");
     assert!(dir.join("SKILL.md").is_file());
+    // The program runs on the Python module, written beside it.
+    let module =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("python/tickloop_tick.py"))
+            .expect("the module");
+    assert_eq!(
+        std::fs::read(dir.join("tickloop_tick.py")).expect("tickloop_tick.py beside it"),
+        module
+    );
+    let program_text = std::fs::read_to_string(&program).expect("program");
+    assert!(
+        program_text.contains("import tickloop_tick"),
+        "{program_text}"
+    );
     check_passes(&host, &["--", &program.to_string_lossy()]);
 
     // As a package on TICKLOOP_PACKAGES_PATH: listed, opened, called.
@@ -69,6 +83,9 @@ fn new_refuses_an_existing_folder_and_bad_names_and_writes_nothing() {
         "mine"
     );
 
+    // The module's own name would be overwritten by the program.
+    let out = host.run(&["new", "tickloop_tick"]);
+    assert_eq!(out.code, 2, "{out:#?}");
     for name in ["../escape", "has space", "9lives"] {
         let out = host.run(&["new", name, "--lang", "rust"]);
         assert_eq!(out.code, 2, "{name}: {out:#?}");

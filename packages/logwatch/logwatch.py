@@ -10,27 +10,24 @@ recover_with tool. The terminal shows a live view: the summary and the newest
 lines, errors in red and warnings in yellow; keys `e` (only problems),
 `a` (all lines). The file is polled, so rotation (a new inode) and truncation
 are followed: counting restarts with the new file and `rotations` grows.
+The module `tickloop_tick` (beside this file) serves the protocol.
 """
-import json
 import os
 import re
-import select
-import signal
 import sys
-import termios
 import threading
 import time
-import tty
 from collections import deque
 
-REVISION = "1"
+# No __pycache__ beside the package (the build embeds this folder).
+sys.dont_write_bytecode = True
+import tickloop_tick as tt  # noqa: E402
+
 MAX_KEPT = 100_000           # lines kept in memory for `lines`
 MAX_LINE = 4096              # characters kept of one line
 RECENT_PROBLEMS = 5          # error/warning lines in the state
 MAX_COUNT = 1000             # most lines `lines` answers at once
 
-OUT_LOCK = threading.Lock()
-LOCK = threading.RLock()
 
 
 def usage(message):
@@ -73,28 +70,8 @@ def parse_args(argv):
 OPTS = parse_args(sys.argv[1:])
 
 
-class RpcError(Exception):
-    def __init__(self, code, message):
-        super().__init__(message)
-        self.code = code
-
-
-def now():
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def send(frame):
-    line = json.dumps({"jsonrpc": "2.0", **frame}, separators=(",", ":")) + "\n"
-    with OUT_LOCK:
-        try:
-            sys.stdout.write(line)
-            sys.stdout.flush()
-        except BrokenPipeError:
-            os._exit(0)
-
-
 class Log:
-    """What has been read of the file so far; guarded by LOCK."""
+    """What has been read of the file so far; guarded by tick.lock."""
 
     def __init__(self):
         self.kept = deque(maxlen=MAX_KEPT)   # (number, level, text)
@@ -107,7 +84,6 @@ class Log:
         self.exists = False
         self.size = 0
         self.rotations = 0
-        self.seq = 0
         self.partial = ""
 
     def level(self, text):
@@ -125,7 +101,7 @@ class Log:
         self.arrivals.append(time.monotonic())
         if level == "error":
             self.errors += 1
-            self.last_error = {"line": self.total, "text": text, "at": now()}
+            self.last_error = {"line": self.total, "text": text, "at": tt.now()}
         elif level == "warning":
             self.warnings += 1
         if level != "info":
@@ -153,13 +129,19 @@ class Log:
                 "detail": "call `lines` for the text: {from, count, grep}"}
 
 
+tick = tt.Tick("tickloop.logwatch", f"Log {os.path.basename(OPTS['file'])}",
+               "Follows one log file: the state summarizes it (lines, errors, warnings, the last "
+               "error, lines per minute); `lines` returns the text.",
+               recover_with="lines", series=[("/recent_problems", "last")],
+               # Fixed, as documented in SKILL.md: change it with the tools.
+               revision="1")
+LOCK = tick.lock
 log = Log()
 
 
-def emit():
-    """Emit the current summary as a tick/update (caller holds LOCK)."""
-    log.seq += 1
-    send({"method": "tick/update", "params": {"seq": log.seq, "data": log.summary(), "at": now()}})
+@tick.state
+def summary():
+    return log.summary()
 
 
 def follow():
@@ -204,41 +186,33 @@ def follow():
                     if log.size != st.st_size:
                         log.size = st.st_size
             if changed:
-                emit()
+                try:
+                    tick.update(log.summary())
+                except tt.UpdateError:
+                    return  # the host is gone
         if changed:
-            tui.redraw()
+            screen.redraw()
         time.sleep(OPTS["poll"] if not changed else 0.05)
 
 
-TOOLS = [
-    {"name": "lines", "mutates": False,
-     "description": ("Lines of the log with their numbers (1 = first line since the file was opened or rotated). "
-                     "Without `from`: the newest `count` lines (or matches of `grep`). With `from`: up to `count` "
-                     "lines (or matches) starting at line `from`. `grep` is a case-insensitive regular expression. "
-                     "`count` defaults to 50, at most 1000. Only the newest 100000 lines are kept."),
-     "input_schema": {"type": "object", "properties": {
-         "from": {"type": "integer", "minimum": 1},
-         "count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT},
-         "grep": {"type": "string"}}, "additionalProperties": False}},
-]
-
-
-def lines_tool(args):
+@tick.tool(mutates=False, description=(
+    "Lines of the log with their numbers (1 = first line since the file was opened or rotated). "
+    "Without `from`: the newest `count` lines (or matches of `grep`). With `from`: up to `count` "
+    "lines (or matches) starting at line `from`. `grep` is a case-insensitive regular expression. "
+    "`count` defaults to 50, at most 1000. Only the newest 100000 lines are kept."),
+    input_schema={"type": "object", "properties": {
+        "from": {"type": "integer", "minimum": 1},
+        "count": {"type": "integer", "minimum": 1, "maximum": MAX_COUNT},
+        "grep": {"type": "string"}}, "additionalProperties": False})
+def lines(args):
     count = args.get("count", 50)
     start = args.get("from")
-    pattern = args.get("grep")
-    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_COUNT:
-        raise RpcError(-32602, f"count must be an integer from 1 to {MAX_COUNT}")
-    if start is not None and (not isinstance(start, int) or isinstance(start, bool) or start < 1):
-        raise RpcError(-32602, "from must be an integer of at least 1")
     matcher = None
-    if pattern is not None:
-        if not isinstance(pattern, str):
-            raise RpcError(-32602, "grep must be a string")
+    if args.get("grep") is not None:
         try:
-            matcher = re.compile(pattern, re.IGNORECASE)
+            matcher = re.compile(args["grep"], re.IGNORECASE)
         except re.error as e:
-            raise RpcError(-32602, f"grep is not a valid regular expression: {e}")
+            raise tt.ToolError.invalid_args(f"grep is not a valid regular expression: {e}")
     with LOCK:
         kept = list(log.kept)
         total = log.total
@@ -254,149 +228,46 @@ def lines_tool(args):
             "matched": len(kept) if matcher is not None else None}
 
 
-def descriptor():
-    return {"protocol": 3, "kind": "tickloop.logwatch", "title": f"Log {os.path.basename(OPTS['file'])}",
-            "description": ("Follows one log file: the state summarizes it (lines, errors, warnings, the last "
-                            "error, lines per minute); `lines` returns the text."),
-            "revision": REVISION, "tools": TOOLS, "recover_with": "lines",
-            "state": {"series": [{"path": "/recent_problems", "newest": "last"}]}}
+only_problems = False
 
 
-def handle_request(method, params):
-    if method == "tick/describe":
-        return descriptor()
-    if method == "tick/read":
-        with LOCK:
-            return {"seq": log.seq, "data": log.summary(), "at": now()}
-    if method == "tick/call":
-        if not isinstance(params, dict):
-            raise RpcError(-32602, "params must be an object")
-        if params.get("revision") != REVISION:
-            raise RpcError(-32004, "the tool catalog changed; describe the Tick and prepare the call again")
-        args = params.get("args", {})
-        if not isinstance(args, dict):
-            raise RpcError(-32602, "args must be an object")
-        if params.get("tool") == "lines":
-            unknown = set(args) - {"from", "count", "grep"}
-            if unknown:
-                raise RpcError(-32602, f"unknown argument(s): {', '.join(sorted(unknown))}")
-            return lines_tool(args)
-        raise RpcError(-32602, f"unknown tool {params.get('tool')!r}")
-    raise RpcError(-32601, f"unknown method {method}")
+def draw(tui):
+    cols, rows = tui.size()
+    with LOCK:
+        s = log.summary()
+        body_rows = max(rows - 6, 1)
+        if only_problems:
+            shown = [k for k in log.kept if k[1] != "info"][-body_rows:]
+        else:
+            shown = list(log.kept)[-body_rows:]
+    state = "" if s["exists"] else "  \x1b[31m(file missing)\x1b[0m"
+    last = s["last_error"]["text"] if s["last_error"] else "-"
+    head = [f"\x1b[1m logwatch \x1b[0m {s['file']}{state}",
+            f" lines {s['lines']}   \x1b[31merrors {s['errors']}\x1b[0m   "
+            f"\x1b[33mwarnings {s['warnings']}\x1b[0m   {s['lines_per_minute']}/min   rotations {s['rotations']}",
+            f" last error: {last}"[:cols],
+            " keys: e only problems   a all lines" + ("   [only problems]" if only_problems else ""),
+            "\u2500" * cols]
+    out = ["\x1b[?25l\x1b[H\x1b[2J"] + [h + "\x1b[0m\r\n" for h in head]
+    colour = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": ""}
+    for n, level, text in shown:
+        out.append(f"{colour[level]}{f'{n:>6} {text}'[:cols]}\x1b[0m\r\n")
+    tui.write("".join(out))
 
 
-class Tui:
-    """The live view on /dev/tty, drawn from one thread."""
-
-    def __init__(self):
-        self.wake_r, self.wake_w = os.pipe()
-        os.set_blocking(self.wake_w, False)
-        self.only_problems = False
-        self.saved = None
-        try:
-            self.fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
-        except OSError:
-            self.fd = None
-            return
-        try:
-            self.saved = termios.tcgetattr(self.fd)
-            tty.setcbreak(self.fd)
-        except termios.error:
-            pass
-
-    def redraw(self):
-        try:
-            os.write(self.wake_w, b".")
-        except OSError:
-            pass
-
-    def draw(self):
-        try:
-            size = os.get_terminal_size(self.fd)
-            cols, rows = size.columns, size.lines
-        except OSError:
-            cols, rows = 80, 24
-        with LOCK:
-            s = log.summary()
-            body_rows = max(rows - 6, 1)
-            if self.only_problems:
-                shown = [k for k in log.kept if k[1] != "info"][-body_rows:]
-            else:
-                shown = list(log.kept)[-body_rows:]
-        state = "" if s["exists"] else "  \x1b[31m(file missing)\x1b[0m"
-        last = s["last_error"]["text"] if s["last_error"] else "-"
-        head = [f"\x1b[1m logwatch \x1b[0m {s['file']}{state}",
-                f" lines {s['lines']}   \x1b[31merrors {s['errors']}\x1b[0m   "
-                f"\x1b[33mwarnings {s['warnings']}\x1b[0m   {s['lines_per_minute']}/min   rotations {s['rotations']}",
-                f" last error: {last}"[:cols],
-                " keys: e only problems   a all lines" + ("   [only problems]" if self.only_problems else ""),
-                "\u2500" * cols]
-        out = ["\x1b[?25l\x1b[H\x1b[2J"] + [h + "\x1b[0m\r\n" for h in head]
-        colour = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": ""}
-        for n, level, text in shown:
-            out.append(f"{colour[level]}{f'{n:>6} {text}'[:cols]}\x1b[0m\r\n")
-        try:
-            os.write(self.fd, "".join(out).encode())
-        except OSError:
-            pass
-
-    def run(self):
-        if self.fd is None:
-            return
-        self.draw()
-        while True:
-            try:
-                ready, _, _ = select.select([self.fd, self.wake_r], [], [], 5.0)
-            except InterruptedError:
-                continue
-            if self.wake_r in ready:
-                os.read(self.wake_r, 4096)
-            if self.fd in ready:
-                try:
-                    keys = os.read(self.fd, 1024)
-                except OSError:
-                    return
-                if not keys:
-                    return
-                for k in keys.decode(errors="ignore"):
-                    if k in "eE":
-                        self.only_problems = True
-                    elif k in "aA":
-                        self.only_problems = False
-            self.draw()  # also every 5 s, so lines/minute decays on screen
-
-    def restore(self):
-        if self.fd is not None and self.saved is not None:
-            try:
-                os.write(self.fd, b"\x1b[?25h")
-                termios.tcsetattr(self.fd, termios.TCSADRAIN, self.saved)
-            except (OSError, termios.error):
-                pass
+def on_key(key):
+    global only_problems
+    if key in "eE":
+        only_problems = True
+    elif key in "aA":
+        only_problems = False
+    screen.redraw()
 
 
-tui = Tui()
-
-
-def main():
-    signal.signal(signal.SIGWINCH, lambda *_: tui.redraw())
-    signal.signal(signal.SIGTERM, lambda *_: (tui.restore(), os._exit(0)))
-    threading.Thread(target=follow, daemon=True).start()
-    threading.Thread(target=tui.run, daemon=True).start()
-    for line in sys.stdin:
-        try:
-            request = json.loads(line)
-        except ValueError:
-            continue  # unparseable: discard without replying
-        if not isinstance(request, dict) or not isinstance(request.get("id"), int):
-            continue
-        try:
-            send({"id": request["id"], "result": handle_request(request.get("method"), request.get("params", {}))})
-        except RpcError as error:
-            send({"id": request["id"], "error": {"code": error.code, "message": str(error)}})
-        except Exception as error:  # noqa: BLE001 - a bug; `lines` changes nothing, so not executed
-            send({"id": request["id"], "error": {"code": -32603, "message": f"internal error: {error}"}})
-    tui.restore()
-
+# Redrawn every 5 s too, so lines/minute decays on screen.
+screen = tt.Tui(draw, on_key, tick, every=5.0)
 
 if __name__ == "__main__":
-    main()
+    screen.start()
+    threading.Thread(target=follow, daemon=True).start()
+    tick.serve()

@@ -1,26 +1,33 @@
 //! `tickloop check -- PROGRAM [ARGS]`: a conformance run of one Tick as the
-//! host sees it (issue 18, part 1).
+//! host sees it (issue 18, part 1; issue 32: every tool called, shutdown as
+//! spec 4.5 states it).
 //!
 //! It starts a private tickhost in a fresh temporary runtime directory (so
 //! nothing touches the user's instances), opens PROGRAM there exactly as
 //! `tickloop open` does (PTY, pipes, the caller's environment), drives it
-//! through [`tickloop_client::Client`] — describe, read, call, list, close —
-//! plus a view connection of its own on the launcher's socket (the attach
+//! through [`tickloop_client::Client`] — describe, read, call, list — plus
+//! a view connection of its own on the launcher's socket (the attach
 //! protocol) to resize the PTY, and shuts that tickhost down (also when
-//! interrupted). Each rule gives PASS, FAIL (the spec
+//! interrupted). Tools are called with arguments made from their
+//! `input_schema` by a seeded generator ([`args`]; the seed is printed and
+//! `--seed` replays it). The shutdown rules start PROGRAM again on runs of
+//! their own ([`termination`]). Each rule gives PASS, FAIL (the spec
 //! section, what was seen, a one-line fix) or NOT CHECKED (why). Calls to
 //! `mutates: true` tools are made only with `--allow-mutating`; calls the
 //! host refuses before writing them to the Tick (unknown tool, bad args, a
-//! stale revision) are safe to make on any tool, and are made on a
-//! non-mutating one when there is one.
+//! stale revision) are made on non-mutating tools unless it is given.
 //!
-//! Timing thresholds (read promptness 2 s, the 2 s SIGTERM grace, a 1 s
-//! window around the resize, 5 s for an ended session to be listed) are the
-//! rules' own and generous; tests assert verdicts, never durations.
+//! Timing thresholds (read promptness 2 s, the 2 s SIGTERM grace, 10 s for
+//! an exit after stdin EOF, a 1 s window around the resize, 5 s for an
+//! ended session to be listed) are the rules' own and generous; tests
+//! assert verdicts, never durations.
 
+mod args;
 mod finding;
 mod probe;
 mod rules;
+mod termination;
+mod tool_calls;
 
 use anyhow::{Context, Result};
 use finding::{Finding, Verdict};
@@ -34,6 +41,8 @@ use tickloop_proto::wire::{ClientKind, ClientRequest};
 pub struct Options {
     pub json: bool,
     pub allow_mutating: bool,
+    /// The argument generator's seed (`None`: a new one, printed).
+    pub seed: Option<u64>,
     pub argv: Vec<String>,
 }
 
@@ -118,6 +127,7 @@ fn clean_up_on_interrupt(dir: PathBuf) {
     std::thread::spawn(move || {
         let mut byte = [0u8; 1];
         if read_end.read_exact(&mut byte).is_ok() {
+            termination::kill_running();
             drop(PrivateHost { dir });
             eprintln!("tickloop: check interrupted; its private tickhost was shut down");
             std::process::exit(130);
@@ -146,7 +156,15 @@ pub fn run(exe: &Path, options: Options) -> Result<i32> {
         .with_context(|| format!("cannot make the private runtime {}", dir.display()))?;
     let host = PrivateHost { dir };
     clean_up_on_interrupt(host.dir.clone());
-    let findings = run_rules(exe, &host.dir, &options)?;
+    let seed = options
+        .seed
+        .unwrap_or(u64::from(nanos) ^ u64::from(std::process::id()) << 32);
+    if options.json {
+        eprintln!("tickloop check: seed {seed} (replay with --seed {seed})");
+    } else {
+        println!("seed {seed} (replay with --seed {seed})");
+    }
+    let findings = run_rules(exe, &host.dir, &options, seed)?;
     drop(host);
     let mut failed = false;
     for finding in &findings {
@@ -188,8 +206,8 @@ fn text_line(f: &Finding) -> String {
 
 /// Opens the Tick in the private tickhost of `dir` and runs every rule on
 /// it; the findings in the order they are reported.
-fn run_rules(exe: &Path, dir: &Path, options: &Options) -> Result<Vec<Finding>> {
-    let mut found = match Probe::open(exe, dir, &options.argv, options.allow_mutating)? {
+fn run_rules(exe: &Path, dir: &Path, options: &Options, seed: u64) -> Result<Vec<Finding>> {
+    let mut found = match Probe::open(exe, dir, &options.argv, options.allow_mutating, seed)? {
         Ok(mut probe) => RULES
             .iter()
             .map(|rule| (rule.check)(rule, &mut probe))

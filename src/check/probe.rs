@@ -2,6 +2,7 @@
 //! `tickloop open` would, what the rules learnt of it so far, and the
 //! requests they make of that tickhost.
 
+use super::args::Rng;
 use super::finding::{fail, Finding};
 use anyhow::{Context, Result};
 use serde_json::Value;
@@ -17,6 +18,18 @@ pub struct Probe {
     /// The private runtime directory.
     pub dir: PathBuf,
     pub allow_mutating: bool,
+    /// The Tick's command, as opened (the termination rules start it again).
+    pub argv: Vec<String>,
+    /// The seed of the argument generator, and the generator.
+    pub seed: u64,
+    pub rng: Rng,
+    /// The last call made of the Tick (`TOOL ARGS`), for a rule to name
+    /// when the session ends after it.
+    pub last_call: Option<String>,
+    /// The largest state data read so far (encoded bytes), and when.
+    pub largest_state: Option<(String, usize)>,
+    /// Reads the host refused (a read below the seq floor): when, and why.
+    pub read_failures: Vec<(String, String)>,
     pub instance: String,
     /// How long open took (describe and the first read).
     pub init_time: Duration,
@@ -43,6 +56,7 @@ impl Probe {
         dir: &Path,
         argv: &[String],
         allow_mutating: bool,
+        seed: u64,
     ) -> Result<std::result::Result<Probe, Finding>> {
         let here = std::env::current_dir().context("cannot read the current directory")?;
         Client::connect_or_start(dir, exe, ClientKind::Cli)
@@ -85,6 +99,12 @@ impl Probe {
         Ok(Ok(Probe {
             dir: dir.to_path_buf(),
             allow_mutating,
+            argv: argv.to_vec(),
+            seed,
+            rng: Rng::new(seed),
+            last_call: None,
+            read_failures: Vec::new(),
+            largest_state: None,
             instance,
             init_time,
             descriptor,
@@ -103,9 +123,25 @@ impl Probe {
         let request = ClientRequest::Read {
             instance: self.instance.clone(),
         };
-        let value = ask(&self.dir, request)?.ok();
+        let value = match ask(&self.dir, request)? {
+            Ok(value) => Some(value),
+            Err(why) => {
+                self.read_failures.push((when.to_string(), why));
+                None
+            }
+        };
         if let Some(seq) = value.as_ref().and_then(|v| v["seq"].as_u64()) {
             self.seqs.push((when.to_string(), seq));
+        }
+        if let Some(data) = value.as_ref().map(|v| &v["data"]) {
+            let size = serde_json::to_vec(data).map(|v| v.len()).unwrap_or(0);
+            if self
+                .largest_state
+                .as_ref()
+                .is_none_or(|(_, most)| size > *most)
+            {
+                self.largest_state = Some((when.to_string(), size));
+            }
         }
         Ok(value)
     }

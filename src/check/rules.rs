@@ -3,7 +3,8 @@
 //! [`Finding`]; the order they run in and the order they are reported in.
 
 use super::finding::{fail, not_checked, pass, Finding};
-use super::probe::{ask, call, entry, updates, wait_ended, Probe};
+use super::probe::{ask, entry, updates, Probe};
+use super::{termination, tool_calls};
 use anyhow::{Context, Result};
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -21,7 +22,7 @@ const TYPICAL_STATE: usize = 4 * 1024;
 /// Requests a Tick must accept in flight at once (spec 3.3).
 const IN_FLIGHT: usize = 8;
 /// How long an ended session may take to show as ended in `list`.
-const END_VISIBLE: Duration = Duration::from_secs(5);
+pub const END_VISIBLE: Duration = Duration::from_secs(5);
 /// How long updates are counted before and after a resize.
 const RESIZE_WINDOW: Duration = Duration::from_secs(1);
 /// The tool name no Tick declares.
@@ -56,16 +57,17 @@ pub const RULES: &[Rule] = &[
     rule("describe", "4.2, 5.3", describe_rule),
     rule("recover_with", "9", recover_with_rule),
     rule("read_prompt", "4.4", read_prompt_rule),
-    rule("state_size", "6.4", state_size_rule),
     rule("in_flight", "3.3", in_flight_rule),
     rule("unknown_tool", "7.2", unknown_tool_rule),
-    rule("bad_args", "7.2", bad_args_rule),
+    rule("bad_args", "7.2", tool_calls::bad_args_rule),
     rule("stale_revision", "5.5, 7.2", stale_revision_rule),
-    rule("calls", "7.2, 7.3", calls_rule),
+    rule("calls", "7.2, 7.3", tool_calls::calls_rule),
+    rule("state_size", "6.4", state_size_rule),
     rule("no_update_on_resize", "4.1, 8.3", resize_rule),
     rule("session", "3.6", session_rule),
     rule("seq", "6.3", seq_rule),
-    rule("close", "4.5", close_rule),
+    rule("sigterm", "4.5", termination::sigterm_rule),
+    rule("eof", "4.5", termination::eof_rule),
 ];
 
 const fn rule(
@@ -94,7 +96,8 @@ pub const REPORTED: &[&str] = &[
     "seq",
     "no_update_on_resize",
     "session",
-    "close",
+    "sigterm",
+    "eof",
 ];
 
 /// describe: it initialized, with a valid descriptor.
@@ -148,27 +151,29 @@ fn read_prompt_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
     })
 }
 
-/// state_size: the first read's data within the delivery budget.
+/// state_size: the data of every read made (the first, and one after each
+/// call) within the delivery budget; runs after the calls.
 fn state_size_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
-    let Some(state) = &probe.first_read else {
+    if probe.first_read.is_none() {
+        return Ok(rule.not_checked("no state was read"));
+    }
+    let Some((when, size)) = probe.largest_state.clone() else {
         return Ok(rule.not_checked("no state was read"));
     };
-    let size = serde_json::to_vec(&state["data"])
-        .map(|v| v.len())
-        .unwrap_or(0);
+    let reads = probe.seqs.len();
     Ok(if size > DELIVERY_BUDGET {
         rule.fail(
             format!(
-                "state data is {size} bytes, over the 16 KiB delivery budget: deliveries trim it"
+                "state data was {size} bytes at the read {when}, over the 16 KiB delivery budget: deliveries trim it"
             ),
             "keep the state a summary (recent items, counts); leave bulk to tools",
         )
     } else if size > TYPICAL_STATE {
         rule.pass(format!(
-            "{size} bytes: within 16 KiB, above the typical 4 KiB"
+            "at most {size} bytes over {reads} reads (the read {when}): within 16 KiB, above the typical 4 KiB"
         ))
     } else {
-        rule.pass(format!("{size} bytes"))
+        rule.pass(format!("at most {size} bytes over {reads} reads"))
     })
 }
 
@@ -229,54 +234,28 @@ fn unknown_tool_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
     ))
 }
 
-/// bad_args: a call whose args violate the tool's schema is refused with
-/// -32602.
-fn bad_args_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
-    let schema_of = |t: &Value| violating_args(&t["input_schema"]);
-    let Some(tool) = pick_tool(&probe.tools, probe.allow_mutating, |t| {
-        schema_of(t).is_some()
-    }) else {
-        return Ok(rule.not_checked(if probe.allow_mutating {
-            "no tool's input_schema refuses any object (no required, additionalProperties or typed properties)"
-        } else {
-            "no non-mutating tool's input_schema refuses any object; --allow-mutating lets a mutating tool be used (the host refuses the call before the Tick sees it)"
-        }));
-    };
-    let name = tool["name"].as_str().unwrap_or_default().to_string();
-    let args = schema_of(tool).unwrap_or_else(|| json!({}));
-    let revision = probe.revision.clone();
-    let (outcome, effect) = probe.call_between_reads("bad args", &name, args.clone(), &revision)?;
-    let mut finding = refused(
-        rule,
-        &outcome,
-        &effect,
-        -32602,
-        "validate args against input_schema and answer -32602 without executing",
-    );
-    finding.detail = format!("{name} {args}: {}", finding.detail);
-    Ok(finding)
-}
-
-/// Whether a tool can be called with `{}` (it requires nothing).
-fn accepts_empty(tool: &Value) -> bool {
-    tool["input_schema"]
-        .get("required")
-        .and_then(Value::as_array)
-        .is_none_or(|r| r.is_empty())
-}
-
-/// stale_revision: a call made against an old revision is refused with
+/// stale_revision: a call made against an old revision (with arguments its
+/// schema accepts, so that only the revision is wrong) is refused with
 /// -32004.
 fn stale_revision_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
-    let Some(tool) = pick_tool(&probe.tools, probe.allow_mutating, accepts_empty) else {
+    let mut rng = super::args::Rng::new(probe.seed);
+    let args_of = |tool: &Value, rng: &mut super::args::Rng| {
+        super::args::valid_args(&tool["input_schema"], rng)
+            .into_iter()
+            .next()
+    };
+    let Some(tool) = pick_tool(&probe.tools, probe.allow_mutating, |t| {
+        args_of(t, &mut super::args::Rng::new(probe.seed)).is_some()
+    }) else {
         return Ok(rule.not_checked(
-            "no non-mutating tool takes {} (use --allow-mutating to try a mutating one; the host refuses it before the Tick sees it)",
+            "no non-mutating tool could be given valid arguments (use --allow-mutating to try a mutating one; the host refuses it before the Tick sees it)",
         ));
     };
     let name = tool["name"].as_str().unwrap_or_default().to_string();
+    let args = args_of(tool, &mut rng).unwrap_or_else(|| json!({}));
     let stale = format!("{}-stale", probe.revision);
     let (outcome, effect) =
-        probe.call_between_reads("a stale revision", &name, json!({}), &stale)?;
+        probe.call_between_reads("a stale revision", &name, args.clone(), &stale)?;
     let mut finding = refused(
         rule,
         &outcome,
@@ -284,78 +263,8 @@ fn stale_revision_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
         -32004,
         "compare the call's revision with the current one first; answer -32004 without executing",
     );
-    finding.detail = format!("{name} with revision {stale:?}: {}", finding.detail);
+    finding.detail = format!("{name} {args} with revision {stale:?}: {}", finding.detail);
     Ok(finding)
-}
-
-/// calls: every tool that takes `{}` answers a call (non-mutating tools
-/// always; mutating ones only when allowed, and said first).
-fn calls_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
-    let callable: Vec<&Value> = probe.tools.iter().filter(|t| accepts_empty(t)).collect();
-    let mutates = |t: &Value| t["mutates"].as_bool().unwrap_or(true);
-    let mutating: Vec<&str> = callable
-        .iter()
-        .filter(|t| mutates(t))
-        .filter_map(|t| t["name"].as_str())
-        .collect();
-    if probe.allow_mutating && !mutating.is_empty() {
-        eprintln!(
-            "tickloop check: --allow-mutating: calling the mutating tools {} with {{}}",
-            mutating.join(", ")
-        );
-    }
-    let mut answered = Vec::new();
-    let mut unanswered = Vec::new();
-    let mut skipped = Vec::new();
-    for tool in callable {
-        let name = tool["name"].as_str().unwrap_or_default().to_string();
-        if mutates(tool) && !probe.allow_mutating {
-            skipped.push(name);
-            continue;
-        }
-        match call(
-            &probe.dir,
-            &probe.instance,
-            &name,
-            json!({}),
-            &probe.revision,
-        )? {
-            CallOutcome::Unknown { reason } => {
-                unanswered.push(format!("{name}: {reason}"));
-                // The session may be over; nothing more is called.
-                break;
-            }
-            _ => answered.push(name),
-        }
-    }
-    let skipped_text = if skipped.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "; not called (mutating, no --allow-mutating): {}",
-            skipped.join(", ")
-        )
-    };
-    if !unanswered.is_empty() {
-        // An unanswered call usually means the session ended; the host's
-        // list shows it shortly after the call's outcome.
-        return Ok(if wait_ended(&probe.dir, &probe.instance, END_VISIBLE)? {
-            rule.not_checked(format!(
-                "the session ended during a call ({}); see the seq and session rules",
-                unanswered.join("; ")
-            ))
-        } else {
-            rule.fail(
-                format!("no answer: {}", unanswered.join("; ")),
-                "answer every tick/call; run work longer than 60 s in the background and report it by tick/update",
-            )
-        });
-    }
-    Ok(if answered.is_empty() {
-        rule.not_checked(format!("no tool could be called with {{}}{skipped_text}"))
-    } else {
-        rule.pass(format!("answered: {}{skipped_text}", answered.join(", ")))
-    })
 }
 
 /// No update on a resize (4.1, 8.3): the updates counted over a quiet
@@ -364,6 +273,9 @@ fn calls_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
 /// the PTY follows the latest view).
 fn resize_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
     let (dir, instance) = (probe.dir.as_path(), probe.instance.as_str());
+    if entry(dir, instance)?.is_some_and(|e| e["state"] == "ended") {
+        return Ok(rule.not_checked("the session had ended (see the session rule)"));
+    }
     let Some(start) = updates(dir, instance)? else {
         return Ok(rule.not_checked("the instance is not listed"));
     };
@@ -478,7 +390,8 @@ fn send_line<T: Serialize>(writer: &mut impl std::io::Write, value: &T) -> Resul
         .context("cannot write to the launcher")
 }
 
-/// session: still running, not ended by the host for a violation.
+/// session: still running, not ended by the host for a violation; the
+/// call made last is named, for the author to replay.
 fn session_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
     let last = entry(&probe.dir, &probe.instance)?;
     probe.ended = last
@@ -488,9 +401,19 @@ fn session_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
     let Some(end) = &probe.ended else {
         return Ok(rule.pass("no violation; still running"));
     };
+    let after = probe
+        .last_call
+        .as_ref()
+        .map(|call| {
+            format!(
+                " (the last call made: {call}; the same arguments again: --seed {})",
+                probe.seed
+            )
+        })
+        .unwrap_or_default();
     if end["kind"] == "violation" && end["reason"].as_str().is_some_and(|r| r.contains(" seq ")) {
         probe.seq_violation = Some(format!(
-            "the host ended the session: {}; offending line: {:.200}",
+            "the host ended the session: {}{after}; offending line: {:.200}",
             end["reason"].as_str().unwrap_or_default(),
             end["offending"].as_str().unwrap_or_default()
         ));
@@ -504,13 +427,13 @@ fn session_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
         .unwrap_or_default();
     Ok(match kind {
         Some(EndClass::Violation) => rule.fail(
-            format!("the host ended the session: {reason}{offending}"),
+            format!("the host ended the session: {reason}{after}{offending}"),
             "write only complete JSON-RPC 2.0 lines on stdout (logs to stderr), with valid ids, seq and sizes",
         ),
         _ => fail(
             rule.name,
             "4.5",
-            format!("the Tick ended during the check: {reason}"),
+            format!("the Tick ended during the check: {reason}{after}"),
             "keep running until the host closes stdin or sends SIGTERM",
         ),
     })
@@ -519,12 +442,24 @@ fn session_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
 /// seq: never down across the sequential reads; updates are checked by the
 /// host as they come, and a seq violation ends the session.
 fn seq_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
-    let _ = probe.read("last read")?;
+    if probe.ended.is_none() {
+        let _ = probe.read("last read")?;
+    }
+    let updates = updates(&probe.dir, &probe.instance)?
+        .map(|n| n.to_string())
+        .unwrap_or_else(|| "the".to_string());
     let seqs = &probe.seqs;
+    // A read below the floor is refused by the host (6.3).
+    let below_floor = probe
+        .read_failures
+        .iter()
+        .find(|(_, why)| why.contains("read floor"))
+        .map(|(when, why)| format!("the read {when} was refused: {why}"));
     let backwards = seqs
         .windows(2)
         .find(|w| w[1].1 < w[0].1)
-        .map(|w| format!("{} seq {} then {} seq {}", w[0].0, w[0].1, w[1].0, w[1].1));
+        .map(|w| format!("{} seq {} then {} seq {}", w[0].0, w[0].1, w[1].0, w[1].1))
+        .or(below_floor);
     Ok(match (probe.seq_violation.take(), backwards) {
         (Some(what), _) => fail(
             rule.name,
@@ -538,41 +473,13 @@ fn seq_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
         ),
         (None, None) if seqs.len() < 2 => rule.not_checked("fewer than two reads answered"),
         (None, None) => rule.pass(format!(
-            "{} reads, seq never went down (updates are checked by the host as they come)",
+            "{} reads (one after every call), seq never went down; {updates} updates, each checked by the host as it came (seq above the last, data not null, at most 512 KiB)",
             seqs.len()
         )),
     })
 }
 
-/// close: SIGTERM and stdin EOF at once end it before the host's SIGKILL.
-fn close_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
-    if probe.ended.is_some() {
-        return Ok(rule.not_checked("the session had already ended"));
-    }
-    let asked = Instant::now();
-    let close = ClientRequest::Close {
-        instance: probe.instance.clone(),
-    };
-    let closed = ask(&probe.dir, close)?;
-    let took = asked.elapsed();
-    let grace = launcher::instance::TERM_GRACE;
-    Ok(match closed {
-        Err(e) => rule.fail(format!("close failed: {e}"), "exit on SIGTERM and on stdin EOF"),
-        Ok(_) if took >= grace => rule.fail(
-            format!(
-                "still running {} ms after SIGTERM and stdin EOF: the host had to SIGKILL its process group",
-                took.as_millis()
-            ),
-            "exit promptly on SIGTERM and on stdin EOF, and do not leave children that ignore them",
-        ),
-        Ok(_) => rule.pass(format!(
-            "ended {} ms after SIGTERM and stdin EOF",
-            took.as_millis()
-        )),
-    })
-}
-
-fn outcome_text(outcome: &CallOutcome) -> String {
+pub fn outcome_text(outcome: &CallOutcome) -> String {
     match outcome {
         CallOutcome::Result { .. } => "a result (executed)".into(),
         CallOutcome::NotExecuted { error } => {
@@ -598,29 +505,4 @@ fn pick_tool(
             .then(|| tools.iter().find(|t| mutates(t) && pred(t)))
             .flatten()
     })
-}
-
-/// Arguments that violate `schema` for sure, when the schema says enough.
-fn violating_args(schema: &Value) -> Option<Value> {
-    if schema
-        .get("required")
-        .and_then(Value::as_array)
-        .is_some_and(|r| !r.is_empty())
-    {
-        return Some(json!({}));
-    }
-    if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
-        return Some(json!({"__tickloop_check_unexpected": 1}));
-    }
-    let properties = schema.get("properties")?.as_object()?;
-    for (name, property) in properties {
-        let wrong = match property.get("type").and_then(Value::as_str) {
-            Some("string") => json!(12),
-            Some("integer") | Some("number") | Some("boolean") | Some("array") | Some("object")
-            | Some("null") => json!("not the declared type"),
-            _ => continue,
-        };
-        return Some(json!({ name: wrong }));
-    }
-    None
 }

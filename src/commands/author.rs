@@ -20,6 +20,7 @@ pub fn check(exe: &Path, args: CheckArgs, json: bool) -> Result<i32> {
         check::Options {
             json,
             allow_mutating: args.allow_mutating,
+            seed: args.seed,
             argv,
         },
     )

@@ -1,0 +1,1 @@
+../../python/tickloop_tick.py
