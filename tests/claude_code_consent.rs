@@ -8,7 +8,10 @@
 //! with `tickloop approve` withdraws the question. Once through the
 //! stream-json harness (the question is a `control_request`, the answer a
 //! `control_response`, the withdrawal a `control_cancel_request`), once full
-//! screen in tmux (its dialog, answered with keys, closing by itself).
+//! screen in tmux (its dialog, answered with keys, closing by itself). Those
+//! two pin MCP 2025-11-25 (`tickloop mcp --max-protocol 2025-11-25`); a
+//! third lets Claude Code negotiate 2026-07-28, where the question travels
+//! in an `input_required` result and comes back with the call.
 //!
 //! Claude Code comes from the npm registry (`.ci/run` installs it into
 //! `~/.cache/tickloop-ci/claude-code`; `TICKLOOP_CLAUDE_BIN` names another
@@ -73,6 +76,104 @@ fn add_bridge(p: &Project, api: &FakeApi) {
         .output()
         .expect("claude mcp add");
     assert!(added.status.success(), "claude mcp add: {added:?}");
+}
+
+/// `tickloop mcp` offering every revision, with what Claude Code sends it
+/// copied to `mcp-in.jsonl` in the project (so the trial can tell which
+/// revision was spoken); that file's path.
+fn add_bridge_recorded(p: &Project, api: &FakeApi) -> std::path::PathBuf {
+    let record = p.dir.join("mcp-in.jsonl");
+    let command = format!(
+        "tee -a {} | exec tickloop mcp",
+        quoted(&record.to_string_lossy())
+    );
+    let added = p
+        .claude_command(api.port, 100)
+        .args(["mcp", "add", "tickloop", "--", "sh", "-c", &command])
+        .stdin(Stdio::null())
+        .output()
+        .expect("claude mcp add");
+    assert!(added.status.success(), "claude mcp add: {added:?}");
+    record
+}
+
+/// In MCP 2026-07-28 (which Claude Code negotiates through `server/discover`
+/// when the server offers it): the held call answers `input_required`,
+/// Claude Code shows the same question and calls again with the person's
+/// answer. Accept runs it once, Decline runs nothing, and an answer given
+/// with `tickloop approve` first wins over the host's later Decline (the
+/// server cannot withdraw a question in this revision).
+fn stream_json_in_2026_07_28() {
+    let p = project_with_asking_counter();
+    let api = two_increments(&p);
+    let record = add_bridge_recorded(&p, &api);
+    let mut c = p.claude(&api, 100, &["--allowedTools", TOOL]);
+    c.say("Add 3 to the counter.");
+    let asked = c.elicitation();
+    let message = asked["request"]["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("`increment`") && message.contains("hosted:counter"),
+        "{asked}"
+    );
+    c.answer(&asked, "accept");
+    assert_eq!(c.result_text(), "first done");
+    assert_eq!(increments(&p), [3]);
+    c.say("Add 4 to the counter.");
+    let asked = c.elicitation();
+    c.answer(&asked, "decline");
+    assert_eq!(c.result_text(), "second done");
+    assert_eq!(
+        increments(&p),
+        [3],
+        "the declined call never reached the Tick"
+    );
+    let results = tool_results(&api);
+    let declined = results[1].to_lowercase().replace('_', " ");
+    assert!(
+        declined.contains("not executed") && declined.contains("mcp-host"),
+        "{results:#?}"
+    );
+    c.say("Add 5 to the counter.");
+    let asked = c.elicitation();
+    approve_from_cli(&p);
+    c.answer(&asked, "decline");
+    assert_eq!(c.result_text(), "third done");
+    c.finish();
+    assert_eq!(increments(&p), [3, 5], "the person's approval stood");
+    // What Claude Code sent: the 2026-07-28 opener, the revision in each
+    // request's `_meta`, and calls sent again with the answer.
+    let sent: Vec<Value> = std::fs::read_to_string(&record)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert_eq!(
+        sent.first().map(|m| m["method"].clone()),
+        Some(json!("server/discover")),
+        "{sent:#?}"
+    );
+    assert!(
+        !sent.iter().any(|m| m["method"] == "initialize"),
+        "{sent:#?}"
+    );
+    let calls: Vec<&Value> = sent
+        .iter()
+        .filter(|m| m["method"] == "tools/call")
+        .collect();
+    assert!(
+        calls.iter().all(
+            |m| m["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+        ),
+        "{calls:#?}"
+    );
+    assert_eq!(
+        calls
+            .iter()
+            .filter(|m| m["params"]["requestState"].is_string())
+            .count(),
+        3,
+        "each held call was sent again with the answer: {calls:#?}"
+    );
 }
 
 /// The `increment` amounts that reached the counter, in order (its own log).
@@ -346,6 +447,11 @@ fn main() {
         trial(
             "full_screen_accept_and_decline",
             full_screen_accept_and_decline,
+            &missing,
+        ),
+        trial(
+            "stream_json_in_2026_07_28",
+            stream_json_in_2026_07_28,
             &missing,
         ),
     ];
