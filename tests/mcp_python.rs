@@ -312,3 +312,31 @@ fn an_answer_given_elsewhere_first_stands_and_the_retry_gets_the_outcome() {
     assert_eq!(findings["structured"]["outcome"], "result", "{findings}");
     assert_eq!(host.logged_calls("ask", "increment"), 1);
 }
+
+/// Issue 27 in MCP 2026-07-28: an agent's TickManage `input` into a shell
+/// the person opened waits for the person, is asked in the host through
+/// `input_required`, and is typed only once accepted.
+#[test]
+fn an_agents_typing_into_the_persons_shell_is_asked_in_the_host_in_2026() {
+    let host = Host::new();
+    host.ok(&[
+        "open",
+        "--shell",
+        "--id",
+        "mine",
+        "--",
+        "bash",
+        "--norc",
+        "--noprofile",
+    ]);
+    let typed = run_2026(&host, "typing", &[], None);
+    assert_eq!(typed["is_error"], false, "{typed}");
+    let question = typed["asked"][0].as_str().unwrap_or_default();
+    assert!(
+        question.contains("type into shell:mine") && question.contains("typed-"),
+        "{typed}"
+    );
+    host.wait_screen("shell:mine", "typed-42");
+    let log = host.run(&["approvals", "--log", "shell:mine"]);
+    assert!(log.stdout.contains("\"by\":\"mcp-host\""), "{}", log.stdout);
+}

@@ -306,6 +306,17 @@ impl ServerHandler for Bridge {
         let name = request.name.to_string();
         let args = Value::Object(request.arguments.unwrap_or_default());
         let result = match name.as_str() {
+            MANAGE if p.held.wanted(&context) && may_wait(&args) => {
+                // An agent's typing or closing that tickhost holds for the
+                // person is asked about as a held call is.
+                let (caller, holds) = HostApproval::on_hold(caller);
+                let bridge = self.clone();
+                let running =
+                    tokio::spawn(
+                        async move { Ok(bridge.parts.manage.manage(args, &caller).await) },
+                    );
+                return p.held.first(&name, running, holds).await;
+            }
             MANAGE => p.manage.manage(args, &caller).await,
             DESCRIBE => p.describe.describe(args).await,
             READ => p.describe.read(args).await,
@@ -427,6 +438,15 @@ impl Bridge {
             other => calls.listed(other, args, caller).await,
         }
     }
+}
+
+/// Whether a TickManage request may wait for the person: typing into an
+/// instance or closing it.
+fn may_wait(args: &Value) -> bool {
+    matches!(
+        args.get("action").and_then(Value::as_str),
+        Some("input" | "close")
+    )
 }
 
 /// A 2026-07-28 result's cache hints: fresh for `ttl_ms`, for this user

@@ -12,6 +12,9 @@
 #            elicitation callback accepts or declines the question; `plain`
 #            declares no elicitation (the call waits; the test approves it
 #            with the CLI).
+#   typing   TickManage input into the person's shell `shell:mine` in
+#            mode="2026-07-28": tickhost holds it; the elicitation callback
+#            accepts (issue 27: an agent's typing waits for the person).
 #   elsewhere
 #            the same call driven by hand: the input-required result's shape;
 #            the script prints ASKED, the test approves with the CLI and
@@ -154,6 +157,21 @@ async def approval(findings):
         findings["is_error"] = result.is_error
 
 
+async def typing(findings):
+    asked = []
+
+    async def accept(context, params):
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={})
+
+    async with Client(server(), mode="2026-07-28", elicitation_callback=accept) as client:
+        result = await client.call_tool(
+            "TickManage", {"action": "input", "instance": "shell:mine", "text": "echo typed-$((6*7))\r"})
+        findings["asked"] = asked
+        findings["is_error"] = result.is_error
+        findings["text"] = texts(result)
+
+
 async def elsewhere(findings):
     async def never(context, params):
         check(False, "the SDK's driver answered a question the script drives itself")
@@ -195,6 +213,8 @@ async def main():
         await auto(findings)
     elif SCENARIO == "elsewhere":
         await elsewhere(findings)
+    elif SCENARIO == "typing":
+        await typing(findings)
     else:
         await approval(findings)
     print(json.dumps(findings))
