@@ -55,18 +55,7 @@ fn log_of(host: &Host, id: &str) -> Vec<Value> {
 }
 
 fn open_asking(host: &Host, id: &str) {
-    let log = host.log_path(id);
-    host.ok(&[
-        "open",
-        "--id",
-        id,
-        "--approve",
-        "ask",
-        "--",
-        &tick("counter.py"),
-        "--log",
-        &log,
-    ]);
+    host.open_asking_counter(id);
 }
 
 #[test]

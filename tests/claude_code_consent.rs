@@ -23,7 +23,6 @@ mod common;
 #[path = "claude_code/harness.rs"]
 mod harness;
 
-use common::tick;
 use common::tmux::Tmux;
 use harness::{claude_bin, tool_results, trial, FakeApi, Project};
 use libtest_mimic::Arguments;
@@ -36,18 +35,7 @@ const TOOL: &str = "mcp__tickloop__counter__increment";
 /// A project whose host runs `hosted:counter` with approval policy `ask`.
 fn project_with_asking_counter() -> Project {
     let p = Project::new();
-    let log = p.host.log_path("counter");
-    p.host.ok(&[
-        "open",
-        "--id",
-        "counter",
-        "--approve",
-        "ask",
-        "--",
-        &tick("counter.py"),
-        "--log",
-        &log,
-    ]);
+    p.host.open_asking_counter("counter");
     p
 }
 

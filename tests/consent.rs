@@ -64,6 +64,9 @@ fn close(id: &str) -> ClientRequest {
 
 /// A bash with no rc files, opened by the person; its id.
 fn persons_shell(host: &Host, name: &str, extra: &[&str]) -> String {
+    if extra.is_empty() {
+        return host.open_bash(name);
+    }
     let mut args = vec!["open", "--shell", "--id", name];
     args.extend_from_slice(extra);
     args.extend_from_slice(&["--", "bash", "--norc", "--noprofile"]);

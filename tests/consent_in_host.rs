@@ -13,7 +13,7 @@
 mod common;
 
 use common::python_sdk::sdk_python;
-use common::{tick, tickloop_bin, Host, MARK_VAR};
+use common::{tickloop_bin, Host, MARK_VAR};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -21,18 +21,7 @@ use std::process::Command;
 /// The host an `ask` counter runs in.
 fn asking_counter() -> Host {
     let host = Host::new();
-    let log = host.log_path("counter");
-    host.ok(&[
-        "open",
-        "--id",
-        "counter",
-        "--approve",
-        "ask",
-        "--",
-        &tick("counter.py"),
-        "--log",
-        &log,
-    ]);
+    host.open_asking_counter("counter");
     host
 }
 

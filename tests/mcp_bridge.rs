@@ -1063,18 +1063,7 @@ async fn the_activity_names_mcp_calls_in_tickmanage_and_in_the_overlay() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_call_waiting_for_approval_sends_progress_and_runs_once_approved() {
     let host = Host::new();
-    let log = host.log_path("gated");
-    host.ok(&[
-        "open",
-        "--id",
-        "gated",
-        "--approve",
-        "ask",
-        "--",
-        &tick("counter.py"),
-        "--log",
-        &log,
-    ]);
+    host.open_asking_counter("gated");
     let mut mcp = Mcp::start(&host).await;
     let Value::Object(args) =
         json!({"instance": "gated", "tool": "increment", "args": {"amount": 3}, "revision": "1"})
@@ -1192,16 +1181,7 @@ async fn manage_opens_and_reloads_an_artifact_with_list_changed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agents_typing_into_the_persons_shell_waits_for_the_person() {
     let host = Host::new();
-    host.ok(&[
-        "open",
-        "--shell",
-        "--id",
-        "mine",
-        "--",
-        "bash",
-        "--norc",
-        "--noprofile",
-    ]);
+    host.open_bash("mine");
     let mcp = Mcp::start(&host).await;
     let Value::Object(args) =
         json!({"action": "input", "instance": "shell:mine", "text": "echo typed-$((6*7))\r"})

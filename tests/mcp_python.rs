@@ -159,18 +159,7 @@ fn the_default_mode_negotiates_2026_07_28_and_max_protocol_makes_it_fall_back() 
 
 /// An instance `ask` whose mutating calls wait for approval.
 fn open_asking(host: &Host) {
-    let log = host.log_path("ask");
-    host.ok(&[
-        "open",
-        "--id",
-        "ask",
-        "--approve",
-        "ask",
-        "--",
-        &tick("counter.py"),
-        "--log",
-        &log,
-    ]);
+    host.open_asking_counter("ask");
 }
 
 #[test]
@@ -319,16 +308,7 @@ fn an_answer_given_elsewhere_first_stands_and_the_retry_gets_the_outcome() {
 #[test]
 fn an_agents_typing_into_the_persons_shell_is_asked_in_the_host_in_2026() {
     let host = Host::new();
-    host.ok(&[
-        "open",
-        "--shell",
-        "--id",
-        "mine",
-        "--",
-        "bash",
-        "--norc",
-        "--noprofile",
-    ]);
+    host.open_bash("mine");
     let typed = run_2026(&host, "typing", &[], None);
     assert_eq!(typed["is_error"], false, "{typed}");
     let question = typed["asked"][0].as_str().unwrap_or_default();

@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{tick, tickloop_bin, Host, MARK_VAR};
+use common::{tickloop_bin, Host, MARK_VAR};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, ClientConfig,
     DetailedTask, ElicitationCapability, FormElicitationCapability, GetTaskParams, Implementation,
@@ -117,18 +117,7 @@ fn completed(task: &DetailedTask) -> Value {
 }
 
 fn open_asking(host: &Host) {
-    let log = host.log_path("ask");
-    host.ok(&[
-        "open",
-        "--id",
-        "ask",
-        "--approve",
-        "ask",
-        "--",
-        &tick("counter.py"),
-        "--log",
-        &log,
-    ]);
+    host.open_asking_counter("ask");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -399,6 +399,39 @@ impl Host {
         self.open(id, &tick("counter.py"), &["--log", &log])
     }
 
+    /// Opens `counter.py --log LOG` as `hosted:ID` with approval policy
+    /// `ask`: its mutating calls wait for a person.
+    pub fn open_asking_counter(&self, id: &str) -> Value {
+        let log = self.log_path(id);
+        self.ok(&[
+            "open",
+            "--id",
+            id,
+            "--approve",
+            "ask",
+            "--",
+            &tick("counter.py"),
+            "--log",
+            &log,
+        ])
+    }
+
+    /// `tickloop open --shell --id NAME -- bash --norc --noprofile`: a
+    /// person's shell; returns its id (`shell:NAME`).
+    pub fn open_bash(&self, name: &str) -> String {
+        self.ok(&[
+            "open",
+            "--shell",
+            "--id",
+            name,
+            "--",
+            "bash",
+            "--norc",
+            "--noprofile",
+        ]);
+        format!("shell:{name}")
+    }
+
     /// Opens `bad.py MODE --log LOG` as `hosted:ID`; returns the open JSON.
     pub fn open_bad(&self, id: &str, mode: &str) -> Value {
         let log = self.log_path(id);

@@ -381,16 +381,9 @@ async fn input_gated(
     id: u64,
     writer: &mut OwnedWriteHalf,
 ) -> ClientReply {
-    if let Ok(instance) = shared.resolve(name) {
-        if instance.ended().is_none() {
-            let (progress, waiting) = mpsc::channel(1);
-            let asked = approval::Asked::Input(&text);
-            let gate = approval::gate(&shared.approvals, &*instance, asked, client, progress);
-            if let approval::Gate::Refused(outcome) = tell_waiting(gate, waiting, id, writer).await
-            {
-                return refusal_error(outcome);
-            }
-        }
+    let asked = approval::Asked::Input(&text);
+    if let Some(refused) = refused_by_consent(shared, name, asked, client, id, writer).await {
+        return refused;
     }
     forward(shared, name, LauncherRequest::Input { text }, false, client).await
 }
@@ -404,23 +397,35 @@ async fn close_gated(
     id: u64,
     writer: &mut OwnedWriteHalf,
 ) -> ClientReply {
-    if let Ok(instance) = shared.resolve(name) {
-        if instance.ended().is_none() {
-            let (progress, waiting) = mpsc::channel(1);
-            let gate = approval::gate(
-                &shared.approvals,
-                &*instance,
-                approval::Asked::Close,
-                client,
-                progress,
-            );
-            if let approval::Gate::Refused(outcome) = tell_waiting(gate, waiting, id, writer).await
-            {
-                return refusal_error(outcome);
-            }
-        }
+    let asked = approval::Asked::Close;
+    if let Some(refused) = refused_by_consent(shared, name, asked, client, id, writer).await {
+        return refused;
     }
     close(shared, name, client).await
+}
+
+/// Runs `asked` (typing or closing) of a running instance `name` through
+/// the consent gate, telling the caller on `writer` while it waits; the
+/// error to answer when it was refused, `None` when it may go on (or when
+/// there is no such running instance: the request itself says so).
+async fn refused_by_consent(
+    shared: &Arc<Shared>,
+    name: &str,
+    asked: approval::Asked<'_>,
+    client: Option<ClientKind>,
+    id: u64,
+    writer: &mut OwnedWriteHalf,
+) -> Option<ClientReply> {
+    let instance = shared.resolve(name).ok()?;
+    if instance.ended().is_some() {
+        return None;
+    }
+    let (progress, waiting) = mpsc::channel(1);
+    let gate = approval::gate(&shared.approvals, &*instance, asked, client, progress);
+    match tell_waiting(gate, waiting, id, writer).await {
+        approval::Gate::Refused(outcome) => Some(refusal_error(outcome)),
+        approval::Gate::Proceed | approval::Gate::Approved(_) => None,
+    }
 }
 
 /// A refused `input` or `close`, as the error the client reads: the
