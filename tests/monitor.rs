@@ -420,3 +420,27 @@ fn i_shows_the_selected_instance_s_activity_over_the_list() {
     tmux.send_keys(&["q"]);
     tmux.wait_text("ATTACH-EXIT 0");
 }
+
+#[test]
+fn quitting_after_an_attach_gives_the_shell_its_screen_back() {
+    let host = Host::new();
+    host.open_sh("full", "echo ready-$((6*7)); exec cat", "ready-42");
+    // What the shell showed before the Monitor must be there after it.
+    let command = format!("echo shell-line-before; {}", monitor_command());
+    let tmux = Tmux::start(&host, 100, 30, &command);
+    tmux.wait_text("shell:full");
+    tmux.send_keys(&["a"]);
+    wait_views(&host, "shell:full", 1);
+    tmux.wait_text("ready-42");
+    tmux.send_keys(&["C-\\", "d"]);
+    tmux.wait_text("back from shell:full");
+    wait_views(&host, "shell:full", 0);
+    // Back from the attach, the Monitor is on the alternate screen again.
+    assert_eq!(pane_flag(&tmux, "alternate_on"), "1");
+    tmux.send_keys(&["q"]);
+    let screen = tmux.wait_text("ATTACH-EXIT 0");
+    assert_eq!(pane_flag(&tmux, "alternate_on"), "0");
+    assert!(screen.contains("shell-line-before"), "{screen}");
+    assert!(!screen.contains("Tickloop Monitor"), "{screen}");
+    assert!(!screen.contains("back from"), "{screen}");
+}

@@ -910,6 +910,10 @@ impl Monitor {
     ) -> Result<(), MonitorError> {
         guard.set_mouse(MouseTracking::Off);
         self.mouse = MouseTracking::Off;
+        // Leave the alternate screen through termwiz, so it knows to enter
+        // it again afterwards: it writes nothing for a screen it believes
+        // it is still on, and the Monitor would then draw over the shell.
+        let _ = term.exit_alternate_screen();
         let _ = term.flush();
         guard.restore();
         // Its stderr (how it ended, or why it could not attach) becomes
