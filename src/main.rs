@@ -5,6 +5,20 @@
 //! The command line is [`cli`]; [`run`] only dispatches each command to its
 //! module under [`commands`] (or [`loop_cli`], [`herdr_cli`]).
 
+/// `print!` for the whole CLI (a macro defined before the modules is the
+/// one they use): stdout through [`output::out`], so a reader that went
+/// away (`tickloop completions bash | head`) ends the command quietly
+/// rather than with std's panic and exit 101.
+macro_rules! print {
+    ($($arg:tt)*) => { $crate::output::out(&format!($($arg)*)) };
+}
+
+/// `println!` for the whole CLI, as [`print!`] above.
+macro_rules! println {
+    () => { $crate::output::out("\n") };
+    ($($arg:tt)*) => { $crate::output::out(&format!("{}\n", format_args!($($arg)*))) };
+}
+
 mod check;
 mod cli;
 mod commands;
