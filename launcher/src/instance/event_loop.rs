@@ -654,7 +654,15 @@ impl Instance {
         self.drain_actions();
         self.end_waiting(&ending.info().reason);
         let info = ending.into_info();
-        keep_last_screen(&self.term, &self.spec.socket, history_limit(&self.spec)).await;
+        // A Tick that never came up is a failed open: nothing of it stays
+        // (its screen goes with the report), so no file outlives it.
+        let came_up = self.report.is_none() || self.spec.program.shell;
+        if came_up {
+            keep_last_screen(&self.term, &self.spec.socket, history_limit(&self.spec)).await;
+        } else {
+            // Settled all the same, for the recordings below.
+            let _ = self.term.settled_screen(history_limit(&self.spec)).await;
+        }
         // The screen is settled: every recording has all the output.
         self.term.recorder().end(&info.reason);
         if let Some(writer) = self.record_writer.take() {
@@ -663,7 +671,9 @@ impl Instance {
         let activity = self
             .activity
             .record(&self.spec.instance, None, self.session.tools());
-        keep_activity(&self.spec.socket, &activity);
+        if came_up {
+            keep_activity(&self.spec.socket, &activity);
+        }
         let outcome = self.final_report(&info).await;
         self.farewell
             .finish(&info, &mut self.requests_rx, &self.spec.socket)
