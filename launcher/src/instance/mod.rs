@@ -14,10 +14,12 @@
 //! * `status`: the published status and the record file;
 //! * `generations`: an `artifact:` instance's generations;
 //! * `teardown`: ending the process group, and what is left after it;
+//! * `not_a_tick`: the signs that a program opened as a Tick is none;
 //! * `screen`: the screen's wire form; `report`: the launch report.
 
 mod event_loop;
 mod generations;
+mod not_a_tick;
 mod process;
 mod report;
 mod requests;
