@@ -248,10 +248,16 @@ fn the_overlay_scrolls_the_ticks_history_and_a_key_returns_to_live() {
     });
     assert!(back.contains("hist-"), "{back}");
     assert!(host.screen("shell:hist").contains("bottom-line"));
-    // A key returns to live and reaches the program.
-    tmux.type_text("z");
+    // A key returns to live and goes no further; the next reaches the
+    // program.
+    tmux.type_text("q");
     tmux.wait_text("bottom-line");
-    host.wait_screen("shell:hist", "z");
+    tmux.type_text("z");
+    let echoed = host.wait_screen("shell:hist", "z");
+    assert!(
+        !echoed.lines().any(|l| l.contains('q')),
+        "the key that left scrollback reached the program: {echoed}"
+    );
 }
 
 #[test]
