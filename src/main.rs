@@ -26,6 +26,7 @@ mod completions;
 mod doctor;
 mod herdr_cli;
 mod loop_cli;
+mod man_page;
 mod new;
 mod output;
 mod recording;

@@ -37,7 +37,7 @@ pub fn completions(shell: completions::Shell) -> Result<i32> {
 
 /// `man`: the man page (roff) on stdout.
 pub fn man() -> Result<i32> {
-    let page = completions::man_page(
+    let page = crate::man_page::render(
         Cli::command().version(&*Box::leak(version::line().into_boxed_str())),
     )?;
     crate::output::write_stdout(&page).context("cannot write the man page")?;
