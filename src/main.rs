@@ -32,6 +32,7 @@ mod output;
 mod recording;
 mod remote_cli;
 mod target;
+mod text;
 mod version;
 
 use anyhow::{Context, Result};
@@ -106,14 +107,25 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
         Command::Replay(args) => commands::recordings::replay(args, json),
         Command::List => instances::list(t, json),
         Command::Describe { id } => {
-            commands::answer(t, ClientRequest::Describe { instance: id }, json)
+            let human = |v: &serde_json::Value| text::describe(&id, v);
+            let request = ClientRequest::Describe {
+                instance: id.clone(),
+            };
+            commands::answer_as(t, request, json, human)
         }
-        Command::Read { id } => commands::answer(t, ClientRequest::Read { instance: id }, json),
+        Command::Read { id } => {
+            commands::answer_as(t, ClientRequest::Read { instance: id }, json, text::read)
+        }
         Command::Call(args) => call::run(t, args, json),
         Command::Watch { ids, interval } => instances::watch(t, ids, interval),
         Command::Screen { id, history } => instances::screen(t, id, history, forced_json),
         Command::Input { id, text } => {
-            commands::answer(t, ClientRequest::Input { instance: id, text }, json)
+            let human = |v: &serde_json::Value| text::input(&id, v);
+            let request = ClientRequest::Input {
+                instance: id.clone(),
+                text,
+            };
+            commands::answer_as(t, request, json, human)
         }
         Command::Attach { id, detach_key } => {
             commands::views::attach(t, &id, detach_key.as_deref())
@@ -124,8 +136,15 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
         Command::Refuse { id, call, reason } => approvals::decide(t, id, call, false, reason, json),
         Command::ApprovePolicy { id, policy } => approvals::set_policy(t, id, &policy, json),
         Command::Activity { id, follow } => activity::run(t, id, follow, json),
-        Command::Close { id } => commands::answer(t, ClientRequest::Close { instance: id }, json),
-        Command::Reload { id } => commands::answer(t, ClientRequest::Reload { instance: id }, json),
+        Command::Close { id } => {
+            commands::answer_as(t, ClientRequest::Close { instance: id }, json, text::close)
+        }
+        Command::Reload { id } => commands::answer_as(
+            t,
+            ClientRequest::Reload { instance: id },
+            json,
+            text::reload,
+        ),
         Command::Shutdown => instances::shutdown(t, json),
         Command::Packages { path: Some(name) } => packages::path(&name, forced_json),
         Command::Packages { path: None } => packages::list(t, json),

@@ -48,14 +48,20 @@ impl CliError {
     pub fn report(&self, json: bool) {
         let mut stderr = std::io::stderr().lock();
         if self.kind == "open_failed" {
-            let _ = writeln!(stderr, "open failed: {}", self.message);
+            let _ = writeln!(stderr, "tickloop: open failed: {}", self.message);
             let screen = self
                 .data
                 .as_ref()
                 .and_then(|d| d.get("screen"))
                 .and_then(Value::as_str)
                 .unwrap_or("");
-            let _ = writeln!(stderr, "screen: {screen}");
+            // What the program showed before it failed, when it showed anything.
+            if !screen.trim().is_empty() {
+                let _ = writeln!(stderr, "its screen showed:");
+                for line in screen.trim_end().lines() {
+                    let _ = writeln!(stderr, "  {line}");
+                }
+            }
         } else {
             let _ = writeln!(stderr, "tickloop: {}", self.message);
         }

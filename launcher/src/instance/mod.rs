@@ -19,7 +19,7 @@
 
 mod event_loop;
 mod generations;
-mod not_a_tick;
+pub mod not_a_tick;
 mod process;
 mod report;
 mod requests;

@@ -184,16 +184,23 @@ fn speaks_protocol(line: &[u8]) -> bool {
         .is_some_and(|v| v.get("jsonrpc").and_then(|j| j.as_str()) == Some("2.0"))
 }
 
+/// What follows the program's name in [`with_hint`].
+const NEVER_SPOKE: &str = " never spoke the Tick protocol on its stdout: if it is a \
+     terminal program rather than a Tick, open it with `tickloop open --shell -- ";
+
 /// The reason of a failed open of `argv` that never spoke the protocol,
 /// with how to open it as a terminal program.
 pub(super) fn with_hint(reason: &str, argv: &[String]) -> String {
     let program = argv.first().map_or("it", String::as_str);
     let line: Vec<String> = argv.iter().map(|a| shell_word(a)).collect();
-    format!(
-        "{reason}; {program} never spoke the Tick protocol on its stdout: if it is a \
-         terminal program rather than a Tick, open it with `tickloop open --shell -- {}`",
-        line.join(" ")
-    )
+    format!("{reason}; {program}{NEVER_SPOKE}{}`", line.join(" "))
+}
+
+/// Where [`with_hint`]'s advice starts in a failed open's `reason`, for a
+/// front end that knows better (a package is a Tick whatever it did).
+pub fn hint_start(reason: &str) -> Option<usize> {
+    let at = reason.find(NEVER_SPOKE)?;
+    reason[..at].rfind("; ")
 }
 
 /// `word` as a shell reads it back.
