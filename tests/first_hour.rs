@@ -147,3 +147,95 @@ fn a_program_opened_without_shell_that_is_no_tick_fails_at_once_with_the_hint() 
     // A real Tick is not bothered.
     host.open_counter("counter");
 }
+
+/// `tickloop ARGS` run in a real terminal (tmux, 120x40); what it showed.
+fn on_terminal(host: &Host, args: &[&str]) -> String {
+    let quoted: Vec<String> = args
+        .iter()
+        .map(|a| format!("'{}'", a.replace('\'', r"'\''")))
+        .collect();
+    let line = format!("{} {}", tickloop_bin(), quoted.join(" "));
+    let tmux = Tmux::start(host, 120, 40, &line);
+    tmux.wait_text("ATTACH-EXIT")
+}
+
+#[test]
+fn on_a_terminal_every_command_prints_text_for_a_person() {
+    let host = Host::new();
+    host.open_counter("counter");
+    let described = on_terminal(&host, &["describe", "counter"]);
+    let first = described.lines().next().unwrap_or_default();
+    assert!(first.contains("revision 1"), "{described}");
+    assert!(described.contains("increment(amount: integer)"), "{described}");
+    assert!(!described.contains("input_schema"), "{described}");
+    assert!(
+        described.contains("tickloop call counter increment '{...}' --revision 1"),
+        "{described}"
+    );
+
+    let called = on_terminal(
+        &host,
+        &["call", "counter", "increment", r#"{"amount":2}"#, "--revision", "1"],
+    );
+    assert!(called.contains("ATTACH-EXIT 0"), "{called}");
+    assert!(!called.contains("\"result\""), "{called}");
+
+    // A failed call: its error once, and the nearest tool.
+    let failed = on_terminal(&host, &["call", "counter", "incremnt", "--revision", "1"]);
+    assert!(failed.contains("ATTACH-EXIT 3"), "{failed}");
+    assert_eq!(failed.matches("no tool named").count(), 1, "{failed}");
+    assert!(failed.contains("did you mean increment?"), "{failed}");
+
+    // No --revision: the current one, and where it comes from.
+    let unbound = on_terminal(&host, &["call", "counter", "increment"]);
+    assert!(unbound.contains("ATTACH-EXIT 2"), "{unbound}");
+    assert!(unbound.contains("tickloop describe counter"), "{unbound}");
+    assert!(unbound.contains("revision 1 now"), "{unbound}");
+    host.wait_value("hosted:counter", 2);
+
+    let typed = on_terminal(&host, &["input", "counter", "+"]);
+    assert!(typed.contains("typed 1 byte into counter"), "{typed}");
+    let closed = on_terminal(&host, &["close", "counter"]);
+    assert!(
+        closed.contains("hosted:counter ended: closed by the user"),
+        "{closed}"
+    );
+    let ended = on_terminal(&host, &["attach", "counter"]);
+    assert!(
+        ended.contains("hosted:counter has ended (closed by the user)"),
+        "{ended}"
+    );
+    let shut = on_terminal(&host, &["shutdown"]);
+    assert!(shut.contains("tickhost ended, after closing"), "{shut}");
+    assert!(!shut.contains('{'), "{shut}");
+}
+
+#[test]
+fn failed_opens_and_ended_instances_say_what_happened_once() {
+    let host = Host::new();
+    // An open that failed with nothing on its screen: no empty screen line.
+    let out = host.run(&["open", "--id", "bad", "--", "sh", "-c", "exit 3"]);
+    out.expect_error(1, "open_failed");
+    assert!(out.stderr.starts_with("tickloop: open failed: "), "{out:#?}");
+    assert!(!out.stderr.contains("screen"), "{out:#?}");
+    // A package opened without the argument it needs: its usage, not --shell.
+    let out = host.run(&["open", "--package", "logwatch"]);
+    let error = out.expect_error(1, "open_failed");
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("`tickloop open --package logwatch -- "),
+        "{out:#?}"
+    );
+    assert!(!message.contains("--shell"), "{out:#?}");
+    assert!(out.stderr.contains("its screen showed:"), "{out:#?}");
+    // The approval policy asked for is repeated.
+    let opened = on_terminal(&host, &["open", "--package", "counter", "--approve", "ask"]);
+    assert!(opened.contains("approve ask: each mutating call waits"), "{opened}");
+    // The screen of an ended instance says it ended, on stderr.
+    host.ok(&["open", "--shell", "--id", "brief", "--", "sh", "-c", "echo bye; exit 0"]);
+    host.wait_ended("shell:brief");
+    let out = host.run(&["screen", "brief"]);
+    out.expect(0);
+    assert_eq!(out.stdout, "bye\n", "{out:#?}");
+    assert!(out.stderr.contains("brief has ended"), "{out:#?}");
+}
