@@ -65,7 +65,7 @@ fn wrong_protocol_version_fails_with_the_exact_message() {
     assert!(message.contains(reason), "message: {message:?}");
     assert_eq!(
         stderr.lines().next().unwrap(),
-        format!("open failed: {reason}")
+        format!("tickloop: open failed: {reason}")
     );
 }
 
