@@ -117,7 +117,7 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             commands::answer_as(t, ClientRequest::Read { instance: id }, json, text::read)
         }
         Command::Call(args) => call::run(t, args, json),
-        Command::Watch { ids, interval } => instances::watch(t, ids, interval),
+        Command::Watch { ids, interval } => instances::watch(t, ids, interval, json),
         Command::Screen { id, history } => instances::screen(t, id, history, forced_json),
         Command::Input { id, text } => {
             let human = |v: &serde_json::Value| text::input(&id, v);

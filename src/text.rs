@@ -1,6 +1,6 @@
 //! What a person reads on a terminal for the answers that are JSON for
 //! programs (docs/cli.md): `describe`, `read`, `call`, `input`, `close`,
-//! `reload` and `shutdown`. Each function takes the JSON the command
+//! `reload`, `shutdown` and the lines of `watch`. Each function takes the JSON the command
 //! prints when piped, unchanged, and makes lines of text of it.
 
 use serde_json::Value;
@@ -146,6 +146,36 @@ pub fn shutdown(v: &Value) -> String {
     )
 }
 
+/// One line of `watch`: a delivery (instance, seq, how many updates it
+/// merges, its data on one line) or an end.
+pub fn watch_event(v: &Value) -> String {
+    let id = text(&v["instance"]);
+    if let Some(ended) = v.get("ended").filter(|e| !e.is_null()) {
+        return format!("{id} ended: {}", text(&ended["reason"]));
+    }
+    let merged = v["merged"].as_u64().unwrap_or(0);
+    let merged = if merged > 1 {
+        format!(" ({merged} updates)")
+    } else {
+        String::new()
+    };
+    let reloaded = match v.get("reloaded").and_then(Value::as_u64) {
+        Some(generation) => format!(" · reloaded, generation {generation}"),
+        None => String::new(),
+    };
+    let trimmed = if v["trimmed"] == true {
+        " · trimmed"
+    } else {
+        ""
+    };
+    format!(
+        "{} {id} seq {}{merged}{reloaded}{trimmed}: {}",
+        text(&v["at"]),
+        text(&v["seq"]),
+        v["data"]
+    )
+}
+
 /// `reload ID`: the artifact's new generation.
 pub fn reload(v: &Value) -> String {
     let mut out = format!(
@@ -197,6 +227,18 @@ mod tests {
             t.contains("call one: tickloop call hosted:c increment '{...}' --revision 7"),
             "{t}"
         );
+    }
+
+    #[test]
+    fn watch_lines_name_the_instance_and_seq() {
+        let delivery = json!({"instance":"hosted:c","seq":5,"at":"T","data":{"value":5},
+            "updates":3,"merged":2,"trimmed":false});
+        assert_eq!(
+            watch_event(&delivery),
+            r#"T hosted:c seq 5 (2 updates): {"value":5}"#
+        );
+        let ended = json!({"instance":"hosted:c","ended":{"reason":"closed by the user"}});
+        assert_eq!(watch_event(&ended), "hosted:c ended: closed by the user");
     }
 
     #[test]

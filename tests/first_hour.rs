@@ -166,7 +166,10 @@ fn on_a_terminal_every_command_prints_text_for_a_person() {
     let described = on_terminal(&host, &["describe", "counter"]);
     let first = described.lines().next().unwrap_or_default();
     assert!(first.contains("revision 1"), "{described}");
-    assert!(described.contains("increment(amount: integer)"), "{described}");
+    assert!(
+        described.contains("increment(amount: integer)"),
+        "{described}"
+    );
     assert!(!described.contains("input_schema"), "{described}");
     assert!(
         described.contains("tickloop call counter increment '{...}' --revision 1"),
@@ -175,7 +178,14 @@ fn on_a_terminal_every_command_prints_text_for_a_person() {
 
     let called = on_terminal(
         &host,
-        &["call", "counter", "increment", r#"{"amount":2}"#, "--revision", "1"],
+        &[
+            "call",
+            "counter",
+            "increment",
+            r#"{"amount":2}"#,
+            "--revision",
+            "1",
+        ],
     );
     assert!(called.contains("ATTACH-EXIT 0"), "{called}");
     assert!(!called.contains("\"result\""), "{called}");
@@ -195,11 +205,16 @@ fn on_a_terminal_every_command_prints_text_for_a_person() {
 
     let typed = on_terminal(&host, &["input", "counter", "+"]);
     assert!(typed.contains("typed 1 byte into counter"), "{typed}");
+    let watch = Tmux::start(&host, 120, 10, &format!("{} watch counter", tickloop_bin()));
+    let watched = watch.wait_text(r#""value":3}"#);
+    assert!(watched.contains("hosted:counter seq 2: {"), "{watched}");
     let closed = on_terminal(&host, &["close", "counter"]);
     assert!(
         closed.contains("hosted:counter ended: closed by the user"),
         "{closed}"
     );
+    watch.wait_text("hosted:counter ended: closed by the user");
+    watch.wait_text("ATTACH-EXIT 0");
     let ended = on_terminal(&host, &["attach", "counter"]);
     assert!(
         ended.contains("hosted:counter has ended (closed by the user)"),
@@ -216,7 +231,10 @@ fn failed_opens_and_ended_instances_say_what_happened_once() {
     // An open that failed with nothing on its screen: no empty screen line.
     let out = host.run(&["open", "--id", "bad", "--", "sh", "-c", "exit 3"]);
     out.expect_error(1, "open_failed");
-    assert!(out.stderr.starts_with("tickloop: open failed: "), "{out:#?}");
+    assert!(
+        out.stderr.starts_with("tickloop: open failed: "),
+        "{out:#?}"
+    );
     assert!(!out.stderr.contains("screen"), "{out:#?}");
     // A package opened without the argument it needs: its usage, not --shell.
     let out = host.run(&["open", "--package", "logwatch"]);
@@ -230,9 +248,21 @@ fn failed_opens_and_ended_instances_say_what_happened_once() {
     assert!(out.stderr.contains("its screen showed:"), "{out:#?}");
     // The approval policy asked for is repeated.
     let opened = on_terminal(&host, &["open", "--package", "counter", "--approve", "ask"]);
-    assert!(opened.contains("approve ask: each mutating call waits"), "{opened}");
+    assert!(
+        opened.contains("approve ask: each mutating call waits"),
+        "{opened}"
+    );
     // The screen of an ended instance says it ended, on stderr.
-    host.ok(&["open", "--shell", "--id", "brief", "--", "sh", "-c", "echo bye; exit 0"]);
+    host.ok(&[
+        "open",
+        "--shell",
+        "--id",
+        "brief",
+        "--",
+        "sh",
+        "-c",
+        "echo bye; exit 0",
+    ]);
     host.wait_ended("shell:brief");
     let out = host.run(&["screen", "brief"]);
     out.expect(0);

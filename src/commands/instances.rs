@@ -37,9 +37,9 @@ pub fn screen(target: &Target, id: String, history: usize, forced_json: bool) ->
     Ok(0)
 }
 
-/// `watch ID...`: prints each event as one JSON line until every instance
-/// ended.
-pub fn watch(target: &Target, ids: Vec<String>, interval: u64) -> Result<i32> {
+/// `watch ID...`: prints each event as one JSON line (a line of text on a
+/// terminal) until every instance ended.
+pub fn watch(target: &Target, ids: Vec<String>, interval: u64, json: bool) -> Result<i32> {
     let mut client = target.connect()?;
     exit_0_at_interrupt();
     client.watch(ids, interval).map_err(|e| target.lost(e))?;
@@ -51,7 +51,12 @@ pub fn watch(target: &Target, ids: Vec<String>, interval: u64) -> Result<i32> {
                     WatchEvent::Ended(e) => serde_json::to_value(e),
                 }
                 .context("cannot encode a watch event")?;
-                if !print_json(&value) {
+                let printed = if json {
+                    print_json(&value)
+                } else {
+                    output::print_line(&crate::text::watch_event(&value))
+                };
+                if !printed {
                     // Whoever read our output is gone.
                     return Ok(0);
                 }
