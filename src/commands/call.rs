@@ -136,22 +136,14 @@ fn print_outcome(reply: ClientReply, json: bool) -> Result<i32> {
         CallOutcome::Unknown { reason } => json!({ "unknown": { "reason": reason } }),
     };
     // The error once, on stderr; on a terminal stdout has the result only.
-    let data = |error: &tickloop_proto::wire::RpcError| match &error.data {
-        Some(data) if !data.is_null() => format!("; data: {data}"),
-        _ => String::new(),
-    };
     match &outcome {
         CallOutcome::NotExecuted { error } => eprintln!(
-            "tickloop: call not executed: {} (code {}){}",
-            error.message,
-            error.code,
-            data(error)
+            "tickloop: call not executed: {} (code {})",
+            error.message, error.code
         ),
         CallOutcome::Executed { error } => eprintln!(
-            "tickloop: call executed with an error (it may have had effects): {} (code {}){}",
-            error.message,
-            error.code,
-            data(error)
+            "tickloop: call executed with an error (it may have had effects): {} (code {})",
+            error.message, error.code
         ),
         CallOutcome::Unknown { reason } => eprintln!(
             "tickloop: call outcome unknown (it may or may not have run; not retried): {reason}"
