@@ -135,13 +135,31 @@ fn a_program_opened_without_shell_that_is_no_tick_fails_at_once_with_the_hint() 
         assert!(!message.contains("did not finish"), "{out:#?}");
         assert!(host.entry(&format!("hosted:{program}")).is_none());
     }
-    // A Tick that exits at once gets the hint too: it never spoke.
+    // Output on stdout that is not the protocol: the hint, quoted.
+    let out = host.run(&[
+        "open",
+        "--id",
+        "talks",
+        "--",
+        "sh",
+        "-c",
+        "echo hello there",
+    ]);
+    let error = out.expect_error(1, "open_failed");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("`tickloop open --shell -- sh -c 'echo hello there'`")),
+        "{out:#?}"
+    );
+    // A program that only exits could be a Tick given wrong arguments: no
+    // advice to open it as a terminal program.
     let out = host.run(&["open", "--id", "gone", "--", "sh", "-c", "exit 3"]);
     let error = out.expect_error(1, "open_failed");
     assert!(
         error["message"]
             .as_str()
-            .is_some_and(|m| m.contains("`tickloop open --shell -- sh -c 'exit 3'`")),
+            .is_some_and(|m| !m.contains("--shell")),
         "{out:#?}"
     );
     // A real Tick is not bothered.

@@ -753,7 +753,9 @@ impl Instance {
             // Never came up: a failed open, with what the Tick showed, and
             // how to open a terminal program when it never spoke.
             let screen = failed_open_screen(&self.term).await;
-            let reason = if self.probe.never_spoke() && self.spec.program.artifact.is_none() {
+            let exited = info.kind == EndClass::Exited && !self.probe.saw_sign();
+            let hint = self.probe.never_spoke() && !exited;
+            let reason = if hint && self.spec.program.artifact.is_none() {
                 with_hint(&info.reason, &self.spec.program.argv)
             } else {
                 info.reason.clone()

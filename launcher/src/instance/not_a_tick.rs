@@ -12,8 +12,11 @@
 //! program has read one line only, the `tick/describe` request, whose
 //! words name no command, so a shell that runs it runs nothing.
 //!
-//! Every failed open of a program that never spoke the protocol carries
-//! [`hint`]: how to open it as a terminal program.
+//! A failed open of a program that never spoke the protocol carries
+//! [`with_hint`], how to open it as a terminal program, unless it only
+//! exited: a Tick started with the wrong arguments exits as soon as a
+//! terminal program that failed, and then only a sign on its terminal
+//! tells them apart.
 
 use tokio::time::{Duration, Instant};
 
@@ -27,7 +30,7 @@ const MAX_PARTIAL: usize = 64 * 1024;
 /// What a program's terminal shows when it read the protocol line as its
 /// own input, or wants a terminal where the protocol's pipes are
 /// (lower case), and what that means.
-const SIGNS: [(&str, &str); 9] = [
+const SIGNS: [(&str, &str); 10] = [
     (
         "tick/describe",
         "read the protocol's first line as its own input",
@@ -46,6 +49,7 @@ const SIGNS: [(&str, &str); 9] = [
         "inappropriate ioctl",
         "wants a terminal on its stdin or stdout",
     ),
+    ("failed tty", "wants a terminal on its stdin or stdout"),
 ];
 
 /// The signs that a program is no Tick, gathered until it speaks the
@@ -92,6 +96,12 @@ impl Probe {
     /// Whether the program never wrote a protocol line.
     pub(super) fn never_spoke(&self) -> bool {
         !self.spoke
+    }
+
+    /// Whether its terminal showed a sign that it is no Tick (kept until
+    /// a verdict or [`Probe::stop`]).
+    pub(super) fn saw_sign(&self) -> bool {
+        self.suspect.is_some()
     }
 
     /// `bytes` were written to the program's stdin.
