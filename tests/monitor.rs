@@ -498,3 +498,18 @@ fn question_mark_lists_every_key_whole_at_120_and_60_columns() {
         tmux.wait_text("ATTACH-EXIT 0");
     }
 }
+
+#[test]
+fn r_reloads_an_artifact_from_the_list() {
+    let host = Host::new();
+    // The counter Tick is a file with a shebang: an artifact as it is.
+    let opened = host.ok(&["open", "--artifact", &tick("counter.py"), "--id", "art"]);
+    assert_eq!(opened["generation"], 1, "{opened}");
+    let tmux = Tmux::start(&host, 100, 30, &monitor_command());
+    tmux.wait_text("artifact:art");
+    tmux.send_keys(&["r"]);
+    tmux.wait_text("artifact:art reloaded: generation 2");
+    assert_eq!(host.entry("artifact:art").expect("listed")["generation"], 2);
+    tmux.send_keys(&["q"]);
+    tmux.wait_text("ATTACH-EXIT 0");
+}
