@@ -57,10 +57,10 @@ fn approval_line(approve: Option<ApprovalPolicy>, opened: &Value) -> Option<Stri
             "approve ask: each mutating call waits for a person, in the Monitor or with \
              `tickloop approve {id} CALL` (`tickloop approvals` lists them)\n"
         )),
-        ApprovalPolicy::Deny => Some(
-            "approve deny: mutating calls are refused; `tickloop approve-policy` changes it\n"
-                .to_string(),
-        ),
+        ApprovalPolicy::Deny => Some(format!(
+            "approve deny: mutating calls are refused; `tickloop approve-policy {id} ask` \
+             lets a person decide instead\n"
+        )),
     }
 }
 
@@ -72,8 +72,9 @@ fn package_failure(
     package: &tickloop_packages::Package,
     args: &[String],
 ) -> anyhow::Error {
-    let Ok(mut failure) = error.downcast::<CliError>() else {
-        return anyhow::anyhow!("open of the package {} failed", package.name);
+    let mut failure = match error.downcast::<CliError>() {
+        Ok(failure) => failure,
+        Err(other) => return other,
     };
     if failure.kind != "open_failed" {
         return failure.into();
