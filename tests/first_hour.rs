@@ -120,20 +120,33 @@ fn a_program_opened_without_shell_that_is_no_tick_fails_at_once_with_the_hint() 
     // Initialization may take ten minutes here: an open that fails sooner
     // was told apart by what the program did, not by the time it took.
     host.start_tickhost_with(&[("TICKLOOP_INIT_TIMEOUT_MS", "600000")]);
-    for (program, did) in [
-        ("bash", "ran the protocol's first line as a command"),
-        ("cat", "echoed the protocol's first line back"),
+    for (name, argv, did) in [
+        // Not even started: it would read the protocol's lines as commands.
+        (
+            "bash",
+            &["bash"][..],
+            "bash with no script reads its commands from stdin",
+        ),
+        // Started through env, it shows it on its terminal.
+        (
+            "env",
+            &["env", "bash"],
+            "ran the protocol's first line as a command",
+        ),
+        ("cat", &["cat"], "echoed the protocol's first line back"),
     ] {
-        let out = host.run(&["open", "--id", program, "--", program]);
+        let mut args = vec!["open", "--id", name, "--"];
+        args.extend_from_slice(argv);
+        let out = host.run(&args);
         let error = out.expect_error(1, "open_failed");
         let message = error["message"].as_str().expect("a message");
         assert!(message.contains(did), "{out:#?}");
         assert!(
-            message.contains(&format!("`tickloop open --shell -- {program}`")),
+            message.contains(&format!("`tickloop open --shell -- {}`", argv.join(" "))),
             "{out:#?}"
         );
         assert!(!message.contains("did not finish"), "{out:#?}");
-        assert!(host.entry(&format!("hosted:{program}")).is_none());
+        assert!(host.entry(&format!("hosted:{name}")).is_none());
     }
     // Output on stdout that is not the protocol: the hint, quoted.
     let out = host.run(&[

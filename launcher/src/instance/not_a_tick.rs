@@ -1,6 +1,10 @@
 //! Telling early that a program opened as a Tick is none: a shell or a
 //! terminal program opened without `--shell` (`tickloop open -- bash`).
 //!
+//! Before it starts, [`reads_commands_from_stdin`] refuses a shell or an
+//! interpreter given no script (`bash`, `python3`): it would take the
+//! protocol's lines for its commands, so it is not started at all.
+//!
 //! Until the program first speaks the protocol on its stdout, [`Probe`]
 //! watches for the signs: the protocol's first line coming back on stdout
 //! (an echo: `cat`), or its terminal showing that the line was read as the
@@ -182,6 +186,39 @@ impl Probe {
     }
 }
 
+/// Shells and interpreters, which read their commands from stdin when
+/// given neither a script nor a command.
+const READ_STDIN: [&str; 14] = [
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "tcsh", "csh", "python", "python3",
+    "node", "irb",
+];
+
+/// `Some(why)` when `argv` is a shell or an interpreter that will read its
+/// commands from stdin (no script, no `-c`): where the protocol's lines go,
+/// so it would run them, and it cannot be a Tick. Told before it starts,
+/// so it never reads one.
+pub(super) fn reads_commands_from_stdin(argv: &[String]) -> Option<String> {
+    let program = argv.first()?;
+    let name = std::path::Path::new(program).file_name()?.to_str()?;
+    if !READ_STDIN.contains(&name) {
+        return None;
+    }
+    let args = &argv[1..];
+    // A script, or a command given inline (`-c`, `-lc`, `--command`,
+    // `-e`, `-m`): the program does not come from stdin.
+    let given = args.iter().any(|a| {
+        !a.starts_with('-')
+            || matches!(a.as_str(), "--command" | "--eval" | "--init-command")
+            || (!a.starts_with("--") && a.chars().skip(1).any(|c| matches!(c, 'c' | 'e' | 'm')))
+    });
+    (!given).then(|| {
+        format!(
+            "{name} with no script reads its commands from stdin, where the Tick protocol's \
+             lines go: it would run them, so it was not started"
+        )
+    })
+}
+
 /// A line without its trailing `\r` and surrounding blanks.
 fn trim(line: &[u8]) -> &[u8] {
     line.trim_ascii()
@@ -204,6 +241,16 @@ pub(super) fn with_hint(reason: &str, argv: &[String]) -> String {
     let program = argv.first().map_or("it", String::as_str);
     let line: Vec<String> = argv.iter().map(|a| shell_word(a)).collect();
     format!("{reason}; {program}{NEVER_SPOKE}{}`", line.join(" "))
+}
+
+/// `why` `argv` is no Tick, and the command that opens it as a terminal
+/// program.
+pub(super) fn open_as_shell(why: &str, argv: &[String]) -> String {
+    let line: Vec<String> = argv.iter().map(|a| shell_word(a)).collect();
+    format!(
+        "{why}; open it as a terminal program: `tickloop open --shell -- {}`",
+        line.join(" ")
+    )
 }
 
 /// Where [`with_hint`]'s advice starts in a failed open's `reason`, for a
@@ -279,6 +326,33 @@ mod tests {
         let mut off = Probe::new(false);
         off.screen(&["command not found".into()], now);
         assert_eq!(off.due(), None);
+    }
+
+    #[test]
+    fn a_shell_or_interpreter_with_no_script_is_told_before_it_starts() {
+        let argv = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        for reads in [
+            &["bash"][..],
+            &["/usr/bin/zsh", "-l"],
+            &["python3"],
+            &["sh", "-s"],
+        ] {
+            assert!(
+                reads_commands_from_stdin(&argv(reads)).is_some(),
+                "{reads:?}"
+            );
+        }
+        for given in [
+            &["bash", "tick.sh"][..],
+            &["sh", "-c", "exec ./tick"],
+            &["bash", "-lc", "./tick"],
+            &["python3", "tick.py"],
+            &["python3", "-m", "mytick"],
+            &["node", "-e", "x"],
+            &["htop"],
+        ] {
+            assert_eq!(reads_commands_from_stdin(&argv(given)), None, "{given:?}");
+        }
     }
 
     #[test]
