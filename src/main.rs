@@ -19,6 +19,16 @@ macro_rules! println {
     ($($arg:tt)*) => { $crate::output::out(&format!("{}\n", format_args!($($arg)*))) };
 }
 
+/// `eprintln!` for the whole CLI, as [`print!`] above: a diagnostic that
+/// cannot be written (stderr closed, its reader gone) is dropped, never a
+/// panic.
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 mod check;
 mod cli;
 mod commands;

@@ -45,6 +45,14 @@ fn a_reader_that_goes_away_ends_a_command_quietly() {
     let out = run_into_a_closed_pipe(&host, &["describe", "nobody"]);
     assert_eq!(out.code, 1, "{out:#?}");
     assert!(out.stderr.contains("nobody"), "{out:#?}");
+    // ... and when its diagnostic cannot be written either.
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let refused = ["call", "counter", "incremnt", "--revision", "1"];
+    let mut cmd = host.command(&refused);
+    cmd.stderr(writer);
+    let out = run_prepared(cmd, &refused);
+    assert_eq!(out.code, 3, "{out:#?}");
 }
 
 /// The files in the runtime directory's `l/`, by name.
