@@ -294,9 +294,10 @@ pub struct CallArgs {
     /// The arguments, a JSON object.
     #[arg(value_name = "ARGS_JSON")]
     pub args: Option<String>,
-    /// The catalog revision the call was made against.
+    /// The catalog revision the call was made against (`tickloop describe
+    /// ID` shows it); a call without one is refused, naming the current.
     #[arg(long)]
-    pub revision: String,
+    pub revision: Option<String>,
 }
 
 #[derive(Args)]

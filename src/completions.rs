@@ -1,5 +1,5 @@
-//! Shell completions (`tickloop completions bash|zsh|fish`, clap_complete),
-//! the man page (`tickloop man`, clap_mangen), and `tickloop __complete-ids`,
+//! Shell completions (`tickloop completions bash|zsh|fish`, clap_complete)
+//! and `tickloop __complete-ids`,
 //! which the completions run to offer instance ids: it asks a running
 //! tickhost, never starts one, and waits at most a second.
 
@@ -128,15 +128,6 @@ fn fish_ids() -> String {
         "# Instance ids, asked of a running tickhost (completing never starts it).\n\
          complete -c tickloop -n '__fish_seen_subcommand_from {subcommands}' -f -a '(command tickloop __complete-ids 2>/dev/null)'\n"
     )
-}
-
-/// The roff man page `tickloop.1`.
-pub fn man_page(command: clap::Command) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    clap_mangen::Man::new(command)
-        .render(&mut out)
-        .context("cannot render the man page")?;
-    Ok(out)
 }
 
 /// `tickloop __complete-ids`: every instance id, one a line, when a

@@ -280,6 +280,25 @@ fn launchers(runtime: &Path) -> Vec<Check> {
     let mut checks = Vec::new();
     let mut live = 0;
     for path in records {
+        match kept_after_end(&path) {
+            // An ended instance's last screen or activity: in use until
+            // `tickloop close` forgets it.
+            Some(record) if record.exists() => continue,
+            Some(record) => {
+                checks.push(Check::problem(
+                    name,
+                    Status::Warning,
+                    format!(
+                        "{} was kept for an instance no longer recorded ({} is gone)",
+                        path.display(),
+                        record.display()
+                    ),
+                    format!("remove {}", path.display()),
+                ));
+                continue;
+            }
+            None => {}
+        }
         let record: LauncherRecord = match std::fs::read_to_string(&path)
             .map_err(|e| e.to_string())
             .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
@@ -317,6 +336,22 @@ fn launchers(runtime: &Path) -> Vec<Check> {
         checks.push(Check::ok(name, format!("{live} recorded, none lost")));
     }
     checks
+}
+
+/// For `l/STEM.screen.json` or `l/STEM.activity.json` (what an ended
+/// instance leaves beside its record), that record, `l/STEM.json`; `None`
+/// for any other file. (An instance named `x.screen` has the record
+/// `l/KIND-x.screen.json`: a record it is when it reads as one.)
+fn kept_after_end(path: &Path) -> Option<std::path::PathBuf> {
+    let file = path.file_name()?.to_str()?;
+    let stem = file
+        .strip_suffix(".screen.json")
+        .or_else(|| file.strip_suffix(".activity.json"))?;
+    let is_record = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| serde_json::from_str::<LauncherRecord>(&text).ok())
+        .is_some();
+    (!is_record).then(|| path.with_file_name(format!("{stem}.json")))
 }
 
 /// Each package's prerequisites, and packages that could not be read.

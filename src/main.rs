@@ -5,6 +5,30 @@
 //! The command line is [`cli`]; [`run`] only dispatches each command to its
 //! module under [`commands`] (or [`loop_cli`], [`herdr_cli`]).
 
+/// `print!` for the whole CLI (a macro defined before the modules is the
+/// one they use): stdout through [`output::out`], so a reader that went
+/// away (`tickloop completions bash | head`) ends the command quietly
+/// rather than with std's panic and exit 101.
+macro_rules! print {
+    ($($arg:tt)*) => { $crate::output::out(&format!($($arg)*)) };
+}
+
+/// `println!` for the whole CLI, as [`print!`] above.
+macro_rules! println {
+    () => { $crate::output::out("\n") };
+    ($($arg:tt)*) => { $crate::output::out(&format!("{}\n", format_args!($($arg)*))) };
+}
+
+/// `eprintln!` for the whole CLI, as [`print!`] above: a diagnostic that
+/// cannot be written (stderr closed, its reader gone) is dropped, never a
+/// panic.
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 mod check;
 mod cli;
 mod commands;
@@ -12,11 +36,13 @@ mod completions;
 mod doctor;
 mod herdr_cli;
 mod loop_cli;
+mod man_page;
 mod new;
 mod output;
 mod recording;
 mod remote_cli;
 mod target;
+mod text;
 mod version;
 
 use anyhow::{Context, Result};
@@ -102,14 +128,25 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
         Command::Replay(args) => commands::recordings::replay(args, json),
         Command::List => instances::list(t, json),
         Command::Describe { id } => {
-            commands::answer(t, ClientRequest::Describe { instance: id }, json)
+            let human = |v: &serde_json::Value| text::describe(&id, v);
+            let request = ClientRequest::Describe {
+                instance: id.clone(),
+            };
+            commands::answer_as(t, request, json, human)
         }
-        Command::Read { id } => commands::answer(t, ClientRequest::Read { instance: id }, json),
+        Command::Read { id } => {
+            commands::answer_as(t, ClientRequest::Read { instance: id }, json, text::read)
+        }
         Command::Call(args) => call::run(t, args, json),
-        Command::Watch { ids, interval } => instances::watch(t, ids, interval),
+        Command::Watch { ids, interval } => instances::watch(t, ids, interval, json),
         Command::Screen { id, history } => instances::screen(t, id, history, forced_json),
         Command::Input { id, text } => {
-            commands::answer(t, ClientRequest::Input { instance: id, text }, json)
+            let human = |v: &serde_json::Value| text::input(&id, v);
+            let request = ClientRequest::Input {
+                instance: id.clone(),
+                text,
+            };
+            commands::answer_as(t, request, json, human)
         }
         Command::Attach { id, detach_key } => {
             commands::views::attach(t, &id, detach_key.as_deref())
@@ -125,8 +162,15 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             close,
         } => approvals::set_policy(t, id, [policy, input, close], json),
         Command::Activity { id, follow } => activity::run(t, id, follow, json),
-        Command::Close { id } => commands::answer(t, ClientRequest::Close { instance: id }, json),
-        Command::Reload { id } => commands::answer(t, ClientRequest::Reload { instance: id }, json),
+        Command::Close { id } => {
+            commands::answer_as(t, ClientRequest::Close { instance: id }, json, text::close)
+        }
+        Command::Reload { id } => commands::answer_as(
+            t,
+            ClientRequest::Reload { instance: id },
+            json,
+            text::reload,
+        ),
         Command::Shutdown => instances::shutdown(t, json),
         Command::Packages { path: Some(name) } => packages::path(&name, forced_json),
         Command::Packages { path: None } => packages::list(t, json),

@@ -48,14 +48,20 @@ impl CliError {
     pub fn report(&self, json: bool) {
         let mut stderr = std::io::stderr().lock();
         if self.kind == "open_failed" {
-            let _ = writeln!(stderr, "open failed: {}", self.message);
+            let _ = writeln!(stderr, "tickloop: open failed: {}", self.message);
             let screen = self
                 .data
                 .as_ref()
                 .and_then(|d| d.get("screen"))
                 .and_then(Value::as_str)
                 .unwrap_or("");
-            let _ = writeln!(stderr, "screen: {screen}");
+            // What the program showed before it failed, when it showed anything.
+            if !screen.trim().is_empty() {
+                let _ = writeln!(stderr, "its screen showed:");
+                for line in screen.trim_end().lines() {
+                    let _ = writeln!(stderr, "  {line}");
+                }
+            }
         } else {
             let _ = writeln!(stderr, "tickloop: {}", self.message);
         }
@@ -65,7 +71,10 @@ impl CliError {
                 "message": self.message,
                 "data": self.data,
             }});
-            print_json(&value);
+            // Not [`print_json`]: a reader gone must not turn the error's
+            // exit code into 0.
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(stdout, "{value}").and_then(|()| stdout.flush());
         }
     }
 }
@@ -78,18 +87,35 @@ pub fn kind_name(kind: ErrorKind) -> String {
         .unwrap_or_else(|| "internal".to_string())
 }
 
-/// Prints one JSON value on one line. False when stdout is gone.
+/// Writes `bytes` to stdout and flushes. When its reader went away
+/// (`tickloop man | head`), the command ends here, quietly, with exit 0:
+/// what it was printing is no longer wanted. Other errors are returned.
+pub fn write_stdout(bytes: &[u8]) -> std::io::Result<()> {
+    let written = {
+        let mut stdout = std::io::stdout().lock();
+        stdout.write_all(bytes).and_then(|()| stdout.flush())
+    };
+    match written {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        other => other,
+    }
+}
+
+/// Prints `text` as it is ([`write_stdout`]); what `print!` and
+/// `println!` do in this crate (main.rs).
+pub fn out(text: &str) {
+    let _ = write_stdout(text.as_bytes());
+}
+
+/// Prints one JSON value on one line. False when stdout fails.
 pub fn print_json(value: &Value) -> bool {
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{value}")
-        .and_then(|()| stdout.flush())
-        .is_ok()
+    write_stdout(format!("{value}\n").as_bytes()).is_ok()
 }
 
 /// Prints a JSON value for a person: indented.
 pub fn print_pretty(value: &Value) {
     let text = serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string());
-    let _ = writeln!(std::io::stdout().lock(), "{text}");
+    out(&format!("{text}\n"));
 }
 
 /// Prints `value` as JSON, or as `human` text on a terminal.
@@ -110,10 +136,9 @@ pub fn show_pretty(value: &Value, json: bool) {
     }
 }
 
-/// Prints one line; `false` when stdout is gone.
+/// Prints one line; `false` when stdout fails.
 pub fn print_line(line: &str) -> bool {
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{line}").and_then(|()| out.flush()).is_ok()
+    write_stdout(format!("{line}\n").as_bytes()).is_ok()
 }
 
 /// An interrupt ends a command that prints lines until it is stopped

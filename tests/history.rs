@@ -162,9 +162,16 @@ fn attach_scrolls_back_with_shift_page_up_and_any_key_returns_to_live() {
     );
     tmux.send_keys(&["S-NPage"]);
     tmux.wait_text("[43/72]");
-    // A typed key returns to live and reaches the program (cat echoes it).
-    tmux.type_text("x");
+    // A typed key returns to live and goes no further, as the key that
+    // leaves tmux's copy mode; the next one reaches the program (cat
+    // echoes it).
+    tmux.type_text("q");
     let live = tmux.wait_text("bottom-line");
     assert!(!live.contains("/72]"), "{live}");
-    host.wait_screen("shell:scroll", "x");
+    tmux.type_text("x");
+    let echoed = host.wait_screen("shell:scroll", "x");
+    assert!(
+        !echoed.lines().any(|l| l.contains('q')),
+        "the key that left scrollback reached the program: {echoed}"
+    );
 }

@@ -18,13 +18,13 @@ fn open_fails(mode: &str) -> (String, String) {
     let mut lines = out.stderr.lines();
     let first = lines.next().unwrap_or_default();
     assert!(
-        first.starts_with("open failed: "),
-        "stderr must start with `open failed: REASON`: {:?}",
+        first.starts_with("tickloop: open failed: "),
+        "stderr must start with `tickloop: open failed: REASON`: {:?}",
         out.stderr
     );
     assert!(
-        out.stderr.lines().any(|l| l.starts_with("screen: ")),
-        "stderr must show `screen: ...`: {:?}",
+        out.stderr.lines().any(|l| l == "its screen showed:"),
+        "stderr must show `its screen showed:` and the lines: {:?}",
         out.stderr
     );
     let screen = err["data"]["screen"]
@@ -65,7 +65,7 @@ fn wrong_protocol_version_fails_with_the_exact_message() {
     assert!(message.contains(reason), "message: {message:?}");
     assert_eq!(
         stderr.lines().next().unwrap(),
-        format!("open failed: {reason}")
+        format!("tickloop: open failed: {reason}")
     );
 }
 

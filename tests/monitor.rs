@@ -248,10 +248,16 @@ fn the_overlay_scrolls_the_ticks_history_and_a_key_returns_to_live() {
     });
     assert!(back.contains("hist-"), "{back}");
     assert!(host.screen("shell:hist").contains("bottom-line"));
-    // A key returns to live and reaches the program.
-    tmux.type_text("z");
+    // A key returns to live and goes no further; the next reaches the
+    // program.
+    tmux.type_text("q");
     tmux.wait_text("bottom-line");
-    host.wait_screen("shell:hist", "z");
+    tmux.type_text("z");
+    let echoed = host.wait_screen("shell:hist", "z");
+    assert!(
+        !echoed.lines().any(|l| l.contains('q')),
+        "the key that left scrollback reached the program: {echoed}"
+    );
 }
 
 #[test]
@@ -272,7 +278,7 @@ fn a_program_that_ends_while_shown_leaves_its_last_output_in_the_overlay() {
 }
 
 #[test]
-fn the_list_previews_filters_asks_before_closing_and_says_restart_is_missing() {
+fn the_list_previews_filters_asks_before_closing_and_says_what_r_reloads() {
     let host = Host::new();
     open_two(&host);
     let tmux = Tmux::start(&host, 120, 30, &monitor_command());
@@ -314,9 +320,10 @@ fn the_list_previews_filters_asks_before_closing_and_says_restart_is_missing() {
         (s.lines().any(|l| l.starts_with(COUNTER)) && !s.contains("filter /")).then_some(())
     });
 
-    // r says restarting is not there yet, rather than pretending.
+    // r reloads an artifact only; for a shell it says what else to do,
+    // without contradicting the list.
     tmux.send_keys(&["r"]);
-    tmux.wait_text("restart is not available yet");
+    tmux.wait_text("shell:sh is not one: x closes it");
 
     // x asks first: any key but y keeps the instance.
     tmux.send_keys(&["x"]);
@@ -334,7 +341,7 @@ fn the_list_previews_filters_asks_before_closing_and_says_restart_is_missing() {
     tmux.send_keys(&["x"]);
     tmux.wait_text("forget (it has ended) shell:sh?");
     tmux.send_keys(&["y"]);
-    tmux.wait_text("1 instances, 1 running");
+    tmux.wait_text("1 instance, 1 running");
     assert!(host.entry(SHELL).is_none());
     tmux.send_keys(&["q"]);
     tmux.wait_text("ATTACH-EXIT 0");
@@ -417,6 +424,92 @@ fn i_shows_the_selected_instance_s_activity_over_the_list() {
         let s = tmux.capture();
         (!s.contains("activity · hosted:counter") && s.contains("Tickloop Monitor")).then_some(())
     });
+    tmux.send_keys(&["q"]);
+    tmux.wait_text("ATTACH-EXIT 0");
+}
+
+#[test]
+fn quitting_after_an_attach_gives_the_shell_its_screen_back() {
+    let host = Host::new();
+    host.open_sh("full", "echo ready-$((6*7)); exec cat", "ready-42");
+    // What the shell showed before the Monitor must be there after it.
+    let command = format!("echo shell-line-before; {}", monitor_command());
+    let tmux = Tmux::start(&host, 100, 30, &command);
+    tmux.wait_text("shell:full");
+    tmux.send_keys(&["a"]);
+    wait_views(&host, "shell:full", 1);
+    tmux.wait_text("ready-42");
+    tmux.send_keys(&["C-\\", "d"]);
+    tmux.wait_text("back from shell:full");
+    wait_views(&host, "shell:full", 0);
+    // Back from the attach, the Monitor is on the alternate screen again.
+    assert_eq!(pane_flag(&tmux, "alternate_on"), "1");
+    tmux.send_keys(&["q"]);
+    let screen = tmux.wait_text("ATTACH-EXIT 0");
+    assert_eq!(pane_flag(&tmux, "alternate_on"), "0");
+    assert!(screen.contains("shell-line-before"), "{screen}");
+    assert!(!screen.contains("Tickloop Monitor"), "{screen}");
+    assert!(!screen.contains("back from"), "{screen}");
+}
+
+#[test]
+fn question_mark_lists_every_key_whole_at_120_and_60_columns() {
+    let host = Host::new();
+    open_two(&host);
+    for (cols, rows) in [(120, 30), (60, 24)] {
+        let tmux = Tmux::start(&host, cols, rows, &monitor_command());
+        tmux.wait_text(SHELL);
+        tmux.send_keys(&["?"]);
+        let screen = tmux.wait_text("any key closes this");
+        for (key, what) in [
+            ("/", "filter as you type; Esc clears it"),
+            ("p", "show or hide the preview"),
+            ("q  ctrl+c", "quit"),
+            ("r", "reload an artifact: (its current file)"),
+        ] {
+            let line = screen
+                .lines()
+                .find(|l| l.contains(what))
+                .unwrap_or_else(|| panic!("{what:?} not shown at {cols}x{rows}:\n{screen}"));
+            assert!(line.contains(key), "{line}");
+        }
+        // Any key closes it, and does nothing else.
+        tmux.send_keys(&["q"]);
+        wait_for("the keys to close", || {
+            let s = tmux.capture();
+            (!s.contains("any key closes this") && s.contains("Tickloop Monitor")).then_some(())
+        });
+        // The overlay's keys, the prefix then ?.
+        tmux.send_keys(&["Enter"]);
+        tmux.wait_text("closes the overlay (it goes on)");
+        tmux.send_keys(&["C-\\", "?"]);
+        let screen = tmux.wait_text("keys of the overlay");
+        assert!(
+            screen.contains("close the overlay; the program goes on"),
+            "{screen}"
+        );
+        tmux.send_keys(&["Space"]);
+        wait_for("the overlay's keys to close", || {
+            (!tmux.capture().contains("keys of the overlay")).then_some(())
+        });
+        tmux.send_keys(&["C-\\", "d"]);
+        tmux.wait_text("detached from");
+        tmux.send_keys(&["q"]);
+        tmux.wait_text("ATTACH-EXIT 0");
+    }
+}
+
+#[test]
+fn r_reloads_an_artifact_from_the_list() {
+    let host = Host::new();
+    // The counter Tick is a file with a shebang: an artifact as it is.
+    let opened = host.ok(&["open", "--artifact", &tick("counter.py"), "--id", "art"]);
+    assert_eq!(opened["generation"], 1, "{opened}");
+    let tmux = Tmux::start(&host, 100, 30, &monitor_command());
+    tmux.wait_text("artifact:art");
+    tmux.send_keys(&["r"]);
+    tmux.wait_text("artifact:art reloaded: generation 2");
+    assert_eq!(host.entry("artifact:art").expect("listed")["generation"], 2);
     tmux.send_keys(&["q"]);
     tmux.wait_text("ATTACH-EXIT 0");
 }

@@ -37,12 +37,9 @@ pub fn completions(shell: completions::Shell) -> Result<i32> {
 
 /// `man`: the man page (roff) on stdout.
 pub fn man() -> Result<i32> {
-    use std::io::Write;
-    let page = completions::man_page(
+    let page = crate::man_page::render(
         Cli::command().version(&*Box::leak(version::line().into_boxed_str())),
     )?;
-    std::io::stdout()
-        .write_all(&page)
-        .context("cannot write the man page")?;
+    crate::output::write_stdout(&page).context("cannot write the man page")?;
     Ok(0)
 }

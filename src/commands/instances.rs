@@ -2,7 +2,7 @@
 //! (`list`, `describe`, `read`, `screen`, `input`, `close`, `reload`),
 //! `watch` (a stream of deliveries) and `shutdown`.
 
-use crate::output::{self, exit_0_at_interrupt, print_json, show, show_pretty, CliError};
+use crate::output::{self, exit_0_at_interrupt, print_json, show, CliError};
 use crate::target::Target;
 use anyhow::{Context, Result};
 use serde_json::json;
@@ -20,7 +20,7 @@ pub fn list(target: &Target, json: bool) -> Result<i32> {
 /// only when asked.
 pub fn screen(target: &Target, id: String, history: usize, forced_json: bool) -> Result<i32> {
     let value = target.simple(ClientRequest::Screen {
-        instance: id,
+        instance: id.clone(),
         history,
     })?;
     if forced_json {
@@ -28,12 +28,18 @@ pub fn screen(target: &Target, id: String, history: usize, forced_json: bool) ->
     } else {
         print!("{}", output::screen_text(&value));
     }
+    if value["ended"] == true {
+        // On stderr: stdout is the screen, as the contract has it.
+        eprintln!(
+            "tickloop: {id} has ended; this is its last screen (`tickloop close {id}` forgets it)"
+        );
+    }
     Ok(0)
 }
 
-/// `watch ID...`: prints each event as one JSON line until every instance
-/// ended.
-pub fn watch(target: &Target, ids: Vec<String>, interval: u64) -> Result<i32> {
+/// `watch ID...`: prints each event as one JSON line (a line of text on a
+/// terminal) until every instance ended.
+pub fn watch(target: &Target, ids: Vec<String>, interval: u64, json: bool) -> Result<i32> {
     let mut client = target.connect()?;
     exit_0_at_interrupt();
     client.watch(ids, interval).map_err(|e| target.lost(e))?;
@@ -45,7 +51,12 @@ pub fn watch(target: &Target, ids: Vec<String>, interval: u64) -> Result<i32> {
                     WatchEvent::Ended(e) => serde_json::to_value(e),
                 }
                 .context("cannot encode a watch event")?;
-                if !print_json(&value) {
+                let printed = if json {
+                    print_json(&value)
+                } else {
+                    output::print_line(&crate::text::watch_event(&value))
+                };
+                if !printed {
                     // Whoever read our output is gone.
                     return Ok(0);
                 }
@@ -61,9 +72,10 @@ pub fn shutdown(target: &Target, json: bool) -> Result<i32> {
     let mut client = match target.connect_running() {
         Ok(client) => client,
         Err(e) if e.is_not_running() => {
-            show_pretty(
+            show(
                 &json!({"shutdown": true, "closed": 0, "was_running": false}),
                 json,
+                crate::text::shutdown,
             );
             return Ok(0);
         }
@@ -74,7 +86,7 @@ pub fn shutdown(target: &Target, json: bool) -> Result<i32> {
         .map_err(|e| target.lost(e))?
     {
         ClientReply::Ok(value) => {
-            show_pretty(&value, json);
+            show(&value, json, crate::text::shutdown);
             Ok(0)
         }
         ClientReply::Error(e) => Err(CliError::from_reply(e).into()),

@@ -16,15 +16,33 @@ pub mod packages;
 pub mod recordings;
 pub mod views;
 
-use crate::output::show_pretty;
 use crate::target::Target;
 use anyhow::Result;
+use serde_json::Value;
 use tickloop_proto::wire::ClientRequest;
 
-/// `describe`, `read`, `input`, `close`, `reload`, `approve`, ...: sends
-/// `request` and prints its answer (indented on a terminal).
+/// `approve`, `refuse`, `approve-policy`: sends `request` and prints its
+/// answer (indented on a terminal).
 pub fn answer(target: &Target, request: ClientRequest, json: bool) -> Result<i32> {
     let value = target.simple(request)?;
-    show_pretty(&value, json);
+    crate::output::show_pretty(&value, json);
+    Ok(0)
+}
+
+/// `describe`, `read`, `input`, `close`, `reload`: sends `request` and
+/// prints its answer, as JSON or, on a terminal, as `human` makes it (the
+/// functions of [`crate::text`]).
+pub fn answer_as(
+    target: &Target,
+    request: ClientRequest,
+    json: bool,
+    human: impl Fn(&Value) -> String,
+) -> Result<i32> {
+    let value = target.simple(request)?;
+    if json {
+        crate::output::print_json(&value);
+    } else {
+        crate::output::out(&human(&value));
+    }
     Ok(0)
 }

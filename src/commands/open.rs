@@ -39,11 +39,16 @@ pub fn run(target: &Target, args: OpenArgs, json: bool) -> Result<i32> {
         agent_input: args.agent_input.as_deref().and_then(ApprovalPolicy::parse),
         agent_close: args.agent_close.as_deref().and_then(ApprovalPolicy::parse),
     };
-    let value = match &target.host {
-        Some(host) => open_remote(target, host, args, history, consent)?,
+    let (value, approve) = match &target.host {
+        Some(host) => (open_remote(target, host, args, history, consent)?, approve),
         None => open_here(target, args, history, consent)?,
     };
     show(&value, json, output::open_text);
+    if !json {
+        if let Some(line) = approval_line(approve, &value) {
+            output::out(&line);
+        }
+    }
     Ok(0)
 }
 
@@ -53,6 +58,56 @@ struct Consent {
     approve: Option<ApprovalPolicy>,
     agent_input: Option<ApprovalPolicy>,
     agent_close: Option<ApprovalPolicy>,
+}
+
+/// For a person: who approves the new instance's mutating calls, when not
+/// everyone (`--approve ask|deny`, or the package's policy).
+fn approval_line(approve: Option<ApprovalPolicy>, opened: &Value) -> Option<String> {
+    let id = opened["id"].as_str().unwrap_or("it");
+    match approve? {
+        ApprovalPolicy::Auto => None,
+        ApprovalPolicy::Ask => Some(format!(
+            "approve ask: each mutating call waits for a person, in the Monitor or with \
+             `tickloop approve {id} CALL` (`tickloop approvals` lists them)\n"
+        )),
+        ApprovalPolicy::Deny => Some(format!(
+            "approve deny: mutating calls are refused; `tickloop approve-policy {id} ask` \
+             lets a person decide instead\n"
+        )),
+    }
+}
+
+/// A failed open of the package `package` (`args`: the ARGs given after
+/// `--`): the launcher's advice to use `--shell` does not fit a package,
+/// which is a Tick; without ARGs, how its SKILL.md opens it does.
+fn package_failure(
+    error: anyhow::Error,
+    package: &tickloop_packages::Package,
+    args: &[String],
+) -> anyhow::Error {
+    let mut failure = match error.downcast::<CliError>() {
+        Ok(failure) => failure,
+        Err(other) => return other,
+    };
+    if failure.kind != "open_failed" {
+        return failure.into();
+    }
+    if let Some(cut) = launcher::instance::not_a_tick::hint_start(&failure.message) {
+        failure.message.truncate(cut);
+    }
+    if args.is_empty() {
+        let shown = format!("tickloop open --package {}", package.name);
+        let example = package
+            .body
+            .split('`')
+            .find(|quoted| quoted.starts_with(&format!("{shown} ")))
+            .map_or_else(|| format!("{shown} -- ARG..."), str::to_string);
+        failure.message.push_str(&format!(
+            "; the package {} may need arguments after `--`: its SKILL.md opens it as `{example}`",
+            package.name
+        ));
+    }
+    failure.into()
 }
 
 /// The lines of history: `--history`, else the settings file's, else the
@@ -82,28 +137,38 @@ fn history(given: Option<usize>) -> Result<usize> {
 /// Opens on this machine: the package's or artifact's program, in the
 /// right directory, with the caller's environment; then shows it in Herdr
 /// when asked.
-fn open_here(target: &Target, args: OpenArgs, history: usize, consent: Consent) -> Result<Value> {
+fn open_here(
+    target: &Target,
+    args: OpenArgs,
+    history: usize,
+    consent: Consent,
+) -> Result<(Value, Option<ApprovalPolicy>)> {
     let mut approve = consent.approve;
     let record = args
         .record
         .as_deref()
         .map(recording::new_file)
         .transpose()?;
-    let package = args.package.clone();
-    let argv = match args.package {
+    let package_error = |e: tickloop_packages::PackageError| {
+        let kind = match e {
+            tickloop_packages::PackageError::NotFound { .. } => "bad_request",
+            _ => "open_failed",
+        };
+        CliError::new(kind, e.to_string(), 1)
+    };
+    let package = args
+        .package
+        .as_deref()
+        .map(tickloop_packages::find)
+        .transpose()
+        .map_err(package_error)?;
+    let package_args = args.argv.clone();
+    let argv = match &package {
         None => args.argv,
-        Some(package) => tickloop_packages::find(&package)
-            .and_then(|p| {
-                approve = approve.or(p.approve);
-                p.launch_argv(&args.argv)
-            })
-            .map_err(|e| {
-                let kind = match e {
-                    tickloop_packages::PackageError::NotFound { .. } => "bad_request",
-                    _ => "open_failed",
-                };
-                CliError::new(kind, e.to_string(), 1)
-            })?,
+        Some(p) => {
+            approve = approve.or(p.approve);
+            p.launch_argv(&args.argv).map_err(package_error)?
+        }
     };
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let artifact = match args.artifact {
@@ -139,20 +204,23 @@ fn open_here(target: &Target, args: OpenArgs, history: usize, consent: Consent) 
             env: tickloop_client::caller_env(),
             history: Some(history),
             approve,
-            package,
+            package: args.package.clone(),
             owner: None,
             agent_input: consent.agent_input,
             agent_close: consent.agent_close,
             record,
         },
     });
-    let mut value = target.simple(request)?;
+    let mut value = target.simple(request).map_err(|e| match &package {
+        Some(p) => package_failure(e, p, &package_args),
+        None => e,
+    })?;
     let ctx = view_herdr::Ctx {
         runtime: target.runtime.clone(),
         exe: target.exe.clone(),
     };
     herdr_cli::show_opened(args.view, &ctx, &mut value)?;
-    Ok(value)
+    Ok((value, approve))
 }
 
 /// `--artifact PATH` made absolute, when it is a file, no PROGRAM is given

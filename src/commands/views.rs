@@ -24,10 +24,24 @@ pub fn attach(target: &Target, id: &str, detach_key: Option<&str>) -> Result<i32
                 format!("the ssh connection to {host} was lost while attached ({e}); {id} is untouched there: attach again"),
                 CONNECTION_LOST,
             ),
+            (AttachError::Lost(_) | AttachError::Connect { .. }, None) => ended_meanwhile(target, id)
+                .unwrap_or_else(|| CliError::new(e.kind(), e.to_string(), 1)),
             _ => CliError::new(e.kind(), e.to_string(), 1),
         },
     )?;
     Ok(0)
+}
+
+/// A launcher lost at once: the instance may have ended just as the view
+/// came (its launcher going away); then that is what to say, and why.
+fn ended_meanwhile(target: &Target, id: &str) -> Option<CliError> {
+    let list = target.simple(ClientRequest::List).ok()?;
+    match view_monitor::attach_view::resolve(&target.runtime, id, &list) {
+        Err(ended @ AttachError::Ended(_)) => {
+            Some(CliError::new(ended.kind(), ended.to_string(), 1))
+        }
+        _ => None,
+    }
 }
 
 /// `monitor`, of `machines` (`None`: this one): one machine not reached is

@@ -133,7 +133,8 @@ pub fn decide(
         instance: held.instance.clone(),
         call: held.call.clone(),
         approve,
-        reason: (!approve).then(|| format!("refused in the {by}")),
+        // `by` says where it was refused; a reason would only repeat it.
+        reason: None,
         by: by.to_string(),
         host: None,
     };

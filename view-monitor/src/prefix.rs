@@ -190,9 +190,7 @@ impl Prefix {
     /// The keys, for `?` and the note shown after attaching.
     pub fn help(&self) -> String {
         let name = self.key.name();
-        format!(
-            "{name} then: d detach · {name} send {name} · m activity (Tab there: Monitor) · ? keys"
-        )
+        format!("{name} then: d detach · {name} sends it · m activity · ? keys")
     }
 
     /// The short reminder a view shows for a moment after attaching.

@@ -143,14 +143,19 @@ pub enum ScrollAction {
     /// Show the screen this many lines back (send `ViewEvent::Scroll`);
     /// the event is used up.
     Scroll(u32),
-    /// Back to the live screen (send `ViewEvent::Scroll { offset: 0 }`),
-    /// then send the event to the Tick: any typed key returns to live.
+    /// Back to the live screen (send `ViewEvent::Scroll { offset: 0 }`);
+    /// the key is used up, as tmux's copy mode uses the `q` that leaves
+    /// it: it does not reach the program (a `q`, an `r` would act there).
+    Live,
+    /// Back to the live screen, then send the event to the Tick: a paste
+    /// while scrolled back is not lost.
     LiveThenPass,
 }
 
 /// A view's position in the Tick's history: shift+PageUp/PageDown page
 /// through it, the mouse wheel scrolls it when the Tick does not take the
-/// mouse (or while already scrolled back), any other key returns to live.
+/// mouse (or while already scrolled back), any other key returns to live
+/// (and goes no further), a paste returns to live and goes to the Tick.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Scroller {
     pub offset: u32,
@@ -211,7 +216,11 @@ impl Scroller {
             return ScrollAction::Scroll(self.offset);
         }
         match event {
-            InputEvent::Key(_) | InputEvent::Paste(_) if scrolled => {
+            InputEvent::Key(_) if scrolled => {
+                self.offset = 0;
+                ScrollAction::Live
+            }
+            InputEvent::Paste(_) if scrolled => {
                 self.offset = 0;
                 ScrollAction::LiveThenPass
             }

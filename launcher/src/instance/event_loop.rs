@@ -10,6 +10,7 @@
 //! [`super::teardown`]), and the loop calls on it.
 
 use super::generations::{next_change, Generations, RELOADED};
+use super::not_a_tick::{with_hint, Probe};
 use super::process::{StdoutEvent, TickEvent, TickProcess};
 use super::report::{ReportFn, RunOutcome};
 use super::requests::{answer, Asked, Waiting};
@@ -31,8 +32,8 @@ use std::time::Duration;
 use tickloop_client::clock::{now_rfc3339, now_rfc3339_millis};
 use tickloop_proto::core::{Action, ClientToken, EndKind, Reply, SessionRequest};
 use tickloop_proto::wire::{
-    ApprovalPolicy, ClientKind, ClientReply, ConsentChange, EndInfo, ErrorKind, LaunchReport,
-    LaunchSpec, LauncherRequest, LauncherStatus,
+    ApprovalPolicy, ClientKind, ClientReply, ConsentChange, EndClass, EndInfo, ErrorKind,
+    LaunchReport, LaunchSpec, LauncherRequest, LauncherStatus,
 };
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
@@ -79,6 +80,8 @@ pub(super) struct Instance {
     generations: Option<Generations>,
     /// The thread writing `open --record FILE`, joined at the end.
     record_writer: Option<std::thread::JoinHandle<()>>,
+    /// Until a Tick first speaks the protocol: the signs that it is none.
+    probe: Probe,
 }
 
 impl Instance {
@@ -94,6 +97,7 @@ impl Instance {
     ) -> Instance {
         let tick = TickProcess::start(spawned);
         let session = TickSession::new(&spec);
+        let probe = Probe::new(!spec.program.shell && spec.program.artifact.is_none());
         // A plain program is up once it has run for SHELL_START_SETTLE.
         let ready_at = spec
             .program
@@ -126,6 +130,7 @@ impl Instance {
             changes_rx,
             generations,
             record_writer,
+            probe,
         };
         let status = instance.status();
         instance.publisher.first(status);
@@ -160,6 +165,7 @@ impl Instance {
             let reload_due = self.generations.as_ref().and_then(|g| g.reload_due());
             let restart_due = self.generations.as_ref().and_then(|g| g.restart_due());
             let output_due = self.publisher.output_due();
+            let probe_due = self.probe.due().filter(|_| self.ending.is_none());
             tokio::select! {
                 Some(change) = next_change(&mut self.generations) => {
                     if let Some(generations) = self.generations.as_mut() {
@@ -191,7 +197,17 @@ impl Instance {
                 _ = tokio::time::sleep(TEARDOWN_POLL), if self.ending.is_some() => {}
                 Ok(()) = self.views_rx.changed() => self.on_views(),
                 Ok(()) = self.title_rx.changed() => self.publisher.mark_dirty(),
-                Ok(()) = self.changes_rx.changed() => self.publisher.on_output(),
+                Ok(()) = self.changes_rx.changed() => {
+                    self.publisher.on_output();
+                    if self.probe.probing() && self.ending.is_none() {
+                        self.probe_screen().await;
+                    }
+                }
+                _ = sleep_until(probe_due), if probe_due.is_some() => {
+                    if let Some(why) = self.probe.verdict(Instant::now()) {
+                        self.not_a_tick(&why);
+                    }
+                }
                 _ = sleep_until(output_due), if output_due.is_some() => {
                     self.publisher.output_came_due();
                 }
@@ -386,6 +402,9 @@ impl Instance {
         match event {
             TickEvent::Stdout(Some(StdoutEvent::Bytes(bytes))) => {
                 self.term.recorder().from_tick(&bytes);
+                if let Some(why) = self.probe.stdout(&bytes) {
+                    return self.not_a_tick(&why);
+                }
                 if let Some(session) = self.session.get_mut() {
                     session.on_stdout(&bytes, now);
                 }
@@ -423,6 +442,7 @@ impl Instance {
             match action {
                 Action::Write(bytes) => {
                     self.term.recorder().to_tick(&bytes);
+                    self.probe.wrote(&bytes);
                     self.tick.write(bytes);
                 }
                 Action::Reply { client, reply } => self.on_reply(client, reply),
@@ -511,7 +531,34 @@ impl Instance {
 
     /// The instance is up: report Ready and write the record.
     fn initialized(&mut self) {
+        self.probe.stop();
         self.announce();
+    }
+
+    /// While a Tick has not spoken yet: what its terminal shows, for the
+    /// signs that it is none.
+    async fn probe_screen(&mut self) {
+        if let Some(screen) = self.term.screen(0).await {
+            self.probe.screen(&screen.lines, Instant::now());
+        }
+    }
+
+    /// The program is no Tick (`why`: what it did): its open fails now
+    /// rather than at the end of the initialization time.
+    fn not_a_tick(&mut self, why: &str) {
+        self.probe.stop();
+        let program = self
+            .spec
+            .program
+            .argv
+            .first()
+            .map_or("the program", String::as_str);
+        self.begin_end(EndInfo {
+            reason: format!("{program} {why}"),
+            kind: EndClass::InitFailed,
+            offending: None,
+            at: now_rfc3339(),
+        });
     }
 
     /// Publishes the status, then rewrites the record, answers the waiting
@@ -668,7 +715,15 @@ impl Instance {
         self.drain_actions();
         self.end_waiting(&ending.info().reason);
         let info = ending.into_info();
-        keep_last_screen(&self.term, &self.spec.socket, history_limit(&self.spec)).await;
+        // A Tick that never came up is a failed open: nothing of it stays
+        // (its screen goes with the report), so no file outlives it.
+        let came_up = self.report.is_none() || self.spec.program.shell;
+        if came_up {
+            keep_last_screen(&self.term, &self.spec.socket, history_limit(&self.spec)).await;
+        } else {
+            // Settled all the same, for the recordings below.
+            let _ = self.term.settled_screen(history_limit(&self.spec)).await;
+        }
         // The screen is settled: every recording has all the output.
         self.term.recorder().end(&info.reason);
         if let Some(writer) = self.record_writer.take() {
@@ -677,7 +732,9 @@ impl Instance {
         let activity = self
             .activity
             .record(&self.spec.instance, None, self.session.tools());
-        keep_activity(&self.spec.socket, &activity);
+        if came_up {
+            keep_activity(&self.spec.socket, &activity);
+        }
         let outcome = self.final_report(&info).await;
         self.farewell
             .finish(&info, &mut self.requests_rx, &self.spec.socket)
@@ -707,12 +764,17 @@ impl Instance {
             });
             RunOutcome::Ended(info.clone())
         } else if let Some(report) = self.report.take() {
-            // Never came up: a failed open, with what the Tick showed.
+            // Never came up: a failed open, with what the Tick showed, and
+            // how to open a terminal program when it never spoke.
             let screen = failed_open_screen(&self.term).await;
-            report(&LaunchReport::Failed {
-                reason: info.reason.clone(),
-                screen,
-            });
+            let exited = info.kind == EndClass::Exited && !self.probe.saw_sign();
+            let hint = self.probe.never_spoke() && !exited;
+            let reason = if hint && self.spec.program.artifact.is_none() {
+                with_hint(&info.reason, &self.spec.program.argv)
+            } else {
+                info.reason.clone()
+            };
+            report(&LaunchReport::Failed { reason, screen });
             RunOutcome::Failed(info.reason.clone())
         } else {
             self.ended = Some(info.clone());

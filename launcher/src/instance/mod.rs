@@ -14,10 +14,12 @@
 //! * `status`: the published status and the record file;
 //! * `generations`: an `artifact:` instance's generations;
 //! * `teardown`: ending the process group, and what is left after it;
+//! * `not_a_tick`: the signs that a program opened as a Tick is none;
 //! * `screen`: the screen's wire form; `report`: the launch report.
 
 mod event_loop;
 mod generations;
+pub mod not_a_tick;
 mod process;
 mod report;
 mod requests;
@@ -59,6 +61,18 @@ pub async fn run(spec: LaunchSpec, report: ReportFn) -> Result<RunOutcome, Launc
         Ok(RunOutcome::Failed(reason))
     };
 
+    // A shell or interpreter that would run the protocol's lines as its
+    // commands never starts.
+    let probed = !spec.program.shell && spec.program.artifact.is_none();
+    if let Some(why) = probed
+        .then(|| not_a_tick::reads_commands_from_stdin(&spec.program.argv))
+        .flatten()
+    {
+        return fail(
+            not_a_tick::open_as_shell(&why, &spec.program.argv),
+            String::new(),
+        );
+    }
     let listener = match socket::bind(&spec.socket) {
         Ok(listener) => listener,
         Err(e) => return fail(e.to_string(), String::new()),

@@ -170,7 +170,8 @@ async fn open_instance(
             catalog,
         } => (socket, (*status, catalog.map(|c| *c).unwrap_or_default())),
         LaunchReport::Failed { reason, screen } => {
-            files.remove_but_log();
+            // The reason and the screen say it all: no file stays.
+            files.remove();
             return Err(open_failed(reason, &screen));
         }
     };

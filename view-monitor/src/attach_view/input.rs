@@ -102,6 +102,11 @@ impl Session<'_> {
                 self.dirty = true;
                 return Ok(ControlFlow::Continue(()));
             }
+            render::ScrollAction::Live => {
+                let _ = self.channels.event_tx.send(ViewEvent::Scroll { offset: 0 });
+                self.dirty = true;
+                return Ok(ControlFlow::Continue(()));
+            }
             render::ScrollAction::LiveThenPass => {
                 let _ = self.channels.event_tx.send(ViewEvent::Scroll { offset: 0 });
                 self.dirty = true;

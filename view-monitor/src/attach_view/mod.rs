@@ -111,8 +111,14 @@ pub fn resolve(
         .unwrap_or(id)
         .to_string();
     if item.get("state").and_then(|v| v.as_str()) == Some("ended") {
+        let why = item
+            .pointer("/ended/reason")
+            .and_then(|v| v.as_str())
+            .map(|reason| format!(" ({reason})"))
+            .unwrap_or_default();
         return Err(AttachError::Ended(format!(
-            "{full} has ended; `tickloop list` shows why"
+            "{full} has ended{why}: nothing to attach to; `tickloop screen {full}` shows its \
+             last screen, `tickloop close {full}` forgets it"
         )));
     }
     let (kind, name) = tickloop_client::paths::parse_id(&full)

@@ -7,12 +7,12 @@
 //!
 //! Keys in the list: up/down or k/j select, Enter opens the overlay, `a`
 //! attaches full screen (`tickloop attach`, back to the Monitor at detach),
-//! `x` closes the instance after asking (forgets an ended one), `r` says
-//! that restarting is not there yet, `/` filters, `p` shows or hides the
+//! `x` closes the instance after asking (forgets an ended one), `r` reloads
+//! an `artifact:` instance, `/` filters, `p` shows or hides the
 //! preview, `?` lists the keys, Esc clears the filter, q or ctrl+c quits.
 //! In the overlay every key goes to the Tick except the prefix
 //! key ([`crate::prefix`], ctrl+\ unless configured, as in `tickloop
-//! attach`): then `d` closes the overlay (a detach: the Tick goes on), the
+//! attach`): then `d` closes the overlay (a detach: the program goes on), the
 //! prefix again sends it to the Tick, `?` lists the keys. When the Tick ends while shown, the overlay
 //! says why until a key closes it.
 //!
@@ -21,6 +21,7 @@
 //! every exit path: quitting, SIGTERM/SIGINT/SIGQUIT/SIGHUP, the terminal
 //! going away, panics.
 
+pub mod help;
 pub mod overlay;
 #[cfg(test)]
 mod snapshots;
@@ -52,14 +53,8 @@ pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// A burst of resizes reaches the Tick as one, this long after the last.
 const RESIZE_DEBOUNCE: Duration = Duration::from_millis(60);
 
-const LIST_KEYS: &str =
-    "Enter open · a attach · i activity · x close · / filter · p preview · ? · q quit";
-/// Every key of the list, for `?`.
-const LIST_HELP: &str = "↑↓/jk select · PgUp/PgDn g/G · Enter overlay · a attach full screen · \
-i what agents did · x close · r restart (not available yet) · / filter, Esc clears · p preview · q quit";
-/// What `r` says: nothing can be restarted yet.
-const NO_RESTART: &str = "restart is not available yet: Tickloop cannot restart an \
-artifact: or package instance (there are none); `tickloop open` starts a new one";
+/// The footer's reminder; `?` lists every key ([`help`]).
+const LIST_KEYS: &str = "Enter open · a attach · i activity · x close · ? keys · q quit";
 
 /// Why the Monitor could not run.
 #[derive(Debug, thiserror::Error)]
@@ -181,6 +176,7 @@ pub fn run(
             activity_at_start: activity,
             waiting: Vec::new(),
             prompt_whole: false,
+            help: None,
             size: (clamp(size.cols), clamp(size.rows)),
             mouse: MouseTracking::Off,
             prefix: Prefix::new(prefix),
@@ -422,6 +418,8 @@ struct Monitor {
     waiting: Vec<tickloop_proto::wire::HeldCall>,
     /// `v`: the prompt shows the arguments whole.
     prompt_whole: bool,
+    /// `?`: the keys shown (its title and the keys), until any key.
+    help: Option<(&'static str, Vec<help::KeyHelp>)>,
     size: (u16, u16),
     /// The mouse reporting the user's terminal has on.
     mouse: MouseTracking,
@@ -676,6 +674,9 @@ impl Monitor {
             if self.approval_key(key) {
                 return Flow::Go;
             }
+            if self.help.take().is_some() {
+                return Flow::Go;
+            }
         }
         if let Some((view, _)) = self.activity.as_mut() {
             if let InputEvent::Key(key) = &event {
@@ -752,7 +753,10 @@ impl Monitor {
                         self.close_overlay(Some(format!("detached from {id}; it goes on")));
                     }
                     PrefixAction::SendPrefix => overlay.send(self.prefix.key.as_view_key()),
-                    PrefixAction::Help => self.message = Some(self.prefix.help()),
+                    PrefixAction::Help => {
+                        let keys = help::overlay_keys(&self.prefix.key.name());
+                        self.help = Some(("keys of the overlay", keys));
+                    }
                     PrefixAction::Started | PrefixAction::Unknown | PrefixAction::Pass => {}
                 }
             }
@@ -824,9 +828,9 @@ impl Monitor {
                 self.preview_on = !self.preview_on;
                 self.retarget();
             }
-            KeyCode::Char('?') => self.message = Some(LIST_HELP.to_string()),
+            KeyCode::Char('?') => self.help = Some(("keys of the list", help::list_keys())),
             KeyCode::Char('i') if !ctrl => self.open_activity(),
-            KeyCode::Char('r') if !ctrl => self.message = Some(NO_RESTART.to_string()),
+            KeyCode::Char('r') if !ctrl => self.reload_selected(),
             KeyCode::Char('x') if !ctrl => {
                 if let Some(row) = self.rows.get(self.selected) {
                     let what = if row.ended.is_some() {
@@ -874,6 +878,49 @@ impl Monitor {
         });
     }
 
+    /// `r`: `tickloop reload ID` for an `artifact:` instance (its file's
+    /// current version starts), in the background; for any other, the
+    /// footer says what it can do instead.
+    fn reload_selected(&mut self) {
+        let Some(row) = self.rows.get(self.selected) else {
+            return;
+        };
+        let id = row.id.clone();
+        let Some((endpoint, raw)) = self.route(&id) else {
+            return;
+        };
+        let artifact = tickloop_client::paths::parse_id(&raw)
+            .is_some_and(|(kind, _)| kind == tickloop_client::paths::InstanceKind::Artifact);
+        if !artifact {
+            self.message = Some(format!(
+                "r reloads an artifact: instance (a Tick written as a file); {id} is not one: \
+                 x closes it, `tickloop open` starts another"
+            ));
+            return;
+        }
+        self.message = Some(format!("reloading {id}…"));
+        let tx = self.events_tx.clone();
+        let waker = self.waker.clone();
+        let poke = self.poke.clone();
+        std::thread::spawn(move || {
+            let text = match endpoint
+                .connect_running()
+                .and_then(|mut c| c.request(ClientRequest::Reload { instance: raw }))
+            {
+                Ok(ClientReply::Ok(v)) => match v.get("generation").and_then(Value::as_u64) {
+                    Some(generation) => format!("{id} reloaded: generation {generation}"),
+                    None => format!("{id} reloaded"),
+                },
+                Ok(ClientReply::Error(e)) => format!("cannot reload {id}: {}", e.message),
+                Ok(ClientReply::Call(_)) => format!("cannot reload {id}: an unexpected answer"),
+                Err(e) => format!("cannot reload {id}: {e}"),
+            };
+            let _ = tx.send(Event::Message(text));
+            let _ = poke.send(());
+            let _ = waker.wake();
+        });
+    }
+
     fn close_instance(&mut self, id: String, ended: bool) {
         self.message = Some(format!("closing {id}…"));
         let Some((endpoint, raw)) = self.route(&id) else {
@@ -910,6 +957,10 @@ impl Monitor {
     ) -> Result<(), MonitorError> {
         guard.set_mouse(MouseTracking::Off);
         self.mouse = MouseTracking::Off;
+        // Leave the alternate screen through termwiz, so it knows to enter
+        // it again afterwards: it writes nothing for a screen it believes
+        // it is still on, and the Monitor would then draw over the shell.
+        let _ = term.exit_alternate_screen();
         let _ = term.flush();
         guard.restore();
         // Its stderr (how it ended, or why it could not attach) becomes
@@ -1039,10 +1090,9 @@ impl Monitor {
                 overlay_footer = match (&o.stopped, message) {
                     (None, Some(message)) => message.clone(),
                     (None, None) => format!(
-                        "keys go to {} · {} d closes the overlay (the Tick goes on) · {} ? keys",
+                        "{p} d closes the overlay (it goes on) · {p} ? keys · keys go to {}",
                         o.id,
-                        self.prefix.key.name(),
-                        self.prefix.key.name()
+                        p = self.prefix.key.name(),
                     ),
                     (Some(_), _) => "any key closes the overlay".to_string(),
                 };
@@ -1076,6 +1126,10 @@ impl Monitor {
         }
         if let Some((view, _)) = &self.activity {
             crate::activity::draw(&mut surface, view, (self.clock)(), "", false);
+            cursor = None;
+        }
+        if let Some((title, keys)) = &self.help {
+            help::draw(&mut surface, title, keys);
             cursor = None;
         }
         if let Some(held) = self.waiting.first() {

@@ -233,7 +233,8 @@ impl Overlay {
     /// Sends an event to the Tick (dropped once stopped).
     /// Scrolls through history when `event` asks to (shift+PageUp/Down,
     /// the wheel); returns whether the event was used up. Any other key
-    /// while scrolled back returns to live and is passed on.
+    /// while scrolled back returns to live and is used up; a paste returns
+    /// to live and is passed on.
     pub fn scroll(&mut self, event: &InputEvent) -> bool {
         let Some(model) = self.model.as_ref() else {
             return false;
@@ -242,6 +243,10 @@ impl Overlay {
             render::ScrollAction::Pass => false,
             render::ScrollAction::Scroll(offset) => {
                 self.send(ViewEvent::Scroll { offset });
+                true
+            }
+            render::ScrollAction::Live => {
+                self.send(ViewEvent::Scroll { offset: 0 });
                 true
             }
             render::ScrollAction::LiveThenPass => {

@@ -36,7 +36,7 @@ fn rows() -> Vec<Row> {
          "last_update_at": "2026-11-29T20:59:48Z", "last_output_at": "2026-11-29T20:59:58Z",
          "pid": 4242, "argv": ["/usr/bin/python3", "counter.py"]},
         {"id": "hosted:todo-list-for-the-week", "kind": "example.todo", "title": "Todo: 3 open",
-         "state": "running", "ended": null, "seq": 7, "views": 0, "calls_in_flight": 0,
+         "state": "running", "ended": null, "seq": 7, "views": 0, "calls_in_flight": 0, "approvals_waiting": 1,
          "last_update_at": "2026-11-29T20:12:00Z", "last_output_at": "2026-11-29T20:12:00Z",
          "pid": 4300, "argv": ["/usr/bin/python3", "todo.py"]},
         {"id": "shell:bash", "kind": null, "title": "vim notes.md", "state": "running",

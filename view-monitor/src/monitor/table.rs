@@ -28,6 +28,8 @@ pub struct Row {
     /// When the program last wrote to its terminal (launchers that publish it).
     pub last_output_at: Option<OffsetDateTime>,
     pub calls_in_flight: u64,
+    /// Calls held for a person's approval (not yet sent to the Tick).
+    pub approvals_waiting: u64,
     pub views: u64,
     pub pid: Option<u64>,
     pub argv: Vec<String>,
@@ -70,6 +72,7 @@ impl Row {
             last_update_at: time(&entry.last_update_at),
             last_output_at: time(&entry.last_output_at),
             calls_in_flight: u64::from(entry.calls_in_flight),
+            approvals_waiting: u64::try_from(entry.approvals_waiting).unwrap_or(u64::MAX),
             views: u64::from(entry.views),
             pid: (entry.pid != 0).then_some(u64::from(entry.pid)),
             argv: entry.argv.clone(),
@@ -129,12 +132,14 @@ pub enum Col {
     /// Time since the program last wrote to its terminal.
     Active,
     Calls,
+    /// Calls waiting for a person's approval.
+    Approve,
     Views,
     State,
 }
 
 /// The columns, left to right.
-pub const COLUMNS: [Col; 9] = [
+pub const COLUMNS: [Col; 10] = [
     Col::Id,
     Col::Kind,
     Col::Title,
@@ -142,12 +147,14 @@ pub const COLUMNS: [Col; 9] = [
     Col::Updated,
     Col::Active,
     Col::Calls,
+    Col::Approve,
     Col::Views,
     Col::State,
 ];
 
 /// The order columns are dropped in when the terminal is too narrow for
-/// them all; ID and STATE never are.
+/// them all; ID and STATE never are. APPROVE is not in it: see
+/// [`drop_order`].
 pub const DROP_ORDER: [Col; 7] = [
     Col::Views,
     Col::Calls,
@@ -157,6 +164,19 @@ pub const DROP_ORDER: [Col; 7] = [
     Col::Title,
     Col::Active,
 ];
+
+/// [`DROP_ORDER`] with APPROVE: first while no call waits for approval,
+/// last (after ACTIVE) while one does, for the person looking.
+pub fn drop_order(rows: &[Row]) -> Vec<Col> {
+    let waiting = rows.iter().any(|r| r.approvals_waiting > 0);
+    let mut order = DROP_ORDER.to_vec();
+    if waiting {
+        order.push(Col::Approve);
+    } else {
+        order.insert(0, Col::Approve);
+    }
+    order
+}
 
 /// Text columns never get narrower than this unless the terminal itself is.
 const MIN_TEXT: usize = 5;
@@ -171,6 +191,7 @@ impl Col {
             Col::Updated => "UPDATED",
             Col::Active => "ACTIVE",
             Col::Calls => "CALLS",
+            Col::Approve => "APPROVE",
             Col::Views => "VIEWS",
             Col::State => "STATE",
         }
@@ -180,7 +201,7 @@ impl Col {
     pub fn numeric(self) -> bool {
         matches!(
             self,
-            Col::Seq | Col::Updated | Col::Active | Col::Calls | Col::Views
+            Col::Seq | Col::Updated | Col::Active | Col::Calls | Col::Approve | Col::Views
         )
     }
 
@@ -196,6 +217,7 @@ impl Col {
             Col::Active => age(r.last_output_at, now),
             // An ended instance has neither (its last status may still count them).
             Col::Calls => live(r, r.calls_in_flight),
+            Col::Approve => live(r, r.approvals_waiting),
             Col::Views => live(r, r.views),
             Col::State => r.state_text(),
         }
@@ -235,7 +257,7 @@ pub fn layout(rows: &[Row], cols: usize, now: OffsetDateTime) -> Layout {
     let total = |l: &Layout, f: &dyn Fn(Col, usize) -> usize| -> usize {
         l.iter().map(|&(c, w)| f(c, w)).sum::<usize>() + l.len().saturating_sub(1)
     };
-    for drop in DROP_ORDER {
+    for drop in drop_order(rows) {
         if total(&shown, &|c, w| c.comfortable(w)) <= cols {
             break;
         }
@@ -391,6 +413,11 @@ fn cell_attrs(r: &Row, col: Option<Col>, now: OffsetDateTime) -> CellAttributes 
             a.set_intensity(Intensity::Bold);
             a
         }
+        (Some(Col::Approve), Tone::Running) if r.approvals_waiting > 0 => {
+            let mut a = fg(AnsiColor::Yellow);
+            a.set_intensity(Intensity::Bold);
+            a
+        }
         (Some(Col::Kind), _) => fg(AnsiColor::Teal),
         (Some(Col::Id), _) => {
             let mut a = CellAttributes::default();
@@ -492,8 +519,10 @@ fn text_at(y: usize, attrs: CellAttributes, text: String) -> Vec<Change> {
 /// the right when there is room.
 fn title_line(view: &ListView, cols: usize) -> String {
     let left = format!(
-        " Tickloop Monitor · {} instances, {} running",
-        view.total, view.running
+        " Tickloop Monitor · {} instance{}, {} running",
+        view.total,
+        if view.total == 1 { "" } else { "s" },
+        view.running
     );
     let mut right = String::new();
     if let Some(f) = view.filter.filter(|f| !f.text.is_empty()) {
@@ -747,7 +776,15 @@ mod tests {
                 }
             }
         }
-        assert_eq!(dropped, DROP_ORDER.to_vec());
+        assert_eq!(dropped, drop_order(&r));
+        assert_eq!(dropped[0], Col::Approve);
+        // A call waiting for approval keeps its column to the last.
+        let mut waiting = rows();
+        waiting[0].approvals_waiting = 1;
+        let shown =
+            |cols| -> Vec<Col> { layout(&waiting, cols, now()).iter().map(|c| c.0).collect() };
+        assert_eq!(shown(34), vec![Col::Id, Col::Approve, Col::State]);
+        assert_eq!(drop_order(&waiting).last(), Some(&Col::Approve));
     }
 
     #[test]

@@ -1,0 +1,269 @@
+//! What a person reads on a terminal for the answers that are JSON for
+//! programs (docs/cli.md): `describe`, `read`, `call`, `input`, `close`,
+//! `reload`, `shutdown` and the lines of `watch`. Each function takes the JSON the command
+//! prints when piped, unchanged, and makes lines of text of it.
+
+use serde_json::Value;
+
+fn text(value: &Value) -> String {
+    match value {
+        Value::Null => "-".to_string(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// `value` as a person reads it: a string as it is, anything else as
+/// indented JSON.
+fn readable(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => serde_json::to_string_pretty(other).unwrap_or_else(|_| other.to_string()),
+    }
+}
+
+/// One tool's arguments from its `input_schema`: `amount: integer`, an
+/// optional one with `?`.
+fn arguments(schema: &Value) -> String {
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let Some(properties) = schema["properties"].as_object() else {
+        return String::new();
+    };
+    properties
+        .iter()
+        .map(|(name, property)| {
+            let kind = match &property["type"] {
+                Value::Null => "any".to_string(),
+                Value::Array(kinds) => kinds.iter().map(text).collect::<Vec<_>>().join("|"),
+                other => text(other),
+            };
+            let optional = if required.contains(&name.as_str()) {
+                ""
+            } else {
+                "?"
+            };
+            format!("{name}{optional}: {kind}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `describe ID`: what the Tick is, its revision, its tools and how to
+/// call one.
+pub fn describe(id: &str, v: &Value) -> String {
+    let mut out = format!(
+        "{id} — {} (kind {}), revision {}\n",
+        text(&v["title"]),
+        text(&v["kind"]),
+        text(&v["revision"])
+    );
+    if let Some(description) = v["description"].as_str().filter(|d| !d.is_empty()) {
+        out.push_str(&format!("{description}\n"));
+    }
+    let tools = v["tools"].as_array().cloned().unwrap_or_default();
+    if tools.is_empty() {
+        out.push_str("no tools\n");
+        return out;
+    }
+    out.push_str("tools:\n");
+    let heads: Vec<String> = tools
+        .iter()
+        .map(|t| format!("{}({})", text(&t["name"]), arguments(&t["input_schema"])))
+        .collect();
+    let width = heads.iter().map(|h| h.chars().count()).max().unwrap_or(0);
+    for (tool, head) in tools.iter().zip(&heads) {
+        let mark = if tool["mutates"] == true {
+            "mutates"
+        } else {
+            "reads  "
+        };
+        out.push_str(&format!(
+            "  {head:<width$}  {mark}  {}\n",
+            text(&tool["description"])
+                .lines()
+                .next()
+                .unwrap_or_default()
+        ));
+    }
+    let first = text(&tools[0]["name"]);
+    out.push_str(&format!(
+        "call one: tickloop call {id} {first} '{{...}}' --revision {}\n",
+        text(&v["revision"])
+    ));
+    out
+}
+
+/// `read ID`: the state's seq and time, then its data.
+pub fn read(v: &Value) -> String {
+    format!(
+        "seq {} · at {}\n{}\n",
+        text(&v["seq"]),
+        text(&v["at"]),
+        readable(&v["data"])
+    )
+}
+
+/// `call`'s result (exit 0): the Tick's answer.
+pub fn call_result(result: &Value) -> String {
+    format!("{}\n", readable(result))
+}
+
+/// `input ID TEXT`.
+pub fn input(id: &str, v: &Value) -> String {
+    let bytes = v["bytes"].as_u64().unwrap_or(0);
+    format!(
+        "typed {bytes} byte{} into {id}\n",
+        if bytes == 1 { "" } else { "s" }
+    )
+}
+
+/// `close ID`: how it ended, or that an ended one is forgotten.
+pub fn close(v: &Value) -> String {
+    let id = text(&v["id"]);
+    if v["forgotten"] == true {
+        return format!("{id} forgotten\n");
+    }
+    match v["ended"]["reason"].as_str() {
+        Some(reason) => format!("{id} ended: {reason}\n"),
+        None => format!("{id} closed\n"),
+    }
+}
+
+/// `shutdown`.
+pub fn shutdown(v: &Value) -> String {
+    if v["was_running"] == false {
+        return "tickhost was not running; nothing to close\n".to_string();
+    }
+    let closed = v["closed"].as_u64().unwrap_or(0);
+    format!(
+        "tickhost ended, after closing {closed} instance{}\n",
+        if closed == 1 { "" } else { "s" }
+    )
+}
+
+/// One line of `watch`: a delivery (instance, seq, how many updates it
+/// merges, its data on one line) or an end.
+pub fn watch_event(v: &Value) -> String {
+    let id = text(&v["instance"]);
+    if let Some(ended) = v.get("ended").filter(|e| !e.is_null()) {
+        return format!("{id} ended: {}", text(&ended["reason"]));
+    }
+    let merged = v["merged"].as_u64().unwrap_or(0);
+    let merged = if merged > 1 {
+        format!(" ({merged} updates)")
+    } else {
+        String::new()
+    };
+    let reloaded = match v.get("reloaded").and_then(Value::as_u64) {
+        Some(generation) => format!(" · reloaded, generation {generation}"),
+        None => String::new(),
+    };
+    let trimmed = if v["trimmed"] == true {
+        " · trimmed"
+    } else {
+        ""
+    };
+    format!(
+        "{} {id} seq {}{merged}{reloaded}{trimmed}: {}",
+        text(&v["at"]),
+        text(&v["seq"]),
+        v["data"]
+    )
+}
+
+/// `reload ID`: the artifact's new generation.
+pub fn reload(v: &Value) -> String {
+    let mut out = format!(
+        "reloaded {}: generation {}, {} (revision {})\n",
+        text(&v["id"]),
+        text(&v["generation"]),
+        text(&v["state"]),
+        text(&v["revision"])
+    );
+    if v["state"] == "failed" {
+        out.push_str(&format!(
+            "it failed: {}\nits screen shows why (`tickloop screen {}`)\n",
+            text(&v["failed"]),
+            text(&v["id"])
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn describe_puts_the_revision_first_and_a_line_per_tool() {
+        let v = json!({"title":"Counter","kind":"tickloop.counter","revision":"7",
+            "description":"One integer.",
+            "tools":[
+                {"name":"increment","mutates":true,"description":"Add `amount`.",
+                 "input_schema":{"type":"object","properties":{"amount":{"type":"integer"}}}},
+                {"name":"lines","mutates":false,"description":"The text.\nMore.",
+                 "input_schema":{"type":"object","required":["from"],
+                    "properties":{"from":{"type":"integer"},"grep":{"type":["string","null"]}}}}]});
+        let t = describe("hosted:c", &v);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(
+            lines[0],
+            "hosted:c — Counter (kind tickloop.counter), revision 7"
+        );
+        assert!(t.contains("increment(amount?: integer)"), "{t}");
+        assert!(
+            t.contains("lines(from: integer, grep?: string|null)"),
+            "{t}"
+        );
+        assert!(t.contains("mutates  Add `amount`."), "{t}");
+        assert!(!t.contains("More."), "{t}");
+        assert!(
+            t.contains("call one: tickloop call hosted:c increment '{...}' --revision 7"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn watch_lines_name_the_instance_and_seq() {
+        let delivery = json!({"instance":"hosted:c","seq":5,"at":"T","data":{"value":5},
+            "updates":3,"merged":2,"trimmed":false});
+        assert_eq!(
+            watch_event(&delivery),
+            r#"T hosted:c seq 5 (2 updates): {"value":5}"#
+        );
+        let ended = json!({"instance":"hosted:c","ended":{"reason":"closed by the user"}});
+        assert_eq!(watch_event(&ended), "hosted:c ended: closed by the user");
+    }
+
+    #[test]
+    fn small_answers_read_as_sentences() {
+        assert_eq!(
+            input("hosted:c", &json!({"ok":true,"bytes":1})),
+            "typed 1 byte into hosted:c\n"
+        );
+        assert_eq!(
+            close(&json!({"id":"shell:s","ended":{"reason":"closed by the user"}})),
+            "shell:s ended: closed by the user\n"
+        );
+        assert_eq!(
+            shutdown(&json!({"shutdown":true,"closed":2})),
+            "tickhost ended, after closing 2 instances\n"
+        );
+        assert_eq!(
+            shutdown(&json!({"shutdown":true,"closed":0,"was_running":false})),
+            "tickhost was not running; nothing to close\n"
+        );
+        assert_eq!(call_result(&json!("hi")), "hi\n");
+        assert_eq!(call_result(&json!({"value":3})), "{\n  \"value\": 3\n}\n");
+        assert_eq!(
+            read(&json!({"seq":3,"at":"T","data":{"value":3}})),
+            "seq 3 · at T\n{\n  \"value\": 3\n}\n"
+        );
+    }
+}
