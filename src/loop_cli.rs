@@ -2,13 +2,16 @@
 //! which drives one agent session's Loop over JSON lines on stdin/stdout
 //! (`tickloop_loop::run`; docs/loop.md); and `tickloop loop
 //! claude-code install|uninstall|hook`, the same Loop inside Claude Code
-//! (`tickloop_loop::claude_code`; docs/claude-code.md).
+//! (`tickloop_loop::claude_code`; docs/claude-code.md), and `tickloop loop
+//! codex|gemini install|uninstall|hook`, inside Codex and Gemini CLI
+//! (`tickloop_loop::{codex, gemini}`; docs/codex.md, docs/gemini.md).
 
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use tickloop_client::ssh::SshHost;
 use tickloop_loop::claude_code::{self, install, HookEvent};
 use tickloop_loop::run::{self, RunError, RunOptions};
+use tickloop_loop::{codex, gemini, install_kit, Agent};
 
 #[derive(Subcommand)]
 pub enum LoopCommand {
@@ -19,6 +22,30 @@ pub enum LoopCommand {
     /// take them out, or run one hook (what Claude Code calls).
     #[command(subcommand)]
     ClaudeCode(ClaudeCodeCommand),
+    /// The Loop inside Codex CLI: register `tickloop mcp` and the hooks in
+    /// .codex/config.toml and .codex/hooks.json, take them out, or run one
+    /// hook (what Codex calls).
+    #[command(subcommand)]
+    Codex(AgentCommand),
+    /// The Loop inside Gemini CLI: register `tickloop mcp` and the hooks in
+    /// .gemini/settings.json, take them out, or run one hook.
+    #[command(subcommand)]
+    Gemini(AgentCommand),
+}
+
+#[derive(Subcommand)]
+pub enum AgentCommand {
+    /// Register `tickloop mcp` and the Loop's hooks in the agent's config
+    /// files (merged; a manifest records what was added).
+    Install(TargetArgs),
+    /// Take out exactly what install wrote.
+    Uninstall(TargetArgs),
+    /// One hook call: the agent's hook JSON on stdin, its decision on stdout.
+    Hook {
+        /// user-prompt-submit or stop.
+        #[arg(value_parser = ["user-prompt-submit", "stop"])]
+        event: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -41,7 +68,8 @@ pub struct TargetArgs {
     /// The project directory (default: the current directory).
     #[arg(long, conflicts_with = "user")]
     project: Option<PathBuf>,
-    /// The user's settings ($CLAUDE_CONFIG_DIR or ~/.claude) instead of a project's.
+    /// The user's settings instead of a project's ($CLAUDE_CONFIG_DIR or
+    /// ~/.claude; $CODEX_HOME or ~/.codex; $GEMINI_CLI_HOME/.gemini or ~/.gemini).
     #[arg(long)]
     user: bool,
 }
@@ -73,6 +101,8 @@ pub fn run(command: LoopCommand, runtime_dir: PathBuf, exe: PathBuf, host: Optio
     let args = match command {
         LoopCommand::Run(args) => args,
         LoopCommand::ClaudeCode(cc) => return claude_code_command(cc, runtime_dir, exe),
+        LoopCommand::Codex(c) => return agent_command(Agent::Codex, c, runtime_dir, &exe),
+        LoopCommand::Gemini(c) => return agent_command(Agent::Gemini, c, runtime_dir, &exe),
     };
     let options = RunOptions {
         session: args.session,
@@ -186,4 +216,130 @@ fn project_install_here(user: &install::Target) -> bool {
     std::env::current_dir()
         .map(|d| install::Target::project(&d))
         .is_ok_and(|p| p.claude_dir != user.claude_dir && p.manifest().exists())
+}
+
+/// An agent's install target: its config directory, its manifest, and the
+/// project directory for a project install.
+struct AgentTarget {
+    dir: PathBuf,
+    manifest: PathBuf,
+}
+
+fn agent_target(agent: Agent, project: Option<&std::path::Path>) -> Option<AgentTarget> {
+    let (dir, manifest) = match (agent, project) {
+        (Agent::Codex, Some(p)) => {
+            let t = codex::Target::project(p);
+            (t.codex_dir.clone(), t.manifest())
+        }
+        (Agent::Codex, None) => {
+            let t = codex::Target::user()?;
+            (t.codex_dir.clone(), t.manifest())
+        }
+        (_, Some(p)) => {
+            let t = gemini::Target::project(p);
+            (t.gemini_dir.clone(), t.manifest())
+        }
+        (_, None) => {
+            let t = gemini::Target::user()?;
+            (t.gemini_dir.clone(), t.manifest())
+        }
+    };
+    Some(AgentTarget { dir, manifest })
+}
+
+/// `tickloop loop codex|gemini ...`.
+fn agent_command(agent: Agent, command: AgentCommand, runtime_dir: PathBuf, exe: &std::path::Path) -> i32 {
+    let name = agent.name();
+    let (args, uninstall) = match command {
+        AgentCommand::Hook { event } => {
+            let Some(event) = HookEvent::parse(&event) else {
+                eprintln!("tickloop loop {name} hook: unknown event `{event}`");
+                return 2;
+            };
+            return claude_code::run_agent_hook(agent, event, runtime_dir);
+        }
+        AgentCommand::Install(t) => (t, false),
+        AgentCommand::Uninstall(t) => (t, true),
+    };
+    let verb = if uninstall { "uninstall" } else { "install" };
+    let project = if args.user {
+        None
+    } else {
+        let dir = match args.project {
+            Some(d) => d,
+            None => match std::env::current_dir() {
+                Ok(d) => d,
+                Err(e) => {
+                    eprintln!("tickloop loop {name} {verb}: cannot read the current directory: {e}");
+                    return 1;
+                }
+            },
+        };
+        if !dir.is_dir() {
+            eprintln!("tickloop loop {name} {verb}: {} is not a directory", dir.display());
+            return 2;
+        }
+        Some(dir)
+    };
+    let Some(target) = agent_target(agent, project.as_deref()) else {
+        eprintln!("tickloop loop {name} {verb}: no home directory (set {})", if agent == Agent::Codex { "CODEX_HOME" } else { "GEMINI_CLI_HOME" });
+        return 1;
+    };
+    if !uninstall {
+        if let Some(other) = other_install(agent, project.as_deref(), &target) {
+            eprintln!("tickloop loop {name} install: already installed {other}; the hooks would run twice (uninstall that first; nothing was written)");
+            return 1;
+        }
+    }
+    let result = match (agent, &project, uninstall) {
+        (Agent::Codex, Some(p), false) => codex::install(&codex::Target::project(p), exe),
+        (Agent::Codex, Some(p), true) => codex::uninstall(&codex::Target::project(p)),
+        (Agent::Codex, None, u) => match codex::Target::user() {
+            Some(t) if u => codex::uninstall(&t),
+            Some(t) => codex::install(&t, exe),
+            None => unreachable_home(),
+        },
+        (_, Some(p), false) => gemini::install(&gemini::Target::project(p), exe),
+        (_, Some(p), true) => gemini::uninstall(&gemini::Target::project(p)),
+        (_, None, u) => match gemini::Target::user() {
+            Some(t) if u => gemini::uninstall(&t),
+            Some(t) => gemini::install(&t, exe),
+            None => unreachable_home(),
+        },
+    };
+    match result {
+        Ok(report) => {
+            for line in report.lines {
+                println!("{line}");
+            }
+            0
+        }
+        Err(e) => {
+            eprintln!("tickloop loop {name} {verb}: {e}");
+            1
+        }
+    }
+}
+
+fn unreachable_home() -> Result<install_kit::Report, install_kit::InstallError> {
+    Err(install_kit::InstallError::Refused {
+        path: PathBuf::from("~"),
+        message: "no home directory".into(),
+    })
+}
+
+/// The other place (user or this project) that already has the install:
+/// the agent runs hooks of both, which would feed the Loop every event twice.
+fn other_install(agent: Agent, project: Option<&std::path::Path>, target: &AgentTarget) -> Option<String> {
+    let other = match project {
+        Some(_) => agent_target(agent, None)?,
+        None => agent_target(agent, Some(&std::env::current_dir().ok()?))?,
+    };
+    if other.dir == target.dir || !other.manifest.exists() {
+        return None;
+    }
+    Some(match project {
+        Some(_) => format!("for the user ({})", other.manifest.display()),
+        None => format!("in this directory's project ({})", other.manifest.display()),
+    })
 }

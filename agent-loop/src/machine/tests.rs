@@ -15,6 +15,7 @@ fn core_with(policies: PolicySet) -> LoopCore {
             session_id: "s1".into(),
             delay_ms: 10,
             run_id_prefix: "r".into(),
+            first_step_after_next_turn: false,
         },
         policies,
     )
