@@ -248,7 +248,12 @@ fn agent_target(agent: Agent, project: Option<&std::path::Path>) -> Option<Agent
 }
 
 /// `tickloop loop codex|gemini ...`.
-fn agent_command(agent: Agent, command: AgentCommand, runtime_dir: PathBuf, exe: &std::path::Path) -> i32 {
+fn agent_command(
+    agent: Agent,
+    command: AgentCommand,
+    runtime_dir: PathBuf,
+    exe: &std::path::Path,
+) -> i32 {
     let name = agent.name();
     let (args, uninstall) = match command {
         AgentCommand::Hook { event } => {
@@ -270,19 +275,31 @@ fn agent_command(agent: Agent, command: AgentCommand, runtime_dir: PathBuf, exe:
             None => match std::env::current_dir() {
                 Ok(d) => d,
                 Err(e) => {
-                    eprintln!("tickloop loop {name} {verb}: cannot read the current directory: {e}");
+                    eprintln!(
+                        "tickloop loop {name} {verb}: cannot read the current directory: {e}"
+                    );
                     return 1;
                 }
             },
         };
         if !dir.is_dir() {
-            eprintln!("tickloop loop {name} {verb}: {} is not a directory", dir.display());
+            eprintln!(
+                "tickloop loop {name} {verb}: {} is not a directory",
+                dir.display()
+            );
             return 2;
         }
         Some(dir)
     };
     let Some(target) = agent_target(agent, project.as_deref()) else {
-        eprintln!("tickloop loop {name} {verb}: no home directory (set {})", if agent == Agent::Codex { "CODEX_HOME" } else { "GEMINI_CLI_HOME" });
+        eprintln!(
+            "tickloop loop {name} {verb}: no home directory (set {})",
+            if agent == Agent::Codex {
+                "CODEX_HOME"
+            } else {
+                "GEMINI_CLI_HOME"
+            }
+        );
         return 1;
     };
     if !uninstall {
@@ -330,7 +347,11 @@ fn unreachable_home() -> Result<install_kit::Report, install_kit::InstallError> 
 
 /// The other place (user or this project) that already has the install:
 /// the agent runs hooks of both, which would feed the Loop every event twice.
-fn other_install(agent: Agent, project: Option<&std::path::Path>, target: &AgentTarget) -> Option<String> {
+fn other_install(
+    agent: Agent,
+    project: Option<&std::path::Path>,
+    target: &AgentTarget,
+) -> Option<String> {
     let other = match project {
         Some(_) => agent_target(agent, None)?,
         None => agent_target(agent, Some(&std::env::current_dir().ok()?))?,

@@ -88,9 +88,7 @@ pub fn mcp_block(exe: &Path) -> String {
 /// The hook groups appended to `hooks.json`.
 pub fn hook_appends(exe: &Path) -> Vec<(Vec<String>, serde_json::Value)> {
     let exe = shell_quote(&exe.to_string_lossy());
-    let group = |event: &str, timeout: u32| {
-        json!({"hooks": [{"type": "command", "command": format!("{exe} loop codex hook {event}"), "timeout": timeout}]})
-    };
+    let group = |event: &str, timeout: u32| json!({"hooks": [{"type": "command", "command": format!("{exe} loop codex hook {event}"), "timeout": timeout}]});
     vec![
         (
             vec!["hooks".into(), "UserPromptSubmit".into()],
@@ -106,12 +104,17 @@ pub fn install(target: &Target, exe: &Path) -> Result<Report, InstallError> {
     if manifest_path.exists() {
         return Err(InstallError::Refused {
             path: manifest_path,
-            message: "Tickloop is already installed here (`tickloop loop codex uninstall` takes it out)".into(),
+            message:
+                "Tickloop is already installed here (`tickloop loop codex uninstall` takes it out)"
+                    .into(),
         });
     }
     // Check everything before writing anything.
-    let (block, config_text) =
-        TomlBlock::apply(&target.config(), &mcp_block(exe), &["mcp_servers", "tickloop"])?;
+    let (block, config_text) = TomlBlock::apply(
+        &target.config(),
+        &mcp_block(exe),
+        &["mcp_servers", "tickloop"],
+    )?;
     let mut hooks = JsonEdit {
         path: target.hooks(),
         appends: hook_appends(exe),
@@ -127,9 +130,20 @@ pub fn install(target: &Target, exe: &Path) -> Result<Report, InstallError> {
     crate::install_kit::write_atomic(&target.config(), &config_text)?;
     crate::install_kit::write_atomic(&target.hooks(), &hooks_text)?;
     let mut lines = vec![
-        format!("{} {}: the MCP server `tickloop`", verb(&block.original), target.config().display()),
-        format!("{} {}: hooks UserPromptSubmit, Stop", verb(&hooks.original), target.hooks().display()),
-        format!("recorded {} (`tickloop loop codex uninstall` undoes this)", manifest_path.display()),
+        format!(
+            "{} {}: the MCP server `tickloop`",
+            verb(&block.original),
+            target.config().display()
+        ),
+        format!(
+            "{} {}: hooks UserPromptSubmit, Stop",
+            verb(&hooks.original),
+            target.hooks().display()
+        ),
+        format!(
+            "recorded {} (`tickloop loop codex uninstall` undoes this)",
+            manifest_path.display()
+        ),
     ];
     manifest.toml.push(block);
     manifest.json.push(hooks);

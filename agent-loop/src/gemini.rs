@@ -63,9 +63,7 @@ fn keys(path: &[&str]) -> Vec<String> {
 /// switched on unless the settings already say so.
 fn edit(target: &Target, exe: &Path) -> Result<JsonEdit, InstallError> {
     let quoted = shell_quote(&exe.to_string_lossy());
-    let hook = |name: &str, event: &str, timeout_ms: u64| {
-        json!({"hooks": [{"name": name, "type": "command", "command": format!("{quoted} loop gemini hook {event}"), "timeout": timeout_ms}]})
-    };
+    let hook = |name: &str, event: &str, timeout_ms: u64| json!({"hooks": [{"name": name, "type": "command", "command": format!("{quoted} loop gemini hook {event}"), "timeout": timeout_ms}]});
     let mut sets = vec![(
         keys(&["mcpServers", "tickloop"]),
         json!({"command": exe.to_string_lossy(), "args": ["mcp"], "timeout": 20000}),
@@ -86,8 +84,14 @@ fn edit(target: &Target, exe: &Path) -> Result<JsonEdit, InstallError> {
     Ok(JsonEdit {
         path: target.settings(),
         appends: vec![
-            (keys(&["hooks", "BeforeAgent"]), hook("tickloop-prompt", "user-prompt-submit", 30_000)),
-            (keys(&["hooks", "AfterAgent"]), hook("tickloop-turn-end", "stop", 600_000)),
+            (
+                keys(&["hooks", "BeforeAgent"]),
+                hook("tickloop-prompt", "user-prompt-submit", 30_000),
+            ),
+            (
+                keys(&["hooks", "AfterAgent"]),
+                hook("tickloop-turn-end", "stop", 600_000),
+            ),
         ],
         sets,
         ..JsonEdit::default()
@@ -100,7 +104,9 @@ pub fn install(target: &Target, exe: &Path) -> Result<Report, InstallError> {
     if manifest_path.exists() {
         return Err(InstallError::Refused {
             path: manifest_path,
-            message: "Tickloop is already installed here (`tickloop loop gemini uninstall` takes it out)".into(),
+            message:
+                "Tickloop is already installed here (`tickloop loop gemini uninstall` takes it out)"
+                    .into(),
         });
     }
     let mut settings = edit(target, exe)?;
@@ -115,10 +121,17 @@ pub fn install(target: &Target, exe: &Path) -> Result<Report, InstallError> {
     let mut lines = vec![
         format!(
             "{} {}: the MCP server `tickloop`, hooks BeforeAgent, AfterAgent",
-            if settings.original.is_some() { "updated" } else { "created" },
+            if settings.original.is_some() {
+                "updated"
+            } else {
+                "created"
+            },
             target.settings().display()
         ),
-        format!("recorded {} (`tickloop loop gemini uninstall` undoes this)", manifest_path.display()),
+        format!(
+            "recorded {} (`tickloop loop gemini uninstall` undoes this)",
+            manifest_path.display()
+        ),
     ];
     manifest.json.push(settings);
     manifest.write(&manifest_path)?;

@@ -115,7 +115,9 @@ impl JsonEdit {
             None => Map::new(),
         };
         for (keys, value) in &self.sets {
-            let Some((last, parent)) = keys.split_last() else { continue };
+            let Some((last, parent)) = keys.split_last() else {
+                continue;
+            };
             let obj = object_at(&self.path, &mut map, parent)?;
             if obj.contains_key(last) {
                 return Err(refused(
@@ -129,7 +131,9 @@ impl JsonEdit {
             obj.insert(last.clone(), value.clone());
         }
         for (keys, value) in &self.appends {
-            let Some((last, parent)) = keys.split_last() else { continue };
+            let Some((last, parent)) = keys.split_last() else {
+                continue;
+            };
             let obj = object_at(&self.path, &mut map, parent)?;
             let list = obj
                 .entry(last.clone())
@@ -159,7 +163,9 @@ impl JsonEdit {
             }
         }
         for (keys, value) in &self.sets {
-            let Some((last, parent)) = keys.split_last() else { continue };
+            let Some((last, parent)) = keys.split_last() else {
+                continue;
+            };
             if let Some(Value::Object(obj)) = lookup(&mut map, parent) {
                 if obj.get(last) == Some(value) {
                     obj.remove(last);
@@ -207,7 +213,9 @@ fn prune_added_empties(map: &mut Map<String, Value>, original: &Map<String, Valu
     let keys: Vec<String> = map.keys().cloned().collect();
     for key in keys {
         let before = original.get(&key);
-        let Some(value) = map.get_mut(&key) else { continue };
+        let Some(value) = map.get_mut(&key) else {
+            continue;
+        };
         if let (Value::Object(inner), Some(Value::Object(orig))) = (&mut *value, before) {
             prune_added_empties(inner, orig);
         } else if let Value::Object(inner) = &mut *value {
@@ -239,11 +247,20 @@ impl TomlBlock {
     /// The file with `block` appended; refused when the file is not TOML,
     /// already has a table at `taken` (a dotted key path), or would not be
     /// TOML afterwards.
-    pub fn apply(path: &Path, block: &str, taken: &[&str]) -> Result<(TomlBlock, String), InstallError> {
+    pub fn apply(
+        path: &Path,
+        block: &str,
+        taken: &[&str],
+    ) -> Result<(TomlBlock, String), InstallError> {
         let original = read_text(path)?;
         let before = original.clone().unwrap_or_default();
         let parsed: toml::Table = before.parse().map_err(|e| {
-            refused(path, format!("is not valid TOML ({e}); fix it, then run install again (nothing was written)"))
+            refused(
+                path,
+                format!(
+                    "is not valid TOML ({e}); fix it, then run install again (nothing was written)"
+                ),
+            )
         })?;
         let mut here = Some(&parsed);
         for (i, key) in taken.iter().enumerate() {
@@ -253,11 +270,18 @@ impl TomlBlock {
             }
             here = value.and_then(toml::Value::as_table);
         }
-        let sep = if before.is_empty() || before.ends_with('\n') { "" } else { "\n" };
+        let sep = if before.is_empty() || before.ends_with('\n') {
+            ""
+        } else {
+            "\n"
+        };
         let block = format!("{sep}{block}");
         let after = format!("{before}{block}");
         after.parse::<toml::Table>().map_err(|e| {
-            refused(path, format!("Tickloop's entries would not fit in it ({e}); nothing was written"))
+            refused(
+                path,
+                format!("Tickloop's entries would not fit in it ({e}); nothing was written"),
+            )
         })?;
         Ok((
             TomlBlock {
@@ -339,13 +363,27 @@ impl Manifest {
     /// The manifest at `path`; refused when absent or not ours.
     pub fn read(path: &Path, agent: &str) -> Result<Manifest, InstallError> {
         let Some(text) = read_text(path)? else {
-            return Err(refused(path, format!("not found: Tickloop is not installed here for {agent} (nothing was changed)")));
+            return Err(refused(
+                path,
+                format!(
+                    "not found: Tickloop is not installed here for {agent} (nothing was changed)"
+                ),
+            ));
         };
         let manifest: Manifest = serde_json::from_str(&text).map_err(|e| {
-            refused(path, format!("is not the manifest install wrote ({e}); nothing was changed"))
+            refused(
+                path,
+                format!("is not the manifest install wrote ({e}); nothing was changed"),
+            )
         })?;
         if manifest.agent != agent {
-            return Err(refused(path, format!("is {}'s install, not {agent}'s; nothing was changed", manifest.agent)));
+            return Err(refused(
+                path,
+                format!(
+                    "is {}'s install, not {agent}'s; nothing was changed",
+                    manifest.agent
+                ),
+            ));
         }
         Ok(manifest)
     }
@@ -366,7 +404,10 @@ impl Manifest {
                     std::fs::remove_file(path).map_err(io("cannot remove", path))?;
                     lines.push(format!("removed {}", path.display()));
                 }
-                Ok(_) => lines.push(format!("kept {}: it was changed since install", path.display())),
+                Ok(_) => lines.push(format!(
+                    "kept {}: it was changed since install",
+                    path.display()
+                )),
                 Err(_) => {}
             }
         }
@@ -399,14 +440,21 @@ mod tests {
         std::fs::write(&f, original).unwrap();
         let mut edit = JsonEdit {
             path: f.clone(),
-            appends: vec![(vec!["hooks".into(), "Stop".into()], json!({"x": 1})), (vec!["hooks".into(), "New".into()], json!(2))],
+            appends: vec![
+                (vec!["hooks".into(), "Stop".into()], json!({"x": 1})),
+                (vec!["hooks".into(), "New".into()], json!(2)),
+            ],
             sets: vec![(vec!["mcp".into(), "tickloop".into()], json!({"c": 1}))],
             ..JsonEdit::default()
         };
         let text = edit.apply().unwrap();
         std::fs::write(&f, &text).unwrap();
         let mut again = edit.clone();
-        assert!(again.apply().unwrap_err().to_string().contains("already set"));
+        assert!(again
+            .apply()
+            .unwrap_err()
+            .to_string()
+            .contains("already set"));
         let mut lines = Vec::new();
         edit.undo(&mut lines).unwrap();
         assert_eq!(std::fs::read_to_string(&f).unwrap(), original);
@@ -418,14 +466,24 @@ mod tests {
         let d = scratch("toml");
         let f = d.join("config.toml");
         std::fs::write(&f, "model = \"x\"\n[features]\nplugins = false").unwrap();
-        let (block, after) = TomlBlock::apply(&f, "[mcp_servers.tickloop]\ncommand = \"t\"\n", &["mcp_servers", "tickloop"]).unwrap();
+        let (block, after) = TomlBlock::apply(
+            &f,
+            "[mcp_servers.tickloop]\ncommand = \"t\"\n",
+            &["mcp_servers", "tickloop"],
+        )
+        .unwrap();
         std::fs::write(&f, &after).unwrap();
         assert!(TomlBlock::apply(&f, "", &["mcp_servers", "tickloop"]).is_err());
         let mut lines = Vec::new();
         block.undo(&mut lines).unwrap();
-        assert_eq!(std::fs::read_to_string(&f).unwrap(), "model = \"x\"\n[features]\nplugins = false");
+        assert_eq!(
+            std::fs::read_to_string(&f).unwrap(),
+            "model = \"x\"\n[features]\nplugins = false"
+        );
         std::fs::write(&f, "mcp_servers = 3\n").unwrap();
-        assert!(TomlBlock::apply(&f, "[mcp_servers.tickloop]\n", &["mcp_servers", "tickloop"]).is_err());
+        assert!(
+            TomlBlock::apply(&f, "[mcp_servers.tickloop]\n", &["mcp_servers", "tickloop"]).is_err()
+        );
         std::fs::remove_dir_all(&d).unwrap();
     }
 }
