@@ -40,6 +40,13 @@ impl Agent {
         !matches!(self, Agent::ClaudeCode)
     }
 
+    /// Whether the text that continues a turn arrives at the prompt hook as
+    /// the next prompt (Gemini CLI's `BeforeAgent` sees it; Claude Code's
+    /// and Codex's prompt hooks do not).
+    pub fn step_passes_prompt_hook(self) -> bool {
+        matches!(self, Agent::Gemini)
+    }
+
     /// The `decision` that stops a prompt (a consumed command) and continues
     /// a turn that ended (a time step): `block`, or Gemini CLI's `deny`.
     pub fn block_decision(self) -> &'static str {

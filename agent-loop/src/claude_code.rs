@@ -212,6 +212,11 @@ struct SessionState {
     /// A first time step went out through the wake hook and its carrier
     /// prompt (`<task-notification>`) has not been seen yet.
     awaiting_carrier: bool,
+    /// The text of a step the Stop hook just sent, for agents that pass it
+    /// through their prompt hook as the next prompt (Gemini CLI): that
+    /// prompt is the step arriving, already counted, not a person's.
+    #[serde(default)]
+    pending_step: Option<String>,
     /// Recently answered prompts, newest last.
     prompts: Vec<(String, PromptAnswer)>,
 }
@@ -279,6 +284,7 @@ fn lock_state(env: &HookEnv, session_id: &str) -> Result<Locked, HookError> {
                     seqs: BTreeMap::new(),
                     ended: Vec::new(),
                     awaiting_carrier: false,
+                    pending_step: None,
                     prompts: Vec::new(),
                 },
                 true,
@@ -488,7 +494,9 @@ fn user_prompt_submit(input: &HookInput, env: &HookEnv) -> Result<HookOutput, Ho
     let prompt = input.prompt.clone().unwrap_or_default();
     let mut locked = lock_state(env, &input.session_id)?;
     let mut ledger = Ledger::new(env.audit_dir_for(input), &input.session_id);
-    let carrier = locked.state.awaiting_carrier && is_harness_prompt(&prompt);
+    let carrier = (locked.state.awaiting_carrier && is_harness_prompt(&prompt))
+        || locked.state.pending_step.as_deref() == Some(prompt.as_str());
+    locked.state.pending_step = None;
     if !carrier {
         reconcile(&mut locked, input, &mut ledger)?;
     }
@@ -744,6 +752,9 @@ fn fire(
             ledger.apply(effect)?;
         }
         locked.state.awaiting_carrier = via_wake;
+        if !via_wake && env.agent.step_passes_prompt_hook() {
+            locked.state.pending_step = text.clone();
+        }
     }
     locked.save()?;
     Ok(text)
