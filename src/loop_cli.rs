@@ -3,15 +3,16 @@
 //! (`tickloop_loop::run`; docs/loop.md); and `tickloop loop
 //! claude-code install|uninstall|hook`, the same Loop inside Claude Code
 //! (`tickloop_loop::claude_code`; docs/claude-code.md), and `tickloop loop
-//! codex|gemini install|uninstall|hook`, inside Codex and Gemini CLI
-//! (`tickloop_loop::{codex, gemini}`; docs/codex.md, docs/gemini.md).
+//! codex|gemini|opencode install|uninstall|hook`, inside Codex, Gemini CLI
+//! and opencode (`tickloop_loop::installer`; docs/codex.md, docs/gemini.md,
+//! docs/opencode.md).
 
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use tickloop_client::ssh::SshHost;
 use tickloop_loop::claude_code::{self, install, HookEvent};
 use tickloop_loop::run::{self, RunError, RunOptions};
-use tickloop_loop::{codex, gemini, install_kit, Agent};
+use tickloop_loop::{installer, Agent};
 
 #[derive(Subcommand)]
 pub enum LoopCommand {
@@ -31,6 +32,11 @@ pub enum LoopCommand {
     /// .gemini/settings.json, take them out, or run one hook.
     #[command(subcommand)]
     Gemini(AgentCommand),
+    /// The Loop inside opencode: register `tickloop mcp` in opencode.json and
+    /// the Loop's plugin in .opencode/plugin/, take them out, or run one
+    /// hook (what the plugin calls).
+    #[command(subcommand)]
+    Opencode(AgentCommand),
 }
 
 #[derive(Subcommand)]
@@ -42,8 +48,9 @@ pub enum AgentCommand {
     Uninstall(TargetArgs),
     /// One hook call: the agent's hook JSON on stdin, its decision on stdout.
     Hook {
-        /// user-prompt-submit or stop.
-        #[arg(value_parser = ["user-prompt-submit", "stop"])]
+        /// user-prompt-submit, stop; and for opencode's plugin also wake
+        /// (the first step of a run) and stop-failure.
+        #[arg(value_parser = ["user-prompt-submit", "stop", "wake", "stop-failure"])]
         event: String,
     },
 }
@@ -69,7 +76,8 @@ pub struct TargetArgs {
     #[arg(long, conflicts_with = "user")]
     project: Option<PathBuf>,
     /// The user's settings instead of a project's ($CLAUDE_CONFIG_DIR or
-    /// ~/.claude; $CODEX_HOME or ~/.codex; $GEMINI_CLI_HOME/.gemini or ~/.gemini).
+    /// ~/.claude; $CODEX_HOME or ~/.codex; $GEMINI_CLI_HOME/.gemini or ~/.gemini;
+    /// $XDG_CONFIG_HOME/opencode or ~/.config/opencode).
     #[arg(long)]
     user: bool,
 }
@@ -103,6 +111,7 @@ pub fn run(command: LoopCommand, runtime_dir: PathBuf, exe: PathBuf, host: Optio
         LoopCommand::ClaudeCode(cc) => return claude_code_command(cc, runtime_dir, exe),
         LoopCommand::Codex(c) => return agent_command(Agent::Codex, c, runtime_dir, &exe),
         LoopCommand::Gemini(c) => return agent_command(Agent::Gemini, c, runtime_dir, &exe),
+        LoopCommand::Opencode(c) => return agent_command(Agent::Opencode, c, runtime_dir, &exe),
     };
     let options = RunOptions {
         session: args.session,
@@ -218,36 +227,7 @@ fn project_install_here(user: &install::Target) -> bool {
         .is_ok_and(|p| p.claude_dir != user.claude_dir && p.manifest().exists())
 }
 
-/// An agent's install target: its config directory, its manifest, and the
-/// project directory for a project install.
-struct AgentTarget {
-    dir: PathBuf,
-    manifest: PathBuf,
-}
-
-fn agent_target(agent: Agent, project: Option<&std::path::Path>) -> Option<AgentTarget> {
-    let (dir, manifest) = match (agent, project) {
-        (Agent::Codex, Some(p)) => {
-            let t = codex::Target::project(p);
-            (t.codex_dir.clone(), t.manifest())
-        }
-        (Agent::Codex, None) => {
-            let t = codex::Target::user()?;
-            (t.codex_dir.clone(), t.manifest())
-        }
-        (_, Some(p)) => {
-            let t = gemini::Target::project(p);
-            (t.gemini_dir.clone(), t.manifest())
-        }
-        (_, None) => {
-            let t = gemini::Target::user()?;
-            (t.gemini_dir.clone(), t.manifest())
-        }
-    };
-    Some(AgentTarget { dir, manifest })
-}
-
-/// `tickloop loop codex|gemini ...`.
+/// `tickloop loop codex|gemini|opencode ...`.
 fn agent_command(
     agent: Agent,
     command: AgentCommand,
@@ -282,47 +262,27 @@ fn agent_command(
                 }
             },
         };
-        if !dir.is_dir() {
-            eprintln!(
-                "tickloop loop {name} {verb}: {} is not a directory",
-                dir.display()
-            );
-            return 2;
-        }
-        Some(dir)
-    };
-    let Some(target) = agent_target(agent, project.as_deref()) else {
-        eprintln!(
-            "tickloop loop {name} {verb}: no home directory (set {})",
-            if agent == Agent::Codex {
-                "CODEX_HOME"
-            } else {
-                "GEMINI_CLI_HOME"
+        match dir.canonicalize() {
+            Ok(d) if d.is_dir() => Some(d),
+            _ => {
+                eprintln!(
+                    "tickloop loop {name} {verb}: {} is not a directory",
+                    dir.display()
+                );
+                return 2;
             }
-        );
-        return 1;
+        }
     };
     if !uninstall {
-        if let Some(other) = other_install(agent, project.as_deref(), &target) {
-            eprintln!("tickloop loop {name} install: already installed {other}; the hooks would run twice (uninstall that first; nothing was written)");
+        if let Some(other) = other_install(agent, project.as_deref()) {
+            eprintln!("tickloop loop {name} install: already installed {other}; the agent would run the Loop twice (uninstall that first; nothing was written)");
             return 1;
         }
     }
-    let result = match (agent, &project, uninstall) {
-        (Agent::Codex, Some(p), false) => codex::install(&codex::Target::project(p), exe),
-        (Agent::Codex, Some(p), true) => codex::uninstall(&codex::Target::project(p)),
-        (Agent::Codex, None, u) => match codex::Target::user() {
-            Some(t) if u => codex::uninstall(&t),
-            Some(t) => codex::install(&t, exe),
-            None => unreachable_home(),
-        },
-        (_, Some(p), false) => gemini::install(&gemini::Target::project(p), exe),
-        (_, Some(p), true) => gemini::uninstall(&gemini::Target::project(p)),
-        (_, None, u) => match gemini::Target::user() {
-            Some(t) if u => gemini::uninstall(&t),
-            Some(t) => gemini::install(&t, exe),
-            None => unreachable_home(),
-        },
+    let result = if uninstall {
+        installer::uninstall(agent, project.as_deref())
+    } else {
+        installer::install(agent, project.as_deref(), exe)
     };
     match result {
         Ok(report) => {
@@ -338,29 +298,20 @@ fn agent_command(
     }
 }
 
-fn unreachable_home() -> Result<install_kit::Report, install_kit::InstallError> {
-    Err(install_kit::InstallError::Refused {
-        path: PathBuf::from("~"),
-        message: "no home directory".into(),
-    })
-}
-
-/// The other place (user or this project) that already has the install:
-/// the agent runs hooks of both, which would feed the Loop every event twice.
-fn other_install(
-    agent: Agent,
-    project: Option<&std::path::Path>,
-    target: &AgentTarget,
-) -> Option<String> {
-    let other = match project {
-        Some(_) => agent_target(agent, None)?,
-        None => agent_target(agent, Some(&std::env::current_dir().ok()?))?,
+/// The other place (the user's, or this directory's project) that already
+/// has the install: the agent loads both, which would feed the Loop every
+/// event twice.
+fn other_install(agent: Agent, project: Option<&std::path::Path>) -> Option<String> {
+    let here = installer::manifest(agent, project)?;
+    let (other, whose) = match project {
+        Some(_) => (installer::manifest(agent, None)?, "for the user"),
+        None => {
+            let cwd = std::env::current_dir().ok()?.canonicalize().ok()?;
+            (
+                installer::manifest(agent, Some(&cwd))?,
+                "in this directory's project",
+            )
+        }
     };
-    if other.dir == target.dir || !other.manifest.exists() {
-        return None;
-    }
-    Some(match project {
-        Some(_) => format!("for the user ({})", other.manifest.display()),
-        None => format!("in this directory's project ({})", other.manifest.display()),
-    })
+    (other != here && other.exists()).then(|| format!("{whose} ({})", other.display()))
 }

@@ -410,7 +410,7 @@ fn uninstall_restores_files() {
         "user after project here: {out:?}"
     );
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("run twice"),
+        String::from_utf8_lossy(&out.stderr).contains("run the Loop twice"),
         "{out:?}"
     );
     assert_eq!(

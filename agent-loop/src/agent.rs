@@ -12,6 +12,8 @@ pub enum Agent {
     Codex,
     /// Gemini CLI: a prompt its `BeforeAgent` hook denies starts no turn.
     Gemini,
+    /// opencode: an in-process plugin calls the hooks and posts the steps.
+    Opencode,
 }
 
 impl Agent {
@@ -21,6 +23,7 @@ impl Agent {
             Agent::ClaudeCode => "claude-code",
             Agent::Codex => "codex",
             Agent::Gemini => "gemini",
+            Agent::Opencode => "opencode",
         }
     }
 
@@ -30,6 +33,7 @@ impl Agent {
             Agent::ClaudeCode => "Claude Code",
             Agent::Codex => "Codex",
             Agent::Gemini => "Gemini CLI",
+            Agent::Opencode => "opencode",
         }
     }
 
@@ -37,21 +41,21 @@ impl Agent {
     /// turn: the agent starts no turn after a consumed control command and
     /// has no background hook that could start one.
     pub fn first_step_after_next_turn(self) -> bool {
-        !matches!(self, Agent::ClaudeCode)
+        matches!(self, Agent::Codex | Agent::Gemini)
     }
 
     /// Whether the text that continues a turn arrives at the prompt hook as
-    /// the next prompt (Gemini CLI's `BeforeAgent` sees it; Claude Code's
-    /// and Codex's prompt hooks do not).
+    /// the next prompt (Gemini CLI's `BeforeAgent` and opencode's
+    /// `chat.message` see it; Claude Code's and Codex's prompt hooks do not).
     pub fn step_passes_prompt_hook(self) -> bool {
-        matches!(self, Agent::Gemini)
+        matches!(self, Agent::Gemini | Agent::Opencode)
     }
 
     /// The `decision` that stops a prompt (a consumed command) and continues
     /// a turn that ended (a time step): `block`, or Gemini CLI's `deny`.
     pub fn block_decision(self) -> &'static str {
         match self {
-            Agent::ClaudeCode | Agent::Codex => "block",
+            Agent::ClaudeCode | Agent::Codex | Agent::Opencode => "block",
             Agent::Gemini => "deny",
         }
     }
@@ -63,6 +67,7 @@ impl Agent {
             Agent::ClaudeCode => "CLAUDE_PROJECT_DIR",
             Agent::Codex => "CODEX_PROJECT_DIR",
             Agent::Gemini => "GEMINI_PROJECT_DIR",
+            Agent::Opencode => "OPENCODE_PROJECT_DIR",
         }
     }
 }

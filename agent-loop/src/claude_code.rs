@@ -751,9 +751,10 @@ fn fire(
         for effect in effects {
             ledger.apply(effect)?;
         }
-        locked.state.awaiting_carrier = via_wake;
-        if !via_wake && env.agent.step_passes_prompt_hook() {
+        if env.agent.step_passes_prompt_hook() {
             locked.state.pending_step = text.clone();
+        } else {
+            locked.state.awaiting_carrier = via_wake;
         }
     }
     locked.save()?;

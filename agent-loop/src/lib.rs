@@ -12,7 +12,8 @@
 //! * [`claude_code`] — the same Loop inside Claude Code, Codex and Gemini CLI:
 //!   their hooks as short processes with the session's core saved on disk,
 //!   and their install; [`agent`] says what differs between the three.
-//! * [`codex`], [`gemini`] — install and uninstall for Codex and Gemini CLI.
+//! * [`codex`], [`gemini`], [`opencode`] — install and uninstall for Codex,
+//!   Gemini CLI and opencode (its in-process plugin); [`installer`] picks one.
 //! * [`install_kit`] — the file edits those installs share, undone byte for
 //!   byte.
 
@@ -24,7 +25,9 @@ pub mod command;
 pub mod envelope;
 pub mod gemini;
 pub mod install_kit;
+pub mod installer;
 pub mod machine;
+pub mod opencode;
 pub mod policy;
 pub mod run;
 
