@@ -1,5 +1,10 @@
 //! The Loop inside Claude Code: its hooks, as short `tickloop` processes, on
-//! the same sans-I/O core as `tickloop loop run` (issue 21).
+//! the same sans-I/O core as `tickloop loop run` (issue 21). The same engine
+//! serves Codex CLI's and Gemini CLI's hooks and opencode's plugin (issue
+//! 29): [`crate::agent::Agent`] says what differs (the decision word, the
+//! state directory, whether a run's first step must follow the next turn
+//! because a consumed prompt starts none, whether a step passes the prompt
+//! hook as the next prompt).
 //!
 //! Claude Code runs a hook command per event, with the event as JSON on stdin
 //! and a decision as JSON on stdout. Each call here loads the session's
