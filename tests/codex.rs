@@ -320,6 +320,7 @@ fn refusal_in_the_screen() {
     // A leading space: Codex's screen takes `/...` as its own command.
     submit(&tmux, " /tick 0", "refused: invalid count `0`");
     submit(&tmux, " /tick status", "inactive");
+    submit(&tmux, " /tick policies", "tick (default)");
     assert_eq!(p.api.turns().len(), 1, "no refusal reached the model");
     assert_no_tick_text(&p.api.requests());
     assert!(

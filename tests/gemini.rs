@@ -268,6 +268,8 @@ fn refusals_reach_no_model() {
     assert!(out.stderr.contains("tick (default)"), "{out:?}");
     let out = p.say(true, "/tick status");
     assert!(out.stderr.contains("inactive"), "{out:?}");
+    let out = p.say(true, "/tick stop");
+    assert!(out.stderr.contains("no run is active"), "{out:?}");
     assert_eq!(
         p.api.requests().len(),
         before,
