@@ -2,13 +2,17 @@
 //! which drives one agent session's Loop over JSON lines on stdin/stdout
 //! (`tickloop_loop::run`; docs/loop.md); and `tickloop loop
 //! claude-code install|uninstall|hook`, the same Loop inside Claude Code
-//! (`tickloop_loop::claude_code`; docs/claude-code.md).
+//! (`tickloop_loop::claude_code`; docs/claude-code.md), and `tickloop loop
+//! codex|gemini|opencode install|uninstall|hook`, inside Codex, Gemini CLI
+//! and opencode (`tickloop_loop::installer`; docs/codex.md, docs/gemini.md,
+//! docs/opencode.md).
 
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use tickloop_client::ssh::SshHost;
 use tickloop_loop::claude_code::{self, install, HookEvent};
 use tickloop_loop::run::{self, RunError, RunOptions};
+use tickloop_loop::{installer, Agent};
 
 #[derive(Subcommand)]
 pub enum LoopCommand {
@@ -19,6 +23,36 @@ pub enum LoopCommand {
     /// take them out, or run one hook (what Claude Code calls).
     #[command(subcommand)]
     ClaudeCode(ClaudeCodeCommand),
+    /// The Loop inside Codex CLI: register `tickloop mcp` and the hooks in
+    /// .codex/config.toml and .codex/hooks.json, take them out, or run one
+    /// hook (what Codex calls).
+    #[command(subcommand)]
+    Codex(AgentCommand),
+    /// The Loop inside Gemini CLI: register `tickloop mcp` and the hooks in
+    /// .gemini/settings.json, take them out, or run one hook.
+    #[command(subcommand)]
+    Gemini(AgentCommand),
+    /// The Loop inside opencode: register `tickloop mcp` in opencode.json and
+    /// the Loop's plugin in .opencode/plugin/, take them out, or run one
+    /// hook (what the plugin calls).
+    #[command(subcommand)]
+    Opencode(AgentCommand),
+}
+
+#[derive(Subcommand)]
+pub enum AgentCommand {
+    /// Register `tickloop mcp` and the Loop's hooks in the agent's config
+    /// files (merged; a manifest records what was added).
+    Install(TargetArgs),
+    /// Take out exactly what install wrote.
+    Uninstall(TargetArgs),
+    /// One hook call: the agent's hook JSON on stdin, its decision on stdout.
+    Hook {
+        /// user-prompt-submit, stop; and for opencode's plugin also wake
+        /// (the first step of a run) and stop-failure.
+        #[arg(value_parser = ["user-prompt-submit", "stop", "wake", "stop-failure"])]
+        event: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -41,7 +75,9 @@ pub struct TargetArgs {
     /// The project directory (default: the current directory).
     #[arg(long, conflicts_with = "user")]
     project: Option<PathBuf>,
-    /// The user's settings ($CLAUDE_CONFIG_DIR or ~/.claude) instead of a project's.
+    /// The user's settings instead of a project's ($CLAUDE_CONFIG_DIR or
+    /// ~/.claude; $CODEX_HOME or ~/.codex; $GEMINI_CLI_HOME/.gemini or ~/.gemini;
+    /// $XDG_CONFIG_HOME/opencode or ~/.config/opencode).
     #[arg(long)]
     user: bool,
 }
@@ -73,6 +109,9 @@ pub fn run(command: LoopCommand, runtime_dir: PathBuf, exe: PathBuf, host: Optio
     let args = match command {
         LoopCommand::Run(args) => args,
         LoopCommand::ClaudeCode(cc) => return claude_code_command(cc, runtime_dir, exe),
+        LoopCommand::Codex(c) => return agent_command(Agent::Codex, c, runtime_dir, &exe),
+        LoopCommand::Gemini(c) => return agent_command(Agent::Gemini, c, runtime_dir, &exe),
+        LoopCommand::Opencode(c) => return agent_command(Agent::Opencode, c, runtime_dir, &exe),
     };
     let options = RunOptions {
         session: args.session,
@@ -186,4 +225,93 @@ fn project_install_here(user: &install::Target) -> bool {
     std::env::current_dir()
         .map(|d| install::Target::project(&d))
         .is_ok_and(|p| p.claude_dir != user.claude_dir && p.manifest().exists())
+}
+
+/// `tickloop loop codex|gemini|opencode ...`.
+fn agent_command(
+    agent: Agent,
+    command: AgentCommand,
+    runtime_dir: PathBuf,
+    exe: &std::path::Path,
+) -> i32 {
+    let name = agent.name();
+    let (args, uninstall) = match command {
+        AgentCommand::Hook { event } => {
+            let Some(event) = HookEvent::parse(&event) else {
+                eprintln!("tickloop loop {name} hook: unknown event `{event}`");
+                return 2;
+            };
+            return claude_code::run_agent_hook(agent, event, runtime_dir);
+        }
+        AgentCommand::Install(t) => (t, false),
+        AgentCommand::Uninstall(t) => (t, true),
+    };
+    let verb = if uninstall { "uninstall" } else { "install" };
+    let project = if args.user {
+        None
+    } else {
+        let dir = match args.project {
+            Some(d) => d,
+            None => match std::env::current_dir() {
+                Ok(d) => d,
+                Err(e) => {
+                    eprintln!(
+                        "tickloop loop {name} {verb}: cannot read the current directory: {e}"
+                    );
+                    return 1;
+                }
+            },
+        };
+        match dir.canonicalize() {
+            Ok(d) if d.is_dir() => Some(d),
+            _ => {
+                eprintln!(
+                    "tickloop loop {name} {verb}: {} is not a directory",
+                    dir.display()
+                );
+                return 2;
+            }
+        }
+    };
+    if !uninstall {
+        if let Some(other) = other_install(agent, project.as_deref()) {
+            eprintln!("tickloop loop {name} install: already installed {other}; the agent would run the Loop twice (uninstall that first; nothing was written)");
+            return 1;
+        }
+    }
+    let result = if uninstall {
+        installer::uninstall(agent, project.as_deref())
+    } else {
+        installer::install(agent, project.as_deref(), exe)
+    };
+    match result {
+        Ok(report) => {
+            for line in report.lines {
+                println!("{line}");
+            }
+            0
+        }
+        Err(e) => {
+            eprintln!("tickloop loop {name} {verb}: {e}");
+            1
+        }
+    }
+}
+
+/// The other place (the user's, or this directory's project) that already
+/// has the install: the agent loads both, which would feed the Loop every
+/// event twice.
+fn other_install(agent: Agent, project: Option<&std::path::Path>) -> Option<String> {
+    let here = installer::manifest(agent, project)?;
+    let (other, whose) = match project {
+        Some(_) => (installer::manifest(agent, None)?, "for the user"),
+        None => {
+            let cwd = std::env::current_dir().ok()?.canonicalize().ok()?;
+            (
+                installer::manifest(agent, Some(&cwd))?,
+                "in this directory's project",
+            )
+        }
+    };
+    (other != here && other.exists()).then(|| format!("{whose} ({})", other.display()))
 }

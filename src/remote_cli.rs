@@ -52,6 +52,9 @@ fn name(command: &Command) -> &'static str {
         Command::Record { .. } => "record",
         Command::Replay(_) => "replay",
         Command::Loop(LoopCommand::ClaudeCode(_)) => "loop claude-code",
+        Command::Loop(LoopCommand::Codex(_)) => "loop codex",
+        Command::Loop(LoopCommand::Gemini(_)) => "loop gemini",
+        Command::Loop(LoopCommand::Opencode(_)) => "loop opencode",
         _ => "this command",
     }
 }

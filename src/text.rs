@@ -129,7 +129,9 @@ pub fn close(v: &Value) -> String {
         return format!("{id} forgotten\n");
     }
     match v["ended"]["reason"].as_str() {
-        Some(reason) => format!("{id} ended: {reason}\n"),
+        Some(reason) => format!(
+            "{id} ended: {reason}\n(its last screen and activity stay until `tickloop close {id}` again forgets it)\n"
+        ),
         None => format!("{id} closed\n"),
     }
 }
@@ -266,4 +268,82 @@ mod tests {
             "seq 3 · at T\n{\n  \"value\": 3\n}\n"
         );
     }
+}
+
+/// How long, for people: `12s`, `1m30s`.
+fn waited(ms: u64) -> String {
+    let s = ms / 1000;
+    if s < 60 {
+        format!("{s}s")
+    } else {
+        format!("{}m{:02}s", s / 60, s % 60)
+    }
+}
+
+/// One action waiting for approval (a line of `approvals`): who wants what
+/// of which instance, how long it has waited, and how to answer.
+pub fn held(v: &Value) -> String {
+    let who = match v["client"].as_str() {
+        Some("mcp") => "an agent (MCP)",
+        Some("loop") => "an agent (the Loop)",
+        Some(other) => other,
+        None => "someone",
+    };
+    let (id, call) = (text(&v["instance"]), text(&v["call"]));
+    let what = match v["action"].as_str() {
+        Some("input") => format!("type {} into {id}", text(&v["args"]["text"])),
+        Some("close") => format!("close {id}"),
+        _ => format!(
+            "call {} {} on {id} (revision {})",
+            text(&v["tool"]),
+            v["args"],
+            text(&v["revision"])
+        ),
+    };
+    format!(
+        "{call}  {who} wants to {what} · waiting {}\n      tickloop approve {id} {call}   |   tickloop refuse {id} {call} [--reason TEXT]\n",
+        waited(v["waited_ms"].as_u64().unwrap_or(0))
+    )
+}
+
+/// One line of an approval log (`approvals --log ID`): when, which action,
+/// what was asked and what became of it.
+pub fn consent_entry(v: &Value) -> String {
+    let decision: Option<tickloop_proto::wire::ConsentDecision> =
+        serde_json::from_value(v.clone()).ok();
+    match decision {
+        Some(d) => format!(
+            "{} {} {} → {}{}\n",
+            text(&v["at"]),
+            d.call,
+            d.what(120),
+            d.verdict(),
+            d.host
+                .as_deref()
+                .map(|h| format!(" (in {h})"))
+                .unwrap_or_default()
+        ),
+        None => format!("{v}\n"),
+    }
+}
+
+/// `approve` / `refuse`.
+pub fn decided(v: &Value) -> String {
+    let verb = if v["approved"] == true {
+        "approved"
+    } else {
+        "refused"
+    };
+    format!("{verb} {} of {}\n", text(&v["call"]), text(&v["instance"]))
+}
+
+/// `approve-policy`: who approves what agents do to the instance now.
+pub fn policies(v: &Value) -> String {
+    format!(
+        "{}: mutating calls {} · agents typing {} · agents closing {}\n",
+        text(&v["instance"]),
+        text(&v["approve"]),
+        text(&v["agent_input"]),
+        text(&v["agent_close"])
+    )
 }

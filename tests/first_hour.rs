@@ -249,14 +249,14 @@ fn on_a_terminal_every_command_prints_text_for_a_person() {
     assert!(watched.contains("hosted:counter seq 2: {"), "{watched}");
     let closed = on_terminal(&host, &["close", "counter"]);
     assert!(
-        closed.contains("hosted:counter ended: closed by the user"),
+        closed.contains("hosted:counter ended: closed by the person (cli)"),
         "{closed}"
     );
-    watch.wait_text("hosted:counter ended: closed by the user");
+    watch.wait_text("hosted:counter ended: closed by the person (cli)");
     watch.wait_text("ATTACH-EXIT 0");
     let ended = on_terminal(&host, &["attach", "counter"]);
     assert!(
-        ended.contains("hosted:counter has ended (closed by the user)"),
+        ended.contains("hosted:counter has ended (closed by the person (cli))"),
         "{ended}"
     );
     let shut = on_terminal(&host, &["shutdown"]);

@@ -1,5 +1,10 @@
 //! The Loop inside Claude Code: its hooks, as short `tickloop` processes, on
-//! the same sans-I/O core as `tickloop loop run` (issue 21).
+//! the same sans-I/O core as `tickloop loop run` (issue 21). The same engine
+//! serves Codex CLI's and Gemini CLI's hooks and opencode's plugin (issue
+//! 29): [`crate::agent::Agent`] says what differs (the decision word, the
+//! state directory, whether a run's first step must follow the next turn
+//! because a consumed prompt starts none, whether a step passes the prompt
+//! hook as the next prompt).
 //!
 //! Claude Code runs a hook command per event, with the event as JSON on stdin
 //! and a decision as JSON on stdout. Each call here loads the session's
@@ -35,6 +40,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::agent::Agent;
 use super::audit::{ledger_file_name, LedgerWriter, DEFAULT_AUDIT_DIR};
 use super::machine::{
     Effect, Input, LoopCore, LoopSettings, Source, TranscriptMessage, TurnStatus,
@@ -70,7 +76,7 @@ const DELIVERY_WAIT: Duration = Duration::from_secs(3);
 /// What went wrong in a hook call.
 #[derive(Debug, thiserror::Error)]
 pub enum HookError {
-    #[error("the hook input is not Claude Code's hook JSON: {0}")]
+    #[error("the hook input is not the agent's hook JSON: {0}")]
     Input(String),
     #[error(transparent)]
     Config(#[from] ConfigError),
@@ -126,6 +132,8 @@ impl HookInput {
 /// Where the adapter keeps its files and how long it waits.
 #[derive(Debug, Clone)]
 pub struct HookEnv {
+    /// Which agent's hooks these are.
+    pub agent: Agent,
     pub state_dir: PathBuf,
     /// `None`: `.pulse-tick-audit` in the project directory.
     pub audit_dir: Option<PathBuf>,
@@ -136,15 +144,22 @@ pub struct HookEnv {
 }
 
 impl HookEnv {
-    /// From the environment (the variables above, `CLAUDE_PROJECT_DIR`).
+    /// Claude Code's, from the environment (the variables above,
+    /// `CLAUDE_PROJECT_DIR`).
     pub fn from_env(runtime_dir: PathBuf) -> Result<HookEnv, HookError> {
+        HookEnv::for_agent(Agent::ClaudeCode, runtime_dir)
+    }
+
+    /// `agent`'s, from the environment: its states in `tickloop/NAME` of the
+    /// user's state directory unless [`STATE_DIR_ENV`] says otherwise.
+    pub fn for_agent(agent: Agent, runtime_dir: PathBuf) -> Result<HookEnv, HookError> {
         let state_dir = match std::env::var_os(STATE_DIR_ENV) {
             Some(d) if !d.is_empty() => PathBuf::from(d),
             _ => dirs::state_dir()
                 .or_else(dirs::data_local_dir)
                 .ok_or(HookError::NoStateDir)?
                 .join("tickloop")
-                .join("claude-code"),
+                .join(agent.name()),
         };
         let delay_ms = match std::env::var(DELAY_ENV) {
             Ok(v) => v.trim().parse().map_err(|_| {
@@ -153,6 +168,7 @@ impl HookEnv {
             Err(_) => DEFAULT_DELAY_MS,
         };
         Ok(HookEnv {
+            agent,
             state_dir,
             audit_dir: std::env::var_os(AUDIT_DIR_ENV)
                 .filter(|d| !d.is_empty())
@@ -169,7 +185,7 @@ impl HookEnv {
         if let Some(d) = &self.audit_dir {
             return d.clone();
         }
-        let project = std::env::var_os("CLAUDE_PROJECT_DIR")
+        let project = std::env::var_os(self.agent.project_dir_env())
             .filter(|d| !d.is_empty())
             .map(PathBuf::from)
             .or_else(|| input.cwd.clone())
@@ -201,6 +217,11 @@ struct SessionState {
     /// A first time step went out through the wake hook and its carrier
     /// prompt (`<task-notification>`) has not been seen yet.
     awaiting_carrier: bool,
+    /// The text of a step the Stop hook just sent, for agents that pass it
+    /// through their prompt hook as the next prompt (Gemini CLI): that
+    /// prompt is the step arriving, already counted, not a person's.
+    #[serde(default)]
+    pending_step: Option<String>,
     /// Recently answered prompts, newest last.
     prompts: Vec<(String, PromptAnswer)>,
 }
@@ -257,6 +278,7 @@ fn lock_state(env: &HookEnv, session_id: &str) -> Result<Locked, HookError> {
                     session_id: session_id.to_string(),
                     delay_ms: env.delay_ms,
                     run_id_prefix: run_id_prefix(),
+                    first_step_after_next_turn: env.agent.first_step_after_next_turn(),
                 },
                 policies,
             );
@@ -267,6 +289,7 @@ fn lock_state(env: &HookEnv, session_id: &str) -> Result<Locked, HookError> {
                     seqs: BTreeMap::new(),
                     ended: Vec::new(),
                     awaiting_carrier: false,
+                    pending_step: None,
                     prompts: Vec::new(),
                 },
                 true,
@@ -322,9 +345,11 @@ impl HookOutput {
         }
     }
 
-    fn block(reason: String) -> HookOutput {
+    /// Stops the prompt (its reason goes to the person) or continues the
+    /// turn (its reason is the agent's next user message).
+    fn block(agent: Agent, reason: String) -> HookOutput {
         HookOutput {
-            stdout: Some(json!({"decision": "block", "reason": reason})),
+            stdout: Some(json!({"decision": agent.block_decision(), "reason": reason})),
             stderr: None,
             exit_code: 0,
         }
@@ -474,7 +499,9 @@ fn user_prompt_submit(input: &HookInput, env: &HookEnv) -> Result<HookOutput, Ho
     let prompt = input.prompt.clone().unwrap_or_default();
     let mut locked = lock_state(env, &input.session_id)?;
     let mut ledger = Ledger::new(env.audit_dir_for(input), &input.session_id);
-    let carrier = locked.state.awaiting_carrier && is_harness_prompt(&prompt);
+    let carrier = (locked.state.awaiting_carrier && is_harness_prompt(&prompt))
+        || locked.state.pending_step.as_deref() == Some(prompt.as_str());
+    locked.state.pending_step = None;
     if !carrier {
         reconcile(&mut locked, input, &mut ledger)?;
     }
@@ -496,7 +523,7 @@ fn user_prompt_submit(input: &HookInput, env: &HookEnv) -> Result<HookOutput, Ho
             replies.push("the first time step follows after the delay".into());
         }
         locked.remember(input.prompt_id.as_deref(), PromptAnswer::Consumed { timer });
-        HookOutput::block(format!("tickloop: {}", replies.join("\n")))
+        HookOutput::block(env.agent, format!("tickloop: {}", replies.join("\n")))
     } else {
         let source = if carrier {
             // The wake hook's time step arriving: the core already counted it.
@@ -729,7 +756,11 @@ fn fire(
         for effect in effects {
             ledger.apply(effect)?;
         }
-        locked.state.awaiting_carrier = via_wake;
+        if env.agent.step_passes_prompt_hook() {
+            locked.state.pending_step = text.clone();
+        } else {
+            locked.state.awaiting_carrier = via_wake;
+        }
     }
     locked.save()?;
     Ok(text)
@@ -777,7 +808,7 @@ fn turn_ended(
     };
     std::thread::sleep(Duration::from_millis(delay_ms));
     Ok(match fire(input, env, deliveries, token, false)? {
-        Some(text) => HookOutput::block(text),
+        Some(text) => HookOutput::block(env.agent, text),
         None => HookOutput::nothing(),
     })
 }
@@ -841,12 +872,17 @@ impl Ledger {
 /// Errors go to stderr with exit code 1, which Claude Code shows the person
 /// and otherwise ignores (a non-blocking hook error).
 pub fn run_hook(event: HookEvent, runtime_dir: PathBuf) -> i32 {
+    run_agent_hook(Agent::ClaudeCode, event, runtime_dir)
+}
+
+/// [`run_hook`] for `agent`'s hooks.
+pub fn run_agent_hook(agent: Agent, event: HookEvent, runtime_dir: PathBuf) -> i32 {
     let result = (|| {
         let mut text = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
             .map_err(|e| HookError::Input(format!("cannot read stdin: {e}")))?;
         let input = HookInput::parse(&text)?;
-        let env = HookEnv::from_env(runtime_dir.clone())?;
+        let env = HookEnv::for_agent(agent, runtime_dir.clone())?;
         handle(event, &input, &env, &ClientDeliveries { runtime_dir })
     })();
     match result {
@@ -862,7 +898,7 @@ pub fn run_hook(event: HookEvent, runtime_dir: PathBuf) -> i32 {
             out.exit_code
         }
         Err(e) => {
-            eprintln!("tickloop loop claude-code hook {}: {e}", event.name());
+            eprintln!("tickloop loop {} hook {}: {e}", agent.name(), event.name());
             1
         }
     }
@@ -964,6 +1000,7 @@ mod tests {
     fn a_bounded_run_through_the_hooks() {
         let d = scratch("cycle");
         let env = HookEnv {
+            agent: Agent::ClaudeCode,
             state_dir: d.join("state"),
             audit_dir: Some(d.join("audit")),
             config: Some(d.join("loop.json")),
@@ -998,7 +1035,7 @@ mod tests {
             HookOutput::nothing()
         );
         let second = call(HookEvent::Stop, None, "p3");
-        assert_eq!(second, HookOutput::block("tick".into()));
+        assert_eq!(second, HookOutput::block(Agent::ClaudeCode, "tick".into()));
         assert_eq!(call(HookEvent::Stop, None, "p3"), HookOutput::nothing());
         let status = call(HookEvent::UserPromptSubmit, Some("/tick status"), "p4");
         assert!(status.stdout.unwrap()["reason"]

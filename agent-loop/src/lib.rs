@@ -9,17 +9,29 @@
 //! * [`envelope`] — the time-step message and its subscription data parts.
 //! * [`audit`] — ledger records, the append-only writer and a tolerant reader.
 //! * [`run`] — the `tickloop loop run` driver: JSON lines on stdin/stdout.
-//! * [`claude_code`] — the same Loop inside Claude Code: its hooks as short
-//!   processes with the session's core saved on disk, and their install.
+//! * [`claude_code`] — the same Loop inside Claude Code, Codex and Gemini CLI:
+//!   their hooks as short processes with the session's core saved on disk,
+//!   and their install; [`agent`] says what differs between the three.
+//! * [`codex`], [`gemini`], [`opencode`] — install and uninstall for Codex,
+//!   Gemini CLI and opencode (its in-process plugin); [`installer`] picks one.
+//! * [`install_kit`] — the file edits those installs share, undone byte for
+//!   byte.
 
+pub mod agent;
 pub mod audit;
 pub mod claude_code;
+pub mod codex;
 pub mod command;
 pub mod envelope;
+pub mod gemini;
+pub mod install_kit;
+pub mod installer;
 pub mod machine;
+pub mod opencode;
 pub mod policy;
 pub mod run;
 
+pub use agent::Agent;
 pub use machine::{
     Effect, Input, LoopCore, LoopSettings, RunPhase, Source, TranscriptMessage, TurnStatus,
 };

@@ -208,6 +208,12 @@ pub struct LoopSettings {
     /// Run ids are `{run_id_prefix}-{n}`; the driver makes it unique per
     /// process so a restarted Loop never reuses an old run id.
     pub run_id_prefix: String,
+    /// The agent starts no turn after a consumed control command (Codex,
+    /// Gemini CLI): a run armed between turns waits for the session's next
+    /// turn to end, and its first step follows that terminal (the seed's
+    /// `waiting` state) instead of a timer no turn would carry.
+    #[serde(default)]
+    pub first_step_after_next_turn: bool,
 }
 
 /// One agent session's Loop.
@@ -556,7 +562,8 @@ impl LoopCore {
         self.runs_started += 1;
         let id = format!("{}-{}", self.settings.run_id_prefix, self.runs_started);
         let start = t.plugin_steps;
-        let waiting = t.turn_open;
+        let turn_open = t.turn_open;
+        let waiting = turn_open || self.settings.first_step_after_next_turn;
         self.run = Some(Run {
             id: id.clone(),
             policy: policy.clone(),
@@ -588,8 +595,12 @@ impl LoopCore {
         if resume_boundary.is_some() {
             text.push_str(", resuming after the interrupted turn");
         }
-        if waiting {
+        if turn_open {
             text.push_str("; waiting for the current turn to end");
+        } else if waiting {
+            text.push_str(
+                "; the first time step follows the end of this session's next turn (this agent starts no turn for a command: send a message to begin)",
+            );
         } else {
             match self.scheduling_predicate() {
                 Ok(()) => self.schedule(out),
@@ -695,7 +706,7 @@ impl LoopCore {
             None => "inactive".to_string(),
             Some(r) => {
                 let phase = match r.phase {
-                    RunPhase::Waiting => "waiting for the current turn to end".to_string(),
+                    RunPhase::Waiting => "waiting for the next turn to end".to_string(),
                     RunPhase::Scheduled { .. } => {
                         format!("step {} scheduled", r.enqueued + 1)
                     }

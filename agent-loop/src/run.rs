@@ -324,6 +324,7 @@ pub async fn run_with<W: Write>(
                 session_id: opts.session.clone(),
                 delay_ms: opts.delay_ms,
                 run_id_prefix: run_id_prefix(),
+                first_step_after_next_turn: false,
             },
             policies,
         ),

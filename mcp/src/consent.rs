@@ -300,7 +300,7 @@ mod tests {
             "hosted:counter",
             r#"{"amount":2}"#,
             "revision 3 · mutates: true",
-            "tickloop approve|refuse hosted:counter c7",
+            "tickloop approve|refuse hosted:counter %7",
         ] {
             assert!(message.contains(part), "{part} missing from {message}");
         }

@@ -2,20 +2,31 @@
 //! waiting, or an instance's decisions), `approve`, `refuse` and
 //! `approve-policy`.
 
-use super::answer;
-use crate::output::{exit_0_at_interrupt, print_json};
+use super::answer_as;
+use crate::output::{exit_0_at_interrupt, print_json, print_line};
 use crate::target::Target;
+use crate::text;
 use anyhow::Result;
 use tickloop_proto::wire::{ApprovalPolicy, ClientRequest, ConsentChange};
 
-/// `approvals`: the waiting calls as JSON lines; `--watch`: and every call
-/// that starts waiting later (each once) until interrupted; `--log ID`: the
-/// instance's decisions.
-pub fn list(target: &Target, watch: bool, log: Option<String>) -> Result<i32> {
+/// One item printed: a JSON line, or on a terminal the text `human`
+/// makes of it; `false` once stdout is gone.
+fn emit(value: &serde_json::Value, json: bool, human: fn(&serde_json::Value) -> String) -> bool {
+    if json {
+        print_json(value)
+    } else {
+        print_line(human(value).trim_end())
+    }
+}
+
+/// `approvals`: the waiting actions as JSON lines (text on a terminal);
+/// `--watch`: and every one that starts waiting later (each once) until
+/// interrupted; `--log ID`: the instance's decisions.
+pub fn list(target: &Target, watch: bool, log: Option<String>, json: bool) -> Result<i32> {
     if let Some(id) = log {
         let entries = target.simple(ClientRequest::ApprovalLog { instance: id })?;
         for entry in entries.as_array().into_iter().flatten() {
-            if !print_json(entry) {
+            if !emit(entry, json, text::consent_entry) {
                 return Ok(0);
             }
         }
@@ -29,11 +40,14 @@ pub fn list(target: &Target, watch: bool, log: Option<String>) -> Result<i32> {
         let waiting = target.simple(ClientRequest::Approvals)?;
         for held in waiting.as_array().into_iter().flatten() {
             let key = format!("{}/{}", held["instance"], held["call"]);
-            if shown.insert(key) && !print_json(held) {
+            if shown.insert(key) && !emit(held, json, text::held) {
                 return Ok(0);
             }
         }
         if !watch {
+            if shown.is_empty() && !json {
+                print_line("nothing waits for approval");
+            }
             return Ok(0);
         }
         std::thread::sleep(std::time::Duration::from_millis(250));
@@ -57,7 +71,7 @@ pub fn decide(
         by: "cli".into(),
         host: None,
     };
-    answer(target, request, json)
+    answer_as(target, request, json, text::decided)
 }
 
 /// `approve-policy ID [POLICY] [--input P] [--close P]`: `policies` are
@@ -77,5 +91,5 @@ pub fn set_policy(
             close,
         },
     };
-    answer(target, request, json)
+    answer_as(target, request, json, text::policies)
 }

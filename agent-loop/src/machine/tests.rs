@@ -15,6 +15,7 @@ fn core_with(policies: PolicySet) -> LoopCore {
             session_id: "s1".into(),
             delay_ms: 10,
             run_id_prefix: "r".into(),
+            first_step_after_next_turn: false,
         },
         policies,
     )
@@ -420,4 +421,30 @@ proptest! {
             prop_assert_eq!(c.run().map(|r| r.id), run.as_ref().map(|r| r.0.clone()));
         }
     }
+}
+
+/// An agent that starts no turn after a consumed command (Codex, Gemini
+/// CLI): the run waits for the next turn's terminal, and its first step is
+/// scheduled from that terminal; a natural message meanwhile is context,
+/// not a step.
+#[test]
+fn first_step_after_the_next_turn() {
+    let mut c = core();
+    c.settings.first_step_after_next_turn = true;
+    turn(&mut c, "completed");
+    let armed = c.handle(cmd("/tick 1"));
+    assert_eq!(audits(&armed), ["loop_armed"]);
+    assert!(!armed.iter().any(|e| matches!(e, Effect::ArmTimer { .. })));
+    assert!(reply(&armed).1.contains("next turn"), "{:?}", reply(&armed));
+    assert_eq!(c.run().unwrap().phase, RunPhase::Waiting);
+    assert!(c.handle(user()).is_empty());
+    let ended = c.handle(end("completed"));
+    assert_eq!(audits(&ended), ["tick_scheduled"]);
+    let fired = fire(&mut c);
+    assert_eq!(audits(&fired), ["tick_enqueued"]);
+    c.handle(plugin());
+    assert_eq!(
+        audits(&c.handle(end("completed"))),
+        ["tick_terminal", "loop_complete"]
+    );
 }

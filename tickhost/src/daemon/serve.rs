@@ -737,7 +737,7 @@ async fn close(shared: &Arc<Shared>, name: &str, client: Option<ClientKind>) -> 
     if let Some(end) = instance.ended() {
         shared.forget(&instance);
         log(&format!("{}: forgotten", instance.id));
-        return ClientReply::Ok(json!({"id": instance.id, "ended": end}));
+        return ClientReply::Ok(json!({"id": instance.id, "ended": end, "forgotten": true}));
     }
     let end = end_instance(shared, &instance, client).await;
     ClientReply::Ok(json!({"id": instance.id, "ended": end}))

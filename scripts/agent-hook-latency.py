@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Wall time of the Loop's Claude Code hook processes (issue 21).
+"""Wall time of the Loop's hook processes in Claude Code, Codex, Gemini CLI
+and opencode (issues 21 and 29).
 
-Runs `tickloop loop claude-code hook EVENT` the way Claude Code does (a new
-process, the hook JSON on stdin) N times per case, in a scratch state and
-audit directory, and prints the median, 95th percentile and maximum.
+Runs `tickloop loop AGENT hook EVENT` the way the agent does (a new process,
+the hook JSON on stdin; opencode's plugin spawns the same processes) N times
+per case, in a scratch state and audit directory, and prints the median,
+95th percentile and maximum.
 
-    scripts/claude-code-hook-latency.py [--tickloop PATH] [-n 200]
+    scripts/agent-hook-latency.py [--agent claude-code|codex|gemini|opencode] [--tickloop PATH] [-n 200]
 
 Cases: a person's prompt passed on; `/tick status` answered; a Stop with no
 run; a Stop that completes a step and schedules the next one with a delay of
@@ -25,9 +27,12 @@ import tempfile
 import time
 
 
+AGENT = "claude-code"
+
+
 def run(tickloop, event, payload, env):
     start = time.perf_counter()
-    p = subprocess.run([tickloop, "loop", "claude-code", "hook", event], input=json.dumps(payload).encode(),
+    p = subprocess.run([tickloop, "loop", AGENT, "hook", event], input=json.dumps(payload).encode(),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     elapsed = time.perf_counter() - start
     if p.returncode not in (0, 2):
@@ -39,7 +44,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tickloop", default=shutil.which("tickloop") or "target/debug/tickloop")
     ap.add_argument("-n", type=int, default=200)
+    ap.add_argument("--agent", default="claude-code", choices=["claude-code", "codex", "gemini", "opencode"])
     args = ap.parse_args()
+    global AGENT
+    AGENT = args.agent
     scratch = tempfile.mkdtemp(prefix="tickloop-hook-latency-")
     env = dict(os.environ)
     env.update({
@@ -77,11 +85,17 @@ def main():
     run(args.tickloop, "stop", payload(session, "Stop"), env)
     p = payload(session, "UserPromptSubmit", "/tick 256")
     run(args.tickloop, "user-prompt-submit", p, env)
-    run(args.tickloop, "wake", p, env)
+    if AGENT in ("claude-code", "opencode"):
+        run(args.tickloop, "wake", p, env)  # the first step, after the delay
+    else:
+        # Codex and Gemini CLI start no turn for a command: the first step
+        # follows the next turn.
+        run(args.tickloop, "user-prompt-submit", payload(session, "UserPromptSubmit", "go on"), env)
+    decision = '"decision":"deny"' if AGENT == "gemini" else '"decision":"block"'
 
     def step(i):
         elapsed, out = run(args.tickloop, "stop", payload(session, "Stop"), env)
-        if i < 255 and '"decision":"block"' not in out:
+        if i < 255 and decision not in out:
             raise SystemExit(f"step {i}: the Stop hook did not continue the agent: {out!r}")
         return elapsed
 

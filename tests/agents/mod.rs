@@ -1,0 +1,213 @@
+//! What the trials of the real Codex CLI, Gemini CLI and opencode share: the
+//! scripted model API (`fake_model_api.py`, one dialect each), the search of
+//! `.ci/run`'s cache for the CLI, and the checks on what reached the model.
+#![allow(dead_code)]
+
+use crate::common::{self, MARK_VAR};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+/// The CLI named by `env_var`, else `~/.cache/tickloop-ci/<dir>/node_modules/.bin/<bin>`;
+/// an error says why it cannot run.
+pub fn cli_bin(env_var: &str, dir: &str, bin: &str) -> Result<PathBuf, String> {
+    let path = match std::env::var_os(env_var) {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => {
+            let home = std::env::var_os("HOME").ok_or("HOME is not set")?;
+            PathBuf::from(home).join(format!(".cache/tickloop-ci/{dir}/node_modules/.bin/{bin}"))
+        }
+    };
+    let out = Command::new(&path)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if !out.status.success() {
+        return Err(format!("{} --version failed: {out:?}", path.display()));
+    }
+    Ok(path)
+}
+
+/// The scripted model API.
+pub struct FakeApi {
+    child: Child,
+    pub port: u16,
+    log: PathBuf,
+}
+
+impl FakeApi {
+    /// Starts it in `dir` with `dialect` (`responses`, `gemini`, `chat`).
+    pub fn start(dir: &Path, dialect: &str, replies: Value, mark: &Path) -> FakeApi {
+        let script = dir.join("script.json");
+        let log = dir.join("requests.jsonl");
+        let port_file = dir.join("port");
+        std::fs::write(
+            &script,
+            json!({"replies": replies, "default": {"text": "default reply"}}).to_string(),
+        )
+        .expect("write the script");
+        let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/fake_model_api.py");
+        let child = Command::new("python3")
+            .arg(server)
+            .args(["--dialect", dialect, "--script"])
+            .arg(&script)
+            .arg("--log")
+            .arg(&log)
+            .arg("--port-file")
+            .arg(&port_file)
+            .env(MARK_VAR, mark)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("start the fake model API");
+        let port = common::wait_for("the fake model API's port", || {
+            std::fs::read_to_string(&port_file)
+                .ok()?
+                .trim()
+                .parse()
+                .ok()
+        });
+        FakeApi { child, port, log }
+    }
+
+    /// Every request so far.
+    pub fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// The agent's main-turn requests (those that carry tools).
+    pub fn turns(&self) -> Vec<Value> {
+        self.requests()
+            .into_iter()
+            .filter(|r| {
+                r["body"]["tools"].as_array().is_some_and(|t| !t.is_empty())
+                    && !r["path"].as_str().unwrap_or("").contains(":countTokens")
+            })
+            .collect()
+    }
+}
+
+impl Drop for FakeApi {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Panics with the context when a request carries `/tick` as a command word.
+pub fn assert_no_tick_text(requests: &[Value]) {
+    for (i, r) in requests.iter().enumerate() {
+        let text = r["body"].to_string();
+        let found = text.match_indices("/tick").map(|(at, _)| at).find(|&at| {
+            !text[at + 5..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphanumeric())
+        });
+        if let Some(at) = found {
+            let from = text.floor_char_boundary(at.saturating_sub(300));
+            let to = text.ceil_char_boundary((at + 300).min(text.len()));
+            panic!("request {i} carries /tick text: …{}…", &text[from..to]);
+        }
+    }
+}
+
+/// The audit ledger records under `dir/.pulse-tick-audit`, in order.
+pub fn ledger(project: &Path) -> Vec<Value> {
+    let dir = project.join(".pulse-tick-audit");
+    let mut records = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(&dir) {
+        for e in entries.flatten() {
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            records.extend(
+                text.lines()
+                    .filter_map(|l| serde_json::from_str::<Value>(l).ok()),
+            );
+        }
+    }
+    records
+}
+
+pub fn ledger_types(project: &Path) -> Vec<String> {
+    ledger(project)
+        .iter()
+        .map(|r| r["type"].as_str().unwrap_or("?").to_string())
+        .collect()
+}
+
+/// The ledger of one bounded run of two steps that completed.
+pub const TWO_STEP_RUN: [&str; 8] = [
+    "loop_armed",
+    "tick_scheduled",
+    "tick_enqueued",
+    "tick_terminal",
+    "tick_scheduled",
+    "tick_enqueued",
+    "tick_terminal",
+    "loop_complete",
+];
+
+/// `PATH` with the `tickloop` under test first.
+pub fn path_with_tickloop() -> std::ffi::OsString {
+    let tickloop_dir = Path::new(common::tickloop_bin()).parent().expect("bin dir");
+    std::env::join_paths(
+        std::iter::once(tickloop_dir.to_path_buf()).chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )),
+    )
+    .expect("PATH")
+}
+
+/// `tickloop call hosted:counter increment {"amount":1}`.
+pub fn increment(host: &common::Host) {
+    let out = host.run(&[
+        "call",
+        "hosted:counter",
+        "increment",
+        r#"{"amount":1}"#,
+        "--revision",
+        "1",
+    ]);
+    assert_eq!(out.code, 0, "{out:?}");
+}
+
+/// Every file under `dir` with its bytes, for "uninstall left it as it was".
+pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.push((p.clone(), Vec::new()));
+                stack.push(p);
+            } else {
+                out.push((p.clone(), std::fs::read(&p).unwrap_or_default()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Runs a trial body, turning its panic into a failure.
+pub fn trial(name: &str, f: fn(), missing: &Option<String>) -> libtest_mimic::Trial {
+    libtest_mimic::Trial::test(name, move || {
+        std::panic::catch_unwind(f).map_err(|e| {
+            let msg = e
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "panicked".into());
+            libtest_mimic::Failed::from(msg)
+        })
+    })
+    .with_ignored_flag(missing.is_some())
+}
