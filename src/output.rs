@@ -112,27 +112,12 @@ pub fn print_json(value: &Value) -> bool {
     write_stdout(format!("{value}\n").as_bytes()).is_ok()
 }
 
-/// Prints a JSON value for a person: indented.
-pub fn print_pretty(value: &Value) {
-    let text = serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string());
-    out(&format!("{text}\n"));
-}
-
 /// Prints `value` as JSON, or as `human` text on a terminal.
 pub fn show(value: &Value, json: bool, human: fn(&Value) -> String) {
     if json {
         print_json(value);
     } else {
         print!("{}", human(value));
-    }
-}
-
-/// Prints `value` as JSON, or indented on a terminal.
-pub fn show_pretty(value: &Value, json: bool) {
-    if json {
-        print_json(value);
-    } else {
-        print_pretty(value);
     }
 }
 

@@ -1,6 +1,7 @@
 //! What a person reads on a terminal for the answers that are JSON for
 //! programs (docs/cli.md): `describe`, `read`, `call`, `input`, `close`,
-//! `reload`, `shutdown` and the lines of `watch`. Each function takes the JSON the command
+//! `reload`, `shutdown`, the lines of `watch`, and consent's `approvals`,
+//! `approve`, `refuse`, `approve-policy`. Each function takes the JSON the command
 //! prints when piped, unchanged, and makes lines of text of it.
 
 use serde_json::Value;
@@ -197,79 +198,6 @@ pub fn reload(v: &Value) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn describe_puts_the_revision_first_and_a_line_per_tool() {
-        let v = json!({"title":"Counter","kind":"tickloop.counter","revision":"7",
-            "description":"One integer.",
-            "tools":[
-                {"name":"increment","mutates":true,"description":"Add `amount`.",
-                 "input_schema":{"type":"object","properties":{"amount":{"type":"integer"}}}},
-                {"name":"lines","mutates":false,"description":"The text.\nMore.",
-                 "input_schema":{"type":"object","required":["from"],
-                    "properties":{"from":{"type":"integer"},"grep":{"type":["string","null"]}}}}]});
-        let t = describe("hosted:c", &v);
-        let lines: Vec<&str> = t.lines().collect();
-        assert_eq!(
-            lines[0],
-            "hosted:c — Counter (kind tickloop.counter), revision 7"
-        );
-        assert!(t.contains("increment(amount?: integer)"), "{t}");
-        assert!(
-            t.contains("lines(from: integer, grep?: string|null)"),
-            "{t}"
-        );
-        assert!(t.contains("mutates  Add `amount`."), "{t}");
-        assert!(!t.contains("More."), "{t}");
-        assert!(
-            t.contains("call one: tickloop call hosted:c increment '{...}' --revision 7"),
-            "{t}"
-        );
-    }
-
-    #[test]
-    fn watch_lines_name_the_instance_and_seq() {
-        let delivery = json!({"instance":"hosted:c","seq":5,"at":"T","data":{"value":5},
-            "updates":3,"merged":2,"trimmed":false});
-        assert_eq!(
-            watch_event(&delivery),
-            r#"T hosted:c seq 5 (2 updates): {"value":5}"#
-        );
-        let ended = json!({"instance":"hosted:c","ended":{"reason":"closed by the user"}});
-        assert_eq!(watch_event(&ended), "hosted:c ended: closed by the user");
-    }
-
-    #[test]
-    fn small_answers_read_as_sentences() {
-        assert_eq!(
-            input("hosted:c", &json!({"ok":true,"bytes":1})),
-            "typed 1 byte into hosted:c\n"
-        );
-        assert_eq!(
-            close(&json!({"id":"shell:s","ended":{"reason":"closed by the user"}})),
-            "shell:s ended: closed by the user\n"
-        );
-        assert_eq!(
-            shutdown(&json!({"shutdown":true,"closed":2})),
-            "tickhost ended, after closing 2 instances\n"
-        );
-        assert_eq!(
-            shutdown(&json!({"shutdown":true,"closed":0,"was_running":false})),
-            "tickhost was not running; nothing to close\n"
-        );
-        assert_eq!(call_result(&json!("hi")), "hi\n");
-        assert_eq!(call_result(&json!({"value":3})), "{\n  \"value\": 3\n}\n");
-        assert_eq!(
-            read(&json!({"seq":3,"at":"T","data":{"value":3}})),
-            "seq 3 · at T\n{\n  \"value\": 3\n}\n"
-        );
-    }
-}
-
 /// How long, for people: `12s`, `1m30s`.
 fn waited(ms: u64) -> String {
     let s = ms / 1000;
@@ -291,7 +219,8 @@ pub fn held(v: &Value) -> String {
     };
     let (id, call) = (text(&v["instance"]), text(&v["call"]));
     let what = match v["action"].as_str() {
-        Some("input") => format!("type {} into {id}", text(&v["args"]["text"])),
+        // As JSON, so a newline or an escape sequence shows as what it is.
+        Some("input") => format!("type {} into {id}", v["args"]["text"]),
         Some("close") => format!("close {id}"),
         _ => format!(
             "call {} {} on {id} (revision {})",
@@ -346,4 +275,123 @@ pub fn policies(v: &Value) -> String {
         text(&v["agent_input"]),
         text(&v["agent_close"])
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn consent_says_who_wants_what_and_how_to_answer() {
+        let typing = held(
+            &json!({"action":"input","call":"%4","instance":"shell:bash",
+            "tool":"input","args":{"text":"ls\r"},"revision":"","client":"mcp","waited_ms":12000}),
+        );
+        assert!(
+            typing.contains(
+                "%4  an agent (MCP) wants to type \"ls\\r\" into shell:bash · waiting 12s"
+            ),
+            "{typing}"
+        );
+        assert!(
+            typing.contains("tickloop approve shell:bash %4"),
+            "{typing}"
+        );
+        let call = held(
+            &json!({"action":"call","call":"%5","instance":"hosted:c","tool":"increment",
+            "args":{"amount":2},"revision":"1","client":"loop","waited_ms":61000}),
+        );
+        assert!(
+            call.contains("call increment {\"amount\":2} on hosted:c (revision 1) · waiting 1m01s"),
+            "{call}"
+        );
+        let logged = consent_entry(
+            &json!({"at":"2026-12-02T07:00:00.000Z","action":"close","client":"mcp",
+            "call":"%6","instance":"shell:bash","tool":"close","args":{},"revision":"","decision":"refused",
+            "by":"mcp-host","reason":"declined in claude-code 2.1.332","host":"claude-code 2.1.332"}),
+        );
+        assert_eq!(logged, "2026-12-02T07:00:00.000Z %6 close → refused by the person, in the agent host: declined in claude-code 2.1.332 (in claude-code 2.1.332)\n");
+        assert_eq!(
+            decided(&json!({"instance":"hosted:c","call":"%5","approved":true})),
+            "approved %5 of hosted:c\n"
+        );
+        assert_eq!(
+            policies(
+                &json!({"instance":"shell:bash","approve":"auto","agent_input":"ask","agent_close":"deny"})
+            ),
+            "shell:bash: mutating calls auto · agents typing ask · agents closing deny\n"
+        );
+    }
+
+    #[test]
+    fn describe_puts_the_revision_first_and_a_line_per_tool() {
+        let v = json!({"title":"Counter","kind":"tickloop.counter","revision":"7",
+            "description":"One integer.",
+            "tools":[
+                {"name":"increment","mutates":true,"description":"Add `amount`.",
+                 "input_schema":{"type":"object","properties":{"amount":{"type":"integer"}}}},
+                {"name":"lines","mutates":false,"description":"The text.\nMore.",
+                 "input_schema":{"type":"object","required":["from"],
+                    "properties":{"from":{"type":"integer"},"grep":{"type":["string","null"]}}}}]});
+        let t = describe("hosted:c", &v);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(
+            lines[0],
+            "hosted:c — Counter (kind tickloop.counter), revision 7"
+        );
+        assert!(t.contains("increment(amount?: integer)"), "{t}");
+        assert!(
+            t.contains("lines(from: integer, grep?: string|null)"),
+            "{t}"
+        );
+        assert!(t.contains("mutates  Add `amount`."), "{t}");
+        assert!(!t.contains("More."), "{t}");
+        assert!(
+            t.contains("call one: tickloop call hosted:c increment '{...}' --revision 7"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn watch_lines_name_the_instance_and_seq() {
+        let delivery = json!({"instance":"hosted:c","seq":5,"at":"T","data":{"value":5},
+            "updates":3,"merged":2,"trimmed":false});
+        assert_eq!(
+            watch_event(&delivery),
+            r#"T hosted:c seq 5 (2 updates): {"value":5}"#
+        );
+        let ended = json!({"instance":"hosted:c","ended":{"reason":"closed by the user"}});
+        assert_eq!(watch_event(&ended), "hosted:c ended: closed by the user");
+    }
+
+    #[test]
+    fn small_answers_read_as_sentences() {
+        assert_eq!(
+            input("hosted:c", &json!({"ok":true,"bytes":1})),
+            "typed 1 byte into hosted:c\n"
+        );
+        assert_eq!(
+            close(&json!({"id":"shell:s","ended":{"reason":"closed by the person (cli)"}})),
+            "shell:s ended: closed by the person (cli)\n(its last screen and activity stay until `tickloop close shell:s` again forgets it)\n"
+        );
+        assert_eq!(
+            close(&json!({"id":"shell:s","ended":{"reason":"x"},"forgotten":true})),
+            "shell:s forgotten\n"
+        );
+        assert_eq!(
+            shutdown(&json!({"shutdown":true,"closed":2})),
+            "tickhost ended, after closing 2 instances\n"
+        );
+        assert_eq!(
+            shutdown(&json!({"shutdown":true,"closed":0,"was_running":false})),
+            "tickhost was not running; nothing to close\n"
+        );
+        assert_eq!(call_result(&json!("hi")), "hi\n");
+        assert_eq!(call_result(&json!({"value":3})), "{\n  \"value\": 3\n}\n");
+        assert_eq!(
+            read(&json!({"seq":3,"at":"T","data":{"value":3}})),
+            "seq 3 · at T\n{\n  \"value\": 3\n}\n"
+        );
+    }
 }

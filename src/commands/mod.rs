@@ -21,15 +21,8 @@ use anyhow::Result;
 use serde_json::Value;
 use tickloop_proto::wire::ClientRequest;
 
-/// `approve`, `refuse`, `approve-policy`: sends `request` and prints its
-/// answer (indented on a terminal).
-pub fn answer(target: &Target, request: ClientRequest, json: bool) -> Result<i32> {
-    let value = target.simple(request)?;
-    crate::output::show_pretty(&value, json);
-    Ok(0)
-}
-
-/// `describe`, `read`, `input`, `close`, `reload`: sends `request` and
+/// `describe`, `read`, `input`, `close`, `reload`, `approve`, `refuse`,
+/// `approve-policy`: sends `request` and
 /// prints its answer, as JSON or, on a terminal, as `human` makes it (the
 /// functions of [`crate::text`]).
 pub fn answer_as(
