@@ -155,3 +155,54 @@ fn a_host_without_elicitation_or_with_questions_off_is_not_asked() {
         assert_eq!(by, ["cli"], "{mode}");
     }
 }
+
+/// An answer in the Monitor (its `y`, in a real terminal) wins over the
+/// host's open question, which is withdrawn.
+#[test]
+fn an_answer_in_the_monitor_withdraws_the_hosts_question() {
+    let host = asking_counter();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/consent_in_host/client.py");
+    let server_stderr = host.scratch().join("mcp-stderr.txt");
+    let client = Command::new(sdk_python())
+        .arg(&script)
+        .arg(tickloop_bin())
+        .arg("monitor")
+        .arg(&server_stderr)
+        .env("TICKLOOP_RUNTIME_DIR", host.runtime())
+        .env("XDG_CONFIG_HOME", host.scratch().join("no-config"))
+        .env(MARK_VAR, host.runtime())
+        .current_dir(host.scratch())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run the Python MCP client");
+    let tmux = common::tmux::Tmux::start(
+        &host,
+        120,
+        30,
+        &format!("trap '' QUIT INT; {} monitor", tickloop_bin()),
+    );
+    tmux.wait_text("approve? hosted:counter");
+    tmux.send_keys(&["y"]);
+    let out = client.wait_with_output().expect("the client ends");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let findings: Value = stdout
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("no findings line: {stdout}"));
+    assert_eq!(findings["questions"], 1, "{findings}");
+    assert_eq!(findings["withdrawn"], 1, "{findings}");
+    assert_eq!(increments(&host), [6]);
+    let approved: Vec<Value> = approval_log(&host)
+        .into_iter()
+        .filter(|e| e["decision"] == "approved")
+        .map(|e| e["by"].clone())
+        .collect();
+    assert_eq!(approved, ["monitor"]);
+}

@@ -13,6 +13,8 @@
 #   plain   without a callback: no question; the call waits and the test's
 #           `tickloop approve` lets it run (today's behaviour);
 #   off     with a callback but `[approval] ask_in_host = false`: no question.
+#   monitor with a callback that leaves the question open: the test answers
+#           in the Monitor (its `y`), which withdraws the host's question.
 #
 # Usage: client.py TICKLOOP MODE SERVER_STDERR_FILE; the environment carries
 # the test's TICKLOOP_RUNTIME_DIR and XDG_CONFIG_HOME. Prints one JSON line
@@ -71,7 +73,16 @@ async def main():
 
     async def on_elicit(context, params):
         questions.append({"message": params.message, "schema": params.requested_schema, "mode": params.mode})
-        answer = answers.pop(0)
+        answer = answers.pop(0) if answers else "monitor"
+        if answer == "monitor":
+            # The person answers in the Monitor (the test presses `y`).
+            try:
+                with anyio.fail_after(WAIT):
+                    await anyio.sleep_forever()
+            except anyio.get_cancelled_exc_class():
+                withdrawn.append(params.message)
+                raise
+            check(False, "the question was never withdrawn")
         if answer != "elsewhere":
             return types.ElicitResult(action=answer, content={} if answer == "accept" else None)
         # A person answers in a terminal while the host still asks.
@@ -107,6 +118,14 @@ async def main():
                 await session.list_tools()
                 if MODE == "elicit":
                     await elicit(session, answers, questions, withdrawn, findings)
+                elif MODE == "monitor":
+                    result = await session.call_tool("counter__increment", {"amount": 6})
+                    check(texts(result)[0].startswith("RESULT"), f"monitor: {texts(result)}")
+                    with anyio.fail_after(WAIT):
+                        while not withdrawn:
+                            await anyio.sleep(0.05)
+                    findings["withdrawn"] = len(withdrawn)
+                    findings["questions"] = len(questions)
                 else:
                     async with anyio.create_task_group() as tasks:
                         tasks.start_soon(approve_when_held, findings)
