@@ -402,56 +402,30 @@ fn uninstall_restores_files() {
         2,
         "merged: {hooks}"
     );
-    let out = run(&["loop", "codex", "install", "--project"], Some(&dir));
-    assert_eq!(out.status.code(), Some(1), "twice: {out:?}");
-    let out = run(&["loop", "codex", "install", "--user"], None);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "user after project here: {out:?}"
-    );
+    let user_empty = || std::fs::read_dir(&codex_home).is_ok_and(|d| d.count() == 0);
+    let installs = agents::Installs {
+        agent: "codex",
+        run: &run,
+        project: &dir,
+        user_empty: &user_empty,
+    };
+    let user = installs.refused_twice_then_undone(&before);
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("run the Loop twice"),
-        "{out:?}"
-    );
-    assert_eq!(
-        std::fs::read_dir(&codex_home).unwrap().count(),
-        0,
-        "nothing written for the user"
-    );
-    let out = run(&["loop", "codex", "uninstall", "--project"], Some(&dir));
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(
-        agents::snapshot(&dir),
-        before,
-        "the project's files as they were"
+        String::from_utf8_lossy(&user.stderr).contains("run the Loop twice"),
+        "{user:?}"
     );
     // Not TOML: refused, nothing written.
-    std::fs::write(dir.join(".codex/config.toml"), "model = [oops").unwrap();
-    let before = agents::snapshot(&dir);
-    let out = run(&["loop", "codex", "install", "--project"], Some(&dir));
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("not valid TOML"),
-        "{out:?}"
+    installs.unreadable_config_refused(
+        &dir.join(".codex/config.toml"),
+        "model = [oops",
+        "not valid TOML",
     );
-    assert_eq!(agents::snapshot(&dir), before);
     // A user install, then a project one is refused; uninstall leaves the
     // user's (empty) Codex home empty.
     let fresh = host.scratch().join("fresh");
-    std::fs::create_dir_all(&fresh).unwrap();
-    let out = run(&["loop", "codex", "install", "--user"], None);
-    assert!(out.status.success(), "{out:?}");
-    let out = run(&["loop", "codex", "install", "--project"], Some(&fresh));
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("for the user"),
-        "{out:?}"
-    );
+    installs.user_then_project_refused(&fresh);
     assert_eq!(std::fs::read_dir(&fresh).unwrap().count(), 0);
-    let out = run(&["loop", "codex", "uninstall", "--user"], None);
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(std::fs::read_dir(&codex_home).unwrap().count(), 0);
+    assert!(user_empty());
 }
 
 /// Trial: install, then uninstall, after Codex has run in the project: the

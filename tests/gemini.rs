@@ -319,52 +319,22 @@ fn uninstall_restores_files() {
     );
     assert_eq!(settings["mcpServers"]["tickloop"]["args"][0], "mcp");
     assert_eq!(settings["model"]["name"], "x");
-    let out = run(&["loop", "gemini", "install", "--project"], Some(&dir));
-    assert_eq!(out.status.code(), Some(1), "twice: {out:?}");
-    let out = run(&["loop", "gemini", "install", "--user"], None);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "user after project here: {out:?}"
+    let user_empty = || std::fs::read_dir(&gemini_home).is_ok_and(|d| d.count() == 0);
+    let installs = agents::Installs {
+        agent: "gemini",
+        run: &run,
+        project: &dir,
+        user_empty: &user_empty,
+    };
+    installs.refused_twice_then_undone(&before);
+    installs.unreadable_config_refused(
+        &dir.join(".gemini/settings.json"),
+        "{ oops",
+        "not valid JSON",
     );
-    assert_eq!(
-        std::fs::read_dir(&gemini_home).unwrap().count(),
-        0,
-        "nothing written for the user"
-    );
-    let out = run(&["loop", "gemini", "uninstall", "--project"], Some(&dir));
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(
-        agents::snapshot(&dir),
-        before,
-        "the project's files as they were"
-    );
-    std::fs::write(dir.join(".gemini/settings.json"), "{ oops").unwrap();
-    let before = agents::snapshot(&dir);
-    let out = run(&["loop", "gemini", "install", "--project"], Some(&dir));
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("not valid JSON"),
-        "{out:?}"
-    );
-    assert_eq!(agents::snapshot(&dir), before);
     let fresh = host.scratch().join("fresh");
-    std::fs::create_dir_all(&fresh).unwrap();
-    let out = run(&["loop", "gemini", "install", "--user"], None);
-    assert!(out.status.success(), "{out:?}");
-    let out = run(&["loop", "gemini", "install", "--project"], Some(&fresh));
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("for the user"),
-        "{out:?}"
-    );
-    let out = run(&["loop", "gemini", "uninstall", "--user"], None);
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(
-        std::fs::read_dir(&gemini_home).unwrap().count(),
-        0,
-        "the user's home as it was"
-    );
+    installs.user_then_project_refused(&fresh);
+    assert!(user_empty(), "the user's home as it was");
     assert_eq!(
         std::fs::read_dir(&fresh).unwrap().count(),
         0,

@@ -368,59 +368,20 @@ fn uninstall_restores_files() {
         plugin.contains(common::tickloop_bin()),
         "the plugin runs this tickloop"
     );
-    let out = run(&["loop", "opencode", "install", "--project"], Some(&dir));
-    assert_eq!(out.status.code(), Some(1), "twice: {out:?}");
-    let out = run(&["loop", "opencode", "install", "--user"], None);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "user after project here: {out:?}"
-    );
-    assert!(
-        !home.join(".config").exists(),
-        "nothing written for the user"
-    );
-    let out = run(&["loop", "opencode", "uninstall", "--project"], Some(&dir));
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(
-        agents::snapshot(&dir),
-        before,
-        "the project's files as they were"
-    );
-    std::fs::write(dir.join("opencode.json"), "{ oops").unwrap();
-    let before = agents::snapshot(&dir);
-    let out = run(&["loop", "opencode", "install", "--project"], Some(&dir));
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("not valid JSON"),
-        "{out:?}"
-    );
-    assert_eq!(agents::snapshot(&dir), before);
+    let user_empty = || !home.join(".config").exists();
+    let installs = agents::Installs {
+        agent: "opencode",
+        run: &run,
+        project: &dir,
+        user_empty: &user_empty,
+    };
+    installs.refused_twice_then_undone(&before);
+    installs.unreadable_config_refused(&dir.join("opencode.json"), "{ oops", "not valid JSON");
     std::fs::remove_file(dir.join("opencode.json")).unwrap();
-    std::fs::write(dir.join("opencode.jsonc"), "{ // mine\n}").unwrap();
-    let out = run(&["loop", "opencode", "install", "--project"], Some(&dir));
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("JSONC"),
-        "{out:?}"
-    );
+    installs.unreadable_config_refused(&dir.join("opencode.jsonc"), "{ // mine\n}", "JSONC");
     std::fs::remove_file(dir.join("opencode.jsonc")).unwrap();
-    let out = run(&["loop", "opencode", "install", "--user"], None);
-    assert!(out.status.success(), "{out:?}");
-    let fresh = host.scratch().join("fresh");
-    std::fs::create_dir_all(&fresh).unwrap();
-    let out = run(&["loop", "opencode", "install", "--project"], Some(&fresh));
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("for the user"),
-        "{out:?}"
-    );
-    let out = run(&["loop", "opencode", "uninstall", "--user"], None);
-    assert!(out.status.success(), "{out:?}");
-    assert!(
-        !home.join(".config").exists(),
-        "the user's config as it was"
-    );
+    installs.user_then_project_refused(&host.scratch().join("fresh"));
+    assert!(user_empty(), "the user's config as it was");
 }
 
 /// Trial: install, a session, uninstall: `opencode.json` as it was and the

@@ -211,3 +211,74 @@ pub fn trial(name: &str, f: fn(), missing: &Option<String>) -> libtest_mimic::Tr
     })
     .with_ignored_flag(missing.is_some())
 }
+
+/// What a files-only install trial does with one agent's
+/// `tickloop loop AGENT install|uninstall`: `run` runs `tickloop ARGS
+/// [PATH]` with the trial's home and project; `user_empty` tells whether
+/// nothing is installed for the user.
+pub struct Installs<'a> {
+    pub agent: &'a str,
+    pub run: &'a dyn Fn(&[&str], Option<&Path>) -> std::process::Output,
+    pub project: &'a Path,
+    pub user_empty: &'a dyn Fn() -> bool,
+}
+
+impl Installs<'_> {
+    fn ask(&self, verb: &str, scope: &str, path: Option<&Path>) -> std::process::Output {
+        (self.run)(&["loop", self.agent, verb, scope], path)
+    }
+
+    /// After a project install: a second one, and a user one over it, are
+    /// refused with nothing written for the user; the project's uninstall
+    /// leaves its files as `before`. The refused user install's output is
+    /// returned, for what an agent's trial checks more.
+    pub fn refused_twice_then_undone(&self, before: &[(PathBuf, Vec<u8>)]) -> std::process::Output {
+        let out = self.ask("install", "--project", Some(self.project));
+        assert_eq!(out.status.code(), Some(1), "twice: {out:?}");
+        let user = self.ask("install", "--user", None);
+        assert_eq!(
+            user.status.code(),
+            Some(1),
+            "user after project here: {user:?}"
+        );
+        assert!((self.user_empty)(), "nothing written for the user");
+        let out = self.ask("uninstall", "--project", Some(self.project));
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(
+            snapshot(self.project),
+            before,
+            "the project's files as they were"
+        );
+        user
+    }
+
+    /// `file` made `content`, which the agent's config cannot be: install
+    /// refuses it, saying `says`, and writes nothing.
+    pub fn unreadable_config_refused(&self, file: &Path, content: &str, says: &str) {
+        std::fs::write(file, content).expect("write the config");
+        let before = snapshot(self.project);
+        let out = self.ask("install", "--project", Some(self.project));
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(says),
+            "{out:?}"
+        );
+        assert_eq!(snapshot(self.project), before);
+    }
+
+    /// A user install, then a project install in the fresh project `fresh`
+    /// refused, then the user's uninstall.
+    pub fn user_then_project_refused(&self, fresh: &Path) {
+        std::fs::create_dir_all(fresh).expect("a fresh project");
+        let out = self.ask("install", "--user", None);
+        assert!(out.status.success(), "{out:?}");
+        let out = self.ask("install", "--project", Some(fresh));
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("for the user"),
+            "{out:?}"
+        );
+        let out = self.ask("uninstall", "--user", None);
+        assert!(out.status.success(), "{out:?}");
+    }
+}
