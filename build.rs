@@ -18,6 +18,13 @@ use std::process::Command;
 fn main() {
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
         println!("cargo:rustc-link-arg-bins=-no-pie");
+        // Release builds keep line tables (backtraces name file and line)
+        // but compressed: std's symbolizer reads zlib sections, and the
+        // installed executable is a third of the size
+        // (benches/cost-2026-12-02.md).
+        if std::env::var("PROFILE").as_deref() == Ok("release") {
+            println!("cargo:rustc-link-arg-bins=-Wl,--compress-debug-sections=zlib");
+        }
     }
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rustc-env=TICKLOOP_GIT_COMMIT={}", git_commit());

@@ -31,14 +31,30 @@ use std::path::PathBuf;
 /// differ in any way have different versions, and a peer with a different
 /// version is refused at [`Hello`], with both versions named, instead of
 /// serde quietly dropping what it does not know.
+///
+/// The digest is [`wire_digest`] of [`wire_schema`], kept in
+/// `tests/golden/wire-digest` beside the schema itself and checked against
+/// both by `tests/wire_golden.rs`: computing it at run time cost every
+/// process (each CLI command, each launcher) some 17 million instructions
+/// and a megabyte of heap (benches/cost-2026-12-02.md).
+pub const WIRE_VERSION: &str = concat!(
+    "tickloop-",
+    env!("CARGO_PKG_VERSION"),
+    "+",
+    include_str!("../tests/golden/wire-digest")
+);
+
+/// [`WIRE_VERSION`], for callers that take a function.
 pub fn wire_version() -> &'static str {
-    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    VERSION.get_or_init(|| {
-        use sha2::Digest;
-        let digest = sha2::Sha256::digest(canonical_json(&wire_schema()).as_bytes());
-        let short: String = digest[..6].iter().map(|b| format!("{b:02x}")).collect();
-        format!("tickloop-{}+{short}", env!("CARGO_PKG_VERSION"))
-    })
+    WIRE_VERSION
+}
+
+/// The digest that names a wire schema in [`WIRE_VERSION`]: the first six
+/// bytes of the SHA-256 of its [`canonical_json`], in hex.
+pub fn wire_digest(schema: &Value) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(canonical_json(schema).as_bytes());
+    digest[..6].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Every message of every Tickloop socket, as one type for its schema.
@@ -65,7 +81,7 @@ struct AllMessages {
 }
 
 /// The JSON Schema of every message of every Tickloop socket (what
-/// [`wire_version`] digests; `proto/tests/golden/wire-schema.json` keeps it).
+/// [`WIRE_VERSION`] names; `proto/tests/golden/wire-schema.json` keeps it).
 pub fn wire_schema() -> Value {
     serde_json::to_value(schemars::schema_for!(AllMessages)).unwrap_or(Value::Null)
 }

@@ -16,7 +16,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 use tickloop_proto::attach::{ToView, ViewEvent, ViewHello};
 use tickloop_proto::wire::{
-    canonical_json, wire_schema, wire_version, ActivityRecord, ClientRequest, Envelope, Hello,
+    canonical_json, wire_digest, wire_schema, wire_version, ActivityRecord, ClientRequest, Envelope, Hello,
     HelloReply, LaunchReport, LaunchSpec, LauncherMessage, LauncherRecord, LauncherRequest,
     ListEntry, OpenReply, ScreenReply, ServerMessage,
 };
@@ -99,26 +99,33 @@ fn every_golden_message_parses_and_encodes_back_the_same() {
 #[test]
 fn the_wire_schema_is_the_golden_one_and_names_the_version() {
     let schema = canonical_json(&wire_schema());
+    let digest = wire_digest(&wire_schema());
     let path = golden("wire-schema.json");
+    let digest_path = golden("wire-digest");
     if std::env::var_os("TICKLOOP_UPDATE_GOLDEN").is_some() {
         std::fs::write(&path, format!("{schema}\n")).expect("write the golden schema");
+        std::fs::write(&digest_path, &digest).expect("write the golden digest");
     }
     let kept = std::fs::read_to_string(&path).unwrap_or_default();
+    let kept_digest = std::fs::read_to_string(&digest_path).unwrap_or_default();
+    let update = "run `TICKLOOP_UPDATE_GOLDEN=1 cargo test -p tickloop-proto --test wire_golden` \
+                  and commit tests/golden/wire-schema.json and tests/golden/wire-digest";
     assert!(
         kept.trim_end() == schema,
-        "the wire types changed: if that is meant, run \
-         `TICKLOOP_UPDATE_GOLDEN=1 cargo test -p tickloop-proto --test wire_golden` and commit \
-         tests/golden/wire-schema.json (the wire version changes with it: {})",
-        wire_version()
+        "the wire types changed: if that is meant, {update} (the wire version becomes \
+         tickloop-{}+{digest})",
+        env!("CARGO_PKG_VERSION")
     );
-    let version = wire_version();
-    assert!(
-        version.starts_with(concat!("tickloop-", env!("CARGO_PKG_VERSION"), "+")),
-        "{version}"
+    // The version this build speaks was compiled from the digest file: a
+    // stale digest would let two builds with different messages talk.
+    assert_eq!(
+        kept_digest, digest,
+        "tests/golden/wire-digest is not the digest of the schema: {update}"
     );
     assert_eq!(
-        version.len(),
-        "tickloop-".len() + env!("CARGO_PKG_VERSION").len() + 13
+        wire_version(),
+        format!("tickloop-{}+{digest}", env!("CARGO_PKG_VERSION")),
+        "this build's wire version was compiled from another digest: rebuild after {update}"
     );
 }
 
