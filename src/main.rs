@@ -56,6 +56,12 @@ use tickloop_client::paths::RuntimeDir;
 use tickloop_proto::wire::ClientRequest;
 
 fn main() {
+    // tickhost starts a launcher for every instance, a hundred of them at a
+    // time: it skips building the whole command line (clap's builder is
+    // most of a launcher's start and of its main thread's stack).
+    if is_launcher(std::env::args_os()) {
+        std::process::exit(finish(internal::launcher(), true));
+    }
     let mut command = Cli::command();
     if version::asked() {
         command = command.version(&*Box::leak(version::line().into_boxed_str()));
@@ -64,7 +70,17 @@ fn main() {
     tickloop_client::ssh::set_build(version::line());
     let json = cli.json || !std::io::stdout().is_terminal();
     let forced_json = cli.json;
-    let code = match run(cli, json, forced_json) {
+    std::process::exit(finish(run(cli, json, forced_json), json));
+}
+
+/// Whether this command line is tickhost's `tickloop __launcher`, exactly.
+fn is_launcher(mut args: std::env::ArgsOs) -> bool {
+    args.len() == 2 && args.nth(1).is_some_and(|a| a == "__launcher")
+}
+
+/// The exit code of a command's result, its error reported.
+fn finish(result: Result<i32>, json: bool) -> i32 {
+    match result {
         Ok(code) => code,
         Err(error) => {
             let cli_error = match error.downcast::<CliError>() {
@@ -74,8 +90,7 @@ fn main() {
             cli_error.report(json);
             cli_error.exit
         }
-    };
-    std::process::exit(code);
+    }
 }
 
 /// Runs one command line; the exit code, or the error to report.

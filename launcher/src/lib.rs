@@ -106,10 +106,12 @@ pub fn main_from_stdin() -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     let socket = spec.socket.clone();
-    let outcome = runtime.block_on(async move {
+    // On the heap: the instance's future is large, and on the main thread's
+    // stack its pages would stay dirty for the launcher's whole life.
+    let outcome = runtime.block_on(Box::pin(async move {
         tokio::spawn(close_on_signal(socket));
         run(spec, Box::new(write_report_to_stdout)).await
-    })?;
+    }))?;
     match &outcome {
         RunOutcome::Ended(info) => {
             eprintln!("launcher: ended ({}): {}", info.kind.as_str(), info.reason)

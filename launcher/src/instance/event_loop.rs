@@ -11,6 +11,7 @@
 
 use super::generations::{next_change, Generations, RELOADED};
 use super::not_a_tick::{with_hint, Probe};
+use super::start_settle::StartSettle;
 use super::process::{StdoutEvent, TickEvent, TickProcess};
 use super::report::{ReportFn, RunOutcome};
 use super::requests::{answer, Asked, Waiting};
@@ -28,7 +29,6 @@ use crate::terminal::TerminalHandle;
 use crate::views::hub::ViewHub;
 use serde_json::json;
 use std::sync::Arc;
-use std::time::Duration;
 use tickloop_client::clock::{now_rfc3339, now_rfc3339_millis};
 use tickloop_proto::core::{Action, ClientToken, EndKind, Reply, SessionRequest};
 use tickloop_proto::wire::{
@@ -37,12 +37,6 @@ use tickloop_proto::wire::{
 };
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
-
-/// How long a `shell:` program runs before the launcher reports it up. A
-/// program that exits sooner (`true`, a mistyped command, `sh -c 'echo
-/// x; exit 7'`) is reported ended, with its status and screen, instead of
-/// "running" for a program already gone.
-pub const SHELL_START_SETTLE: Duration = Duration::from_millis(25);
 
 /// One running instance, as its loop holds it.
 pub(super) struct Instance {
@@ -68,8 +62,9 @@ pub(super) struct Instance {
     /// `close` was asked (or the launcher was signalled): the end is final.
     closing: bool,
     farewell: Farewell,
-    /// When a `shell:` program is reported up, unless it ends first.
-    ready_at: Option<Instant>,
+    /// A `shell:` program not yet reported up (it is, once it waits on
+    /// something or has run a while, unless it ends first).
+    starting: Option<StartSettle>,
     /// How many views are attached (see [`crate::views`]).
     views_rx: watch::Receiver<u32>,
     /// The title the program gave its terminal.
@@ -98,11 +93,9 @@ impl Instance {
         let tick = TickProcess::start(spawned);
         let session = TickSession::new(&spec);
         let probe = Probe::new(!spec.program.shell && spec.program.artifact.is_none());
-        // A plain program is up once it has run for SHELL_START_SETTLE.
-        let ready_at = spec
-            .program
-            .shell
-            .then(|| Instant::now() + SHELL_START_SETTLE);
+        // A plain program is up once it waits on something, or has run
+        // for SHELL_START_SETTLE.
+        let starting = spec.program.shell.then(|| StartSettle::new(tick.pid()));
 
         let (requests_tx, requests_rx) = mpsc::channel(64);
         let (farewell, shutdown_rx, flushed) = Farewell::new();
@@ -124,7 +117,7 @@ impl Instance {
             ended: None,
             closing: false,
             farewell,
-            ready_at,
+            starting,
             views_rx: views.count(),
             title_rx,
             changes_rx,
@@ -161,7 +154,11 @@ impl Instance {
                 None
             };
             let exit_deadline = self.tick.exit_deadline();
-            let ready_at = self.ready_at.filter(|_| self.ending.is_none());
+            let start_look = self
+                .starting
+                .as_ref()
+                .filter(|_| self.ending.is_none())
+                .map(StartSettle::due);
             let reload_due = self.generations.as_ref().and_then(|g| g.reload_due());
             let restart_due = self.generations.as_ref().and_then(|g| g.restart_due());
             let output_due = self.publisher.output_due();
@@ -178,9 +175,11 @@ impl Instance {
                         self.start_generation(false);
                     }
                 }
-                _ = sleep_until(ready_at), if ready_at.is_some() => {
-                    self.ready_at = None;
-                    self.initialized();
+                _ = sleep_until(start_look), if start_look.is_some() => {
+                    if self.starting.as_ref().is_some_and(StartSettle::settled) {
+                        self.starting = None;
+                        self.initialized();
+                    }
                 }
                 Some(incoming) = self.requests_rx.recv() => self.on_request(incoming),
                 event = self.tick.next_event(), if self.tick.listening() => {

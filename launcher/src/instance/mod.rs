@@ -25,10 +25,11 @@ mod report;
 mod requests;
 mod screen;
 mod session;
+mod start_settle;
 mod status;
 mod teardown;
 
-pub use event_loop::SHELL_START_SETTLE;
+pub use start_settle::SHELL_START_SETTLE;
 pub use report::{ReportFn, RunOutcome};
 pub use teardown::TERM_GRACE;
 

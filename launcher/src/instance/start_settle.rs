@@ -1,0 +1,93 @@
+//! When a `shell:` program counts as started, so that `open` can answer.
+//!
+//! A program that exits at once (`true`, `sh -c 'echo x; exit 7'`) is
+//! reported ended, with its status and screen, rather than running. Waiting
+//! a fixed [`SHELL_START_SETTLE`] for every program made every `open` of a
+//! shell take that long; instead the launcher looks at the program every
+//! [`LOOK_EVERY`] and reports it up as soon as it waits on something (it is
+//! asleep: reading its terminal, in `nanosleep`, waiting for a child) —
+//! a program that has gone to sleep has got past its start. The fixed time
+//! stays the limit for one that keeps running without ever waiting.
+
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// The longest a `shell:` program runs before the launcher reports it up.
+pub const SHELL_START_SETTLE: Duration = Duration::from_millis(25);
+/// How often the launcher looks at a starting program.
+const LOOK_EVERY: Duration = Duration::from_millis(1);
+
+/// A `shell:` program's start, until it counts as up.
+pub(super) struct StartSettle {
+    pid: u32,
+    limit: Instant,
+}
+
+impl StartSettle {
+    pub(super) fn new(pid: u32) -> StartSettle {
+        StartSettle {
+            pid,
+            limit: Instant::now() + SHELL_START_SETTLE,
+        }
+    }
+
+    /// When to look next.
+    pub(super) fn due(&self) -> Instant {
+        (Instant::now() + LOOK_EVERY).min(self.limit)
+    }
+
+    /// Whether the program counts as up: it waits on something, or it has
+    /// run for [`SHELL_START_SETTLE`].
+    pub(super) fn settled(&self) -> bool {
+        Instant::now() >= self.limit || waiting(self.pid)
+    }
+}
+
+/// Whether process `pid` is asleep (`S`: waiting on an event) or stopped:
+/// the state field of `/proc/PID/stat`. A running, exiting or dead process,
+/// or one whose state cannot be read, is not.
+fn waiting(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| asleep(&stat))
+}
+
+/// Whether a `/proc/PID/stat` line says asleep or stopped.
+fn asleep(stat: &str) -> bool {
+    // The command name, in parentheses, may itself hold ") ".
+    let state = stat
+        .rsplit_once(") ")
+        .and_then(|(_, rest)| rest.chars().next());
+    matches!(state, Some('S' | 'T' | 't'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sleeping_program_counts_as_up_and_a_running_one_does_not() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .expect("start sleep");
+        // It sleeps once it has started; wait for that, by its state.
+        let pid = child.id();
+        let mut seen = false;
+        for _ in 0..5000 {
+            if waiting(pid) {
+                seen = true;
+                break;
+            }
+            std::thread::yield_now();
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(seen, "sleep never showed as waiting");
+        assert!(!waiting(u32::MAX), "no such process");
+        // This thread is running as it reads its own state.
+        let own = std::fs::read_to_string("/proc/thread-self/stat").expect("own stat");
+        assert!(!asleep(&own), "{own}");
+        assert!(asleep("7 (a) b) S 1 7"));
+        assert!(!asleep("7 (a) S b) Z 1 7"));
+        assert!(!asleep("7 (sh) R 1 7"));
+    }
+}
