@@ -397,6 +397,8 @@ pub struct Emulator {
     /// The parts of a chunk the OSC limiter passes on (kept between feeds).
     parts: Vec<std::ops::Range<usize>>,
     history_limit: usize,
+    /// Lines of history held when spare rows were last given back.
+    history_at_release: usize,
 }
 
 /// The cursor style that stands for "the terminal's default" (DECSCUSR 0):
@@ -436,7 +438,24 @@ impl Emulator {
             osc: OscLimiter::default(),
             parts: Vec::new(),
             history_limit,
+            history_at_release: 0,
         }
+    }
+
+    /// Gives back the rows the screen keeps ready for history it has not
+    /// filled yet. alacritty grows its history a thousand rows at a time,
+    /// each a full row of cells (2.8 MB at 120 columns), the first time a
+    /// single line scrolls off; an idle instance keeps only the lines it
+    /// holds. True when there may have been some (history changed since the
+    /// last time); the held lines are kept as they are.
+    pub fn release_spare_rows(&mut self) -> bool {
+        let held = self.term.grid().history_size();
+        if held == self.history_at_release {
+            return false;
+        }
+        self.history_at_release = held;
+        self.term.grid_mut().truncate();
+        true
     }
 
     /// Apply output of the Tick's terminal (any chunking is fine).
@@ -655,6 +674,30 @@ mod tests {
         let footprint = emu.footprint();
         assert_eq!((footprint.history_len, footprint.history_limit), (10, 10));
         assert!(footprint.cell_bytes >= 15 * 20);
+    }
+
+    #[test]
+    fn giving_back_spare_rows_keeps_the_history_and_the_screen() {
+        let (mut emu, _rx) = emulator(30, 120, DEFAULT_HISTORY);
+        assert!(!emu.release_spare_rows(), "no history yet");
+        for i in 0..40 {
+            emu.feed(format!("\x1b[3{}mline {i}\x1b[0m\r\n", i % 8).as_bytes());
+        }
+        let (text, snapshot) = (emu.text(100), emu.snapshot_scrolled(5));
+        assert_eq!(text.history_len, 11);
+        assert!(emu.release_spare_rows());
+        assert!(!emu.release_spare_rows(), "nothing new to give back");
+        assert_eq!(emu.text(100), text);
+        assert_eq!(emu.snapshot_scrolled(5), snapshot);
+        // History grows again past the rows it gave back.
+        for i in 40..3000 {
+            emu.feed(format!("line {i}\r\n").as_bytes());
+        }
+        let text = emu.text(1);
+        assert_eq!(text.history_len, DEFAULT_HISTORY);
+        assert_eq!(text.history, vec!["line 2970"]);
+        assert!(emu.release_spare_rows());
+        assert_eq!(emu.text(1), text);
     }
 
     #[test]

@@ -72,6 +72,9 @@ const EVENTS_QUEUE: usize = 32;
 /// Chunks of output queued for the emulator. When the emulator falls this far
 /// behind, the reader waits, which slows the Tick like a real terminal would.
 const EMULATOR_QUEUE: usize = 256;
+/// How long a screen must be quiet before the emulator gives back its
+/// spare history rows (see [`Emulator::release_spare_rows`]).
+const RELEASE_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
 /// How long no output must arrive before an ended Tick's screen is final.
 const SETTLE_QUIET: std::time::Duration = std::time::Duration::from_millis(30);
 /// The most an ended Tick's final screen waits for output to stop.
@@ -95,6 +98,10 @@ enum EmuMsg {
     Snapshot(usize, oneshot::Sender<ScreenText>),
     /// A view's snapshot, scrolled this many lines back into history.
     ViewSnapshot(usize, oneshot::Sender<Snapshot>),
+    /// The screen has been quiet for [`RELEASE_AFTER`]: give back what the
+    /// emulator holds for history it has not filled, and the allocator's
+    /// free pages.
+    ReleaseSpare,
 }
 
 /// Why typed input was not accepted.
@@ -209,6 +216,9 @@ impl TerminalHandle {
 
         let reader_tx = emu_tx.clone();
         spawn_thread("pty-reader", move || reader_thread(reader, reader_tx))?;
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(release_when_quiet(changes_rx.clone(), emu_tx.clone()));
+        }
 
         Ok(Arc::new(TerminalHandle {
             master: Mutex::new(pair.master),
@@ -405,6 +415,37 @@ fn spawn_thread(name: &str, f: impl FnOnce() + Send + 'static) -> Result<(), Lau
         .map_err(|e| LauncherError::Pty(format!("cannot start the {name} thread: {e}")))
 }
 
+/// After each burst of output, once the screen has been quiet for
+/// [`RELEASE_AFTER`], asks the emulator to give back its spare history
+/// rows. Sleeps while nothing changes: an idle instance costs no wakeups.
+async fn release_when_quiet(mut changes: watch::Receiver<u64>, emulator: mpsc::Sender<EmuMsg>) {
+    while changes.changed().await.is_ok() {
+        loop {
+            tokio::select! {
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                }
+                () = tokio::time::sleep(RELEASE_AFTER) => break,
+            }
+        }
+        if emulator.send(EmuMsg::ReleaseSpare).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Returns the allocator's free pages to the system (glibc keeps freed
+/// memory in its heap, where it stays the process's private dirty pages).
+fn return_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks and trims the allocator's own free lists.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 fn reader_thread(mut reader: Box<dyn Read + Send>, tx: mpsc::Sender<EmuMsg>) {
     let mut buf = vec![0u8; READ_CHUNK];
     loop {
@@ -507,6 +548,12 @@ fn handle_emulator_message(
         }
         EmuMsg::ViewSnapshot(offset, reply) => {
             let _ = reply.send(emulator.snapshot_scrolled(offset));
+        }
+        EmuMsg::ReleaseSpare => {
+            // Also what the launcher freed since the last quiet time (the
+            // descriptor's schemas compiled once to check them, for one).
+            emulator.release_spare_rows();
+            return_free_memory();
         }
     }
 }
