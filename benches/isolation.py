@@ -30,6 +30,18 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def cpu_busy():
+    """(busy, total) jiffies of all CPUs, from /proc/stat."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + fields[4]
+    return sum(fields) - idle, sum(fields)
+
+
+def busy_share(before, after):
+    return round((after[0] - before[0]) / max(1, after[1] - before[1]), 3)
+
+
 def pct(xs, p):
     xs = sorted(xs)
     return round(xs[min(len(xs) - 1, int(len(xs) * p))], 3)
@@ -92,7 +104,9 @@ def main():
     version = json.loads(run("version", "--json").stdout)["wire_version"]
     conn = Connection(os.path.join(runtime, "tickhost.sock"), version)
     load0 = os.getloadavg()
+    cpu0 = cpu_busy()
     idle_proc, idle_sock = sample(a, env, conn)
+    cpu1 = cpu_busy()
 
     watchers = [subprocess.Popen([a.bin, "watch", "hosted:flood", "--interval", "10"], env=env,
                                  stdout=subprocess.DEVNULL) for _ in range(a.watchers)]
@@ -110,7 +124,9 @@ def main():
     flooder.start()
     time.sleep(1.0)
     load1 = os.getloadavg()
+    cpu2 = cpu_busy()
     flood_proc, flood_sock = sample(a, env, conn)
+    cpu3 = cpu_busy()
     load2 = os.getloadavg()
     stop.set()
     flooder.join(timeout=30)
@@ -119,7 +135,8 @@ def main():
     subprocess.run([a.bin, "shutdown"], env=env, capture_output=True)
 
     res = {"samples": a.samples, "watchers": a.watchers, "flood_calls": floods[0],
-           "loadavg": {"start": load0, "flood_start": load1, "end": load2}}
+           "loadavg": {"start": load0, "flood_start": load1, "end": load2},
+           "cpu_busy_share": {"idle": busy_share(cpu0, cpu1), "flood": busy_share(cpu2, cpu3)}}
     for name, idle, busy in (("process", idle_proc, flood_proc), ("socket", idle_sock, flood_sock)):
         res[name] = {"idle_p50": pct(idle, 0.5), "idle_p99": pct(idle, 0.99),
                      "flood_p50": pct(busy, 0.5), "flood_p99": pct(busy, 0.99)}
@@ -131,7 +148,9 @@ def main():
         r = res[name]
         print(f"  {name:8}  {r['idle_p50']:>9} {r['idle_p99']:>9} {r['flood_p50']:>10} "
               f"{r['flood_p99']:>10} {r['ratio_p50']:>10}")
-    print(f"  loadavg: start {load0[0]:.2f}, flood {load1[0]:.2f}, end {load2[0]:.2f}")
+    print(f"  loadavg: start {load0[0]:.2f}, flood {load1[0]:.2f}, end {load2[0]:.2f}; "
+          f"CPUs busy: {res['cpu_busy_share']['idle']:.0%} while idle, "
+          f"{res['cpu_busy_share']['flood']:.0%} during the flood")
     print(json.dumps(res))
 
 
