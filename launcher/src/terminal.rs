@@ -52,6 +52,20 @@ struct Published {
     title: watch::Sender<String>,
     /// The Tick's terminal modes, for encoding views' input.
     modes: Arc<AtomicU32>,
+    /// The live screen as it was right after a keystroke's echo.
+    echo: Arc<EchoFrame>,
+}
+
+/// The live screen taken by the emulator thread as it applies the first
+/// output after a view's keystroke, so that the frame with the echo needs
+/// no round trip to the emulator thread: the view that was woken by that
+/// change takes it as it is (see [`TerminalHandle::echo_frame`]).
+#[derive(Default)]
+struct EchoFrame {
+    /// A view typed since the last output was applied.
+    wanted: std::sync::atomic::AtomicBool,
+    /// The screen, and the change it was taken for.
+    frame: Mutex<Option<(u64, Snapshot)>>,
 }
 
 /// The PTY master's writer, shared by the writer thread and the direct
@@ -137,6 +151,7 @@ pub struct TerminalHandle {
     colors: AnswerColors,
     /// The recordings of this terminal (and of the protocol beside it).
     recorder: Arc<Recorder>,
+    echo: Arc<EchoFrame>,
 }
 
 impl TerminalHandle {
@@ -190,6 +205,8 @@ impl TerminalHandle {
         };
         let modes = Arc::new(AtomicU32::new(0));
         let emulator_modes = modes.clone();
+        let echo = Arc::new(EchoFrame::default());
+        let emulator_echo = echo.clone();
         let (changes_tx, changes_rx) = watch::channel(0u64);
         let (events_tx, _) = broadcast::channel(EVENTS_QUEUE);
         let emulator_events = events_tx.clone();
@@ -203,6 +220,7 @@ impl TerminalHandle {
                 events: emulator_events,
                 title: title_tx,
                 modes: emulator_modes,
+                echo: emulator_echo,
             };
             emulator_thread(
                 emu_rx,
@@ -234,6 +252,7 @@ impl TerminalHandle {
             size: Mutex::new((START_COLS, START_ROWS)),
             colors,
             recorder,
+            echo,
         }))
     }
 
@@ -285,6 +304,18 @@ impl TerminalHandle {
         rx.await.ok()
     }
 
+    /// The live screen as the emulator thread took it when it applied
+    /// change `change` (the value of [`Self::subscribe_changes`]), if that
+    /// change was the first output after a view's keystroke: the echo's
+    /// frame without a round trip to the emulator thread.
+    pub fn echo_frame(&self, change: u64) -> Option<Snapshot> {
+        let frame = self.echo.frame.lock().ok()?;
+        match frame.as_ref() {
+            Some((taken, snapshot)) if *taken == change => Some(snapshot.clone()),
+            _ => None,
+        }
+    }
+
     /// Encode a view's key, paste, mouse or focus event for the Tick's
     /// modes (as the emulator thread last published them) and write it to
     /// the PTY: at once when that cannot block, else through the writer
@@ -298,6 +329,7 @@ impl TerminalHandle {
             // Not encodable (a key with no encoding): nothing to send.
             Err(_) => return Ok(()),
         };
+        self.echo.wanted.store(true, Ordering::Release);
         if self.pty_writer.write_now(&bytes) {
             return Ok(());
         }
@@ -479,6 +511,7 @@ fn emulator_thread(
         events,
         title,
         modes,
+        echo,
     } = published;
     let mut size = (usize::from(START_ROWS), usize::from(START_COLS));
     let mut emulator = Emulator::new(size.0, size.1, history, Box::new(answers.clone()));
@@ -495,7 +528,7 @@ fn emulator_thread(
         // on. The panic hook (lib.rs) logs the first few panics only, so a
         // stream of them cannot grow the log without bound.
         let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            handle_emulator_message(&mut emulator, msg, &changes, &recorder);
+            handle_emulator_message(&mut emulator, msg, &changes, &recorder, &echo);
             for event in emulator.take_events() {
                 // No view attached: nobody to tell.
                 let _ = events.send(event);
@@ -527,11 +560,19 @@ fn handle_emulator_message(
     msg: EmuMsg,
     changes: &watch::Sender<u64>,
     recorder: &Recorder,
+    echo: &EchoFrame,
 ) {
     match msg {
         EmuMsg::Output(bytes, read_at) => {
             recorder.output(&bytes, read_at);
             emulator.feed(&bytes);
+            if echo.wanted.swap(false, Ordering::AcqRel) {
+                // Kept before the change is told, for the view it wakes.
+                let change = changes.borrow().wrapping_add(1);
+                if let Ok(mut frame) = echo.frame.lock() {
+                    *frame = Some((change, emulator.snapshot_scrolled(0)));
+                }
+            }
             changes.send_modify(|n| *n = n.wrapping_add(1));
         }
         EmuMsg::Record(sink, started) => {

@@ -167,10 +167,17 @@ where
             Step::Frame => {
                 dirty = false;
                 // Mark what this frame covers before taking it.
-                let _ = changes.borrow_and_update();
+                let change = *changes.borrow_and_update();
                 let offset = *scroll_rx.borrow_and_update();
-                let Some(snap) = hub.term.view_snapshot(offset).await else {
-                    break;
+                let echoed = (offset == 0)
+                    .then(|| hub.term.echo_frame(change))
+                    .flatten();
+                let snap = match echoed {
+                    Some(snap) => snap,
+                    None => match hub.term.view_snapshot(offset).await {
+                        Some(snap) => snap,
+                        None => break,
+                    },
                 };
                 if send_frame(&mut writer, last.as_ref(), &snap).await.is_err() {
                     break;
