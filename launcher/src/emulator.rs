@@ -292,7 +292,26 @@ impl OscLimiter {
         let mut start = 0;
         // Where the character being read began, when in this chunk.
         let mut char_start = None;
-        for (i, &b) in bytes.iter().enumerate() {
+        let mut i = 0;
+        while i < bytes.len() {
+            if self.state == OscState::Ground {
+                // Most output is plain ASCII text and controls: skip the
+                // run at once (one comparison a byte; it was most of the
+                // keeper's time besides the emulator's).
+                let run = plain_run(&bytes[i..]);
+                if run > 0 {
+                    self.utf8_need = 0;
+                    // A printable character ends a row of marks (looked
+                    // for only when there is one).
+                    if self.marks > 0 && bytes[i..i + run].iter().any(|b| (0x20..0x7f).contains(b))
+                    {
+                        self.marks = 0;
+                    }
+                    i += run;
+                    continue;
+                }
+            }
+            let b = bytes[i];
             match self.state {
                 OscState::Ground if b >= 0x80 => {
                     if b & 0xc0 != 0x80 || self.utf8_need == 0 {
@@ -381,11 +400,21 @@ impl OscLimiter {
                     };
                 }
             }
+            i += 1;
         }
         if start < bytes.len() {
             out.push(start..bytes.len());
         }
     }
+}
+
+/// How long the start of some output is up to its first ESC or non-ASCII
+/// byte.
+fn plain_run(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .position(|&b| b == 0x1b || b >= 0x80)
+        .unwrap_or(bytes.len())
 }
 
 /// A headless terminal: one owner, fed from the PTY master's output.
@@ -738,6 +767,41 @@ mod tests {
         emu.feed(b"\x1b_Gf=24,s=1,v=1;AAAA\x1b\\c");
         emu.feed(b"\x1b]1337;File=inline=1:AAAA\x07d");
         assert_eq!(emu.text(0).lines, vec!["abcd".to_string()]);
+    }
+
+    /// What the limiter passes of `stream` cut into `chunk`-byte pieces.
+    fn passed(stream: &[u8], chunk: usize) -> Vec<u8> {
+        let mut limiter = OscLimiter::default();
+        let mut out = Vec::new();
+        for piece in stream.chunks(chunk.max(1)) {
+            let mut parts = Vec::new();
+            limiter.filter(piece, &mut parts);
+            for range in parts {
+                out.extend_from_slice(&piece[range]);
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        /// However the output is cut, the same bytes pass: plain runs are
+        /// skipped whole, one byte at a time they are not.
+        #[test]
+        fn the_limiter_passes_the_same_whatever_the_chunks(
+            pieces in proptest::collection::vec(proptest::prop_oneof![
+                proptest::collection::vec(0x20u8..0x7f, 0..40),
+                proptest::collection::vec(proptest::prelude::any::<u8>(), 0..8),
+                proptest::prelude::Just(b"\x1b]0;title\x07".to_vec()),
+                proptest::prelude::Just("e\u{301}\u{301}\u{301}\u{301}\u{301}".as_bytes().repeat(4)),
+                proptest::prelude::Just(b"\x1b[31m".to_vec()),
+            ], 0..30),
+            chunk in 1usize..64,
+        ) {
+            let stream: Vec<u8> = pieces.concat();
+            let whole = passed(&stream, stream.len());
+            proptest::prop_assert_eq!(passed(&stream, 1), whole.clone());
+            proptest::prop_assert_eq!(passed(&stream, chunk), whole);
+        }
     }
 
     #[test]

@@ -16,9 +16,9 @@ use serde_json::Value;
 use std::path::PathBuf;
 use tickloop_proto::attach::{ToView, ViewEvent, ViewHello};
 use tickloop_proto::wire::{
-    canonical_json, wire_digest, wire_schema, wire_version, ActivityRecord, ClientRequest, Envelope, Hello,
-    HelloReply, LaunchReport, LaunchSpec, LauncherMessage, LauncherRecord, LauncherRequest,
-    ListEntry, OpenReply, ScreenReply, ServerMessage,
+    canonical_json, wire_digest, wire_schema, wire_version, ActivityRecord, ClientRequest,
+    Envelope, Hello, HelloReply, LaunchReport, LaunchSpec, LauncherMessage, LauncherRecord,
+    LauncherRequest, ListEntry, OpenReply, ScreenReply, ServerMessage,
 };
 
 fn golden(name: &str) -> PathBuf {

@@ -11,12 +11,12 @@
 
 use super::generations::{next_change, Generations, RELOADED};
 use super::not_a_tick::{with_hint, Probe};
-use super::start_settle::StartSettle;
 use super::process::{StdoutEvent, TickEvent, TickProcess};
 use super::report::{ReportFn, RunOutcome};
 use super::requests::{answer, Asked, Waiting};
 use super::screen::{history_limit, screen_reply};
 use super::session::{spec_limits, TickSession};
+use super::start_settle::StartSettle;
 use super::status::Publisher;
 use super::teardown::{
     closed, closed_by, end_info, failed_open_screen, keep_activity, keep_last_screen,

@@ -29,8 +29,8 @@ mod start_settle;
 mod status;
 mod teardown;
 
-pub use start_settle::SHELL_START_SETTLE;
 pub use report::{ReportFn, RunOutcome};
+pub use start_settle::SHELL_START_SETTLE;
 pub use teardown::TERM_GRACE;
 
 use crate::recorder::Recorder;

@@ -169,9 +169,7 @@ where
                 // Mark what this frame covers before taking it.
                 let change = *changes.borrow_and_update();
                 let offset = *scroll_rx.borrow_and_update();
-                let echoed = (offset == 0)
-                    .then(|| hub.term.echo_frame(change))
-                    .flatten();
+                let echoed = (offset == 0).then(|| hub.term.echo_frame(change)).flatten();
                 let snap = match echoed {
                     Some(snap) => snap,
                     None => match hub.term.view_snapshot(offset).await {
