@@ -154,11 +154,6 @@ impl Instance {
                 None
             };
             let exit_deadline = self.tick.exit_deadline();
-            let start_look = self
-                .starting
-                .as_ref()
-                .filter(|_| self.ending.is_none())
-                .map(StartSettle::due);
             let reload_due = self.generations.as_ref().and_then(|g| g.reload_due());
             let restart_due = self.generations.as_ref().and_then(|g| g.restart_due());
             let output_due = self.publisher.output_due();
@@ -175,11 +170,9 @@ impl Instance {
                         self.start_generation(false);
                     }
                 }
-                _ = sleep_until(start_look), if start_look.is_some() => {
-                    if self.starting.as_ref().is_some_and(StartSettle::settled) {
-                        self.starting = None;
-                        self.initialized();
-                    }
+                () = settled(&mut self.starting), if self.starting.is_some() && self.ending.is_none() => {
+                    self.starting = None;
+                    self.initialized();
                 }
                 Some(incoming) = self.requests_rx.recv() => self.on_request(incoming),
                 event = self.tick.next_event(), if self.tick.listening() => {
@@ -825,6 +818,14 @@ impl Instance {
         let generation = self.generations.as_ref().map(|g| g.generation());
         let descriptor = self.session.descriptor();
         self.publisher.publish(status, generation, descriptor)
+    }
+}
+
+/// Resolves once a starting `shell:` program counts as up; never without one.
+async fn settled(starting: &mut Option<StartSettle>) {
+    match starting {
+        Some(starting) => starting.settled().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -3,43 +3,49 @@
 //! A program that exits at once (`true`, `sh -c 'echo x; exit 7'`) is
 //! reported ended, with its status and screen, rather than running. Waiting
 //! a fixed [`SHELL_START_SETTLE`] for every program made every `open` of a
-//! shell take that long; instead the launcher looks at the program every
-//! [`LOOK_EVERY`] and reports it up as soon as it waits on something (it is
-//! asleep: reading its terminal, in `nanosleep`, waiting for a child) —
-//! a program that has gone to sleep has got past its start. The fixed time
-//! stays the limit for one that keeps running without ever waiting.
+//! shell take that long; instead a short-lived thread looks at the program
+//! every [`LOOK_EVERY`] and reports it up as soon as it waits on something
+//! (it is asleep: reading its terminal, in `nanosleep`, waiting for a
+//! child) — a program that has gone to sleep has got past its start. The
+//! fixed time stays the limit for one that keeps running without ever
+//! waiting. (A thread, not the runtime's timer: that one counts whole
+//! milliseconds, and a shell's start takes about one.)
 
-use std::time::Duration;
-use tokio::time::Instant;
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
 
 /// The longest a `shell:` program runs before the launcher reports it up.
 pub const SHELL_START_SETTLE: Duration = Duration::from_millis(25);
-/// How often the launcher looks at a starting program.
-const LOOK_EVERY: Duration = Duration::from_millis(1);
+/// How often the program is looked at while it starts.
+const LOOK_EVERY: Duration = Duration::from_micros(100);
 
 /// A `shell:` program's start, until it counts as up.
 pub(super) struct StartSettle {
-    pid: u32,
-    limit: Instant,
+    settled: oneshot::Receiver<()>,
 }
 
 impl StartSettle {
+    /// Starts looking at process `pid`.
     pub(super) fn new(pid: u32) -> StartSettle {
-        StartSettle {
-            pid,
-            limit: Instant::now() + SHELL_START_SETTLE,
-        }
+        let (tx, settled) = oneshot::channel();
+        let looker = std::thread::Builder::new()
+            .name("start-settle".into())
+            .spawn(move || {
+                let limit = Instant::now() + SHELL_START_SETTLE;
+                while Instant::now() < limit && !waiting(pid) {
+                    std::thread::sleep(LOOK_EVERY);
+                }
+                let _ = tx.send(());
+            });
+        // Without the thread (`tx` dropped with the closure), the program
+        // counts as up at once: `open` answers, as it would a moment later.
+        drop(looker);
+        StartSettle { settled }
     }
 
-    /// When to look next.
-    pub(super) fn due(&self) -> Instant {
-        (Instant::now() + LOOK_EVERY).min(self.limit)
-    }
-
-    /// Whether the program counts as up: it waits on something, or it has
-    /// run for [`SHELL_START_SETTLE`].
-    pub(super) fn settled(&self) -> bool {
-        Instant::now() >= self.limit || waiting(self.pid)
+    /// Resolves once the program counts as up.
+    pub(super) async fn settled(&mut self) {
+        let _ = (&mut self.settled).await;
     }
 }
 
@@ -89,5 +95,15 @@ mod tests {
         assert!(asleep("7 (a) b) S 1 7"));
         assert!(!asleep("7 (a) S b) Z 1 7"));
         assert!(!asleep("7 (sh) R 1 7"));
+    }
+
+    #[tokio::test]
+    async fn a_program_that_never_waits_is_up_at_the_limit() {
+        // This process keeps running (the test's own thread polls), but
+        // the look at it ends at the limit all the same.
+        let started = Instant::now();
+        let mut settle = StartSettle::new(u32::MAX);
+        settle.settled().await;
+        assert!(started.elapsed() >= SHELL_START_SETTLE);
     }
 }
