@@ -13,6 +13,10 @@ at the peak.
 
 Run: cargo build --release && python3 benches/launcher_memory.py [--bin target/release/tickloop]
      [--heaptrack-lines 60]
+heaptrack's symbolizer names no function of the current release builds,
+with the debug info split off or not (it gives addresses only; the builds
+before jsonschema 0.60 + macros were named): benches/launcher-memory-*.txt
+keeps a named profile of such a build.
 Prints a table, then one JSON line; heaptrack's summaries follow when asked.
 Standard library only; Linux.
 """
