@@ -235,7 +235,7 @@ impl TerminalHandle {
         let reader_tx = emu_tx.clone();
         spawn_thread("pty-reader", move || reader_thread(reader, reader_tx))?;
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(release_when_quiet(changes_rx.clone(), emu_tx.clone()));
+            runtime.spawn(release_when_quiet(changes_rx.clone(), emu_tx.downgrade()));
         }
 
         Ok(Arc::new(TerminalHandle {
@@ -450,7 +450,9 @@ fn spawn_thread(name: &str, f: impl FnOnce() + Send + 'static) -> Result<(), Lau
 /// After each burst of output, once the screen has been quiet for
 /// [`RELEASE_AFTER`], asks the emulator to give back its spare history
 /// rows. Sleeps while nothing changes: an idle instance costs no wakeups.
-async fn release_when_quiet(mut changes: watch::Receiver<u64>, emulator: mpsc::Sender<EmuMsg>) {
+/// Holds the emulator's queue weakly, so the emulator thread still ends
+/// when the terminal is dropped (and this task with it).
+async fn release_when_quiet(mut changes: watch::Receiver<u64>, emulator: mpsc::WeakSender<EmuMsg>) {
     while changes.changed().await.is_ok() {
         loop {
             tokio::select! {
@@ -462,7 +464,10 @@ async fn release_when_quiet(mut changes: watch::Receiver<u64>, emulator: mpsc::S
                 () = tokio::time::sleep(RELEASE_AFTER) => break,
             }
         }
-        if emulator.send(EmuMsg::ReleaseSpare).await.is_err() {
+        let Some(queue) = emulator.upgrade() else {
+            return;
+        };
+        if queue.send(EmuMsg::ReleaseSpare).await.is_err() {
             return;
         }
     }
