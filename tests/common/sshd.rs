@@ -8,6 +8,12 @@
 //! marker, so the relay, the tickhost it starts and every Tick there are
 //! that host's, and its drop cleans them up. [`Sshd::client_env`] is what a
 //! local [`Host`] needs for its commands to go there (`--host remote`).
+//!
+//! Every session runs the user's `~/.bashrc`, as sshd's sessions do. On
+//! machines whose `.bashrc` runs `pyenv init` (this project's do), that is a
+//! `pyenv rehash`, which waits up to 60 s for a lock file that a session
+//! killed mid-rehash leaves behind — and these tests kill sessions on
+//! purpose. `PYENV_REHASH_TIMEOUT=0` makes it try once instead.
 
 use super::{tickloop_bin, wait_for, Host, MARK_VAR};
 use std::io::{BufRead, BufReader};
@@ -81,7 +87,8 @@ impl Sshd {
              UsePAM no\nStrictModes no\nPermitRootLogin yes\nPasswordAuthentication no\n\
              KbdInteractiveAuthentication no\nPubkeyAuthentication yes\n\
              AuthorizedKeysFile {d}/authorized_keys\nMaxStartups 100\nMaxSessions 100\n\
-             SetEnv PATH={bin}:/usr/local/bin:/usr/bin:/bin TICKLOOP_RUNTIME_DIR={runtime} {MARK_VAR}={runtime}\n",
+             SetEnv PATH={bin}:/usr/local/bin:/usr/bin:/bin TICKLOOP_RUNTIME_DIR={runtime} {MARK_VAR}={runtime} \
+             PYENV_REHASH_TIMEOUT=0\n",
             d = d.display(),
             bin = bin_dir.display(),
         );
