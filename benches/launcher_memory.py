@@ -120,8 +120,8 @@ def heaptrack(a, runtime, instance, argv, shell):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "target/release/tickloop"))
-    ap.add_argument("--settle-s", type=float, default=3.5,
-                    help="idle time before reading (the launcher gives back spare history rows after 2 s)")
+    ap.add_argument("--settle-s", type=float, default=5.0,
+                    help="idle time before reading (the launcher gives back spare history rows 2-4 s after the last output)")
     ap.add_argument("--heaptrack-lines", type=int, default=0,
                     help="print this many lines of each launcher's heaptrack peak summary")
     a = ap.parse_args()

@@ -449,19 +449,17 @@ fn spawn_thread(name: &str, f: impl FnOnce() + Send + 'static) -> Result<(), Lau
 
 /// After each burst of output, once the screen has been quiet for
 /// [`RELEASE_AFTER`], asks the emulator to give back its spare history
-/// rows. Sleeps while nothing changes: an idle instance costs no wakeups.
+/// rows. Sleeps while nothing changes (an idle instance costs no wakeups),
+/// and during a flood wakes once per [`RELEASE_AFTER`], not per change.
 /// Holds the emulator's queue weakly, so the emulator thread still ends
 /// when the terminal is dropped (and this task with it).
 async fn release_when_quiet(mut changes: watch::Receiver<u64>, emulator: mpsc::WeakSender<EmuMsg>) {
     while changes.changed().await.is_ok() {
         loop {
-            tokio::select! {
-                changed = changes.changed() => {
-                    if changed.is_err() {
-                        return;
-                    }
-                }
-                () = tokio::time::sleep(RELEASE_AFTER) => break,
+            let seen = *changes.borrow_and_update();
+            tokio::time::sleep(RELEASE_AFTER).await;
+            if *changes.borrow() == seen {
+                break;
             }
         }
         let Some(queue) = emulator.upgrade() else {
