@@ -7,8 +7,8 @@
 //! One JSON value per line (`\n`-terminated) each way, on the launcher's Unix
 //! socket (`RUNTIME/l/<kind>-<name>.sock`):
 //!
-//! 1. view → launcher: [`tickloop_proto::wire::Hello`] with role `view`;
-//!    launcher → view: [`tickloop_proto::wire::HelloReply`] (a refusal closes).
+//! 1. view → launcher: [`crate::wire::Hello`] with role `view`;
+//!    launcher → view: [`crate::wire::HelloReply`] (a refusal closes).
 //! 2. view → launcher: one [`ViewHello`]: the view's size (cells) and what its
 //!    terminal supports. The size is taken at once (no resize burst on attach).
 //! 3. launcher → view: [`ToView::Snapshot`]: the whole current screen from

@@ -1,0 +1,148 @@
+//! What agents and views did with an instance: its [`ActivityRecord`],
+//! kept by its launcher.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{ClientKind, ConsentDecision};
+
+/// What agents and views did with one instance, newest last: the last
+/// [`ActivityRecord::REQUESTS`] requests, the last [`ActivityRecord::UPDATES`]
+/// updates and the last [`ActivityRecord::OTHERS`] view and subscription
+/// events, kept by its launcher (so it lives as long as the instance, across
+/// tickhost restarts) and beside its last screen once it ended.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ActivityRecord {
+    pub instance: String,
+    /// Oldest first; numbers grow by one per entry ever recorded.
+    pub entries: Vec<ActivityEntry>,
+    /// The number of the newest entry recorded (0: none yet): ask again with
+    /// `after` set to it for what comes next.
+    pub last: u64,
+    /// Clients following the instance's updates now (`watch`, the Loop), as
+    /// tickhost counts them.
+    #[serde(default)]
+    pub subscribers: u32,
+    /// The Tick's tool catalog now (empty for `shell:`), for the overlay.
+    #[serde(default)]
+    pub tools: Vec<ToolSummary>,
+}
+
+/// A tool of the catalog, as the activity overlay lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolSummary {
+    pub name: String,
+    pub mutates: bool,
+    pub description: String,
+}
+
+impl ActivityRecord {
+    /// Requests kept at most.
+    pub const REQUESTS: usize = 200;
+    /// Updates kept at most (several in quick succession share one entry).
+    pub const UPDATES: usize = 50;
+    /// View and subscription events kept at most.
+    pub const OTHERS: usize = 50;
+}
+
+/// One thing that happened to an instance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ActivityEntry {
+    /// Its number in the instance's record (1, 2, ...).
+    pub n: u64,
+    /// RFC 3339 time, in milliseconds.
+    pub at: String,
+    #[serde(flatten)]
+    pub event: ActivityEvent,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ActivityEvent {
+    /// An agent's request: describe, read, call or typed input.
+    Request(RequestActivity),
+    /// `tick/update`s: the newest's seq, how many arrived together.
+    Update {
+        seq: u64,
+        /// Updates this entry stands for (1 when alone): the others came
+        /// within a moment of it and were merged into it.
+        count: u64,
+        /// Size of the newest state's data as JSON, in bytes, and the
+        /// delivery budget it is cut to for agents.
+        bytes: usize,
+        budget: usize,
+    },
+    /// A view attached or detached; `views` attached after it.
+    View { attached: bool, views: u32 },
+    /// A client started or stopped following the updates.
+    Subscription {
+        client: Option<ClientKind>,
+        started: bool,
+    },
+    /// An agent's action waited for a person, or was decided: held,
+    /// approved, refused, timed out, denied by the policy, ...
+    Consent(ConsentDecision),
+}
+
+/// One request, with how it ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RequestActivity {
+    /// Who asked (absent when tickhost did not say).
+    pub client: Option<ClientKind>,
+    /// `tick/describe`, `tick/read`, `tick/call` or `input`.
+    pub method: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// The arguments (a call's), cut to [`RequestActivity::KEPT_BYTES`] of
+    /// JSON (a string ending in `…` when cut); typed input as a string.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
+    pub outcome: ActivityOutcome,
+    /// The JSON-RPC error code, when it ended in an error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<i64>,
+    /// The error's message, or why the outcome is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The result (a call's or a read's), cut like `args`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    pub duration_ms: u64,
+}
+
+impl RequestActivity {
+    /// JSON bytes of arguments and results kept per request.
+    pub const KEPT_BYTES: usize = 2048;
+}
+
+/// How a request ended, in the classes of spec-gaps 3.4 for calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ActivityOutcome {
+    /// A call the Tick carried out (with a result, or an error that may
+    /// have had effects: see `error_code`).
+    Executed,
+    /// A call refused before it ran (by the host or by the Tick).
+    NotExecuted,
+    /// A call written to the Tick with no valid answer.
+    Unknown,
+    /// A describe, read or input that succeeded.
+    Ok,
+    /// A describe, read or input that failed.
+    Failed,
+}
+
+impl ActivityOutcome {
+    pub fn label(self) -> &'static str {
+        match self {
+            ActivityOutcome::Executed => "executed",
+            ActivityOutcome::NotExecuted => "not executed",
+            ActivityOutcome::Unknown => "unknown",
+            ActivityOutcome::Ok => "ok",
+            ActivityOutcome::Failed => "failed",
+        }
+    }
+}

@@ -1,0 +1,360 @@
+//! client ↔ tickhost on `RUNTIME/tickhost.sock`: what a client asks
+//! ([`ClientRequest`]), what tickhost answers ([`ServerMessage`],
+//! [`ClientReply`], [`ClientError`]), and the typed answers (`list`'s
+//! [`ListEntry`], `open`'s [`OpenReply`], `watch`'s [`WatchEvent`]s, how an
+//! instance ended: [`EndInfo`]).
+
+#[cfg(doc)]
+use super::{ActivityRecord, ApprovalLogEntry};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::PathBuf;
+
+use super::{
+    ApprovalPolicy, CallOutcome, CallRequest, ConsentChange, HeldCall, OpenRequest, Owner,
+};
+
+/// What a client asks of tickhost. Instance ids are full ids (`hosted:NAME`,
+/// `shell:NAME`); a bare NAME is accepted when it names exactly one instance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum ClientRequest {
+    Open(OpenRequest),
+    List,
+    Describe {
+        instance: String,
+    },
+    Read {
+        instance: String,
+    },
+    /// A call of one of the instance's tools.
+    Call {
+        instance: String,
+        #[serde(flatten)]
+        call: CallRequest,
+    },
+    /// Stream deliveries (one [`Delivery`] event each) every `interval_ms`.
+    Watch {
+        instances: Vec<String>,
+        interval_ms: u64,
+    },
+    Screen {
+        instance: String,
+        /// Lines of history to include before the visible screen.
+        #[serde(default)]
+        history: usize,
+    },
+    Input {
+        instance: String,
+        text: String,
+    },
+    Close {
+        instance: String,
+    },
+    /// Start the newest version of an `artifact:` instance now (as a save
+    /// would); answered when that version is up or has failed.
+    Reload {
+        instance: String,
+    },
+    /// Calls waiting for approval (of every instance), oldest first.
+    Approvals,
+    /// Approve or refuse a waiting call; `by` names the surface that decided.
+    Decide {
+        instance: String,
+        call: String,
+        approve: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        by: String,
+        /// With `by: "mcp-host"`: the agent host that asked the person (its
+        /// MCP `clientInfo`, `NAME VERSION`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host: Option<String>,
+    },
+    /// Change who approves what agents do to an instance: its mutating
+    /// calls (`policy`), their typing (`input`), their closing it
+    /// (`close`); each absent one stays as it is.
+    SetApproval {
+        instance: String,
+        #[serde(flatten)]
+        change: ConsentChange,
+    },
+    /// The instance's approval log ([`ApprovalLogEntry`]s, oldest first).
+    ApprovalLog {
+        instance: String,
+    },
+    /// The instance's activity record ([`ActivityRecord`]): entries numbered
+    /// above `after` (all kept ones when absent), oldest first.
+    Activity {
+        instance: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        after: Option<u64>,
+    },
+    Shutdown,
+}
+
+/// One line from tickhost to a client.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerMessage {
+    /// The answer to request `id`.
+    Reply { id: u64, reply: ClientReply },
+    /// A streamed event of request `id` (watch).
+    Event { id: u64, event: WatchEvent },
+    /// Call `id` waits for a person's approval (sent when it starts waiting
+    /// and every 30 s after, so the caller knows it is not lost).
+    Progress { id: u64, held: HeldCall },
+}
+
+/// The answer to a [`ClientRequest`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientReply {
+    /// Success; the value is what the CLI prints.
+    Ok(Value),
+    /// A `call`'s outcome, which carries its own exit code.
+    Call(CallOutcome),
+    /// Refused or failed; nothing was changed.
+    Error(ClientError),
+}
+
+impl ListEntry {
+    /// The entries of a `list` answer; `None` when it is not one.
+    pub fn all(list: &Value) -> Option<Vec<ListEntry>> {
+        serde_json::from_value(list.clone()).ok()
+    }
+}
+
+impl ClientReply {
+    /// Success carrying one of the typed answers ([`ListEntry`]s,
+    /// [`OpenReply`], ...) as the JSON the CLI prints.
+    pub fn typed<T: Serialize>(answer: &T) -> ClientReply {
+        match serde_json::to_value(answer) {
+            Ok(value) => ClientReply::Ok(value),
+            Err(e) => ClientReply::Error(ClientError {
+                kind: ErrorKind::Internal,
+                message: format!("cannot encode the answer: {e}"),
+                data: None,
+            }),
+        }
+    }
+}
+
+/// A failure a client can act on. `message` says what to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ClientError {
+    pub kind: ErrorKind,
+    pub message: String,
+    /// Extra data: for a failed open, `{"screen": "first 256 chars"}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// No instance by that id.
+    NoSuchInstance,
+    /// The instance has ended.
+    Ended,
+    /// The instance is a `shell:` program: no protocol.
+    NotATick,
+    /// The request itself is wrong (bad arguments, bad JSON).
+    BadRequest,
+    /// Opening the Tick failed (initialization, spawn).
+    OpenFailed,
+    /// The Tick answered a describe/read with something invalid, or timed out.
+    TickFailed,
+    /// The instance's launcher did not answer in time (stopped or wedged);
+    /// other instances are not affected.
+    Unresponsive,
+    /// The person (or their policy) did not allow what an agent asked:
+    /// nothing was done. `data.code` is -32010, `data.data.by` who refused.
+    Refused,
+    /// Anything else inside Tickloop.
+    Internal,
+}
+
+/// One line of `tickloop watch`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum WatchEvent {
+    Delivery(Delivery),
+    Ended(EndedNotice),
+}
+
+/// The latest state of one instance since its previous delivery.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Delivery {
+    pub instance: String,
+    pub seq: u64,
+    pub at: String,
+    pub data: Value,
+    /// How many `tick/update`s arrived since the previous delivery.
+    pub updates: u64,
+    /// `updates - 1` (0 when `updates` is 0): how many were merged away.
+    pub merged: u64,
+    /// Whether `data` was cut to the delivery budget.
+    pub trimmed: bool,
+    pub recover_with: Option<String>,
+    /// An `artifact:` instance started a new version (this generation)
+    /// since this watcher's previous delivery: `seq` began again, and this
+    /// is the new session's first state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reloaded: Option<u64>,
+}
+
+/// A watched instance ended; no more deliveries come for it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EndedNotice {
+    pub instance: String,
+    pub ended: EndInfo,
+}
+
+/// Where an instance is in its life, as `list` and `open` say it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum InstanceState {
+    #[default]
+    Running,
+    Ended,
+    /// `artifact:` only: a new version not yet initialized.
+    Starting,
+    /// `artifact:` only: a version that did not come up or stopped; its
+    /// launcher waits for the next save.
+    Failed,
+}
+
+/// One instance in the answer to `list` (an array of these; the CLI prints
+/// it as it is, `docs/cli.md` documents it). A field an older tickhost did
+/// not send reads as its default.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default)]
+pub struct ListEntry {
+    pub id: String,
+    /// The descriptor's `kind`; null for `shell:`.
+    pub kind: Option<String>,
+    /// The descriptor's `title`; a `shell:` program's terminal title or
+    /// the program as typed.
+    pub title: Option<String>,
+    pub state: InstanceState,
+    pub ended: Option<EndInfo>,
+    /// The newest state's `seq`; null for `shell:`.
+    pub seq: Option<u64>,
+    pub pid: u32,
+    /// Views attached now (0 once ended).
+    pub views: u32,
+    pub calls_in_flight: u32,
+    pub approve: ApprovalPolicy,
+    /// Whose it is, and whether an agent's typing into it and closing it
+    /// wait for a person.
+    pub owner: Owner,
+    pub agent_input: ApprovalPolicy,
+    pub agent_close: ApprovalPolicy,
+    /// `tick/update`s received.
+    pub updates: u64,
+    pub last_update_at: Option<String>,
+    pub last_output_at: Option<String>,
+    /// The catalog's revision; null for `shell:`.
+    pub revision: Option<String>,
+    pub launcher_pid: u32,
+    pub argv: Vec<String>,
+    pub cwd: PathBuf,
+    pub started_at: String,
+    /// `artifact:` only: which version of the file runs, from 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generation: Option<u64>,
+    /// `artifact:` only: why the current version failed, while it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
+    /// `artifact:` only: how often a version that had started and stopped
+    /// was started again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restarts: Option<u64>,
+    /// Calls waiting for a person's approval, and their tools.
+    pub approvals_waiting: usize,
+    pub approval_tools: Vec<String>,
+}
+
+/// The answer to `open`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct OpenReply {
+    pub id: String,
+    pub kind: Option<String>,
+    pub title: Option<String>,
+    pub revision: Option<String>,
+    pub pid: u32,
+    pub launcher_pid: u32,
+    pub seq: Option<u64>,
+    pub state: InstanceState,
+    /// `artifact:` only: as in [`ListEntry`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restarts: Option<u64>,
+    /// `artifact:` only: the directory it runs in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<PathBuf>,
+    /// A `shell:` program that ended during its start: how it ended, and
+    /// its last screen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<EndInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screen: Option<Vec<String>>,
+}
+
+/// How an instance ended, for `list`, `watch` and the Monitor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EndInfo {
+    /// A sentence a person can read.
+    pub reason: String,
+    /// Machine-readable class.
+    pub kind: EndClass,
+    /// For violations: the first bytes of the offending line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offending: Option<String>,
+    /// RFC 3339 time of the end.
+    pub at: String,
+}
+
+/// How an instance ended, as a class a program can branch on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EndClass {
+    /// The program exited (or was killed by a signal).
+    Exited,
+    /// The Tick broke the protocol (spec 3.6).
+    Violation,
+    /// Closed on request (`tickloop close`, a signal to its launcher).
+    Closed,
+    /// Initialization failed (a timeout, an error answer, a bad descriptor).
+    InitFailed,
+    /// Its launcher went away without reporting an end.
+    LauncherLost,
+}
+
+impl EndClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndClass::Exited => "exited",
+            EndClass::Violation => "violation",
+            EndClass::Closed => "closed",
+            EndClass::InitFailed => "init_failed",
+            EndClass::LauncherLost => "launcher_lost",
+        }
+    }
+}
+
+impl From<&crate::core::EndKind> for EndClass {
+    fn from(kind: &crate::core::EndKind) -> Self {
+        match kind {
+            crate::core::EndKind::InitFailed => EndClass::InitFailed,
+            crate::core::EndKind::Violation(_) => EndClass::Violation,
+            crate::core::EndKind::Exited => EndClass::Exited,
+            crate::core::EndKind::Closed => EndClass::Closed,
+        }
+    }
+}
