@@ -8,8 +8,8 @@
 //!
 //! One job per file: [`listen`] (where it may listen), [`tls`], [`auth`]
 //! (logins, sessions, CSRF tokens, revocation), [`origin`] (Host and
-//! Origin), `routes` (every request checked, then served), `server` (HTTP
-//! over TCP or TLS), `websocket` (upgrades, the first auth message),
+//! Origin), `peer` (loopback connections of this user only), `routes`
+//! (every request checked, then served), `server` (HTTP over TCP or TLS), `websocket` (upgrades, the first auth message),
 //! `tickhost` and `live` (the bridge to tickhost, a page's live socket),
 //! `terminal` and `screen` (the bridge to a launcher, the screen drawn for
 //! xterm.js), [`assets`] (the embedded page and xterm.js), [`control`]
@@ -21,6 +21,7 @@ pub mod control;
 pub mod listen;
 mod live;
 pub mod origin;
+mod peer;
 mod routes;
 mod screen;
 mod server;
@@ -167,8 +168,11 @@ async fn serve(
     });
     on_start(&started);
     tokio::spawn(control::serve(control_listener, control));
+    // Behind a reverse proxy (another user's process, often), the proxy
+    // stands at the door instead.
+    let local_users_only = options.allow_origins.is_empty();
     tokio::select! {
-        () = server::serve(listener, tls, app) => Ok(()),
+        () = server::serve(listener, tls, app, local_users_only) => Ok(()),
         () = ended() => Ok(()),
     }
 }

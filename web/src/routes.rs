@@ -39,7 +39,10 @@ const MAX_BODY: usize = 64 * 1024;
 pub const CSRF_HEADER: &str = "x-tickloop-csrf";
 
 /// The page's content security policy: nothing from elsewhere, no inline
-/// script, never inside a frame (clickjacking).
+/// script and no `eval`, never inside a frame (clickjacking). Inline
+/// styles are allowed: xterm.js's renderer writes its measurements and
+/// colours into `<style>` elements, and the terminal is drawn wrong
+/// without them (styles cannot run code).
 pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
      img-src 'self' data:; font-src 'self'; connect-src 'self'; base-uri 'none'; \
      form-action 'none'; frame-ancestors 'none'";
@@ -95,6 +98,7 @@ fn json_reply(status: StatusCode, value: &Value) -> Reply {
 pub async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Reply, Infallible> {
     let host = header(&req, HOST).map(str::to_string);
     if !app.origins.host_ok(host.as_deref()) {
+        eprintln!("tickloop web: refused a request for another host name");
         return Ok(page(
             StatusCode::FORBIDDEN,
             "Refused",
@@ -104,7 +108,8 @@ pub async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Reply, Infa
     }
     let origin = header(&req, ORIGIN).map(str::to_string);
     let origin_ok = app.origins.origin_ok(origin.as_deref(), host.as_deref());
-    if origin.is_some() && !origin_ok {
+    if let (Some(origin), false) = (&origin, origin_ok) {
+        eprintln!("tickloop web: refused a request from another origin ({origin})");
         return Ok(page(
             StatusCode::FORBIDDEN,
             "Refused",
@@ -125,6 +130,7 @@ pub async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Reply, Infa
     };
     let upgrade = websocket::is_upgrade(&req);
     if (upgrade || req.method() == Method::POST) && !origin_ok {
+        eprintln!("tickloop web: refused a request without the page's origin");
         return Ok(page(
             StatusCode::FORBIDDEN,
             "Refused",

@@ -6,7 +6,8 @@ use crate::routes::{self, App};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncWrite};
+use crate::peer::Peer;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
@@ -14,10 +15,17 @@ use tokio_rustls::TlsAcceptor;
 /// handshake (a connection that trickles is dropped).
 const HEADER_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// Accepts connections until the listener fails.
-pub async fn serve(listener: TcpListener, tls: Option<TlsAcceptor>, app: Arc<App>) {
+/// Accepts connections until the listener fails. With `local_users_only`,
+/// a connection from loopback is served only when it is this user's
+/// ([`crate::peer`]).
+pub async fn serve(
+    listener: TcpListener,
+    tls: Option<TlsAcceptor>,
+    app: Arc<App>,
+    local_users_only: bool,
+) {
     loop {
-        let (stream, _) = match listener.accept().await {
+        let (stream, peer) = match listener.accept().await {
             Ok(accepted) => accepted,
             Err(e) => {
                 // Out of file descriptors and the like: wait a moment.
@@ -26,6 +34,16 @@ pub async fn serve(listener: TcpListener, tls: Option<TlsAcceptor>, app: Arc<App
                 continue;
             }
         };
+        if let (true, Ok(local)) = (local_users_only, stream.local_addr()) {
+            match crate::peer::of(local, peer) {
+                Peer::Remote => {}
+                Peer::LocalUser(uid) if uid == crate::peer::our_uid() => {}
+                other => {
+                    refuse(stream, other).await;
+                    continue;
+                }
+            }
+        }
         let _ = stream.set_nodelay(true);
         let app = app.clone();
         let tls = tls.clone();
@@ -41,6 +59,23 @@ pub async fn serve(listener: TcpListener, tls: Option<TlsAcceptor>, app: Arc<App
             }
         });
     }
+}
+
+/// Answers a connection of another user with a plain refusal (no TLS: it
+/// says nothing secret) and closes it.
+async fn refuse(mut stream: tokio::net::TcpStream, peer: Peer) {
+    let who = match peer {
+        Peer::LocalUser(uid) => format!("uid {uid}, another user"),
+        _ => "a process the kernel's socket table does not show".to_string(),
+    };
+    eprintln!("tickloop web: refused a connection from {who}");
+    let body = "tickloop web serves only the user who started it.\n";
+    let reply = format!(
+        "HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = tokio::time::timeout(HEADER_TIMEOUT, stream.write_all(reply.as_bytes())).await;
+    let _ = stream.shutdown().await;
 }
 
 /// Serves HTTP/1.1 on one connection.
