@@ -118,7 +118,10 @@ impl Web {
     }
 
     fn login_url(&self) -> String {
-        self.started["login_url"].as_str().expect("login_url").to_string()
+        self.started["login_url"]
+            .as_str()
+            .expect("login_url")
+            .to_string()
     }
 
     fn url(&self) -> String {
@@ -302,7 +305,11 @@ fn session_cookie(browser: &mut Browser) -> String {
         .unwrap_or_else(|| panic!("no session cookie: {cookies}"));
     assert_eq!(cookie["httpOnly"], true, "{cookie}");
     assert_eq!(cookie["sameSite"], "Strict", "{cookie}");
-    format!("{}={}", cookie["name"].as_str().unwrap_or(""), cookie["value"].as_str().unwrap_or(""))
+    format!(
+        "{}={}",
+        cookie["name"].as_str().unwrap_or(""),
+        cookie["value"].as_str().unwrap_or("")
+    )
 }
 
 fn login_works_once() {
@@ -338,27 +345,47 @@ fn login_works_once() {
     // A new one from the running server works; --revoke logs everyone out.
     let login = host.run(&["web", "--login"]);
     login.expect(0);
-    let fresh = login.json()["login_url"].as_str().expect("a url").to_string();
+    let fresh = login.json()["login_url"]
+        .as_str()
+        .expect("a url")
+        .to_string();
     assert_ne!(fresh, web.login_url());
     browser.goto(&fresh);
-    browser.wait("the list again", "() => document.querySelector('#list tbody tr') !== null");
+    browser.wait(
+        "the list again",
+        "() => document.querySelector('#list tbody tr') !== null",
+    );
     let revoked = host.run(&["web", "--revoke"]);
     revoked.expect(0);
-    assert!(revoked.json()["sessions"].as_u64() >= Some(1), "{}", revoked.stdout);
+    assert!(
+        revoked.json()["sessions"].as_u64() >= Some(1),
+        "{}",
+        revoked.stdout
+    );
     browser.wait(
         "the page to say it was logged out",
         "() => document.querySelector('#status').textContent.includes('logged out')",
     );
     assert_eq!(get(&addr, "/", &format!("Cookie: {cookie}\r\n")).0, 401);
-    assert_eq!(browser.goto(&fresh)["status"], 403, "revoked links are void");
+    assert_eq!(
+        browser.goto(&fresh)["status"],
+        403,
+        "revoked links are void"
+    );
     // No token in any log.
     let mut logs = web.stderr();
-    for entry in std::fs::read_dir(host.runtime()).expect("runtime").flatten() {
+    for entry in std::fs::read_dir(host.runtime())
+        .expect("runtime")
+        .flatten()
+    {
         if entry.path().extension().is_some_and(|e| e == "log") {
             logs.push_str(&std::fs::read_to_string(entry.path()).unwrap_or_default());
         }
     }
-    for entry in std::fs::read_dir(host.runtime().join("l")).expect("l/").flatten() {
+    for entry in std::fs::read_dir(host.runtime().join("l"))
+        .expect("l/")
+        .flatten()
+    {
         logs.push_str(&std::fs::read_to_string(entry.path()).unwrap_or_default());
     }
     let cookie_value = cookie.split_once('=').map(|(_, v)| v).unwrap_or("");
@@ -408,7 +435,10 @@ fn another_site_cannot_use_the_session() {
     let stderr = web.stderr();
     assert!(stderr.contains("another origin"), "{stderr}");
     // The POST reached the server (no-cors) and was refused: still running.
-    assert_eq!(host.entry("hosted:counter").expect("listed")["state"], "running");
+    assert_eq!(
+        host.entry("hosted:counter").expect("listed")["state"],
+        "running"
+    );
     // The frame shows nothing of the page (frame-ancestors 'none').
     let framed = browser.eval(
         "() => { try { const d = document.getElementById('f').contentDocument; return d ? d.body.innerHTML : 'blocked'; } catch (e) { return 'blocked'; } }",
@@ -420,7 +450,10 @@ fn another_site_cannot_use_the_session() {
         r#"async () => (await fetch("/api/close", {method: "POST", headers: {"Content-Type": "application/json"}, body: '{"instance":"hosted:counter"}'})).status"#,
     );
     assert_eq!(csrf_less, 403);
-    assert_eq!(host.entry("hosted:counter").expect("listed")["state"], "running");
+    assert_eq!(
+        host.entry("hosted:counter").expect("listed")["state"],
+        "running"
+    );
     // Another user of this machine with the stolen cookie and the right
     // Origin: refused at the connection.
     let nobody = Command::new("setpriv")
@@ -489,7 +522,11 @@ fn increments(host: &Host) -> Vec<i64> {
 fn finished(agent: Child) -> Value {
     let out = agent.wait_with_output().expect("the agent ends");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_str(stdout.lines().last().unwrap_or("")).expect("the agent's result")
 }
 
@@ -575,7 +612,10 @@ fn read_only_sends_nothing() {
     // Nothing reached the Tick: not the key, not a size.
     assert_eq!(host.read("hosted:counter")["data"]["value"], 0);
     let after = host.ok(&["screen", "hosted:counter", "--json"]);
-    assert_eq!((before["cols"].clone(), before["rows"].clone()), (after["cols"].clone(), after["rows"].clone()));
+    assert_eq!(
+        (before["cols"].clone(), before["rows"].clone()),
+        (after["cols"].clone(), after["rows"].clone())
+    );
     assert!(!host.screen("hosted:counter").contains("value: 1"));
     // No action either, even with the right token.
     let agent = agent_call(&host, 5);
@@ -598,7 +638,11 @@ fn read_only_sends_nothing() {
     assert_eq!(refused[0], 403, "{refused}");
     assert!(increments(&host).is_empty(), "nothing ran");
     let held = host.ok(&["approvals"]);
-    let call = held["call"].as_str().or_else(|| held[0]["call"].as_str()).unwrap_or("%1").to_string();
+    let call = held["call"]
+        .as_str()
+        .or_else(|| held[0]["call"].as_str())
+        .unwrap_or("%1")
+        .to_string();
     host.run(&["refuse", "hosted:counter", &call]).expect(0);
     let result = finished(agent);
     assert_eq!(result["error"], true, "{result}");
@@ -611,19 +655,40 @@ fn beyond_loopback() {
     let refused = host.run(&["web", "--listen", "0.0.0.0:0"]);
     refused.expect(2);
     assert!(refused.stderr.contains("--tls-cert"), "{}", refused.stderr);
-    assert!(refused.stderr.contains("--insecure-listen"), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("--insecure-listen"),
+        "{}",
+        refused.stderr
+    );
     // Knowingly: it serves, and says loudly what it means.
     {
         let web = Web::start(&host, &["--listen", "0.0.0.0:0", "--insecure-listen"]);
         assert!(web.stderr().contains("WITHOUT TLS"), "{}", web.stderr());
-        let port = web.addr().rsplit(':').next().unwrap_or_default().to_string();
+        let port = web
+            .addr()
+            .rsplit(':')
+            .next()
+            .unwrap_or_default()
+            .to_string();
         assert_eq!(get(&format!("127.0.0.1:{port}"), "/", "").0, 401);
     }
     // With TLS: the page over HTTPS, the cookie Secure.
     let cert = host.scratch().join("cert.pem");
     let key = host.scratch().join("key.pem");
     let made = Command::new("openssl")
-        .args(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=localhost"])
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+        ])
         .arg("-keyout")
         .arg(&key)
         .arg("-out")
@@ -643,15 +708,31 @@ fn beyond_loopback() {
         ],
     );
     assert!(!web.stderr().contains("WITHOUT TLS"));
-    let port = web.addr().rsplit(':').next().unwrap_or_default().to_string();
-    let token = web.login_url().split("token=").nth(1).expect("token").to_string();
+    let port = web
+        .addr()
+        .rsplit(':')
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let token = web
+        .login_url()
+        .split("token=")
+        .nth(1)
+        .expect("token")
+        .to_string();
     let mut browser = Browser::start(&["--ignore-certificate-errors"]);
     let page = browser.goto(&format!("https://127.0.0.1:{port}/login?token={token}"));
     assert_eq!(page["status"], 200, "{page}");
-    browser.wait("the list over TLS", "() => document.querySelector('#list tbody tr') !== null");
+    browser.wait(
+        "the list over TLS",
+        "() => document.querySelector('#list tbody tr') !== null",
+    );
     let cookies = browser.cmd(json!({"op": "cookies"}));
     assert!(
-        cookies.as_array().is_some_and(|c| c.iter().any(|c| c["secure"] == true && c["name"].as_str().is_some_and(|n| n.starts_with("__Host-")))),
+        cookies
+            .as_array()
+            .is_some_and(|c| c.iter().any(|c| c["secure"] == true
+                && c["name"].as_str().is_some_and(|n| n.starts_with("__Host-")))),
         "{cookies}"
     );
 }

@@ -59,7 +59,11 @@ pub fn run(target: &Target, args: WebArgs, json: bool) -> Result<i32> {
         if json {
             crate::output::print_json(&serde_json::to_value(started).unwrap_or_default());
         } else {
-            let mode = if started.read_only { " (read-only)" } else { "" };
+            let mode = if started.read_only {
+                " (read-only)"
+            } else {
+                ""
+            };
             crate::output::out(&format!(
                 "tickloop web: serving {}{mode}\nopen this link to log in (it works once; \
                  `tickloop web --login` makes another):\n  {}\nctrl+c stops it\n",

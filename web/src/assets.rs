@@ -14,8 +14,14 @@ pub struct Asset {
 /// The file `/assets/NAME` serves.
 pub fn asset(name: &str) -> Option<Asset> {
     let (bytes, content_type): (&'static [u8], _) = match name {
-        "app.js" => (include_bytes!("../assets/app.js"), "text/javascript; charset=utf-8"),
-        "app.css" => (include_bytes!("../assets/app.css"), "text/css; charset=utf-8"),
+        "app.js" => (
+            include_bytes!("../assets/app.js"),
+            "text/javascript; charset=utf-8",
+        ),
+        "app.css" => (
+            include_bytes!("../assets/app.css"),
+            "text/css; charset=utf-8",
+        ),
         "xterm.js" => (
             include_bytes!("../vendor/xterm/xterm.js"),
             "text/javascript; charset=utf-8",
@@ -64,7 +70,12 @@ pub fn index(csrf: &str, read_only: bool) -> String {
 /// `refresh`, the browser goes on to that path at once.
 pub fn message(title: &str, text: &str, refresh: Option<&str>) -> String {
     let refresh = refresh
-        .map(|to| format!(r#"<meta http-equiv="refresh" content="0; url={}">"#, escape(to)))
+        .map(|to| {
+            format!(
+                r#"<meta http-equiv="refresh" content="0; url={}">"#,
+                escape(to)
+            )
+        })
         .unwrap_or_default();
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">{refresh}\
@@ -80,12 +91,28 @@ pub fn message(title: &str, text: &str, refresh: Option<&str>) -> String {
 mod tests {
     #[test]
     fn every_asset_is_there_and_text_is_escaped() {
-        for name in ["app.js", "app.css", "xterm.js", "xterm.css", "addon-fit.js", "icon.svg"] {
-            assert!(super::asset(name).is_some_and(|a| !a.bytes.is_empty()), "{name}");
+        for name in [
+            "app.js",
+            "app.css",
+            "xterm.js",
+            "xterm.css",
+            "addon-fit.js",
+            "icon.svg",
+        ] {
+            assert!(
+                super::asset(name).is_some_and(|a| !a.bytes.is_empty()),
+                "{name}"
+            );
         }
         assert!(super::asset("../Cargo.toml").is_none());
-        assert_eq!(super::escape("<a href='x'>&\""), "&lt;a href=&#39;x&#39;&gt;&amp;&quot;");
+        assert_eq!(
+            super::escape("<a href='x'>&\""),
+            "&lt;a href=&#39;x&#39;&gt;&amp;&quot;"
+        );
         let page = super::index("t0k\"en", true);
-        assert!(page.contains("t0k&quot;en") && !page.contains("{{"), "{page}");
+        assert!(
+            page.contains("t0k&quot;en") && !page.contains("{{"),
+            "{page}"
+        );
     }
 }

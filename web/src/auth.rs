@@ -208,7 +208,11 @@ mod tests {
     use super::*;
 
     fn distinct(tokens: &[String]) -> bool {
-        tokens.iter().collect::<std::collections::HashSet<_>>().len() == tokens.len()
+        tokens
+            .iter()
+            .collect::<std::collections::HashSet<_>>()
+            .len()
+            == tokens.len()
     }
 
     #[test]
@@ -220,12 +224,17 @@ mod tests {
         let header = format!("other=1; tickloop-8080={cookie}; x=y");
         assert_eq!(auth.session(Some(&header)), Some(session.clone()));
         assert!(auth.session(Some("tickloop-8080=nope")).is_none());
-        assert!(auth.session(Some(&format!("tickloop-8081={cookie}"))).is_none());
+        assert!(auth
+            .session(Some(&format!("tickloop-8081={cookie}")))
+            .is_none());
         assert!(auth.session(None).is_none());
         assert_eq!(session.csrf.len(), 64);
         assert!(distinct(&[token, cookie.clone(), session.csrf.clone()]));
         let set = auth.set_cookie(&cookie);
-        assert!(set.contains("HttpOnly") && set.contains("SameSite=Strict"), "{set}");
+        assert!(
+            set.contains("HttpOnly") && set.contains("SameSite=Strict"),
+            "{set}"
+        );
         assert!(!set.contains("Secure"), "{set}");
     }
 

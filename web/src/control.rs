@@ -65,7 +65,9 @@ impl Control {
         match request {
             WebControl::Revoke => {
                 let sessions = self.auth.revoke_all();
-                eprintln!("tickloop web: revoked: {sessions} sessions ended, every login link void");
+                eprintln!(
+                    "tickloop web: revoked: {sessions} sessions ended, every login link void"
+                );
                 WebControlReply::Revoked { sessions }
             }
             WebControl::Login => match self.login_url() {
@@ -141,10 +143,11 @@ pub fn ask(runtime: &Path, request: &WebControl) -> Result<WebControlReply, Stri
             .ok_or_else(|| "tickloop web closed its control socket".to_string())
     };
     send_line(&mut writer, &Hello::client(ClientKind::Web)).map_err(lost)?;
-    let hello: HelloReply =
-        serde_json::from_slice(&read()?).map_err(|e| format!("hello: {e}"))?;
+    let hello: HelloReply = serde_json::from_slice(&read()?).map_err(|e| format!("hello: {e}"))?;
     if let Some(refused) = hello.refused {
-        return Err(format!("the running tickloop web is another build: {refused}"));
+        return Err(format!(
+            "the running tickloop web is another build: {refused}"
+        ));
     }
     send_line(&mut writer, request).map_err(lost)?;
     serde_json::from_slice(&read()?).map_err(|e| format!("unreadable answer: {e}"))

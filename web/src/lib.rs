@@ -105,7 +105,11 @@ fn url_host(addr: SocketAddr) -> String {
 /// Serves until SIGINT or SIGTERM; `on_start` is told where, once it
 /// listens (before that, every refusal is an error here).
 pub fn run(options: WebOptions, on_start: impl FnOnce(&Started)) -> Result<(), WebError> {
-    let warning = listen::check(options.listen, options.tls.is_some(), options.insecure_listen)?;
+    let warning = listen::check(
+        options.listen,
+        options.tls.is_some(),
+        options.insecure_listen,
+    )?;
     let tls = match &options.tls {
         Some((cert, key)) => Some(tls::acceptor(cert, key).map_err(WebError::Setup)?),
         None => None,
@@ -180,7 +184,10 @@ async fn serve(
 /// SIGINT or SIGTERM.
 async fn ended() {
     use tokio::signal::unix::{signal, SignalKind};
-    match (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) {
+    match (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) {
         (Ok(mut int), Ok(mut term)) => {
             tokio::select! {
                 _ = int.recv() => {},

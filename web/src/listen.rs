@@ -66,7 +66,13 @@ mod tests {
         assert_eq!(check(any, true, false), Ok(None));
         let warning = check(any, false, true).unwrap().unwrap();
         assert!(warning.contains("WITHOUT TLS"), "{warning}");
-        assert_eq!(parse("localhost:9"), Ok(SocketAddr::from(([127, 0, 0, 1], 9))));
-        assert!(matches!(parse("example:1"), Err(ListenError::Unreadable(_))));
+        assert_eq!(
+            parse("localhost:9"),
+            Ok(SocketAddr::from(([127, 0, 0, 1], 9)))
+        );
+        assert!(matches!(
+            parse("example:1"),
+            Err(ListenError::Unreadable(_))
+        ));
     }
 }

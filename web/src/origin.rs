@@ -69,9 +69,11 @@ impl Origins {
 /// path; an error says what is wrong.
 pub fn parse_allowed(text: &str) -> Result<String, String> {
     let trimmed = text.trim_end_matches('/');
-    let (scheme, rest) = trimmed
-        .split_once("://")
-        .ok_or_else(|| format!("--allow-origin {text:?}: give scheme://host[:port], e.g. https://ticks.example.com"))?;
+    let (scheme, rest) = trimmed.split_once("://").ok_or_else(|| {
+        format!(
+            "--allow-origin {text:?}: give scheme://host[:port], e.g. https://ticks.example.com"
+        )
+    })?;
     if !matches!(scheme, "http" | "https") || rest.is_empty() || rest.contains('/') {
         return Err(format!(
             "--allow-origin {text:?}: give scheme://host[:port] (http or https, no path)"
@@ -95,7 +97,12 @@ mod tests {
     #[test]
     fn a_loopback_server_answers_loopback_names_only() {
         let o = loopback();
-        for host in ["127.0.0.1:8080", "localhost:8080", "[::1]:8080", "127.0.0.2:1"] {
+        for host in [
+            "127.0.0.1:8080",
+            "localhost:8080",
+            "[::1]:8080",
+            "127.0.0.2:1",
+        ] {
             assert!(o.host_ok(Some(host)), "{host}");
         }
         for host in ["evil.example:8080", "", "10.0.0.1:8080"] {

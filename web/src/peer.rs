@@ -55,7 +55,11 @@ fn parse_addr(text: &str) -> Option<SocketAddr> {
     let (ip, port) = text.split_once(':')?;
     let port = u16::from_str_radix(port, 16).ok()?;
     let word = |i: usize| -> Option<[u8; 4]> {
-        Some(u32::from_str_radix(ip.get(i * 8..i * 8 + 8)?, 16).ok()?.to_ne_bytes())
+        Some(
+            u32::from_str_radix(ip.get(i * 8..i * 8 + 8)?, 16)
+                .ok()?
+                .to_ne_bytes(),
+        )
     };
     let ip = match ip.len() {
         8 => IpAddr::V4(Ipv4Addr::from(word(0)?)),
@@ -115,6 +119,12 @@ mod tests {
             of(listener.local_addr().unwrap(), peer),
             Peer::LocalUser(our_uid())
         );
-        assert_eq!(of(listener.local_addr().unwrap(), "192.0.2.1:5".parse().unwrap()), Peer::Remote);
+        assert_eq!(
+            of(
+                listener.local_addr().unwrap(),
+                "192.0.2.1:5".parse().unwrap()
+            ),
+            Peer::Remote
+        );
     }
 }

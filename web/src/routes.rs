@@ -87,7 +87,11 @@ fn respond(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Re
 }
 
 fn page(status: StatusCode, title: &str, text: &str) -> Reply {
-    respond(status, "text/html; charset=utf-8", assets::message(title, text, None))
+    respond(
+        status,
+        "text/html; charset=utf-8",
+        assets::message(title, text, None),
+    )
 }
 
 fn json_reply(status: StatusCode, value: &Value) -> Reply {
@@ -183,7 +187,11 @@ fn login(app: &App, req: &Request<Incoming>) -> Reply {
             "Login link used or revoked",
             "Each login link works once. Get a new one with `tickloop web --login`.",
         ),
-        Err(e) => page(StatusCode::INTERNAL_SERVER_ERROR, "No login", &e.to_string()),
+        Err(e) => page(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "No login",
+            &e.to_string(),
+        ),
     }
 }
 
@@ -289,18 +297,29 @@ async fn action(app: &App, req: Request<Incoming>, session: &Session) -> Reply {
     };
     let request = match parse_action(&path, &body) {
         Ok(request) => request,
-        Err(why) => return json_reply(StatusCode::BAD_REQUEST, &json!({"ok": false, "message": why})),
+        Err(why) => {
+            return json_reply(
+                StatusCode::BAD_REQUEST,
+                &json!({"ok": false, "message": why}),
+            )
+        }
     };
     match app.tickhost.request(request).await {
-        Ok(ClientReply::Ok(value)) => json_reply(StatusCode::OK, &json!({"ok": true, "reply": value})),
-        Ok(ClientReply::Error(e)) => {
-            json_reply(StatusCode::CONFLICT, &json!({"ok": false, "message": e.message}))
+        Ok(ClientReply::Ok(value)) => {
+            json_reply(StatusCode::OK, &json!({"ok": true, "reply": value}))
         }
+        Ok(ClientReply::Error(e)) => json_reply(
+            StatusCode::CONFLICT,
+            &json!({"ok": false, "message": e.message}),
+        ),
         Ok(ClientReply::Call(_)) => json_reply(
             StatusCode::INTERNAL_SERVER_ERROR,
             &json!({"ok": false, "message": "tickhost answered with a call outcome"}),
         ),
-        Err(why) => json_reply(StatusCode::BAD_GATEWAY, &json!({"ok": false, "message": why})),
+        Err(why) => json_reply(
+            StatusCode::BAD_GATEWAY,
+            &json!({"ok": false, "message": why}),
+        ),
     }
 }
 
@@ -343,7 +362,9 @@ mod tests {
             br#"{"instance":"hosted:counter","call":"%1","approve":true}"#,
         )
         .unwrap();
-        assert!(matches!(decide, ClientRequest::Decide { ref by, approve: true, .. } if by == "web"));
+        assert!(
+            matches!(decide, ClientRequest::Decide { ref by, approve: true, .. } if by == "web")
+        );
         assert!(parse_action("/api/decide", br#"{"instance":"x","call":"%1"}"#).is_err());
         assert!(matches!(
             parse_action("/api/close", br#"{"instance":"x"}"#),

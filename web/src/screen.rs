@@ -153,8 +153,7 @@ impl PageScreen {
         }
         let mouse = self.scroller.mouse_mode(&self.model);
         if self.mouse != Some(mouse) {
-            sink.bytes
-                .extend_from_slice(render::mouse_reporting(mouse));
+            sink.bytes.extend_from_slice(render::mouse_reporting(mouse));
             self.mouse = Some(mouse);
         }
         let frame = render::compose(&self.model, self.view.0, self.view.1, &self.note, false);

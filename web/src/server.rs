@@ -2,11 +2,11 @@
 //! serves HTTP/1.1 on each with hyper, with the upgrades WebSockets need,
 //! and hands every request to [`crate::routes::handle`].
 
+use crate::peer::Peer;
 use crate::routes::{self, App};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::sync::Arc;
 use std::time::Duration;
-use crate::peer::Peer;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;

@@ -236,8 +236,11 @@ impl Link {
                 false
             }
             Err(why) => {
-                websocket::close_with(&mut self.ws, &format!("the launcher broke the protocol: {why}"))
-                    .await;
+                websocket::close_with(
+                    &mut self.ws,
+                    &format!("the launcher broke the protocol: {why}"),
+                )
+                .await;
                 false
             }
         }
@@ -250,7 +253,11 @@ impl Link {
             _ => return true,
         };
         let Ok(message) = serde_json::from_str::<Value>(text.as_str()) else {
-            return send_json(&mut self.ws, &json!({"type": "error", "message": "not JSON"})).await;
+            return send_json(
+                &mut self.ws,
+                &json!({"type": "error", "message": "not JSON"}),
+            )
+            .await;
         };
         match message.get("type").and_then(Value::as_str) {
             Some("input") => {
@@ -270,8 +277,13 @@ impl Link {
                 }
                 None => true,
             },
-            _ => send_json(&mut self.ws, &json!({"type": "error", "message": "unknown message"}))
-                .await,
+            _ => {
+                send_json(
+                    &mut self.ws,
+                    &json!({"type": "error", "message": "unknown message"}),
+                )
+                .await
+            }
         }
     }
 

@@ -44,8 +44,7 @@ pub fn accept(
         .get(SEC_WEBSOCKET_KEY)
         .filter(|_| version_ok)
         .ok_or("a WebSocket upgrade needs Sec-WebSocket-Key and version 13")?;
-    let accept =
-        tokio_tungstenite::tungstenite::handshake::derive_accept_key(key.as_bytes());
+    let accept = tokio_tungstenite::tungstenite::handshake::derive_accept_key(key.as_bytes());
     let accept = HeaderValue::from_str(&accept).map_err(|e| e.to_string())?;
     let on_upgrade = hyper::upgrade::on(req);
     let mut response = Response::new(Full::new(Bytes::new()));
@@ -81,8 +80,8 @@ pub async fn authenticate(ws: &mut Ws, csrf: &str) -> Result<Value, String> {
         Ok(_) => return Err(refused("the first message must be the page's auth message")),
         Err(_) => return Err(refused("no auth message in time")),
     };
-    let message: Value = serde_json::from_str(text.as_str())
-        .map_err(|_| refused("the auth message is not JSON"))?;
+    let message: Value =
+        serde_json::from_str(text.as_str()).map_err(|_| refused("the auth message is not JSON"))?;
     let token = message
         .get("csrf")
         .and_then(Value::as_str)
