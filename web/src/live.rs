@@ -202,12 +202,17 @@ async fn send_activity(ws: &mut Ws, ctx: &LiveContext, open: &mut Option<Open>) 
     };
     let message = match record {
         Ok(record) => {
-            // A record that went back (the instance was opened again) is
-            // sent whole.
-            let reset = record.last < current.last;
-            if !reset && record.last == current.last && current.last > 0 {
+            // A record that went back (the instance was opened again):
+            // the page starts over, and the next ask takes it whole.
+            if record.last < current.last {
+                current.last = 0;
+                let reset = json!({"type": "activity", "instance": current.id, "reset": true, "entries": []});
+                return send_json(ws, &reset).await;
+            }
+            if record.last == current.last && current.last > 0 {
                 return true;
             }
+            let reset = current.last == 0;
             current.last = record.last;
             let entries: Vec<Value> = record
                 .entries
