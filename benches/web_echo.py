@@ -12,7 +12,11 @@ Echo: a `cat` running in a PTY echoes each key the moment it is typed.
                  time from the key's `keydown` event to the glyph in the
                  terminal's DOM (xterm.js's DOM renderer, a MutationObserver
                  on its rows), measured inside the page with
-                 performance.now(); Playwright only presses the keys.
+                 performance.now(); Playwright only presses the keys;
+  * page, bytes  the same keys, to the moment the terminal's bytes carrying
+                 the key reach the page (its WebSocket's message event),
+                 before xterm.js draws them on the next animation frame: the
+                 measure that compares with attach's (bytes on its pty).
 
 Memory: tickhost's resident set (VmRSS) with no page open, then with 20
 pages open, each showing the list and the counter's live terminal, state and
@@ -95,6 +99,30 @@ def pty_echo(argv, env, n, ready):
         os.waitpid(pid, 0)
 
 
+# Before the page's own scripts: every WebSocket of the page also notes
+# when a binary message (the terminal's bytes) carrying the awaited key
+# arrives, before xterm.js draws it.
+WS_TAP_JS = """
+(() => {
+  const Orig = window.WebSocket;
+  window.__wsSamples = [];
+  window.WebSocket = function (url, protocols) {
+    const ws = new Orig(url, protocols);
+    ws.addEventListener('message', (e) => {
+      if (typeof e.data !== 'string' && window.__expectKey) {
+        if (new TextDecoder().decode(e.data).includes(window.__expectKey)) {
+          window.__wsSamples.push(performance.now() - window.__t0);
+          window.__expectKey = null;
+        }
+      }
+    });
+    return ws;
+  };
+  window.WebSocket.prototype = Orig.prototype;
+  for (const k of ['CONNECTING', 'OPEN', 'CLOSING', 'CLOSED']) window.WebSocket[k] = Orig[k];
+})();
+"""
+
 MEASURE_JS = """
 () => {
   window.__samples = [];
@@ -122,11 +150,11 @@ def page_echo(page, n):
             page.wait_for_timeout(50)
         key = KEYS[i % len(KEYS)]
         typed += key
-        page.evaluate(f"() => {{ window.__expect = {json.dumps(typed[-6:])}; }}")
+        page.evaluate(f"() => {{ window.__expect = {json.dumps(typed[-6:])}; window.__expectKey = {json.dumps(key)}; }}")
         page.keyboard.press(key)
         page.wait_for_function(f"() => window.__samples.length === {i + 1}", polling="raf", timeout=10000)
         page.wait_for_timeout(10)
-    return page.evaluate("() => window.__samples")
+    return page.evaluate("() => window.__samples"), page.evaluate("() => window.__wsSamples")
 
 
 def rss_kib(pid):
@@ -172,13 +200,16 @@ def main():
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
             context = browser.new_context(viewport={"width": 1200, "height": 800})
+            context.add_init_script(WS_TAP_JS)
             page = context.new_page()
             page.goto(started["login_url"])
             page.wait_for_selector("#list tbody tr")
             page.evaluate("() => { location.hash = 'shell:cat'; }")
             page.wait_for_selector(".xterm-rows")
             page.wait_for_timeout(500)
-            results.append(stats("tickloop web page (shell:cat)", page_echo(page, a.n)))
+            glyph, bytes_in = page_echo(page, a.n)
+            results.append(stats("tickloop web page, bytes (shell:cat)", bytes_in))
+            results.append(stats("tickloop web page (shell:cat)", glyph))
             page.evaluate("() => { location.hash = ''; }")
 
             # Memory: tickhost with no page, then with the pages open.
@@ -204,8 +235,10 @@ def main():
             print(f"{r['name']:34} {r['p50']:8.2f} {r['p90']:8.2f} {r['p99']:8.2f}")
         by = {r["name"].split(" (")[0]: r for r in results}
         page_r, attach_r = by["tickloop web page"], by["tickloop attach"]
-        print(f"page / attach p50: {page_r['p50'] / attach_r['p50']:.2f}   "
-              f"page / tmux p50: {page_r['p50'] / by['tmux attach']['p50']:.2f}")
+        bytes_r = by["tickloop web page, bytes"]
+        print(f"page (glyph) / attach p50: {page_r['p50'] / attach_r['p50']:.2f}   "
+              f"page (bytes) / attach p50: {bytes_r['p50'] / attach_r['p50']:.2f}   "
+              f"page (glyph) / tmux p50: {page_r['p50'] / by['tmux attach']['p50']:.2f}")
         print(f"tickhost VmRSS: {before} KiB with no page, {after} KiB with {a.pages} pages open "
               f"(+{after - before} KiB); tickloop web itself: {web_rss} KiB")
     finally:

@@ -197,3 +197,88 @@ impl PageScreen {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tickloop_proto::attach::{Attrs, Key, Line, Mods, Run};
+
+    fn screen_with(text: &str) -> PageScreen {
+        let mut snap = Snapshot::blank(20, 4);
+        snap.lines[0] = Line {
+            runs: vec![Run {
+                text: text.into(),
+                attrs: Attrs::default(),
+            }],
+        };
+        PageScreen::new(snap, (20, 4), String::new()).expect("a renderer")
+    }
+
+    #[test]
+    fn xterm_js_input_becomes_the_attach_protocols_events() {
+        let mut screen = screen_with("");
+        let key = |c| ViewEvent::Key {
+            key: Key::Char(c),
+            mods: Mods::NONE,
+        };
+        assert_eq!(screen.input(b"a"), vec![key('a')]);
+        assert_eq!(
+            screen.input(b"\x1b"),
+            vec![ViewEvent::Key {
+                key: Key::Escape,
+                mods: Mods::NONE
+            }]
+        );
+        assert_eq!(
+            screen.input(b"\x1b[A"),
+            vec![ViewEvent::Key {
+                key: Key::Up,
+                mods: Mods::NONE
+            }]
+        );
+        assert_eq!(
+            screen.input(b"\x1b[200~two\nlines\x1b[201~"),
+            vec![ViewEvent::Paste {
+                text: "two\nlines".into()
+            }]
+        );
+        // shift+PageUp scrolls this view back; the next key returns it.
+        let mut screen = screen_with("");
+        screen.model.scroll.history = 50;
+        assert!(matches!(
+            screen.input(b"\x1b[5;2~").as_slice(),
+            [ViewEvent::Scroll { offset }] if *offset > 0
+        ));
+    }
+
+    #[test]
+    fn the_first_draw_is_whole_and_the_next_sends_only_changes() {
+        let mut screen = screen_with("hello");
+        let first = String::from_utf8_lossy(&screen.draw()).into_owned();
+        assert!(first.starts_with("\x1b[H\x1b[2J\x1b[?2004h"), "{first:?}");
+        assert!(first.contains("hello"), "{first:?}");
+        let same = screen.draw();
+        assert!(!String::from_utf8_lossy(&same).contains("hello"));
+        let frame = tickloop_proto::attach::RowsChanged {
+            rows: vec![(
+                1,
+                Line {
+                    runs: vec![Run {
+                        text: "world".into(),
+                        attrs: Attrs::default(),
+                    }],
+                },
+            )],
+            cursor: screen.model.cursor,
+            alt_screen: false,
+            modes: Default::default(),
+            title: Some("t".into()),
+            scroll: Default::default(),
+        };
+        assert_eq!(screen.hear(ToView::Rows(frame)), Ok(Heard::Changed));
+        let next = String::from_utf8_lossy(&screen.draw()).into_owned();
+        assert!(next.contains("world") && !next.contains("hello"), "{next:?}");
+        assert_eq!(screen.new_title(), Some("t".into()));
+        assert_eq!(screen.new_title(), None);
+    }
+}
