@@ -277,7 +277,10 @@ mod tests {
         };
         assert_eq!(screen.hear(ToView::Rows(frame)), Ok(Heard::Changed));
         let next = String::from_utf8_lossy(&screen.draw()).into_owned();
-        assert!(next.contains("world") && !next.contains("hello"), "{next:?}");
+        assert!(
+            next.contains("world") && !next.contains("hello"),
+            "{next:?}"
+        );
         assert_eq!(screen.new_title(), Some("t".into()));
         assert_eq!(screen.new_title(), None);
     }
