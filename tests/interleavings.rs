@@ -177,3 +177,66 @@ fn a_client_withdraws_its_held_request_and_keeps_its_connection() {
     );
     assert_eq!(host.logged_calls("c", "increment"), 0);
 }
+
+/// The launcher pid of `id`.
+fn launcher_pid(host: &Host, id: &str) -> i32 {
+    host.entry(id).expect("listed")["launcher_pid"]
+        .as_i64()
+        .expect("a launcher pid") as i32
+}
+
+fn signal(pid: i32, signal: libc::c_int) {
+    // SAFETY: kill sends a signal to a process this test started.
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0, "kill {pid}");
+}
+
+/// Issue 42, case 2, as reported: with `TICKLOOP_LAUNCHER_TIMEOUT_MS=1500`,
+/// a shell instance whose launcher is stopped (SIGSTOP) gets a 3 MB
+/// `input`, which times out while its line is half written; the launcher
+/// is resumed (SIGCONT). The link is whole: the next `input` is typed, the
+/// instance still runs, and nothing was left unreachable.
+#[test]
+fn a_write_cut_by_a_timeout_on_a_stopped_launcher_leaves_the_link_whole() {
+    let host = Host::new();
+    host.start_tickhost_with(&[("TICKLOOP_LAUNCHER_TIMEOUT_MS", "1500")]);
+    // A shell that reads lines and answers `hi`, echo off (3 MB echoed
+    // would only slow the test).
+    let id = host.open_sh(
+        "s",
+        r#"stty -echo; echo READY; exec awk '$0 == "hi" { print "GOT-HI"; fflush() }'"#,
+        "READY",
+    );
+    let launcher = launcher_pid(&host, &id);
+    signal(launcher, libc::SIGSTOP);
+
+    // 3 MB in lines of 100 bytes: far more than the socket holds, so the
+    // line is cut when tickhost stops waiting.
+    let big = format!("#{}\n", "x".repeat(98)).repeat(30_000);
+    let mut client = Client::connect(host.runtime(), ClientKind::Cli).expect("connected");
+    let reply = client
+        .request(ClientRequest::Input {
+            instance: id.clone(),
+            text: big,
+        })
+        .expect("tickhost answers");
+    match &reply {
+        ClientReply::Error(e) => assert_eq!(
+            e.kind,
+            tickloop_proto::wire::ErrorKind::Unresponsive,
+            "{}",
+            e.message
+        ),
+        other => panic!("the input to a stopped launcher answered {other:?}"),
+    }
+    signal(launcher, libc::SIGCONT);
+
+    let out = host.run(&["input", "s", "hi\r"]);
+    out.expect(0);
+    let entry = host.entry(&id).expect("listed");
+    assert_eq!(entry["state"], "running", "{entry}");
+    assert!(entry["ended"].is_null(), "{entry}");
+    host.wait_screen(&id, "GOT-HI");
+    // Still reachable: it closes as usual, and nothing is left behind.
+    host.ok(&["close", &id]);
+    wait_gone(launcher, "the launcher, after close");
+}

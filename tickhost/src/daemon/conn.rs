@@ -1,23 +1,32 @@
 //! tickhost's one persistent connection to each launcher: requests matched to
 //! replies by id, the newest status kept, and the end noticed when the
-//! launcher goes away.
+//! launcher goes away. Requests are written by the connection's one writer
+//! task ([`Outbox`]): a request that times out stops waiting for its
+//! answer, never its line halfway (a cut line would glue the next request
+//! to it, and the launcher would drop the connection); one that timed out
+//! before its line was started is not sent at all.
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tickloop_client::framing::{write_line, Line, LineReader};
+use tickloop_client::outbox::Outbox;
 use tickloop_proto::wire::{
     CallOutcome, Catalog, ClientError, ClientKind, ClientReply, Envelope, ErrorKind, Hello,
     HelloReply, LauncherMessage, LauncherRequest, LauncherStatus, Role,
 };
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::unix::OwnedReadHalf;
 use tokio::net::UnixStream;
 use tokio::sync::oneshot;
 
 /// The longest line tickhost accepts from a launcher (a status carries a
 /// descriptor and a state, each bounded by the core's limits).
 const MAX_LAUNCHER_LINE: usize = 64 * 1024 * 1024;
+
+/// Bytes of requests queued for a launcher at most (more wait for room,
+/// within their time limit); above the 8 MiB a client's line may carry.
+const LAUNCHER_QUEUE: usize = 16 * 1024 * 1024;
 
 /// How long a launcher has to answer hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
@@ -53,7 +62,7 @@ pub struct FirstStatus {
 
 /// A connection to one launcher, as role `host`.
 pub struct LauncherConn {
-    writer: tokio::sync::Mutex<OwnedWriteHalf>,
+    out: Outbox,
     pending: Mutex<Pending>,
     pub launcher_pid: u32,
 }
@@ -115,7 +124,7 @@ impl LauncherConn {
             return Err(ConnectError::Refused(refused));
         }
         let conn = Arc::new(LauncherConn {
-            writer: tokio::sync::Mutex::new(write),
+            out: Outbox::spawn(write, LAUNCHER_QUEUE),
             pending: Mutex::new(Pending {
                 lost: None,
                 next_id: 1,
@@ -221,24 +230,23 @@ impl LauncherConn {
             id
         };
         let _ = id_cell.set(id);
-        let sent = {
-            let mut writer = self.writer.lock().await;
-            let envelope = Envelope {
-                id,
-                request,
-                client,
-            };
-            write_line(&mut *writer, &envelope).await
+        let envelope = Envelope {
+            id,
+            request,
+            client,
         };
-        if let Err(e) = sent {
-            let waiter = self.pending().waiting.remove(&id);
-            if waiter.is_some() {
+        // Kept until the answer: dropped (this future given up) before the
+        // writer reached the line, the line is never sent.
+        let _ticket = match self.out.send_abandonable(&envelope).await {
+            Ok(ticket) => ticket,
+            Err(e) => {
+                self.pending().waiting.remove(&id);
                 return lost_reply(
                     is_call,
                     &format!("the launcher (pid {}) went away: {e}", self.launcher_pid),
                 );
             }
-        }
+        };
         match rx.await {
             Ok(reply) => reply,
             Err(_) => lost_reply(

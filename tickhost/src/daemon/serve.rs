@@ -33,9 +33,10 @@ const CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a client has to say hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Lines queued for one client at most (its replies, progress, watch
-/// deliveries): the connection's tasks wait for room.
-const CLIENT_QUEUE: usize = 16;
+/// Bytes of lines queued for one client at most (its replies, progress,
+/// watch deliveries): the connection's tasks wait for room; one longer
+/// reply goes alone.
+const CLIENT_QUEUE: usize = 1024 * 1024;
 
 fn error(kind: ErrorKind, message: String) -> ClientReply {
     ClientReply::Error(ClientError {
