@@ -586,6 +586,88 @@ mod tests {
         assert!(missing.is_some_and(|e| e.message.contains("tickloop list")));
     }
 
+    /// A catalog push that the launcher wrote before its reply to a
+    /// describe (its writer sent the newest catalog it had published, then
+    /// the reply it had queued with an older one): the reply does not
+    /// replace the newer catalog in tickhost's copy.
+    #[tokio::test]
+    async fn a_describe_reply_never_replaces_a_newer_pushed_catalog() {
+        use tickloop_proto::wire::{
+            Envelope, HelloReply, LauncherMessage, LauncherReply, LauncherRequest,
+        };
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let socket = dir.path().join("l.sock");
+        let listener = tokio::net::UnixListener::bind(&socket).expect("bound");
+        let catalog = |revision: &str| Catalog {
+            revision: Some(revision.into()),
+            descriptor: Some(serde_json::json!({"revision": revision, "tools": []})),
+        };
+        let (one, two) = (catalog("1"), catalog("2"));
+        let launcher = tokio::spawn(async move {
+            let (stream, _) = listener.accept().await.expect("a connection");
+            let (read, mut write) = stream.into_split();
+            let mut lines = BufReader::new(read).lines();
+            let _hello = lines.next_line().await;
+            let answer = HelloReply {
+                version: tickloop_proto::wire::wire_version().to_string(),
+                refused: None,
+            };
+            write.write_all(&line(&answer)).await.expect("hello");
+            while let Ok(Some(text)) = lines.next_line().await {
+                let Ok(request) = serde_json::from_str::<Envelope<LauncherRequest>>(&text) else {
+                    continue;
+                };
+                let reply = |value: Value| {
+                    LauncherMessage::Reply(LauncherReply {
+                        id: request.id,
+                        reply: ClientReply::Ok(value),
+                    })
+                };
+                let bytes = match request.request {
+                    LauncherRequest::Describe => {
+                        // The push of revision 2, then the reply carrying 1,
+                        // in one write.
+                        let mut bytes = line(&LauncherMessage::Catalog(Box::new(two.clone())));
+                        bytes.extend(line(&reply(one.descriptor.clone().unwrap_or_default())));
+                        bytes
+                    }
+                    _ => line(&LauncherMessage::Reply(LauncherReply {
+                        id: request.id,
+                        reply: ClientReply::Error(ClientError {
+                            kind: ErrorKind::BadRequest,
+                            message: "not here".into(),
+                            data: None,
+                        }),
+                    })),
+                };
+                write.write_all(&bytes).await.expect("written");
+            }
+        });
+        let shared = Shared::new(
+            RuntimeDir::at(dir.path()),
+            PathBuf::from("tickloop"),
+            Limits::default(),
+        );
+        let instance = map(&["hosted:a"])["hosted:a"].clone();
+        instance.set_catalog(CatalogFacts::new(catalog("1"), &shared.limits));
+        let (conn, reader) = LauncherConn::connect(&socket, 1)
+            .await
+            .expect("connected to the launcher");
+        super::super::reader::spawn_reader(shared.clone(), instance.clone(), conn, reader);
+        let described = shared.describe_again(&instance).await;
+        assert_eq!(described.and_then(|c| c.revision).as_deref(), Some("1"));
+        assert_eq!(instance.catalog().revision.as_deref(), Some("2"));
+        launcher.abort();
+    }
+
+    /// `value` as one JSON line.
+    fn line<T: serde::Serialize>(value: &T) -> Vec<u8> {
+        let mut bytes = serde_json::to_vec(value).unwrap_or_default();
+        bytes.push(b'\n');
+        bytes
+    }
+
     #[test]
     fn an_end_sticks() {
         let m = map(&["hosted:a"]);
