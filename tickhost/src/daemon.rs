@@ -193,17 +193,23 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
 /// How long a starting daemon waits for the lock of one that is exiting.
 const LOCK_WAIT: Duration = Duration::from_secs(5);
 /// The protocol limits tickhost gives its launchers: the defaults, with
-/// `TICKLOOP_INIT_TIMEOUT_MS` (read once at start; for tests) replacing the
-/// initialization time limits.
+/// `TICKLOOP_INIT_TIMEOUT_MS` and `TICKLOOP_CALL_TIMEOUT_MS` (read once at
+/// start; for tests) replacing the initialization and call time limits.
 fn limits_from_env() -> Limits {
     let mut limits = Limits::default();
-    if let Some(ms) = std::env::var("TICKLOOP_INIT_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .filter(|ms| *ms > 0)
-    {
-        limits.init_request_timeout = Duration::from_millis(ms);
-        limits.init_total_timeout = Duration::from_millis(ms);
+    let ms = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .filter(|ms| *ms > 0)
+            .map(Duration::from_millis)
+    };
+    if let Some(limit) = ms("TICKLOOP_INIT_TIMEOUT_MS") {
+        limits.init_request_timeout = limit;
+        limits.init_total_timeout = limit;
+    }
+    if let Some(limit) = ms("TICKLOOP_CALL_TIMEOUT_MS") {
+        limits.call_timeout = limit;
     }
     limits
 }

@@ -11,7 +11,7 @@
 
 use super::generations::{next_change, Generations, RELOADED};
 use super::not_a_tick::{with_hint, Probe};
-use super::process::{StdoutEvent, TickEvent, TickProcess};
+use super::process::{StdoutEvent, TickEvent, TickProcess, STDIN_UNREAD_MAX};
 use super::report::{ReportFn, RunOutcome};
 use super::requests::{answer, Asked, Waiting};
 use super::screen::{history_limit, screen_reply};
@@ -205,6 +205,8 @@ impl Instance {
                 }
             }
             self.drain_actions();
+            self.watch_stdin();
+            self.drain_actions();
             if self.teardown_step() {
                 if self.generations.is_none() || self.closing {
                     return self.finish().await;
@@ -273,7 +275,14 @@ impl Instance {
             return;
         };
         let token = self.waiting.add(id, peer, asked);
-        session.request(token, protocol, now);
+        let unread = self.tick.stdin_unread();
+        if session.writes_held() || unread >= STDIN_UNREAD_MAX {
+            // A Tick that stopped reading: what it was sent waits, and
+            // nothing more is queued for it.
+            session.refuse_request(token, protocol, not_reading(unread));
+        } else {
+            session.request(token, protocol, now);
+        }
         // calls_in_flight may have changed.
         self.publisher.mark_dirty();
     }
@@ -423,6 +432,25 @@ impl Instance {
         match self.session.get_mut() {
             Some(session) => session.on_exit(&description, Instant::now().into_std()),
             None => self.begin_end(program_exited(&description)),
+        }
+    }
+
+    /// Holds the session's writes while the Tick leaves more than
+    /// [`STDIN_UNREAD_MAX`] of its stdin untaken, refusing what waits to be
+    /// written (so a Tick that stopped reading costs no more memory,
+    /// however many requests come), and lets them go once it has taken
+    /// half of that.
+    fn watch_stdin(&mut self) {
+        let unread = self.tick.stdin_unread();
+        let Some(session) = self.session.get_mut() else {
+            return;
+        };
+        let now = Instant::now().into_std();
+        if unread >= STDIN_UNREAD_MAX && !session.writes_held() {
+            session.hold_writes(true, now);
+            session.refuse_waiting(&not_reading(unread));
+        } else if session.writes_held() && unread < STDIN_UNREAD_MAX / 2 {
+            session.hold_writes(false, now);
         }
     }
 
@@ -834,4 +862,11 @@ async fn sleep_until(deadline: Option<Instant>) {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
     }
+}
+
+/// Why a request to a Tick that stopped reading its stdin was not sent.
+fn not_reading(unread: usize) -> String {
+    format!(
+        "the Tick is not reading its stdin: {unread} bytes written to it wait unread (at most {STDIN_UNREAD_MAX}); this request was not sent"
+    )
 }
