@@ -33,9 +33,15 @@ pub const START_TIMEOUT: Duration = Duration::from_secs(10);
 /// must not hang every client).
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long one request may wait for its reply: tickhost bounds each of its
-/// own waits on a launcher (75 s for a call, the longest), so this is only
-/// reached when tickhost itself is stopped or wedged.
+/// own waits on a launcher, and answers any request but a call well within
+/// this, so it is only reached when tickhost itself is stopped or wedged.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(90);
+/// How long a `call` may wait for its next line from tickhost: longer than
+/// tickhost's worst case for one (a held call's approval confirmed, the
+/// call's 75 s, then its status and catalog: 135 s after the last progress
+/// line; `tickhost::daemon::conn::call_worst_case`), so that running out
+/// means tickhost is stopped, never a slow launcher.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(150);
 
 /// The longest line read from tickhost: above the 64 MiB a launcher's line
 /// may have in tickhost, which relays a launcher's reply whole.
@@ -368,8 +374,11 @@ impl Client {
         request: ClientRequest,
         mut on_progress: impl FnMut(&HeldCall),
     ) -> Result<ClientReply, ClientError> {
+        let timeout = bound(match request {
+            ClientRequest::Call { .. } => CALL_TIMEOUT,
+            _ => REQUEST_TIMEOUT,
+        });
         let id = self.send(request)?;
-        let timeout = bound(REQUEST_TIMEOUT);
         self.reader.get_ref().set_read_timeout(Some(timeout))?;
         let reply = self.reply_to(id, timeout, &mut on_progress);
         self.ids.in_flight.store(0, Ordering::SeqCst);

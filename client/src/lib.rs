@@ -17,5 +17,5 @@ pub mod ssh;
 
 pub use connection::{
     caller_env, screen_history, screen_rows, Client, ClientError, Endpoint, Machine, WatchItem,
-    Withdrawer, HELLO_TIMEOUT, REQUEST_TIMEOUT, START_TIMEOUT,
+    Withdrawer, CALL_TIMEOUT, HELLO_TIMEOUT, REQUEST_TIMEOUT, START_TIMEOUT,
 };

@@ -48,7 +48,7 @@ use tokio::sync::mpsc;
 pub use queue::{call_id, Approvals, Decision, Settled, Undecided};
 
 /// How often the caller hears that its action still waits.
-const PROGRESS_EVERY: Duration = Duration::from_secs(30);
+pub const PROGRESS_EVERY: Duration = Duration::from_secs(30);
 /// How often a waiting action looks at its instance (ended? catalog
 /// changed? policy turned off?).
 const LOOK_EVERY: Duration = Duration::from_millis(200);

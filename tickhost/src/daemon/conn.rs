@@ -53,6 +53,25 @@ pub fn answer_limit(request: &LauncherRequest) -> Duration {
     }
 }
 
+/// The longest tickhost may take to answer a client's `call` after its
+/// previous line to that client (its hello reply, or a held call's latest
+/// progress, sent every 30 s): a held call's approval is confirmed by a
+/// describe, then the call itself, then the status and catalog it may
+/// have changed are asked for. The client waits longer than this
+/// (`tickloop_client::CALL_TIMEOUT`), so its own bound only runs out when
+/// tickhost itself is stopped or wedged.
+pub fn call_worst_case() -> Duration {
+    let describe = answer_limit(&LauncherRequest::Describe);
+    let call = answer_limit(&LauncherRequest::Call(tickloop_proto::wire::CallRequest {
+        tool: String::new(),
+        args: serde_json::Value::Null,
+        revision: String::new(),
+    }));
+    let status = answer_limit(&LauncherRequest::Status);
+    let before = super::approval::PROGRESS_EVERY.max(describe);
+    before + describe + call + status + describe
+}
+
 /// What a launcher sends right after hello: its catalog, then its status.
 #[derive(Debug, Default)]
 pub struct FirstStatus {
