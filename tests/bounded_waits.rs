@@ -101,7 +101,8 @@ fn a_clients_wait_for_a_call_outlasts_tickhosts_worst_case() {
         tickloop_client::CALL_TIMEOUT
     );
     // Every other request is answered well within the usual bound.
-    assert!(tickloop_client::REQUEST_TIMEOUT > tickhost::daemon::conn::answer_limit(
-        &tickloop_proto::wire::LauncherRequest::Reload
-    ));
+    assert!(
+        tickloop_client::REQUEST_TIMEOUT
+            > tickhost::daemon::conn::answer_limit(&tickloop_proto::wire::LauncherRequest::Reload)
+    );
 }

@@ -240,3 +240,54 @@ fn a_write_cut_by_a_timeout_on_a_stopped_launcher_leaves_the_link_whole() {
     host.ok(&["close", &id]);
     wait_gone(launcher, "the launcher, after close");
 }
+
+/// Issue 42, case 6: `close` kills what its launcher did not end, taking
+/// the pids from a status that may be stale. Here the status names, as
+/// the Tick, a process that is not (its pid given to another program): a
+/// stopped launcher, a tickhost killed and restarted, and the record's
+/// Tick pid pointing at an unrelated process group. That group is left
+/// alone; the launcher, still the launcher, is killed.
+#[test]
+fn close_never_kills_a_process_that_a_stale_status_names() {
+    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    let host = Host::new();
+    host.open_counter("c");
+    let launcher = launcher_pid(&host, "hosted:c");
+    // Someone else's program, leading its own process group.
+    let mut stranger = std::process::Command::new("sleep");
+    stranger.arg("600").process_group(0);
+    let mut stranger = stranger.spawn().expect("sleep runs");
+    let stranger_pid = stranger.id() as i32;
+
+    signal(launcher, libc::SIGSTOP);
+    let old = host.tickhost_pid().expect("tickhost.pid");
+    signal(old, libc::SIGKILL);
+    wait_gone(old, "the killed tickhost");
+    // The record the next tickhost adopts now names the stranger as the Tick.
+    let record_path = host.runtime().join("l/hosted-c.json");
+    let mut record: Value =
+        serde_json::from_str(&std::fs::read_to_string(&record_path).expect("the record"))
+            .expect("a JSON record");
+    record["status"]["pid"] = Value::from(stranger_pid);
+    std::fs::write(&record_path, record.to_string()).expect("the record rewritten");
+    host.start_tickhost_with(&[("TICKLOOP_LAUNCHER_TIMEOUT_MS", "300")]);
+    assert_eq!(host.entry("hosted:c").expect("listed")["pid"], stranger_pid);
+
+    let closed = host.ok(&["close", "hosted:c"]);
+    assert!(
+        closed["ended"]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("killed")),
+        "{closed}"
+    );
+    wait_gone(launcher, "the stuck launcher, killed");
+    // Whatever tickhost sent it was sent before `close` answered: a SIGTERM
+    // now ends the stranger, unless a SIGKILL did first.
+    signal(stranger_pid, libc::SIGTERM);
+    let status = stranger.wait().expect("the stranger's end");
+    assert_eq!(
+        status.signal(),
+        Some(libc::SIGTERM),
+        "the stranger was killed by tickhost: {status:?}"
+    );
+}

@@ -524,7 +524,10 @@ fn a_tick_that_stops_reading_gets_refusals_not_a_growing_queue() {
     // Some were written and timed out unanswered; how many were refused
     // as busy first depends on how fast they came.
     assert!(unknown > 0, "busy {busy}, unknown {unknown}");
-    assert!(!not_reading.is_empty(), "no call was refused for the unread stdin");
+    assert!(
+        !not_reading.is_empty(),
+        "no call was refused for the unread stdin"
+    );
     // The queue's size, as each refusal reports it: never more than the
     // bound and what one turn of the loop writes (the 8 in flight).
     for message in &not_reading {

@@ -211,7 +211,8 @@ fn held_writes_keep_requests_queued_and_the_host_can_refuse_them() {
     // Held again, and what waits is refused: not executed, never written.
     h.session.hold_writes(true, now);
     h.call(3, "history", json!({}), "1");
-    h.session.refuse_waiting("the Tick is not reading its stdin");
+    h.session
+        .refuse_waiting("the Tick is not reading its stdin");
     h.drain();
     match h.outcome(3) {
         CallOutcome::NotExecuted { error } => {

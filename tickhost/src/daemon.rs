@@ -14,7 +14,8 @@
 //! for a person, their one decision, the approval log), [`consent`] (a
 //! request through the gate on its caller's connection, and the person's
 //! answers), [`watch`] (deliveries), [`discover`] (finding launchers again),
-//! [`log`].
+//! [`process`] (processes known by pid and start time, so a reused pid is
+//! never signalled), [`log`].
 
 pub mod approval;
 pub mod conn;
@@ -22,6 +23,7 @@ pub mod consent;
 pub mod discover;
 pub mod log;
 pub mod open;
+pub mod process;
 pub mod reader;
 pub mod registry;
 pub mod request_line;

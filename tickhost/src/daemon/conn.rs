@@ -82,6 +82,9 @@ pub struct FirstStatus {
 /// A connection to one launcher, as role `host`.
 pub struct LauncherConn {
     out: Outbox,
+    /// The launcher process at the other end, as it was when connected
+    /// (its peer credentials).
+    pub launcher: Option<super::process::Known>,
     pending: Mutex<Pending>,
     pub launcher_pid: u32,
 }
@@ -124,6 +127,12 @@ impl LauncherConn {
                 path: socket.display().to_string(),
                 source,
             })?;
+        let launcher = stream
+            .peer_cred()
+            .ok()
+            .and_then(|cred| cred.pid())
+            .and_then(|pid| u32::try_from(pid).ok())
+            .and_then(super::process::Known::now);
         let (read, mut write) = stream.into_split();
         let mut reader = LineReader::new(read, MAX_LAUNCHER_LINE);
         write_line(&mut write, &Hello::new(Role::Host))
@@ -144,6 +153,7 @@ impl LauncherConn {
         }
         let conn = Arc::new(LauncherConn {
             out: Outbox::spawn(write, LAUNCHER_QUEUE),
+            launcher,
             pending: Mutex::new(Pending {
                 lost: None,
                 next_id: 1,

@@ -224,12 +224,10 @@ async fn connect(
     }
 }
 
+/// Whether a launcher runs as `pid` (not another process given its pid
+/// since).
 fn process_alive(pid: u32) -> bool {
-    match i32::try_from(pid) {
-        // SAFETY: signal 0 only checks that the process exists.
-        Ok(pid) if pid > 0 => unsafe { libc::kill(pid, 0) == 0 },
-        _ => false,
-    }
+    super::process::Known::now(pid).is_some_and(|known| known.is_launcher())
 }
 
 /// Watches `l/` and rescans when a record appears or disappears. The

@@ -149,6 +149,8 @@ pub struct Instance {
     pub program: Option<String>,
     live: Mutex<Live>,
     conn: Mutex<Option<Arc<LauncherConn>>>,
+    /// Its launcher as last connected (kept after the connection is gone).
+    launcher: Mutex<Option<super::process::Known>>,
     /// `close` was asked: a launcher that goes away now was closed, not lost.
     pub close_requested: AtomicBool,
     /// Clients following its updates now (`watch`, the Loop).
@@ -298,6 +300,7 @@ impl Instance {
                 trimmed: None,
             }),
             conn: Mutex::new(None),
+            launcher: Mutex::new(None),
             close_requested: AtomicBool::new(false),
             subscribers: std::sync::atomic::AtomicU32::new(0),
             consent_notes: Arc::default(),
@@ -350,7 +353,21 @@ impl Instance {
     }
 
     pub fn set_conn(&self, conn: Option<Arc<LauncherConn>>) {
+        if let Some(known) = conn.as_ref().and_then(|c| c.launcher) {
+            *self.launcher.lock().unwrap_or_else(|e| e.into_inner()) = Some(known);
+        }
         *self.conn.lock().unwrap_or_else(|e| e.into_inner()) = conn;
+    }
+
+    /// Its launcher process: as last connected, else the one its status
+    /// names if that is a launcher now; `None` when neither runs.
+    pub fn launcher(&self) -> Option<super::process::Known> {
+        let connected = *self.launcher.lock().unwrap_or_else(|e| e.into_inner());
+        match connected {
+            Some(known) => known.alive().then_some(known),
+            None => super::process::Known::now(self.status().launcher_pid)
+                .filter(super::process::Known::is_launcher),
+        }
     }
 
     pub fn close_requested(&self) -> bool {

@@ -9,6 +9,7 @@ use super::conn::LauncherConn;
 use super::consent::{self, Caller};
 use super::log::log;
 use super::open::open;
+use super::process::Known;
 use super::registry::{end_info, Instance, Shared};
 use super::request_line::{parse_request, MAX_CLIENT_LINE};
 use super::watch::{self, Flow};
@@ -27,8 +28,11 @@ use tickloop_proto::wire::{
 };
 use tokio::net::UnixStream;
 
-/// How long `close` waits for the launcher to report the end.
-const CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long `close` waits for the launcher to report the end (10 s, scaled
+/// by `TICKLOOP_LAUNCHER_TIMEOUT_MS`).
+fn close_wait() -> Duration {
+    super::conn::answer_limit(&LauncherRequest::Status)
+}
 
 /// How long a client has to say hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
@@ -600,7 +604,7 @@ async fn close(shared: &Arc<Shared>, name: &str, client: Option<ClientKind>) -> 
 }
 
 /// Asks the launcher of a running instance to end it and waits until it has
-/// (killing it after [`CLOSE_TIMEOUT`]).
+/// (killing it after [`close_wait`]).
 async fn end_instance(
     shared: &Arc<Shared>,
     instance: &Arc<Instance>,
@@ -614,7 +618,7 @@ async fn end_instance(
             let _ = conn.request_for(LauncherRequest::Close, client).await;
         });
     }
-    let deadline = tokio::time::Instant::now() + CLOSE_TIMEOUT;
+    let deadline = tokio::time::Instant::now() + close_wait();
     // Wait for the end and for the launcher to hang up (after which it has
     // written its last record).
     loop {
@@ -634,22 +638,12 @@ async fn end_instance(
     if let Some(end) = instance.ended() {
         return end;
     }
-    let status = instance.status();
-    for pid in [-(status.pid as i64), status.launcher_pid as i64] {
-        if let Ok(pid) = i32::try_from(pid) {
-            if pid != 0 && pid != -1 {
-                // SAFETY: kill has no memory-safety preconditions.
-                unsafe {
-                    libc::kill(pid, libc::SIGKILL);
-                }
-            }
-        }
-    }
+    kill_stuck(instance);
     instance.mark_ended(end_info(
         tickloop_proto::wire::EndClass::Closed,
         format!(
             "closed by `tickloop close`; the launcher did not end it within {} s, so it was killed",
-            CLOSE_TIMEOUT.as_secs()
+            close_wait().as_secs_f64()
         ),
     ));
     shared.bump();
@@ -659,6 +653,32 @@ async fn end_instance(
             "closed by `tickloop close`".into(),
         )
     })
+}
+
+/// Kills what runs of an instance whose launcher did not end it: the
+/// Tick's process group, only while the Tick is still its launcher's
+/// child, and the launcher, only while it is still that launcher (a status
+/// can be stale, and its pids given to other processes since).
+fn kill_stuck(instance: &Instance) {
+    let status = instance.status();
+    let Some(launcher) = instance.launcher() else {
+        log(&format!(
+            "{}: its launcher (pid {}) no longer runs; nothing to kill",
+            instance.id, status.launcher_pid
+        ));
+        return;
+    };
+    match Known::now(status.pid) {
+        Some(tick) if tick.child_of(&launcher) => {
+            tick.signal_group(libc::SIGKILL);
+        }
+        Some(_) => log(&format!(
+            "{}: pid {} is no longer its Tick (not its launcher's child); left alone",
+            instance.id, status.pid
+        )),
+        None => {}
+    }
+    launcher.signal(libc::SIGKILL);
 }
 
 /// `shutdown`: ends every running instance and forgets every instance.
