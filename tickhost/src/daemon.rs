@@ -121,6 +121,7 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
             async move { discover::scan(&shared).await }
         });
         let _ = tokio::time::timeout(ADOPT_BEFORE_READY, scan).await;
+        tokio::spawn(discover::rescan_when_asked(shared.clone()));
         let _watcher = match discover::watch_launchers(shared.clone()) {
             Ok(watcher) => Some(watcher),
             Err(e) => {

@@ -285,6 +285,12 @@ impl LauncherConn {
         }
     }
 
+    /// Resolves once tickhost can no longer write to the launcher (a write
+    /// failed): the connection is dropped then.
+    pub async fn writer_stopped(&self) {
+        self.out.closed().await;
+    }
+
     /// Delivers the reply to request `id`.
     pub(super) fn answer(&self, id: u64, reply: ClientReply) {
         if let Some(waiter) = self.pending().waiting.remove(&id) {

@@ -230,6 +230,16 @@ fn process_alive(pid: u32) -> bool {
     super::process::Known::now(pid).is_some_and(|known| known.is_launcher())
 }
 
+/// Scans the records again each time a connection to a launcher that still
+/// runs was lost ([`Shared::rediscover`]): that launcher is connected anew
+/// (retried while it lives but does not answer).
+pub async fn rescan_when_asked(shared: Arc<Shared>) {
+    loop {
+        shared.rediscover.notified().await;
+        scan(&shared).await;
+    }
+}
+
 /// Watches `l/` and rescans when a record appears or disappears. The
 /// returned watcher must be kept alive.
 pub fn watch_launchers(shared: Arc<Shared>) -> Result<notify::RecommendedWatcher, notify::Error> {

@@ -33,6 +33,9 @@ pub struct Shared {
     pub shutdown: watch::Sender<bool>,
     /// Calls waiting for a person's approval.
     pub approvals: Approvals,
+    /// Notified when a connection to a launcher that still runs was lost:
+    /// the records are scanned again and it is connected anew.
+    pub rediscover: tokio::sync::Notify,
 }
 
 /// The instances by id, and the ids being opened or adopted right now.
@@ -59,6 +62,7 @@ impl Shared {
             changes: watch::Sender::new(0),
             shutdown: watch::Sender::new(false),
             approvals: Approvals::configured(),
+            rediscover: tokio::sync::Notify::new(),
         })
     }
 
