@@ -148,6 +148,8 @@ fn consent_refused(message: String, decision: &str, by: &str) -> Gate {
 struct Recorder<'a, T: ConsentTarget> {
     target: &'a T,
     held: &'a HeldCall,
+    /// Whether its caller is still connected (see [`gate_for`]).
+    connected: &'a (dyn Fn() -> bool + Sync),
 }
 
 impl<T: ConsentTarget> Recorder<'_, T> {
@@ -310,6 +312,33 @@ pub async fn gate(
     client: Option<ClientKind>,
     progress: mpsc::Sender<HeldCall>,
 ) -> Gate {
+    gate_for(
+        approvals,
+        target,
+        asked,
+        client,
+        progress,
+        &always_connected,
+    )
+    .await
+}
+
+fn always_connected() -> bool {
+    true
+}
+
+/// [`gate`] for a caller whose connection `connected` looks at (without
+/// waiting): an approval concluded once the caller's connection has
+/// closed withdraws the action instead, even before the hang-up has been
+/// read, so no action runs after its caller went away.
+pub async fn gate_for(
+    approvals: &Approvals,
+    target: &impl ConsentTarget,
+    asked: Asked<'_>,
+    client: Option<ClientKind>,
+    progress: mpsc::Sender<HeldCall>,
+    connected: &(dyn Fn() -> bool + Sync),
+) -> Gate {
     let (held, policy) = match plan(approvals, target, asked, client).await {
         Plan::Proceed => return Gate::Proceed,
         Plan::Refuse(refusal) => return refusal,
@@ -318,6 +347,7 @@ pub async fn gate(
     let recorder = Recorder {
         target,
         held: &held,
+        connected,
     };
     if policy == ApprovalPolicy::Deny {
         recorder.record("denied", "tickhost", None);
@@ -496,6 +526,10 @@ async fn conclude<T: ConsentTarget>(
 ) -> Gate {
     let held = recorder.held;
     let decided = match decided {
+        // Its caller's connection closed, its hang-up not read yet.
+        Final::Approved { .. } if !(recorder.connected)() => Final::Withdrawn {
+            reason: stopped_waiting(held.client),
+        },
         Final::Approved { by, host } => confirm(recorder.target, held, by, host).await,
         other => other,
     };

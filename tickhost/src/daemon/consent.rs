@@ -13,6 +13,7 @@ use super::registry::{Consent, Instance, Shared};
 use super::request_line::parse_request;
 use serde_json::json;
 use std::future::Future;
+use std::os::unix::io::AsRawFd;
 use std::pin::Pin;
 use tickloop_client::framing::LineReader;
 use tickloop_client::outbox::Outbox;
@@ -50,8 +51,31 @@ pub async fn through_gate(
 ) -> Gate {
     let (progress, waiting) = mpsc::channel(1);
     let target = Consent { shared, instance };
-    let gate = approval::gate(&shared.approvals, &target, asked, caller.client, progress);
+    let socket = caller.reader.get_ref().as_ref().as_raw_fd();
+    let connected = move || still_connected(socket);
+    let gate = approval::gate_for(
+        &shared.approvals,
+        &target,
+        asked,
+        caller.client,
+        progress,
+        &connected,
+    );
     watch_caller(&shared.approvals, gate, waiting, caller).await
+}
+
+/// Whether the peer of `socket` is still connected: no hang-up (nor
+/// half-close) or error on it, looked at without waiting.
+fn still_connected(socket: std::os::unix::io::RawFd) -> bool {
+    let mut poll = libc::pollfd {
+        fd: socket,
+        events: libc::POLLRDHUP,
+        revents: 0,
+    };
+    // SAFETY: poll reads and writes the one pollfd given, for no time.
+    let ready = unsafe { libc::poll(&mut poll, 1, 0) };
+    let gone = libc::POLLHUP | libc::POLLRDHUP | libc::POLLERR | libc::POLLNVAL;
+    !(ready > 0 && poll.revents & gone != 0)
 }
 
 /// A withdrawal on its way: the `withdraw` request's id and its answer.

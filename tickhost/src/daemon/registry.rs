@@ -173,13 +173,21 @@ struct ConsentNotes {
     sending: AtomicBool,
 }
 
+/// Consent decisions waiting for a launcher that does not take them (one
+/// stopped, say) at most; older ones are dropped from its activity record
+/// (the approval log keeps every one).
+const CONSENT_NOTES_KEPT: usize = 256;
+
 impl ConsentNotes {
     fn push(self: &Arc<Self>, entry: ConsentDecision, conn: Option<Arc<LauncherConn>>) {
         let Some(conn) = conn else { return };
-        self.waiting
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push_back(entry);
+        {
+            let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+            if waiting.len() >= CONSENT_NOTES_KEPT {
+                waiting.pop_front();
+            }
+            waiting.push_back(entry);
+        }
         if self.sending.swap(true, Ordering::SeqCst) {
             return;
         }

@@ -249,6 +249,37 @@ async fn an_explicit_withdrawal_is_one_decision_like_the_others() {
     assert_eq!(decisions(&target), ["held", "withdrawn"]);
 }
 
+/// The caller's connection closed, and its hang-up not read yet when a
+/// person approves: the action is withdrawn, never run, and the person is
+/// told so.
+#[tokio::test]
+async fn an_approval_after_the_callers_connection_closed_withdraws_it() {
+    let scratch = Scratch::new("closed-conn");
+    let target = scratch.fake(ApprovalPolicy::Ask, "approvals.jsonl");
+    let approvals = Approvals::new(Duration::from_secs(600), false);
+    let (progress, mut waiting) = mpsc::channel(1);
+    let connected = std::sync::atomic::AtomicBool::new(true);
+    let still = || connected.load(std::sync::atomic::Ordering::SeqCst);
+    let set = call("set", "1");
+    let mut waits = Box::pin(gate_for(
+        &approvals,
+        &target,
+        Asked::Call(&set),
+        Some(ClientKind::Mcp),
+        progress,
+        &still,
+    ));
+    let held = until_held(&mut waits, &mut waiting).await;
+    connected.store(false, std::sync::atomic::Ordering::SeqCst);
+    let (told, answered) = tokio::join!(
+        approvals.decide("hosted:fake", &held.call, person(true)),
+        &mut waits
+    );
+    assert_eq!(told.map(|s| s.decision).ok().as_deref(), Some("withdrawn"));
+    assert_eq!(word(&answered), "withdrawn");
+    assert_eq!(decisions(&target), ["held", "withdrawn"]);
+}
+
 #[tokio::test]
 async fn the_persons_own_typing_and_closing_never_wait_an_agents_do() {
     let scratch = Scratch::new("consent");
