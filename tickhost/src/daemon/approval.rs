@@ -525,12 +525,17 @@ async fn conclude<T: ConsentTarget>(
     told: Option<tokio::sync::oneshot::Sender<Settled>>,
 ) -> Gate {
     let held = recorder.held;
+    let gone = || Final::Withdrawn {
+        reason: stopped_waiting(held.client),
+    };
     let decided = match decided {
-        // Its caller's connection closed, its hang-up not read yet.
-        Final::Approved { .. } if !(recorder.connected)() => Final::Withdrawn {
-            reason: stopped_waiting(held.client),
+        // Its caller's connection closed, its hang-up not read yet (looked
+        // at again once the approval is confirmed, which takes a describe).
+        Final::Approved { .. } if !(recorder.connected)() => gone(),
+        Final::Approved { by, host } => match confirm(recorder.target, held, by, host).await {
+            Final::Approved { .. } if !(recorder.connected)() => gone(),
+            confirmed => confirmed,
         },
-        Final::Approved { by, host } => confirm(recorder.target, held, by, host).await,
         other => other,
     };
     let settled = decided.settled(held);

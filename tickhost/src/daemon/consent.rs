@@ -116,6 +116,11 @@ async fn watch_caller<'a>(
                     waiting.close();
                 }
             }
+            // Its lines cannot be written any more: gone too.
+            () = caller.out.closed(), if here => {
+                here = false;
+                waiting.close();
+            }
             line = caller.reader.next(), if here => {
                 let envelope = match line {
                     Ok(Some(line)) => parse_request(line),
