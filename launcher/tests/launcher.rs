@@ -480,7 +480,7 @@ fn terminal_output_is_drained_and_update_floods_coalesce() {
 
 /// Issue 42: a Tick that stops reading its stdin, under a thousand calls.
 /// What it was sent waits in a queue bounded in bytes: once more than
-/// 1 MiB waits unread, writing is held, what waits is refused unwritten,
+/// 256 KiB waits unread, writing is held, what waits is refused unwritten,
 /// and every new call is refused at once, saying why. Every call gets an
 /// answer; none is queued for without bound.
 #[test]
@@ -537,7 +537,7 @@ fn a_tick_that_stops_reading_gets_refusals_not_a_growing_queue() {
             .and_then(|rest| rest.split(' ').next())
             .and_then(|n| n.parse().ok())
             .unwrap_or_else(|| panic!("no byte count in {message}"));
-        assert!(unread <= 1024 * 1024 + 8 * 17 * 1024, "{message}");
+        assert!(unread <= 256 * 1024 + 8 * 17 * 1024, "{message}");
     }
     // A new call is refused at once, and the instance still runs.
     let late = host.ask(LauncherRequest::Call(CallRequest {

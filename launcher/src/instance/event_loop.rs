@@ -77,6 +77,11 @@ pub(super) struct Instance {
     record_writer: Option<std::thread::JoinHandle<()>>,
     /// Until a Tick first speaks the protocol: the signs that it is none.
     probe: Probe,
+    /// Bytes of requests received since the allocator last gave its free
+    /// pages back, and when it does next: a moment after the last request,
+    /// once they add up to [`TRIM_AFTER_BYTES`] (parsed, answered, freed).
+    received: usize,
+    trim_due: Option<Instant>,
 }
 
 impl Instance {
@@ -124,6 +129,8 @@ impl Instance {
             generations,
             record_writer,
             probe,
+            received: 0,
+            trim_due: None,
         };
         let status = instance.status();
         instance.publisher.first(status);
@@ -175,6 +182,11 @@ impl Instance {
                     self.initialized();
                 }
                 Some(incoming) = self.requests_rx.recv() => self.on_request(incoming),
+                _ = sleep_until(self.trim_due), if self.trim_due.is_some() => {
+                    self.trim_due = None;
+                    self.received = 0;
+                    crate::terminal::return_free_memory();
+                }
                 event = self.tick.next_event(), if self.tick.listening() => {
                     self.on_tick_event(event)
                 }
@@ -228,7 +240,12 @@ impl Instance {
             request,
             client,
             peer,
+            bytes,
         } = incoming;
+        self.received = self.received.saturating_add(bytes);
+        if self.received >= TRIM_AFTER_BYTES {
+            self.trim_due = Some(Instant::now() + TRIM_AFTER);
+        }
         let now = Instant::now().into_std();
         let protocol = match request {
             LauncherRequest::Status => return self.reply_status(id, &peer),
@@ -867,6 +884,11 @@ async fn sleep_until(deadline: Option<Instant>) {
 /// Why a request to a Tick that stopped reading its stdin was not sent.
 fn not_reading(unread: usize) -> String {
     format!(
-        "the Tick is not reading its stdin: {unread} bytes written to it wait unread (at most {STDIN_UNREAD_MAX}); this request was not sent"
+        "the Tick is not reading its stdin: {unread} bytes written to it are still unread (at most {STDIN_UNREAD_MAX} wait); this request was not sent: try again once it has read them"
     )
 }
+
+/// Requests adding up to this many bytes leave freed memory behind them ...
+const TRIM_AFTER_BYTES: usize = 1024 * 1024;
+/// ... which goes back to the system this long after the last one.
+const TRIM_AFTER: std::time::Duration = std::time::Duration::from_secs(2);

@@ -19,11 +19,13 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-/// Bytes queued for the Tick's stdin that it has not taken, past which the
-/// instance holds its writes and refuses requests (1 MiB; the queue may
-/// pass it by what one turn of the instance loop writes: at most the 8
-/// requests in flight).
-pub(super) const STDIN_UNREAD_MAX: usize = 1024 * 1024;
+/// Bytes queued for the Tick's stdin that it has not taken (beyond the 64
+/// KiB its pipe holds), past which the instance holds its writes and
+/// refuses requests until it has taken half (256 KiB; the queue may pass it
+/// by what one turn of the instance loop writes: at most the 8 requests in
+/// flight). A Tick slow to take one large call meets it too, for as long as
+/// it takes.
+pub(super) const STDIN_UNREAD_MAX: usize = 256 * 1024;
 
 /// When the Tick has exited but its stdout has not reached EOF (a child holds
 /// it), how long to wait for the rest of its output before reporting the exit.
