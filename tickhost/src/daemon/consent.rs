@@ -135,6 +135,15 @@ async fn watch_caller<'a>(
                 let refusal = match envelope {
                     Err((id, message)) => Some((id, error(ErrorKind::BadRequest, message, None))),
                     Ok(envelope) => match envelope.request {
+                        ClientRequest::Withdraw { request, .. }
+                            if request == caller.id && (withdrawing.is_some() || wanted.is_some()) =>
+                        {
+                            Some((envelope.id, error(
+                                ErrorKind::BadRequest,
+                                format!("request {request} is being withdrawn already"),
+                                None,
+                            )))
+                        }
                         ClientRequest::Withdraw { request, reason } if request == caller.id => {
                             match &held {
                                 Some(now) => withdrawing = Some(Box::pin(withdraw(approvals, now.clone(), caller, envelope.id, reason))),
