@@ -29,6 +29,7 @@ macro_rules! eprintln {
     }};
 }
 
+mod actor;
 mod check;
 mod cli;
 mod commands;
@@ -103,6 +104,7 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
         runtime,
         exe,
         host: hosts.host.clone(),
+        actor: actor::client_kind(),
     };
     let t = &target;
     match cli.command {
@@ -161,7 +163,7 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                 instance: id.clone(),
                 text,
             };
-            commands::answer_as(t, request, json, human)
+            commands::held::answer(t, request, json, human)
         }
         Command::Attach { id, detach_key } => {
             commands::views::attach(t, &id, detach_key.as_deref())
@@ -178,7 +180,7 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
         } => approvals::set_policy(t, id, [policy, input, close], json),
         Command::Activity { id, follow } => activity::run(t, id, follow, json),
         Command::Close { id } => {
-            commands::answer_as(t, ClientRequest::Close { instance: id }, json, text::close)
+            commands::held::answer(t, ClientRequest::Close { instance: id }, json, text::close)
         }
         Command::Reload { id } => commands::answer_as(
             t,

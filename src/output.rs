@@ -33,13 +33,19 @@ impl CliError {
         }
     }
 
-    /// tickhost's refusal, exit 1.
+    /// tickhost's refusal: exit 3 (not executed) when the person or a
+    /// policy did not allow it (`refused`), else exit 1.
     pub fn from_reply(error: ClientError) -> Self {
+        let exit = if error.kind == tickloop_proto::wire::ErrorKind::Refused {
+            3
+        } else {
+            1
+        };
         CliError {
             kind: kind_name(error.kind),
             message: error.message,
             data: error.data,
-            exit: 1,
+            exit,
         }
     }
 

@@ -8,6 +8,7 @@ pub mod activity;
 pub mod approvals;
 pub mod author;
 pub mod call;
+pub mod held;
 pub mod instances;
 pub mod internal;
 pub mod mcp;
@@ -21,7 +22,7 @@ use anyhow::Result;
 use serde_json::Value;
 use tickloop_proto::wire::ClientRequest;
 
-/// `describe`, `read`, `input`, `close`, `reload`, `approve`, `refuse`,
+/// `describe`, `read`, `reload`, `approve`, `refuse`,
 /// `approve-policy`: sends `request` and
 /// prints its answer, as JSON or, on a terminal, as `human` makes it (the
 /// functions of [`crate::text`]).

@@ -10,9 +10,11 @@
 //! Submodules: [`registry`] (instances and their newest status), [`conn`]
 //! (the connection to each launcher), [`reader`] (its incoming lines),
 //! [`open`], [`serve`] (client connections and routing), [`approval`]
-//! (calls held for a person), [`watch`] (deliveries), [`discover`] (finding
+//! (calls held for a person), [`agent_limits`] (what only the person may
+//! do, refused to an agent's own CLI), [`watch`] (deliveries), [`discover`] (finding
 //! launchers again), [`log`].
 
+pub mod agent_limits;
 pub mod approval;
 pub mod conn;
 pub mod discover;

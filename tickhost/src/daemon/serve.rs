@@ -2,6 +2,7 @@
 //! order (a malformed line gets a `bad_request` reply and the connection goes
 //! on), routing to the launchers, `list`, `close` and `shutdown`.
 
+use super::agent_limits;
 use super::approval;
 use super::conn::LauncherConn;
 use super::log::log;
@@ -107,6 +108,17 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
             }
         };
         let id = envelope.id;
+        // What only the person may do, refused to an agent's own CLI.
+        let refused = client.and_then(|c| agent_limits::refused(&shared, &envelope.request, c));
+        if let Some(reply) = refused {
+            if write_line(&mut writer, &ServerMessage::Reply { id, reply })
+                .await
+                .is_err()
+            {
+                return;
+            }
+            continue;
+        }
         let reply = match envelope.request {
             ClientRequest::Watch {
                 instances,
