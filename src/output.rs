@@ -5,6 +5,10 @@ use serde_json::Value;
 use std::io::Write;
 use tickloop_proto::wire::{ClientError, ErrorKind};
 
+/// The exit of `approve` / `refuse` when the action was withdrawn by its
+/// caller: not executed, like a call's exit 3.
+pub const WITHDRAWN: i32 = 3;
+
 /// An error of the CLI contract: its kind, what to say, extra data, and the
 /// exit code.
 #[derive(Debug)]
@@ -34,12 +38,13 @@ impl CliError {
     }
 
     /// tickhost's refusal: exit 3 (not executed) when the person or a
-    /// policy did not allow it (`refused`), else exit 1.
+    /// policy did not allow it (`refused`), or for an `approve` / `refuse`
+    /// of an action its caller withdrew (nothing was done); else exit 1.
     pub fn from_reply(error: ClientError) -> Self {
-        let exit = if error.kind == tickloop_proto::wire::ErrorKind::Refused {
-            3
-        } else {
-            1
+        let exit = match error.kind {
+            ErrorKind::Withdrawn => WITHDRAWN,
+            ErrorKind::Refused => 3,
+            _ => 1,
         };
         CliError {
             kind: kind_name(error.kind),

@@ -9,19 +9,24 @@
 //!
 //! Submodules: [`registry`] (instances and their newest status), [`conn`]
 //! (the connection to each launcher), [`reader`] (its incoming lines),
-//! [`open`], [`serve`] (client connections and routing), [`approval`]
-//! (calls held for a person), [`agent_limits`] (what only the person may
-//! do, refused to an agent's own CLI), [`watch`] (deliveries), [`discover`] (finding
+//! [`open`], [`serve`] (client connections and routing), [`request_line`]
+//! (one client request line), [`approval`] (the consent gate: actions held
+//! for a person, their one decision, the approval log), [`consent`] (a
+//! request through the gate on its caller's connection, and the person's
+//! answers), [`agent_limits`] (what only the person may do, refused to an
+//! agent's own CLI), [`watch`] (deliveries), [`discover`] (finding
 //! launchers again), [`log`].
 
 pub mod agent_limits;
 pub mod approval;
 pub mod conn;
+pub mod consent;
 pub mod discover;
 pub mod log;
 pub mod open;
 pub mod reader;
 pub mod registry;
+pub mod request_line;
 pub mod serve;
 pub mod watch;
 

@@ -2,7 +2,7 @@
 //! its launcher published (only the newest: memory stays flat under update
 //! floods), name resolution, and the change signal watchers wait on.
 
-use super::approval::{Approvals, ConsentTarget};
+use super::approval::{tool_in, Approvals, ConsentTarget};
 use super::conn::LauncherConn;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
@@ -15,8 +15,8 @@ use tickloop_proto::core::delivery::{trim, Trimmed};
 use tickloop_proto::core::descriptor::{Descriptor, Series};
 use tickloop_proto::core::limits::Limits;
 use tickloop_proto::wire::{
-    ApprovalPolicy, Catalog, ClientError, ConsentDecision, EndClass, EndInfo, ErrorKind,
-    HeldAction, LauncherRequest, LauncherStatus, Owner,
+    ApprovalPolicy, Catalog, ClientError, ClientReply, ConsentDecision, EndClass, EndInfo,
+    ErrorKind, HeldAction, LauncherRequest, LauncherStatus, Owner,
 };
 use tokio::sync::watch;
 
@@ -211,6 +211,10 @@ impl ConsentNotes {
 struct Live {
     status: Arc<LauncherStatus>,
     catalog: Arc<CatalogFacts>,
+    /// How many catalogs the launcher pushed (in the order it sent them):
+    /// a describe's reply is kept only if none arrived since it was asked,
+    /// so an older catalog never replaces a newer one.
+    pushes: u64,
     /// The newest status's state trimmed to one budget: watchers of the
     /// same instance share it instead of trimming it each.
     trimmed: Option<(Arc<LauncherStatus>, usize, Arc<Trimmed>)>,
@@ -265,19 +269,7 @@ impl CatalogFacts {
 
     /// Tool `name` of the catalog: whether it mutates, and its description.
     pub fn tool(&self, name: &str) -> Option<(bool, String)> {
-        let tools = self.descriptor.as_ref()?.get("tools")?.as_array()?;
-        tools
-            .iter()
-            .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
-            .map(|t| {
-                (
-                    t.get("mutates").and_then(Value::as_bool).unwrap_or(true),
-                    t.get("description")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                )
-            })
+        tool_in(self.descriptor.as_ref()?, name)
     }
 }
 
@@ -302,6 +294,7 @@ impl Instance {
             live: Mutex::new(Live {
                 status: Arc::new(status),
                 catalog: Arc::new(catalog),
+                pushes: 0,
                 trimmed: None,
             }),
             conn: Mutex::new(None),
@@ -369,9 +362,28 @@ impl Instance {
         self.live().catalog.clone()
     }
 
-    /// Takes in a catalog the launcher sent.
+    /// Takes in a catalog the launcher pushed (always its newest).
     pub fn set_catalog(&self, catalog: CatalogFacts) {
-        self.live().catalog = Arc::new(catalog);
+        let mut live = self.live();
+        live.catalog = Arc::new(catalog);
+        live.pushes += 1;
+    }
+
+    /// How many catalogs the launcher has pushed so far.
+    pub fn catalog_pushes(&self) -> u64 {
+        self.live().pushes
+    }
+
+    /// Takes in the catalog a describe answered, asked when `pushes`
+    /// catalogs had been pushed, unless the launcher pushed another since
+    /// (which is as new or newer); whether it was kept.
+    pub fn set_described(&self, pushes: u64, catalog: CatalogFacts) -> bool {
+        let mut live = self.live();
+        if live.pushes != pushes {
+            return false;
+        }
+        live.catalog = Arc::new(catalog);
+        true
     }
 
     /// `status`'s state trimmed to `budget` bytes keeping the catalog's
@@ -448,34 +460,68 @@ impl Instance {
     }
 }
 
-/// The consent gate looks at an instance through this.
-impl ConsentTarget for Instance {
+impl Shared {
+    /// Asks the Tick of `instance` for its catalog now and keeps it (so
+    /// `list` and the gate see its current revision), unless the launcher
+    /// pushed a catalog meanwhile; the catalog, when it answered.
+    pub async fn describe_again(&self, instance: &Instance) -> Option<Catalog> {
+        let conn = instance.conn()?;
+        let pushes = instance.catalog_pushes();
+        let ClientReply::Ok(descriptor) = conn.request(LauncherRequest::Describe).await else {
+            return None;
+        };
+        let catalog = Catalog {
+            revision: descriptor
+                .get("revision")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            descriptor: Some(descriptor),
+        };
+        instance.set_described(pushes, CatalogFacts::new(catalog.clone(), &self.limits));
+        Some(catalog)
+    }
+}
+
+/// The consent gate looks at an instance through this: the instance and
+/// the daemon that can describe it again.
+pub struct Consent<'a> {
+    pub shared: &'a Shared,
+    pub instance: &'a Instance,
+}
+
+impl ConsentTarget for Consent<'_> {
     fn id(&self) -> &str {
-        &self.id
+        &self.instance.id
     }
 
     fn policy(&self, action: HeldAction) -> ApprovalPolicy {
-        self.consent_policy(action)
+        self.instance.consent_policy(action)
     }
 
     fn revision(&self) -> Option<String> {
-        self.catalog().revision.clone()
+        self.instance.catalog().revision.clone()
     }
 
     fn tool(&self, name: &str) -> Option<(bool, String)> {
-        self.catalog().tool(name)
+        self.instance.catalog().tool(name)
+    }
+
+    fn describe(&self) -> impl std::future::Future<Output = Option<Catalog>> + Send {
+        self.shared.describe_again(self.instance)
     }
 
     fn ended(&self) -> Option<EndInfo> {
-        Instance::ended(self)
+        self.instance.ended()
     }
 
     fn approval_log(&self) -> &std::path::Path {
-        &self.files.approvals
+        &self.instance.files.approvals
     }
 
     fn note(&self, decision: ConsentDecision) {
-        self.consent_notes.push(decision, self.conn());
+        self.instance
+            .consent_notes
+            .push(decision, self.instance.conn());
     }
 }
 
