@@ -17,7 +17,9 @@ use rmcp::{ErrorData, Peer, RoleServer};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::Arc;
+use tickloop_client::Withdrawer;
 use tickloop_proto::wire::{CallOutcome, ClientReply, ClientRequest, HeldCall};
+use tokio_util::sync::CancellationToken;
 
 /// The agent request an action belongs to: the client that asked (the
 /// agent host, which may be asked too), and the progress token it gave.
@@ -30,6 +32,11 @@ pub struct Caller {
     /// task's ([`crate::tasks`]). (The 2025 revisions ask with a request
     /// of their own, [`crate::consent`].)
     pub ask: Option<tokio::sync::mpsc::UnboundedSender<HeldCall>>,
+    /// Cancelled when the client cancels the request
+    /// (`notifications/cancelled`: its own timeout, or the person stopped
+    /// it): an action tickhost holds for it is then withdrawn, so it never
+    /// runs, whatever the person answers later.
+    pub cancelled: CancellationToken,
 }
 
 #[derive(Debug, Deserialize)]
@@ -209,15 +216,46 @@ pub async fn request_held(
     };
     let forward = tokio::spawn(waiting.forward(rx));
     let hosts = hosts.clone();
-    let reply = tokio::task::spawn_blocking(move || {
-        hosts.request_blocking(request, |held| {
-            let _ = tx.send(held.clone());
-        })
-    })
-    .await
+    let (withdrawer_tx, withdrawer) = tokio::sync::oneshot::channel();
+    let mut request = tokio::task::spawn_blocking(move || {
+        hosts.request_withdrawable(
+            request,
+            |held| {
+                let _ = tx.send(held.clone());
+            },
+            |w| {
+                let _ = withdrawer_tx.send(w);
+            },
+        )
+    });
+    let reply = tokio::select! {
+        done = &mut request => done,
+        () = caller.cancelled.cancelled() => {
+            withdraw(withdrawer).await;
+            request.await
+        }
+    }
     .unwrap_or_else(|e| Err(HostError::Lost(format!("internal error: {e}"))));
     let _ = forward.await;
     reply
+}
+
+/// The client cancelled its request: whatever tickhost holds of it is
+/// withdrawn (a request not held, or answered, is not touched). The reply
+/// then comes as usual, `withdrawn`, and nobody waits for it.
+async fn withdraw(withdrawer: tokio::sync::oneshot::Receiver<Withdrawer>) {
+    let Ok(withdrawer) = withdrawer.await else {
+        return;
+    };
+    let withdrawn = tokio::task::spawn_blocking(move || {
+        withdrawer.withdraw(Some(
+            "the agent host cancelled the request (MCP notifications/cancelled)",
+        ))
+    })
+    .await;
+    if let Ok(Err(e)) = withdrawn {
+        eprintln!("tickloop mcp: cannot withdraw a cancelled request: {e}");
+    }
 }
 
 /// A request tickhost may hold: who asked, and where an answer goes.

@@ -99,12 +99,16 @@ impl HostApproval {
     }
 
     /// A [`Caller`] that reports holds to the receiver [`Self::first`]
-    /// waits on.
+    /// waits on. Its call outlives the request that started it (answered
+    /// with the question or a task, which cancels the request's token), so
+    /// it is not withdrawn with that request: the person's answer, the
+    /// host's, a task's cancel or tickhost's time-out ends it.
     pub fn on_hold(caller: Caller) -> (Caller, mpsc::UnboundedReceiver<HeldCall>) {
         let (tx, rx) = mpsc::unbounded_channel();
         (
             Caller {
                 ask: Some(tx),
+                cancelled: tokio_util::sync::CancellationToken::new(),
                 ..caller
             },
             rx,

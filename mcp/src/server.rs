@@ -302,6 +302,7 @@ impl ServerHandler for Bridge {
             peer: context.peer.clone(),
             progress: context.meta.get_progress_token(),
             ask: None,
+            cancelled: context.ct.clone(),
         };
         let name = request.name.to_string();
         let args = Value::Object(request.arguments.unwrap_or_default());
