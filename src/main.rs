@@ -115,6 +115,7 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             interval,
             max_protocol,
             tasks,
+            ask_in_host,
         } => commands::mcp::run(
             target.runtime,
             target.exe,
@@ -123,6 +124,7 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                 interval,
                 max_protocol,
                 tasks,
+                ask_in_host,
             },
         ),
         Command::Loop(command) => Ok(loop_cli::run(

@@ -7,17 +7,15 @@
 //! person is asked in the agent host too ([`crate::consent`]).
 
 use crate::catalog::Catalog;
-use crate::consent::HostQuestion;
 use crate::hosts::{error_kind, HostError, Hosts};
 use crate::outcome::{self, CallSite};
 use crate::schema;
 use crate::tool_list::ToolList;
-use rmcp::model::{CallToolResult, ProgressNotificationParam, ProgressToken};
+use rmcp::model::{CallToolResult, ProgressToken};
 use rmcp::{ErrorData, Peer, RoleServer};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::Arc;
-use tickloop_client::Withdrawer;
 use tickloop_proto::wire::{CallOutcome, ClientReply, ClientRequest, HeldCall};
 use tokio_util::sync::CancellationToken;
 
@@ -37,6 +35,12 @@ pub struct Caller {
     /// it): an action tickhost holds for it is then withdrawn, so it never
     /// runs, whatever the person answers later.
     pub cancelled: CancellationToken,
+    /// Why the agent host is not asked about what tickhost holds
+    /// ([`crate::host_asks`]); `None`: it is, when it can be.
+    pub not_asked: Option<String>,
+    /// Who asks, as the question names it
+    /// ([`crate::host_asks::HostFacts::asker`]).
+    pub asker: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -183,7 +187,14 @@ impl Calls {
                 revision: revision.to_string(),
             },
         };
-        let reply = request_held(&self.hosts, request, instance, caller).await;
+        let (mut reply, waited) =
+            crate::waiting::request_held(&self.hosts, request, instance, caller).await;
+        if let (Ok(ClientReply::Call(CallOutcome::NotExecuted { error })), Some(waited)) =
+            (&mut reply, &waited)
+        {
+            // Where it waited: the agent can tell the person where to look.
+            error.message = format!("{} {}", error.message, waited.note());
+        }
         let result = call_outcome(&site, &reply);
         let stale = matches!(&reply, Ok(ClientReply::Call(CallOutcome::NotExecuted { error })) if error.code == tickloop_proto::core::codes::STALE_REVISION);
         if mutating || stale {
@@ -194,118 +205,6 @@ impl Calls {
             self.catalog.touch(&id);
         }
         result
-    }
-}
-
-/// `request` on a fresh tickhost connection. While tickhost holds it for a
-/// person's approval, each word of that becomes an MCP progress
-/// notification (when the client gave a progress token), and the person is
-/// asked in the agent host too ([`crate::consent`]); `instance` is the
-/// instance as the agent named it.
-pub async fn request_held(
-    hosts: &Hosts,
-    request: ClientRequest,
-    instance: &str,
-    caller: &Caller,
-) -> Result<ClientReply, HostError> {
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<HeldCall>();
-    let waiting = Waiting {
-        caller: caller.clone(),
-        hosts: hosts.clone(),
-        instance: instance.to_string(),
-    };
-    let forward = tokio::spawn(waiting.forward(rx));
-    let hosts = hosts.clone();
-    let (withdrawer_tx, withdrawer) = tokio::sync::oneshot::channel();
-    let mut request = tokio::task::spawn_blocking(move || {
-        hosts.request_withdrawable(
-            request,
-            |held| {
-                let _ = tx.send(held.clone());
-            },
-            |w| {
-                let _ = withdrawer_tx.send(w);
-            },
-        )
-    });
-    let reply = tokio::select! {
-        done = &mut request => done,
-        () = caller.cancelled.cancelled() => {
-            withdraw(withdrawer).await;
-            request.await
-        }
-    }
-    .unwrap_or_else(|e| Err(HostError::Lost(format!("internal error: {e}"))));
-    let _ = forward.await;
-    reply
-}
-
-/// The client cancelled its request: whatever tickhost holds of it is
-/// withdrawn (a request not held, or answered, is not touched). The reply
-/// then comes as usual, `withdrawn`, and nobody waits for it.
-async fn withdraw(withdrawer: tokio::sync::oneshot::Receiver<Withdrawer>) {
-    let Ok(withdrawer) = withdrawer.await else {
-        return;
-    };
-    let withdrawn = tokio::task::spawn_blocking(move || {
-        withdrawer.withdraw(Some(
-            "the agent host cancelled the request (MCP notifications/cancelled)",
-        ))
-    })
-    .await;
-    if let Ok(Err(e)) = withdrawn {
-        eprintln!("tickloop mcp: cannot withdraw a cancelled request: {e}");
-    }
-}
-
-/// A request tickhost may hold: who asked, and where an answer goes.
-struct Waiting {
-    caller: Caller,
-    hosts: Hosts,
-    instance: String,
-}
-
-impl Waiting {
-    /// Until the request is answered: asks the agent host once (when it
-    /// can be asked), and sends each word of the wait as progress (if the
-    /// client gave a token). Then withdraws the host's question if it is
-    /// still open.
-    async fn forward(self, mut held_calls: tokio::sync::mpsc::UnboundedReceiver<HeldCall>) {
-        let mut step = 0.0;
-        let mut asked = None;
-        let mut host = None;
-        while let Some(held) = held_calls.recv().await {
-            if let Some(ask) = &self.caller.ask {
-                let _ = ask.send(held.clone());
-            }
-            // tickhost repeats that the call waits every 30 s: asked once.
-            let first = step == 0.0;
-            if first && self.caller.ask.is_none() {
-                if let Some(question) =
-                    HostQuestion::of(&self.caller.peer, &self.hosts, &self.instance)
-                {
-                    asked = question.ask(&held).await;
-                    host = asked.is_some().then(|| question.name());
-                }
-            }
-            step += 1.0;
-            let Some(token) = &self.caller.progress else {
-                continue;
-            };
-            let also = host
-                .as_ref()
-                .map(|h| format!(", or in {h}"))
-                .unwrap_or_default();
-            let message = format!(
-                "waiting for a person to approve {} on {} (call {}; `tickloop approve {} {}` or the Monitor{also})",
-                held.tool, held.instance, held.call, held.instance, held.call
-            );
-            let param = ProgressNotificationParam::new(token.clone(), step).with_message(message);
-            let _ = self.caller.peer.notify_progress(param).await;
-        }
-        if let Some(asked) = asked {
-            asked.finish().await;
-        }
     }
 }
 

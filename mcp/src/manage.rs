@@ -2,7 +2,7 @@
 //! the packages, `open` (see [`crate::open`]), and the answers saying where to
 //! go instead (`show`; Loop `subscribe` outside Claude Code, `unsubscribe`).
 
-use crate::calls::{request_held, Caller};
+use crate::calls::Caller;
 use crate::catalog::Catalog;
 use crate::hosts::{error_kind, HostError, Hosts};
 use crate::open::{Open, OpenArgs};
@@ -168,14 +168,20 @@ impl Manage {
         instance: &str,
         caller: &Caller,
     ) -> CallToolResult {
-        match request_held(&self.hosts, request, instance, caller).await {
+        let (reply, waited) =
+            crate::waiting::request_held(&self.hosts, request, instance, caller).await;
+        // Where it waited, when it did not go ahead.
+        let note = waited.map(|w| format!(" {}", w.note())).unwrap_or_default();
+        match reply {
             Ok(ClientReply::Ok(value)) => outcome::ok_value(value),
-            Ok(ClientReply::Error(e)) => {
-                outcome::failed(&error_kind(e.kind), &e.message, e.data.as_ref())
-            }
+            Ok(ClientReply::Error(e)) => outcome::failed(
+                &error_kind(e.kind),
+                &format!("{}{note}", e.message),
+                e.data.as_ref(),
+            ),
             Ok(ClientReply::Call(CallOutcome::NotExecuted { error })) => outcome::failed(
                 "not_executed",
-                &format!("{}: {}", outcome::NOT_EXECUTED, error.message),
+                &format!("{}: {}{note}", outcome::NOT_EXECUTED, error.message),
                 Some(&json!({"code": error.code, "data": error.data})),
             ),
             Ok(ClientReply::Call(other)) => outcome::failed(
