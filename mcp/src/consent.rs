@@ -51,19 +51,24 @@ fn cut(text: &str, width: usize) -> String {
 /// Accept and Decline are all the person needs. Four lines of at most 76
 /// characters (an 80-column host shows them unfolded): what will happen,
 /// in plain words; who asks; the deadline and what the buttons do; and
-/// last the details (how to answer elsewhere, the arguments, the
-/// revision).
+/// last the details (the command that answers elsewhere, the tool, its
+/// arguments and catalog revision).
 pub fn question(held: &HeldCall, asker: &str) -> ElicitRequestParams {
+    // A call's instance stays on the first line, however long its words.
     let what = match held.action {
-        HeldAction::Call => format!("{} · {} on {}", held.plainly(), held.tool, held.instance),
+        HeldAction::Call => {
+            let tail = format!(" · {}", held.instance);
+            let room = WIDTH.saturating_sub(tail.chars().count());
+            format!("{}{tail}", cut(&held.plainly(), room))
+        }
         _ => held.plainly(),
     };
-    let mut details = format!(
-        "Or: tickloop approve|refuse {} {}",
-        held.instance, held.call
-    );
+    let mut details = format!("tickloop approve|refuse {} {}", held.instance, held.call);
     if held.action == HeldAction::Call {
-        details.push_str(&format!(" · revision {} · {}", held.revision, held.args));
+        details.push_str(&format!(
+            " · {} {} rev {}",
+            held.tool, held.args, held.revision
+        ));
     }
     let lines = [
         cut(&what, WIDTH),
@@ -317,10 +322,10 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "Add 2 (default 1) to the counter? · increment on hosted:counter",
+                "Add 2 (default 1) to the counter? · hosted:counter",
                 "Asked by this session's agent (Claude Code, session 9ec968c8).",
                 "Answer by 08:52:05 UTC (10 min). Accept runs it once; Decline refuses it.",
-                "Or: tickloop approve|refuse hosted:counter %7 · revision 3 · {\"amount\":2}",
+                "tickloop approve|refuse hosted:counter %7 · increment {\"amount\":2} rev 3",
             ]
         );
         let typing = question(&held("input", "", json!({"text": "ls\r"})), asker);

@@ -168,8 +168,9 @@ impl HeldCall {
 
     /// What will happen if the person says yes, in plain words, as a
     /// question: `Type `make test` ⏎ into shell:build?`, `Close
-    /// shell:build?`, and for a call the tool's description with the
-    /// arguments it names put in (`Add 3 (default 1) to the counter?`).
+    /// shell:build?`, and for a call the first clause of the tool's
+    /// description with the arguments it names put in (`Add 3 (default 1)
+    /// to the counter?`).
     pub fn plainly(&self) -> String {
         match self.action {
             HeldAction::Input => {
@@ -178,7 +179,7 @@ impl HeldCall {
             }
             HeldAction::Close => format!("Close {} (its program ends)?", self.instance),
             HeldAction::Call => {
-                let said = with_arguments(&self.description, &self.args);
+                let said = with_arguments(first_clause(&self.description), &self.args);
                 let said = said.trim().trim_end_matches(['.', '!', ':']).trim_end();
                 if said.is_empty() {
                     format!("Call {} on {}?", self.tool, self.instance)
@@ -188,6 +189,17 @@ impl HeldCall {
             }
         }
     }
+}
+
+/// A description's first sentence or clause (up to `;`, `. ` or a line's
+/// end).
+fn first_clause(description: &str) -> &str {
+    let end = [";", ". ", "\n"]
+        .iter()
+        .filter_map(|stop| description.find(stop))
+        .min()
+        .unwrap_or(description.len());
+    &description[..end]
 }
 
 /// `10 min`, `45 s`, `1 h 30 min`: a wait, for people.
@@ -404,7 +416,7 @@ mod tests {
         let call = held(
             HeldAction::Call,
             "increment",
-            "Add `amount` (default 1) to the counter.",
+            "Add `amount` (default 1) to the counter; answers the new value.",
             json!({"amount": 3}),
         );
         assert_eq!(call.plainly(), "Add 3 (default 1) to the counter?");
