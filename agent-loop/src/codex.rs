@@ -76,15 +76,17 @@ fn toml_string(s: &str) -> String {
 }
 
 /// The `[mcp_servers.tickloop]` block: `tickloop mcp`, with the variables
-/// that locate tickhost passed through (Codex gives an MCP server only a
-/// few variables of its own environment), and a tool timeout that outlasts
+/// that locate tickhost, the config file and the Loop's states passed
+/// through (Codex gives an MCP server only a few variables of its own
+/// environment; TickManage `subscribe` writes the session's Loop state the
+/// hooks read), and a tool timeout that outlasts
 /// a question to the person ([`crate::install_kit::host_tool_timeout`]).
 /// With `agent_env`, also `[shell_environment_policy.set]`
 /// `TICKLOOP_AGENT = "codex"`: a `tickloop` run by Codex's shell tool acts
 /// as Codex's agent.
 pub fn mcp_block(exe: &Path, agent_env: bool) -> String {
     let mut block = format!(
-        "# Added by `tickloop loop codex install`; `tickloop loop codex uninstall` takes it out.\n[mcp_servers.tickloop]\ncommand = {}\nargs = [\"mcp\"]\nenv_vars = [\"TICKLOOP_RUNTIME_DIR\", \"XDG_RUNTIME_DIR\"]\nstartup_timeout_sec = 20\ntool_timeout_sec = {}\n",
+        "# Added by `tickloop loop codex install`; `tickloop loop codex uninstall` takes it out.\n[mcp_servers.tickloop]\ncommand = {}\nargs = [\"mcp\"]\nenv_vars = [\"TICKLOOP_RUNTIME_DIR\", \"XDG_RUNTIME_DIR\", \"XDG_CONFIG_HOME\", \"XDG_STATE_HOME\", \"TICKLOOP_LOOP_STATE_DIR\"]\nstartup_timeout_sec = 20\ntool_timeout_sec = {}\n",
         toml_string(&exe.to_string_lossy()),
         crate::install_kit::host_tool_timeout().as_secs()
     );

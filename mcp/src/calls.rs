@@ -41,6 +41,9 @@ pub struct Caller {
     /// Who asks, as the question names it
     /// ([`crate::host_asks::HostFacts::asker`]).
     pub asker: String,
+    /// The agent session the request came from, for TickManage `subscribe`
+    /// ([`crate::manage::loop_session`]).
+    pub loop_session: Option<(tickloop_loop::agent::Agent, String)>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -306,6 +306,7 @@ impl ServerHandler for Bridge {
             cancelled: context.ct.clone(),
             not_asked: p.held.not_asked(&context),
             asker: crate::host_asks::HostFacts::of(&context).asker(),
+            loop_session: crate::manage::loop_session(&context),
         };
         let asker = caller.asker.clone();
         let name = request.name.to_string();
