@@ -16,17 +16,18 @@ pub fn tickloop_in_shell() -> String {
 }
 
 /// What a shell tool runs to type `echo NAME-$((6*7))` and Enter into
-/// `id` (the shell prints `NAME-42` once it runs).
+/// `id` (the shell prints `NAME-42` once it runs). Bash's `$'...'` makes
+/// the Enter (Gemini CLI refuses a command with `$(...)` in it).
 pub fn typing(id: &str, name: &str) -> String {
     format!(
-        "{} input {id} \"$(printf 'echo {name}-$((6*7))\\r')\"; echo tickloop-exit=$?",
+        "{} input {id} $'echo {name}-$((6*7))\\r'; echo tickloop-exit=$?",
         tickloop_in_shell()
     )
 }
 
 /// The one action waiting now (from `tickloop approvals`).
 pub fn the_waiting_one(host: &Host) -> Value {
-    wait_for("an action to wait for the person", || {
+    wait_for_within(COMMAND_DEADLINE, "an action to wait for the person", || {
         let out = host.run(&["approvals"]);
         out.expect(0);
         out.stdout
