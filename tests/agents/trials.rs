@@ -5,7 +5,7 @@
 //! cancels or the person approves in time.
 
 use super::project::{AgentCli, Project};
-use crate::common::{wait_for, wait_for_within, Host, COMMAND_DEADLINE};
+use crate::common::{wait_for_within, Host, COMMAND_DEADLINE};
 use serde_json::{json, Value};
 
 /// The `tickloop` under test, as a shell tool's command names it (by its
