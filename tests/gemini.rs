@@ -143,6 +143,10 @@ impl AgentCli for Gemini {
     fn first_step_after_next_turn(&self) -> bool {
         true
     }
+
+    fn install_names_the_agent(&self) -> bool {
+        false
+    }
 }
 
 /// Makes Gemini CLI give up on a Tick tool call after `ms` (the MCP

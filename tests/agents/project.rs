@@ -56,6 +56,12 @@ pub trait AgentCli: Sync {
     fn step_opening(&self) -> &'static str {
         "tick"
     }
+    /// Whether `tickloop loop NAME install` names the agent in the host's
+    /// tool environment (`TICKLOOP_AGENT`; Gemini CLI has no such setting,
+    /// and its own `GEMINI_CLI=1` names it).
+    fn install_names_the_agent(&self) -> bool {
+        true
+    }
     /// Folders of the project the host writes itself (not Tickloop's).
     fn own_dirs(&self) -> &'static [&'static str] {
         &[]

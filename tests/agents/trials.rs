@@ -20,7 +20,7 @@ pub fn tickloop_in_shell() -> String {
 /// the Enter (Gemini CLI refuses a command with `$(...)` in it).
 pub fn typing(id: &str, name: &str) -> String {
     format!(
-        "{} input {id} $'echo {name}-$((6*7))\\r'; echo tickloop-exit=$?",
+        "{} input {id} $'echo {name}-$((6*7))\\r'; echo tickloop-exit=$? agent=$TICKLOOP_AGENT",
         tickloop_in_shell()
     )
 }
@@ -232,6 +232,12 @@ pub fn shell_tool_waits_for_the_person(agent: &'static dyn AgentCli) {
         results.contains("tickloop-exit=0"),
         "the model hears how it ended: {results}"
     );
+    if agent.install_names_the_agent() {
+        assert!(
+            results.contains(&format!("agent={}", agent.name())),
+            "install's TICKLOOP_AGENT reaches the shell tool: {results}"
+        );
+    }
 
     let turn = p.start(true, "Close my shell.");
     let waiting = the_waiting_one(&p.host);
