@@ -291,7 +291,8 @@ fn mcp_typing(agent: &dyn AgentCli, id: &str, name: &str) -> Value {
 
 /// Trial (hosts with an MCP timeout of their own): the host gives up on a
 /// held MCP `input` (its timeout, set short here) and cancels it; the input
-/// is withdrawn at once, never typed, and a later `approve` answers
+/// is withdrawn at once (while the host still runs: its next model call
+/// waits on a gate), never typed, and a later `approve` answers
 /// `withdrawn`.
 pub fn a_cancelled_held_input_never_runs(
     agent: &'static dyn AgentCli,
@@ -301,7 +302,12 @@ pub fn a_cancelled_held_input_never_runs(
     let p = Project::with_setup(
         agent,
         60_000,
-        |_| json!([mcp_typing(agent, id, "late"), {"text": "gave up"}]),
+        |scratch| {
+            json!([
+                mcp_typing(agent, id, "late"),
+                {"text": "gave up", "after_file": scratch.join("gate")}
+            ])
+        },
         |p| short_timeout(p, 3_000),
     );
     p.host.open_bash("mine");
@@ -316,6 +322,7 @@ pub fn a_cancelled_held_input_never_runs(
             out.stdout.trim().is_empty().then_some(())
         },
     );
+    std::fs::write(p.host.scratch().join("gate"), "").expect("open the gate");
     turn.finish();
     let out = p.host.run(&["approve", id, &call]);
     let error = out.expect_error(3, "withdrawn");
