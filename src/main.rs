@@ -165,7 +165,7 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                 instance: id.clone(),
                 text,
             };
-            commands::held::answer(t, request, json, human)
+            commands::answer_as(t, request, json, human)
         }
         Command::Attach { id, detach_key } => {
             commands::views::attach(t, &id, detach_key.as_deref())
@@ -182,7 +182,7 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
         } => approvals::set_policy(t, id, [policy, input, close], json),
         Command::Activity { id, follow } => activity::run(t, id, follow, json),
         Command::Close { id } => {
-            commands::held::answer(t, ClientRequest::Close { instance: id }, json, text::close)
+            commands::answer_as(t, ClientRequest::Close { instance: id }, json, text::close)
         }
         Command::Reload { id } => commands::answer_as(
             t,

@@ -25,16 +25,10 @@ pub fn typing(id: &str, name: &str) -> String {
     )
 }
 
-/// The one action waiting now (from `tickloop approvals`).
+/// The one action waiting now (from `tickloop approvals`); an agent host
+/// may take a while to start.
 pub fn the_waiting_one(host: &Host) -> Value {
-    wait_for_within(COMMAND_DEADLINE, "an action to wait for the person", || {
-        let out = host.run(&["approvals"]);
-        out.expect(0);
-        out.stdout
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str::<Value>(l).expect("an approvals line"))
-    })
+    host.the_waiting_one(COMMAND_DEADLINE)
 }
 
 /// `id`'s consent entries: (tool, decision, client, by).

@@ -467,6 +467,19 @@ impl Host {
         self.open(id, &tick("bad.py"), &[mode, "--log", &log])
     }
 
+    /// The first action waiting for the person now (`tickloop approvals`),
+    /// waited for at most `limit`.
+    pub fn the_waiting_one(&self, limit: Duration) -> Value {
+        wait_for_within(limit, "an action to wait for the person", || {
+            let out = self.run(&["approvals"]);
+            out.expect(0);
+            out.stdout
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .map(|l| serde_json::from_str::<Value>(l).expect("an approvals line"))
+        })
+    }
+
     /// `tickloop list` as an array.
     pub fn list(&self) -> Vec<Value> {
         match self.ok(&["list"]) {
