@@ -52,6 +52,9 @@ pub enum ClientKind {
     Monitor,
     /// `tickloop herdr ...`: Herdr's plugin actions and reports.
     Herdr,
+    /// `tickloop web`: the person's browser (the list, a Tick's screen,
+    /// approving and refusing, closing).
+    Web,
     /// `tickloop` commands an agent host's tool ran (its shell tool):
     /// that agent, named by host (`{"agent_cli": "claude-code"}`).
     AgentCli(AgentHost),
@@ -59,7 +62,7 @@ pub enum ClientKind {
 
 impl ClientKind {
     /// An agent (`mcp`, `loop`, `agent_cli`) rather than the person (`cli`,
-    /// `monitor`, `herdr`).
+    /// `monitor`, `herdr`, `web`).
     pub fn is_agent(self) -> bool {
         matches!(
             self,
@@ -76,6 +79,7 @@ impl ClientKind {
             ClientKind::Loop => "loop",
             ClientKind::Monitor => "monitor",
             ClientKind::Herdr => "herdr",
+            ClientKind::Web => "web",
             ClientKind::AgentCli(_) => "agent-cli",
         }
     }
@@ -100,6 +104,7 @@ impl ClientKind {
             ClientKind::Loop => "Loop",
             ClientKind::Monitor => "Monitor",
             ClientKind::Herdr => "Herdr",
+            ClientKind::Web => "Web",
             ClientKind::AgentCli(host) => host.shell_label(),
         }
     }
