@@ -80,6 +80,45 @@ fn an_agents_shell_typing_waits_for_the_person_and_names_its_host() {
     );
 }
 
+/// A host's shell tool gives up on a command that runs too long (Claude
+/// Code's Bash tool after its timeout, Esc): the `tickloop input` it ran
+/// ends while held, and the input is withdrawn: never typed, even when the
+/// person approves afterwards, and the activity says why.
+#[test]
+fn an_agents_held_input_whose_command_is_stopped_is_withdrawn_and_never_typed() {
+    let host = Host::new();
+    let id = host.open_bash("stopped");
+    let typing = host.spawn_with(CLAUDE, &["input", &id, "echo late-$((6*7))\r"]);
+    let call = the_waiting_one(&host)["call"]
+        .as_str()
+        .expect("an id")
+        .to_string();
+    // SAFETY: kill sends a signal to a process this test started.
+    assert_eq!(unsafe { libc::kill(typing.pid(), libc::SIGTERM) }, 0);
+    drop(typing);
+    wait_for("the stopped input to leave the approvals", || {
+        host.run(&["approvals"])
+            .stdout
+            .trim()
+            .is_empty()
+            .then_some(())
+    });
+    host.run(&["approve", &id, &call])
+        .expect_error(3, "withdrawn");
+    // The shell runs what is typed at once: anything typed shows before this.
+    host.ok(&["input", &id, "echo after-$((6*7))\r"]);
+    let screen = host.wait_screen(&id, "after-42");
+    assert!(!screen.contains("late-42"), "never typed: {screen}");
+    let claude = serde_json::json!({"agent_cli": "claude-code"});
+    assert_eq!(
+        consents(&host, &id),
+        [
+            ("input".into(), "held".into(), claude.clone()),
+            ("input".into(), "withdrawn".into(), claude)
+        ]
+    );
+}
+
 #[test]
 fn a_refused_close_exits_3_and_the_instance_runs_on_and_an_approved_one_names_the_host() {
     let host = Host::new();
