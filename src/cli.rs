@@ -164,6 +164,13 @@ pub enum Command {
         /// with a task handle.
         #[arg(long)]
         tasks: bool,
+        /// Which agent hosts are asked about an action held for the person:
+        /// auto (those that show the person the question: interactive
+        /// Claude Code, Codex in a turn where it asked the person; any other
+        /// host that declares elicitation), always (every host that declares
+        /// it), never (docs/approval.md).
+        #[arg(long, value_name = "WHICH", default_value = "auto")]
+        ask_in_host: String,
     },
     /// The Tick packages `open --package` takes: which one is used (user,
     /// TICKLOOP_PACKAGES_PATH or shipped), what it shadows, what it misses.

@@ -29,6 +29,7 @@ macro_rules! eprintln {
     }};
 }
 
+mod actor;
 mod check;
 mod cli;
 mod commands;
@@ -103,6 +104,7 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
         runtime,
         exe,
         host: hosts.host.clone(),
+        actor: actor::client_kind(),
     };
     let t = &target;
     match cli.command {
@@ -113,6 +115,7 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             interval,
             max_protocol,
             tasks,
+            ask_in_host,
         } => commands::mcp::run(
             target.runtime,
             target.exe,
@@ -121,6 +124,7 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
                 interval,
                 max_protocol,
                 tasks,
+                ask_in_host,
             },
         ),
         Command::Loop(command) => Ok(loop_cli::run(

@@ -37,11 +37,13 @@ impl CliError {
         }
     }
 
-    /// tickhost's refusal: exit 1, or 3 for an `approve` / `refuse` of an
-    /// action its caller withdrew (nothing was done).
+    /// tickhost's refusal: exit 3 (not executed) when the person or a
+    /// policy did not allow it (`refused`), or for an `approve` / `refuse`
+    /// of an action its caller withdrew (nothing was done); else exit 1.
     pub fn from_reply(error: ClientError) -> Self {
         let exit = match error.kind {
             ErrorKind::Withdrawn => WITHDRAWN,
+            ErrorKind::Refused => 3,
             _ => 1,
         };
         CliError {

@@ -1,5 +1,6 @@
 //! The tickhost a command talks to ([`Target`]): this machine's (started
-//! when needed) or `--host`'s over ssh, as the CLI client kind; and the
+//! when needed) or `--host`'s over ssh, as the client kind of who is acting
+//! ([`crate::actor`]: the person's CLI, or an agent host's tool); and the
 //! contract's errors for what can go wrong on the way (docs/cli.md, "Ticks
 //! on other machines").
 
@@ -24,25 +25,40 @@ pub struct Target {
     pub exe: PathBuf,
     /// The machine of `--host` (`None`: this one).
     pub host: Option<SshHost>,
+    /// Who is acting ([`crate::actor::client_kind`]), or what is wrong
+    /// with `TICKLOOP_ACTOR`.
+    pub actor: Result<ClientKind, String>,
 }
 
 impl Target {
     /// Connects to tickhost (this machine's, or `--host`'s over ssh),
     /// starting it when needed.
     pub fn connect(&self) -> Result<Client> {
+        let kind = self.kind()?;
         match &self.host {
-            Some(host) => Client::connect_remote(host, false, ClientKind::Cli),
-            None => Client::connect_or_start(&self.runtime, &self.exe, ClientKind::Cli),
+            Some(host) => Client::connect_remote(host, false, kind),
+            None => Client::connect_or_start(&self.runtime, &self.exe, kind),
         }
         .map_err(|e| self.connect_error(e))
     }
 
+    /// The client kind this command speaks as: the person's CLI, or the
+    /// agent whose tool runs it; a usage error (exit 2) for a
+    /// `TICKLOOP_ACTOR` that says neither.
+    pub fn kind(&self) -> Result<ClientKind> {
+        self.actor
+            .clone()
+            .map_err(|why| CliError::new("bad_request", why, 2).into())
+    }
+
     /// Connects to tickhost only when it runs (else
-    /// [`ClientError::is_not_running`]); starts nothing.
+    /// [`ClientError::is_not_running`]); starts nothing. (Callers check
+    /// [`Target::kind`] first.)
     pub fn connect_running(&self) -> Result<Client, ClientError> {
+        let kind = self.actor.clone().unwrap_or(ClientKind::Cli);
         match &self.host {
-            Some(host) => Client::connect_remote_no_start(host, ClientKind::Cli),
-            None => Client::connect(&self.runtime, ClientKind::Cli),
+            Some(host) => Client::connect_remote_no_start(host, kind),
+            None => Client::connect(&self.runtime, kind),
         }
     }
 

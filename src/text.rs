@@ -211,11 +211,13 @@ fn waited(ms: u64) -> String {
 /// One action waiting for approval (a line of `approvals`): who wants what
 /// of which instance, how long it has waited, and how to answer.
 pub fn held(v: &Value) -> String {
-    let who = match v["client"].as_str() {
-        Some("mcp") => "an agent (MCP)",
-        Some("loop") => "an agent (the Loop)",
-        Some(other) => other,
-        None => "someone",
+    let kind = serde_json::from_value::<tickloop_proto::wire::ClientKind>(v["client"].clone());
+    let who = match (v["client"].as_str(), kind) {
+        (Some("mcp"), _) => "an agent (MCP)".to_string(),
+        (Some("loop"), _) => "an agent (the Loop)".to_string(),
+        (_, Ok(kind)) => kind.actor(),
+        (Some(other), _) => other.to_string(),
+        (None, _) => "someone".to_string(),
     };
     let (id, call) = (text(&v["instance"]), text(&v["call"]));
     let what = match v["action"].as_str() {

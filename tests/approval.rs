@@ -266,7 +266,9 @@ fn the_monitor_prompts_y_approves_v_shows_the_arguments_n_refuses() {
     ]);
     let shown = tmux.wait_text("approve? hosted:mon");
     assert!(
-        shown.contains("CLI wants to call increment on hosted:mon — it mutates: Add an integer"),
+        shown.contains("Add an integer to the counter? · hosted:mon")
+            && shown.contains("asked by the person (cli) · waiting")
+            && shown.contains("tool increment · catalog revision 1"),
         "{shown}"
     );
     assert!(shown.contains(r#""amount": 2"#), "{shown}");
@@ -320,7 +322,7 @@ fn an_attached_view_says_a_call_waits_and_its_activity_overlay_decides() {
         "--revision",
         "1",
     ]);
-    tmux.wait_text(r#"CLI asks to call increment {"amount":4}"#);
+    tmux.wait_text(r#"Add an integer to the counter? · increment {"amount":4} · asked by CLI"#);
     tmux.send_keys(&["C-\\", "m"]);
     tmux.wait_text("approve? hosted:att");
     tmux.send_keys(&["y"]);
@@ -434,11 +436,10 @@ fn a_held_call_pops_a_desktop_notification_when_asked() {
             .ok()
             .filter(|t| t.contains("approve"))
     });
-    assert!(notified.contains("Tickloop: approve a call?"), "{notified}");
+    assert!(notified.contains("Tickloop: approve?"), "{notified}");
     assert!(
-        notified.contains(&format!(
-            r#"CLI wants to call increment {{"amount":5}} — `tickloop approve hosted:note {call}`"#
-        )),
+        notified.contains(r#"Add an integer to the counter? (increment {"amount":5}) Asked by the person (cli); answer by "#)
+            && notified.contains(&format!("`tickloop approve hosted:note {call}`")),
         "{notified}"
     );
     host.ok(&["refuse", "note", &call]);

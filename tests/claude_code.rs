@@ -14,6 +14,7 @@
 //! No wall-clock bound is asserted; waits are on events (lines, files), with
 //! generous limits that only guard against hangs.
 
+mod agents;
 mod common;
 #[path = "claude_code/harness.rs"]
 mod harness;

@@ -1,17 +1,22 @@
-//! The agent host asks the person (issue 27, item 3), with the real Claude
-//! Code CLI as the host and a scripted model on loopback: the model calls
-//! the per-Tick `mcp__tickloop__counter__increment` tool of a counter whose
-//! approval policy is `ask`; tickhost holds the call, `tickloop mcp` puts the
-//! question to Claude Code (`elicitation/create`, MCP 2025-11-25), and Claude
-//! Code shows it. Accepting runs the call once; declining runs nothing and
-//! the model's next request carries "not executed"; an answer given first
-//! with `tickloop approve` withdraws the question. Once through the
-//! stream-json harness (the question is a `control_request`, the answer a
-//! `control_response`, the withdrawal a `control_cancel_request`), once full
-//! screen in tmux (its dialog, answered with keys, closing by itself). Those
-//! two pin MCP 2025-11-25 (`tickloop mcp --max-protocol 2025-11-25`); a
-//! third lets Claude Code negotiate 2026-07-28, where the question travels
-//! in an `input_required` result and comes back with the call.
+//! Consent in the real Claude Code CLI (issues 27 and 37), with a scripted
+//! model on loopback: the model calls the per-Tick
+//! `mcp__tickloop__counter__increment` tool of a counter whose approval
+//! policy is `ask`; tickhost holds the call, `tickloop mcp` puts the question
+//! to Claude Code (`elicitation/create` in MCP 2025-11-25, an
+//! `input_required` result in 2026-07-28), and Claude Code shows it.
+//! Accepting runs the call once; declining runs nothing and the model's next
+//! request carries "not executed". Full screen in tmux at 80 columns (its
+//! dialog, answered with keys; the question's four lines unfolded, with its
+//! deadline), in both revisions, and through the stream-json harness (the
+//! question is a `control_request`, the answer a `control_response`, the
+//! withdrawal a `control_cancel_request`; `--ask-in-host always`, since
+//! `claude -p` is asked nothing by default, which a trial checks too). An
+//! answer given first with `tickloop approve` ends the waiting call at once
+//! in 2025-11-25 (the dialog stays drawn, and answering it changes
+//! nothing); in 2026-07-28 the dialog keeps the call until it is answered,
+//! and then the call returns the person's answer at once. The shared agent
+//! trials run too: Claude Code's Bash tool typing into and closing the
+//! person's shell waits for the person (`tests/agents/trials.rs`).
 //!
 //! Claude Code comes from the npm registry (`.ci/run` installs it into
 //! `~/.cache/tickloop-ci/claude-code`; `TICKLOOP_CLAUDE_BIN` names another
@@ -19,12 +24,13 @@
 //! Waits are on events (lines, screens, files), with limits that only guard
 //! against hangs.
 
+mod agents;
 mod common;
 #[path = "claude_code/harness.rs"]
 mod harness;
 
 use common::tmux::Tmux;
-use harness::{claude_bin, tool_results, trial, FakeApi, Project};
+use harness::{claude_bin, tool_results, trial, FakeApi, Project, CLAUDE_CODE};
 use libtest_mimic::Arguments;
 use serde_json::{json, Value};
 use std::path::Path;
@@ -39,40 +45,28 @@ fn project_with_asking_counter() -> Project {
     p
 }
 
-/// `tickloop mcp`'s arguments for Claude Code: capped at MCP 2025-11-25 when
-/// this build can offer a later revision (`--max-protocol`).
-fn bridge_args() -> Vec<String> {
-    let help = Command::new(common::tickloop_bin())
-        .args(["mcp", "--help"])
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default();
-    let mut args = vec!["mcp".to_string()];
-    if help.contains("--max-protocol") {
-        args.extend(["--max-protocol".to_string(), "2025-11-25".to_string()]);
-    }
-    args
-}
+/// `tickloop mcp`'s arguments capped at MCP 2025-11-25.
+const MCP_2025: [&str; 3] = ["mcp", "--max-protocol", "2025-11-25"];
 
-/// `claude mcp add tickloop -- tickloop mcp …` in the project.
-fn add_bridge(p: &Project, api: &FakeApi) {
+/// `claude mcp add tickloop -- tickloop ARGS` in the project.
+fn add_bridge(p: &Project, api: &FakeApi, args: &[&str]) {
     let added = p
         .claude_command(api.port, 100)
         .args(["mcp", "add", "tickloop", "--", "tickloop"])
-        .args(bridge_args())
+        .args(args)
         .stdin(Stdio::null())
         .output()
         .expect("claude mcp add");
     assert!(added.status.success(), "claude mcp add: {added:?}");
 }
 
-/// `tickloop mcp` offering every revision, with what Claude Code sends it
-/// copied to `mcp-in.jsonl` in the project (so the trial can tell which
+/// `tickloop mcp FLAGS` offering every revision, with what Claude Code sends
+/// it copied to `mcp-in.jsonl` in the project (so the trial can tell which
 /// revision was spoken); that file's path.
-fn add_bridge_recorded(p: &Project, api: &FakeApi) -> std::path::PathBuf {
+fn add_bridge_recorded(p: &Project, api: &FakeApi, flags: &str) -> std::path::PathBuf {
     let record = p.dir.join("mcp-in.jsonl");
     let command = format!(
-        "tee -a {} | exec tickloop mcp",
+        "tee -a {} | exec tickloop mcp {flags}",
         quoted(&record.to_string_lossy())
     );
     let added = p
@@ -94,13 +88,14 @@ fn add_bridge_recorded(p: &Project, api: &FakeApi) -> std::path::PathBuf {
 fn stream_json_in_2026_07_28() {
     let p = project_with_asking_counter();
     let api = two_increments(&p);
-    let record = add_bridge_recorded(&p, &api);
+    // `claude -p` is not interactive: the harness says it shows questions.
+    let record = add_bridge_recorded(&p, &api, "--ask-in-host always");
     let mut c = p.claude(&api, 100, &["--allowedTools", TOOL]);
     c.say("Add 3 to the counter.");
     let asked = c.elicitation();
     let message = asked["request"]["message"].as_str().unwrap_or("");
     assert!(
-        message.contains("`increment`") && message.contains("hosted:counter"),
+        message.contains("increment") && message.contains("hosted:counter"),
         "{asked}"
     );
     c.answer(&asked, "accept");
@@ -238,16 +233,21 @@ fn assert_accepted_then_declined(p: &Project, api: &FakeApi) {
 fn stream_json_accept_and_decline() {
     let p = project_with_asking_counter();
     let api = two_increments(&p);
-    add_bridge(&p, &api);
+    // `claude -p` is not interactive: the harness says it shows questions.
+    add_bridge(
+        &p,
+        &api,
+        &[&MCP_2025[..], &["--ask-in-host", "always"]].concat(),
+    );
     let mut c = p.claude(&api, 100, &["--allowedTools", TOOL]);
     c.say("Add 3 to the counter.");
     let asked = c.elicitation();
     let message = asked["request"]["message"].as_str().unwrap_or("");
     for part in [
-        "hosted:counter",
-        "`increment`",
-        r#"{"amount":3}"#,
-        "mutates: true",
+        "Add an integer to the counter? · hosted:counter",
+        "Asked by this session's agent (Claude Code, session ",
+        "Answer by ",
+        r#"increment {"amount":3} rev 1"#,
     ] {
         assert!(message.contains(part), "{part} in the question: {asked}");
     }
@@ -324,8 +324,43 @@ fn skip_first_run(p: &Project) {
     std::fs::write(&path, state.to_string()).expect("write .claude.json");
 }
 
+/// `line` with what changes from run to run made a placeholder: a time
+/// (`HH:MM:SS`) and a session id (`session 1234abcd`).
+fn settled(line: &str) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let is_time = i + 8 <= chars.len()
+            && chars[i..i + 8].iter().enumerate().all(|(k, c)| {
+                if k == 2 || k == 5 {
+                    *c == ':'
+                } else {
+                    c.is_ascii_digit()
+                }
+            });
+        if is_time {
+            out.push_str("HH:MM:SS");
+            i += 8;
+            continue;
+        }
+        if line[line.char_indices().nth(i).map_or(0, |(b, _)| b)..].starts_with("session ")
+            && i + 16 <= chars.len()
+            && chars[i + 8..i + 16].iter().all(|c| c.is_ascii_hexdigit())
+        {
+            out.push_str("session ID");
+            i += 16;
+            continue;
+        }
+        out.push(chars[i]);
+        i += 1;
+    }
+    out
+}
+
 /// README's capture of Claude Code's dialog (the block in its Consent
-/// section): each of its lines is on `screen`.
+/// section): each of its lines is on `screen` (times and session ids as
+/// placeholders).
 fn assert_readme_shows(screen: &str) {
     let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
         .expect("README.md");
@@ -334,9 +369,10 @@ fn assert_readme_shows(screen: &str) {
         .nth(1)
         .expect("README has a Consent section");
     let capture = section.split("```").nth(1).expect("a capture in it");
+    let shown = settled(screen);
     for line in capture.lines().map(str::trim).filter(|l| !l.is_empty()) {
         assert!(
-            screen.contains(line),
+            shown.contains(&settled(line)),
             "README's capture line {line:?} is not on Claude Code's screen:\n{screen}"
         );
     }
@@ -368,20 +404,25 @@ fn choose(tmux: &Tmux, button: &str) {
     press_until("Enter", &|s| !s.contains("requests your input"));
 }
 
-/// Full screen in tmux: Claude Code's dialog shows Tickloop's question (and
-/// closes when it is answered elsewhere first);
-/// Enter on Accept accepts, on Decline declines. README's capture of the
-/// dialog is checked against the screen.
-fn full_screen_accept_and_decline() {
+/// Claude Code full screen in tmux, 80 columns, with `tickloop mcp
+/// BRIDGE`: the question shows unfolded with its deadline (and as README
+/// shows it); Enter on Accept accepts, on Decline declines. Then the third
+/// call is approved with `tickloop approve` while the dialog is up, and
+/// `elsewhere` checks what Claude Code does then.
+fn full_screen(bridge: &[&str], elsewhere: fn(&Tmux, &Project)) {
     let p = project_with_asking_counter();
     let api = two_increments(&p);
-    add_bridge(&p, &api);
+    add_bridge(&p, &api, bridge);
     skip_first_run(&p);
     let mut cmd = p.claude_command(api.port, 100);
     cmd.args(["Add 3 to the counter.", "--allowedTools", TOOL]);
-    let tmux = Tmux::start(&p.host, 100, 40, &shell_line(&cmd));
+    let tmux = Tmux::start(&p.host, 80, 40, &shell_line(&cmd));
     let screen = tmux.wait_text("requests your input");
-    assert!(screen.contains("hosted:counter"), "{screen}");
+    assert!(
+        screen.contains("Answer by ") && screen.contains("hosted:counter"),
+        "the question names the instance and its deadline: {screen}"
+    );
+    assert!(!screen.contains("more line"), "nothing folded: {screen}");
     assert_readme_shows(&screen);
     choose(&tmux, "Accept");
     tmux.wait_text("first done");
@@ -392,18 +433,73 @@ fn full_screen_accept_and_decline() {
     choose(&tmux, "Decline");
     tmux.wait_text("second done");
     assert_accepted_then_declined(&p, &api);
-    // Answered elsewhere first: the dialog closes by itself.
     tmux.type_text("Add 5 to the counter.");
     tmux.send_keys(&["Enter"]);
     tmux.wait_text(r#"{"amount":5}"#);
     approve_from_cli(&p);
-    tmux.wait_text("third done");
-    assert!(
-        !tmux.capture().contains("requests your input"),
-        "{}",
-        tmux.capture()
+    elsewhere(&tmux, &p);
+    assert_eq!(increments(&p), [3, 5], "the approved call ran once");
+    let log = decisions(&p);
+    assert_eq!(
+        log.last().map(|(d, by, _)| (d.as_str(), by.as_str())),
+        Some(("approved", "cli")),
+        "the person's answer stands, and nothing after it: {log:?}"
     );
-    assert_eq!(increments(&p), [3, 5]);
+}
+
+/// MCP 2025-11-25: an answer elsewhere ends the waiting call at once (the
+/// bridge withdraws the question with `notifications/cancelled`) and the
+/// agent's turn goes on; Claude Code leaves the dialog drawn, and
+/// answering it changes nothing.
+fn full_screen_in_2025_11_25() {
+    full_screen(&MCP_2025, |tmux, _| {
+        tmux.wait_text("third done");
+        if tmux.capture().contains("requests your input") {
+            choose(tmux, "Decline");
+        }
+    });
+}
+
+/// MCP 2026-07-28 (Claude Code's default): the dialog holds the call (the
+/// server cannot withdraw a question in this revision); the approved call
+/// runs at once, and when the person answers the dialog, the call returns
+/// the real outcome at once (the Decline comes too late to refuse it).
+fn full_screen_in_2026_07_28() {
+    full_screen(&["mcp"], |tmux, p| {
+        common::wait_for("the approved call to run", || {
+            (increments(p) == [3, 5]).then_some(())
+        });
+        assert!(
+            tmux.capture().contains("requests your input"),
+            "{}",
+            tmux.capture()
+        );
+        choose(tmux, "Decline");
+        tmux.wait_text("third done");
+    });
+}
+
+/// `claude -p` answers a server's question without the person (it
+/// dismisses it at once), so by default it is not asked: the call waits
+/// for the person, who approves with `tickloop approve`.
+fn print_mode_is_not_asked() {
+    let p = project_with_asking_counter();
+    let api = two_increments(&p);
+    add_bridge(&p, &api, &MCP_2025);
+    let mut c = p.claude(&api, 100, &["--allowedTools", TOOL]);
+    c.say("Add 3 to the counter.");
+    approve_from_cli(&p);
+    assert_eq!(c.result_text(), "first done");
+    let asked = c
+        .seen
+        .iter()
+        .any(|v| v["type"] == "control_request" && v["request"]["subtype"] == "elicitation");
+    assert!(!asked, "no question reached Claude Code's harness");
+    c.finish();
+    assert_eq!(increments(&p), [3]);
+    let log = decisions(&p);
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert_eq!((log[0].0.as_str(), log[0].1.as_str()), ("approved", "cli"));
 }
 
 /// `tickloop approve` of the one call that waits, as a person in another
@@ -433,13 +529,24 @@ fn main() {
             &missing,
         ),
         trial(
-            "full_screen_accept_and_decline",
-            full_screen_accept_and_decline,
+            "full_screen_in_2025_11_25",
+            full_screen_in_2025_11_25,
+            &missing,
+        ),
+        trial(
+            "full_screen_in_2026_07_28",
+            full_screen_in_2026_07_28,
             &missing,
         ),
         trial(
             "stream_json_in_2026_07_28",
             stream_json_in_2026_07_28,
+            &missing,
+        ),
+        trial("print_mode_is_not_asked", print_mode_is_not_asked, &missing),
+        agents::trial_of(
+            "shell_tool_waits_for_the_person",
+            || agents::trials::shell_tool_waits_for_the_person(&CLAUDE_CODE),
             &missing,
         ),
     ];

@@ -1,13 +1,19 @@
-//! The Loop and the Tick tools inside the real Codex CLI, driven by a
-//! scripted Responses API on loopback (issue 29).
+//! The Loop, the Tick tools and consent inside the real Codex CLI, driven by
+//! a scripted Responses API on loopback (issues 29 and 37).
 //!
 //! Each trial gives Codex its own `CODEX_HOME` (the person's config: the
-//! scripted provider, the project trusted), installs Tickloop into the
-//! project with `tickloop loop codex install`, and runs `codex exec` once per
-//! prompt (`codex exec resume ID` keeps the session), the way a harness
-//! drives Codex; the `/tick 0` trial types into Codex's own screen in tmux.
-//! Hooks run with `--dangerously-bypass-hook-trust`: Codex skips hooks
-//! nobody trusted, and trusting them is the person's step (`/hooks`).
+//! scripted provider, `approval_policy = "never"` as `codex exec` runs, the
+//! project trusted), installs Tickloop into the project with `tickloop loop
+//! codex install`, and runs `codex exec` once per prompt (`codex exec resume
+//! --last` keeps the session), the way a harness drives Codex; the `/tick 0`
+//! trial types into Codex's own screen in tmux. Hooks run with
+//! `--dangerously-bypass-hook-trust`: Codex skips hooks nobody trusted, and
+//! trusting them is the person's step (`/hooks`). The trials shared with the
+//! other hosts are `tests/agents/trials.rs`; this file says how Codex runs
+//! ([`Codex`]) and adds what only Codex does: it answers a server's question
+//! itself under `approval_policy = "never"` (so it is not asked), and it
+//! tells its MCP servers the session, so TickManage `subscribe` reaches
+//! its Loop.
 //!
 //! Codex comes from the npm registry (`.ci/run` installs it into
 //! `~/.cache/tickloop-ci/codex`; `TICKLOOP_CODEX_BIN` names another binary).
@@ -19,15 +25,131 @@
 mod agents;
 mod common;
 
-use agents::{assert_no_tick_text, increment, ledger, ledger_types, FakeApi, TWO_STEP_RUN};
+use agents::project::{AgentCli, Project};
+use agents::trials;
+use agents::{assert_no_tick_text, ledger, ledger_types};
 use common::tmux::Tmux;
-use common::{Host, MARK_VAR};
+use common::Host;
 use serde_json::{json, Value};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
+
+/// Codex CLI, as the shared trials run it.
+struct Codex;
+
+static CODEX: Codex = Codex;
 
 fn codex_bin() -> Result<PathBuf, String> {
     agents::cli_bin("TICKLOOP_CODEX_BIN", "codex", "codex")
+}
+
+impl AgentCli for Codex {
+    fn name(&self) -> &'static str {
+        "codex"
+    }
+
+    fn dialect(&self) -> &'static str {
+        "responses"
+    }
+
+    fn bin(&self) -> Result<PathBuf, String> {
+        codex_bin()
+    }
+
+    fn config_env(&self, p: &Project) -> Vec<(&'static str, OsString)> {
+        vec![
+            ("HOME", p.home.clone().into()),
+            ("CODEX_HOME", codex_home(p).into()),
+        ]
+    }
+
+    fn configure(&self, p: &Project) {
+        std::fs::create_dir_all(codex_home(p)).expect("CODEX_HOME");
+        std::fs::write(
+            codex_home(p).join("config.toml"),
+            user_config(p.api.port, &p.dir),
+        )
+        .expect("config.toml");
+    }
+
+    fn run_env(&self, _p: &Project, cmd: &mut Command) {
+        cmd.env("FAKE_API_KEY", "dummy");
+    }
+
+    fn prompt_args(&self, _p: &Project, resume: bool, prompt: &str) -> Vec<String> {
+        let mut args: Vec<String> = [
+            "exec",
+            "--skip-git-repo-check",
+            "--dangerously-bypass-hook-trust",
+            "--json",
+        ]
+        .map(String::from)
+        .to_vec();
+        if resume {
+            args.extend(["resume".into(), "--last".into()]);
+        }
+        args.push(prompt.into());
+        args
+    }
+
+    fn mcp_call(&self, tool: &str, args: Value) -> Value {
+        json!({"call": {"namespace": "mcp__tickloop", "name": tool, "args": args}})
+    }
+
+    fn shell_call(&self, command: &str) -> Value {
+        json!({"call": {"name": "exec_command", "args": {"cmd": command}}})
+    }
+
+    fn last_user_text(&self, request: &Value) -> String {
+        let input = request["body"]["input"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let last = input
+            .iter()
+            .rev()
+            .find(|m| m["type"] == "message" && m["role"] == "user");
+        last.map(|m| {
+            m["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|p| p["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+    }
+
+    fn tool_results(&self, request: &Value) -> Vec<String> {
+        request["body"]["input"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|i| i["type"] == "function_call_output")
+            .map(|i| i["output"].to_string())
+            .collect()
+    }
+
+    fn shows_reply(&self, _p: &Project, out: &common::Out, _text: &str) {
+        // `codex exec` shows only "hook: UserPromptSubmit Blocked", not the
+        // reply (its screen does: `refusal_in_the_screen`).
+        assert_eq!(out.code, 0, "{out:?}");
+    }
+
+    fn first_step_after_next_turn(&self) -> bool {
+        true
+    }
+
+    fn step_opening(&self) -> &'static str {
+        "<hook_prompt"
+    }
+}
+
+/// The trial's `CODEX_HOME`.
+fn codex_home(p: &Project) -> PathBuf {
+    p.host.scratch().join("codex-home")
 }
 
 /// The person's `config.toml`: the scripted provider, nothing that reaches
@@ -60,257 +182,97 @@ trust_level = "trusted"
     )
 }
 
-/// One project with Tickloop installed for Codex and a host for its Ticks.
-struct Project {
-    host: Host,
-    dir: PathBuf,
-    home: PathBuf,
-    codex_home: PathBuf,
-    api: FakeApi,
-}
-
-impl Project {
-    fn new(replies: Value) -> Project {
-        Project::with_script(|_| replies)
-    }
-
-    /// `script` makes the replies, given the scratch directory (for gates).
-    fn with_script(script: impl FnOnce(&Path) -> Value) -> Project {
-        let host = Host::new();
-        let replies = script(host.scratch());
-        let dir = host.scratch().join("project");
-        let home = host.scratch().join("home");
-        let codex_home = host.scratch().join("codex-home");
-        for d in [&dir, &home, &codex_home] {
-            std::fs::create_dir_all(d).expect("scratch dirs");
-        }
-        let api = FakeApi::start(host.scratch(), "responses", replies, host.runtime());
-        std::fs::write(codex_home.join("config.toml"), user_config(api.port, &dir))
-            .expect("config.toml");
-        let p = Project {
-            host,
-            dir,
-            home,
-            codex_home,
-            api,
-        };
-        let out = p.tickloop(&["loop", "codex", "install", "--project"], Some(&p.dir));
-        assert!(out.status.success(), "install: {out:?}");
-        p
-    }
-
-    fn tickloop(&self, args: &[&str], path_arg: Option<&Path>) -> Output {
-        let mut cmd = self.host.command(args);
-        cmd.env("HOME", &self.home)
-            .env("CODEX_HOME", &self.codex_home);
-        if let Some(p) = path_arg {
-            cmd.arg(p);
-        }
-        cmd.output().expect("run tickloop")
-    }
-
-    fn env(&self, cmd: &mut Command, delay_ms: u64) {
-        cmd.current_dir(&self.dir)
-            .env("PATH", agents::path_with_tickloop())
-            .env("HOME", &self.home)
-            .env("CODEX_HOME", &self.codex_home)
-            .env("FAKE_API_KEY", "dummy")
-            .env("TICKLOOP_RUNTIME_DIR", self.host.runtime())
-            .env(
-                "TICKLOOP_LOOP_STATE_DIR",
-                self.host.scratch().join("loop-state"),
-            )
-            .env("TICKLOOP_LOOP_DELAY_MS", delay_ms.to_string())
-            .env(MARK_VAR, self.host.runtime());
-    }
-
-    /// `codex exec [resume SESSION] PROMPT`, to its end; returns the session id.
-    fn exec(&self, session: Option<&str>, prompt: &str, delay_ms: u64) -> String {
-        let mut cmd = Command::new(codex_bin().expect("Codex"));
-        self.env(&mut cmd, delay_ms);
-        cmd.args([
-            "exec",
-            "--skip-git-repo-check",
-            "--dangerously-bypass-hook-trust",
-            "--json",
-        ]);
-        if let Some(s) = session {
-            cmd.args(["resume", s]);
-        }
-        cmd.arg(prompt)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let out = common::run_prepared(cmd, &["codex", "exec"]);
-        assert_eq!(out.code, 0, "codex exec {prompt:?}: {out:?}");
-        out.stdout
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-            .find_map(|v| v["thread_id"].as_str().map(str::to_string))
-            .unwrap_or_else(|| panic!("no thread id from codex exec: {out:?}"))
-    }
-}
-
-/// The text of a Responses request's last user message.
-fn last_user_text(request: &Value) -> String {
-    let input = request["body"]["input"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let last = input
-        .iter()
-        .rev()
-        .find(|m| m["type"] == "message" && m["role"] == "user");
-    last.map(|m| {
-        m["content"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
-    })
-    .unwrap_or_default()
-}
-
-/// Trial: the model calls TickRead on an open counter; the tool's output in
-/// the next request carries the counter's state.
-fn tick_read_reaches_the_model() {
-    let p = Project::new(json!([
-        {"call": {"namespace": "mcp__tickloop", "name": "TickRead", "args": {"instance": "hosted:counter"}}},
-        {"text": "read it"}
-    ]));
-    p.host.open_counter("counter");
-    for _ in 0..4 {
-        increment(&p.host);
-    }
-    p.exec(None, "What does the counter say?", 100);
-    let turns = p.api.turns();
-    assert_eq!(turns.len(), 2, "the call and the answer: {turns:#?}");
-    let tools = turns[0]["body"]["tools"].to_string();
-    assert!(
-        tools.contains(r#""name":"mcp__tickloop""#) && tools.contains(r#""name":"TickRead""#),
-        "the Tick tools reach the model as Codex's namespace: {tools}"
-    );
-    let outputs: Vec<String> = turns[1]["body"]["input"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|i| i["type"] == "function_call_output")
-        .map(|i| i["output"].to_string())
-        .collect();
-    assert_eq!(outputs.len(), 1, "{:#}", turns[1]["body"]["input"]);
-    assert!(
-        outputs[0].contains(r#"\"value\":4"#) || outputs[0].contains(r#"\\\"value\\\":4"#),
-        "the counter's state after four calls: {}",
-        outputs[0]
-    );
-}
-
-/// Trial: a natural turn, `/tick subscribe hosted:counter`, `/tick 2`, the
-/// next turn, then exactly two time steps, each carrying the delivery; no
-/// `/tick` text reaches the model; the ledger in order.
-fn bounded_run_with_deliveries() {
-    let p = Project::with_script(|scratch| {
+/// Trial: under `approval_policy = "never"` Codex would accept a server's
+/// question itself, so it is not asked: the agent's MCP `input` on the
+/// person's counter stays held until the person answers with `tickloop
+/// approve`, and the approval log never says `approved by mcp-host`.
+fn never_policy_leaves_the_question_to_the_person() {
+    let p = Project::new(&CODEX, |_| {
         json!([
-            {"text": "hello, person"},
-            {"text": "going on"},
-            {"text": "step one seen", "after_file": scratch.join("step1-gate")},
-            {"text": "step two seen"}
+            CODEX.mcp_call("TickManage", json!({"action": "input", "instance": "hosted:counter", "text": "+"})),
+            {"text": "typed"}
         ])
     });
-    let gate = p.host.scratch().join("step1-gate");
     p.host.open_counter("counter");
-    let session = p.exec(None, "Please watch the counter.", 200);
-    assert_eq!(p.api.turns().len(), 1);
-    p.exec(Some(&session), "/tick subscribe hosted:counter", 200);
-    increment(&p.host);
-    increment(&p.host);
-    p.exec(Some(&session), "/tick 2", 200);
-    assert_eq!(p.api.turns().len(), 1, "a command reaches no model");
+    let turn = p.start(false, "Press + on the counter.");
+    let waiting = trials::the_waiting_one(&p.host);
+    assert_eq!(waiting["client"], "mcp", "{waiting}");
+    assert_eq!(p.host.read("hosted:counter")["data"]["value"], 0);
+    p.host.ok(&[
+        "approve",
+        "hosted:counter",
+        waiting["call"].as_str().expect("an id"),
+    ]);
+    turn.finish().expect(0);
+    p.host.wait_value("hosted:counter", 1);
+    let log = p.host.run(&["approvals", "--log", "hosted:counter"]);
+    let decided: Vec<(String, String)> = log
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|e| {
+            let text = |k: &str| e[k].as_str().unwrap_or("").to_string();
+            (text("decision"), text("by"))
+        })
+        .collect();
     assert_eq!(
-        ledger_types(&p.dir),
-        ["loop_armed"],
+        decided,
+        [
+            ("held".to_string(), "tickhost".to_string()),
+            ("approved".to_string(), "cli".to_string())
+        ],
+        "never approved by mcp-host"
+    );
+}
+
+/// Trial: TickManage `subscribe` in Codex subscribes the session the call
+/// came from (its `_meta`), and the Loop's time step carries the delivery.
+fn subscribe_reaches_the_codex_session() {
+    let p = Project::new(&CODEX, |_| {
+        json!([
+            CODEX.mcp_call("TickManage", json!({"action": "subscribe", "instance": "hosted:counter"})),
+            {"text": "subscribed"},
+            {"text": "going on"},
+            {"text": "step seen"}
+        ])
+    });
+    p.host.open_counter("counter");
+    p.say(false, "Watch the counter.").expect(0);
+    let results = p.tool_results().join("\n");
+    assert!(
+        results.contains("subscribed: hosted:counter") && results.contains("loop_session"),
+        "{results}"
+    );
+    agents::increment(&p.host);
+    p.say(true, "/tick 1").expect(0);
+    p.say(true, "Go on.").expect(0);
+    let turns = p.api.turns();
+    let step = CODEX.last_user_text(&turns[turns.len() - 1]);
+    assert!(
+        step.contains(">tick\n\n{")
+            && step.contains(r#""instance":"hosted:counter""#)
+            && step.contains(r#""value":1"#),
+        "the step carries the subscribed counter: {step}"
+    );
+    assert_no_tick_text(&p.api.requests());
+    assert!(
+        ledger_types(&p.dir).contains(&"loop_complete".to_string()),
         "{:#?}",
         ledger(&p.dir)
     );
-    assert_eq!(ledger(&p.dir)[0]["waiting"], true);
-    // Codex starts no turn for a blocked prompt: the run's first step
-    // follows the session's next turn. While step one's model call waits,
-    // the counter changes again.
-    let runner = {
-        let mut cmd = Command::new(codex_bin().expect("Codex"));
-        p.env(&mut cmd, 200);
-        cmd.args([
-            "exec",
-            "--skip-git-repo-check",
-            "--dangerously-bypass-hook-trust",
-            "--json",
-            "resume",
-            &session,
-            "Go on.",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-        cmd.spawn().expect("codex exec")
-    };
-    let mut runner = runner;
-    common::wait_for_within(common::COMMAND_DEADLINE, "step one's request", || {
-        (p.api.turns().len() == 3).then_some(())
-    });
-    increment(&p.host);
-    std::fs::write(&gate, "").expect("open the gate");
-    let status = common::wait_for_within(common::COMMAND_DEADLINE, "codex exec to end", || {
-        runner.try_wait().ok().flatten()
-    });
-    assert!(status.success(), "{status:?}");
-
-    let turns = p.api.turns();
-    assert_eq!(
-        turns.len(),
-        4,
-        "two natural turns and two time steps: {turns:#?}"
-    );
-    let step1 = last_user_text(&turns[2]);
-    let step2 = last_user_text(&turns[3]);
-    for (n, step) in [(1, &step1), (2, &step2)] {
-        assert!(
-            step.starts_with("<hook_prompt") && step.contains(">tick\n\n{"),
-            "step {n} is the Stop hook's time step: {step}"
-        );
-        assert!(
-            step.contains(r#""instance":"hosted:counter""#),
-            "step {n} carries the delivery: {step}"
-        );
-    }
-    assert!(
-        step1.contains(r#""value":2"#),
-        "two calls before step one: {step1}"
-    );
-    assert!(
-        step2.contains(r#""value":3"#) && step2.contains(r#""updates":1"#),
-        "step two carries the one change since step one: {step2}"
-    );
-    assert_no_tick_text(&p.api.requests());
-    assert_eq!(ledger_types(&p.dir), TWO_STEP_RUN, "{:#?}", ledger(&p.dir));
-    for r in ledger(&p.dir) {
-        assert_eq!(r["schema"], "pulse.tick-loop.audit.v1");
-        assert_eq!(r["sessionId"], session.as_str());
-    }
 }
 
 /// Trial: in Codex's own screen, `/tick 0` is refused where the person sees
 /// it, and no model request is made.
 fn refusal_in_the_screen() {
-    let p = Project::new(json!([{"text": "first answer"}]));
+    let p = Project::new(&CODEX, |_| json!([{"text": "first answer"}]));
     let line = format!(
         "cd {dir:?} && PATH={path:?} HOME={home:?} CODEX_HOME={ch:?} FAKE_API_KEY=dummy TICKLOOP_LOOP_STATE_DIR={state:?} {codex:?} --dangerously-bypass-hook-trust",
         dir = p.dir,
         path = agents::path_with_tickloop(),
         home = p.home,
-        ch = p.codex_home,
-        state = p.host.scratch().join("loop-state"),
+        ch = codex_home(&p),
+        state = p.state,
         codex = codex_bin().expect("Codex"),
     );
     let tmux = Tmux::start(&p.host, 120, 40, &line);
@@ -428,25 +390,6 @@ fn uninstall_restores_files() {
     assert!(user_empty());
 }
 
-/// Trial: install, then uninstall, after Codex has run in the project: the
-/// config files are as they were (Codex writes its sessions elsewhere).
-fn uninstall_after_a_session() {
-    let p = Project::new(json!([{"text": "fine"}]));
-    let out = p.tickloop(&["loop", "codex", "uninstall", "--project"], Some(&p.dir));
-    assert!(out.status.success(), "{out:?}");
-    let before = agents::snapshot(&p.dir);
-    let out = p.tickloop(&["loop", "codex", "install", "--project"], Some(&p.dir));
-    assert!(out.status.success(), "{out:?}");
-    p.exec(None, "Hello.", 100);
-    let out = p.tickloop(&["loop", "codex", "uninstall", "--project"], Some(&p.dir));
-    assert!(out.status.success(), "{out:?}");
-    let after: Vec<_> = agents::snapshot(&p.dir)
-        .into_iter()
-        .filter(|(path, _)| !path.starts_with(p.dir.join(".pulse-tick-audit")))
-        .collect();
-    assert_eq!(after, before, "the project's files as they were");
-}
-
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
     let mut missing = codex_bin().err();
@@ -458,25 +401,39 @@ fn main() {
             "IGNORED: the Codex trials need the real CLI ({why}); `.ci/run` installs it, or set TICKLOOP_CODEX_BIN"
         );
     }
-    let none = None;
+    let codex: &'static dyn AgentCli = &CODEX;
+    let with_codex = |name: &str, f: fn(&'static dyn AgentCli)| {
+        agents::trial_of(name, move || f(codex), &missing)
+    };
     let trials = vec![
-        agents::trial(
+        with_codex(
             "tick_read_reaches_the_model",
-            tick_read_reaches_the_model,
+            trials::tick_read_reaches_the_model,
+        ),
+        with_codex(
+            "bounded_run_with_deliveries",
+            trials::bounded_run_with_deliveries,
+        ),
+        with_codex(
+            "uninstall_after_a_session",
+            trials::uninstall_after_a_session,
+        ),
+        with_codex(
+            "shell_tool_waits_for_the_person",
+            trials::shell_tool_waits_for_the_person,
+        ),
+        agents::trial(
+            "never_policy_leaves_the_question_to_the_person",
+            never_policy_leaves_the_question_to_the_person,
             &missing,
         ),
         agents::trial(
-            "bounded_run_with_deliveries",
-            bounded_run_with_deliveries,
+            "subscribe_reaches_the_codex_session",
+            subscribe_reaches_the_codex_session,
             &missing,
         ),
         agents::trial("refusal_in_the_screen", refusal_in_the_screen, &missing),
-        agents::trial(
-            "uninstall_after_a_session",
-            uninstall_after_a_session,
-            &missing,
-        ),
-        agents::trial("uninstall_restores_files", uninstall_restores_files, &none),
+        agents::trial("uninstall_restores_files", uninstall_restores_files, &None),
     ];
     libtest_mimic::run(&args, trials).exit();
 }

@@ -76,14 +76,7 @@ fn persons_shell(host: &Host, name: &str, extra: &[&str]) -> String {
 
 /// The one action waiting now (from `tickloop approvals`).
 fn the_waiting_one(host: &Host) -> Value {
-    wait_for("an action to wait for the person", || {
-        let out = host.run(&["approvals"]);
-        out.expect(0);
-        out.stdout
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str::<Value>(l).expect("an approvals line"))
-    })
+    host.the_waiting_one(WAIT)
 }
 
 /// The consent entries of `id`'s activity record: (decision, by).

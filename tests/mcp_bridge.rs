@@ -1088,7 +1088,8 @@ async fn a_call_waiting_for_approval_sends_progress_and_runs_once_approved() {
         }
     };
     assert!(
-        message.contains("waiting for a person to approve increment on hosted:gated"),
+        message.contains("waiting for the person to approve increment on hosted:gated")
+            && message.contains("not executed if nobody answers by"),
         "{message}"
     );
     assert_eq!(host.logged_calls("gated", "increment"), 0);

@@ -550,7 +550,9 @@ fn held_call_prompted() {
     let text = browser.eval(PROMPT_TEXT);
     let text = text.as_str().unwrap_or_default().to_string();
     assert!(
-        text.starts_with("MCP wants to call increment on hosted:counter — it mutates:"),
+        text.starts_with(
+            "Add an integer to the counter? · hosted:counter\nasked by an agent (mcp)"
+        ),
         "{text}"
     );
     assert!(text.contains("\"amount\": 2"), "{text}");

@@ -76,13 +76,39 @@ fn toml_string(s: &str) -> String {
 }
 
 /// The `[mcp_servers.tickloop]` block: `tickloop mcp`, with the variables
-/// that locate tickhost passed through (Codex gives an MCP server only a
-/// few variables of its own environment).
-pub fn mcp_block(exe: &Path) -> String {
-    format!(
-        "# Added by `tickloop loop codex install`; `tickloop loop codex uninstall` takes it out.\n[mcp_servers.tickloop]\ncommand = {}\nargs = [\"mcp\"]\nenv_vars = [\"TICKLOOP_RUNTIME_DIR\", \"XDG_RUNTIME_DIR\"]\nstartup_timeout_sec = 20\n",
-        toml_string(&exe.to_string_lossy())
-    )
+/// that locate tickhost, the config file and the Loop's states passed
+/// through (Codex gives an MCP server only a few variables of its own
+/// environment; TickManage `subscribe` writes the session's Loop state the
+/// hooks read), and a tool timeout that outlasts
+/// a question to the person ([`crate::install_kit::host_tool_timeout`]).
+/// With `agent_env`, also `[shell_environment_policy.set]`
+/// `TICKLOOP_AGENT = "codex"`: a `tickloop` run by Codex's shell tool acts
+/// as Codex's agent.
+pub fn mcp_block(exe: &Path, agent_env: bool) -> String {
+    let mut block = format!(
+        "# Added by `tickloop loop codex install`; `tickloop loop codex uninstall` takes it out.\n[mcp_servers.tickloop]\ncommand = {}\nargs = [\"mcp\"]\nenv_vars = [\"TICKLOOP_RUNTIME_DIR\", \"XDG_RUNTIME_DIR\", \"XDG_CONFIG_HOME\", \"XDG_STATE_HOME\", \"TICKLOOP_LOOP_STATE_DIR\"]\nstartup_timeout_sec = 20\ntool_timeout_sec = {}\n",
+        toml_string(&exe.to_string_lossy()),
+        crate::install_kit::host_tool_timeout().as_secs()
+    );
+    if agent_env {
+        block.push_str("\n[shell_environment_policy.set]\nTICKLOOP_AGENT = \"codex\"\n");
+    }
+    block
+}
+
+/// Whether `config` (its text, if any) leaves room for
+/// `[shell_environment_policy.set]`: a person's own `set` stays theirs
+/// (Codex's `CODEX_THREAD_ID` still names its shell tool's processes).
+fn room_for_agent_env(config: &Path) -> bool {
+    let text = std::fs::read_to_string(config).unwrap_or_default();
+    let Ok(table) = text.parse::<toml::Table>() else {
+        // Not TOML: `TomlBlock::apply` refuses it, saying so.
+        return true;
+    };
+    table
+        .get("shell_environment_policy")
+        .and_then(toml::Value::as_table)
+        .is_none_or(|policy| !policy.contains_key("set"))
 }
 
 /// The hook groups appended to `hooks.json`.
@@ -110,9 +136,10 @@ pub fn install(target: &Target, exe: &Path) -> Result<Report, InstallError> {
         });
     }
     // Check everything before writing anything.
+    let agent_env = room_for_agent_env(&target.config());
     let (block, config_text) = TomlBlock::apply(
         &target.config(),
-        &mcp_block(exe),
+        &mcp_block(exe, agent_env),
         &["mcp_servers", "tickloop"],
     )?;
     let mut hooks = JsonEdit {
@@ -131,9 +158,15 @@ pub fn install(target: &Target, exe: &Path) -> Result<Report, InstallError> {
     crate::install_kit::write_atomic(&target.hooks(), &hooks_text)?;
     let mut lines = vec![
         format!(
-            "{} {}: the MCP server `tickloop`",
+            "{} {}: the MCP server `tickloop` (tool timeout {} s: the approval timeout and a minute){}",
             verb(&block.original),
-            target.config().display()
+            target.config().display(),
+            crate::install_kit::host_tool_timeout().as_secs(),
+            if agent_env {
+                "; shell_environment_policy.set TICKLOOP_AGENT=codex (a `tickloop` run by Codex's shell tool acts as its agent: typing into and closing your instances waits for you)"
+            } else {
+                "; your shell_environment_policy.set is kept as it is (Codex's own CODEX_THREAD_ID still marks its shell tool's `tickloop` as its agent)"
+            }
         ),
         format!(
             "{} {}: hooks UserPromptSubmit, Stop",

@@ -66,7 +66,7 @@ fn edit(target: &Target, exe: &Path) -> Result<JsonEdit, InstallError> {
     let hook = |name: &str, event: &str, timeout_ms: u64| json!({"hooks": [{"name": name, "type": "command", "command": format!("{quoted} loop gemini hook {event}"), "timeout": timeout_ms}]});
     let mut sets = vec![(
         keys(&["mcpServers", "tickloop"]),
-        json!({"command": exe.to_string_lossy(), "args": ["mcp"], "timeout": 20000}),
+        json!({"command": exe.to_string_lossy(), "args": ["mcp"], "timeout": crate::install_kit::host_tool_timeout_ms()}),
     )];
     let current = read_text(&target.settings())?
         .and_then(|t| serde_json::from_str::<Value>(&t).ok())

@@ -232,6 +232,20 @@ fn prune_added_empties(map: &mut Map<String, Value>, original: &Map<String, Valu
     }
 }
 
+/// How long an agent host should wait for one Tick tool call: the
+/// approval timeout (a held call may wait that long for the person;
+/// `tickloop_client::config::approval_timeout`) and a minute more, so the
+/// host never gives up on a question the person may still answer.
+pub fn host_tool_timeout() -> std::time::Duration {
+    tickloop_client::config::approval_timeout() + std::time::Duration::from_secs(60)
+}
+
+/// [`host_tool_timeout`] in milliseconds, as Gemini CLI's and opencode's
+/// MCP `timeout` takes it.
+pub fn host_tool_timeout_ms() -> u64 {
+    u64::try_from(host_tool_timeout().as_millis()).unwrap_or(u64::MAX)
+}
+
 /// A marked block of text appended to a TOML file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -95,7 +95,7 @@ pub fn install(target: &Target, exe: &Path) -> Result<Report, InstallError> {
         path: target.config.clone(),
         sets: vec![(
             vec!["mcp".into(), "tickloop".into()],
-            json!({"type": "local", "command": [exe.to_string_lossy(), "mcp"], "enabled": true, "timeout": 20000}),
+            json!({"type": "local", "command": [exe.to_string_lossy(), "mcp"], "enabled": true, "timeout": crate::install_kit::host_tool_timeout_ms()}),
         )],
         ..JsonEdit::default()
     };

@@ -113,6 +113,27 @@ pub struct ConfigError {
     pub problem: String,
 }
 
+/// How long an action waits for the person's approval by default.
+pub const DEFAULT_APPROVAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// How long an action waits for the person's approval:
+/// `TICKLOOP_APPROVAL_TIMEOUT_MS`, else `approval_timeout_secs` in the
+/// config file, else [`DEFAULT_APPROVAL_TIMEOUT`] (tickhost holds for that
+/// long; `tickloop loop AGENT install` gives agent hosts longer).
+pub fn approval_timeout() -> std::time::Duration {
+    std::env::var("TICKLOOP_APPROVAL_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(std::time::Duration::from_millis)
+        .or_else(|| {
+            load()
+                .ok()
+                .and_then(|c| c.approval_timeout_secs)
+                .map(std::time::Duration::from_secs)
+        })
+        .unwrap_or(DEFAULT_APPROVAL_TIMEOUT)
+}
+
 /// Where the config file is looked for.
 pub fn path() -> Option<PathBuf> {
     dirs::config_dir().map(|dir| dir.join("tickloop").join("config.toml"))

@@ -7,17 +7,17 @@
 //! person is asked in the agent host too ([`crate::consent`]).
 
 use crate::catalog::Catalog;
-use crate::consent::HostQuestion;
 use crate::hosts::{error_kind, HostError, Hosts};
 use crate::outcome::{self, CallSite};
 use crate::schema;
 use crate::tool_list::ToolList;
-use rmcp::model::{CallToolResult, ProgressNotificationParam, ProgressToken};
+use rmcp::model::{CallToolResult, ProgressToken};
 use rmcp::{ErrorData, Peer, RoleServer};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use tickloop_proto::wire::{CallOutcome, ClientReply, ClientRequest, HeldCall};
+use tokio_util::sync::CancellationToken;
 
 /// The agent request an action belongs to: the client that asked (the
 /// agent host, which may be asked too), and the progress token it gave.
@@ -30,6 +30,20 @@ pub struct Caller {
     /// task's ([`crate::tasks`]). (The 2025 revisions ask with a request
     /// of their own, [`crate::consent`].)
     pub ask: Option<tokio::sync::mpsc::UnboundedSender<HeldCall>>,
+    /// Cancelled when the client cancels the request
+    /// (`notifications/cancelled`: its own timeout, or the person stopped
+    /// it): an action tickhost holds for it is then withdrawn, so it never
+    /// runs, whatever the person answers later.
+    pub cancelled: CancellationToken,
+    /// Why the agent host is not asked about what tickhost holds
+    /// ([`crate::host_asks`]); `None`: it is, when it can be.
+    pub not_asked: Option<String>,
+    /// Who asks, as the question names it
+    /// ([`crate::host_asks::HostFacts::asker`]).
+    pub asker: String,
+    /// The agent session the request came from, for TickManage `subscribe`
+    /// ([`crate::manage::loop_session`]).
+    pub loop_session: Option<(tickloop_loop::agent::Agent, String)>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -176,7 +190,14 @@ impl Calls {
                 revision: revision.to_string(),
             },
         };
-        let reply = request_held(&self.hosts, request, instance, caller).await;
+        let (mut reply, waited) =
+            crate::waiting::request_held(&self.hosts, request, instance, caller).await;
+        if let (Ok(ClientReply::Call(CallOutcome::NotExecuted { error })), Some(waited)) =
+            (&mut reply, &waited)
+        {
+            // Where it waited: the agent can tell the person where to look.
+            error.message = format!("{} {}", error.message, waited.note());
+        }
         let result = call_outcome(&site, &reply);
         let stale = matches!(&reply, Ok(ClientReply::Call(CallOutcome::NotExecuted { error })) if error.code == tickloop_proto::core::codes::STALE_REVISION);
         if mutating || stale {
@@ -187,87 +208,6 @@ impl Calls {
             self.catalog.touch(&id);
         }
         result
-    }
-}
-
-/// `request` on a fresh tickhost connection. While tickhost holds it for a
-/// person's approval, each word of that becomes an MCP progress
-/// notification (when the client gave a progress token), and the person is
-/// asked in the agent host too ([`crate::consent`]); `instance` is the
-/// instance as the agent named it.
-pub async fn request_held(
-    hosts: &Hosts,
-    request: ClientRequest,
-    instance: &str,
-    caller: &Caller,
-) -> Result<ClientReply, HostError> {
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<HeldCall>();
-    let waiting = Waiting {
-        caller: caller.clone(),
-        hosts: hosts.clone(),
-        instance: instance.to_string(),
-    };
-    let forward = tokio::spawn(waiting.forward(rx));
-    let hosts = hosts.clone();
-    let reply = tokio::task::spawn_blocking(move || {
-        hosts.request_blocking(request, |held| {
-            let _ = tx.send(held.clone());
-        })
-    })
-    .await
-    .unwrap_or_else(|e| Err(HostError::Lost(format!("internal error: {e}"))));
-    let _ = forward.await;
-    reply
-}
-
-/// A request tickhost may hold: who asked, and where an answer goes.
-struct Waiting {
-    caller: Caller,
-    hosts: Hosts,
-    instance: String,
-}
-
-impl Waiting {
-    /// Until the request is answered: asks the agent host once (when it
-    /// can be asked), and sends each word of the wait as progress (if the
-    /// client gave a token). Then withdraws the host's question if it is
-    /// still open.
-    async fn forward(self, mut held_calls: tokio::sync::mpsc::UnboundedReceiver<HeldCall>) {
-        let mut step = 0.0;
-        let mut asked = None;
-        let mut host = None;
-        while let Some(held) = held_calls.recv().await {
-            if let Some(ask) = &self.caller.ask {
-                let _ = ask.send(held.clone());
-            }
-            // tickhost repeats that the call waits every 30 s: asked once.
-            let first = step == 0.0;
-            if first && self.caller.ask.is_none() {
-                if let Some(question) =
-                    HostQuestion::of(&self.caller.peer, &self.hosts, &self.instance)
-                {
-                    asked = question.ask(&held).await;
-                    host = asked.is_some().then(|| question.name());
-                }
-            }
-            step += 1.0;
-            let Some(token) = &self.caller.progress else {
-                continue;
-            };
-            let also = host
-                .as_ref()
-                .map(|h| format!(", or in {h}"))
-                .unwrap_or_default();
-            let message = format!(
-                "waiting for a person to approve {} on {} (call {}; `tickloop approve {} {}` or the Monitor{also})",
-                held.tool, held.instance, held.call, held.instance, held.call
-            );
-            let param = ProgressNotificationParam::new(token.clone(), step).with_message(message);
-            let _ = self.caller.peer.notify_progress(param).await;
-        }
-        if let Some(asked) = asked {
-            asked.finish().await;
-        }
     }
 }
 

@@ -16,6 +16,7 @@
 //! [`question`] is the question's text and form, the one place they are
 //! made (the 2026-07-28 input-required round trip asks the same).
 
+use crate::calls::Caller;
 use crate::hosts::{error_kind, HostError, Hosts};
 use rmcp::model::{
     ClientResult, ElicitRequest, ElicitRequestParams, ElicitationAction, ElicitationSchema,
@@ -24,62 +25,74 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, RequestHandle};
 use rmcp::{Peer, RoleServer};
 use std::collections::BTreeMap;
-use tickloop_proto::wire::{ClientReply, ClientRequest, HeldCall};
+use tickloop_proto::wire::{ClientReply, ClientRequest, HeldAction, HeldCall};
 use tokio::sync::oneshot;
 
 /// Who decides, in the approval log and in a refusal's `data.by`, when the
 /// person answered in the agent host.
 pub const BY_HOST: &str = "mcp-host";
 
-/// Arguments longer than this are cut in the question (the Monitor and
-/// `tickloop approvals` show them whole).
-const ARGS_SHOWN: usize = 600;
+/// The widest line of the question: an 80-column host's dialog, less its
+/// margins (Claude Code indents it by two on each side).
+const WIDTH: usize = 76;
 
-/// What an agent asked for that waits: a call of a tool, or typing into or
-/// closing the instance (tickhost names those with an empty revision and
-/// `tool` `input` or `close`).
-fn action(held: &HeldCall) -> &str {
-    held.action.as_str()
+/// `text` cut to `width` characters, with `…` when cut.
+fn cut(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let mut kept: String = text.chars().take(width.saturating_sub(1)).collect();
+    kept.push('…');
+    kept
 }
 
-/// The question put to the person about `held`, in form mode: a message
-/// naming the instance, the action or tool, the arguments, the catalog
-/// revision and that it changes things, and an empty form, so Accept and
-/// Decline are all the person needs.
-pub fn question(held: &HeldCall) -> ElicitRequestParams {
-    let mut args = held.args.to_string();
-    if args.len() > ARGS_SHOWN {
-        let cut = args.floor_char_boundary(ARGS_SHOWN);
-        args.truncate(cut);
-        args.push_str(" …");
-    }
-    let what = match action(held) {
-        "input" => format!(
-            "an agent wants to type into {}\nThe text: {args}",
-            held.instance
-        ),
-        "close" => format!("an agent wants to close {}", held.instance),
-        _ => format!(
-            "an agent wants to call `{}` on {}\nArguments: {args}\nCatalog revision {} · mutates: true",
-            held.tool, held.instance, held.revision
-        ),
+/// The question put to the person about `held`, asked by `asker` (the
+/// agent of this host and session), in form mode with an empty form, so
+/// Accept and Decline are all the person needs. Four lines of at most 76
+/// characters (an 80-column host shows them unfolded): what will happen,
+/// in plain words; who asks; the deadline and what the buttons do; and
+/// last the details (the command that answers elsewhere, the tool, its
+/// arguments and catalog revision).
+pub fn question(held: &HeldCall, asker: &str) -> ElicitRequestParams {
+    // A call's instance stays on the first line, however long its words.
+    let what = match held.action {
+        HeldAction::Call => {
+            let tail = format!(" · {}", held.instance);
+            let room = WIDTH.saturating_sub(tail.chars().count());
+            format!("{}{tail}", cut(&held.plainly(), room))
+        }
+        _ => held.plainly(),
     };
-    let message = format!(
-        "Tickloop: {what}\nAccept runs it once; Decline refuses it (not executed).\n\
-         Or answer in the Monitor, or: tickloop approve|refuse {} {}",
-        held.instance, held.call
-    );
+    let mut details = format!("tickloop approve|refuse {} {}", held.instance, held.call);
+    if held.action == HeldAction::Call {
+        details.push_str(&format!(
+            " · {} {} rev {}",
+            held.tool, held.args, held.revision
+        ));
+    }
+    let lines = [
+        cut(&what, WIDTH),
+        cut(&format!("Asked by {asker}."), WIDTH),
+        cut(
+            &format!(
+                "Answer by {}. Accept runs it once; Decline refuses it.",
+                held.deadline_text()
+            ),
+            WIDTH,
+        ),
+        cut(&details, WIDTH),
+    ];
     ElicitRequestParams::FormElicitationParams {
         meta: None,
-        message,
+        message: lines.join("\n"),
         requested_schema: ElicitationSchema::new(BTreeMap::new()),
     }
 }
 
 /// The question as one of a 2026-07-28 input-required result's
 /// `inputRequests` ([`crate::held`], [`crate::tasks`]).
-pub fn input_request(held: &HeldCall) -> InputRequest {
-    InputRequest::Elicitation(ElicitRequest::new(question(held)))
+pub fn input_request(held: &HeldCall, asker: &str) -> InputRequest {
+    InputRequest::Elicitation(ElicitRequest::new(question(held, asker)))
 }
 
 /// The agent host, as the approval log names it: `NAME VERSION` from its
@@ -128,6 +141,8 @@ pub struct HostQuestion {
     /// The instance as this bridge names it (with several machines, its
     /// `HOST:` prefix): where the answer goes.
     instance: String,
+    /// Who asks, as the question names it.
+    asker: String,
 }
 
 /// A question put to the host, until it is answered or withdrawn.
@@ -149,11 +164,15 @@ impl HostQuestion {
     /// The host of `peer`, when it can be asked (it declared form
     /// elicitation, and the config allows it); `instance` as the agent named
     /// it.
-    pub fn of(peer: &Peer<RoleServer>, hosts: &Hosts, instance: &str) -> Option<HostQuestion> {
-        (asks_forms(peer) && allowed_by_config()).then(|| HostQuestion {
-            peer: peer.clone(),
-            hosts: hosts.clone(),
-            instance: instance.to_string(),
+    pub fn of(caller: &Caller, hosts: &Hosts, instance: &str) -> Option<HostQuestion> {
+        let peer = &caller.peer;
+        (caller.not_asked.is_none() && asks_forms(peer) && allowed_by_config()).then(|| {
+            HostQuestion {
+                peer: peer.clone(),
+                hosts: hosts.clone(),
+                instance: instance.to_string(),
+                asker: caller.asker.clone(),
+            }
         })
     }
 
@@ -165,7 +184,7 @@ impl HostQuestion {
     /// Puts the question about `held` to the host; `None` when it cannot be
     /// sent (said on stderr: the person still answers elsewhere).
     pub async fn ask(&self, held: &HeldCall) -> Option<Asked> {
-        let request = ServerRequest::ElicitRequest(ElicitRequest::new(question(held)));
+        let request = ServerRequest::ElicitRequest(ElicitRequest::new(question(held, &self.asker)));
         let handle = match self
             .peer
             .send_cancellable_request(request, PeerRequestOptions::no_options())
@@ -286,8 +305,12 @@ mod tests {
     }
 
     #[test]
-    fn the_question_names_what_waits_and_asks_for_nothing_but_yes_or_no() {
-        let params = question(&held("increment", "3", json!({"amount": 2})));
+    fn the_question_says_what_happens_first_then_who_asks_and_by_when_in_four_short_lines() {
+        let mut call = held("increment", "3", json!({"amount": 2}));
+        call.description = "Add `amount` (default 1) to the counter.".into();
+        call.since = "2026-12-03T08:42:05.000Z".into();
+        let asker = "this session's agent (Claude Code, session 9ec968c8)";
+        let params = question(&call, asker);
         let wire = serde_json::to_value(&params).expect("encodes");
         assert_eq!(wire["mode"], "form");
         assert_eq!(
@@ -295,21 +318,30 @@ mod tests {
             json!({"type": "object", "properties": {}})
         );
         let message = wire["message"].as_str().unwrap_or_default();
-        for part in [
-            "`increment`",
-            "hosted:counter",
-            r#"{"amount":2}"#,
-            "revision 3 · mutates: true",
-            "tickloop approve|refuse hosted:counter %7",
-        ] {
-            assert!(message.contains(part), "{part} missing from {message}");
-        }
-        let typing = question(&held("input", "", json!({"text": "ls\r"})));
+        let lines: Vec<&str> = message.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "Add 2 (default 1) to the counter? · hosted:counter",
+                "Asked by this session's agent (Claude Code, session 9ec968c8).",
+                "Answer by 08:52:05 UTC (10 min). Accept runs it once; Decline refuses it.",
+                "tickloop approve|refuse hosted:counter %7 · increment {\"amount\":2} rev 3",
+            ]
+        );
+        let typing = question(&held("input", "", json!({"text": "ls\r"})), asker);
         let wire = serde_json::to_value(&typing).expect("encodes");
         let message = wire["message"].as_str().unwrap_or_default();
-        assert!(message.contains("type into hosted:counter"), "{message}");
-        let long = question(&held("set", "1", json!({"text": "x".repeat(5000)})));
+        assert!(
+            message.starts_with("Type `ls` ⏎ into hosted:counter?"),
+            "{message}"
+        );
+        let long = question(&held("set", "1", json!({"text": "x".repeat(5000)})), asker);
         let wire = serde_json::to_value(&long).expect("encodes");
-        assert!(wire["message"].as_str().unwrap_or_default().len() < 1000);
+        let message = wire["message"].as_str().unwrap_or_default();
+        assert_eq!(message.lines().count(), 4, "{message}");
+        assert!(
+            message.lines().all(|l| l.chars().count() <= WIDTH),
+            "{message}"
+        );
     }
 }

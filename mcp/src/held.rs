@@ -14,6 +14,7 @@
 //! waits as in the older revisions (progress notifications).
 
 use crate::calls::Caller;
+use crate::host_asks::{AskInHost, HostFacts};
 use crate::hosts::Hosts;
 use crate::revisions;
 use rmcp::model::{
@@ -52,22 +53,25 @@ struct Asked {
     held: HeldCall,
     call: Running,
     since: Instant,
+    /// Who asks, as the question names it.
+    asker: String,
 }
 
 /// The held calls asked about in the host, by `requestState`.
 pub struct HostApproval {
     hosts: Hosts,
-    /// `[approval] ask_in_host` (true unless the config says false).
-    enabled: bool,
+    /// Which hosts are asked (`--ask-in-host`; `never` when the config says
+    /// `[approval] ask_in_host = false`).
+    mode: AskInHost,
     asked: Mutex<HashMap<String, Asked>>,
     minted: AtomicU64,
 }
 
 impl HostApproval {
-    pub fn new(hosts: Hosts, enabled: bool) -> HostApproval {
+    pub fn new(hosts: Hosts, mode: AskInHost) -> HostApproval {
         HostApproval {
             hosts,
-            enabled,
+            mode,
             asked: Mutex::new(HashMap::new()),
             minted: AtomicU64::new(0),
         }
@@ -88,23 +92,39 @@ impl HostApproval {
     }
 
     /// Whether the request's client can be asked (it declared form
-    /// elicitation) and asking in the host is allowed: a task's
-    /// `input_required` ([`crate::tasks`]) asks then, whatever the revision.
+    /// elicitation, and shows the question to the person as far as it
+    /// tells, [`crate::host_asks`]): a task's `input_required`
+    /// ([`crate::tasks`]) asks then, whatever the revision.
     pub fn can_ask(&self, context: &RequestContext<RoleServer>) -> bool {
-        self.enabled
-            && context
-                .client_capabilities()
-                .and_then(|c| c.elicitation)
-                .is_some_and(|e| e.form.is_some() || e.url.is_none())
+        self.not_asked(context).is_none()
+    }
+
+    /// Why the request's host is not asked about a held action (for the
+    /// agent's progress and result); `None`: it is.
+    pub fn not_asked(&self, context: &RequestContext<RoleServer>) -> Option<String> {
+        let declared = context
+            .client_capabilities()
+            .and_then(|c| c.elicitation)
+            .is_some_and(|e| e.form.is_some() || e.url.is_none());
+        if !declared && self.mode != AskInHost::Never {
+            return Some(
+                "the agent host declared no MCP elicitation (it cannot show the question)".into(),
+            );
+        }
+        crate::host_asks::not_asked(self.mode, &HostFacts::of(context))
     }
 
     /// A [`Caller`] that reports holds to the receiver [`Self::first`]
-    /// waits on.
+    /// waits on. Its call outlives the request that started it (answered
+    /// with the question or a task, which cancels the request's token), so
+    /// it is not withdrawn with that request: the person's answer, the
+    /// host's, a task's cancel or tickhost's time-out ends it.
     pub fn on_hold(caller: Caller) -> (Caller, mpsc::UnboundedReceiver<HeldCall>) {
         let (tx, rx) = mpsc::unbounded_channel();
         (
             Caller {
                 ask: Some(tx),
+                cancelled: tokio_util::sync::CancellationToken::new(),
                 ..caller
             },
             rx,
@@ -119,13 +139,14 @@ impl HostApproval {
         tool: &str,
         mut call: Running,
         mut holds: mpsc::UnboundedReceiver<HeldCall>,
+        asker: String,
     ) -> Result<CallToolResponse, ErrorData> {
         tokio::select! {
             done = &mut call => finished(done),
             Some(held) = holds.recv() => {
                 // Later words of the same hold (every 30 s) need nobody.
                 tokio::spawn(async move { while holds.recv().await.is_some() {} });
-                self.ask(tool.to_string(), held, call)
+                self.ask(tool.to_string(), held, call, asker)
             }
         }
     }
@@ -136,8 +157,9 @@ impl HostApproval {
         tool: String,
         held: HeldCall,
         call: Running,
+        asker: String,
     ) -> Result<CallToolResponse, ErrorData> {
-        let input = crate::consent::input_request(&held);
+        let input = crate::consent::input_request(&held, &asker);
         let state = self.mint();
         {
             let mut asked = self.asked();
@@ -149,6 +171,7 @@ impl HostApproval {
                     held,
                     call,
                     since: Instant::now(),
+                    asker,
                 },
             );
         }
@@ -200,7 +223,7 @@ impl HostApproval {
             }
         };
         let Some(response) = responses.and_then(|r| r.get(KEY)) else {
-            return self.ask(asked.tool, asked.held, asked.call);
+            return self.ask(asked.tool, asked.held, asked.call, asked.asker);
         };
         let answer: ElicitResult = match serde_json::from_value(response.clone()) {
             Ok(a) => a,

@@ -9,7 +9,7 @@ use rmcp::model::CallToolResult;
 use serde_json::Value;
 use std::path::PathBuf;
 use tickloop_client::ssh::{self, SshHost};
-use tickloop_client::Client;
+use tickloop_client::{Client, Withdrawer};
 use tickloop_proto::wire::{ClientKind, ClientReply, ClientRequest, ErrorKind, HeldCall};
 
 /// Talking to tickhost failed: before the request was sent (`Connect`), or
@@ -138,12 +138,25 @@ impl Hosts {
         request: ClientRequest,
         on_progress: impl FnMut(&HeldCall),
     ) -> Result<ClientReply, HostError> {
+        self.request_withdrawable(request, on_progress, |_| {})
+    }
+
+    /// [`Hosts::request_blocking`], handing `connected` the connection's
+    /// [`Withdrawer`] before the request is sent: what withdraws it while
+    /// tickhost holds it (the MCP request was cancelled).
+    pub fn request_withdrawable(
+        &self,
+        request: ClientRequest,
+        on_progress: impl FnMut(&HeldCall),
+        connected: impl FnOnce(Withdrawer),
+    ) -> Result<ClientReply, HostError> {
         if self.several() {
-            return self.request_several(request, on_progress);
+            return self.request_several(request, on_progress, connected);
         }
         let mut client = self
             .connect()
             .map_err(|e| HostError::Connect(format!("cannot reach tickhost: {e}")))?;
+        connected(client.withdrawer());
         client
             .request_with_progress(request, on_progress)
             .map_err(|e| HostError::Lost(format!("tickhost: {e}")))
@@ -157,11 +170,12 @@ impl Hosts {
         &self,
         request: ClientRequest,
         on_progress: impl FnMut(&HeldCall),
+        connected: impl FnOnce(Withdrawer),
     ) -> Result<ClientReply, HostError> {
         match &request {
             ClientRequest::List => Ok(self.gather(&request, "id")),
             ClientRequest::Approvals => Ok(self.gather(&request, "instance")),
-            _ => self.request_routed(request, on_progress),
+            _ => self.request_routed(request, on_progress, connected),
         }
     }
 
@@ -195,6 +209,7 @@ impl Hosts {
         &self,
         request: ClientRequest,
         on_progress: impl FnMut(&HeldCall),
+        connected: impl FnOnce(Withdrawer),
     ) -> Result<ClientReply, HostError> {
         let mut value = serde_json::to_value(&request)
             .map_err(|e| HostError::Lost(format!("internal error: {e}")))?;
@@ -214,6 +229,7 @@ impl Hosts {
             .map_err(|e| HostError::Lost(format!("internal error: {e}")))?;
         let mut client = Client::connect_remote(&host, false, ClientKind::Mcp)
             .map_err(|e| HostError::Connect(format!("cannot reach tickhost on {host}: {e}")))?;
+        connected(client.withdrawer());
         client
             .request_with_progress(request, on_progress)
             .map_err(|e| HostError::Lost(format!("tickhost on {host}: {e}")))

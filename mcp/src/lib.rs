@@ -15,6 +15,7 @@ mod catalog;
 mod consent;
 mod describe;
 mod held;
+mod host_asks;
 mod hosts;
 mod listen;
 mod manage;
@@ -32,7 +33,9 @@ mod server;
 mod tasks;
 mod tool_list;
 mod transport;
+mod waiting;
 
+pub use host_asks::AskInHost;
 pub use options::Options;
 pub use pace::MIN_INTERVAL;
 
@@ -68,15 +71,18 @@ pub enum McpError {
     Usage(String),
 }
 
-/// `[approval] ask_in_host` of the config file. A config file that cannot
-/// be used is said on stderr (the host's log) and the default, asking in
-/// the host, holds: the server still starts for the agent.
-fn ask_in_host() -> bool {
+/// Which hosts are asked: `--ask-in-host`, unless `[approval] ask_in_host
+/// = false` in the config file turns it off. A config file that cannot be
+/// used is said on stderr (the host's log) and `--ask-in-host` holds (each
+/// held call reads the config again, and asks in no host while it cannot
+/// be read): the server still starts for the agent.
+fn ask_in_host(flag: AskInHost) -> AskInHost {
     match tickloop_client::config::load() {
-        Ok(config) => config.ask_in_host(),
+        Ok(config) if !config.ask_in_host() => AskInHost::Never,
+        Ok(_) => flag,
         Err(e) => {
             eprintln!("tickloop mcp: {e}; [approval] ask_in_host is taken as true");
-            true
+            flag
         }
     }
 }
@@ -85,7 +91,7 @@ fn ask_in_host() -> bool {
 pub fn run(options: Options) -> Result<(), McpError> {
     let settings = Settings {
         offered: revisions::offered(options.max_protocol.as_deref()).map_err(McpError::Usage)?,
-        ask_in_host: ask_in_host(),
+        ask_in_host: ask_in_host(options.ask_in_host),
         tasks: options.tasks,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()

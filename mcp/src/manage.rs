@@ -2,16 +2,19 @@
 //! the packages, `open` (see [`crate::open`]), and the answers saying where to
 //! go instead (`show`; Loop `subscribe` outside Claude Code, `unsubscribe`).
 
-use crate::calls::{request_held, Caller};
+use crate::calls::Caller;
 use crate::catalog::Catalog;
 use crate::hosts::{error_kind, HostError, Hosts};
 use crate::open::{Open, OpenArgs};
 use crate::outcome;
 use rmcp::model::CallToolResult;
+use rmcp::service::RequestContext;
+use rmcp::RoleServer;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::sync::Arc;
+use tickloop_loop::agent::Agent;
 use tickloop_packages as packages;
 use tickloop_proto::wire::{
     ActivityEntry, ActivityEvent, ActivityRecord, CallOutcome, ClientReply, ClientRequest,
@@ -133,7 +136,7 @@ impl Manage {
                 "not available from MCP yet: a person can see and use the Tick with `tickloop attach ID` in a terminal (or `tickloop monitor`)",
                 None,
             ),
-            ("subscribe", Ok(instance)) => loop_subscribe(instance),
+            ("subscribe", Ok(instance)) => loop_subscribe(instance, caller.loop_session.as_ref()),
             ("unsubscribe", _) => outcome::failed(
                 "not_available",
                 "Loop subscriptions cannot be taken back yet (neither by /tick nor from MCP): they end with the Tick or the session",
@@ -168,14 +171,20 @@ impl Manage {
         instance: &str,
         caller: &Caller,
     ) -> CallToolResult {
-        match request_held(&self.hosts, request, instance, caller).await {
+        let (reply, waited) =
+            crate::waiting::request_held(&self.hosts, request, instance, caller).await;
+        // Where it waited, when it did not go ahead.
+        let note = waited.map(|w| format!(" {}", w.note())).unwrap_or_default();
+        match reply {
             Ok(ClientReply::Ok(value)) => outcome::ok_value(value),
-            Ok(ClientReply::Error(e)) => {
-                outcome::failed(&error_kind(e.kind), &e.message, e.data.as_ref())
-            }
+            Ok(ClientReply::Error(e)) => outcome::failed(
+                &error_kind(e.kind),
+                &format!("{}{note}", e.message),
+                e.data.as_ref(),
+            ),
             Ok(ClientReply::Call(CallOutcome::NotExecuted { error })) => outcome::failed(
                 "not_executed",
-                &format!("{}: {}", outcome::NOT_EXECUTED, error.message),
+                &format!("{}: {}{note}", outcome::NOT_EXECUTED, error.message),
                 Some(&json!({"code": error.code, "data": error.data})),
             ),
             Ok(ClientReply::Call(other)) => outcome::failed(
@@ -256,22 +265,25 @@ fn packages_value() -> CallToolResult {
     outcome::ok_value(value)
 }
 
-/// `subscribe`: a Loop subscription of `instance` for the Claude Code
-/// session this bridge runs in.
-fn loop_subscribe(instance: String) -> CallToolResult {
-    let Some(session) = loop_session() else {
+/// `subscribe`: a Loop subscription of `instance` for the agent session
+/// the request came from ([`loop_session`]); without one, where to go.
+fn loop_subscribe(instance: String, session: Option<&(Agent, String)>) -> CallToolResult {
+    let Some((agent, session)) = session else {
         return outcome::failed(
             "not_available",
-            "Loop subscriptions from MCP need the Claude Code session this bridge runs in (CLAUDE_CODE_SESSION_ID, with `tickloop loop claude-code install`); elsewhere use `tickloop loop run`. In this MCP session, subscribe to the resource tick://NAME/state to be notified (notifications/resources/updated) when a Tick's state changes",
+            &format!("this agent host does not tell its MCP servers which session they serve, so `subscribe` cannot reach its Loop: ask the person to type `/tick subscribe {instance}` in this session (with `tickloop loop AGENT install`: Codex CLI, Gemini CLI, opencode, Claude Code), then each time step carries {instance}'s changes. Meanwhile, subscribe to the resource tick://NAME/state to be notified (notifications/resources/updated) when its state changes"),
             None,
         );
     };
-    let env =
-        tickloop_loop::claude_code::HookEnv::from_env(tickloop_client::paths::RuntimeDir::locate());
+    let env = tickloop_loop::claude_code::HookEnv::for_agent(
+        *agent,
+        tickloop_client::paths::RuntimeDir::locate(),
+    );
     match env.and_then(|env| {
-        tickloop_loop::claude_code::subscribe_session(&session, vec![instance], &env)
+        tickloop_loop::claude_code::subscribe_session(session, vec![instance], &env)
     }) {
         Ok((true, text)) => outcome::ok_value(json!({
+            "loop_agent": agent.name(),
             "loop_session": session,
             "reply": text,
         })),
@@ -280,13 +292,26 @@ fn loop_subscribe(instance: String) -> CallToolResult {
     }
 }
 
-/// The Claude Code session this bridge runs in, whose Loop TickManage
-/// `subscribe` adds to (Claude Code sets `CLAUDE_CODE_SESSION_ID` for the
-/// MCP servers it starts).
-fn loop_session() -> Option<String> {
+/// The agent session a request came from, whose Loop TickManage
+/// `subscribe` adds to: Codex CLI's, from the request's
+/// `_meta["x-codex-turn-metadata"].session_id` (it sends it with every tool
+/// call); Claude Code's, from `CLAUDE_CODE_SESSION_ID` (it sets it for the
+/// MCP servers it starts). Gemini CLI and opencode tell their servers none.
+pub fn loop_session(context: &RequestContext<RoleServer>) -> Option<(Agent, String)> {
+    let codex = context
+        .meta
+        .0
+        .get("x-codex-turn-metadata")
+        .and_then(|t| t.get("session_id"))
+        .and_then(Value::as_str)
+        .filter(|s| !s.trim().is_empty());
+    if let Some(session) = codex {
+        return Some((Agent::Codex, session.to_string()));
+    }
     std::env::var("CLAUDE_CODE_SESSION_ID")
         .ok()
         .filter(|s| !s.trim().is_empty())
+        .map(|s| (Agent::ClaudeCode, s))
 }
 
 fn screen_text(value: &Value) -> String {

@@ -31,4 +31,7 @@ pub struct Options {
     /// Offer the tasks extension (`--tasks`): calls that wait become tasks
     /// for clients that declare it.
     pub tasks: bool,
+    /// Which agent hosts are asked about a held action
+    /// (`--ask-in-host auto|always|never`, [`crate::AskInHost`]).
+    pub ask_in_host: crate::AskInHost,
 }

@@ -103,8 +103,9 @@ pub struct Bridge {
 pub struct Settings {
     /// The revisions offered, oldest first ([`revisions::offered`]).
     pub offered: &'static [ProtocolVersion],
-    /// `[approval] ask_in_host` of the config file.
-    pub ask_in_host: bool,
+    /// Which agent hosts are asked about held actions (`--ask-in-host`,
+    /// `never` when the config file's `[approval] ask_in_host` is false).
+    pub ask_in_host: crate::host_asks::AskInHost,
     /// Offer the tasks extension (`--tasks`).
     pub tasks: bool,
 }
@@ -302,7 +303,12 @@ impl ServerHandler for Bridge {
             peer: context.peer.clone(),
             progress: context.meta.get_progress_token(),
             ask: None,
+            cancelled: context.ct.clone(),
+            not_asked: p.held.not_asked(&context),
+            asker: crate::host_asks::HostFacts::of(&context).asker(),
+            loop_session: crate::manage::loop_session(&context),
         };
+        let asker = caller.asker.clone();
         let name = request.name.to_string();
         let args = Value::Object(request.arguments.unwrap_or_default());
         let result = match name.as_str() {
@@ -315,7 +321,7 @@ impl ServerHandler for Bridge {
                     tokio::spawn(
                         async move { Ok(bridge.parts.manage.manage(args, &caller).await) },
                     );
-                return p.held.first(&name, running, holds).await;
+                return p.held.first(&name, running, holds, asker).await;
             }
             MANAGE => p.manage.manage(args, &caller).await,
             DESCRIBE => p.describe.describe(args).await,
@@ -327,7 +333,10 @@ impl ServerHandler for Bridge {
                 let bridge = self.clone();
                 let running =
                     tokio::spawn(async move { bridge.tick_call(&name, args, &caller).await });
-                return p.tasks.start(running, holds, p.held.clone(), ask).await;
+                return p
+                    .tasks
+                    .start(running, holds, p.held.clone(), ask, asker)
+                    .await;
             }
             _ if p.held.wanted(&context) => {
                 // The call runs on; a hold answers with the question.
@@ -336,7 +345,7 @@ impl ServerHandler for Bridge {
                 let tool = name.clone();
                 let running =
                     tokio::spawn(async move { bridge.tick_call(&tool, args, &caller).await });
-                return p.held.first(&name, running, holds).await;
+                return p.held.first(&name, running, holds, asker).await;
             }
             _ => self.tick_call(&name, args, &caller).await?,
         };

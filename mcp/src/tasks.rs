@@ -75,6 +75,7 @@ impl Tasks {
         mut holds: mpsc::UnboundedReceiver<HeldCall>,
         approval: Arc<HostApproval>,
         ask: bool,
+        asker: String,
     ) -> Result<CallToolResponse, ErrorData> {
         let first_hold = tokio::select! {
             done = &mut call => return held::finished(done),
@@ -92,6 +93,7 @@ impl Tasks {
                     holds,
                     approval,
                     ask,
+                    asker,
                 },
                 call,
                 first_hold,
@@ -107,6 +109,8 @@ struct Followed {
     holds: mpsc::UnboundedReceiver<HeldCall>,
     approval: Arc<HostApproval>,
     ask: bool,
+    /// Who asks, as the question names it.
+    asker: String,
 }
 
 /// A task's operation: waits for the call's outcome, asking about each
@@ -129,7 +133,7 @@ async fn follow(
                 h.tool, h.instance, h.call, h.instance, h.call
             ));
             if f.ask && !cancelled && asked.insert(h.call.clone()) {
-                let input = crate::consent::input_request(&h);
+                let input = crate::consent::input_request(&h, &f.asker);
                 tokio::select! {
                     done = &mut call => return outcome(done),
                     answer = f.context.request_input(format!("approval-{}", h.call), input) => {

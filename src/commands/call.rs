@@ -9,7 +9,7 @@ use crate::output::{out, print_json, CliError};
 use crate::target::Target;
 use anyhow::Result;
 use serde_json::{json, Value};
-use tickloop_proto::wire::{CallOutcome, ClientReply, ClientRequest, HeldCall};
+use tickloop_proto::wire::{CallOutcome, ClientReply, ClientRequest};
 
 /// Sends the call and prints its outcome.
 pub fn run(target: &Target, args: CallArgs, json: bool) -> Result<i32> {
@@ -36,16 +36,7 @@ pub fn run(target: &Target, args: CallArgs, json: bool) -> Result<i32> {
         },
     };
     let mut client = target.connect()?;
-    let mut told = false;
-    let waiting = |held: &HeldCall| {
-        if !std::mem::replace(&mut told, true) {
-            eprintln!(
-                "tickloop: waiting for approval of {} (call {}): a person approves it in the Monitor, or with `tickloop approve {} {}`",
-                held.tool, held.call, held.instance, held.call
-            );
-        }
-    };
-    let reply = match client.request_with_progress(request, waiting) {
+    let reply = match client.request_with_progress(request, super::held::tell_once()) {
         Ok(reply) => reply,
         // Sent, and then tickhost went away or stopped answering: the call
         // may or may not have run. Never guessed, never retried.

@@ -69,6 +69,7 @@ pub fn watch(target: &Target, ids: Vec<String>, interval: u64, json: bool) -> Re
 
 /// `shutdown`: not running is not an error, and starts nothing.
 pub fn shutdown(target: &Target, json: bool) -> Result<i32> {
+    target.kind()?;
     let mut client = match target.connect_running() {
         Ok(client) => client,
         Err(e) if e.is_not_running() => {

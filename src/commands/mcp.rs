@@ -12,6 +12,8 @@ pub struct Flags {
     pub interval: u64,
     pub max_protocol: Option<String>,
     pub tasks: bool,
+    /// `--ask-in-host`: `auto`, `always` or `never`.
+    pub ask_in_host: String,
 }
 
 /// Serves until the agent closes stdin.
@@ -20,10 +22,13 @@ pub fn run(runtime: PathBuf, exe: PathBuf, hosts: Hosts, flags: Flags) -> Result
         interval,
         max_protocol,
         tasks,
+        ask_in_host,
     } = flags;
     if let Err(message) = tickloop_mcp::check_max_protocol(max_protocol.as_deref()) {
         return Err(crate::output::CliError::new("bad_request", message, 2).into());
     }
+    let ask_in_host = tickloop_mcp::AskInHost::parse(&ask_in_host)
+        .map_err(|message| crate::output::CliError::new("bad_request", message, 2))?;
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let options = tickloop_mcp::Options {
         runtime_dir: runtime,
@@ -34,6 +39,7 @@ pub fn run(runtime: PathBuf, exe: PathBuf, hosts: Hosts, flags: Flags) -> Result
         hosts: hosts.mcp,
         max_protocol,
         tasks,
+        ask_in_host,
     };
     tickloop_mcp::run(options).context("mcp")?;
     Ok(0)

@@ -8,6 +8,7 @@ pub mod activity;
 pub mod approvals;
 pub mod author;
 pub mod call;
+pub mod held;
 pub mod instances;
 pub mod internal;
 pub mod mcp;
@@ -23,16 +24,22 @@ use serde_json::Value;
 use tickloop_proto::wire::ClientRequest;
 
 /// `describe`, `read`, `input`, `close`, `reload`, `approve`, `refuse`,
-/// `approve-policy`: sends `request` and
-/// prints its answer, as JSON or, on a terminal, as `human` makes it (the
-/// functions of [`crate::text`]).
+/// `approve-policy`: sends `request` and prints its answer, as JSON or, on
+/// a terminal, as `human` makes it (the functions of [`crate::text`]).
+/// While tickhost holds it for the person (an agent's `input` or
+/// `close`), stderr says so ([`held`]); a refusal is the error `refused`,
+/// exit 3.
 pub fn answer_as(
     target: &Target,
     request: ClientRequest,
     json: bool,
     human: impl Fn(&Value) -> String,
 ) -> Result<i32> {
-    let value = target.simple(request)?;
+    let reply = target
+        .connect()?
+        .request_with_progress(request, held::tell_once())
+        .map_err(|e| target.lost(e))?;
+    let value = crate::target::value_of(reply)?;
     if json {
         crate::output::print_json(&value);
     } else {

@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use tickloop_client::ssh::SshHost;
 use tickloop_client::Client;
-use tickloop_proto::wire::{ApprovalPolicy, ClientKind, ClientRequest, OpenRequest};
+use tickloop_proto::wire::{ApprovalPolicy, ClientRequest, OpenRequest};
 
 /// Checks the options, opens, prints the new instance.
 pub fn run(target: &Target, args: OpenArgs, json: bool) -> Result<i32> {
@@ -287,7 +287,7 @@ fn open_remote(
         .into());
     }
     let mut client =
-        Client::connect_remote(host, true, ClientKind::Cli).map_err(|e| target.connect_error(e))?;
+        Client::connect_remote(host, true, target.kind()?).map_err(|e| target.connect_error(e))?;
     let greeting = client.greeting().cloned();
     let cwd = match (args.cwd, greeting.as_ref().and_then(|g| g.home.clone())) {
         (Some(cwd), _) => cwd,

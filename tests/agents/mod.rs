@@ -1,7 +1,13 @@
-//! What the trials of the real Codex CLI, Gemini CLI and opencode share: the
-//! scripted model API (`fake_model_api.py`, one dialect each), the search of
-//! `.ci/run`'s cache for the CLI, and the checks on what reached the model.
+//! What the trials of the real Claude Code, Codex CLI, Gemini CLI and
+//! opencode share: the scripted model APIs (`fake_model_api.py`, one dialect
+//! each, and Claude Code's `claude_code/fake_messages_api.py`), the search
+//! of `.ci/run`'s cache for the CLI, the checks on what reached the model,
+//! one harness that each host's file configures ([`project`]) and the
+//! trials run in each host ([`trials`]).
 #![allow(dead_code)]
+
+pub mod project;
+pub mod trials;
 
 use crate::common::{self, MARK_VAR};
 use serde_json::{json, Value};
@@ -34,23 +40,27 @@ pub struct FakeApi {
     child: Child,
     pub port: u16,
     log: PathBuf,
+    script: PathBuf,
 }
 
 impl FakeApi {
-    /// Starts it in `dir` with `dialect` (`responses`, `gemini`, `chat`).
+    /// Starts it in `dir` with `dialect` (`responses`, `gemini`, `chat`, or
+    /// `messages`: Claude Code's, `claude_code/fake_messages_api.py`).
     pub fn start(dir: &Path, dialect: &str, replies: Value, mark: &Path) -> FakeApi {
         let script = dir.join("script.json");
         let log = dir.join("requests.jsonl");
         let port_file = dir.join("port");
-        std::fs::write(
-            &script,
-            json!({"replies": replies, "default": {"text": "default reply"}}).to_string(),
-        )
-        .expect("write the script");
-        let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/fake_model_api.py");
-        let child = Command::new("python3")
-            .arg(server)
-            .args(["--dialect", dialect, "--script"])
+        write_script(&script, &replies);
+        let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+        let mut cmd = Command::new("python3");
+        if dialect == "messages" {
+            cmd.arg(tests.join("claude_code/fake_messages_api.py"));
+        } else {
+            cmd.arg(tests.join("agents/fake_model_api.py"))
+                .args(["--dialect", dialect]);
+        }
+        let child = cmd
+            .arg("--script")
             .arg(&script)
             .arg("--log")
             .arg(&log)
@@ -67,7 +77,17 @@ impl FakeApi {
                 .parse()
                 .ok()
         });
-        FakeApi { child, port, log }
+        FakeApi {
+            child,
+            port,
+            log,
+            script,
+        }
+    }
+
+    /// Replaces the replies (read again for each request).
+    pub fn set_replies(&self, replies: &Value) {
+        write_script(&self.script, replies);
     }
 
     /// Every request so far.
@@ -84,8 +104,10 @@ impl FakeApi {
         self.requests()
             .into_iter()
             .filter(|r| {
+                let path = r["path"].as_str().unwrap_or("");
                 r["body"]["tools"].as_array().is_some_and(|t| !t.is_empty())
-                    && !r["path"].as_str().unwrap_or("").contains(":countTokens")
+                    && !path.contains(":countTokens")
+                    && !path.contains("count_tokens")
             })
             .collect()
     }
@@ -96,6 +118,17 @@ impl Drop for FakeApi {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Writes a script of `replies` to `path` whole (a reader never sees half).
+fn write_script(path: &Path, replies: &Value) {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(
+        &tmp,
+        json!({"replies": replies, "default": {"text": "default reply"}}).to_string(),
+    )
+    .expect("write the script");
+    std::fs::rename(&tmp, path).expect("replace the script");
 }
 
 /// Panics with the context when a request carries `/tick` as a command word.
@@ -199,8 +232,18 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 
 /// Runs a trial body, turning its panic into a failure.
 pub fn trial(name: &str, f: fn(), missing: &Option<String>) -> libtest_mimic::Trial {
+    trial_of(name, f, missing)
+}
+
+/// [`trial`] of a closure (a shared trial given its host).
+pub fn trial_of(
+    name: &str,
+    f: impl FnOnce() + Send + 'static,
+    missing: &Option<String>,
+) -> libtest_mimic::Trial {
     libtest_mimic::Trial::test(name, move || {
-        std::panic::catch_unwind(f).map_err(|e| {
+        // The trial owns nothing that outlives it: a panic ends it whole.
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|e| {
             let msg = e
                 .downcast_ref::<String>()
                 .cloned()

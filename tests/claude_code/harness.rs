@@ -1,13 +1,17 @@
 //! What every trial of the real Claude Code CLI needs (shared by
 //! `tests/claude_code.rs` and `tests/claude_code_consent.rs`): the binary,
-//! the scripted Messages API (`fake_messages_api.py`) with what it was asked,
-//! a project with the Loop's hooks installed and a host for its Ticks, and a
-//! live session in stream-json mode.
+//! the scripted Messages API (`fake_messages_api.py`, through
+//! [`super::agents::FakeApi`]) with what it was asked, a project with the
+//! Loop's hooks installed and a host for its Ticks, a live session in
+//! stream-json mode, and Claude Code as the shared agent trials run it
+//! ([`ClaudeCode`]).
 #![allow(dead_code)]
 
+use super::agents::project::{self, AgentCli};
+pub use super::agents::{trial, FakeApi};
 use super::common::{self, Host, MARK_VAR};
-use libtest_mimic::{Failed, Trial};
 use serde_json::{json, Value};
+use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -19,94 +23,7 @@ pub const TURN_WAIT: Duration = Duration::from_secs(90);
 
 /// The Claude Code binary: `TICKLOOP_CLAUDE_BIN`, else `.ci/run`'s cache.
 pub fn claude_bin() -> Result<PathBuf, String> {
-    let path = match std::env::var_os("TICKLOOP_CLAUDE_BIN") {
-        Some(p) if !p.is_empty() => PathBuf::from(p),
-        _ => {
-            let home = std::env::var_os("HOME").ok_or("HOME is not set")?;
-            PathBuf::from(home).join(".cache/tickloop-ci/claude-code/node_modules/.bin/claude")
-        }
-    };
-    let out = Command::new(&path)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    if !out.status.success() {
-        return Err(format!("{} --version failed: {out:?}", path.display()));
-    }
-    Ok(path)
-}
-
-/// The scripted Messages API.
-pub struct FakeApi {
-    pub child: Child,
-    pub port: u16,
-    pub log: PathBuf,
-}
-
-impl FakeApi {
-    pub fn start(dir: &Path, replies: Value, mark: &Path) -> FakeApi {
-        let script = dir.join("script.json");
-        let log = dir.join("requests.jsonl");
-        let port_file = dir.join("port");
-        write_script(&script, &replies);
-        let server =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/claude_code/fake_messages_api.py");
-        let child = Command::new("python3")
-            .arg(server)
-            .arg("--script")
-            .arg(&script)
-            .arg("--log")
-            .arg(&log)
-            .arg("--port-file")
-            .arg(&port_file)
-            .env(MARK_VAR, mark)
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("start the fake Messages API");
-        let port = common::wait_for("the fake Messages API's port", || {
-            std::fs::read_to_string(&port_file)
-                .ok()?
-                .trim()
-                .parse()
-                .ok()
-        });
-        FakeApi { child, port, log }
-    }
-
-    /// Every request so far.
-    pub fn requests(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
-    }
-
-    /// The agent's main-turn requests (those that carry tools).
-    pub fn turns(&self) -> Vec<Value> {
-        self.requests()
-            .into_iter()
-            .filter(|r| r["body"]["tools"].as_array().is_some_and(|t| !t.is_empty()))
-            .collect()
-    }
-}
-
-impl Drop for FakeApi {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-pub fn write_script(path: &Path, replies: &Value) {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(
-        &tmp,
-        json!({"replies": replies, "default": {"text": "default reply"}}).to_string(),
-    )
-    .expect("write the script");
-    std::fs::rename(&tmp, path).expect("replace the script");
+    super::agents::cli_bin("TICKLOOP_CLAUDE_BIN", "claude-code", "claude")
 }
 
 /// The text of a request's last user message.
@@ -138,7 +55,12 @@ pub struct Project {
 impl Project {
     /// The scripted Messages API of this project's test, answering `replies`.
     pub fn api(&self, replies: Value) -> FakeApi {
-        FakeApi::start(self.host.scratch(), replies, self.host.runtime())
+        FakeApi::start(
+            self.host.scratch(),
+            "messages",
+            replies,
+            self.host.runtime(),
+        )
     }
 
     pub fn new() -> Project {
@@ -373,30 +295,98 @@ impl Drop for Claude {
 pub fn tool_results(api: &FakeApi) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for r in api.turns() {
-        for m in r["body"]["messages"].as_array().into_iter().flatten() {
-            for part in m["content"].as_array().into_iter().flatten() {
-                if part["type"] == "tool_result" {
-                    let text = part["content"].to_string();
-                    if !out.contains(&text) {
-                        out.push(text);
-                    }
-                }
+        for text in request_tool_results(&r) {
+            if !out.contains(&text) {
+                out.push(text);
             }
         }
     }
     out
 }
 
-pub fn trial(name: &str, f: fn(), missing: &Option<String>) -> Trial {
-    Trial::test(name, move || {
-        std::panic::catch_unwind(f).map_err(|e| {
-            let msg = e
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "panicked".into());
-            Failed::from(msg)
-        })
-    })
-    .with_ignored_flag(missing.is_some())
+/// The tool results one request to the Messages API carries.
+fn request_tool_results(request: &Value) -> Vec<String> {
+    request["body"]["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|part| part["type"] == "tool_result")
+        .map(|part| part["content"].to_string())
+        .collect()
+}
+
+/// Claude Code, as the shared agent trials (`tests/agents/trials.rs`) run
+/// it: `claude -p PROMPT` (`--continue` keeps the session), its Bash tool
+/// allowed.
+pub struct ClaudeCode;
+
+pub static CLAUDE_CODE: ClaudeCode = ClaudeCode;
+
+impl AgentCli for ClaudeCode {
+    fn name(&self) -> &'static str {
+        "claude-code"
+    }
+
+    fn dialect(&self) -> &'static str {
+        "messages"
+    }
+
+    fn bin(&self) -> Result<PathBuf, String> {
+        claude_bin()
+    }
+
+    fn config_env(&self, p: &project::Project) -> Vec<(&'static str, OsString)> {
+        vec![("HOME", p.home.clone().into())]
+    }
+
+    fn configure(&self, _p: &project::Project) {}
+
+    fn run_env(&self, p: &project::Project, cmd: &mut Command) {
+        cmd.env_remove("CLAUDE_CONFIG_DIR")
+            .env(
+                "ANTHROPIC_BASE_URL",
+                format!("http://127.0.0.1:{}", p.api.port),
+            )
+            .env("ANTHROPIC_API_KEY", "dummy")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("IS_SANDBOX", "1")
+            .env("ENABLE_TOOL_SEARCH", "false");
+    }
+
+    fn prompt_args(&self, _p: &project::Project, resume: bool, prompt: &str) -> Vec<String> {
+        let mut args: Vec<String> = vec!["-p".into(), prompt.into()];
+        args.extend(["--allowedTools".into(), "Bash".into()]);
+        if resume {
+            args.push("--continue".into());
+        }
+        args
+    }
+
+    fn mcp_call(&self, tool: &str, args: Value) -> Value {
+        json!({"tool_use": {"name": format!("mcp__tickloop__{tool}"), "input": args}})
+    }
+
+    fn shell_call(&self, command: &str) -> Value {
+        json!({"tool_use": {"name": "Bash", "input": {"command": command}}})
+    }
+
+    fn last_user_text(&self, request: &Value) -> String {
+        last_user_text(request)
+    }
+
+    fn tool_results(&self, request: &Value) -> Vec<String> {
+        request_tool_results(request)
+    }
+
+    fn shows_reply(&self, _p: &project::Project, out: &common::Out, text: &str) {
+        assert!(
+            out.stdout.contains(text) || out.stderr.contains(text),
+            "{out:?}"
+        );
+    }
+
+    fn first_step_after_next_turn(&self) -> bool {
+        false
+    }
 }

@@ -30,6 +30,27 @@ use std::time::{Duration, Instant};
 /// passes it on to Ticks) whose value is the test's runtime directory.
 pub const MARK_VAR: &str = "TICKLOOP_E2E_TEST_SCOPE_MARK";
 
+/// The variables that make a `tickloop` command an agent's (src/actor.rs):
+/// taken out of every command a test runs as the person, so a test run
+/// inside an agent host (whose tools carry them) still runs as the person.
+pub const AGENT_MARKERS: [&str; 7] = [
+    "TICKLOOP_ACTOR",
+    "TICKLOOP_AGENT",
+    "CLAUDECODE",
+    "CODEX_THREAD_ID",
+    "GEMINI_CLI",
+    "OPENCODE",
+    "AI_AGENT",
+];
+
+/// `cmd` without [`AGENT_MARKERS`].
+pub fn as_the_person(cmd: &mut Command) -> &mut Command {
+    for var in AGENT_MARKERS {
+        cmd.env_remove(var);
+    }
+    cmd
+}
+
 /// How long a condition may take before a test fails.
 pub const WAIT: Duration = Duration::from_secs(20);
 /// How often a condition is checked.
@@ -318,7 +339,8 @@ impl Host {
     /// `tickloop ARGS` with this host's environment, not yet started.
     pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(tickloop_bin());
-        cmd.args(args)
+        as_the_person(&mut cmd)
+            .args(args)
             .env("TICKLOOP_RUNTIME_DIR", self.runtime())
             .env(MARK_VAR, self.runtime())
             // The shipped packages install into the data directory: this
@@ -344,8 +366,15 @@ impl Host {
 
     /// Starts `tickloop ARGS` in the background.
     pub fn spawn(&self, args: &[&str]) -> Running {
+        self.spawn_with(&[], args)
+    }
+
+    /// Starts `tickloop ARGS` in the background with `env` added (an agent
+    /// host's markers, for one).
+    pub fn spawn_with(&self, env: &[(&str, &str)], args: &[&str]) -> Running {
         let child = self
             .command(args)
+            .envs(env.iter().copied())
             .spawn()
             .unwrap_or_else(|e| panic!("starting {}: {e}", tickloop_bin()));
         let pid = child.id() as i32;
@@ -436,6 +465,19 @@ impl Host {
     pub fn open_bad(&self, id: &str, mode: &str) -> Value {
         let log = self.log_path(id);
         self.open(id, &tick("bad.py"), &[mode, "--log", &log])
+    }
+
+    /// The first action waiting for the person now (`tickloop approvals`),
+    /// waited for at most `limit`.
+    pub fn the_waiting_one(&self, limit: Duration) -> Value {
+        wait_for_within(limit, "an action to wait for the person", || {
+            let out = self.run(&["approvals"]);
+            out.expect(0);
+            out.stdout
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .map(|l| serde_json::from_str::<Value>(l).expect("an approvals line"))
+        })
     }
 
     /// `tickloop list` as an array.

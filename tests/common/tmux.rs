@@ -77,7 +77,8 @@ impl Tmux {
     }
 
     pub fn raw(&self, args: &[&str]) -> Output {
-        Command::new("tmux")
+        // The server it may start runs the person's commands.
+        super::as_the_person(&mut Command::new("tmux"))
             .arg("-L")
             .arg(&self.socket)
             .args(args)

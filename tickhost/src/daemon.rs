@@ -13,10 +13,12 @@
 //! (one client request line), [`approval`] (the consent gate: actions held
 //! for a person, their one decision, the approval log), [`consent`] (a
 //! request through the gate on its caller's connection, and the person's
-//! answers), [`watch`] (deliveries), [`discover`] (finding launchers again),
-//! [`process`] (processes known by pid and start time, so a reused pid is
-//! never signalled), [`log`].
+//! answers), [`agent_limits`] (what only the person may do, refused to an
+//! agent's own CLI), [`watch`] (deliveries), [`discover`] (finding
+//! launchers again), [`process`] (processes known by pid and start time,
+//! so a reused pid is never signalled), [`log`].
 
+pub mod agent_limits;
 pub mod approval;
 pub mod conn;
 pub mod consent;

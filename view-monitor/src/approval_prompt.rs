@@ -1,9 +1,11 @@
 //! The approval prompt: a call an agent made that waits for a person, drawn
 //! as a box at the bottom of the screen (over the Monitor's list or its
 //! overlay, over a view's activity overlay) with what the person needs to
-//! judge it: the instance, who asks, the tool and its description, the
-//! arguments pretty-printed, the revision and how long it has waited. `y`
-//! approves, `n` refuses, `v` shows the arguments whole.
+//! judge it: first what will happen, in plain words (the tool's own
+//! description with the arguments put in, the text to type with its keys
+//! named), then who asks, how long it has waited and until when, then the
+//! arguments pretty-printed, and last the tool and its catalog revision.
+//! `y` approves, `n` refuses, `v` shows the arguments whole.
 //!
 //! Pure: [`draw`] paints a [`HeldCall`] on a surface; [`decide`] sends the
 //! answer to tickhost.
@@ -34,31 +36,28 @@ pub fn lines(held: &HeldCall, more: usize, whole: bool, max_args: usize) -> Vec<
     lines
 }
 
-/// What the prompt asks, without the keys that answer it: who wants what,
-/// the revision and how long it has waited, the arguments. Every surface
-/// that asks the person shows these lines (the Monitor, `tickloop web`).
+/// What the prompt asks, without the keys that answer it: what will
+/// happen, in plain words; who asks, how long it has waited and until
+/// when; the arguments; last the jargon (the tool and its catalog
+/// revision). Every surface that asks the person shows these lines (the
+/// Monitor, `tickloop web`).
 pub fn question(held: &HeldCall, more: usize, whole: bool, max_args: usize) -> Vec<String> {
-    let who = held.client.map_or("an agent", |c| c.label());
+    let who = held
+        .client
+        .map_or_else(|| "an agent".to_string(), |c| c.actor());
     let first = match held.action {
-        HeldAction::Call => format!(
-            "{who} wants to call {} on {} — it mutates: {}",
-            held.tool, held.instance, held.description
-        ),
-        HeldAction::Input => format!("{who} wants to type into {} (text below)", held.instance),
-        HeldAction::Close => format!(
-            "{who} wants to close {}: {}",
-            held.instance, held.description
-        ),
+        // A tool's description rarely names the instance.
+        HeldAction::Call => format!("{} · {}", held.plainly(), held.instance),
+        _ => held.plainly(),
     };
-    let revision = if held.action == HeldAction::Call {
-        format!("revision {} · ", held.revision)
-    } else {
-        String::new()
-    };
+    let until = held.deadline().map_or_else(
+        || "its timeout".to_string(),
+        |at| format!("{:02}:{:02}:{:02} UTC", at.hour(), at.minute(), at.second()),
+    );
     let mut lines = vec![
         first,
         format!(
-            "{revision}waiting {} of {}{}",
+            "asked by {who} · waiting {} of {} (until {until}){}",
             duration(held.waited_ms),
             duration(held.timeout_ms),
             if more > 0 {
@@ -79,6 +78,12 @@ pub fn question(held: &HeldCall, more: usize, whole: bool, max_args: usize) -> V
             args.len() - shown
         ));
     }
+    if held.action == HeldAction::Call {
+        lines.push(format!(
+            "tool {} · catalog revision {}",
+            held.tool, held.revision
+        ));
+    }
     lines
 }
 
@@ -93,12 +98,13 @@ pub fn draw(screen: &mut Surface, held: &HeldCall, more: usize, whole: bool) {
     let mut warn = CellAttributes::default();
     warn.set_foreground(ColorAttribute::PaletteIndex(AnsiColor::Yellow as u8));
     if cols < 30 || rows < 8 {
-        last_row_note(screen, &format!("approve {} {}? y/n", held.tool, held.args));
+        last_row_note(screen, &format!("{} y/n", held.plainly()));
         return;
     }
     let inner = cols - 2;
     let max_height = (rows * 2 / 3).max(6);
-    let max_args = max_height.saturating_sub(6).clamp(1, 6);
+    // The box's border, the lines around the arguments, the tool's line.
+    let max_args = max_height.saturating_sub(7).clamp(1, 6);
     let mut body = lines(held, more, whole, max_args);
     if body.len() + 2 > max_height {
         // Keep the key line.
@@ -174,5 +180,63 @@ pub fn fetch_waiting(
     match client.request(ClientRequest::Approvals) {
         Ok(ClientReply::Ok(value)) => serde_json::from_value(value).unwrap_or_default(),
         _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use tickloop_proto::wire::{AgentHost, ClientKind};
+
+    fn held(action: HeldAction, tool: &str, args: serde_json::Value) -> HeldCall {
+        HeldCall {
+            action,
+            call: "%3".into(),
+            instance: "hosted:counter".into(),
+            tool: tool.into(),
+            description: "Add `amount` to the counter; it may be negative.".into(),
+            args,
+            revision: if action == HeldAction::Call {
+                "7".into()
+            } else {
+                String::new()
+            },
+            client: Some(ClientKind::AgentCli(AgentHost::ClaudeCode)),
+            since: "2026-12-03T10:32:05Z".into(),
+            waited_ms: 3_000,
+            timeout_ms: 600_000,
+        }
+    }
+
+    #[test]
+    fn what_happens_first_then_who_and_until_when_then_the_jargon() {
+        let call = question(
+            &held(HeldAction::Call, "increment", json!({"amount": 3})),
+            1,
+            false,
+            6,
+        );
+        assert_eq!(call[0], "Add 3 to the counter? · hosted:counter");
+        assert_eq!(
+            call[1],
+            "asked by an agent (claude-code, shell tool) · waiting 3s of 10m00s (until 10:42:05 UTC) · 1 more waiting after it"
+        );
+        assert_eq!(call[2], "arguments:");
+        assert_eq!(
+            call.last().map(String::as_str),
+            Some("tool increment · catalog revision 7")
+        );
+        let typing = question(
+            &held(HeldAction::Input, "input", json!({"text": "make test\r"})),
+            0,
+            false,
+            6,
+        );
+        assert_eq!(typing[0], "Type `make test` ⏎ into hosted:counter?");
+        assert!(
+            !typing.iter().any(|l| l.contains("revision")),
+            "no catalog for typing: {typing:?}"
+        );
     }
 }

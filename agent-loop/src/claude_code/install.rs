@@ -98,6 +98,56 @@ struct Manifest {
     created_dirs: Vec<PathBuf>,
     /// The `/tick` command file's text as written.
     command_text: String,
+    /// Whether install set `env.TICKLOOP_AGENT` (absent in manifests of
+    /// installs before it did).
+    #[serde(default)]
+    env_added: bool,
+}
+
+/// The variable install adds to Claude Code's settings `env`, which Claude
+/// Code gives every process its tools run: a `tickloop` run by its Bash
+/// tool is then Claude Code's agent (src/actor.rs), named so.
+const AGENT_ENV: (&str, &str) = ("TICKLOOP_AGENT", "claude-code");
+
+/// Sets [`AGENT_ENV`] in `map`'s `env`; `true` when install added it,
+/// `false` when it was there already with that value; refused when `env`
+/// is not an object or names another agent.
+fn add_agent_env(path: &Path, map: &mut Map<String, Value>) -> Result<bool, InstallError> {
+    let (key, value) = AGENT_ENV;
+    let env = map
+        .entry("env")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(env) = env else {
+        return Err(refused(
+            path,
+            "`env` is not a JSON object; fix it, then run install again (nothing was written)",
+        ));
+    };
+    match env.get(key) {
+        None => {
+            env.insert(key.to_string(), Value::String(value.to_string()));
+            Ok(true)
+        }
+        Some(Value::String(v)) if v == value => Ok(false),
+        Some(other) => Err(refused(
+            path,
+            format!("`env.{key}` is already {other}; take it out, then run install again (nothing was written)"),
+        )),
+    }
+}
+
+/// Takes [`AGENT_ENV`] out of `map`'s `env` again (and `env`, when that
+/// leaves it empty and the original had none).
+fn remove_agent_env(map: &mut Map<String, Value>, original: Option<&Map<String, Value>>) {
+    let (key, value) = AGENT_ENV;
+    if let Some(Value::Object(env)) = map.get_mut("env") {
+        if env.get(key).and_then(Value::as_str) == Some(value) {
+            env.remove(key);
+        }
+        if env.is_empty() && !original.is_some_and(|o| o.contains_key("env")) {
+            map.remove("env");
+        }
+    }
 }
 
 type BTreeMapValue = std::collections::BTreeMap<String, Value>;
@@ -234,6 +284,7 @@ pub fn install(target: &Target, exe: &Path) -> Result<Report, InstallError> {
             list.push(group.clone());
         }
     }
+    let env_added = add_agent_env(&settings_path, &mut map)?;
     // Write: directories, the command file, the settings, the manifest last.
     let mut created_dirs = Vec::new();
     for dir in [
@@ -254,13 +305,14 @@ pub fn install(target: &Target, exe: &Path) -> Result<Report, InstallError> {
         groups,
         created_dirs,
         command_text: command,
+        env_added,
     };
     let manifest_text = serde_json::to_string_pretty(&manifest).unwrap_or_default() + "\n";
     write_atomic(&manifest_path, &manifest_text)?;
     Ok(Report {
         lines: vec![
             format!(
-                "{} {}: hooks UserPromptSubmit, Stop, StopFailure",
+                "{} {}: hooks UserPromptSubmit, Stop, StopFailure; env TICKLOOP_AGENT=claude-code (a `tickloop` run by Claude Code's tools acts as its agent: typing into and closing your instances waits for you)",
                 if original.is_some() {
                     "updated"
                 } else {
@@ -336,6 +388,9 @@ pub fn uninstall(target: &Target) -> Result<Report, InstallError> {
                 map.remove("hooks");
             }
         }
+        if manifest.env_added {
+            remove_agent_env(&mut map, original.as_ref());
+        }
         match (&manifest.original_settings, &original) {
             (Some(bytes), Some(o)) if *o == map => {
                 write_atomic(&settings_path, bytes)?;
@@ -400,10 +455,38 @@ mod tests {
         install(&t, Path::new("/bin/tickloop")).unwrap();
         let installed = std::fs::read_to_string(t.settings()).unwrap();
         assert!(installed.contains("loop claude-code hook stop"));
+        let settings: Value = serde_json::from_str(&installed).unwrap();
+        assert_eq!(settings["env"]["TICKLOOP_AGENT"], "claude-code");
         assert!(install(&t, Path::new("/bin/tickloop")).is_err());
         uninstall(&t).unwrap();
         assert_eq!(std::fs::read_to_string(t.settings()).unwrap(), original);
         assert!(!t.command_file().exists());
+        assert!(!t.manifest().exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_agent_variable_joins_the_persons_env_and_leaves_with_uninstall() {
+        let dir = tempdir();
+        let t = Target::project(&dir);
+        std::fs::create_dir_all(&t.claude_dir).unwrap();
+        let original = "{\"env\": {\"FOO\": \"1\"}}";
+        std::fs::write(t.settings(), original).unwrap();
+        install(&t, Path::new("/bin/tickloop")).unwrap();
+        let settings: Value =
+            serde_json::from_str(&std::fs::read_to_string(t.settings()).unwrap()).unwrap();
+        assert_eq!(
+            settings["env"],
+            json!({"FOO": "1", "TICKLOOP_AGENT": "claude-code"})
+        );
+        uninstall(&t).unwrap();
+        assert_eq!(std::fs::read_to_string(t.settings()).unwrap(), original);
+        // Another agent's name there: refused, nothing written.
+        let other = "{\"env\": {\"TICKLOOP_AGENT\": \"codex\"}}";
+        std::fs::write(t.settings(), other).unwrap();
+        let e = install(&t, Path::new("/bin/tickloop")).unwrap_err();
+        assert!(e.to_string().contains("TICKLOOP_AGENT"), "{e}");
+        assert_eq!(std::fs::read_to_string(t.settings()).unwrap(), other);
         assert!(!t.manifest().exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }

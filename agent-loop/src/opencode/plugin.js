@@ -6,7 +6,10 @@
 // never reaches the model (the prompt is refused here, and the answer shown
 // as a toast); a time step is posted into the session as its next user
 // message when a turn ends (`session.idle`), or, for a run's first step,
-// after the delay (`wake`).
+// after the delay (`wake`). Every process opencode's shell tool runs gets
+// `TICKLOOP_AGENT=opencode` and the session (`shell.env`): a `tickloop` it
+// runs acts as this agent, so its typing into and closing of the person's
+// instances wait for the person.
 import { spawn } from "node:child_process";
 
 const TICKLOOP = __TICKLOOP__;
@@ -63,6 +66,10 @@ export const TickloopLoop = async ({ client, directory }) => {
     }
   };
   return {
+    "shell.env": async (input, output) => {
+      output.env.TICKLOOP_AGENT = "opencode";
+      if (input.sessionID) output.env.TICKLOOP_AGENT_SESSION = input.sessionID;
+    },
     "chat.message": async (input, output) => {
       const text = output.parts
         .filter((p) => p.type === "text" && !p.synthetic)

@@ -138,6 +138,148 @@ pub struct HeldCall {
     pub timeout_ms: u64,
 }
 
+impl HeldCall {
+    /// When it stops waiting and is refused (`since` plus `timeout_ms`);
+    /// `None` when `since` is not RFC 3339.
+    pub fn deadline(&self) -> Option<time::OffsetDateTime> {
+        let since = time::OffsetDateTime::parse(
+            &self.since,
+            &time::format_description::well_known::Rfc3339,
+        )
+        .ok()?;
+        let timeout = i64::try_from(self.timeout_ms).unwrap_or(i64::MAX);
+        since.checked_add(time::Duration::milliseconds(timeout))
+    }
+
+    /// The deadline for people: `08:52:05 UTC (10 min)`, with how long the
+    /// whole wait is.
+    pub fn deadline_text(&self) -> String {
+        let wait = wait_text(self.timeout_ms);
+        match self.deadline() {
+            Some(at) => format!(
+                "{:02}:{:02}:{:02} UTC ({wait})",
+                at.hour(),
+                at.minute(),
+                at.second()
+            ),
+            None => format!("{wait} after it started waiting"),
+        }
+    }
+
+    /// What will happen if the person says yes, in plain words, as a
+    /// question: `Type `make test` ⏎ into shell:build?`, `Close
+    /// shell:build?`, and for a call the first clause of the tool's
+    /// description with the arguments it names put in (`Add 3 (default 1)
+    /// to the counter?`).
+    pub fn plainly(&self) -> String {
+        match self.action {
+            HeldAction::Input => {
+                let text = self.args.get("text").and_then(Value::as_str).unwrap_or("");
+                format!("Type {} into {}?", typed(text, 48), self.instance)
+            }
+            HeldAction::Close => format!("Close {} (its program ends)?", self.instance),
+            HeldAction::Call => {
+                let said = with_arguments(first_clause(&self.description), &self.args);
+                let said = said.trim().trim_end_matches(['.', '!', ':']).trim_end();
+                if said.is_empty() {
+                    format!("Call {} on {}?", self.tool, self.instance)
+                } else {
+                    format!("{said}?")
+                }
+            }
+        }
+    }
+}
+
+/// A description's first sentence or clause (up to `;`, `. ` or a line's
+/// end).
+fn first_clause(description: &str) -> &str {
+    let end = [";", ". ", "\n"]
+        .iter()
+        .filter_map(|stop| description.find(stop))
+        .min()
+        .unwrap_or(description.len());
+    &description[..end]
+}
+
+/// `10 min`, `45 s`, `1 h 30 min`: a wait, for people.
+fn wait_text(ms: u64) -> String {
+    let s = ms / 1000;
+    match s {
+        0..=119 => format!("{s} s"),
+        120..=7199 if s.is_multiple_of(60) => format!("{} min", s / 60),
+        120..=7199 => format!("{} min {} s", s / 60, s % 60),
+        _ => format!("{} h {} min", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// Typed text as a person reads it: printable runs in backticks, keys by
+/// name (`make test` ⏎, Ctrl-C), at most `max` characters of it shown.
+pub fn typed(text: &str, max: usize) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut run = String::new();
+    let mut cut = false;
+    for (shown, c) in text.chars().enumerate() {
+        if shown >= max {
+            cut = true;
+            break;
+        }
+        let key = match c {
+            '\r' => Some("⏎".to_string()),
+            '\n' => Some("↵".to_string()),
+            '\t' => Some("Tab".to_string()),
+            '\u{1b}' => Some("Esc".to_string()),
+            '\u{7f}' => Some("Backspace".to_string()),
+            c if (c as u32) < 0x20 => Some(format!("Ctrl-{}", char::from(b'@' + c as u8))),
+            c if c.is_control() => Some(format!("U+{:04X}", c as u32)),
+            _ => None,
+        };
+        match key {
+            Some(key) => {
+                if !run.is_empty() {
+                    parts.push(format!("`{}`", std::mem::take(&mut run)));
+                }
+                parts.push(key);
+            }
+            None => run.push(c),
+        }
+    }
+    if !run.is_empty() {
+        parts.push(format!("`{run}`"));
+    }
+    if cut {
+        parts.push("…".to_string());
+    }
+    if parts.is_empty() {
+        "nothing".to_string()
+    } else {
+        parts.join(" ")
+    }
+}
+
+/// `description` with each `` `name` `` that `args` has replaced by its
+/// value (strings as they are, the rest as JSON), so the tool's own words
+/// say what this call does.
+fn with_arguments(description: &str, args: &Value) -> String {
+    let mut out = String::new();
+    let mut rest = description;
+    while let Some(open) = rest.find('`') {
+        let Some(close) = rest[open + 1..].find('`').map(|c| open + 1 + c) else {
+            break;
+        };
+        let name = &rest[open + 1..close];
+        out.push_str(&rest[..open]);
+        match args.get(name) {
+            Some(Value::String(s)) => out.push_str(&format!("\"{s}\"")),
+            Some(value) => out.push_str(&value.to_string()),
+            None => out.push_str(&rest[open..=close]),
+        }
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// A decision on a held action, with when it was made: one line of an
 /// instance's approval log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -234,5 +376,55 @@ impl ConsentDecision {
             "approved" => Some(true),
             _ => Some(false),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn held(action: HeldAction, tool: &str, description: &str, args: Value) -> HeldCall {
+        HeldCall {
+            action,
+            call: "%3".into(),
+            instance: "shell:build".into(),
+            tool: tool.into(),
+            description: description.into(),
+            args,
+            revision: String::new(),
+            client: None,
+            since: "2026-12-03T08:42:05.000Z".into(),
+            waited_ms: 0,
+            timeout_ms: 600_000,
+        }
+    }
+
+    #[test]
+    fn what_waits_in_plain_words_with_its_deadline() {
+        let typing = held(
+            HeldAction::Input,
+            "input",
+            "",
+            json!({"text": "make test\r\u{3}"}),
+        );
+        assert_eq!(
+            typing.plainly(),
+            "Type `make test` ⏎ Ctrl-C into shell:build?"
+        );
+        assert_eq!(typing.deadline_text(), "08:52:05 UTC (10 min)");
+        let call = held(
+            HeldAction::Call,
+            "increment",
+            "Add `amount` (default 1) to the counter; answers the new value.",
+            json!({"amount": 3}),
+        );
+        assert_eq!(call.plainly(), "Add 3 (default 1) to the counter?");
+        let bare = held(HeldAction::Call, "reset", "", json!({}));
+        assert_eq!(bare.plainly(), "Call reset on shell:build?");
+        let close = held(HeldAction::Close, "close", "", json!({}));
+        assert_eq!(close.plainly(), "Close shell:build (its program ends)?");
+        assert_eq!(typed(&"x".repeat(60), 5), "`xxxxx` …");
+        assert_eq!(typed("", 5), "nothing");
     }
 }

@@ -42,7 +42,7 @@ pub struct HelloBody {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ClientKind {
-    /// `tickloop` commands.
+    /// `tickloop` commands the person runs.
     Cli,
     /// `tickloop mcp`: an MCP client's tool calls.
     Mcp,
@@ -55,16 +55,23 @@ pub enum ClientKind {
     /// `tickloop web`: the person's browser (the list, a Tick's screen,
     /// approving and refusing, closing).
     Web,
+    /// `tickloop` commands an agent host's tool ran (its shell tool):
+    /// that agent, named by host (`{"agent_cli": "claude-code"}`).
+    AgentCli(AgentHost),
 }
 
 impl ClientKind {
-    /// An agent (`mcp`, `loop`) rather than the person (`cli`, `monitor`,
-    /// `herdr`, `web`).
+    /// An agent (`mcp`, `loop`, `agent_cli`) rather than the person (`cli`,
+    /// `monitor`, `herdr`, `web`).
     pub fn is_agent(self) -> bool {
-        matches!(self, ClientKind::Mcp | ClientKind::Loop)
+        matches!(
+            self,
+            ClientKind::Mcp | ClientKind::Loop | ClientKind::AgentCli(_)
+        )
     }
 
-    /// The name the activity record and end reasons use (`cli`, `mcp`, ...).
+    /// The name the activity record and end reasons use (`cli`, `mcp`,
+    /// `agent-cli`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             ClientKind::Cli => "cli",
@@ -73,19 +80,23 @@ impl ClientKind {
             ClientKind::Monitor => "monitor",
             ClientKind::Herdr => "herdr",
             ClientKind::Web => "web",
+            ClientKind::AgentCli(_) => "agent-cli",
         }
     }
 
-    /// Who acted, for end reasons: `the person (cli)`, `an agent (mcp)`.
+    /// Who acted, for end reasons: `the person (cli)`, `an agent (mcp)`,
+    /// `an agent (claude-code, shell tool)`.
     pub fn actor(self) -> String {
-        if self.is_agent() {
-            format!("an agent ({})", self.as_str())
-        } else {
-            format!("the person ({})", self.as_str())
+        match self {
+            ClientKind::AgentCli(AgentHost::Other) => "an agent (shell tool)".to_string(),
+            ClientKind::AgentCli(host) => format!("an agent ({}, shell tool)", host.as_str()),
+            kind if kind.is_agent() => format!("an agent ({})", kind.as_str()),
+            kind => format!("the person ({})", kind.as_str()),
         }
     }
 
-    /// The short label a person reads in the activity (`CLI`, `MCP`, ...).
+    /// The short label a person reads in the activity and in prompts
+    /// (`CLI`, `MCP`, `Claude Code (shell)`, ...).
     pub fn label(self) -> &'static str {
         match self {
             ClientKind::Cli => "CLI",
@@ -94,6 +105,70 @@ impl ClientKind {
             ClientKind::Monitor => "Monitor",
             ClientKind::Herdr => "Herdr",
             ClientKind::Web => "Web",
+            ClientKind::AgentCli(host) => host.shell_label(),
+        }
+    }
+}
+
+/// The agent host whose tool ran a `tickloop` command (client kind
+/// `agent_cli`), as the CLI tells from its environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum AgentHost {
+    ClaudeCode,
+    Codex,
+    Gemini,
+    Opencode,
+    /// An agent that said so (`TICKLOOP_ACTOR=agent`) without naming its host.
+    Other,
+}
+
+impl AgentHost {
+    /// Every host, for parsing and listing.
+    pub const ALL: [AgentHost; 5] = [
+        AgentHost::ClaudeCode,
+        AgentHost::Codex,
+        AgentHost::Gemini,
+        AgentHost::Opencode,
+        AgentHost::Other,
+    ];
+
+    /// Its name: `claude-code`, `codex`, `gemini`, `opencode`, `other` (the
+    /// names of `tickloop loop AGENT`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentHost::ClaudeCode => "claude-code",
+            AgentHost::Codex => "codex",
+            AgentHost::Gemini => "gemini",
+            AgentHost::Opencode => "opencode",
+            AgentHost::Other => "other",
+        }
+    }
+
+    /// The host named `name` (`claude-code`, ...); `None` for another word.
+    pub fn parse(name: &str) -> Option<AgentHost> {
+        AgentHost::ALL.into_iter().find(|h| h.as_str() == name)
+    }
+
+    /// The host's name for people: `Claude Code`, `Codex CLI`, ...
+    pub fn title(self) -> &'static str {
+        match self {
+            AgentHost::ClaudeCode => "Claude Code",
+            AgentHost::Codex => "Codex CLI",
+            AgentHost::Gemini => "Gemini CLI",
+            AgentHost::Opencode => "opencode",
+            AgentHost::Other => "an agent",
+        }
+    }
+
+    /// Its shell tool, as the activity and the prompts name who acted.
+    pub fn shell_label(self) -> &'static str {
+        match self {
+            AgentHost::ClaudeCode => "Claude Code (shell)",
+            AgentHost::Codex => "Codex (shell)",
+            AgentHost::Gemini => "Gemini CLI (shell)",
+            AgentHost::Opencode => "opencode (shell)",
+            AgentHost::Other => "agent (shell)",
         }
     }
 }

@@ -676,18 +676,23 @@ fn consent_refused_with(code: i64, message: String, decision: &str) -> Gate {
 
 /// A desktop notification, when `notify-send` is there.
 fn notify(held: &HeldCall) {
-    let who = held.client.map_or("an agent", |c| c.label());
-    let what = match held.action {
-        HeldAction::Call => format!("call {} {}", held.tool, held.args),
-        HeldAction::Input => format!("type {} into {}", held.args["text"], held.instance),
-        HeldAction::Close => format!("close {}", held.instance),
+    let who = held
+        .client
+        .map_or_else(|| "an agent".to_string(), |c| c.actor());
+    // A call's description may not name its arguments.
+    let call = match held.action {
+        HeldAction::Call => format!(" ({} {})", held.tool, held.args),
+        _ => String::new(),
     };
     let body = format!(
-        "{who} wants to {what} — `tickloop approve {} {}` or the Monitor",
-        held.instance, held.call
+        "{}{call} Asked by {who}; answer by {} — `tickloop approve {} {}` or the Monitor",
+        held.plainly(),
+        held.deadline_text(),
+        held.instance,
+        held.call
     );
     let spawned = std::process::Command::new("notify-send")
-        .args(["--app-name=Tickloop", "Tickloop: approve a call?", &body])
+        .args(["--app-name=Tickloop", "Tickloop: approve?", &body])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

@@ -4,6 +4,7 @@
 //! to the client goes through the connection's one writer task (an
 //! [`Outbox`]), so none is ever cut halfway.
 
+use super::agent_limits;
 use super::approval;
 use super::conn::LauncherConn;
 use super::consent::{self, Caller};
@@ -113,6 +114,14 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
             }
         };
         let id = envelope.id;
+        // What only the person may do, refused to an agent's own CLI.
+        let refused = client.and_then(|c| agent_limits::refused(&shared, &envelope.request, c));
+        if let Some(reply) = refused {
+            if out.send(&ServerMessage::Reply { id, reply }).await.is_err() {
+                return;
+            }
+            continue;
+        }
         let reply = match envelope.request {
             ClientRequest::Watch {
                 instances,

@@ -13,7 +13,7 @@ use std::sync::mpsc;
 use termwiz::input::{KeyCode, KeyEvent};
 use termwiz::terminal::TerminalWaker;
 use tickloop_client::Endpoint;
-use tickloop_proto::wire::HeldCall;
+use tickloop_proto::wire::{HeldAction, HeldCall};
 
 /// The overlays of one session, and what feeds them.
 pub(super) struct Overlays {
@@ -155,11 +155,15 @@ impl Overlays {
             .first()
             .filter(|_| self.activity.is_none())
             .map(|held| {
+                // A call's description may not name its arguments.
+                let call = match held.action {
+                    HeldAction::Call => format!(" · {} {}", held.tool, held.args),
+                    _ => String::new(),
+                };
                 format!(
-                    "{} asks to call {} {} · {} m to approve or refuse",
+                    "{}{call} · asked by {} · {} m to approve or refuse",
+                    held.plainly(),
                     held.client.map_or("an agent", |c| c.label()),
-                    held.tool,
-                    held.args,
                     prefix.key.name()
                 )
             })

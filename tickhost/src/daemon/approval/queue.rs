@@ -18,7 +18,7 @@ use tickloop_proto::wire::HeldCall;
 use tokio::sync::oneshot;
 
 /// How long an action waits for a person by default.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+pub const DEFAULT_TIMEOUT: Duration = tickloop_client::config::DEFAULT_APPROVAL_TIMEOUT;
 
 /// How many final decisions are kept for late answers.
 pub const SETTLED_KEPT: usize = 1024;
@@ -308,17 +308,7 @@ impl Approvals {
 /// else `approval_timeout_secs` in the config file, else
 /// [`DEFAULT_TIMEOUT`].
 pub fn configured_timeout() -> Duration {
-    std::env::var("TICKLOOP_APPROVAL_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .map(Duration::from_millis)
-        .or_else(|| {
-            tickloop_client::config::load()
-                .ok()
-                .and_then(|c| c.approval_timeout_secs)
-                .map(Duration::from_secs)
-        })
-        .unwrap_or(DEFAULT_TIMEOUT)
+    tickloop_client::config::approval_timeout()
 }
 
 /// Whether a held action pops a desktop notification: `TICKLOOP_NOTIFY`
