@@ -352,10 +352,22 @@ impl Client {
     pub fn request_with_progress(
         &mut self,
         request: ClientRequest,
+        on_progress: impl FnMut(&HeldCall),
+    ) -> Result<ClientReply, ClientError> {
+        self.request_waiting(request, Duration::ZERO, on_progress)
+    }
+
+    /// [`Client::request_with_progress`] for a request that tickhost
+    /// answers only after `wait` (a `wait`, a `run`): the reply is waited
+    /// for that much longer.
+    pub fn request_waiting(
+        &mut self,
+        request: ClientRequest,
+        wait: Duration,
         mut on_progress: impl FnMut(&HeldCall),
     ) -> Result<ClientReply, ClientError> {
         let id = self.send(request)?;
-        let timeout = bound(REQUEST_TIMEOUT);
+        let timeout = bound(REQUEST_TIMEOUT).saturating_add(wait);
         self.reader.get_ref().set_read_timeout(Some(timeout))?;
         let reply = loop {
             match self.read_message() {

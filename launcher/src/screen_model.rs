@@ -25,6 +25,7 @@ use tickloop_proto::attach::{
     self, Attrs, Color, Cursor, CursorShape, Key, Line, Modes, Mods, MouseKind, MouseTracking, Run,
     Snapshot, ViewEvent,
 };
+use tickloop_proto::keys::Pressed;
 
 /// Encoding a view's event for the Tick failed, or writing it did: the
 /// PTY's writer is gone (the Tick is ending); the view's event is dropped.
@@ -377,6 +378,34 @@ pub fn encode_input(mode: TermMode, event: &ViewEvent) -> Result<Vec<u8>, InputE
             Ok(Vec::new())
         }
     }
+}
+
+/// The bytes `keys` (named by an agent, [`tickloop_proto::keys`]) become
+/// for a program whose terminal is in `mode`: each as a view's key would
+/// be (application cursor keys with DECCKM), keypad keys as SS3 sequences
+/// in application keypad mode (DECKPAM) and as their characters otherwise,
+/// with `M-` as an ESC before them, as xterm and tmux send them.
+pub fn encode_keys(mode: TermMode, keys: &[Pressed]) -> Result<Vec<u8>, InputError> {
+    let mut out = Vec::new();
+    for pressed in keys {
+        match *pressed {
+            Pressed::Key { key, mods } => {
+                out.extend(encode_input(mode, &ViewEvent::Key { key, mods })?);
+            }
+            Pressed::Keypad { key, mods } => {
+                if mods.alt {
+                    out.push(0x1b);
+                }
+                if mode.contains(TermMode::APP_KEYPAD) {
+                    out.extend([0x1b, b'O', key.application()]);
+                } else {
+                    let mut buf = [0u8; 4];
+                    out.extend(key.numeric().encode_utf8(&mut buf).as_bytes());
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// A paste: bracketed when the Tick asked (with any ESC taken out, so the

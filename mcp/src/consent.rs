@@ -54,6 +54,10 @@ pub fn question(held: &HeldCall) -> ElicitRequestParams {
         args.push_str(" …");
     }
     let what = match action(held) {
+        "input" if held.tool == "run" => format!(
+            "an agent wants to run a command at the prompt of {}\nThe command: {args}",
+            held.instance
+        ),
         "input" => format!(
             "an agent wants to type into {}\nThe text: {args}",
             held.instance

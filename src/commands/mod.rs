@@ -14,6 +14,7 @@ pub mod mcp;
 pub mod open;
 pub mod packages;
 pub mod recordings;
+pub mod terminal;
 pub mod views;
 
 use crate::target::Target;

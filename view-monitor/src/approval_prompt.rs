@@ -32,6 +32,10 @@ pub fn lines(held: &HeldCall, more: usize, whole: bool, max_args: usize) -> Vec<
             "{who} wants to call {} on {} — it mutates: {}",
             held.tool, held.instance, held.description
         ),
+        HeldAction::Input if held.tool == "run" => format!(
+            "{who} wants to run a command at the prompt of {} (below)",
+            held.instance
+        ),
         HeldAction::Input => format!("{who} wants to type into {} (text below)", held.instance),
         HeldAction::Close => format!(
             "{who} wants to close {}: {}",

@@ -5,7 +5,7 @@
 //! instance ended: [`EndInfo`]).
 
 #[cfg(doc)]
-use super::{ActivityRecord, ApprovalLogEntry};
+use super::{ActivityRecord, ApprovalLogEntry, RunReply, WaitReply};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -13,6 +13,7 @@ use std::path::PathBuf;
 
 use super::{
     ApprovalPolicy, CallOutcome, CallRequest, ConsentChange, HeldCall, OpenRequest, Owner,
+    RunRequest, WaitRequest,
 };
 
 /// What a client asks of tickhost. Instance ids are full ids (`hosted:NAME`,
@@ -48,6 +49,25 @@ pub enum ClientRequest {
     Input {
         instance: String,
         text: String,
+    },
+    /// Keys by name (tmux's: `Enter`, `C-c`, `Up`), each encoded for the
+    /// program's current modes; an unknown name types nothing.
+    Keys {
+        instance: String,
+        keys: Vec<String>,
+    },
+    /// Wait for output, quiet, the prompt or the end ([`WaitReply`]).
+    Wait {
+        instance: String,
+        #[serde(flatten)]
+        wait: WaitRequest,
+    },
+    /// Type a command at a shell's prompt and wait for its end
+    /// ([`RunReply`]).
+    Run {
+        instance: String,
+        #[serde(flatten)]
+        run: RunRequest,
     },
     Close {
         instance: String,

@@ -94,7 +94,8 @@ pub enum HeldAction {
     /// A call of a `mutates: true` tool.
     #[default]
     Call,
-    /// Typing into the instance's terminal (`args.text`).
+    /// Typing into the instance's terminal: `input` (`args.text`), `keys`
+    /// (`args.keys`), `run` (`args.command`, typed at a shell's prompt).
     Input,
     /// Closing the instance.
     Close,
@@ -121,11 +122,12 @@ pub struct HeldCall {
     /// approve INSTANCE CALL`.
     pub call: String,
     pub instance: String,
-    /// The tool called; `input` or `close` for those actions.
+    /// The tool called; `input`, `keys`, `run` or `close` for those actions.
     pub tool: String,
     /// The tool's description, so the person can judge the call.
     pub description: String,
-    /// The call's arguments; `{"text": ...}` for input, `{}` for close.
+    /// The call's arguments; `{"text": ...}` for input, `{"keys": [...]}`
+    /// for keys, `{"command": ...}` for run, `{}` for close.
     pub args: Value,
     /// The catalog revision the call was made for: approval is bound to it
     /// (empty for input and close).
@@ -183,9 +185,9 @@ impl ConsentDecision {
     pub fn what(&self, args_width: usize) -> String {
         let mut args = match self.action {
             HeldAction::Call => self.args.to_string(),
-            HeldAction::Input => self
-                .args
-                .get("text")
+            HeldAction::Input => ["text", "command", "keys"]
+                .iter()
+                .find_map(|k| self.args.get(*k))
                 .map(Value::to_string)
                 .unwrap_or_default(),
             HeldAction::Close => String::new(),

@@ -31,6 +31,7 @@
 //! | `program` | what an instance runs (`open`'s request, shared with the launch) |
 //! | `consent` | policies, owners, held actions and the decisions on them |
 //! | `activity` | what agents and views did with an instance |
+//! | `terminal` | keys, waits, `run` and a shell's state, the same on every hop |
 //!
 //! Every type is re-exported here: callers write `wire::ListEntry`.
 
@@ -41,6 +42,7 @@ mod consent;
 mod hello;
 mod launcher;
 mod program;
+mod terminal;
 
 pub use activity::*;
 pub use call::*;
@@ -49,6 +51,7 @@ pub use consent::*;
 pub use hello::*;
 pub use launcher::*;
 pub use program::*;
+pub use terminal::*;
 
 use schemars::JsonSchema;
 use serde_json::Value;
@@ -101,6 +104,8 @@ struct AllMessages {
     list_entry: ListEntry,
     open_reply: OpenReply,
     screen_reply: ScreenReply,
+    wait_reply: WaitReply,
+    run_reply: RunReply,
     activity_record: ActivityRecord,
     approval_log_entry: ApprovalLogEntry,
     view_hello: crate::attach::ViewHello,

@@ -193,6 +193,11 @@ pub trait ConsentTarget {
 pub enum Asked<'a> {
     Call(&'a CallRequest),
     Input(&'a str),
+    /// Keys by name: typing, held as `input` is.
+    Keys(&'a [String]),
+    /// A command typed at a shell's prompt (`run`): typing, held as
+    /// `input` is, the question showing the command line.
+    Run(&'a str),
     Close,
 }
 
@@ -200,7 +205,7 @@ impl Asked<'_> {
     fn action(&self) -> HeldAction {
         match self {
             Asked::Call(_) => HeldAction::Call,
-            Asked::Input(_) => HeldAction::Input,
+            Asked::Input(_) | Asked::Keys(_) | Asked::Run(_) => HeldAction::Input,
             Asked::Close => HeldAction::Close,
         }
     }
@@ -304,6 +309,18 @@ fn to_hold(
             "input".to_string(),
             "types into its terminal, as if at its keyboard".to_string(),
             json!({ "text": text }),
+            String::new(),
+        ),
+        Asked::Keys(keys) => (
+            "keys".to_string(),
+            "presses keys in its terminal, as if at its keyboard".to_string(),
+            json!({ "keys": keys }),
+            String::new(),
+        ),
+        Asked::Run(command) => (
+            "run".to_string(),
+            "types this command at its shell's prompt and runs it".to_string(),
+            json!({ "command": command }),
             String::new(),
         ),
         Asked::Close => (
@@ -580,6 +597,12 @@ fn notify(held: &HeldCall) {
     let who = held.client.map_or("an agent", |c| c.label());
     let what = match held.action {
         HeldAction::Call => format!("call {} {}", held.tool, held.args),
+        HeldAction::Input if held.tool == "run" => {
+            format!("run {} in {}", held.args["command"], held.instance)
+        }
+        HeldAction::Input if held.tool == "keys" => {
+            format!("press {} in {}", held.args["keys"], held.instance)
+        }
         HeldAction::Input => format!("type {} into {}", held.args["text"], held.instance),
         HeldAction::Close => format!("close {}", held.instance),
     };

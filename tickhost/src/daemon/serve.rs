@@ -88,10 +88,15 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
         return;
     }
 
+    // A line that came while a wait or run was being answered, served next.
+    let mut early: Option<Line> = None;
     loop {
-        let line = match reader.next().await {
-            Ok(Some(line)) => line,
-            Ok(None) | Err(_) => return,
+        let line = match early.take() {
+            Some(line) => line,
+            None => match reader.next().await {
+                Ok(Some(line)) => line,
+                Ok(None) | Err(_) => return,
+            },
         };
         let envelope = match parse_request(line) {
             Ok(envelope) => envelope,
@@ -140,6 +145,27 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
             }
             ClientRequest::Input { instance, text } => {
                 input_gated(&shared, &instance, text, client, id, &mut writer).await
+            }
+            ClientRequest::Keys { instance, keys } => {
+                keys_gated(&shared, &instance, keys, client, id, &mut writer).await
+            }
+            ClientRequest::Wait { instance, wait } => {
+                let request = LauncherRequest::Wait(wait);
+                let waited = forward(&shared, &instance, request, false, client);
+                match until_hangup(waited, &mut reader, &mut early).await {
+                    Some(reply) => reply,
+                    // The caller went away (an MCP wait cancelled): the
+                    // launcher's wait ends at its own timeout.
+                    None => return,
+                }
+            }
+            ClientRequest::Run { instance, run } => {
+                let ran = run_gated(&shared, &instance, run, client, id, &mut writer);
+                match until_hangup(ran, &mut reader, &mut early).await {
+                    Some(reply) => reply,
+                    // The command, once typed, runs on: it is never killed.
+                    None => return,
+                }
             }
             ClientRequest::Close { instance } => {
                 close_gated(&shared, &instance, client, id, &mut writer).await
@@ -197,10 +223,12 @@ async fn handle(
     match request {
         ClientRequest::Open(request) => open(shared, request, client).await,
         ClientRequest::List => ClientReply::typed(&list(shared)),
+        // A `shell:` instance's launcher answers these itself: its shell's
+        // integration and state, or that it is no Tick.
         ClientRequest::Describe { instance } => {
-            forward(instance, LauncherRequest::Describe, true).await
+            forward(instance, LauncherRequest::Describe, false).await
         }
-        ClientRequest::Read { instance } => forward(instance, LauncherRequest::Read, true).await,
+        ClientRequest::Read { instance } => forward(instance, LauncherRequest::Read, false).await,
         ClientRequest::Approvals => match serde_json::to_value(shared.approvals.list()) {
             Ok(value) => ClientReply::Ok(value),
             Err(e) => error(ErrorKind::Internal, e.to_string()),
@@ -239,12 +267,15 @@ async fn handle(
         },
         // Served by the connection loop, which can tell the caller that it
         // waits for approval.
-        ClientRequest::Call { .. } | ClientRequest::Input { .. } | ClientRequest::Close { .. } => {
-            error(
-                ErrorKind::Internal,
-                "this request is served elsewhere".into(),
-            )
-        }
+        ClientRequest::Call { .. }
+        | ClientRequest::Input { .. }
+        | ClientRequest::Keys { .. }
+        | ClientRequest::Wait { .. }
+        | ClientRequest::Run { .. }
+        | ClientRequest::Close { .. } => error(
+            ErrorKind::Internal,
+            "this request is served elsewhere".into(),
+        ),
         ClientRequest::Screen { instance, history } => screen(shared, &instance, history).await,
         ClientRequest::Reload { instance } => reload(shared, &instance).await,
         ClientRequest::Activity { instance, after } => activity(shared, &instance, after).await,
@@ -386,6 +417,70 @@ async fn input_gated(
         return refused;
     }
     forward(shared, name, LauncherRequest::Input { text }, false, client).await
+}
+
+/// `keys`: every name checked first (an unknown one types nothing and asks
+/// nobody), then held as typing is.
+async fn keys_gated(
+    shared: &Arc<Shared>,
+    name: &str,
+    keys: Vec<String>,
+    client: Option<ClientKind>,
+    id: u64,
+    writer: &mut OwnedWriteHalf,
+) -> ClientReply {
+    if let Err(e) = tickloop_proto::keys::parse_all(&keys) {
+        return error(ErrorKind::BadRequest, e.to_string());
+    }
+    let asked = approval::Asked::Keys(&keys);
+    if let Some(refused) = refused_by_consent(shared, name, asked, client, id, writer).await {
+        return refused;
+    }
+    forward(shared, name, LauncherRequest::Keys { keys }, false, client).await
+}
+
+/// `run`: an agent's command at a person's shell is held as typing is, the
+/// question showing the command line; then the launcher types it at the
+/// prompt (or refuses, typing nothing) and answers at its end.
+async fn run_gated(
+    shared: &Arc<Shared>,
+    name: &str,
+    run: tickloop_proto::wire::RunRequest,
+    client: Option<ClientKind>,
+    id: u64,
+    writer: &mut OwnedWriteHalf,
+) -> ClientReply {
+    if let Some(problem) = run.problem() {
+        return error(ErrorKind::BadRequest, problem);
+    }
+    let asked = approval::Asked::Run(&run.command);
+    if let Some(refused) = refused_by_consent(shared, name, asked, client, id, writer).await {
+        return refused;
+    }
+    forward(shared, name, LauncherRequest::Run(run), false, client).await
+}
+
+/// Runs `answer` (a wait or a run, which may take long) while watching the
+/// caller: `None` when it hung up first. A line it sent meanwhile is kept
+/// in `early`, to be served next.
+async fn until_hangup(
+    answer: impl std::future::Future<Output = ClientReply>,
+    reader: &mut LineReader<tokio::net::unix::OwnedReadHalf>,
+    early: &mut Option<Line>,
+) -> Option<ClientReply> {
+    tokio::pin!(answer);
+    loop {
+        if early.is_some() {
+            return Some(answer.await);
+        }
+        tokio::select! {
+            reply = &mut answer => return Some(reply),
+            line = reader.next() => match line {
+                Ok(Some(line)) => *early = Some(line),
+                Ok(None) | Err(_) => return None,
+            },
+        }
+    }
 }
 
 /// `close`: an agent's closing of a person's instance waits for the person
