@@ -340,6 +340,13 @@ impl Client {
         Ok(id)
     }
 
+    /// A handle that ends this connection from another thread
+    /// (`shutdown`): a request blocked on it returns with an error, and
+    /// tickhost sees its client go (a cancelled `wait` ends there).
+    pub fn hangup_handle(&self) -> std::io::Result<UnixStream> {
+        self.writer.try_clone()
+    }
+
     /// Sends `request` and waits for its reply, at most
     /// [`REQUEST_TIMEOUT`].
     pub fn request(&mut self, request: ClientRequest) -> Result<ClientReply, ClientError> {

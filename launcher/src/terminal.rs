@@ -281,11 +281,17 @@ impl TerminalHandle {
         self.emu_tx.send(EmuMsg::Shell(msg)).await.is_ok()
     }
 
-    /// Types `keys` (named by an agent) encoded for the program's modes as
-    /// the emulator thread last published them; the bytes typed.
-    pub fn type_keys(&self, keys: &[tickloop_proto::keys::Pressed]) -> Result<usize, InputError> {
+    /// Types `text` (as it is) and then `keys` (named by an agent) encoded
+    /// for the program's modes as the emulator thread last published them,
+    /// in one write; the bytes typed.
+    pub fn type_keys(
+        &self,
+        text: Option<Vec<u8>>,
+        keys: &[tickloop_proto::keys::Pressed],
+    ) -> Result<usize, InputError> {
         let modes = TermMode::from_bits_truncate(self.modes.load(Ordering::Acquire));
-        let bytes = crate::screen_model::encode_keys(modes, keys).map_err(|_| InputError::Gone)?;
+        let mut bytes = text.unwrap_or_default();
+        bytes.extend(crate::screen_model::encode_keys(modes, keys).map_err(|_| InputError::Gone)?);
         let n = bytes.len();
         self.input(bytes)?;
         Ok(n)

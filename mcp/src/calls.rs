@@ -30,6 +30,9 @@ pub struct Caller {
     /// task's ([`crate::tasks`]). (The 2025 revisions ask with a request
     /// of their own, [`crate::consent`].)
     pub ask: Option<tokio::sync::mpsc::UnboundedSender<HeldCall>>,
+    /// Cancelled when the client cancels the request (`notifications/
+    /// cancelled`): a TickManage `wait` or `run` then ends at once.
+    pub cancel: Option<tokio_util::sync::CancellationToken>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -201,6 +204,18 @@ pub async fn request_held(
     instance: &str,
     caller: &Caller,
 ) -> Result<ClientReply, HostError> {
+    request_held_waiting(hosts, request, instance, caller, std::time::Duration::ZERO).await
+}
+
+/// [`request_held`] for a request tickhost answers only after `wait` (a
+/// `run`).
+pub async fn request_held_waiting(
+    hosts: &Hosts,
+    request: ClientRequest,
+    instance: &str,
+    caller: &Caller,
+    wait: std::time::Duration,
+) -> Result<ClientReply, HostError> {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<HeldCall>();
     let waiting = Waiting {
         caller: caller.clone(),
@@ -209,15 +224,68 @@ pub async fn request_held(
     };
     let forward = tokio::spawn(waiting.forward(rx));
     let hosts = hosts.clone();
-    let reply = tokio::task::spawn_blocking(move || {
-        hosts.request_blocking(request, |held| {
+    let (handle_tx, handle_rx) = tokio::sync::oneshot::channel();
+    let asked = tokio::task::spawn_blocking(move || {
+        let on_progress = |held: &HeldCall| {
             let _ = tx.send(held.clone());
+        };
+        hosts.request_blocking_hangable(request, wait, on_progress, |handle| {
+            let _ = handle_tx.send(handle);
         })
-    })
-    .await
-    .unwrap_or_else(|e| Err(HostError::Lost(format!("internal error: {e}"))));
+    });
+    let reply = until_cancelled(asked, handle_rx, caller.cancel.as_ref()).await;
     let _ = forward.await;
     reply
+}
+
+/// The reply of the blocking request `asked`, or, when `cancel` fires first
+/// (the client cancelled its MCP request), its connection hung up (so
+/// tickhost sees its caller go) and a `Lost` saying so.
+async fn until_cancelled(
+    asked: tokio::task::JoinHandle<Result<ClientReply, HostError>>,
+    connection: tokio::sync::oneshot::Receiver<std::os::unix::net::UnixStream>,
+    cancel: Option<&tokio_util::sync::CancellationToken>,
+) -> Result<ClientReply, HostError> {
+    let joined = |r: Result<Result<ClientReply, HostError>, tokio::task::JoinError>| {
+        r.unwrap_or_else(|e| Err(HostError::Lost(format!("internal error: {e}"))))
+    };
+    let Some(cancel) = cancel else {
+        return joined(asked.await);
+    };
+    tokio::pin!(asked);
+    tokio::select! {
+        reply = &mut asked => joined(reply),
+        () = cancel.cancelled() => {
+            if let Ok(stream) = connection.await {
+                let _ = stream.shutdown(std::net::Shutdown::Both);
+            }
+            let _ = asked.await;
+            Err(HostError::Lost("cancelled by the client".into()))
+        }
+    }
+}
+
+/// `request` (a wait, answered only after up to `wait`) on a fresh
+/// tickhost connection, ended when the client cancels it.
+pub async fn request_cancellable(
+    hosts: &Hosts,
+    request: ClientRequest,
+    wait: std::time::Duration,
+    caller: &Caller,
+) -> Result<ClientReply, HostError> {
+    let hosts = hosts.clone();
+    let (handle_tx, handle_rx) = tokio::sync::oneshot::channel();
+    let asked = tokio::task::spawn_blocking(move || {
+        hosts.request_blocking_hangable(
+            request,
+            wait,
+            |_| {},
+            |handle| {
+                let _ = handle_tx.send(handle);
+            },
+        )
+    });
+    until_cancelled(asked, handle_rx, caller.cancel.as_ref()).await
 }
 
 /// A request tickhost may hold: who asked, and where an answer goes.

@@ -8,6 +8,7 @@ use crate::outcome;
 use rmcp::model::CallToolResult;
 use serde_json::Value;
 use std::path::PathBuf;
+use std::time::Duration;
 use tickloop_client::ssh::{self, SshHost};
 use tickloop_client::Client;
 use tickloop_proto::wire::{ClientKind, ClientReply, ClientRequest, ErrorKind, HeldCall};
@@ -138,14 +139,49 @@ impl Hosts {
         request: ClientRequest,
         on_progress: impl FnMut(&HeldCall),
     ) -> Result<ClientReply, HostError> {
-        if self.several() {
-            return self.request_several(request, on_progress);
+        self.request_blocking_waiting(request, Duration::ZERO, on_progress)
+    }
+
+    /// [`Hosts::request_blocking`] for a request tickhost answers only
+    /// after `wait` (a `wait`, a `run`).
+    pub fn request_blocking_waiting(
+        &self,
+        request: ClientRequest,
+        wait: Duration,
+        on_progress: impl FnMut(&HeldCall),
+    ) -> Result<ClientReply, HostError> {
+        self.request_blocking_hangable(request, wait, on_progress, |_| {})
+    }
+
+    /// [`Hosts::request_blocking_waiting`], handing `connected` the
+    /// connection's [`Client::hangup_handle`] once it is made: shutting it
+    /// down ends the request (a cancelled wait).
+    pub fn request_blocking_hangable(
+        &self,
+        request: ClientRequest,
+        wait: Duration,
+        on_progress: impl FnMut(&HeldCall),
+        connected: impl FnOnce(std::os::unix::net::UnixStream),
+    ) -> Result<ClientReply, HostError> {
+        let mut client = if self.several() {
+            match &request {
+                ClientRequest::List | ClientRequest::Approvals => {
+                    return self.request_several(request, wait, on_progress)
+                }
+                _ => {
+                    let (client, request) = self.routed(request)?;
+                    return hung_up_or(client, request, wait, on_progress, connected);
+                }
+            }
+        } else {
+            self.connect()
+                .map_err(|e| HostError::Connect(format!("cannot reach tickhost: {e}")))?
+        };
+        if let Ok(handle) = client.hangup_handle() {
+            connected(handle);
         }
-        let mut client = self
-            .connect()
-            .map_err(|e| HostError::Connect(format!("cannot reach tickhost: {e}")))?;
         client
-            .request_with_progress(request, on_progress)
+            .request_waiting(request, wait, on_progress)
             .map_err(|e| HostError::Lost(format!("tickhost: {e}")))
     }
 
@@ -156,12 +192,13 @@ impl Hosts {
     fn request_several(
         &self,
         request: ClientRequest,
+        wait: Duration,
         on_progress: impl FnMut(&HeldCall),
     ) -> Result<ClientReply, HostError> {
         match &request {
             ClientRequest::List => Ok(self.gather(&request, "id")),
             ClientRequest::Approvals => Ok(self.gather(&request, "instance")),
-            _ => self.request_routed(request, on_progress),
+            _ => self.request_routed(request, wait, on_progress),
         }
     }
 
@@ -194,8 +231,16 @@ impl Hosts {
     fn request_routed(
         &self,
         request: ClientRequest,
+        wait: Duration,
         on_progress: impl FnMut(&HeldCall),
     ) -> Result<ClientReply, HostError> {
+        let (client, request) = self.routed(request)?;
+        hung_up_or(client, request, wait, on_progress, |_| {})
+    }
+
+    /// A connection to the machine `request`'s `instance` names, and the
+    /// request with the id there.
+    fn routed(&self, request: ClientRequest) -> Result<(Client, ClientRequest), HostError> {
         let mut value = serde_json::to_value(&request)
             .map_err(|e| HostError::Lost(format!("internal error: {e}")))?;
         let id = value
@@ -212,11 +257,9 @@ impl Hosts {
         value["instance"] = Value::String(there);
         let request: ClientRequest = serde_json::from_value(value)
             .map_err(|e| HostError::Lost(format!("internal error: {e}")))?;
-        let mut client = Client::connect_remote(&host, false, ClientKind::Mcp)
+        let client = Client::connect_remote(&host, false, ClientKind::Mcp)
             .map_err(|e| HostError::Connect(format!("cannot reach tickhost on {host}: {e}")))?;
-        client
-            .request_with_progress(request, on_progress)
-            .map_err(|e| HostError::Lost(format!("tickhost on {host}: {e}")))
+        Ok((client, request))
     }
 
     /// One request on a fresh tickhost connection, off the async threads.
@@ -256,4 +299,21 @@ impl Hosts {
             Err(refusal) => refusal.failed(),
         }
     }
+}
+
+/// `request` on `client` (a machine of several), its hang-up handle given
+/// to `connected` first.
+fn hung_up_or(
+    mut client: Client,
+    request: ClientRequest,
+    wait: Duration,
+    on_progress: impl FnMut(&HeldCall),
+    connected: impl FnOnce(std::os::unix::net::UnixStream),
+) -> Result<ClientReply, HostError> {
+    if let Ok(handle) = client.hangup_handle() {
+        connected(handle);
+    }
+    client
+        .request_waiting(request, wait, on_progress)
+        .map_err(|e| HostError::Lost(format!("tickhost: {e}")))
 }

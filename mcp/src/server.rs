@@ -302,6 +302,7 @@ impl ServerHandler for Bridge {
             peer: context.peer.clone(),
             progress: context.meta.get_progress_token(),
             ask: None,
+            cancel: Some(context.ct.clone()),
         };
         let name = request.name.to_string();
         let args = Value::Object(request.arguments.unwrap_or_default());
@@ -445,7 +446,7 @@ impl Bridge {
 fn may_wait(args: &Value) -> bool {
     matches!(
         args.get("action").and_then(Value::as_str),
-        Some("input" | "close")
+        Some("input" | "close" | "run")
     )
 }
 

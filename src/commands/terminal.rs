@@ -53,6 +53,7 @@ pub fn keys(target: &Target, id: String, keys: Vec<String>, json: bool) -> Resul
     }
     let request = ClientRequest::Keys {
         instance: id.clone(),
+        text: None,
         keys,
     };
     let mut client = target.connect()?;
@@ -119,28 +120,6 @@ pub fn wait(target: &Target, args: WaitArgs, json: bool) -> Result<i32> {
     Ok(0)
 }
 
-/// The command line `run` types: one argument as it is (a command line of
-/// its own), several quoted where a shell would split or expand them.
-pub fn command_line(words: &[String]) -> String {
-    if let [one] = words {
-        return one.clone();
-    }
-    words
-        .iter()
-        .map(|w| {
-            let plain = !w.is_empty()
-                && w.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c));
-            if plain {
-                w.clone()
-            } else {
-                format!("'{}'", w.replace('\'', r"'\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// `run ID -- COMMAND...`: the command's output on stdout and its status as
 /// the exit; 124 when it still runs at the timeout; 125 when Tickloop
 /// could not run it (nothing typed).
@@ -159,7 +138,7 @@ pub fn run(target: &Target, args: RunArgs, json: bool) -> Result<i32> {
 
 fn run_command(target: &Target, args: RunArgs, json: bool) -> Result<i32> {
     let run = RunRequest {
-        command: command_line(&args.command),
+        command: tickloop_proto::shell::command_line(&args.command),
         timeout_ms: timeout_ms(args.timeout)?,
     };
     if let Some(problem) = run.problem() {
@@ -204,24 +183,5 @@ fn run_command(target: &Target, args: RunArgs, json: bool) -> Result<i32> {
             );
             Ok(1)
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn one_word_is_a_command_line_and_several_are_argv() {
-        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(
-            command_line(&words(&["make && echo ok"])),
-            "make && echo ok"
-        );
-        assert_eq!(command_line(&words(&["ls", "-la", "/tmp"])), "ls -la /tmp");
-        assert_eq!(
-            command_line(&words(&["echo", "a b", "it's"])),
-            r"echo 'a b' 'it'\''s'"
-        );
     }
 }

@@ -25,13 +25,13 @@ use tokio::time::Instant;
 /// The most a `--text` expression may compile to.
 const REGEX_SIZE: usize = 1 << 20;
 
-/// `keys`: every name checked before any key is typed.
-pub(super) fn keys(term: &TerminalHandle, names: &[String]) -> ClientReply {
+/// `keys`: every name checked before anything is typed; `text` first.
+pub(super) fn keys(term: &TerminalHandle, text: Option<String>, names: &[String]) -> ClientReply {
     let pressed = match tickloop_proto::keys::parse_all(names) {
         Ok(pressed) => pressed,
         Err(e) => return error(ErrorKind::BadRequest, &e.to_string()),
     };
-    match term.type_keys(&pressed) {
+    match term.type_keys(text.map(String::into_bytes), &pressed) {
         Ok(bytes) => ClientReply::Ok(json!({"ok": true, "keys": names.len(), "bytes": bytes})),
         Err(e) => error(ErrorKind::Internal, &e.to_string()),
     }

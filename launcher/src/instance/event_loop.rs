@@ -257,7 +257,9 @@ impl Instance {
             LauncherRequest::Status => return self.reply_status(id, &peer),
             LauncherRequest::Screen { history } => return self.reply_screen(id, peer, history),
             LauncherRequest::Input { text } => return self.type_input(id, &peer, client, text),
-            LauncherRequest::Keys { keys } => return self.type_keys(id, &peer, client, keys),
+            LauncherRequest::Keys { text, keys } => {
+                return self.type_keys(id, &peer, client, text, keys)
+            }
             LauncherRequest::Wait(wait) => return self.wait(id, peer, wait),
             LauncherRequest::Run(run) => return self.run_command(id, peer, client, run),
             LauncherRequest::Describe | LauncherRequest::Read if self.spec.program.shell => {
@@ -348,9 +350,20 @@ impl Instance {
     }
 
     /// `keys`: named keys, encoded for the program's modes.
-    fn type_keys(&mut self, id: u64, peer: &Peer, client: Option<ClientKind>, keys: Vec<String>) {
-        let asked = Asked::new(client, "keys").with_args(&json!(keys));
-        let reply = agent_terminal::keys(&self.term, &keys);
+    fn type_keys(
+        &mut self,
+        id: u64,
+        peer: &Peer,
+        client: Option<ClientKind>,
+        text: Option<String>,
+        keys: Vec<String>,
+    ) {
+        let args = match &text {
+            Some(text) => json!({"text": text, "keys": keys}),
+            None => json!(keys),
+        };
+        let asked = Asked::new(client, "keys").with_args(&args);
+        let reply = agent_terminal::keys(&self.term, text, &keys);
         answer(&mut self.activity, asked, id, peer, reply);
     }
 

@@ -34,3 +34,44 @@ pub fn series() -> Vec<crate::core::descriptor::Series> {
         newest: crate::core::descriptor::Newest::Last,
     }]
 }
+
+/// The command line `run` types: one argument as it is (a command line of
+/// its own), several quoted where a shell would split or expand them.
+pub fn command_line(words: &[String]) -> String {
+    if let [one] = words {
+        return one.clone();
+    }
+    words
+        .iter()
+        .map(|w| {
+            let plain = !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c));
+            if plain {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_word_is_a_command_line_and_several_are_argv() {
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            command_line(&words(&["make && echo ok"])),
+            "make && echo ok"
+        );
+        assert_eq!(command_line(&words(&["ls", "-la", "/tmp"])), "ls -la /tmp");
+        assert_eq!(
+            command_line(&words(&["echo", "a b", "it's"])),
+            r"echo 'a b' 'it'\''s'"
+        );
+    }
+}

@@ -51,9 +51,12 @@ pub enum ClientRequest {
         text: String,
     },
     /// Keys by name (tmux's: `Enter`, `C-c`, `Up`), each encoded for the
-    /// program's current modes; an unknown name types nothing.
+    /// program's current modes, after `text` typed as it is when given; an
+    /// unknown name types nothing.
     Keys {
         instance: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
         keys: Vec<String>,
     },
     /// Wait for output, quiet, the prompt or the end ([`WaitReply`]).
@@ -295,6 +298,10 @@ pub struct ListEntry {
     /// Calls waiting for a person's approval, and their tools.
     pub approvals_waiting: usize,
     pub approval_tools: Vec<String>,
+    /// `shell:` only: its shell integration, when it has one (then `read`
+    /// gives its commands, and `run` and `watch` work with it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shell: Option<super::ShellIntegration>,
 }
 
 /// The answer to `open`.

@@ -40,6 +40,9 @@ pub enum LauncherRequest {
     /// Keys by name, encoded for the program's current modes (see
     /// [`crate::keys`]); all are checked before any is typed.
     Keys {
+        /// Typed as it is before the keys.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
         keys: Vec<String>,
     },
     /// Answered when what it waits for happens, or at its timeout.

@@ -193,8 +193,8 @@ pub trait ConsentTarget {
 pub enum Asked<'a> {
     Call(&'a CallRequest),
     Input(&'a str),
-    /// Keys by name: typing, held as `input` is.
-    Keys(&'a [String]),
+    /// Keys by name (after some text): typing, held as `input` is.
+    Keys(Option<&'a str>, &'a [String]),
     /// A command typed at a shell's prompt (`run`): typing, held as
     /// `input` is, the question showing the command line.
     Run(&'a str),
@@ -205,7 +205,7 @@ impl Asked<'_> {
     fn action(&self) -> HeldAction {
         match self {
             Asked::Call(_) => HeldAction::Call,
-            Asked::Input(_) | Asked::Keys(_) | Asked::Run(_) => HeldAction::Input,
+            Asked::Input(_) | Asked::Keys(..) | Asked::Run(_) => HeldAction::Input,
             Asked::Close => HeldAction::Close,
         }
     }
@@ -311,10 +311,13 @@ fn to_hold(
             json!({ "text": text }),
             String::new(),
         ),
-        Asked::Keys(keys) => (
+        Asked::Keys(text, keys) => (
             "keys".to_string(),
             "presses keys in its terminal, as if at its keyboard".to_string(),
-            json!({ "keys": keys }),
+            match text {
+                Some(text) => json!({ "text": text, "keys": keys }),
+                None => json!({ "keys": keys }),
+            },
             String::new(),
         ),
         Asked::Run(command) => (

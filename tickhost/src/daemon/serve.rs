@@ -146,13 +146,20 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
             ClientRequest::Input { instance, text } => {
                 input_gated(&shared, &instance, text, client, id, &mut writer).await
             }
-            ClientRequest::Keys { instance, keys } => {
-                keys_gated(&shared, &instance, keys, client, id, &mut writer).await
-            }
+            ClientRequest::Keys {
+                instance,
+                text,
+                keys,
+            } => keys_gated(&shared, &instance, (text, keys), client, id, &mut writer).await,
             ClientRequest::Wait { instance, wait } => {
+                let for_end = wait.ended;
                 let request = LauncherRequest::Wait(wait);
                 let waited = forward(&shared, &instance, request, false, client);
                 match until_hangup(waited, &mut reader, &mut early).await {
+                    // It has ended (before, or as the wait reached it).
+                    Some(ClientReply::Error(e)) if for_end && e.kind == ErrorKind::Ended => {
+                        ended_already(&shared, &instance)
+                    }
                     Some(reply) => reply,
                     // The caller went away (an MCP wait cancelled): the
                     // launcher's wait ends at its own timeout.
@@ -424,7 +431,7 @@ async fn input_gated(
 async fn keys_gated(
     shared: &Arc<Shared>,
     name: &str,
-    keys: Vec<String>,
+    (text, keys): (Option<String>, Vec<String>),
     client: Option<ClientKind>,
     id: u64,
     writer: &mut OwnedWriteHalf,
@@ -432,11 +439,18 @@ async fn keys_gated(
     if let Err(e) = tickloop_proto::keys::parse_all(&keys) {
         return error(ErrorKind::BadRequest, e.to_string());
     }
-    let asked = approval::Asked::Keys(&keys);
+    let asked = approval::Asked::Keys(text.as_deref(), &keys);
     if let Some(refused) = refused_by_consent(shared, name, asked, client, id, writer).await {
         return refused;
     }
-    forward(shared, name, LauncherRequest::Keys { keys }, false, client).await
+    forward(
+        shared,
+        name,
+        LauncherRequest::Keys { text, keys },
+        false,
+        client,
+    )
+    .await
 }
 
 /// `run`: an agent's command at a person's shell is held as typing is, the
@@ -458,6 +472,28 @@ async fn run_gated(
         return refused;
     }
     forward(shared, name, LauncherRequest::Run(run), false, client).await
+}
+
+/// `wait --ended` of an instance that has ended: answered at once, with
+/// how it ended and its last screen.
+fn ended_already(shared: &Shared, name: &str) -> ClientReply {
+    let instance = match shared.resolve(name) {
+        Ok(instance) => instance,
+        Err(e) => return ClientReply::Error(e),
+    };
+    let Some(end) = instance.ended() else {
+        return error(ErrorKind::Internal, "the instance runs again".into());
+    };
+    let screen = std::fs::read(&instance.files.screen)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<tickloop_proto::wire::ScreenReply>(&bytes).ok())
+        .map(|s| s.lines)
+        .unwrap_or_default();
+    ClientReply::typed(&tickloop_proto::wire::WaitReply {
+        ended: Some(end),
+        screen,
+        ..Default::default()
+    })
 }
 
 /// Runs `answer` (a wait or a run, which may take long) while watching the
@@ -791,6 +827,7 @@ fn list_entry(instance: &Instance) -> ListEntry {
         restarts,
         approvals_waiting: 0,
         approval_tools: Vec::new(),
+        shell: status.shell.clone(),
     }
 }
 
