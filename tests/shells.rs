@@ -9,6 +9,7 @@
 //! inside the commands the shells run.
 
 mod common;
+mod loop_support;
 
 use common::tmux::Tmux;
 use common::*;
@@ -654,4 +655,49 @@ fn an_agents_run_on_the_persons_shell_waits_for_their_consent() {
         other => panic!("a refused run answered {other:?}"),
     }
     assert_eq!(shell_state(&host, &id)["commands_total"], 1);
+}
+
+/// Polls the Loop's `/tick status` until it shows `needle`.
+fn loop_status(h: &mut loop_support::LoopHarness, needle: &str) -> String {
+    wait_for(&format!("the Loop's status to show {needle:?}"), || {
+        let status = h.status();
+        status.contains(needle).then_some(status)
+    })
+}
+
+#[test]
+fn the_loop_gets_a_subscribed_shells_command_end_on_its_next_time_step() {
+    let host = host_with_home(&[]);
+    let id = open_shell(&host, "build", &["bash"]);
+    let mut h = loop_support::LoopHarness::start_from(
+        "shell-subscription",
+        host.command(&[]),
+        &["--delay-ms", "20", "--interval-ms", "100"],
+    );
+    h.send(serde_json::json!({"type": "subscribe", "instances": [id]}));
+    let (ok, text) = h.expect_reply();
+    assert!(ok && text.contains(&id), "{text}");
+    loop_status(&mut h, &format!("{id} (0 updates pending)"));
+
+    // A command starts and ends: two deliveries, merged for the next step.
+    let (code, _, _) = run(&host, &id, "ls /nonexistent-dir");
+    assert_eq!(code, 2);
+    loop_status(&mut h, &format!("{id} (2 updates pending)"));
+    h.turn("watch the build", "completed");
+    assert!(h.command("/tick 1").0);
+    let step = h.expect_enqueue();
+    let part = step["message"]["content"]
+        .as_array()
+        .and_then(|c| c.iter().find(|p| p["data"]["instance"] == id.as_str()))
+        .unwrap_or_else(|| panic!("no data part for {id}: {step}"));
+    let data = &part["data"];
+    assert_eq!(data["updates"], 2, "{data}");
+    let last = data["data"]["commands"]
+        .as_array()
+        .and_then(|c| c.last().cloned())
+        .expect("the command");
+    assert_eq!(last["command"], "ls /nonexistent-dir", "{last}");
+    assert_eq!(last["exit"], 2, "{last}");
+    h.step_turn(&step["message"], "completed");
+    h.wait_ledger("loop_complete");
 }

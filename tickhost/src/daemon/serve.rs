@@ -163,7 +163,12 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
                     Some(reply) => reply,
                     // The caller went away (an MCP wait cancelled): the
                     // launcher's wait ends at its own timeout.
-                    None => return,
+                    None => {
+                        log(&format!(
+                            "{instance}: the client of a wait went away; it is dropped"
+                        ));
+                        return;
+                    }
                 }
             }
             ClientRequest::Run { instance, run } => {
@@ -171,7 +176,12 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
                 match until_hangup(ran, &mut reader, &mut early).await {
                     Some(reply) => reply,
                     // The command, once typed, runs on: it is never killed.
-                    None => return,
+                    None => {
+                        log(&format!(
+                            "{instance}: the client of a run went away; the command runs on"
+                        ));
+                        return;
+                    }
                 }
             }
             ClientRequest::Close { instance } => {
