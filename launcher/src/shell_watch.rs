@@ -334,3 +334,163 @@ fn found(wait: &TextWait, lines: &[String], partial: &str) -> Option<(String, St
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The emulator's side as the watch sees it: a screen of one prompt,
+    /// and what was typed.
+    #[derive(Default)]
+    struct Screen {
+        typed: Vec<u8>,
+        paste: bool,
+    }
+
+    impl Terminal for Screen {
+        fn lines(&mut self) -> Vec<String> {
+            vec!["$".into()]
+        }
+        fn bracketed_paste(&self) -> bool {
+            self.paste
+        }
+        fn type_bytes(&mut self, bytes: Vec<u8>) {
+            self.typed.extend(bytes);
+        }
+    }
+
+    const PROMPT: &[u8] = b"\x1b]133;A\x07$ \x1b]133;B\x07";
+
+    fn watch() -> (ShellWatch, watch::Receiver<Arc<ShellNow>>) {
+        let (tx, rx) = watch::channel(Arc::new(ShellNow::default()));
+        (ShellWatch::new(tx, || "now".into()), rx)
+    }
+
+    fn run(
+        command: &str,
+        first_prompt: bool,
+    ) -> (
+        ShellMsg,
+        oneshot::Receiver<Result<u64, NotTyped>>,
+        oneshot::Receiver<Waited>,
+    ) {
+        let (typed, typed_rx) = oneshot::channel();
+        let (ended, ended_rx) = oneshot::channel();
+        let msg = ShellMsg::Run(Run {
+            bytes: command.as_bytes().to_vec(),
+            first_prompt,
+            typed,
+            ended,
+        });
+        (msg, typed_rx, ended_rx)
+    }
+
+    #[test]
+    fn a_run_is_answered_once_the_prompt_is_back_with_the_new_directory() {
+        let (mut w, published) = watch();
+        let mut screen = Screen::default();
+        w.output(PROMPT, &mut screen);
+        assert!(published.borrow().marked);
+        let (msg, mut typed, mut ended) = run("cd /tmp", false);
+        w.ask(msg, &mut screen);
+        assert_eq!(typed.try_recv().ok(), Some(Ok(1)));
+        assert_eq!(screen.typed, b"cd /tmp\r");
+        // Its end, but no prompt yet: the directory may still change.
+        w.output(b"cd /tmp\r\n\x1b]133;C\x07\x1b]133;D;0\x07", &mut screen);
+        assert!(ended.try_recv().is_err(), "answered before the prompt");
+        w.output(b"\x1b]7;file://h/tmp\x07", &mut screen);
+        w.output(PROMPT, &mut screen);
+        let got = ended.try_recv().expect("answered at the prompt");
+        assert_eq!(got.cwd.as_deref(), Some("/tmp"));
+        let command = got.command.expect("the command");
+        assert_eq!(
+            (command.command.as_str(), command.exit),
+            ("cd /tmp", Some(0))
+        );
+        assert_eq!(published.borrow().updates, 2);
+    }
+
+    #[test]
+    fn nothing_is_typed_unless_the_shell_waits_at_an_empty_prompt() {
+        let (mut w, _published) = watch();
+        let mut screen = Screen::default();
+        // No prompt mark yet, and the integration was not injected.
+        let (msg, mut typed, _ended) = run("true", false);
+        w.ask(msg, &mut screen);
+        assert_eq!(typed.try_recv().ok(), Some(Err(NotTyped::NoIntegration)));
+        // Text on the command line already.
+        w.output(PROMPT, &mut screen);
+        w.output(b"ls -", &mut screen);
+        let (msg, mut typed, _ended) = run("true", false);
+        w.ask(msg, &mut screen);
+        assert_eq!(
+            typed.try_recv().ok(),
+            Some(Err(NotTyped::LineNotEmpty("ls -".into())))
+        );
+        // A command running.
+        w.output(b"\r\n\x1b]133;C\x07", &mut screen);
+        let (msg, mut typed, _ended) = run("true", false);
+        w.ask(msg, &mut screen);
+        assert_eq!(
+            typed.try_recv().ok(),
+            Some(Err(NotTyped::NotAtPrompt(Some("ls -".into()))))
+        );
+        // A run typed and not started yet keeps a second one out.
+        w.output(b"\x1b]133;D;0\x07", &mut screen);
+        w.output(PROMPT, &mut screen);
+        let (first, mut typed, _ended) = run("sleep 1", false);
+        w.ask(first, &mut screen);
+        assert_eq!(typed.try_recv().ok(), Some(Ok(2)));
+        let (second, mut typed, _ended) = run("true", false);
+        w.ask(second, &mut screen);
+        assert_eq!(typed.try_recv().ok(), Some(Err(NotTyped::Busy)));
+        assert_eq!(screen.typed, b"sleep 1\r", "only the first was typed");
+    }
+
+    #[test]
+    fn a_run_before_an_injected_shells_first_prompt_waits_for_it_and_is_pasted() {
+        let (mut w, _published) = watch();
+        let mut screen = Screen {
+            paste: true,
+            ..Screen::default()
+        };
+        let (msg, mut typed, _ended) = run("echo \x1bhi", true);
+        w.ask(msg, &mut screen);
+        assert!(typed.try_recv().is_err(), "not answered before the prompt");
+        assert!(screen.typed.is_empty());
+        w.output(PROMPT, &mut screen);
+        assert_eq!(typed.try_recv().ok(), Some(Ok(1)));
+        // Bracketed paste: the text is never taken for editing keys, and an
+        // ESC in it cannot end the paste.
+        assert_eq!(screen.typed, b"\x1b[200~echo hi\x1b[201~\r");
+    }
+
+    #[test]
+    fn a_text_wait_takes_only_what_comes_after_it_started() {
+        let (mut w, _published) = watch();
+        let mut screen = Screen::default();
+        // A command runs: its output's lines are kept as they come.
+        w.output(PROMPT, &mut screen);
+        w.output(b"make\r\n\x1b]133;C\x07build: step 1 of", &mut screen);
+        let (reply, mut answer) = oneshot::channel();
+        let regex = Regex::new(r"step \d").expect("regex");
+        w.ask(
+            ShellMsg::Text {
+                regex,
+                screen: false,
+                reply,
+            },
+            &mut screen,
+        );
+        // The line goes on, but `step 1` was there before the wait.
+        w.output(b" 3", &mut screen);
+        w.output(b"\r\n", &mut screen);
+        assert!(answer.try_recv().is_err(), "an old match was taken");
+        w.output(b"build: step 2 of 3\r\n", &mut screen);
+        let got = answer.try_recv().expect("the new line matched");
+        assert_eq!(
+            got.matched,
+            Some(("step 2".into(), "build: step 2 of 3".into()))
+        );
+    }
+}
