@@ -106,6 +106,9 @@ pub struct ShellWatch {
     early_runs: Vec<Run>,
     published: watch::Sender<Arc<ShellNow>>,
     clock: fn() -> String,
+    /// A shell's output: its marks are read. Otherwise (a Tick's terminal)
+    /// the output is read only while a wait wants its text.
+    reads_marks: bool,
 }
 
 /// What the emulator thread hands the watch: the screen's lines, asked
@@ -118,9 +121,15 @@ pub trait Terminal {
 }
 
 impl ShellWatch {
-    /// A watch publishing on `published`; `clock` gives the time at marks.
-    pub fn new(published: watch::Sender<Arc<ShellNow>>, clock: fn() -> String) -> ShellWatch {
+    /// A watch publishing on `published`; `clock` gives the time at marks;
+    /// `reads_marks` for a shell's output.
+    pub fn new(
+        published: watch::Sender<Arc<ShellNow>>,
+        clock: fn() -> String,
+        reads_marks: bool,
+    ) -> ShellWatch {
         ShellWatch {
+            reads_marks,
             reader: ShellReader::new(),
             texts: Vec::new(),
             prompts: Vec::new(),
@@ -134,6 +143,9 @@ impl ShellWatch {
     /// A chunk of output the emulator has just applied.
     pub fn output(&mut self, bytes: &[u8], term: &mut dyn Terminal) {
         self.texts.retain(|w| !w.reply.is_closed());
+        if !self.reads_marks && self.texts.is_empty() {
+            return;
+        }
         self.reader.collect_lines(!self.texts.is_empty());
         let mut clock = self.clock;
         let fed = self.reader.feed(bytes, &mut clock);
@@ -363,7 +375,7 @@ mod tests {
 
     fn watch() -> (ShellWatch, watch::Receiver<Arc<ShellNow>>) {
         let (tx, rx) = watch::channel(Arc::new(ShellNow::default()));
-        (ShellWatch::new(tx, || "now".into()), rx)
+        (ShellWatch::new(tx, || "now".into(), true), rx)
     }
 
     fn run(
@@ -463,6 +475,29 @@ mod tests {
         // Bracketed paste: the text is never taken for editing keys, and an
         // ESC in it cannot end the paste.
         assert_eq!(screen.typed, b"\x1b[200~echo hi\x1b[201~\r");
+    }
+
+    #[test]
+    fn a_ticks_output_is_read_only_while_a_wait_wants_its_text() {
+        let (tx, published) = watch::channel(Arc::new(ShellNow::default()));
+        let mut w = ShellWatch::new(tx, || "now".into(), false);
+        let mut screen = Screen::default();
+        // Marks in a Tick's output are no shell's.
+        w.output(PROMPT, &mut screen);
+        assert!(!published.borrow().marked);
+        let (reply, mut answer) = oneshot::channel();
+        let regex = Regex::new("ready").expect("regex");
+        w.ask(
+            ShellMsg::Text {
+                regex,
+                screen: false,
+                reply,
+            },
+            &mut screen,
+        );
+        w.output(b"\x1b[32mready\x1b[0m", &mut screen);
+        let got = answer.try_recv().expect("matched");
+        assert_eq!(got.matched, Some(("ready".into(), "ready".into())));
     }
 
     #[test]

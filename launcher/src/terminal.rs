@@ -167,9 +167,12 @@ pub struct TerminalHandle {
 impl TerminalHandle {
     /// Opens the PTY at 120x30 and starts the reader, emulator and writer
     /// threads; the screen keeps up to `history` lines that scroll off.
+    /// With `shell` (a `shell:` instance), its output is read for a
+    /// shell's marks; otherwise only while something waits for text.
     pub fn open(
         history: usize,
         recorder: Arc<Recorder>,
+        shell: bool,
     ) -> Result<Arc<TerminalHandle>, LauncherError> {
         let size = PtySize {
             rows: START_ROWS,
@@ -225,7 +228,7 @@ impl TerminalHandle {
         let emulator_colors = colors.clone();
         let emulator_recorder = recorder.clone();
         let (shell_tx, shell_rx) = watch::channel(Arc::new(ShellNow::default()));
-        let shell = ShellWatch::new(shell_tx, tickloop_client::clock::now_rfc3339_millis);
+        let shell = ShellWatch::new(shell_tx, tickloop_client::clock::now_rfc3339_millis, shell);
         spawn_thread("emulator", move || {
             let published = Published {
                 changes: changes_tx,

@@ -81,7 +81,7 @@ pub async fn run(spec: LaunchSpec, report: ReportFn) -> Result<RunOutcome, Launc
         Err(e) => return fail(e.to_string(), String::new()),
     };
     let recorder = Arc::new(Recorder::new(&spec.instance));
-    let term = match TerminalHandle::open(history_limit(&spec), recorder) {
+    let term = match TerminalHandle::open(history_limit(&spec), recorder, spec.program.shell) {
         Ok(term) => term,
         Err(e) => {
             let _ = std::fs::remove_file(&spec.socket);

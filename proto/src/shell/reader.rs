@@ -4,7 +4,7 @@
 //! order; no I/O, no clock (the caller says what time it is at a mark).
 
 use super::lines::Lines;
-use super::scan::{Control, Event, Mark, Scanner};
+use super::scan::{Control, Event, Mark, Scanner, Sink};
 use super::{HEAD_BOUND, KEPT_COMMANDS, OUTPUT_BOUND};
 use crate::wire::{OutputCut, RunningCommand, ShellCommand, ShellState};
 use std::collections::VecDeque;
@@ -26,52 +26,73 @@ enum Route {
     Output,
 }
 
-/// One command's output as it comes: its beginning, and its end in a ring.
+/// One command's output as it comes: its beginning, and its end (a buffer
+/// cut back to whole lines at its front once it holds twice the bound, so
+/// each byte is copied about twice whatever the output's length).
 #[derive(Debug, Default)]
 struct Output {
     head: String,
     /// The beginning is full: what comes now is kept at the end only.
     head_closed: bool,
-    tail: VecDeque<String>,
-    tail_bytes: usize,
+    tail: String,
     cut_lines: u64,
     cut_bytes: u64,
 }
 
+/// The bytes kept from the end of a command's output.
+const TAIL_BOUND: usize = OUTPUT_BOUND - HEAD_BOUND;
+
 impl Output {
-    fn line(&mut self, mut line: String) {
-        line.push('\n');
-        self.push(line);
+    /// A line of output, ended.
+    fn line(&mut self, line: &str) {
+        self.push(line, true);
     }
 
-    fn push(&mut self, mut piece: String) {
-        if !self.head_closed && self.head.len() + piece.len() <= HEAD_BOUND {
-            self.head.push_str(&piece);
+    /// `piece` of output, then a line feed when `ended`.
+    fn push(&mut self, piece: &str, ended: bool) {
+        let size = piece.len() + usize::from(ended);
+        if !self.head_closed && self.head.len() + size <= HEAD_BOUND {
+            self.head.push_str(piece);
+            if ended {
+                self.head.push('\n');
+            }
             return;
         }
         self.head_closed = true;
-        let tail_bound = OUTPUT_BOUND - HEAD_BOUND;
-        if piece.len() > tail_bound {
-            let mut keep = piece.len() - tail_bound;
-            while !piece.is_char_boundary(keep) {
-                keep += 1;
-            }
-            self.cut_bytes += keep as u64;
-            piece.drain(..keep);
+        self.tail.push_str(piece);
+        if ended {
+            self.tail.push('\n');
         }
-        self.tail_bytes += piece.len();
-        self.tail.push_back(piece);
-        while self.tail_bytes > tail_bound {
-            if let Some(old) = self.tail.pop_front() {
-                self.tail_bytes -= old.len();
-                self.cut_bytes += old.len() as u64;
-                self.cut_lines += 1;
-            }
+        if self.tail.len() > 2 * TAIL_BOUND {
+            self.cut_to_bound();
         }
     }
 
+    /// Cuts the front of the end kept to [`TAIL_BOUND`] bytes, at a line's
+    /// start where there is one, counting what was cut.
+    fn cut_to_bound(&mut self) {
+        if self.tail.len() <= TAIL_BOUND {
+            return;
+        }
+        let mut cut = self.tail.len() - TAIL_BOUND;
+        while !self.tail.is_char_boundary(cut) {
+            cut += 1;
+        }
+        // Whole lines are kept: the line the cut falls in goes too.
+        if let Some(nl) = self.tail[cut..].find('\n') {
+            if cut + nl + 1 < self.tail.len() {
+                cut += nl + 1;
+            }
+        }
+        let gone = &self.tail[..cut];
+        self.cut_lines += gone.bytes().filter(|b| *b == b'\n').count() as u64;
+        self.cut_bytes += cut as u64;
+        self.tail.drain(..cut);
+    }
+
     /// The output kept, with a line saying what was cut where it was.
-    fn render(&self, command: u64) -> (String, Option<OutputCut>) {
+    fn render(&mut self, command: u64) -> (String, Option<OutputCut>) {
+        self.cut_to_bound();
         let mut text = self.head.clone();
         let cut = (self.cut_bytes > 0).then(|| {
             let note = format!(
@@ -79,7 +100,7 @@ impl Output {
                 self.cut_lines,
                 self.cut_bytes,
                 self.head.len(),
-                self.tail_bytes,
+                self.tail.len(),
             );
             text.push_str(&format!(
                 "[tickloop: {} lines ({} bytes) cut here]\n",
@@ -91,9 +112,7 @@ impl Output {
                 note,
             }
         });
-        for piece in &self.tail {
-            text.push_str(piece);
-        }
+        text.push_str(&self.tail);
         (text, cut)
     }
 }
@@ -105,6 +124,35 @@ pub struct Fed {
     pub updates: u64,
     /// Anything in the state changed (also the prompt or the directory).
     pub changed: bool,
+}
+
+/// One feed's events going into the reader.
+struct Feeding<'a, 'b> {
+    reader: &'a mut ShellReader,
+    now: &'a mut (dyn FnMut() -> String + 'b),
+    fed: &'a mut Fed,
+}
+
+impl Sink for Feeding<'_, '_> {
+    /// Lines are made only where they are kept: a command line, an output,
+    /// or for a wait (a Tick's screen costs next to nothing more).
+    fn wants_text(&self) -> bool {
+        self.reader.wants_lines()
+    }
+
+    fn event(&mut self, event: Event<'_>) {
+        let reader = &mut *self.reader;
+        match event {
+            Event::Text(_) | Event::Control(_) if !reader.wants_lines() => {}
+            Event::Text(text) => {
+                let mut lines = std::mem::take(&mut reader.lines);
+                lines.text(text, &mut |l| reader.ended_line(l));
+                reader.lines = lines;
+            }
+            Event::Control(control) => reader.control(control),
+            Event::Mark(mark) => reader.mark(mark, self.now, self.fed),
+        }
+    }
 }
 
 /// A shell's state, kept from its output.
@@ -173,20 +221,14 @@ impl ShellReader {
     pub fn feed(&mut self, bytes: &[u8], now: &mut dyn FnMut() -> String) -> Fed {
         let mut fed = Fed::default();
         let mut scanner = std::mem::take(&mut self.scanner);
-        scanner.feed(bytes, &mut |event| match event {
-            // Lines are made only where they are kept: a command line, an
-            // output, or for a wait (a Tick's screen costs nothing more).
-            Event::Text(_) | Event::Control(_) if !self.wants_lines() => {}
-            Event::Text(text) => {
-                let mut done = Vec::new();
-                self.lines.text(text, &mut |l| done.push(l));
-                for line in done {
-                    self.ended_line(line);
-                }
-            }
-            Event::Control(control) => self.control(control),
-            Event::Mark(mark) => self.mark(mark, now, &mut fed),
-        });
+        scanner.feed(
+            bytes,
+            &mut Feeding {
+                reader: self,
+                now,
+                fed: &mut fed,
+            },
+        );
         self.scanner = scanner;
         fed
     }
@@ -196,15 +238,13 @@ impl ShellReader {
     }
 
     fn control(&mut self, control: Control) {
-        let mut done = None;
-        self.lines.control(control, &mut |l| done = Some(l));
-        if let Some(line) = done {
-            self.ended_line(line);
-        }
+        let mut lines = std::mem::take(&mut self.lines);
+        lines.control(control, &mut |l| self.ended_line(l));
+        self.lines = lines;
     }
 
     /// A line ended: it goes where the marks say, and to the waits.
-    fn ended_line(&mut self, line: String) {
+    fn ended_line(&mut self, line: &str) {
         match self.route {
             Route::Elsewhere | Route::Prompt => {}
             Route::CommandLine => {
@@ -219,12 +259,12 @@ impl ShellReader {
             }
             Route::Output => {
                 if let Some(output) = self.output.as_mut() {
-                    output.line(line.clone());
+                    output.line(line);
                 }
             }
         }
         if self.collecting {
-            self.collected.push(line);
+            self.collected.push(line.to_string());
         }
     }
 
@@ -239,13 +279,13 @@ impl ShellReader {
         match self.route {
             Route::Output => {
                 if let Some(output) = self.output.as_mut() {
-                    output.push(line.clone());
+                    output.push(&line, false);
                 }
                 if self.collecting {
                     self.collected.push(line);
                 }
             }
-            _ => self.ended_line(line),
+            _ => self.ended_line(&line),
         }
     }
 
@@ -339,7 +379,7 @@ impl ShellReader {
         let (output, output_cut) = self
             .output
             .take()
-            .map(|o| o.render(running.n))
+            .map(|mut o| o.render(running.n))
             .unwrap_or_default();
         self.commands.push_back(ShellCommand {
             n: running.n,
@@ -403,11 +443,11 @@ impl ShellReader {
     }
 
     /// The running command as a [`ShellCommand`] so far (output included).
-    pub fn running_so_far(&self) -> Option<ShellCommand> {
+    pub fn running_so_far(&mut self) -> Option<ShellCommand> {
         let running = self.running.as_ref()?;
         let (output, output_cut) = self
             .output
-            .as_ref()
+            .as_mut()
             .map(|o| o.render(running.n))
             .unwrap_or_default();
         Some(ShellCommand {
@@ -621,6 +661,25 @@ mod tests {
         // A later stray status changes nothing.
         reader.feed(b"\x1b]133;D;9\x07", &mut now);
         assert_eq!(reader.ended(1).and_then(|c| c.exit), Some(3));
+    }
+
+    #[test]
+    fn a_long_output_of_wide_characters_is_cut_between_characters_and_lines() {
+        let mut chunks: Vec<Vec<u8>> = vec![PROMPT.to_vec(), b"x\r\n\x1b]133;C\x07".to_vec()];
+        for n in 1..=5_000 {
+            chunks.push(format!("é€{n}😀\r\n").into_bytes());
+        }
+        chunks.push(b"\x1b]133;D;0\x07".to_vec());
+        let refs: Vec<&[u8]> = chunks.iter().map(Vec::as_slice).collect();
+        let state = read(&refs).state();
+        let output = &state.commands[0].output;
+        assert!(output.ends_with("é€5000😀\n"));
+        let kept = output.lines().filter(|l| !l.starts_with('[')).count() as u64;
+        let cut = state.commands[0].output_cut.as_ref().expect("cut");
+        assert_eq!(kept + cut.lines, 5_000);
+        assert!(output
+            .lines()
+            .all(|l| l.starts_with("é€") || l.starts_with("[tickloop")));
     }
 
     #[test]

@@ -49,6 +49,24 @@ pub enum Event<'a> {
     Mark(Mark),
 }
 
+/// Where a scan's events go.
+pub trait Sink {
+    /// Whether printable text is wanted now (else it is skipped without
+    /// being decoded: a program's output costs little while nobody keeps
+    /// its lines).
+    fn wants_text(&self) -> bool {
+        true
+    }
+    fn event(&mut self, event: Event<'_>);
+}
+
+/// Any closure taking events is a sink that wants all text.
+impl<F: FnMut(Event<'_>)> Sink for F {
+    fn event(&mut self, event: Event<'_>) {
+        self(event)
+    }
+}
+
 /// The longest OSC payload kept (a command line in `633;E`); longer ones
 /// are dropped whole.
 const OSC_MAX: usize = 64 * 1024;
@@ -102,7 +120,7 @@ impl Scanner {
     }
 
     /// Scans `bytes`, telling `on` each event in order.
-    pub fn feed(&mut self, bytes: &[u8], on: &mut impl FnMut(Event<'_>)) {
+    pub fn feed(&mut self, bytes: &[u8], on: &mut impl Sink) {
         let mut i = 0;
         while i < bytes.len() {
             if self.state == State::Ground {
@@ -111,7 +129,11 @@ impl Scanner {
                     .position(|&b| b < 0x20 || b == 0x7f)
                     .map_or(bytes.len(), |n| i + n);
                 if run > i {
-                    self.text_run(&bytes[i..run], on);
+                    if on.wants_text() {
+                        self.text_run(&bytes[i..run], on);
+                    } else {
+                        self.partial.clear();
+                    }
                     i = run;
                     continue;
                 }
@@ -124,7 +146,7 @@ impl Scanner {
 
     /// Printable bytes in the ground state: decoded as UTF-8 (a sequence cut
     /// at the chunk's end waits for the next), invalid bytes as U+FFFD.
-    fn text_run(&mut self, run: &[u8], on: &mut impl FnMut(Event<'_>)) {
+    fn text_run(&mut self, run: &[u8], on: &mut impl Sink) {
         let owned;
         let mut bytes = run;
         if !self.partial.is_empty() {
@@ -161,19 +183,19 @@ impl Scanner {
             }
         }
         if !self.text.is_empty() {
-            on(Event::Text(&self.text));
+            on.event(Event::Text(&self.text));
         }
     }
 
     /// A sequence that never completed its UTF-8 is text no longer.
-    fn flush_partial(&mut self, on: &mut impl FnMut(Event<'_>)) {
+    fn flush_partial(&mut self, on: &mut impl Sink) {
         if !self.partial.is_empty() {
             self.partial.clear();
-            on(Event::Text("\u{fffd}"));
+            on.event(Event::Text("\u{fffd}"));
         }
     }
 
-    fn byte(&mut self, b: u8, on: &mut impl FnMut(Event<'_>)) {
+    fn byte(&mut self, b: u8, on: &mut impl Sink) {
         match self.state {
             State::Ground => {
                 self.flush_partial(on);
@@ -195,7 +217,7 @@ impl Scanner {
                 // ESC D (index), ESC E (next line): the cursor leaves the row.
                 b'D' | b'E' | b'M' => {
                     self.state = State::Ground;
-                    on(Event::Control(Control::OtherRow));
+                    on.event(Event::Control(Control::OtherRow));
                 }
                 0x00..=0x1f => self.control(b, on),
                 _ => self.state = State::Ground,
@@ -211,7 +233,7 @@ impl Scanner {
                 0x40..=0x7e => {
                     self.state = State::Ground;
                     if let Some(control) = csi(&self.params, b) {
-                        on(Event::Control(control));
+                        on.event(Event::Control(control));
                     }
                 }
                 0x1b => self.state = State::Escape,
@@ -255,7 +277,7 @@ impl Scanner {
     }
 
     /// A C0 control (or DEL) where the terminal would act on it.
-    fn control(&mut self, b: u8, on: &mut impl FnMut(Event<'_>)) {
+    fn control(&mut self, b: u8, on: &mut impl Sink) {
         let control = match b {
             b'\n' | 0x0b | 0x0c => Control::Newline,
             b'\r' => Control::CarriageReturn,
@@ -267,7 +289,7 @@ impl Scanner {
             }
             _ => return,
         };
-        on(Event::Control(control));
+        on.event(Event::Control(control));
     }
 
     fn osc_byte(&mut self, b: u8) {
@@ -281,13 +303,13 @@ impl Scanner {
         }
     }
 
-    fn end_osc(&mut self, on: &mut impl FnMut(Event<'_>)) {
+    fn end_osc(&mut self, on: &mut impl Sink) {
         self.state = State::Ground;
         if self.osc_ignored {
             return;
         }
         if let Some(mark) = mark(&self.osc) {
-            on(Event::Mark(mark));
+            on.event(Event::Mark(mark));
         }
         self.osc.clear();
     }
@@ -452,7 +474,7 @@ mod tests {
         let mut scanner = Scanner::new();
         let mut out: Vec<Owned> = Vec::new();
         for chunk in chunks {
-            scanner.feed(chunk, &mut |e| match e {
+            scanner.feed(chunk, &mut |e: Event<'_>| match e {
                 Event::Text(t) => match out.last_mut() {
                     Some(Owned::Text(prev)) => prev.push_str(t),
                     _ => out.push(Owned::Text(t.to_string())),
