@@ -808,7 +808,12 @@ fn list_entry(instance: &Instance) -> ListEntry {
         },
         state: super::open::state_word(&status),
         ended: status.ended.clone(),
-        seq: status.state.as_ref().map(|s| s.seq),
+        // A shell's commands are `read`, not listed: its `seq` stays null.
+        seq: status
+            .state
+            .as_ref()
+            .filter(|_| instance.kind != InstanceKind::Shell)
+            .map(|s| s.seq),
         pid: status.pid,
         // An ended instance has no launcher, so no views (its last status
         // may still count some).
