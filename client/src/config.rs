@@ -119,6 +119,16 @@ impl Config {
     }
 }
 
+/// What an open asks of a shell's integration by the settings: `Some(false)`
+/// when `[shell] integration = false` turns it off (a file that cannot be
+/// read turns nothing off; the command that reads it says why).
+pub fn shell_integration() -> Option<bool> {
+    load()
+        .ok()
+        .and_then(|c| c.shell.integration)
+        .filter(|on| !on)
+}
+
 /// The config file cannot be used.
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: {problem}; fix or remove it (settings: detach_key, history, clipboard, approval_timeout_secs, notify, [approval] ask_in_host/agent_input/agent_close, [agents] open, [shell] integration)")]

@@ -140,10 +140,7 @@ fn shell_integration(off: bool) -> Option<bool> {
     if off {
         return Some(false);
     }
-    tickloop_client::config::load()
-        .ok()
-        .and_then(|c| c.shell.integration)
-        .filter(|on| !on)
+    tickloop_client::config::shell_integration()
 }
 
 /// Opens on this machine: the package's or artifact's program, in the
