@@ -116,14 +116,21 @@ def tmux_signalled(tmux, socket_name, i):
     return (time.perf_counter() - start) * 1000
 
 
-def bench_run(tl, tmux, socket_name, n):
-    results = {"ours": [], "poll10": [], "poll200": [], "signal": []}
+def bench_run(tl, tmux, socket_name, version, n):
+    results = {"ours": [], "wire": [], "poll10": [], "poll200": [], "signal": []}
+    wire = Wire(tl.runtime, version)
     for i in range(n):
         start = time.perf_counter()
         out = tl.run("run", "shell:bench", "--", "true", check=False)
         results["ours"].append((time.perf_counter() - start) * 1000)
         if out.returncode != 0:
             sys.exit(f"tickloop run true exited {out.returncode}: {out.stderr}")
+        start = time.perf_counter()
+        wire.request({"op": "run", "instance": "shell:bench", "command": "true", "timeout_ms": 10000})
+        reply = wire.reply()
+        results["wire"].append((time.perf_counter() - start) * 1000)
+        if (reply.get("ok") or {}).get("command", {}).get("exit") != 0:
+            sys.exit(f"run over the kept connection answered {reply}")
         results["poll10"].append(tmux_polled(tmux, f"__done_{i}_a__", 0.010, True))
         results["poll200"].append(tmux_polled(tmux, f"__done_{i}_b__", 0.200, False))
         results["signal"].append(tmux_signalled(tmux, socket_name, i))
@@ -167,7 +174,9 @@ def main():
 
     try:
         version = json.loads(tl.run("version", "--json").stdout)["wire_version"]
-        tl.run("open", "--shell", "--name", "bench", "--", "bash", "--norc", "--noprofile")
+        # An agent types into it (the kept connection says `mcp`): allowed.
+        tl.run("open", "--shell", "--agent-input", "auto", "--name", "bench", "--",
+               "bash", "--norc", "--noprofile")
         tl.run("wait", "shell:bench", "--prompt")
         tmux("new-session", "-d", "-s", "bench", "-x", "120", "-y", "30", "bash --norc --noprofile")
         fifo = os.path.join(tmp, "fifo")
@@ -179,12 +188,13 @@ def main():
         tmux("send-keys", "-t", "bench", "true", "Enter")
         time.sleep(0.3)
 
-        r = bench_run(tl, tmux, socket_name, args.n)
+        r = bench_run(tl, tmux, socket_name, version, args.n)
         waits = bench_wait(tl, version, fifo, args.n)
         load = os.getloadavg()
         print(f"# benches/shell_run.py, {time.strftime('%Y-%m-%d')}, build {args.bin}, "
               f"load average {load[0]:.1f} / {load[1]:.1f}, {os.cpu_count()} cores")
         print(summary("tickloop run ID -- true", r["ours"]))
+        print(summary("run true, kept connection", r["wire"]))
         print(summary("tmux: capture at once, then 10 ms", r["poll10"]))
         print(summary("tmux: capture every 200 ms", r["poll200"]))
         print(summary("tmux: wait-for signal (no poll)", r["signal"]))
@@ -192,9 +202,11 @@ def main():
         for k, label in (("poll10", "tmux 10 ms poll"), ("poll200", "tmux 200 ms poll"),
                          ("signal", "tmux wait-for")):
             print(f"ratio tickloop / {label} (p50): {median['ours'] / median[k]:.2f}")
+        print(f"ratio kept connection / tmux 10 ms poll (p50): {median['wire'] / median['poll10']:.2f}")
         print(summary("output -> wait --text answered", waits))
         print(json.dumps({
             "run_true_ms_p50": median["ours"],
+            "run_true_kept_connection_ms_p50": median["wire"],
             "tmux_poll10_ms_p50": median["poll10"],
             "tmux_poll200_ms_p50": median["poll200"],
             "tmux_wait_for_ms_p50": median["signal"],
