@@ -396,6 +396,12 @@ impl Client {
         reply
     }
 
+    /// A handle on this connection's socket, for another thread to end it
+    /// (`shutdown`) while this one waits in [`Client::next_watch_item`].
+    pub fn socket_handle(&self) -> std::io::Result<UnixStream> {
+        self.writer.try_clone()
+    }
+
     /// Starts watching `instances`; read with [`Client::next_watch_item`].
     /// The connection serves nothing else afterwards.
     pub fn watch(&mut self, instances: Vec<String>, interval_ms: u64) -> Result<(), ClientError> {

@@ -19,6 +19,7 @@ use tickloop_proto::wire::{
     canonical_json, wire_digest, wire_schema, wire_version, ActivityRecord, ClientRequest,
     Envelope, Hello, HelloReply, LaunchReport, LaunchSpec, LauncherMessage, LauncherRecord,
     LauncherRequest, ListEntry, OpenReply, RunReply, ScreenReply, ServerMessage, WaitReply,
+    WebControl, WebControlReply,
 };
 
 fn golden(name: &str) -> PathBuf {
@@ -71,6 +72,8 @@ fn every_golden_message_parses_and_encodes_back_the_same() {
             "ViewHello" => round_trip::<ViewHello>(line, message),
             "ViewEvent" => round_trip::<ViewEvent>(line, message),
             "ToView" => round_trip::<ToView>(line, message),
+            "WebControl" => round_trip::<WebControl>(line, message),
+            "WebControlReply" => round_trip::<WebControlReply>(line, message),
             other => panic!("line {line}: unknown type {other}"),
         }
         *seen.entry(kind).or_default() += 1;
@@ -95,7 +98,7 @@ fn every_golden_message_parses_and_encodes_back_the_same() {
         "every LauncherRequest op: {:?}",
         ops("LauncherEnvelope")
     );
-    assert_eq!(seen.len(), 18, "{seen:?}");
+    assert_eq!(seen.len(), 20, "{seen:?}");
 }
 
 #[test]

@@ -16,6 +16,7 @@ pub mod packages;
 pub mod recordings;
 pub mod terminal;
 pub mod views;
+pub mod web;
 
 use crate::target::Target;
 use anyhow::Result;

@@ -32,6 +32,7 @@
 //! | `consent` | policies, owners, held actions and the decisions on them |
 //! | `activity` | what agents and views did with an instance |
 //! | `terminal` | keys, waits, `run` and a shell's state, the same on every hop |
+//! | `web` | `tickloop web`'s control socket (`--revoke`, `--login`) |
 //!
 //! Every type is re-exported here: callers write `wire::ListEntry`.
 
@@ -43,6 +44,7 @@ mod hello;
 mod launcher;
 mod program;
 mod terminal;
+mod web;
 
 pub use activity::*;
 pub use call::*;
@@ -52,6 +54,7 @@ pub use hello::*;
 pub use launcher::*;
 pub use program::*;
 pub use terminal::*;
+pub use web::*;
 
 use schemars::JsonSchema;
 use serde_json::Value;
@@ -108,6 +111,8 @@ struct AllMessages {
     run_reply: RunReply,
     activity_record: ActivityRecord,
     approval_log_entry: ApprovalLogEntry,
+    web_control: WebControl,
+    web_control_reply: WebControlReply,
     view_hello: crate::attach::ViewHello,
     to_view: crate::attach::ToView,
     view_event: crate::attach::ViewEvent,
