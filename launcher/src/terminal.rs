@@ -517,7 +517,7 @@ async fn release_when_quiet(mut changes: watch::Receiver<u64>, emulator: mpsc::W
 
 /// Returns the allocator's free pages to the system (glibc keeps freed
 /// memory in its heap, where it stays the process's private dirty pages).
-fn return_free_memory() {
+pub(crate) fn return_free_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only walks and trims the allocator's own free lists.
     unsafe {

@@ -88,7 +88,7 @@ fn every_golden_message_parses_and_encodes_back_the_same() {
     };
     assert_eq!(
         ops("ClientEnvelope").len(),
-        19,
+        20,
         "every ClientRequest op: {:?}",
         ops("ClientEnvelope")
     );

@@ -276,6 +276,7 @@ mod tests {
             },
             socket: "/tmp/x.sock".into(),
             init_timeout_ms: None,
+            call_timeout_ms: None,
         }
     }
 
