@@ -160,15 +160,37 @@ fn keys_c_c_interrupts_a_running_command_whose_status_is_then_130() {
         );
         let state = shell_state(&host, &id);
         assert_eq!(state["running"]["command"], "sleep 100", "{shell}: {state}");
+        // Not at its prompt: Tickloop's own failure (125), nothing typed.
+        let out = host.run(&["run", &id, "--", "echo typed-while-busy"]);
+        let e = out.expect_error(125, "bad_request");
+        let message = e["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("`sleep 100` is running") && message.contains("wait"),
+            "{shell}: {message}"
+        );
 
         host.ok(&["keys", &id, "C-c"]);
         let waited = host.ok(&["wait", &id, "--prompt", "--timeout", "20"]);
-        let last = waited["shell"]["commands"]
-            .as_array()
-            .and_then(|c| c.last().cloned())
-            .expect("a command");
+        let commands = waited["shell"]["commands"].as_array().expect("commands");
+        let last = commands.last().cloned().expect("a command");
         assert_eq!(last["command"], "sleep 100", "{shell}: {last}");
         assert_eq!(last["exit"], 130, "{shell}: {last}");
+        assert_eq!(commands.len(), 1, "{shell}: {commands:?}");
+        assert!(
+            !host.screen(&id).contains("typed-while-busy"),
+            "{shell}: the refused command reached the terminal"
+        );
+
+        // Text of the person's on the prompt line: 125 again, nothing typed.
+        host.ok(&["keys", &id, "e", "c", "x", "z"]);
+        host.ok(&["wait", &id, "--text", "ecxz", "--screen"]);
+        let out = host.run(&["run", &id, "--", "true"]);
+        let e = out.expect_error(125, "bad_request");
+        let message = e["message"].as_str().unwrap_or_default();
+        assert!(message.contains("has text on it"), "{shell}: {message}");
+        host.ok(&["keys", &id, "C-u"]);
+        let (code, v, out) = run(&host, &id, "echo clean");
+        assert_eq!((code, output(&v)), (0, "clean\n"), "{shell}: {out:?}");
     }
 }
 
@@ -331,8 +353,15 @@ fn keys_down_moves_in_vim_exactly_as_tmux_send_keys_does() {
 
 #[test]
 fn a_command_the_person_types_is_state_and_watch_names_it_with_its_status() {
-    let host = host_with_home(&[(".bashrc", "PS1='ps1> '\n"), (".zshrc", "PROMPT='ps1> '\n")]);
-    for shell in ["bash", "zsh"] {
+    let host = host_with_home(&[
+        (".bashrc", "PS1='ps1> '\n"),
+        (".zshrc", "PROMPT='ps1> '\n"),
+        (
+            ".config/fish/config.fish",
+            "function fish_prompt; echo -n 'ps1> '; end\n",
+        ),
+    ]);
+    for shell in SHELLS {
         let id = open_shell(&host, shell, &[shell]);
         let mut watch = host.watch(&[&id, "--interval", "50"]);
         let first = watch.next();

@@ -99,12 +99,15 @@ impl HostApproval {
     }
 
     /// A [`Caller`] that reports holds to the receiver [`Self::first`]
-    /// waits on.
+    /// waits on. The call outlives the MCP request that started it (it goes
+    /// on under a `requestState` or a task), so that request's end, which
+    /// cancels its token, does not end it.
     pub fn on_hold(caller: Caller) -> (Caller, mpsc::UnboundedReceiver<HeldCall>) {
         let (tx, rx) = mpsc::unbounded_channel();
         (
             Caller {
                 ask: Some(tx),
+                cancel: None,
                 ..caller
             },
             rx,
