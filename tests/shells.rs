@@ -144,7 +144,14 @@ fn run_gives_each_commands_output_and_status_in_bash_zsh_and_fish() {
 
 #[test]
 fn keys_c_c_interrupts_a_running_command_whose_status_is_then_130() {
-    let host = host_with_home(&[]);
+    // Right prompts, drawn past the cursor: not text on the command line.
+    let host = host_with_home(&[
+        (".zshrc", "RPROMPT='right-side'\n"),
+        (
+            ".config/fish/config.fish",
+            "function fish_right_prompt; echo -n right-side; end\n",
+        ),
+    ]);
     for shell in SHELLS {
         let id = open_shell(&host, shell, &[shell]);
         // A command still running at the timeout: 124, and it runs on.

@@ -306,9 +306,10 @@ impl ShellReader {
             }
             Mark::CommandStart => {
                 // The prompt's text is not the command's: the command line
-                // starts where the prompt ends (known when `A` came first).
+                // starts where the prompt ends (known when `A` came first,
+                // or when the shell draws its prompt again over the line).
                 self.command_col = match self.route {
-                    Route::Prompt => self.lines.col(),
+                    Route::Prompt | Route::CommandLine => self.lines.col(),
                     _ => {
                         self.lines.take();
                         0
@@ -490,17 +491,21 @@ impl ShellReader {
     }
 
     /// What is typed on the command line so far (after `B`; empty when the
-    /// shell does not mark where its command line starts).
+    /// shell does not mark where its command line starts): on the cursor's
+    /// line, up to the cursor, as what a shell draws past it is not typed
+    /// (zsh's RPROMPT, fish's right prompt and autosuggestion).
     pub fn typed_so_far(&self) -> String {
         if self.route != Route::CommandLine {
             return String::new();
         }
         let mut typed = self.typed.clone();
+        let upto = self.lines.col().saturating_sub(self.command_col);
         let partial: String = self
             .lines
             .partial()
             .chars()
             .skip(self.command_col)
+            .take(upto)
             .collect();
         typed.push_str(&partial);
         typed
@@ -548,6 +553,21 @@ mod tests {
             b"\r\n\x1b]133;C\x07",
         ]);
         assert_eq!(reader.running().map(|r| r.command.as_str()), Some("ls /"));
+    }
+
+    #[test]
+    fn what_is_typed_is_the_command_line_up_to_the_cursor() {
+        // An empty line with a right prompt drawn past the cursor (zsh's
+        // RPROMPT: forward, the text, back to the command line).
+        let reader = read(&[PROMPT, b"\x1b[60Cright-side\x1b[70D"]);
+        assert_eq!(reader.typed_so_far(), "");
+        // Typed text, then fish's autosuggestion after it, cursor put back.
+        let reader = read(&[PROMPT, b"ec", b"ho hello\x1b[8D"]);
+        assert_eq!(reader.typed_so_far(), "ec");
+        // The prompt drawn again over the line (a redraw), its end marked
+        // again, then the typed text: the line is what follows the prompt.
+        let reader = read(&[PROMPT, b"ls", b"\r", &PROMPT[8..], b"ls -l"]);
+        assert_eq!(reader.typed_so_far(), "ls -l");
     }
 
     #[test]

@@ -30,6 +30,10 @@ if [[ -o interactive && -z "${__tickloop_integrated-}" ]]; then
   __tickloop_precmd() {
     local s=$?
     builtin printf '\e]133;D;%s\a\e]7;file://%s%s\a\e]133;A\a' "$s" "${HOST-}" "${PWD//\%/%25}"
+    # The prompt's end is marked by the last precmd hook, after any of the
+    # person's that sets PROMPT anew (a theme's): from the next prompt on,
+    # zsh running the hooks of this one from a copy.
+    precmd_functions=(${precmd_functions:#__tickloop_prompt_end} __tickloop_prompt_end)
     if [[ -z "${__tickloop_eol_mark-}" || "${PROMPT_EOL_MARK-}" != "$__tickloop_eol_mark" ]]; then
       typeset -g __tickloop_eol_mark="%{"$'\e]133;D\a'"%}${PROMPT_EOL_MARK-%B%S%#%s%b}"
       PROMPT_EOL_MARK=$__tickloop_eol_mark
@@ -48,6 +52,19 @@ if [[ -o interactive && -z "${__tickloop_integrated-}" ]]; then
     builtin printf '\e]633;E;%s\a\e]133;C\a' "$line"
   }
 
+  # The prompt's end, where the command line starts: an invisible mark
+  # added at the end of the person's prompt (as bash's is wrapped), again
+  # whenever a hook or a theme set it anew. zsh prints it again when it
+  # draws the prompt again, which is where the command line starts again.
+  __tickloop_prompt_end() {
+    local s=$?
+    if [[ "$PS1" != *$'%{\e]133;B\a%}' ]]; then
+      PS1="$PS1"$'%{\e]133;B\a%}'
+    fi
+    return $s
+  }
+
   add-zsh-hook precmd __tickloop_precmd
+  add-zsh-hook precmd __tickloop_prompt_end
   add-zsh-hook preexec __tickloop_preexec
 fi
