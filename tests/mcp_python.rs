@@ -323,7 +323,8 @@ fn an_agents_typing_into_the_persons_shell_is_asked_in_the_host_in_2026() {
 
 /// Issue 38: TickManage `run`, `wait` and `input` with `keys` on a bash
 /// through the Python SDK, TickRead of the shell's state, its state
-/// resource, and a wait the client abandons ending in tickhost.
+/// resource followed by a subscription, and a wait the client abandons
+/// ending in tickhost.
 #[test]
 fn the_python_sdk_runs_waits_and_presses_keys_in_a_shell() {
     let python = sdk_python();
@@ -371,6 +372,7 @@ fn the_python_sdk_runs_waits_and_presses_keys_in_a_shell() {
             .is_some_and(|r| r.iter().any(|u| u == "tick://shell:sh/state")),
         "{findings}"
     );
+    assert_eq!(findings["subscribed_exit"], 3, "{findings}");
     assert!(findings["abandoned"].is_string(), "{findings}");
     assert_eq!(findings["quiet"], false, "{findings}");
     // The abandoned wait's connection was dropped by tickhost.

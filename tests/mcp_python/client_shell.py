@@ -3,8 +3,9 @@
 # tests/mcp_python.rs (issue 38): TickManage opens a bash (the agent's own:
 # nothing waits for a person), waits for its prompt, runs commands (their
 # output and status), types text and keys, waits for output, reads the
-# shell's state with TickRead and lists it as a resource; a wait the client
-# abandons (the SDK's read timeout sends notifications/cancelled) ends.
+# shell's state with TickRead, lists it as a resource and follows it
+# subscribed (a command's end notifies); a wait the client abandons (the
+# SDK's read timeout sends notifications/cancelled) ends.
 # Usage: client_shell.py TICKLOOP; the environment carries the test's
 # TICKLOOP_RUNTIME_DIR and HOME. Prints one JSON line of findings; exits 1
 # with the reason on the first failed check.
@@ -37,8 +38,16 @@ async def main():
         env={k: v for k, v in os.environ.items() if k.startswith("TICKLOOP") or k in ("PATH", "HOME")},
     )
     findings = {}
+    updated = []
+    arrived = {"event": anyio.Event()}
+
+    async def on_message(message):
+        if isinstance(message, types.ResourceUpdatedNotification):
+            updated.append(str(message.params.uri))
+            arrived["event"].set()
+
     async with stdio_client(server) as (read, write):
-        async with ClientSession(read, write) as session:
+        async with ClientSession(read, write, message_handler=on_message) as session:
             await session.initialize()
 
             async def manage(args, **kw):
@@ -74,6 +83,31 @@ async def main():
 
             resources = await session.list_resources()
             findings["resources"] = [str(r.uri) for r in resources.resources]
+
+            # Subscribed to the shell's state: a command's end notifies, and
+            # the state read then holds it with its status.
+            uri = "tick://shell:sh/state"
+            await session.subscribe_resource(uri)
+            arrived["event"] = anyio.Event()
+            updated.clear()
+            await manage({"action": "run", "instance": "shell:sh", "command": "(exit 3)"})
+            ended = None
+            for _ in range(5):
+                try:
+                    with anyio.fail_after(30):
+                        await arrived["event"].wait()
+                except TimeoutError:
+                    check(False, f"no notifications/resources/updated for {uri} after a command")
+                arrived["event"] = anyio.Event()
+                check(updated[-1] == uri, f"updated {updated}")
+                read_back = await session.read_resource(uri)
+                state = json.loads(read_back.contents[0].text)
+                last = state["data"]["commands"][-1]
+                if last["command"] == "(exit 3)":
+                    ended = last
+                    break
+            check(ended is not None, f"the state never showed the command: {state}")
+            findings["subscribed_exit"] = ended["exit"]
 
             # Abandoned by the client after 1 s: the SDK sends
             # notifications/cancelled, and the server ends the wait.
