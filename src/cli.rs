@@ -78,6 +78,22 @@ pub enum Command {
         #[arg(allow_hyphen_values = true)]
         text: String,
     },
+    /// Press keys by name, as tmux's send-keys names them (Enter, Escape,
+    /// Tab, BTab, BSpace, Space, Up, Down, Left, Right, Home, End, PageUp,
+    /// PageDown, IC, DC, F1-F12, KP0-KP9, one character; C-, M-, S- before
+    /// one), each encoded for the program's current modes.
+    Keys {
+        id: String,
+        #[arg(required = true, allow_hyphen_values = true, value_name = "KEY")]
+        keys: Vec<String>,
+    },
+    /// Wait for text in the output, quiet, the shell's prompt or the end;
+    /// print what happened with the screen (exit 124 at the timeout).
+    Wait(WaitArgs),
+    /// Type COMMAND at a shell's prompt, wait for its end, print its output
+    /// and exit with its status (124: still running at the timeout; 125:
+    /// Tickloop could not run it, nothing typed).
+    Run(RunArgs),
     /// Show the Tick's screen in this terminal and type into it; ctrl+\ then d detaches.
     Attach {
         id: String,
@@ -204,9 +220,52 @@ pub enum Command {
 }
 
 #[derive(Args)]
+#[command(group(clap::ArgGroup::new("until").required(true).args(["text", "quiet", "prompt", "ended"])))]
+pub struct WaitArgs {
+    pub id: String,
+    /// A line of output that arrives from now on matches REGEX (ANSI
+    /// sequences taken out; Rust regex syntax).
+    #[arg(long, value_name = "REGEX")]
+    pub text: Option<String>,
+    /// With --text: a match already on the screen counts too.
+    #[arg(long, requires = "text")]
+    pub screen: bool,
+    /// No output for MS milliseconds.
+    #[arg(long, value_name = "MS")]
+    pub quiet: Option<u64>,
+    /// The shell is at its prompt (needs shell integration).
+    #[arg(long)]
+    pub prompt: bool,
+    /// The program has ended.
+    #[arg(long)]
+    pub ended: bool,
+    /// Seconds to wait before giving up with exit 124.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub timeout: f64,
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    pub id: String,
+    /// Seconds to wait for its end; then exit 124, and the command keeps running.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub timeout: f64,
+    /// COMMAND, after `--`: one argument is typed as it is (a command line);
+    /// several are quoted where the shell would split them.
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
+    pub command: Vec<String>,
+}
+
+#[derive(Args)]
 pub struct OpenArgs {
-    /// The instance NAME (1-64 of A-Z a-z 0-9 . _ -); default: the program's name.
-    #[arg(long = "id")]
+    /// The instance NAME (1-64 of A-Z a-z 0-9 . _ -); default: the
+    /// program's name. (`--id` is the same, its older spelling.)
+    #[arg(long = "name", visible_alias = "id", value_name = "NAME")]
     pub name: Option<String>,
     /// Working directory of the program (default: the current directory).
     #[arg(long)]
@@ -214,6 +273,11 @@ pub struct OpenArgs {
     /// Host a plain terminal program, with no protocol (`shell:NAME`).
     #[arg(long)]
     pub shell: bool,
+    /// With --shell: start bash, zsh or fish without Tickloop's shell
+    /// integration (no `run`, `wait --prompt`, shell state); also
+    /// `[shell] integration = false` in ~/.config/tickloop/config.toml.
+    #[arg(long, requires = "shell")]
+    pub no_integration: bool,
     /// Run the file PATH as the Tick `artifact:NAME` (NAME: --id, else the
     /// file's stem), by its shebang (`python3` for a `.py` with none), in
     /// PATH's directory; each save of PATH starts its new version on the

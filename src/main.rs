@@ -167,6 +167,9 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             };
             commands::answer_as(t, request, json, human)
         }
+        Command::Keys { id, keys } => commands::terminal::keys(t, id, keys, json),
+        Command::Wait(args) => commands::terminal::wait(t, args, json),
+        Command::Run(args) => commands::terminal::run(t, args, json),
         Command::Attach { id, detach_key } => {
             commands::views::attach(t, &id, detach_key.as_deref())
         }

@@ -146,6 +146,9 @@ pub fn choose(command: &Command, hosts: &[String], from_flag: bool) -> anyhow::R
                 | Command::Watch { .. }
                 | Command::Screen { .. }
                 | Command::Input { .. }
+                | Command::Keys { .. }
+                | Command::Wait(_)
+                | Command::Run(_)
                 | Command::Attach { .. }
                 | Command::Close { .. }
                 | Command::Reload { .. }
@@ -192,6 +195,9 @@ pub fn take_host_ids(command: &mut Command, hosts: &mut Vec<String>) -> anyhow::
         | Command::Call(crate::cli::CallArgs { id, .. })
         | Command::Screen { id, .. }
         | Command::Input { id, .. }
+        | Command::Keys { id, .. }
+        | Command::Wait(crate::cli::WaitArgs { id, .. })
+        | Command::Run(crate::cli::RunArgs { id, .. })
         | Command::Attach { id, .. }
         | Command::Close { id }
         | Command::Reload { id }

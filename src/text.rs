@@ -5,6 +5,7 @@
 //! prints when piped, unchanged, and makes lines of text of it.
 
 use serde_json::Value;
+use tickloop_proto::wire::{ShellState, WaitReply};
 
 fn text(value: &Value) -> String {
     match value {
@@ -57,6 +58,18 @@ fn arguments(schema: &Value) -> String {
 /// `describe ID`: what the Tick is, its revision, its tools and how to
 /// call one.
 pub fn describe(id: &str, v: &Value) -> String {
+    if v["shell"].is_object() {
+        return format!(
+            "{id} — {} ({}, {})\n{}\n",
+            text(&v["argv"][0]),
+            text(&v["shell"]["shell"]),
+            match v["shell"]["kind"].as_str() {
+                Some("injected") => "Tickloop's shell integration",
+                _ => "its prompt's own OSC 133 marks",
+            },
+            text(&v["description"])
+        );
+    }
     let mut out = format!(
         "{id} — {} (kind {}), revision {}\n",
         text(&v["title"]),
@@ -156,6 +169,9 @@ pub fn watch_event(v: &Value) -> String {
     if let Some(ended) = v.get("ended").filter(|e| !e.is_null()) {
         return format!("{id} ended: {}", text(&ended["reason"]));
     }
+    if let Ok(shell) = serde_json::from_value::<ShellState>(v["data"].clone()) {
+        return format!("{} {id} {}", text(&v["at"]), shell_line(&shell));
+    }
     let merged = v["merged"].as_u64().unwrap_or(0);
     let merged = if merged > 1 {
         format!(" ({merged} updates)")
@@ -177,6 +193,68 @@ pub fn watch_event(v: &Value) -> String {
         text(&v["seq"]),
         v["data"]
     )
+}
+
+/// A shell's state in a line: the running command, or the last one with
+/// its status, and where the shell is.
+fn shell_line(shell: &ShellState) -> String {
+    let place = shell.cwd.as_deref().unwrap_or("?");
+    match (&shell.running, shell.commands.last()) {
+        (Some(running), _) => format!(
+            "command {} started: `{}` (in {place})",
+            running.n, running.command
+        ),
+        (None, Some(last)) => format!(
+            "command {} ended with status {}: `{}` (in {place}{})",
+            last.n,
+            last.exit.map_or("unknown".to_string(), |e| e.to_string()),
+            last.command,
+            if shell.at_prompt {
+                ", at its prompt"
+            } else {
+                ""
+            }
+        ),
+        (None, None) => format!(
+            "no command yet (in {place}{})",
+            if shell.at_prompt {
+                ", at its prompt"
+            } else {
+                ""
+            }
+        ),
+    }
+}
+
+/// `wait`'s answer: what happened, and the screen.
+pub fn wait_answer(id: &str, answer: &WaitReply) -> String {
+    let mut out = String::new();
+    if answer.timed_out {
+        out.push_str(&format!("timed out after {} ms\n", answer.waited_ms));
+    } else if let Some(matched) = &answer.matched {
+        out.push_str(&format!(
+            "matched {matched:?} after {} ms\n",
+            answer.waited_ms
+        ));
+        if let Some(line) = &answer.line {
+            out.push_str(&format!("line: {line}\n"));
+        }
+    } else if let Some(shell) = &answer.shell {
+        out.push_str(&format!(
+            "{id} is at its prompt after {} ms: {}\n",
+            answer.waited_ms,
+            shell_line(shell)
+        ));
+    } else if let Some(ended) = &answer.ended {
+        out.push_str(&format!("{id} ended: {}\n", ended.reason));
+    } else {
+        out.push_str(&format!("quiet after {} ms\n", answer.waited_ms));
+    }
+    out.push_str("screen:\n");
+    for line in &answer.screen {
+        out.push_str(&format!("  {line}\n"));
+    }
+    out
 }
 
 /// `reload ID`: the artifact's new generation.

@@ -320,3 +320,65 @@ fn an_agents_typing_into_the_persons_shell_is_asked_in_the_host_in_2026() {
     let log = host.run(&["approvals", "--log", "shell:mine"]);
     assert!(log.stdout.contains("\"by\":\"mcp-host\""), "{}", log.stdout);
 }
+
+/// Issue 38: TickManage `run`, `wait` and `input` with `keys` on a bash
+/// through the Python SDK, TickRead of the shell's state, its state
+/// resource followed by a subscription, and a wait the client abandons
+/// ending in tickhost.
+#[test]
+fn the_python_sdk_runs_waits_and_presses_keys_in_a_shell() {
+    let python = sdk_python();
+    let host = Host::new();
+    let home = host.scratch().join("home");
+    std::fs::create_dir_all(&home).expect("home");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_python/client_shell.py");
+    let out = Command::new(&python)
+        .arg(&script)
+        .arg(tickloop_bin())
+        .env("TICKLOOP_RUNTIME_DIR", host.runtime())
+        .env(MARK_VAR, host.runtime())
+        .env("HOME", &home)
+        .current_dir(host.scratch())
+        .output()
+        .expect("run the Python MCP client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the Python MCP SDK client failed ({}):\nstdout: {stdout}\nstderr: {stderr}",
+        out.status
+    );
+    let findings: Value = stdout
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("no findings line:\n{stdout}\n{stderr}"));
+    assert!(
+        findings["run_text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("`echo from-mcp; false` EXITED 1")),
+        "{findings}"
+    );
+    assert_eq!(findings["words_output"], "a b|c|", "{findings}");
+    assert_eq!(
+        findings["read_commands"],
+        serde_json::json!(["echo from-mcp; false", "printf '%s|' 'a b' c"]),
+        "{findings}"
+    );
+    assert_eq!(findings["matched"], "keyed", "{findings}");
+    assert!(
+        findings["resources"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(|u| u == "tick://shell:sh/state")),
+        "{findings}"
+    );
+    assert_eq!(findings["subscribed_exit"], 3, "{findings}");
+    assert!(findings["abandoned"].is_string(), "{findings}");
+    assert_eq!(findings["quiet"], false, "{findings}");
+    // The abandoned wait's connection was dropped by tickhost.
+    wait_for("tickhost to drop the abandoned wait", || {
+        let log = std::fs::read_to_string(host.runtime().join("tickhost.log")).ok()?;
+        log.contains("shell:sh: the client of a wait went away")
+            .then_some(())
+    });
+}

@@ -631,3 +631,60 @@ fn the_loop_subscribes_to_ticks_on_the_other_machine() {
         "a local tickhost was started"
     );
 }
+
+#[test]
+fn run_wait_and_keys_work_over_ssh() {
+    let sshd = Sshd::start();
+    let local = sshd.local();
+    local.ok(&["open", "--shell", "--name", "sh", "--", "bash"]);
+    local.ok(&["wait", "shell:sh", "--prompt", "--timeout", "30"]);
+    let out = local.run(&["run", "shell:sh", "--", "echo over-ssh; false"]);
+    out.expect(1);
+    let v = out.json();
+    assert_eq!(v["command"]["output"], "over-ssh\n", "{v}");
+    // Still running at the timeout (124), then waited for by its output.
+    let out = local.run(&[
+        "run",
+        "shell:sh",
+        "--timeout",
+        "0.3",
+        "--",
+        "sleep 1; echo later",
+    ]);
+    out.expect(124);
+    let v = local.ok(&[
+        "wait",
+        "shell:sh",
+        "--text",
+        "^later$",
+        "--screen",
+        "--timeout",
+        "30",
+    ]);
+    assert_eq!(v["line"], "later", "{v}");
+    let v = local.ok(&["wait", "shell:sh", "--prompt", "--timeout", "30"]);
+    assert_eq!(v["shell"]["commands"][1]["exit"], 0, "{v}");
+    // Keys by name, and the shell's state, there.
+    local.ok(&[
+        "keys", "shell:sh", "e", "c", "h", "o", "Space", "k", "Enter",
+    ]);
+    local.ok(&[
+        "wait",
+        "shell:sh",
+        "--text",
+        "^k$",
+        "--screen",
+        "--timeout",
+        "30",
+    ]);
+    let state = local.ok(&["read", "shell:sh"]);
+    assert_eq!(
+        state["data"]["commands"].as_array().map(Vec::len),
+        Some(3),
+        "{state}"
+    );
+    assert!(
+        sshd.remote.entry("shell:sh").is_some() && local.tickhost_pid().is_none(),
+        "the shell runs on the far side only"
+    );
+}

@@ -16,6 +16,9 @@
 //!
 //! [agents]
 //! open = "packages"       # what agents may open: any (default), packages, none
+//!
+//! [shell]
+//! integration = false     # open bash, zsh and fish without Tickloop's shell integration (default true)
 //! ```
 
 use serde::Deserialize;
@@ -38,6 +41,17 @@ pub struct Config {
     pub approval: ApprovalSettings,
     #[serde(default)]
     pub agents: AgentSettings,
+    #[serde(default)]
+    pub shell: ShellSettings,
+}
+
+/// `[shell]`: how `shell:` instances start.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShellSettings {
+    /// Inject Tickloop's shell integration into bash, zsh and fish
+    /// (default true).
+    pub integration: Option<bool>,
 }
 
 /// `[approval]`: where and for what the person is asked.
@@ -105,9 +119,19 @@ impl Config {
     }
 }
 
+/// What an open asks of a shell's integration by the settings: `Some(false)`
+/// when `[shell] integration = false` turns it off (a file that cannot be
+/// read turns nothing off; the command that reads it says why).
+pub fn shell_integration() -> Option<bool> {
+    load()
+        .ok()
+        .and_then(|c| c.shell.integration)
+        .filter(|on| !on)
+}
+
 /// The config file cannot be used.
 #[derive(Debug, thiserror::Error)]
-#[error("{path}: {problem}; fix or remove it (settings: detach_key, history, clipboard, approval_timeout_secs, notify, [approval] ask_in_host/agent_input/agent_close, [agents] open)")]
+#[error("{path}: {problem}; fix or remove it (settings: detach_key, history, clipboard, approval_timeout_secs, notify, [approval] ask_in_host/agent_input/agent_close, [agents] open, [shell] integration)")]
 pub struct ConfigError {
     pub path: String,
     pub problem: String,

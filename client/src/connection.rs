@@ -350,6 +350,16 @@ impl Client {
         Ok(id)
     }
 
+    /// A handle that ends this connection from another thread
+    /// (`shutdown`): a request blocked on it returns with an error, and
+    /// tickhost sees its client go (a cancelled `wait` ends there).
+    pub fn hangup_handle(&self) -> std::io::Result<UnixStream> {
+        self.writer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .try_clone()
+    }
+
     /// A handle that withdraws this connection's request in flight while
     /// tickhost holds it for approval, from another thread, keeping the
     /// connection (an MCP bridge does it on `notifications/cancelled`).
@@ -372,12 +382,25 @@ impl Client {
     pub fn request_with_progress(
         &mut self,
         request: ClientRequest,
+        on_progress: impl FnMut(&HeldCall),
+    ) -> Result<ClientReply, ClientError> {
+        self.request_waiting(request, Duration::ZERO, on_progress)
+    }
+
+    /// [`Client::request_with_progress`] for a request that tickhost
+    /// answers only after `wait` (a `wait`, a `run`): the reply is waited
+    /// for that much longer.
+    pub fn request_waiting(
+        &mut self,
+        request: ClientRequest,
+        wait: Duration,
         mut on_progress: impl FnMut(&HeldCall),
     ) -> Result<ClientReply, ClientError> {
         let timeout = bound(match request {
             ClientRequest::Call { .. } => CALL_TIMEOUT,
             _ => REQUEST_TIMEOUT,
-        });
+        })
+        .saturating_add(wait);
         let id = self.send(request)?;
         self.reader.get_ref().set_read_timeout(Some(timeout))?;
         let reply = self.reply_to(id, timeout, &mut on_progress);

@@ -38,6 +38,8 @@ pub mod published;
 pub mod record;
 pub mod recorder;
 pub mod screen_model;
+pub mod shell_integration;
+pub mod shell_watch;
 pub mod socket;
 pub mod spawn;
 pub mod terminal;

@@ -25,6 +25,7 @@ use tickloop_proto::attach::{
     self, Attrs, Color, Cursor, CursorShape, Key, Line, Modes, Mods, MouseKind, MouseTracking, Run,
     Snapshot, ViewEvent,
 };
+use tickloop_proto::keys::Pressed;
 
 /// Encoding a view's event for the Tick failed, or writing it did: the
 /// PTY's writer is gone (the Tick is ending); the view's event is dropped.
@@ -379,6 +380,34 @@ pub fn encode_input(mode: TermMode, event: &ViewEvent) -> Result<Vec<u8>, InputE
     }
 }
 
+/// The bytes `keys` (named by an agent, [`tickloop_proto::keys`]) become
+/// for a program whose terminal is in `mode`: each as a view's key would
+/// be (application cursor keys with DECCKM), keypad keys as SS3 sequences
+/// in application keypad mode (DECKPAM) and as their characters otherwise,
+/// with `M-` as an ESC before them, as xterm and tmux send them.
+pub fn encode_keys(mode: TermMode, keys: &[Pressed]) -> Result<Vec<u8>, InputError> {
+    let mut out = Vec::new();
+    for pressed in keys {
+        match *pressed {
+            Pressed::Key { key, mods } => {
+                out.extend(encode_input(mode, &ViewEvent::Key { key, mods })?);
+            }
+            Pressed::Keypad { key, mods } => {
+                if mods.alt {
+                    out.push(0x1b);
+                }
+                if mode.contains(TermMode::APP_KEYPAD) {
+                    out.extend([0x1b, b'O', key.application()]);
+                } else {
+                    let mut buf = [0u8; 4];
+                    out.extend(key.numeric().encode_utf8(&mut buf).as_bytes());
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// A paste: bracketed when the Tick asked (with any ESC taken out, so the
 /// text cannot end the bracket early), else with line ends as Enter (CR).
 fn encode_paste(mode: TermMode, text: &str) -> Vec<u8> {
@@ -516,6 +545,58 @@ mod tests {
         Run {
             text: text.into(),
             attrs,
+        }
+    }
+
+    /// What `names` become once the program set its modes with `modes`
+    /// (bytes it wrote to its terminal), as the emulator reads them.
+    fn keys_after(modes: &[u8], names: &[&str]) -> Vec<u8> {
+        let mut f = Fixture::new(80, 24);
+        f.feed(modes);
+        let mode = TermMode::from_bits_truncate(f.emu.input_modes());
+        let pressed = tickloop_proto::keys::parse_all(names).expect("known names");
+        encode_keys(mode, &pressed).expect("encodable")
+    }
+
+    #[test]
+    fn named_keys_are_encoded_for_the_programs_modes_as_xterm_sends_them() {
+        // Cursor keys: CSI normally, SS3 once the program asks for
+        // application cursor keys (DECCKM, as less and vim do).
+        assert_eq!(keys_after(b"", &["Down", "Up"]), b"\x1b[B\x1b[A");
+        assert_eq!(keys_after(b"\x1b[?1h", &["Down", "Up"]), b"\x1bOB\x1bOA");
+        assert_eq!(keys_after(b"\x1b[?1h\x1b[?1l", &["Down"]), b"\x1b[B");
+        // Keypad keys: their characters, or SS3 in application keypad mode.
+        assert_eq!(keys_after(b"", &["KP5", "KPEnter", "KP+"]), b"5\r+");
+        assert_eq!(
+            keys_after(b"\x1b=", &["KP5", "KPEnter", "KP+"]),
+            b"\x1bOu\x1bOM\x1bOk"
+        );
+        // Controls, meta, shifted and modified keys.
+        let cases: &[(&str, &[u8])] = &[
+            ("C-c", b"\x03"),
+            ("C-a", b"\x01"),
+            ("C-Space", b"\x00"),
+            ("M-x", b"\x1bx"),
+            ("Enter", b"\r"),
+            ("Tab", b"\t"),
+            ("BTab", b"\x1b[Z"),
+            ("BSpace", b"\x7f"),
+            ("Escape", b"\x1b"),
+            ("Space", b" "),
+            ("S-Up", b"\x1b[1;2A"),
+            ("C-Left", b"\x1b[1;5D"),
+            ("Home", b"\x1b[H"),
+            ("End", b"\x1b[F"),
+            ("PageUp", b"\x1b[5~"),
+            ("NPage", b"\x1b[6~"),
+            ("IC", b"\x1b[2~"),
+            ("DC", b"\x1b[3~"),
+            ("F1", b"\x1bOP"),
+            ("F5", b"\x1b[15~"),
+            ("F12", b"\x1b[24~"),
+        ];
+        for (name, bytes) in cases {
+            assert_eq!(keys_after(b"", &[name]), bytes.to_vec(), "{name}");
         }
     }
 

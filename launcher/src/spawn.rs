@@ -6,6 +6,9 @@
 //! program gets the slave on all three. Its environment is exactly the
 //! spec's plus `TICKLOOP_INSTANCE_ID` and `TERM=xterm-256color`, and no
 //! descriptor of the launcher leaks into it (`close_range` with CLOEXEC).
+//! An interactive bash, zsh or fish also gets Tickloop's shell
+//! integration ([`crate::shell_integration`]): its arguments and a few
+//! variables change, as that module says.
 
 use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};
@@ -47,6 +50,8 @@ pub struct Spawned {
     pub pid: u32,
     /// argv with argv[0] resolved to an absolute path.
     pub argv: Vec<String>,
+    /// The shell whose integration was injected (`shell:` bash, zsh, fish).
+    pub integration: Option<crate::shell_integration::Shell>,
 }
 
 /// Resolve `program` the way `execvp` would, but with the spec's PATH and cwd.
@@ -115,9 +120,15 @@ pub fn spawn(spec: &LaunchSpec, tty: &Path) -> Result<Spawned, SpawnError> {
         })
     };
 
+    let folder = crate::shell_integration::folder(&spec.socket);
+    let integration = crate::shell_integration::prepare(spec, &folder);
+    let args = integration
+        .as_ref()
+        .map_or(&spec.program.argv[1..], |i| i.args.as_slice());
+    let extra_env = integration.as_ref().map_or(&[][..], |i| i.env.as_slice());
     let mut cmd = tokio::process::Command::new(&program);
     cmd.arg0(OsStr::new(&program_str))
-        .args(&spec.program.argv[1..])
+        .args(args)
         .current_dir(&spec.program.cwd)
         .env_clear()
         .envs(
@@ -127,6 +138,7 @@ pub fn spawn(spec: &LaunchSpec, tty: &Path) -> Result<Spawned, SpawnError> {
                 .filter(|(k, _)| k != "TICKLOOP_INSTANCE_ID" && k != "TERM")
                 .map(|(k, v)| (k.as_str(), v.as_str())),
         )
+        .envs(extra_env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .env("TICKLOOP_INSTANCE_ID", &spec.instance)
         .env("TERM", "xterm-256color")
         .kill_on_drop(false);
@@ -141,9 +153,14 @@ pub fn spawn(spec: &LaunchSpec, tty: &Path) -> Result<Spawned, SpawnError> {
     unsafe {
         cmd.pre_exec(child_setup);
     }
-    let child = cmd.spawn().map_err(|source| SpawnError::Spawn {
-        program: typed.clone(),
-        source,
+    let child = cmd.spawn().map_err(|source| {
+        if integration.is_some() {
+            let _ = std::fs::remove_dir_all(&folder);
+        }
+        SpawnError::Spawn {
+            program: typed.clone(),
+            source,
+        }
     })?;
     let pid = child.id().ok_or_else(|| SpawnError::Spawn {
         program: typed.clone(),
@@ -151,7 +168,12 @@ pub fn spawn(spec: &LaunchSpec, tty: &Path) -> Result<Spawned, SpawnError> {
     })?;
     let mut argv = spec.program.argv.clone();
     argv[0] = program_str;
-    Ok(Spawned { child, pid, argv })
+    Ok(Spawned {
+        child,
+        pid,
+        argv,
+        integration: integration.map(|i| i.shell),
+    })
 }
 
 fn open_slave(tty: &Path) -> Result<File, SpawnError> {

@@ -11,6 +11,10 @@
 //!   answers, pastes, `tickloop input`), so a Tick that never reads its
 //!   terminal cannot block the launcher.
 //!
+//! The emulator thread also hands each chunk, once applied, to the
+//! [`ShellWatch`] (a shell's commands, agents' waits on the output), so
+//! waits are answered in the same order as the screen changes.
+//!
 //! A view's keystroke takes no thread hop: the socket task encodes it with
 //! the modes the emulator thread published last and writes it to the
 //! master itself, when nothing is queued for the writer and the Tick has
@@ -22,6 +26,7 @@
 
 use crate::emulator::{AnswerColors, Emulator, ScreenText, TermEvent};
 use crate::recorder::{Recorder, RecordingSink};
+use crate::shell_watch::{ShellMsg, ShellNow, ShellWatch};
 use crate::LauncherError;
 use alacritty_terminal::term::TermMode;
 use portable_pty::{native_pty_system, MasterPty, PtySize, SlavePty};
@@ -116,6 +121,8 @@ enum EmuMsg {
     /// emulator holds for history it has not filled, and the allocator's
     /// free pages.
     ReleaseSpare,
+    /// A wait on the output, or a `run` ([`ShellWatch::ask`]).
+    Shell(ShellMsg),
 }
 
 /// Why typed input was not accepted.
@@ -152,14 +159,20 @@ pub struct TerminalHandle {
     /// The recordings of this terminal (and of the protocol beside it).
     recorder: Arc<Recorder>,
     echo: Arc<EchoFrame>,
+    /// The shell's state read from the output, as the emulator thread last
+    /// published it.
+    shell_rx: watch::Receiver<Arc<ShellNow>>,
 }
 
 impl TerminalHandle {
     /// Opens the PTY at 120x30 and starts the reader, emulator and writer
     /// threads; the screen keeps up to `history` lines that scroll off.
+    /// With `shell` (a `shell:` instance), its output is read for a
+    /// shell's marks; otherwise only while something waits for text.
     pub fn open(
         history: usize,
         recorder: Arc<Recorder>,
+        shell: bool,
     ) -> Result<Arc<TerminalHandle>, LauncherError> {
         let size = PtySize {
             rows: START_ROWS,
@@ -214,6 +227,8 @@ impl TerminalHandle {
         let colors = AnswerColors::default();
         let emulator_colors = colors.clone();
         let emulator_recorder = recorder.clone();
+        let (shell_tx, shell_rx) = watch::channel(Arc::new(ShellNow::default()));
+        let shell = ShellWatch::new(shell_tx, tickloop_client::clock::now_rfc3339_millis, shell);
         spawn_thread("emulator", move || {
             let published = Published {
                 changes: changes_tx,
@@ -229,6 +244,7 @@ impl TerminalHandle {
                 published,
                 history,
                 emulator_recorder,
+                shell,
             )
         })?;
 
@@ -253,7 +269,35 @@ impl TerminalHandle {
             colors,
             recorder,
             echo,
+            shell_rx,
         }))
+    }
+
+    /// The shell's state read from the output, and its changes.
+    pub fn subscribe_shell(&self) -> watch::Receiver<Arc<ShellNow>> {
+        self.shell_rx.clone()
+    }
+
+    /// Hands `msg` to the output's [`ShellWatch`], after every chunk read so
+    /// far. False if the emulator thread is gone.
+    pub async fn ask_shell(&self, msg: ShellMsg) -> bool {
+        self.emu_tx.send(EmuMsg::Shell(msg)).await.is_ok()
+    }
+
+    /// Types `text` (as it is) and then `keys` (named by an agent) encoded
+    /// for the program's modes as the emulator thread last published them,
+    /// in one write; the bytes typed.
+    pub fn type_keys(
+        &self,
+        text: Option<Vec<u8>>,
+        keys: &[tickloop_proto::keys::Pressed],
+    ) -> Result<usize, InputError> {
+        let modes = TermMode::from_bits_truncate(self.modes.load(Ordering::Acquire));
+        let mut bytes = text.unwrap_or_default();
+        bytes.extend(crate::screen_model::encode_keys(modes, keys).map_err(|_| InputError::Gone)?);
+        let n = bytes.len();
+        self.input(bytes)?;
+        Ok(n)
     }
 
     /// The recordings of this terminal.
@@ -508,6 +552,7 @@ fn emulator_thread(
     published: Published,
     history: usize,
     recorder: Arc<Recorder>,
+    mut shell: ShellWatch,
 ) {
     let Published {
         changes,
@@ -531,7 +576,11 @@ fn emulator_thread(
         // on. The panic hook (lib.rs) logs the first few panics only, so a
         // stream of them cannot grow the log without bound.
         let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            handle_emulator_message(&mut emulator, msg, &changes, &recorder, &echo);
+            let mut term = EmulatorTerminal {
+                emulator: &mut emulator,
+                answers: &answers,
+            };
+            handle_emulator_message(&mut term, msg, &changes, &recorder, &echo, &mut shell);
             for event in emulator.take_events() {
                 // No view attached: nobody to tell.
                 let _ = events.send(event);
@@ -558,17 +607,40 @@ fn emulator_thread(
     }
 }
 
+/// The emulator and the PTY's input, as the [`ShellWatch`] uses them.
+struct EmulatorTerminal<'a> {
+    emulator: &'a mut Emulator,
+    answers: &'a AnswerWriter,
+}
+
+impl crate::shell_watch::Terminal for EmulatorTerminal<'_> {
+    fn lines(&mut self) -> Vec<String> {
+        self.emulator.text(0).lines
+    }
+
+    fn bracketed_paste(&self) -> bool {
+        TermMode::from_bits_truncate(self.emulator.input_modes())
+            .contains(TermMode::BRACKETED_PASTE)
+    }
+
+    fn type_bytes(&mut self, bytes: Vec<u8>) {
+        let _ = queue_input(&self.answers.tx, &self.answers.writer, bytes);
+    }
+}
+
 fn handle_emulator_message(
-    emulator: &mut Emulator,
+    term: &mut EmulatorTerminal<'_>,
     msg: EmuMsg,
     changes: &watch::Sender<u64>,
     recorder: &Recorder,
     echo: &EchoFrame,
+    shell: &mut ShellWatch,
 ) {
     match msg {
         EmuMsg::Output(bytes, read_at) => {
             recorder.output(&bytes, read_at);
-            emulator.feed(&bytes);
+            term.emulator.feed(&bytes);
+            let emulator = &mut *term.emulator;
             if echo.wanted.swap(false, Ordering::AcqRel) {
                 // Kept before the change is told, for the view it wakes.
                 let change = changes.borrow().wrapping_add(1);
@@ -577,26 +649,30 @@ fn handle_emulator_message(
                 }
             }
             changes.send_modify(|n| *n = n.wrapping_add(1));
+            shell.output(&bytes, term);
         }
+        EmuMsg::Shell(msg) => shell.ask(msg, term),
         EmuMsg::Record(sink, started) => {
+            let emulator = &mut *term.emulator;
             recorder.start(sink, &emulator.snapshot_scrolled(0));
             let _ = started.send(());
         }
         EmuMsg::Resize(rows, cols) => {
+            let emulator = &mut *term.emulator;
             emulator.resize(usize::from(rows), usize::from(cols));
             recorder.resize(cols, rows);
             changes.send_modify(|n| *n = n.wrapping_add(1));
         }
         EmuMsg::Snapshot(history, reply) => {
-            let _ = reply.send(emulator.text(history));
+            let _ = reply.send(term.emulator.text(history));
         }
         EmuMsg::ViewSnapshot(offset, reply) => {
-            let _ = reply.send(emulator.snapshot_scrolled(offset));
+            let _ = reply.send(term.emulator.snapshot_scrolled(offset));
         }
         EmuMsg::ReleaseSpare => {
             // Also what the launcher freed since the last quiet time (the
             // descriptor's schemas compiled once to check them, for one).
-            emulator.release_spare_rows();
+            term.emulator.release_spare_rows();
             return_free_memory();
         }
     }

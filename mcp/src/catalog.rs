@@ -1,5 +1,6 @@
 //! The catalog: every running Tick (`hosted:` and `artifact:`) with its
-//! tools and revision, as the bridge last described it. [`Catalog::refresh`]
+//! tools and revision (and each `shell:` with shell integration, whose
+//! state is a resource too), as the bridge last described it. [`Catalog::refresh`]
 //! polls tickhost's list and describes an instance again when it is new,
 //! its listed revision changed, it was touched (a mutating call through the
 //! bridge), or when asked to describe them all.
@@ -64,6 +65,20 @@ impl Instance {
             tools,
             recover_with: text("recover_with"),
         })
+    }
+
+    /// A `shell:` instance with shell integration: no tools; its state
+    /// (its commands) is a resource.
+    pub fn shell(entry: &ListEntry) -> Instance {
+        Instance {
+            id: entry.id.clone(),
+            kind: "shell".into(),
+            title: entry.title.clone().unwrap_or_default(),
+            revision: String::new(),
+            tools: Vec::new(),
+            recover_with: None,
+            list_revision: None,
+        }
     }
 
     pub fn tool(&self, name: &str) -> Option<&TickTool> {
@@ -197,21 +212,29 @@ impl Catalog {
         let _guard = self.refresh_lock.lock().await;
         let list = self.hosts.simple(ClientRequest::List).await.ok()?;
         let entries = ListEntry::all(&list)?;
-        let running: Vec<(String, Option<String>)> = entries
-            .into_iter()
+        let running: Vec<&ListEntry> = entries
+            .iter()
             .filter(|e| e.state == InstanceState::Running)
-            .filter(|e| {
-                // Another machine's (`HOST:KIND:NAME`) by its id there.
-                let id =
-                    tickloop_client::ssh::split_host_id(&e.id).map_or(e.id.clone(), |(_, id)| id);
-                id.starts_with("hosted:") || id.starts_with("artifact:")
-            })
-            .map(|e| (e.id, e.revision))
             .collect();
         let old = lock(&self.instances).clone();
         let dirty = std::mem::take(&mut *lock(&self.dirty));
         let mut new = Instances::new();
-        for (id, list_rev) in running {
+        for entry in running {
+            // Another machine's (`HOST:KIND:NAME`) by its id there.
+            let there = tickloop_client::ssh::split_host_id(&entry.id)
+                .map_or(entry.id.clone(), |(_, id)| id);
+            if there.starts_with("shell:") {
+                // A shell with integration: its state is a resource, and it
+                // has no tools.
+                if entry.shell.is_some() {
+                    new.insert(entry.id.clone(), Instance::shell(entry));
+                }
+                continue;
+            }
+            if !(there.starts_with("hosted:") || there.starts_with("artifact:")) {
+                continue;
+            }
+            let (id, list_rev) = (entry.id.clone(), entry.revision.clone());
             let previous = old.get(&id);
             let stale = match previous {
                 None => true,

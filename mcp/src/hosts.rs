@@ -8,8 +8,9 @@ use crate::outcome;
 use rmcp::model::CallToolResult;
 use serde_json::Value;
 use std::path::PathBuf;
+use std::time::Duration;
 use tickloop_client::ssh::{self, SshHost};
-use tickloop_client::{Client, Withdrawer};
+use tickloop_client::Client;
 use tickloop_proto::wire::{ClientKind, ClientReply, ClientRequest, ErrorKind, HeldCall};
 
 /// Talking to tickhost failed: before the request was sent (`Connect`), or
@@ -138,45 +139,38 @@ impl Hosts {
         request: ClientRequest,
         on_progress: impl FnMut(&HeldCall),
     ) -> Result<ClientReply, HostError> {
-        self.request_withdrawable(request, on_progress, |_| {})
+        self.request_connected(request, Duration::ZERO, on_progress, |_| {})
     }
 
-    /// [`Hosts::request_blocking`], handing `connected` the connection's
-    /// [`Withdrawer`] before the request is sent: what withdraws it while
-    /// tickhost holds it (the MCP request was cancelled).
-    pub fn request_withdrawable(
+    /// [`Hosts::request_blocking`] for a request tickhost answers only
+    /// after `wait` (a `wait`, a `run`), handing `connected` the connection
+    /// once it is made, before the request is sent: its
+    /// [`Client::withdrawer`] withdraws what tickhost holds of the request,
+    /// its [`Client::hangup_handle`] ends the request (the MCP request was
+    /// cancelled).
+    pub fn request_connected(
         &self,
         request: ClientRequest,
+        wait: Duration,
         on_progress: impl FnMut(&HeldCall),
-        connected: impl FnOnce(Withdrawer),
+        connected: impl FnOnce(&Client),
     ) -> Result<ClientReply, HostError> {
-        if self.several() {
-            return self.request_several(request, on_progress, connected);
-        }
-        let mut client = self
-            .connect()
-            .map_err(|e| HostError::Connect(format!("cannot reach tickhost: {e}")))?;
-        connected(client.withdrawer());
+        let (mut client, request) = if self.several() {
+            match &request {
+                ClientRequest::List => return Ok(self.gather(&request, "id")),
+                ClientRequest::Approvals => return Ok(self.gather(&request, "instance")),
+                _ => self.routed(request)?,
+            }
+        } else {
+            let client = self
+                .connect()
+                .map_err(|e| HostError::Connect(format!("cannot reach tickhost: {e}")))?;
+            (client, request)
+        };
+        connected(&client);
         client
-            .request_with_progress(request, on_progress)
+            .request_waiting(request, wait, on_progress)
             .map_err(|e| HostError::Lost(format!("tickhost: {e}")))
-    }
-
-    /// `request` on the machines of several: `list` and `approvals` asked
-    /// of each (ids prefixed with its host; a machine that cannot be
-    /// reached is left out and said on stderr), anything else of the
-    /// machine of its `instance`.
-    fn request_several(
-        &self,
-        request: ClientRequest,
-        on_progress: impl FnMut(&HeldCall),
-        connected: impl FnOnce(Withdrawer),
-    ) -> Result<ClientReply, HostError> {
-        match &request {
-            ClientRequest::List => Ok(self.gather(&request, "id")),
-            ClientRequest::Approvals => Ok(self.gather(&request, "instance")),
-            _ => self.request_routed(request, on_progress, connected),
-        }
     }
 
     /// `request` asked of every machine: the items of their answers, with
@@ -203,14 +197,9 @@ impl Hosts {
         ClientReply::Ok(Value::Array(all))
     }
 
-    /// `request` sent to the machine its `instance` names, with the id
-    /// there.
-    fn request_routed(
-        &self,
-        request: ClientRequest,
-        on_progress: impl FnMut(&HeldCall),
-        connected: impl FnOnce(Withdrawer),
-    ) -> Result<ClientReply, HostError> {
+    /// A connection to the machine `request`'s `instance` names, and the
+    /// request with the id there.
+    fn routed(&self, request: ClientRequest) -> Result<(Client, ClientRequest), HostError> {
         let mut value = serde_json::to_value(&request)
             .map_err(|e| HostError::Lost(format!("internal error: {e}")))?;
         let id = value
@@ -227,12 +216,9 @@ impl Hosts {
         value["instance"] = Value::String(there);
         let request: ClientRequest = serde_json::from_value(value)
             .map_err(|e| HostError::Lost(format!("internal error: {e}")))?;
-        let mut client = Client::connect_remote(&host, false, ClientKind::Mcp)
+        let client = Client::connect_remote(&host, false, ClientKind::Mcp)
             .map_err(|e| HostError::Connect(format!("cannot reach tickhost on {host}: {e}")))?;
-        connected(client.withdrawer());
-        client
-            .request_with_progress(request, on_progress)
-            .map_err(|e| HostError::Lost(format!("tickhost on {host}: {e}")))
+        Ok((client, request))
     }
 
     /// One request on a fresh tickhost connection, off the async threads.
@@ -273,3 +259,4 @@ impl Hosts {
         }
     }
 }
+

@@ -116,10 +116,19 @@ fn hashed(name: &str, id: &str, tool: &str) -> String {
 /// The URI of an instance's state resource: `tick://NAME/state`, and
 /// `tick://HOST/NAME/state` for an instance of another machine.
 pub fn state_uri(id: &str) -> String {
+    // A shell's keeps its kind (`tick://shell:NAME/state`): a bare NAME
+    // is a Tick's.
+    let name = |id: &str| -> String {
+        if id.starts_with("shell:") {
+            id.to_string()
+        } else {
+            instance_name(id).to_string()
+        }
+    };
     if let Some((host, there)) = tickloop_client::ssh::split_host_id(id) {
-        return format!("tick://{}/{}/state", host.label(), instance_name(&there));
+        return format!("tick://{}/{}/state", host.label(), name(&there));
     }
-    format!("tick://{}/state", instance_name(id))
+    format!("tick://{}/state", name(id))
 }
 
 /// The instance id a state URI names: `tick://NAME/state` → `hosted:NAME`

@@ -107,6 +107,7 @@ impl Open {
                 history: args.history(),
                 approve,
                 package: args.package.clone(),
+                shell_integration: tickloop_client::config::shell_integration(),
                 record: None,
                 ..Default::default()
             },
@@ -191,6 +192,7 @@ impl Open {
                     env: greeting.map(|g| g.env).unwrap_or_default(),
                     history,
                     approve: None,
+                    shell_integration: tickloop_client::config::shell_integration(),
                     record: None,
                     ..Default::default()
                 },

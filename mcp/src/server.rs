@@ -454,7 +454,7 @@ impl Bridge {
 fn may_wait(args: &Value) -> bool {
     matches!(
         args.get("action").and_then(Value::as_str),
-        Some("input" | "close")
+        Some("input" | "close" | "run")
     )
 }
 

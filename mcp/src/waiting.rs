@@ -11,6 +11,7 @@ use crate::calls::Caller;
 use crate::consent::HostQuestion;
 use crate::hosts::{HostError, Hosts};
 use rmcp::model::ProgressNotificationParam;
+use std::time::Duration;
 use tickloop_client::Withdrawer;
 use tickloop_proto::wire::{ClientReply, ClientRequest, HeldCall};
 
@@ -75,6 +76,20 @@ pub async fn request_held(
     instance: &str,
     caller: &Caller,
 ) -> (Result<ClientReply, HostError>, Option<Waited>) {
+    request_held_waiting(hosts, request, instance, caller, Duration::ZERO).await
+}
+
+/// [`request_held`] for a request tickhost answers only after `wait` (a
+/// `run`): when the client cancels it, what tickhost holds of it is
+/// withdrawn and then its connection hung up, so a command already typed
+/// is no longer waited for (it goes on running in the shell).
+pub async fn request_held_waiting(
+    hosts: &Hosts,
+    request: ClientRequest,
+    instance: &str,
+    caller: &Caller,
+    wait: Duration,
+) -> (Result<ClientReply, HostError>, Option<Waited>) {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<HeldCall>();
     let waiting = Waiting {
         caller: caller.clone(),
@@ -83,22 +98,28 @@ pub async fn request_held(
     };
     let forward = tokio::spawn(waiting.forward(rx));
     let hosts = hosts.clone();
-    let (withdrawer_tx, withdrawer) = tokio::sync::oneshot::channel();
+    let (connected_tx, connected) = tokio::sync::oneshot::channel();
     let mut request = tokio::task::spawn_blocking(move || {
-        hosts.request_withdrawable(
+        hosts.request_connected(
             request,
+            wait,
             |held| {
                 let _ = tx.send(held.clone());
             },
-            |w| {
-                let _ = withdrawer_tx.send(w);
+            |client| {
+                let _ = connected_tx.send((client.withdrawer(), client.hangup_handle().ok()));
             },
         )
     });
     let reply = tokio::select! {
         done = &mut request => done,
         () = caller.cancelled.cancelled() => {
-            withdraw(withdrawer).await;
+            if let Ok((withdrawer, hangup)) = connected.await {
+                withdraw(withdrawer).await;
+                if wait > Duration::ZERO {
+                    hang_up(hangup);
+                }
+            }
             request.await
         }
     }
@@ -107,13 +128,51 @@ pub async fn request_held(
     (reply, waited)
 }
 
+/// `request` (a `wait`, answered only after up to `wait`) on a fresh
+/// tickhost connection, ended when the client cancels it: the connection
+/// is hung up, and tickhost stops waiting for it.
+pub async fn request_cancellable(
+    hosts: &Hosts,
+    request: ClientRequest,
+    wait: Duration,
+    caller: &Caller,
+) -> Result<ClientReply, HostError> {
+    let hosts = hosts.clone();
+    let (connected_tx, connected) = tokio::sync::oneshot::channel();
+    let mut request = tokio::task::spawn_blocking(move || {
+        hosts.request_connected(
+            request,
+            wait,
+            |_| {},
+            |client| {
+                let _ = connected_tx.send(client.hangup_handle().ok());
+            },
+        )
+    });
+    tokio::select! {
+        done = &mut request => done,
+        () = caller.cancelled.cancelled() => {
+            if let Ok(hangup) = connected.await {
+                hang_up(hangup);
+            }
+            let _ = request.await;
+            Ok(Err(HostError::Lost("cancelled by the client".into())))
+        }
+    }
+    .unwrap_or_else(|e| Err(HostError::Lost(format!("internal error: {e}"))))
+}
+
+/// Ends a request by shutting its tickhost connection down (both ways).
+fn hang_up(connection: Option<std::os::unix::net::UnixStream>) {
+    if let Some(stream) = connection {
+        let _ = stream.shutdown(std::net::Shutdown::Both);
+    }
+}
+
 /// The client cancelled its request: whatever tickhost holds of it is
 /// withdrawn (a request not held, or answered, is not touched). The reply
 /// then comes as usual, `withdrawn`, and nobody waits for it.
-async fn withdraw(withdrawer: tokio::sync::oneshot::Receiver<Withdrawer>) {
-    let Ok(withdrawer) = withdrawer.await else {
-        return;
-    };
+async fn withdraw(withdrawer: Withdrawer) {
     let withdrawn = tokio::task::spawn_blocking(move || {
         withdrawer.withdraw(Some(
             "the agent host cancelled the request (MCP notifications/cancelled)",

@@ -10,7 +10,12 @@
 //! - [`wire`]: the serde types of the client ↔ tickhost and tickhost ↔
 //!   launcher sockets, and the wire version derived from them.
 //! - [`attach`]: the launcher ↔ view attach protocol.
+//! - [`keys`]: keys by name (tmux's names), for `tickloop keys`.
+//! - [`shell`]: a shell's OSC 133/7 marks read from its output, its
+//!   commands kept as state, and waits on its output, all without I/O.
 
 pub mod attach;
 pub mod core;
+pub mod keys;
+pub mod shell;
 pub mod wire;

@@ -18,7 +18,8 @@ use tickloop_proto::attach::{ToView, ViewEvent, ViewHello};
 use tickloop_proto::wire::{
     canonical_json, wire_digest, wire_schema, wire_version, ActivityRecord, ClientRequest,
     Envelope, Hello, HelloReply, LaunchReport, LaunchSpec, LauncherMessage, LauncherRecord,
-    LauncherRequest, ListEntry, OpenReply, ScreenReply, ServerMessage, WebControl, WebControlReply,
+    LauncherRequest, ListEntry, OpenReply, RunReply, ScreenReply, ServerMessage, WaitReply,
+    WebControl, WebControlReply,
 };
 
 fn golden(name: &str) -> PathBuf {
@@ -65,6 +66,8 @@ fn every_golden_message_parses_and_encodes_back_the_same() {
             "ListEntry" => round_trip::<ListEntry>(line, message),
             "OpenReply" => round_trip::<OpenReply>(line, message),
             "ScreenReply" => round_trip::<ScreenReply>(line, message),
+            "WaitReply" => round_trip::<WaitReply>(line, message),
+            "RunReply" => round_trip::<RunReply>(line, message),
             "ActivityRecord" => round_trip::<ActivityRecord>(line, message),
             "ViewHello" => round_trip::<ViewHello>(line, message),
             "ViewEvent" => round_trip::<ViewEvent>(line, message),
@@ -85,17 +88,17 @@ fn every_golden_message_parses_and_encodes_back_the_same() {
     };
     assert_eq!(
         ops("ClientEnvelope").len(),
-        17,
+        20,
         "every ClientRequest op: {:?}",
         ops("ClientEnvelope")
     );
     assert_eq!(
         ops("LauncherEnvelope").len(),
-        12,
+        15,
         "every LauncherRequest op: {:?}",
         ops("LauncherEnvelope")
     );
-    assert_eq!(seen.len(), 18, "{seen:?}");
+    assert_eq!(seen.len(), 20, "{seen:?}");
 }
 
 #[test]

@@ -15,6 +15,7 @@ pub mod mcp;
 pub mod open;
 pub mod packages;
 pub mod recordings;
+pub mod terminal;
 pub mod views;
 pub mod web;
 

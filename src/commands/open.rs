@@ -134,6 +134,15 @@ fn history(given: Option<usize>) -> Result<usize> {
     Ok(history)
 }
 
+/// `Some(false)` when the shell integration is turned off: by
+/// `--no-integration`, or `[shell] integration = false` in the settings.
+fn shell_integration(off: bool) -> Option<bool> {
+    if off {
+        return Some(false);
+    }
+    tickloop_client::config::shell_integration()
+}
+
 /// Opens on this machine: the package's or artifact's program, in the
 /// right directory, with the caller's environment; then shows it in Herdr
 /// when asked.
@@ -208,6 +217,7 @@ fn open_here(
             owner: None,
             agent_input: consent.agent_input,
             agent_close: consent.agent_close,
+            shell_integration: shell_integration(args.no_integration),
             record,
         },
     });
@@ -309,6 +319,7 @@ fn open_remote(
             owner: None,
             agent_input: consent.agent_input,
             agent_close: consent.agent_close,
+            shell_integration: shell_integration(args.no_integration),
             record: None,
         },
     });

@@ -9,11 +9,12 @@
 //! [`super::generations`], [`super::requests`], [`super::status`],
 //! [`super::teardown`]), and the loop calls on it.
 
+use super::agent_terminal::{self, EndWaits};
 use super::generations::{next_change, Generations, RELOADED};
 use super::not_a_tick::{with_hint, Probe};
 use super::process::{StdoutEvent, TickEvent, TickProcess, STDIN_UNREAD_MAX};
 use super::report::{ReportFn, RunOutcome};
-use super::requests::{answer, Asked, Waiting};
+use super::requests::{answer, record, Asked, Waiting};
 use super::screen::{history_limit, screen_reply};
 use super::session::{spec_limits, TickSession};
 use super::start_settle::StartSettle;
@@ -23,6 +24,8 @@ use super::teardown::{
     program_exited, Ending, Farewell, CLOSED_BY_USER, TEARDOWN_POLL,
 };
 use crate::activity::ActivityLog;
+use crate::shell_integration::Shell;
+use crate::shell_watch::ShellNow;
 use crate::socket::{self, error, Incoming, Peer, ServeContext};
 use crate::spawn::{spawn, Spawned};
 use crate::terminal::TerminalHandle;
@@ -33,7 +36,8 @@ use tickloop_client::clock::{now_rfc3339, now_rfc3339_millis};
 use tickloop_proto::core::{Action, ClientToken, EndKind, Reply, SessionRequest};
 use tickloop_proto::wire::{
     ApprovalPolicy, ClientKind, ClientReply, ConsentChange, EndClass, EndInfo, ErrorKind,
-    LaunchReport, LaunchSpec, LauncherRequest, LauncherStatus,
+    LaunchReport, LaunchSpec, LauncherRequest, LauncherStatus, RunRequest, StateSnapshot,
+    WaitRequest,
 };
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
@@ -77,6 +81,15 @@ pub(super) struct Instance {
     record_writer: Option<std::thread::JoinHandle<()>>,
     /// Until a Tick first speaks the protocol: the signs that it is none.
     probe: Probe,
+    /// The shell whose integration was injected at its start.
+    integration: Option<Shell>,
+    /// The shell's state read from the output (see [`crate::shell_watch`]).
+    shell_rx: watch::Receiver<Arc<ShellNow>>,
+    /// `wait --ended` requests, answered at the end.
+    end_waits: EndWaits,
+    /// `run`s that ended, for the activity record.
+    ran_tx: mpsc::UnboundedSender<(Asked, ClientReply)>,
+    ran_rx: mpsc::UnboundedReceiver<(Asked, ClientReply)>,
     /// Bytes of requests received since the allocator last gave its free
     /// pages back, and when it does next: a moment after the last request,
     /// once they add up to [`TRIM_AFTER_BYTES`] (parsed, answered, freed).
@@ -95,6 +108,7 @@ impl Instance {
         generations: Option<Generations>,
         record_writer: Option<std::thread::JoinHandle<()>>,
     ) -> Instance {
+        let integration = spawned.integration;
         let tick = TickProcess::start(spawned);
         let session = TickSession::new(&spec);
         let probe = Probe::new(!spec.program.shell && spec.program.artifact.is_none());
@@ -107,6 +121,8 @@ impl Instance {
         let views = ViewHub::start(term.clone());
         let title_rx = term.subscribe_title();
         let changes_rx = term.subscribe_changes();
+        let shell_rx = term.subscribe_shell();
+        let (ran_tx, ran_rx) = mpsc::unbounded_channel();
         let mut instance = Instance {
             spec,
             term,
@@ -129,6 +145,11 @@ impl Instance {
             generations,
             record_writer,
             probe,
+            integration,
+            shell_rx,
+            end_waits: EndWaits::default(),
+            ran_tx,
+            ran_rx,
             received: 0,
             trim_due: None,
         };
@@ -201,6 +222,10 @@ impl Instance {
                 _ = tokio::time::sleep(TEARDOWN_POLL), if self.ending.is_some() => {}
                 Ok(()) = self.views_rx.changed() => self.on_views(),
                 Ok(()) = self.title_rx.changed() => self.publisher.mark_dirty(),
+                Ok(()) = self.shell_rx.changed() => self.publisher.mark_dirty(),
+                Some((asked, reply)) = self.ran_rx.recv() => {
+                    record(&mut self.activity, asked, &reply);
+                }
                 Ok(()) = self.changes_rx.changed() => {
                     self.publisher.on_output();
                     if self.probe.probing() && self.ending.is_none() {
@@ -251,6 +276,15 @@ impl Instance {
             LauncherRequest::Status => return self.reply_status(id, &peer),
             LauncherRequest::Screen { history } => return self.reply_screen(id, peer, history),
             LauncherRequest::Input { text } => return self.type_input(id, &peer, client, text),
+            LauncherRequest::Keys { text, keys } => {
+                return self.type_keys(id, &peer, client, text, keys)
+            }
+            LauncherRequest::Wait(wait) => return self.wait(id, peer, wait),
+            LauncherRequest::Run(run) => return self.run_command(id, peer, client, run),
+            LauncherRequest::Describe | LauncherRequest::Read if self.spec.program.shell => {
+                let read = matches!(request, LauncherRequest::Read);
+                return self.shell_asked(id, &peer, client, read);
+            }
             LauncherRequest::Activity { after } => return self.reply_activity(id, &peer, after),
             LauncherRequest::SetApproval(change) => return self.set_approval(id, &peer, change),
             LauncherRequest::Consent(decision) => {
@@ -339,6 +373,96 @@ impl Instance {
             Err(e) => error(ErrorKind::Internal, &e.to_string()),
         };
         answer(&mut self.activity, asked, id, peer, reply);
+    }
+
+    /// `keys`: named keys, encoded for the program's modes.
+    fn type_keys(
+        &mut self,
+        id: u64,
+        peer: &Peer,
+        client: Option<ClientKind>,
+        text: Option<String>,
+        keys: Vec<String>,
+    ) {
+        let args = match &text {
+            Some(text) => json!({"text": text, "keys": keys}),
+            None => json!(keys),
+        };
+        let asked = Asked::new(client, "keys").with_args(&args);
+        let reply = agent_terminal::keys(&self.term, text, &keys);
+        answer(&mut self.activity, asked, id, peer, reply);
+    }
+
+    /// The shell's integration now, if it has one.
+    fn shell_integration(&self) -> Option<tickloop_proto::wire::ShellIntegration> {
+        if !self.spec.program.shell {
+            return None;
+        }
+        agent_terminal::integration(
+            self.integration.map(Shell::name),
+            self.spec.program.argv.first().map(String::as_str),
+            &self.shell_rx.borrow(),
+        )
+    }
+
+    /// Why a shell without integration cannot do `what`.
+    fn no_integration(&self, what: &str) -> ClientReply {
+        let program = self
+            .spec
+            .program
+            .argv
+            .first()
+            .map_or("the program", String::as_str);
+        agent_terminal::no_integration(&self.spec.instance, program, what)
+    }
+
+    /// `describe` and `read` of a `shell:` instance: its integration and its
+    /// state, when it has integration.
+    fn shell_asked(&mut self, id: u64, peer: &Peer, client: Option<ClientKind>, read: bool) {
+        let asked = Asked::new(client, if read { "read" } else { "describe" });
+        let reply = match self.shell_integration() {
+            Some(_) if read => agent_terminal::read(&self.shell_rx.borrow()),
+            Some(shell) => {
+                agent_terminal::describe(&self.spec.instance, &self.spec.program.argv, &shell)
+            }
+            None => self.no_integration(if read { "`read`" } else { "`describe`" }),
+        };
+        answer(&mut self.activity, asked, id, peer, reply);
+    }
+
+    /// `wait`: answered when what it waits for happens, or at its timeout.
+    fn wait(&mut self, id: u64, peer: Peer, wait: WaitRequest) {
+        if let Some(problem) = wait.problem() {
+            return peer.reply(id, error(ErrorKind::BadRequest, &problem));
+        }
+        if wait.prompt && self.integration.is_none() && !self.shell_rx.borrow().marked {
+            return peer.reply(id, self.no_integration("`wait --prompt`"));
+        }
+        agent_terminal::start_wait(self.term.clone(), wait, id, peer, &mut self.end_waits);
+    }
+
+    /// `run`: a command typed at the shell's prompt, answered at its end.
+    fn run_command(&mut self, id: u64, peer: Peer, client: Option<ClientKind>, run: RunRequest) {
+        let asked = Asked::new(client, "run").with_args(&agent_terminal::run_args(&run));
+        if let Some(problem) = run.problem() {
+            let reply = error(ErrorKind::BadRequest, &problem);
+            return answer(&mut self.activity, asked, id, &peer, reply);
+        }
+        if self.shell_integration().is_none() && self.integration.is_none() {
+            let reply = self.no_integration("`run`");
+            return answer(&mut self.activity, asked, id, &peer, reply);
+        }
+        let ran = self.ran_tx.clone();
+        agent_terminal::start_run(
+            self.term.clone(),
+            self.spec.instance.clone(),
+            (run, self.integration.is_some()),
+            id,
+            peer,
+            move |reply| {
+                let _ = ran.send((asked, reply));
+            },
+        );
     }
 
     /// `activity`: the record, from after entry `after`.
@@ -755,11 +879,16 @@ impl Instance {
         // A Tick that never came up is a failed open: nothing of it stays
         // (its screen goes with the report), so no file outlives it.
         let came_up = self.report.is_none() || self.spec.program.shell;
-        if came_up {
-            keep_last_screen(&self.term, &self.spec.socket, history_limit(&self.spec)).await;
+        let last_screen = if came_up {
+            keep_last_screen(&self.term, &self.spec.socket, history_limit(&self.spec)).await
         } else {
             // Settled all the same, for the recordings below.
-            let _ = self.term.settled_screen(history_limit(&self.spec)).await;
+            let settled = self.term.settled_screen(history_limit(&self.spec)).await;
+            settled.map(|s| s.lines).unwrap_or_default()
+        };
+        self.end_waits.ended(&info, &last_screen);
+        if self.integration.is_some() {
+            let _ = std::fs::remove_dir_all(crate::shell_integration::folder(&self.spec.socket));
         }
         // The screen is settled: every recording has all the output.
         self.term.recorder().end(&info.reason);
@@ -823,6 +952,8 @@ impl Instance {
 
     fn status(&self) -> LauncherStatus {
         let generations = self.generations.as_ref();
+        let shell = self.shell_integration();
+        let shell_now = self.shell_rx.borrow().clone();
         LauncherStatus {
             instance: self.spec.instance.clone(),
             launcher_pid: std::process::id(),
@@ -831,8 +962,18 @@ impl Instance {
             cwd: self.spec.program.cwd.clone(),
             started_at: self.tick.started_at().to_string(),
             revision: self.session.descriptor().map(|d| d.revision.clone()),
-            state: self.session.snapshot().cloned(),
-            updates_total: self.session.updates_total(),
+            state: match &shell {
+                Some(_) => Some(StateSnapshot {
+                    seq: shell_now.updates,
+                    data: serde_json::to_value(&shell_now.state).unwrap_or_default(),
+                    at: shell_now.at.clone(),
+                }),
+                None => self.session.snapshot().cloned(),
+            },
+            updates_total: match &shell {
+                Some(_) => shell_now.updates,
+                None => self.session.updates_total(),
+            },
             calls_in_flight: self.session.calls_in_flight(),
             views: *self.views_rx.borrow(),
             ended: self.ended.clone(),
@@ -850,6 +991,7 @@ impl Instance {
             owner: self.spec.program.owner,
             agent_input: self.spec.program.agent_input,
             agent_close: self.spec.program.agent_close,
+            shell,
             generation: generations.map(|g| g.generation()),
             failed: generations.and_then(|g| g.failed().map(str::to_string)),
             restarts: generations.map(|g| g.restarts()),

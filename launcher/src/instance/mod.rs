@@ -8,6 +8,7 @@
 //! terminal threads all talk to it through channels.
 //!
 //! * `event_loop`: the loop and the dispatch of requests;
+//! * `agent_terminal`: keys, waits, `run` and a shell's `read`/`describe`;
 //! * `process`: the Tick's process, its pipes and its exit;
 //! * `session`: its protocol session, and the state taken from it;
 //! * `requests`: requests waiting for the Tick, and their activity;
@@ -17,6 +18,7 @@
 //! * `not_a_tick`: the signs that a program opened as a Tick is none;
 //! * `screen`: the screen's wire form; `report`: the launch report.
 
+mod agent_terminal;
 mod event_loop;
 mod generations;
 pub mod not_a_tick;
@@ -79,7 +81,7 @@ pub async fn run(spec: LaunchSpec, report: ReportFn) -> Result<RunOutcome, Launc
         Err(e) => return fail(e.to_string(), String::new()),
     };
     let recorder = Arc::new(Recorder::new(&spec.instance));
-    let term = match TerminalHandle::open(history_limit(&spec), recorder) {
+    let term = match TerminalHandle::open(history_limit(&spec), recorder, spec.program.shell) {
         Ok(term) => term,
         Err(e) => {
             let _ = std::fs::remove_file(&spec.socket);

@@ -64,7 +64,9 @@ pub(super) struct TickProcess {
 impl TickProcess {
     /// Takes over the spawned process: its pipes get their tasks.
     pub(super) fn start(spawned: Spawned) -> TickProcess {
-        let Spawned { child, pid, argv } = spawned;
+        let Spawned {
+            child, pid, argv, ..
+        } = spawned;
         let started_at = now_rfc3339();
         let stdin_unread = Arc::new(AtomicUsize::new(0));
         let (stdin_tx, stdout_rx, exit_rx) = child_pipes(child, stdin_unread.clone());

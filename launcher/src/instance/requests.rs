@@ -71,6 +71,11 @@ pub(super) fn answer(
     peer.reply(id, reply);
 }
 
+/// Notes how request `asked` ended in the activity (answered elsewhere).
+pub(super) fn record(activity: &mut ActivityLog, asked: Asked, reply: &ClientReply) {
+    record_request(activity, asked, reply);
+}
+
 /// What the activity record needs of a request, noted when it came in.
 pub(super) struct Asked {
     client: Option<ClientKind>,

@@ -143,10 +143,15 @@ fn group_alive(pid: u32) -> bool {
 /// Leaves the last screen, with all its history (up to `history_limit`
 /// lines) and the Tick's final output applied, beside the record of the
 /// launcher listening on `socket`, for `screen` after the end.
-pub(super) async fn keep_last_screen(term: &TerminalHandle, socket: &Path, history_limit: usize) {
+pub(super) async fn keep_last_screen(
+    term: &TerminalHandle,
+    socket: &Path,
+    history_limit: usize,
+) -> Vec<String> {
     let Some(text) = term.settled_screen(history_limit).await else {
-        return;
+        return Vec::new();
     };
+    let lines = text.lines.clone();
     let path = crate::last_screen_path(socket);
     let written = serde_json::to_vec(&screen_reply(text, history_limit, true))
         .map_err(std::io::Error::other)
@@ -157,6 +162,7 @@ pub(super) async fn keep_last_screen(term: &TerminalHandle, socket: &Path, histo
             path.display()
         );
     }
+    lines
 }
 
 /// Leaves the activity `record` beside the last screen, for `activity`

@@ -5,7 +5,7 @@
 //! instance ended: [`EndInfo`]).
 
 #[cfg(doc)]
-use super::{ActivityRecord, ApprovalLogEntry};
+use super::{ActivityRecord, ApprovalLogEntry, RunReply, WaitReply};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -13,6 +13,7 @@ use std::path::PathBuf;
 
 use super::{
     ApprovalPolicy, CallOutcome, CallRequest, ConsentChange, HeldCall, OpenRequest, Owner,
+    RunRequest, WaitRequest,
 };
 
 /// What a client asks of tickhost. Instance ids are full ids (`hosted:NAME`,
@@ -48,6 +49,28 @@ pub enum ClientRequest {
     Input {
         instance: String,
         text: String,
+    },
+    /// Keys by name (tmux's: `Enter`, `C-c`, `Up`), each encoded for the
+    /// program's current modes, after `text` typed as it is when given; an
+    /// unknown name types nothing.
+    Keys {
+        instance: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+        keys: Vec<String>,
+    },
+    /// Wait for output, quiet, the prompt or the end ([`WaitReply`]).
+    Wait {
+        instance: String,
+        #[serde(flatten)]
+        wait: WaitRequest,
+    },
+    /// Type a command at a shell's prompt and wait for its end
+    /// ([`RunReply`]).
+    Run {
+        instance: String,
+        #[serde(flatten)]
+        run: RunRequest,
     },
     Close {
         instance: String,
@@ -292,6 +315,10 @@ pub struct ListEntry {
     /// Calls waiting for a person's approval, and their tools.
     pub approvals_waiting: usize,
     pub approval_tools: Vec<String>,
+    /// `shell:` only: its shell integration, when it has one (then `read`
+    /// gives its commands, and `run` and `watch` work with it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shell: Option<super::ShellIntegration>,
 }
 
 /// The answer to `open`.

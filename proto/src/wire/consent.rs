@@ -94,7 +94,8 @@ pub enum HeldAction {
     /// A call of a `mutates: true` tool.
     #[default]
     Call,
-    /// Typing into the instance's terminal (`args.text`).
+    /// Typing into the instance's terminal: `input` (`args.text`), `keys`
+    /// (`args.keys`), `run` (`args.command`, typed at a shell's prompt).
     Input,
     /// Closing the instance.
     Close,
@@ -121,11 +122,12 @@ pub struct HeldCall {
     /// approve INSTANCE CALL`.
     pub call: String,
     pub instance: String,
-    /// The tool called; `input` or `close` for those actions.
+    /// The tool called; `input`, `keys`, `run` or `close` for those actions.
     pub tool: String,
     /// The tool's description, so the person can judge the call.
     pub description: String,
-    /// The call's arguments; `{"text": ...}` for input, `{}` for close.
+    /// The call's arguments; `{"text": ...}` for input, `{"keys": [...]}`
+    /// for keys, `{"command": ...}` for run, `{}` for close.
     pub args: Value,
     /// The catalog revision the call was made for: approval is bound to it
     /// (empty for input and close).
@@ -173,6 +175,32 @@ impl HeldCall {
     /// to the counter?`).
     pub fn plainly(&self) -> String {
         match self.action {
+            HeldAction::Input if self.tool == "run" => {
+                let command = self.args.get("command").and_then(Value::as_str);
+                format!(
+                    "Run {} at the prompt of {}?",
+                    typed(command.unwrap_or(""), 48),
+                    self.instance
+                )
+            }
+            HeldAction::Input if self.tool == "keys" => {
+                let keys = match self.args.get("keys") {
+                    Some(Value::Array(keys)) => keys
+                        .iter()
+                        .map(|k| k.as_str().map_or_else(|| k.to_string(), str::to_string))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    _ => String::new(),
+                };
+                match self.args.get("text").and_then(Value::as_str) {
+                    Some(text) => format!(
+                        "Type {} then press {keys} in {}?",
+                        typed(text, 40),
+                        self.instance
+                    ),
+                    None => format!("Press {keys} in {}?", self.instance),
+                }
+            }
             HeldAction::Input => {
                 let text = self.args.get("text").and_then(Value::as_str).unwrap_or("");
                 format!("Type {} into {}?", typed(text, 48), self.instance)
@@ -326,9 +354,9 @@ impl ConsentDecision {
     pub fn what(&self, args_width: usize) -> String {
         let mut args = match self.action {
             HeldAction::Call => self.args.to_string(),
-            HeldAction::Input => self
-                .args
-                .get("text")
+            HeldAction::Input => ["text", "command", "keys"]
+                .iter()
+                .find_map(|k| self.args.get(*k))
                 .map(Value::to_string)
                 .unwrap_or_default(),
             HeldAction::Close => String::new(),
@@ -424,6 +452,23 @@ mod tests {
         assert_eq!(bare.plainly(), "Call reset on shell:build?");
         let close = held(HeldAction::Close, "close", "", json!({}));
         assert_eq!(close.plainly(), "Close shell:build (its program ends)?");
+        let run = held(
+            HeldAction::Input,
+            "run",
+            "",
+            json!({"command": "make test"}),
+        );
+        assert_eq!(run.plainly(), "Run `make test` at the prompt of shell:build?");
+        let keys = held(
+            HeldAction::Input,
+            "keys",
+            "",
+            json!({"text": "q", "keys": ["Enter", "C-c"]}),
+        );
+        assert_eq!(
+            keys.plainly(),
+            "Type `q` then press Enter C-c in shell:build?"
+        );
         assert_eq!(typed(&"x".repeat(60), 5), "`xxxxx` …");
         assert_eq!(typed("", 5), "nothing");
     }

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use super::{
     ApprovalPolicy, CallRequest, ClientReply, ConsentChange, ConsentDecision, EndInfo, Owner,
-    ProgramSpec,
+    ProgramSpec, RunRequest, ShellIntegration, WaitRequest,
 };
 
 /// What tickhost asks of a launcher.
@@ -37,6 +37,19 @@ pub enum LauncherRequest {
     Input {
         text: String,
     },
+    /// Keys by name, encoded for the program's current modes (see
+    /// [`crate::keys`]); all are checked before any is typed.
+    Keys {
+        /// Typed as it is before the keys.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+        keys: Vec<String>,
+    },
+    /// Answered when what it waits for happens, or at its timeout.
+    Wait(WaitRequest),
+    /// A command typed at the shell's prompt, answered at its end or at
+    /// the timeout.
+    Run(RunRequest),
     /// End the session and the Tick's process group; the launcher then exits.
     Close,
     /// `artifact:` only: end the running version (as `Close` would, but the
@@ -85,7 +98,9 @@ pub struct LauncherStatus {
     /// can be large.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision: Option<String>,
-    /// Latest state (from updates or reads), `None` for `shell:`.
+    /// Latest state (from updates or reads); for a `shell:` instance with
+    /// shell integration, its [`super::ShellState`] (each command's start
+    /// and end is one update); `None` for other `shell:` instances.
     pub state: Option<StateSnapshot>,
     /// `tick/update`s received since the session started (an `artifact:`'s
     /// count goes on across its versions).
@@ -117,6 +132,10 @@ pub struct LauncherStatus {
     pub agent_input: Option<ApprovalPolicy>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_close: Option<ApprovalPolicy>,
+    /// `shell:` only: the shell's integration, when it has one (injected,
+    /// or marks its prompt emits itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shell: Option<ShellIntegration>,
     /// `artifact:` only: which version of the file runs, from 1, one more
     /// at each reload.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -31,6 +31,7 @@
 //! | `program` | what an instance runs (`open`'s request, shared with the launch) |
 //! | `consent` | policies, owners, held actions and the decisions on them |
 //! | `activity` | what agents and views did with an instance |
+//! | `terminal` | keys, waits, `run` and a shell's state, the same on every hop |
 //! | `web` | `tickloop web`'s control socket (`--revoke`, `--login`) |
 //!
 //! Every type is re-exported here: callers write `wire::ListEntry`.
@@ -42,6 +43,7 @@ mod consent;
 mod hello;
 mod launcher;
 mod program;
+mod terminal;
 mod web;
 
 pub use activity::*;
@@ -51,6 +53,7 @@ pub use consent::*;
 pub use hello::*;
 pub use launcher::*;
 pub use program::*;
+pub use terminal::*;
 pub use web::*;
 
 use schemars::JsonSchema;
@@ -104,6 +107,8 @@ struct AllMessages {
     list_entry: ListEntry,
     open_reply: OpenReply,
     screen_reply: ScreenReply,
+    wait_reply: WaitReply,
+    run_reply: RunReply,
     activity_record: ActivityRecord,
     approval_log_entry: ApprovalLogEntry,
     web_control: WebControl,

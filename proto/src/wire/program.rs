@@ -61,6 +61,11 @@ pub struct ProgramSpec {
     pub agent_input: Option<ApprovalPolicy>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_close: Option<ApprovalPolicy>,
+    /// `shell:` running bash, zsh or fish: `false` starts it without
+    /// Tickloop's shell integration (`open --no-integration`, `[shell]
+    /// integration = false`); absent: with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shell_integration: Option<bool>,
     /// Record the session into this new file (absolute, not existing) from
     /// its start, as asciicast v2 (`open --record FILE`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

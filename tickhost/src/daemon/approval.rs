@@ -101,6 +101,11 @@ pub fn tool_in(descriptor: &Value, name: &str) -> Option<(bool, String)> {
 pub enum Asked<'a> {
     Call(&'a CallRequest),
     Input(&'a str),
+    /// Keys by name (after some text): typing, held as `input` is.
+    Keys(Option<&'a str>, &'a [String]),
+    /// A command typed at a shell's prompt (`run`): typing, held as
+    /// `input` is, the question showing the command line.
+    Run(&'a str),
     Close,
 }
 
@@ -108,7 +113,7 @@ impl Asked<'_> {
     fn action(&self) -> HeldAction {
         match self {
             Asked::Call(_) => HeldAction::Call,
-            Asked::Input(_) => HeldAction::Input,
+            Asked::Input(_) | Asked::Keys(..) | Asked::Run(_) => HeldAction::Input,
             Asked::Close => HeldAction::Close,
         }
     }
@@ -232,6 +237,21 @@ async fn plan(
             "input".to_string(),
             "types into its terminal, as if at its keyboard".to_string(),
             json!({ "text": text }),
+            String::new(),
+        ),
+        Asked::Keys(text, keys) => (
+            "keys".to_string(),
+            "presses keys in its terminal, as if at its keyboard".to_string(),
+            match text {
+                Some(text) => json!({ "text": text, "keys": keys }),
+                None => json!({ "keys": keys }),
+            },
+            String::new(),
+        ),
+        Asked::Run(command) => (
+            "run".to_string(),
+            "types this command at its shell's prompt and runs it".to_string(),
+            json!({ "command": command }),
             String::new(),
         ),
         Asked::Close => (

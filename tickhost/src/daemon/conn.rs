@@ -34,7 +34,8 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long tickhost waits for a launcher's answer to `request`. A call
 /// gets the protocol's 60 s (the launcher's own timer answers "unknown"
 /// then) and a margin; a close, the 2 s SIGTERM-to-SIGKILL and a margin;
-/// anything else 10 s. `TICKLOOP_LAUNCHER_TIMEOUT_MS`, read once at start,
+/// a wait or a run, its own timeout and 10 s; anything else 10 s.
+/// `TICKLOOP_LAUNCHER_TIMEOUT_MS`, read once at start,
 /// replaces the 10 s (and scales the others), for tests.
 pub fn answer_limit(request: &LauncherRequest) -> Duration {
     static BASE: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
@@ -49,6 +50,9 @@ pub fn answer_limit(request: &LauncherRequest) -> Duration {
         LauncherRequest::Close => base * 3 / 2,
         // The old version's end (its grace) and the new one's initialization.
         LauncherRequest::Reload => base * 3,
+        // The launcher answers a wait or a run at its own timeout at the latest.
+        LauncherRequest::Wait(wait) => base + Duration::from_millis(wait.timeout_ms),
+        LauncherRequest::Run(run) => base + Duration::from_millis(run.timeout_ms),
         _ => base,
     }
 }

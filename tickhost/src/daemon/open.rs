@@ -503,7 +503,9 @@ pub fn open_reply(instance: &Instance, status: &LauncherStatus) -> OpenReply {
         revision: catalog.revision.clone(),
         pid: status.pid,
         launcher_pid: status.launcher_pid,
-        seq: status.state.as_ref().map(|s| s.seq),
+        // A shell's state (its commands) is read with `read`: its `seq`
+        // stays null here, as the contract has it.
+        seq: status.state.as_ref().filter(|_| !shell).map(|s| s.seq),
         state: state_word(status),
         generation,
         failed,

@@ -429,7 +429,12 @@ impl Instance {
             live.catalog.clone()
         };
         let data = status.state.as_ref().map_or(&Value::Null, |s| &s.data);
-        let trimmed = Arc::new(trim(data, &catalog.series, budget));
+        let series = match self.kind {
+            // A shell's state: its newest commands are kept.
+            InstanceKind::Shell => tickloop_proto::shell::series(),
+            _ => catalog.series.to_vec(),
+        };
+        let trimmed = Arc::new(trim(data, &series, budget));
         self.live().trimmed = Some((status.clone(), budget, trimmed.clone()));
         trimmed
     }

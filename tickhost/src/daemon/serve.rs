@@ -57,48 +57,19 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
     let mut reader = LineReader::new(read, MAX_CLIENT_LINE);
     let out = Outbox::spawn(writer, CLIENT_QUEUE);
 
-    let hello = match tokio::time::timeout(HELLO_TIMEOUT, reader.next()).await {
-        Ok(Ok(Some(Line::Text(text)))) => serde_json::from_str::<Hello>(&text).map_err(|e| {
-            format!(
-                "the first line must be hello, like {}: {e}",
-                serde_json::to_string(&Hello::new(Role::Client)).unwrap_or_default()
-            )
-        }),
-        Ok(Ok(Some(_))) => Err("the first line must be a JSON hello".to_string()),
-        Ok(Ok(None)) | Ok(Err(_)) => return,
-        Err(_) => Err("no hello within 10 s".to_string()),
-    };
-    // Who this client is, for the activity records (the CLI unless it said).
-    let client = Some(
-        hello
-            .as_ref()
-            .ok()
-            .and_then(|h| h.hello.client)
-            .unwrap_or(ClientKind::Cli),
-    );
-    let answer = match hello {
-        Ok(hello) if hello.hello.role != Role::Client => HelloReply {
-            version: tickloop_proto::wire::wire_version().to_string(),
-            refused: Some(
-                "this is tickhost, for clients; views and hosts talk to a launcher's socket"
-                    .to_string(),
-            ),
-        },
-        Ok(hello) => HelloReply::answer(&hello),
-        Err(refused) => HelloReply {
-            version: tickloop_proto::wire::wire_version().to_string(),
-            refused: Some(refused),
-        },
-    };
-    let refused = answer.refused.is_some();
-    if out.send(&answer).await.is_err() || refused {
+    let Some(client) = greet(&mut reader, &out).await else {
         return;
-    }
+    };
 
+    // A line that came while a wait or run was being answered, served next.
+    let mut early: Option<Line> = None;
     loop {
-        let line = match reader.next().await {
-            Ok(Some(line)) => line,
-            Ok(None) | Err(_) => return,
+        let line = match early.take() {
+            Some(line) => line,
+            None => match reader.next().await {
+                Ok(Some(line)) => line,
+                Ok(None) | Err(_) => return,
+            },
         };
         let envelope = match parse_request(line) {
             Ok(envelope) => envelope,
@@ -168,6 +139,38 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
                 };
                 input_gated(&shared, &instance, text, &mut caller).await
             }
+            ClientRequest::Keys {
+                instance,
+                text,
+                keys,
+            } => {
+                let mut caller = Caller {
+                    reader: &mut reader,
+                    out: &out,
+                    id,
+                    client,
+                };
+                keys_gated(&shared, &instance, (text, keys), &mut caller).await
+            }
+            ClientRequest::Wait { instance, wait } => {
+                match wait_watched(&shared, &instance, wait, client, &mut reader, &mut early).await
+                {
+                    Some(reply) => reply,
+                    None => return,
+                }
+            }
+            ClientRequest::Run { instance, run } => {
+                let caller = Caller {
+                    reader: &mut reader,
+                    out: &out,
+                    id,
+                    client,
+                };
+                match run_watched(&shared, &instance, run, caller, &mut early).await {
+                    Some(reply) => reply,
+                    None => return,
+                }
+            }
             ClientRequest::Close { instance } => {
                 let mut caller = Caller {
                     reader: &mut reader,
@@ -188,6 +191,52 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
     }
 }
 
+/// The connection's hello, read and answered: who the client is (for the
+/// activity records), or `None` when it was refused or went away.
+async fn greet(
+    reader: &mut LineReader<tokio::net::unix::OwnedReadHalf>,
+    out: &Outbox,
+) -> Option<Option<ClientKind>> {
+    let hello = match tokio::time::timeout(HELLO_TIMEOUT, reader.next()).await {
+        Ok(Ok(Some(Line::Text(text)))) => serde_json::from_str::<Hello>(&text).map_err(|e| {
+            format!(
+                "the first line must be hello, like {}: {e}",
+                serde_json::to_string(&Hello::new(Role::Client)).unwrap_or_default()
+            )
+        }),
+        Ok(Ok(Some(_))) => Err("the first line must be a JSON hello".to_string()),
+        Ok(Ok(None)) | Ok(Err(_)) => return None,
+        Err(_) => Err("no hello within 10 s".to_string()),
+    };
+    // Who this client is, for the activity records (the CLI unless it said).
+    let client = Some(
+        hello
+            .as_ref()
+            .ok()
+            .and_then(|h| h.hello.client)
+            .unwrap_or(ClientKind::Cli),
+    );
+    let answer = match hello {
+        Ok(hello) if hello.hello.role != Role::Client => HelloReply {
+            version: tickloop_proto::wire::wire_version().to_string(),
+            refused: Some(
+                "this is tickhost, for clients; views and hosts talk to a launcher's socket"
+                    .to_string(),
+            ),
+        },
+        Ok(hello) => HelloReply::answer(&hello),
+        Err(refused) => HelloReply {
+            version: tickloop_proto::wire::wire_version().to_string(),
+            refused: Some(refused),
+        },
+    };
+    let refused = answer.refused.is_some();
+    if out.send(&answer).await.is_err() || refused {
+        return None;
+    }
+    Some(client)
+}
+
 /// Answers every request but `watch` and `shutdown`.
 async fn handle(
     shared: &Arc<Shared>,
@@ -200,10 +249,12 @@ async fn handle(
     match request {
         ClientRequest::Open(request) => open(shared, request, client).await,
         ClientRequest::List => ClientReply::typed(&list(shared)),
+        // A `shell:` instance's launcher answers these itself: its shell's
+        // integration and state, or that it is no Tick.
         ClientRequest::Describe { instance } => {
-            forward(instance, LauncherRequest::Describe, true).await
+            forward(instance, LauncherRequest::Describe, false).await
         }
-        ClientRequest::Read { instance } => forward(instance, LauncherRequest::Read, true).await,
+        ClientRequest::Read { instance } => forward(instance, LauncherRequest::Read, false).await,
         ClientRequest::Approvals => match serde_json::to_value(shared.approvals.list()) {
             Ok(value) => ClientReply::Ok(value),
             Err(e) => error(ErrorKind::Internal, e.to_string()),
@@ -243,9 +294,13 @@ async fn handle(
             Err(e) => ClientReply::Error(e),
         },
         // Served by the connection loop, which can tell the caller that it
-        // waits for approval, and read its `withdraw`.
+        // waits for approval, and read its `withdraw` (or its hang-up
+        // during a wait or a run).
         ClientRequest::Call { .. }
         | ClientRequest::Input { .. }
+        | ClientRequest::Keys { .. }
+        | ClientRequest::Wait { .. }
+        | ClientRequest::Run { .. }
         | ClientRequest::Close { .. }
         | ClientRequest::Withdraw { .. } => error(
             ErrorKind::Internal,
@@ -338,6 +393,133 @@ async fn input_gated(
     }
     let client = caller.client;
     forward(shared, name, LauncherRequest::Input { text }, false, client).await
+}
+
+/// `keys`: every name checked first (an unknown one types nothing and asks
+/// nobody), then held as typing is.
+async fn keys_gated(
+    shared: &Arc<Shared>,
+    name: &str,
+    (text, keys): (Option<String>, Vec<String>),
+    caller: &mut Caller<'_>,
+) -> ClientReply {
+    if let Err(e) = tickloop_proto::keys::parse_all(&keys) {
+        return error(ErrorKind::BadRequest, e.to_string());
+    }
+    let asked = approval::Asked::Keys(text.as_deref(), &keys);
+    if let Some(refused) = refused_by_consent(shared, name, asked, caller).await {
+        return refused;
+    }
+    let request = LauncherRequest::Keys { text, keys };
+    forward(shared, name, request, false, caller.client).await
+}
+
+/// `wait`, answered by the launcher while the caller is watched: `None`
+/// when the caller went away first (an MCP wait cancelled), and the
+/// launcher's wait then ends at its own timeout.
+async fn wait_watched(
+    shared: &Arc<Shared>,
+    name: &str,
+    wait: tickloop_proto::wire::WaitRequest,
+    client: Option<ClientKind>,
+    reader: &mut LineReader<tokio::net::unix::OwnedReadHalf>,
+    early: &mut Option<Line>,
+) -> Option<ClientReply> {
+    let for_end = wait.ended;
+    let waited = forward(shared, name, LauncherRequest::Wait(wait), false, client);
+    match until_hangup(waited, reader, early).await {
+        // It has ended (before, or as the wait reached it).
+        Some(ClientReply::Error(e)) if for_end && e.kind == ErrorKind::Ended => {
+            Some(ended_already(shared, name))
+        }
+        Some(reply) => Some(reply),
+        None => {
+            log(&format!(
+                "{name}: the client of a wait went away; it is dropped"
+            ));
+            None
+        }
+    }
+}
+
+/// `run`: the request checked, then an agent's command at a person's shell
+/// held as typing is (the question showing the command line), then typed
+/// by the launcher at the prompt (or refused, nothing typed, when the shell
+/// is not at one) and answered at its end. `None` when the caller went
+/// away meanwhile: the command, once typed, runs on; it is never killed.
+async fn run_watched(
+    shared: &Arc<Shared>,
+    name: &str,
+    run: tickloop_proto::wire::RunRequest,
+    mut caller: Caller<'_>,
+    early: &mut Option<Line>,
+) -> Option<ClientReply> {
+    if let Some(problem) = run.problem() {
+        return Some(error(ErrorKind::BadRequest, problem));
+    }
+    let asked = approval::Asked::Run(&run.command);
+    if let Some(refused) = refused_by_consent(shared, name, asked, &mut caller).await {
+        return Some(refused);
+    }
+    let ran = forward(
+        shared,
+        name,
+        LauncherRequest::Run(run),
+        false,
+        caller.client,
+    );
+    let reply = until_hangup(ran, caller.reader, early).await;
+    if reply.is_none() {
+        log(&format!(
+            "{name}: the client of a run went away; the command runs on"
+        ));
+    }
+    reply
+}
+
+/// `wait --ended` of an instance that has ended: answered at once, with
+/// how it ended and its last screen.
+fn ended_already(shared: &Shared, name: &str) -> ClientReply {
+    let instance = match shared.resolve(name) {
+        Ok(instance) => instance,
+        Err(e) => return ClientReply::Error(e),
+    };
+    let Some(end) = instance.ended() else {
+        return error(ErrorKind::Internal, "the instance runs again".into());
+    };
+    let screen = std::fs::read(&instance.files.screen)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<tickloop_proto::wire::ScreenReply>(&bytes).ok())
+        .map(|s| s.lines)
+        .unwrap_or_default();
+    ClientReply::typed(&tickloop_proto::wire::WaitReply {
+        ended: Some(end),
+        screen,
+        ..Default::default()
+    })
+}
+
+/// Runs `answer` (a wait or a run, which may take long) while watching the
+/// caller: `None` when it hung up first. A line it sent meanwhile is kept
+/// in `early`, to be served next.
+async fn until_hangup(
+    answer: impl std::future::Future<Output = ClientReply>,
+    reader: &mut LineReader<tokio::net::unix::OwnedReadHalf>,
+    early: &mut Option<Line>,
+) -> Option<ClientReply> {
+    tokio::pin!(answer);
+    loop {
+        if early.is_some() {
+            return Some(answer.await);
+        }
+        tokio::select! {
+            reply = &mut answer => return Some(reply),
+            line = reader.next() => match line {
+                Ok(Some(line)) => *early = Some(line),
+                Ok(None) | Err(_) => return None,
+            },
+        }
+    }
 }
 
 /// `close`: an agent's closing of a person's instance waits for the person
@@ -536,7 +718,12 @@ fn list_entry(instance: &Instance) -> ListEntry {
         },
         state: super::open::state_word(&status),
         ended: status.ended.clone(),
-        seq: status.state.as_ref().map(|s| s.seq),
+        // A shell's commands are `read`, not listed: its `seq` stays null.
+        seq: status
+            .state
+            .as_ref()
+            .filter(|_| instance.kind != InstanceKind::Shell)
+            .map(|s| s.seq),
         pid: status.pid,
         // An ended instance has no launcher, so no views (its last status
         // may still count some).
@@ -565,6 +752,7 @@ fn list_entry(instance: &Instance) -> ListEntry {
         restarts,
         approvals_waiting: 0,
         approval_tools: Vec::new(),
+        shell: status.shell.clone(),
     }
 }
 

@@ -148,9 +148,9 @@ pub async fn stream(
                 return Ok(Flow::Continue);
             }
         };
-        if instance.kind == InstanceKind::Shell {
+        if instance.kind == InstanceKind::Shell && instance.status().shell.is_none() {
             let message = format!(
-                "{} is a plain terminal program (opened with --shell): it has no state to watch",
+                "{} is a plain terminal program (opened with --shell) without shell integration: it has no state to watch (a bash, zsh or fish opened without --no-integration has: each command's start and end)",
                 instance.id
             );
             out.send(&refuse(ErrorKind::NotATick, message)).await?;

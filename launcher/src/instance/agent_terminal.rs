@@ -1,0 +1,437 @@
+//! What an agent does with the program's terminal beyond typing text:
+//! keys by name, waits (for text in the output, quiet, the shell's prompt,
+//! the end), `run` (a command typed at the shell's prompt and waited for),
+//! and a shell's state for `read` and `describe`.
+//!
+//! Waits and runs are tasks of their own that answer their request
+//! directly; the output they wait for is watched on the emulator thread
+//! ([`crate::shell_watch`]), the end by the instance loop ([`EndWaits`]).
+//! Nothing is polled.
+
+use crate::shell_watch::{NotTyped, Run, ShellMsg, ShellNow, Waited};
+use crate::socket::{error, Peer};
+use crate::terminal::TerminalHandle;
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tickloop_proto::wire::{
+    ClientReply, EndInfo, ErrorKind, IntegrationKind, RunReply, RunRequest, ShellIntegration,
+    WaitReply, WaitRequest,
+};
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+
+/// The most a `--text` expression may compile to.
+const REGEX_SIZE: usize = 1 << 20;
+
+/// `keys`: every name checked before anything is typed; `text` first.
+pub(super) fn keys(term: &TerminalHandle, text: Option<String>, names: &[String]) -> ClientReply {
+    let pressed = match tickloop_proto::keys::parse_all(names) {
+        Ok(pressed) => pressed,
+        Err(e) => return error(ErrorKind::BadRequest, &e.to_string()),
+    };
+    match term.type_keys(text.map(String::into_bytes), &pressed) {
+        Ok(bytes) => ClientReply::Ok(json!({"ok": true, "keys": names.len(), "bytes": bytes})),
+        Err(e) => error(ErrorKind::Internal, &e.to_string()),
+    }
+}
+
+/// The instance's shell integration, when it has one: injected at its
+/// start, or marks its prompt emits itself.
+pub(super) fn integration(
+    injected: Option<&str>,
+    program: Option<&str>,
+    now: &ShellNow,
+) -> Option<ShellIntegration> {
+    match injected {
+        Some(shell) => Some(ShellIntegration {
+            shell: shell.to_string(),
+            kind: IntegrationKind::Injected,
+            active: now.marked,
+        }),
+        None if now.marked => Some(ShellIntegration {
+            shell: program
+                .and_then(|p| std::path::Path::new(p).file_name())
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+            kind: IntegrationKind::Marks,
+            active: true,
+        }),
+        None => None,
+    }
+}
+
+/// Why `instance` (a `shell:` program without integration) cannot do
+/// `what`.
+pub(super) fn no_integration(instance: &str, program: &str, what: &str) -> ClientReply {
+    error(
+        ErrorKind::NotATick,
+        &format!(
+            "{instance} ({program}) has no shell integration: {what} needs a bash, zsh or fish opened without --no-integration, or a prompt that emits OSC 133 marks; `screen`, `input`, `keys` and `wait --text/--quiet/--ended` work with it"
+        ),
+    )
+}
+
+/// `read` of a shell: its state, as a Tick's read answers.
+pub(super) fn read(now: &ShellNow) -> ClientReply {
+    ClientReply::Ok(json!({
+        "seq": now.updates,
+        "data": now.state,
+        "at": now.at,
+    }))
+}
+
+/// `describe` of a shell: what it runs and how its commands are known.
+pub(super) fn describe(instance: &str, argv: &[String], shell: &ShellIntegration) -> ClientReply {
+    ClientReply::Ok(json!({
+        "id": instance,
+        "kind": null,
+        "argv": argv,
+        "shell": shell,
+        "description": format!(
+            "a {} shell with {}: `read` gives its working directory, whether it is at its prompt, the running command and the last commands with their status and output; `run`, `wait --prompt`, `keys` and `watch` work with it",
+            shell.shell,
+            match shell.kind {
+                IntegrationKind::Injected => "Tickloop's shell integration",
+                IntegrationKind::Marks => "OSC 133 marks from its own prompt",
+            }
+        ),
+    }))
+}
+
+/// How long ago `started` was, in ms.
+fn waited(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+fn reply_of<T: serde::Serialize>(answer: &T) -> ClientReply {
+    match serde_json::to_value(answer) {
+        Ok(value) => ClientReply::Ok(value),
+        Err(e) => error(ErrorKind::Internal, &e.to_string()),
+    }
+}
+
+/// The screen now, as waits answer with it.
+async fn screen_lines(term: &TerminalHandle) -> Vec<String> {
+    term.screen(0).await.map(|s| s.lines).unwrap_or_default()
+}
+
+/// Starts the wait `wait` (checked already) of request `id`; `integrated`
+/// says whether `prompt` can be waited for.
+pub(super) fn start_wait(
+    term: Arc<TerminalHandle>,
+    wait: WaitRequest,
+    id: u64,
+    peer: Peer,
+    end_waits: &mut EndWaits,
+) {
+    let started = Instant::now();
+    let timeout = Duration::from_millis(wait.timeout_ms);
+    if wait.ended {
+        end_waits.add(term, id, peer, started, timeout);
+        return;
+    }
+    if let Some(text) = &wait.text {
+        let regex = match regex::RegexBuilder::new(text)
+            .size_limit(REGEX_SIZE)
+            .build()
+        {
+            Ok(regex) => regex,
+            Err(e) => {
+                let message = format!("--text is not a regular expression: {e}");
+                peer.reply(id, error(ErrorKind::BadRequest, &message));
+                return;
+            }
+        };
+        let (reply, answer) = oneshot::channel();
+        let msg = ShellMsg::Text {
+            regex,
+            screen: wait.screen,
+            reply,
+        };
+        tokio::spawn(wait_output(term, msg, answer, timeout, started, id, peer));
+        return;
+    }
+    if wait.prompt {
+        let (reply, answer) = oneshot::channel();
+        let msg = ShellMsg::Prompt { reply };
+        tokio::spawn(wait_output(term, msg, answer, timeout, started, id, peer));
+        return;
+    }
+    if let Some(quiet) = wait.quiet_ms {
+        tokio::spawn(wait_quiet(
+            term,
+            Duration::from_millis(quiet),
+            timeout,
+            started,
+            id,
+            peer,
+        ));
+    }
+}
+
+/// A wait answered on the emulator thread, or its timeout.
+async fn wait_output(
+    term: Arc<TerminalHandle>,
+    msg: ShellMsg,
+    answer: oneshot::Receiver<Waited>,
+    timeout: Duration,
+    started: Instant,
+    id: u64,
+    peer: Peer,
+) {
+    if !term.ask_shell(msg).await {
+        peer.reply(
+            id,
+            error(ErrorKind::Internal, "the terminal emulator is gone"),
+        );
+        return;
+    }
+    let reply = match tokio::time::timeout(timeout, answer).await {
+        Ok(Ok(got)) => WaitReply {
+            waited_ms: waited(started),
+            line: got.matched.as_ref().map(|(_, line)| line.clone()),
+            matched: got.matched.map(|(m, _)| m),
+            shell: got.shell,
+            screen: got.screen,
+            ..WaitReply::default()
+        },
+        Ok(Err(_)) => {
+            peer.reply(
+                id,
+                error(
+                    ErrorKind::Ended,
+                    "the terminal went away while the wait ran",
+                ),
+            );
+            return;
+        }
+        Err(_) => WaitReply {
+            timed_out: true,
+            waited_ms: waited(started),
+            screen: screen_lines(&term).await,
+            ..WaitReply::default()
+        },
+    };
+    peer.reply(id, reply_of(&reply));
+}
+
+/// `quiet`: no output for `quiet` (each change of the screen starts it
+/// again), or the timeout.
+async fn wait_quiet(
+    term: Arc<TerminalHandle>,
+    quiet: Duration,
+    timeout: Duration,
+    started: Instant,
+    id: u64,
+    peer: Peer,
+) {
+    let mut changes = term.subscribe_changes();
+    changes.borrow_and_update();
+    let deadline = started + timeout;
+    let mut timed_out = false;
+    loop {
+        let quiet_until = (Instant::now() + quiet).min(deadline);
+        tokio::select! {
+            changed = changes.changed() => {
+                if changed.is_err() {
+                    break;
+                }
+            }
+            _ = tokio::time::sleep_until(quiet_until) => {
+                timed_out = quiet_until == deadline && Instant::now() >= deadline;
+                break;
+            }
+        }
+        if Instant::now() >= deadline {
+            timed_out = true;
+            break;
+        }
+    }
+    let reply = WaitReply {
+        timed_out,
+        waited_ms: waited(started),
+        screen: screen_lines(&term).await,
+        ..WaitReply::default()
+    };
+    peer.reply(id, reply_of(&reply));
+}
+
+/// Waits for the instance's end, each answered once: by the instance when
+/// it has ended, or by its own timer.
+#[derive(Default)]
+pub(super) struct EndWaits {
+    waits: Vec<EndWait>,
+}
+
+struct EndWait {
+    id: u64,
+    peer: Peer,
+    started: Instant,
+    answered: Arc<AtomicBool>,
+}
+
+impl EndWaits {
+    fn add(
+        &mut self,
+        term: Arc<TerminalHandle>,
+        id: u64,
+        peer: Peer,
+        started: Instant,
+        timeout: Duration,
+    ) {
+        self.waits.retain(|w| !w.answered.load(Ordering::Acquire));
+        let answered = Arc::new(AtomicBool::new(false));
+        let timer = (answered.clone(), peer.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep_until(started + timeout).await;
+            let (answered, peer) = timer;
+            if !answered.swap(true, Ordering::AcqRel) {
+                let reply = WaitReply {
+                    timed_out: true,
+                    waited_ms: waited(started),
+                    screen: screen_lines(&term).await,
+                    ..WaitReply::default()
+                };
+                peer.reply(id, reply_of(&reply));
+            }
+        });
+        self.waits.push(EndWait {
+            id,
+            peer,
+            started,
+            answered,
+        });
+    }
+
+    /// The instance ended (`info`), showing `screen` last: every wait not
+    /// yet answered is.
+    pub(super) fn ended(&mut self, info: &EndInfo, screen: &[String]) {
+        for wait in self.waits.drain(..) {
+            if !wait.answered.swap(true, Ordering::AcqRel) {
+                let reply = WaitReply {
+                    waited_ms: waited(wait.started),
+                    ended: Some(info.clone()),
+                    screen: screen.to_vec(),
+                    ..WaitReply::default()
+                };
+                wait.peer.reply(wait.id, reply_of(&reply));
+            }
+        }
+    }
+}
+
+/// Starts `run` of request `id`: the command typed at the prompt on the
+/// emulator thread (or refused there, nothing typed), then its end or the
+/// timeout (the command keeps running). `done` gets the reply too, for
+/// the activity record.
+pub(super) fn start_run(
+    term: Arc<TerminalHandle>,
+    instance: String,
+    (run, first_prompt): (RunRequest, bool),
+    id: u64,
+    peer: Peer,
+    done: impl FnOnce(ClientReply) + Send + 'static,
+) {
+    tokio::spawn(async move {
+        let reply = run_to_end(&term, &instance, run, first_prompt).await;
+        peer.reply(id, reply.clone());
+        done(reply);
+    });
+}
+
+async fn run_to_end(
+    term: &TerminalHandle,
+    instance: &str,
+    run: RunRequest,
+    first_prompt: bool,
+) -> ClientReply {
+    let started = Instant::now();
+    let (typed_tx, typed_rx) = oneshot::channel();
+    let (ended_tx, ended_rx) = oneshot::channel();
+    let msg = ShellMsg::Run(Run {
+        bytes: run.command.clone().into_bytes(),
+        first_prompt,
+        typed: typed_tx,
+        ended: ended_tx,
+    });
+    if !term.ask_shell(msg).await {
+        return error(ErrorKind::Internal, "the terminal emulator is gone");
+    }
+    let timeout = Duration::from_millis(run.timeout_ms);
+    let n = match tokio::time::timeout(timeout, typed_rx).await {
+        Err(_) => {
+            let message = format!(
+                "{instance} showed no prompt within {:.1} s; nothing was typed",
+                timeout.as_secs_f64()
+            );
+            return error(ErrorKind::BadRequest, &message);
+        }
+        Ok(Ok(Ok(n))) => n,
+        Ok(Ok(Err(why))) => return error(ErrorKind::BadRequest, &not_typed(instance, why)),
+        Ok(Err(_)) => return error(ErrorKind::Internal, "the terminal emulator is gone"),
+    };
+    let timeout = Duration::from_millis(run.timeout_ms).saturating_sub(started.elapsed());
+    match tokio::time::timeout(timeout, ended_rx).await {
+        Ok(Ok(got)) => match got.command {
+            Some(command) => reply_of(&RunReply {
+                timed_out: false,
+                command,
+                cwd: got.cwd,
+            }),
+            None => error(ErrorKind::Internal, "the command's end came without it"),
+        },
+        Ok(Err(_)) => error(
+            ErrorKind::Ended,
+            &format!("{instance} ended while `{}` ran", run.command),
+        ),
+        Err(_) => {
+            let (reply, now) = oneshot::channel();
+            let command = if term.ask_shell(ShellMsg::Command { n, reply }).await {
+                now.await.ok().flatten()
+            } else {
+                None
+            };
+            match command {
+                Some(command) => reply_of(&RunReply {
+                    timed_out: true,
+                    command,
+                    cwd: None,
+                }),
+                None => error(
+                    ErrorKind::Internal,
+                    &format!(
+                        "`{}` was typed, but the shell never said it started",
+                        run.command
+                    ),
+                ),
+            }
+        }
+    }
+}
+
+/// Why a command was not typed, saying what to do.
+fn not_typed(instance: &str, why: NotTyped) -> String {
+    match why {
+        NotTyped::NoIntegration => format!(
+            "{instance} has not shown a prompt with shell integration yet (no OSC 133 mark); nothing was typed: `tickloop wait {instance} --prompt` waits for it"
+        ),
+        NotTyped::NotAtPrompt(Some(running)) => format!(
+            "{instance} is not at its prompt: `{running}` is running; nothing was typed. `tickloop wait {instance} --prompt` waits for its end"
+        ),
+        NotTyped::NotAtPrompt(None) => format!(
+            "{instance} is not at its prompt; nothing was typed. `tickloop wait {instance} --prompt` waits for it"
+        ),
+        NotTyped::LineNotEmpty(typed) => format!(
+            "the prompt of {instance} has text on it already ({typed:?}); nothing was typed. Ask the person, or clear it with `tickloop keys {instance} C-u`"
+        ),
+        NotTyped::Busy => format!(
+            "another `run` is being typed into {instance}; nothing was typed. Wait for its end"
+        ),
+    }
+}
+
+/// The command line as the activity keeps it.
+pub(super) fn run_args(run: &RunRequest) -> Value {
+    json!(run.command)
+}

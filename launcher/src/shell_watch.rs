@@ -1,0 +1,531 @@
+//! The program's output read for agents, on the emulator thread beside the
+//! screen: each chunk, once the emulator has applied it, goes to a
+//! [`ShellReader`] (a shell's commands, [`tickloop_proto::shell`]), and the
+//! waits registered here are answered the moment what they wait for
+//! arrives, with the screen as it is then: text in the output, the shell's
+//! prompt, the end of a command typed by `run`. Nothing is polled.
+//!
+//! The shell's state is published on a `watch` when it changes, for the
+//! instance loop (status, `read`, deliveries).
+
+use regex::Regex;
+use std::sync::Arc;
+use tickloop_proto::shell::ShellReader;
+use tickloop_proto::wire::{ShellCommand, ShellState};
+use tokio::sync::{oneshot, watch};
+
+/// The shell's state as last published.
+#[derive(Debug, Clone, Default)]
+pub struct ShellNow {
+    pub state: ShellState,
+    /// Commands started and ended (one delivery each).
+    pub updates: u64,
+    /// A prompt mark was seen: the shell's integration works.
+    pub marked: bool,
+    /// When it last changed (RFC 3339).
+    pub at: String,
+}
+
+/// What a wait got, with the screen at that moment.
+#[derive(Debug, Clone, Default)]
+pub struct Waited {
+    /// `text`: what matched, and its line.
+    pub matched: Option<(String, String)>,
+    /// `prompt`: the shell's state.
+    pub shell: Option<ShellState>,
+    /// `run`: the command, ended; and the working directory after it.
+    pub command: Option<ShellCommand>,
+    pub cwd: Option<String>,
+    pub screen: Vec<String>,
+}
+
+/// Why a `run` was not typed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotTyped {
+    /// No prompt mark was ever seen.
+    NoIntegration,
+    /// A command runs, or the prompt is not drawn yet.
+    NotAtPrompt(Option<String>),
+    /// Text is typed on the prompt already.
+    LineNotEmpty(String),
+    /// Another `run` is being typed.
+    Busy,
+}
+
+/// What the instance asks of the emulator thread about its output.
+pub enum ShellMsg {
+    /// Answer when `regex` matches a line of output that arrives from now
+    /// on (or, with `screen`, one on the screen now).
+    Text {
+        regex: Regex,
+        screen: bool,
+        reply: oneshot::Sender<Waited>,
+    },
+    /// Answer when the shell is at its prompt (at once if it is).
+    Prompt { reply: oneshot::Sender<Waited> },
+    /// Type `bytes` (the command and Enter) if the shell is at an empty
+    /// prompt: `typed` gets the number the command will have; `ended` its
+    /// end. With `first_prompt` (the integration was injected), a shell
+    /// that has not shown its first prompt yet is waited for.
+    Run(Run),
+    /// Command `n` as it is now (running with its output so far, or ended).
+    Command {
+        n: u64,
+        reply: oneshot::Sender<Option<ShellCommand>>,
+    },
+}
+
+/// A command to type at the prompt ([`ShellMsg::Run`]).
+pub struct Run {
+    pub bytes: Vec<u8>,
+    pub first_prompt: bool,
+    pub typed: oneshot::Sender<Result<u64, NotTyped>>,
+    pub ended: oneshot::Sender<Waited>,
+}
+
+struct TextWait {
+    regex: Regex,
+    /// Characters of the line being written when the wait started: a match
+    /// must end after them.
+    skip: usize,
+    reply: oneshot::Sender<Waited>,
+}
+
+struct RunWait {
+    n: u64,
+    reply: oneshot::Sender<Waited>,
+}
+
+/// The emulator thread's reader of the output, and the waits on it.
+pub struct ShellWatch {
+    reader: ShellReader,
+    texts: Vec<TextWait>,
+    prompts: Vec<oneshot::Sender<Waited>>,
+    runs: Vec<RunWait>,
+    /// Runs waiting for the shell's first prompt.
+    early_runs: Vec<Run>,
+    published: watch::Sender<Arc<ShellNow>>,
+    clock: fn() -> String,
+    /// A shell's output: its marks are read. Otherwise (a Tick's terminal)
+    /// the output is read only while a wait wants its text.
+    reads_marks: bool,
+}
+
+/// What the emulator thread hands the watch: the screen's lines, asked
+/// for only when a wait is answered, and a way to type.
+pub trait Terminal {
+    fn lines(&mut self) -> Vec<String>;
+    /// Whether bracketed paste is on (a `run`'s command is pasted then).
+    fn bracketed_paste(&self) -> bool;
+    fn type_bytes(&mut self, bytes: Vec<u8>);
+}
+
+impl ShellWatch {
+    /// A watch publishing on `published`; `clock` gives the time at marks;
+    /// `reads_marks` for a shell's output.
+    pub fn new(
+        published: watch::Sender<Arc<ShellNow>>,
+        clock: fn() -> String,
+        reads_marks: bool,
+    ) -> ShellWatch {
+        ShellWatch {
+            reads_marks,
+            reader: ShellReader::new(),
+            texts: Vec::new(),
+            prompts: Vec::new(),
+            runs: Vec::new(),
+            early_runs: Vec::new(),
+            published,
+            clock,
+        }
+    }
+
+    /// A chunk of output the emulator has just applied.
+    pub fn output(&mut self, bytes: &[u8], term: &mut dyn Terminal) {
+        self.texts.retain(|w| !w.reply.is_closed());
+        if !self.reads_marks && self.texts.is_empty() {
+            return;
+        }
+        self.reader.collect_lines(!self.texts.is_empty());
+        let mut clock = self.clock;
+        let fed = self.reader.feed(bytes, &mut clock);
+        if fed.changed {
+            self.publish();
+        }
+        let mut screen: Option<Vec<String>> = None;
+        let mut screen_now = |term: &mut dyn Terminal| -> Vec<String> {
+            screen.get_or_insert_with(|| term.lines()).clone()
+        };
+        if !self.texts.is_empty() {
+            let lines = self.reader.take_lines();
+            let (partial, _) = self.reader.partial_line();
+            for wait in std::mem::take(&mut self.texts) {
+                match found(&wait, &lines, &partial) {
+                    Some(matched) => {
+                        let _ = wait.reply.send(Waited {
+                            matched: Some(matched),
+                            screen: screen_now(term),
+                            ..Waited::default()
+                        });
+                    }
+                    // The line being written when the wait started ended:
+                    // every line from now on is new.
+                    None if !lines.is_empty() => self.texts.push(TextWait { skip: 0, ..wait }),
+                    None => self.texts.push(wait),
+                }
+            }
+        }
+        if self.reader.at_prompt() && !self.prompts.is_empty() {
+            let state = self.reader.state();
+            for reply in self.prompts.drain(..) {
+                let _ = reply.send(Waited {
+                    shell: Some(state.clone()),
+                    screen: screen_now(term),
+                    ..Waited::default()
+                });
+            }
+        }
+        if self.reader.marked() && !self.early_runs.is_empty() {
+            for run in std::mem::take(&mut self.early_runs) {
+                self.type_run(run, term);
+            }
+        }
+        if !self.runs.is_empty() {
+            for wait in std::mem::take(&mut self.runs) {
+                // Answered once the shell is back at its prompt (its
+                // working directory said, ready for the next command).
+                let back = self.reader.at_prompt() || self.reader.running().is_some();
+                match self.reader.finished(wait.n).filter(|_| back).cloned() {
+                    Some(command) => {
+                        let _ = wait.reply.send(Waited {
+                            command: Some(command),
+                            cwd: self.reader.cwd().map(str::to_string),
+                            screen: screen_now(term),
+                            ..Waited::default()
+                        });
+                    }
+                    None if !wait.reply.is_closed() => self.runs.push(wait),
+                    None => {}
+                }
+            }
+        }
+    }
+
+    /// A request from the instance.
+    pub fn ask(&mut self, msg: ShellMsg, term: &mut dyn Terminal) {
+        match msg {
+            ShellMsg::Text {
+                regex,
+                screen,
+                reply,
+            } => {
+                if screen {
+                    let lines = term.lines();
+                    if let Some(matched) = lines
+                        .iter()
+                        .find_map(|l| regex.find(l).map(|m| (m.as_str().to_string(), l.clone())))
+                    {
+                        let _ = reply.send(Waited {
+                            matched: Some(matched),
+                            screen: lines,
+                            ..Waited::default()
+                        });
+                        return;
+                    }
+                }
+                let (_, skip) = self.reader.partial_line();
+                self.texts.push(TextWait { regex, skip, reply });
+                self.reader.collect_lines(true);
+            }
+            ShellMsg::Prompt { reply } => {
+                if self.reader.at_prompt() {
+                    let _ = reply.send(Waited {
+                        shell: Some(self.reader.state()),
+                        screen: term.lines(),
+                        ..Waited::default()
+                    });
+                } else {
+                    self.prompts.push(reply);
+                }
+            }
+            ShellMsg::Run(run) => {
+                if run.first_prompt && !self.reader.marked() {
+                    self.early_runs.retain(|r| !r.typed.is_closed());
+                    self.early_runs.push(run);
+                } else {
+                    self.type_run(run, term);
+                }
+            }
+            ShellMsg::Command { n, reply } => {
+                let now = self
+                    .reader
+                    .ended(n)
+                    .cloned()
+                    .or_else(|| self.reader.running_so_far().filter(|c| c.n == n));
+                let _ = reply.send(now);
+            }
+        }
+    }
+
+    /// Types `run`'s command and Enter, if it may be typed now (pasted when
+    /// the shell takes bracketed paste, so that its text is never read as
+    /// editing keys), and waits for its end.
+    fn type_run(&mut self, run: Run, term: &mut dyn Terminal) {
+        if let Err(why) = self.may_type() {
+            let _ = run.typed.send(Err(why));
+            return;
+        }
+        let n = self.reader.next_command();
+        let mut input = Vec::new();
+        if term.bracketed_paste() {
+            input.extend(b"\x1b[200~");
+            input.extend(run.bytes.iter().filter(|b| **b != 0x1b));
+            input.extend(b"\x1b[201~");
+        } else {
+            input.extend(&run.bytes);
+        }
+        input.push(b'\r');
+        term.type_bytes(input);
+        self.runs.push(RunWait {
+            n,
+            reply: run.ended,
+        });
+        let _ = run.typed.send(Ok(n));
+    }
+
+    /// Whether a command may be typed now: the integration works, the
+    /// shell is at its prompt with nothing typed, and no other `run` is
+    /// being typed.
+    fn may_type(&self) -> Result<(), NotTyped> {
+        if !self.reader.marked() {
+            return Err(NotTyped::NoIntegration);
+        }
+        if !self.reader.at_prompt() {
+            let running = self.reader.running().map(|r| r.command.clone());
+            return Err(NotTyped::NotAtPrompt(running));
+        }
+        if self.runs.iter().any(|r| r.n >= self.reader.next_command()) {
+            return Err(NotTyped::Busy);
+        }
+        let typed = self.reader.typed_so_far();
+        if !typed.trim().is_empty() {
+            return Err(NotTyped::LineNotEmpty(typed));
+        }
+        Ok(())
+    }
+
+    fn publish(&self) {
+        self.published.send_replace(Arc::new(ShellNow {
+            state: self.reader.state(),
+            updates: self.reader.updates(),
+            marked: self.reader.marked(),
+            at: (self.clock)(),
+        }));
+    }
+}
+
+/// The first match of `wait`'s expression in `lines` (ended since the last
+/// look) or in the line being written, that ends past what was there when
+/// the wait started.
+fn found(wait: &TextWait, lines: &[String], partial: &str) -> Option<(String, String)> {
+    let mut skip = wait.skip;
+    for line in lines
+        .iter()
+        .map(String::as_str)
+        .chain(std::iter::once(partial))
+    {
+        let from = line.char_indices().nth(skip).map_or(line.len(), |(i, _)| i);
+        skip = 0;
+        let hit = wait
+            .regex
+            .find_iter(line)
+            .find(|m| m.end() > from || (m.start() == m.end() && m.start() >= from));
+        if let Some(m) = hit {
+            return Some((m.as_str().to_string(), line.to_string()));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The emulator's side as the watch sees it: a screen of one prompt,
+    /// and what was typed.
+    #[derive(Default)]
+    struct Screen {
+        typed: Vec<u8>,
+        paste: bool,
+    }
+
+    impl Terminal for Screen {
+        fn lines(&mut self) -> Vec<String> {
+            vec!["$".into()]
+        }
+        fn bracketed_paste(&self) -> bool {
+            self.paste
+        }
+        fn type_bytes(&mut self, bytes: Vec<u8>) {
+            self.typed.extend(bytes);
+        }
+    }
+
+    const PROMPT: &[u8] = b"\x1b]133;A\x07$ \x1b]133;B\x07";
+
+    fn watch() -> (ShellWatch, watch::Receiver<Arc<ShellNow>>) {
+        let (tx, rx) = watch::channel(Arc::new(ShellNow::default()));
+        (ShellWatch::new(tx, || "now".into(), true), rx)
+    }
+
+    fn run(
+        command: &str,
+        first_prompt: bool,
+    ) -> (
+        ShellMsg,
+        oneshot::Receiver<Result<u64, NotTyped>>,
+        oneshot::Receiver<Waited>,
+    ) {
+        let (typed, typed_rx) = oneshot::channel();
+        let (ended, ended_rx) = oneshot::channel();
+        let msg = ShellMsg::Run(Run {
+            bytes: command.as_bytes().to_vec(),
+            first_prompt,
+            typed,
+            ended,
+        });
+        (msg, typed_rx, ended_rx)
+    }
+
+    #[test]
+    fn a_run_is_answered_once_the_prompt_is_back_with_the_new_directory() {
+        let (mut w, published) = watch();
+        let mut screen = Screen::default();
+        w.output(PROMPT, &mut screen);
+        assert!(published.borrow().marked);
+        let (msg, mut typed, mut ended) = run("cd /tmp", false);
+        w.ask(msg, &mut screen);
+        assert_eq!(typed.try_recv().ok(), Some(Ok(1)));
+        assert_eq!(screen.typed, b"cd /tmp\r");
+        // Its end, but no prompt yet: the directory may still change.
+        w.output(b"cd /tmp\r\n\x1b]133;C\x07\x1b]133;D;0\x07", &mut screen);
+        assert!(ended.try_recv().is_err(), "answered before the prompt");
+        w.output(b"\x1b]7;file://h/tmp\x07", &mut screen);
+        w.output(PROMPT, &mut screen);
+        let got = ended.try_recv().expect("answered at the prompt");
+        assert_eq!(got.cwd.as_deref(), Some("/tmp"));
+        let command = got.command.expect("the command");
+        assert_eq!(
+            (command.command.as_str(), command.exit),
+            ("cd /tmp", Some(0))
+        );
+        assert_eq!(published.borrow().updates, 2);
+    }
+
+    #[test]
+    fn nothing_is_typed_unless_the_shell_waits_at_an_empty_prompt() {
+        let (mut w, _published) = watch();
+        let mut screen = Screen::default();
+        // No prompt mark yet, and the integration was not injected.
+        let (msg, mut typed, _ended) = run("true", false);
+        w.ask(msg, &mut screen);
+        assert_eq!(typed.try_recv().ok(), Some(Err(NotTyped::NoIntegration)));
+        // Text on the command line already.
+        w.output(PROMPT, &mut screen);
+        w.output(b"ls -", &mut screen);
+        let (msg, mut typed, _ended) = run("true", false);
+        w.ask(msg, &mut screen);
+        assert_eq!(
+            typed.try_recv().ok(),
+            Some(Err(NotTyped::LineNotEmpty("ls -".into())))
+        );
+        // A command running.
+        w.output(b"\r\n\x1b]133;C\x07", &mut screen);
+        let (msg, mut typed, _ended) = run("true", false);
+        w.ask(msg, &mut screen);
+        assert_eq!(
+            typed.try_recv().ok(),
+            Some(Err(NotTyped::NotAtPrompt(Some("ls -".into()))))
+        );
+        // A run typed and not started yet keeps a second one out.
+        w.output(b"\x1b]133;D;0\x07", &mut screen);
+        w.output(PROMPT, &mut screen);
+        let (first, mut typed, _ended) = run("sleep 1", false);
+        w.ask(first, &mut screen);
+        assert_eq!(typed.try_recv().ok(), Some(Ok(2)));
+        let (second, mut typed, _ended) = run("true", false);
+        w.ask(second, &mut screen);
+        assert_eq!(typed.try_recv().ok(), Some(Err(NotTyped::Busy)));
+        assert_eq!(screen.typed, b"sleep 1\r", "only the first was typed");
+    }
+
+    #[test]
+    fn a_run_before_an_injected_shells_first_prompt_waits_for_it_and_is_pasted() {
+        let (mut w, _published) = watch();
+        let mut screen = Screen {
+            paste: true,
+            ..Screen::default()
+        };
+        let (msg, mut typed, _ended) = run("echo \x1bhi", true);
+        w.ask(msg, &mut screen);
+        assert!(typed.try_recv().is_err(), "not answered before the prompt");
+        assert!(screen.typed.is_empty());
+        w.output(PROMPT, &mut screen);
+        assert_eq!(typed.try_recv().ok(), Some(Ok(1)));
+        // Bracketed paste: the text is never taken for editing keys, and an
+        // ESC in it cannot end the paste.
+        assert_eq!(screen.typed, b"\x1b[200~echo hi\x1b[201~\r");
+    }
+
+    #[test]
+    fn a_ticks_output_is_read_only_while_a_wait_wants_its_text() {
+        let (tx, published) = watch::channel(Arc::new(ShellNow::default()));
+        let mut w = ShellWatch::new(tx, || "now".into(), false);
+        let mut screen = Screen::default();
+        // Marks in a Tick's output are no shell's.
+        w.output(PROMPT, &mut screen);
+        assert!(!published.borrow().marked);
+        let (reply, mut answer) = oneshot::channel();
+        let regex = Regex::new("ready").expect("regex");
+        w.ask(
+            ShellMsg::Text {
+                regex,
+                screen: false,
+                reply,
+            },
+            &mut screen,
+        );
+        w.output(b"\x1b[32mready\x1b[0m", &mut screen);
+        let got = answer.try_recv().expect("matched");
+        assert_eq!(got.matched, Some(("ready".into(), "ready".into())));
+    }
+
+    #[test]
+    fn a_text_wait_takes_only_what_comes_after_it_started() {
+        let (mut w, _published) = watch();
+        let mut screen = Screen::default();
+        // A command runs: its output's lines are kept as they come.
+        w.output(PROMPT, &mut screen);
+        w.output(b"make\r\n\x1b]133;C\x07build: step 1 of", &mut screen);
+        let (reply, mut answer) = oneshot::channel();
+        let regex = Regex::new(r"step \d").expect("regex");
+        w.ask(
+            ShellMsg::Text {
+                regex,
+                screen: false,
+                reply,
+            },
+            &mut screen,
+        );
+        // The line goes on, but `step 1` was there before the wait.
+        w.output(b" 3", &mut screen);
+        w.output(b"\r\n", &mut screen);
+        assert!(answer.try_recv().is_err(), "an old match was taken");
+        w.output(b"build: step 2 of 3\r\n", &mut screen);
+        let got = answer.try_recv().expect("the new line matched");
+        assert_eq!(
+            got.matched,
+            Some(("step 2".into(), "build: step 2 of 3".into()))
+        );
+    }
+}

@@ -1,0 +1,228 @@
+//! An instance's terminal used by an agent, the same on every hop: keys by
+//! name, waits the launcher is told about ([`WaitRequest`] answered by a
+//! [`WaitReply`]), a command run at a shell's prompt ([`RunRequest`],
+//! [`RunReply`]), and a shell's commands as state ([`ShellState`]), which
+//! `read shell:NAME` returns and deliveries carry.
+
+#[cfg(doc)]
+use super::{ClientRequest, LauncherRequest};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::EndInfo;
+
+/// The default of `wait --timeout` and `run --timeout`, in ms.
+pub const DEFAULT_WAIT_MS: u64 = 30_000;
+
+/// The longest wait accepted, in ms (a day): a wait is answered by its
+/// launcher, which holds it until then.
+pub const MAX_WAIT_MS: u64 = 86_400_000;
+
+/// What to wait for on an instance's terminal: exactly one of `text`,
+/// `quiet_ms`, `prompt` and `ended`. Carried as it is by
+/// [`ClientRequest::Wait`] and [`LauncherRequest::Wait`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct WaitRequest {
+    /// A regular expression (Rust `regex` syntax) matched against each
+    /// line of output that arrives after the wait starts (ANSI sequences
+    /// taken out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// With `text`: a match already on the screen counts too.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub screen: bool,
+    /// No output for this many ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiet_ms: Option<u64>,
+    /// The shell is at its prompt (needs shell integration).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub prompt: bool,
+    /// The program has ended.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ended: bool,
+    /// How long to wait, in ms; then the answer says `timed_out`.
+    pub timeout_ms: u64,
+}
+
+impl WaitRequest {
+    /// Why this wait cannot be waited for, when it cannot (nothing, or more
+    /// than one thing, to wait for; a timeout out of range).
+    pub fn problem(&self) -> Option<String> {
+        let asked = [
+            self.text.is_some(),
+            self.quiet_ms.is_some(),
+            self.prompt,
+            self.ended,
+        ]
+        .into_iter()
+        .filter(|b| *b)
+        .count();
+        if asked != 1 {
+            return Some(
+                "wait for exactly one of: text (a regular expression), quiet (ms without output), prompt, ended".into(),
+            );
+        }
+        if self.screen && self.text.is_none() {
+            return Some("`screen` goes with `text` only".into());
+        }
+        if self.timeout_ms == 0 || self.timeout_ms > MAX_WAIT_MS {
+            return Some(format!(
+                "the timeout must be between 1 ms and {} s",
+                MAX_WAIT_MS / 1000
+            ));
+        }
+        if self.quiet_ms == Some(0) {
+            return Some("quiet needs at least 1 ms".into());
+        }
+        None
+    }
+}
+
+/// The answer to a wait: what happened, with the screen as it was then.
+/// A wait that ran out is an answer too (`timed_out`), not an error.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WaitReply {
+    /// The wait ran out before what it waited for happened.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timed_out: bool,
+    /// How long it waited, in ms.
+    pub waited_ms: u64,
+    /// `text`: what the expression matched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matched: Option<String>,
+    /// `text`: the whole line it is on (ANSI sequences taken out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<String>,
+    /// `prompt`: the shell's state then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shell: Option<ShellState>,
+    /// `ended`: how the program ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<EndInfo>,
+    /// The screen when the wait ended, one string per row, trailing blanks
+    /// and rows trimmed.
+    pub screen: Vec<String>,
+}
+
+/// A command to type at a shell's prompt, run to its end.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RunRequest {
+    /// The command line, as typed at the prompt (one line).
+    pub command: String,
+    /// How long to wait for its end, in ms; it keeps running after.
+    pub timeout_ms: u64,
+}
+
+impl RunRequest {
+    /// Why this command cannot be typed (nothing typed, nobody asked).
+    pub fn problem(&self) -> Option<String> {
+        if self.command.trim().is_empty() {
+            return Some("run needs a command".into());
+        }
+        if self.command.contains(['\n', '\r']) {
+            return Some(
+                "run takes one line: join the commands with `;` or `&&` (or write a script and run it)"
+                    .into(),
+            );
+        }
+        if self.timeout_ms == 0 || self.timeout_ms > MAX_WAIT_MS {
+            return Some(format!(
+                "the timeout must be between 1 ms and {} s",
+                MAX_WAIT_MS / 1000
+            ));
+        }
+        None
+    }
+}
+
+/// The answer to a run: the command as the shell's state records it, or,
+/// after a timeout, how it is still running.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RunReply {
+    /// The wait ran out: the command still runs (it is never killed).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timed_out: bool,
+    /// The command, ended or (after a timeout) running.
+    pub command: ShellCommand,
+    /// The shell's working directory after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+}
+
+/// How a shell instance's commands are known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IntegrationKind {
+    /// Tickloop's integration was injected into the shell at its start.
+    Injected,
+    /// The shell's prompt emits OSC 133 marks itself (fish 4, starship, a
+    /// person's own prompt); nothing was injected.
+    Marks,
+}
+
+/// A shell's integration: which shell, and how its commands are known.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ShellIntegration {
+    /// `bash`, `zsh`, `fish`, or the program's name when only its marks
+    /// are read.
+    pub shell: String,
+    pub kind: IntegrationKind,
+    /// A prompt mark has been seen: the integration works.
+    pub active: bool,
+}
+
+/// A shell's commands as state: what `read shell:NAME` returns as `data`,
+/// and what each delivery carries.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ShellState {
+    /// The working directory the shell last reported (OSC 7).
+    pub cwd: Option<String>,
+    /// The shell shows its prompt and runs nothing.
+    pub at_prompt: bool,
+    /// The command running now.
+    pub running: Option<RunningCommand>,
+    /// The last commands that ended, oldest first (at most
+    /// [`crate::shell::KEPT_COMMANDS`]).
+    pub commands: Vec<ShellCommand>,
+    /// Commands started since the shell started (each has its `n`).
+    pub commands_total: u64,
+}
+
+/// A command running at a shell.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RunningCommand {
+    pub n: u64,
+    /// The command line (empty when the shell did not say it).
+    pub command: String,
+    /// When it started (RFC 3339).
+    pub started: String,
+}
+
+/// A command of a shell, with its output.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ShellCommand {
+    /// Its number: the shell's first command is 1.
+    pub n: u64,
+    pub command: String,
+    /// Its exit status (`null` while it runs, or when the shell did not
+    /// say); 128+N when signal N ended it (130: Ctrl-C).
+    pub exit: Option<i32>,
+    pub started: String,
+    /// When it ended (`null` while it runs).
+    pub ended: Option<String>,
+    /// What it printed, as lines of text (ANSI sequences taken out),
+    /// cut to [`crate::shell::OUTPUT_BOUND`] bytes: its beginning and end.
+    pub output: String,
+    /// Set when `output` was cut: what was left out, and where to find it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_cut: Option<OutputCut>,
+}
+
+/// What was cut from the middle of a command's output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct OutputCut {
+    pub lines: u64,
+    pub bytes: u64,
+    /// A sentence saying so, for people and agents.
+    pub note: String,
+}
