@@ -38,11 +38,12 @@ impl Target {
     }
 
     /// Connects to tickhost only when it runs (else
-    /// [`ClientError::is_not_running`]); starts nothing.
+    /// [`ClientError::is_not_running`]); starts nothing. A tickhost here
+    /// whose socket was removed is asked to make it again.
     pub fn connect_running(&self) -> Result<Client, ClientError> {
         match &self.host {
             Some(host) => Client::connect_remote_no_start(host, ClientKind::Cli),
-            None => Client::connect(&self.runtime, ClientKind::Cli),
+            None => Client::connect_reviving(&self.runtime, ClientKind::Cli),
         }
     }
 

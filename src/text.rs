@@ -139,10 +139,16 @@ pub fn close(v: &Value) -> String {
 
 /// `shutdown`.
 pub fn shutdown(v: &Value) -> String {
+    let closed = v["closed"].as_u64().unwrap_or(0);
     if v["was_running"] == false {
+        if closed > 0 {
+            return format!(
+                "tickhost was not running; ended {closed} instance{} it had lost\n",
+                if closed == 1 { "" } else { "s" }
+            );
+        }
         return "tickhost was not running; nothing to close\n".to_string();
     }
-    let closed = v["closed"].as_u64().unwrap_or(0);
     format!(
         "tickhost ended, after closing {closed} instance{}\n",
         if closed == 1 { "" } else { "s" }

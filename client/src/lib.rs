@@ -1,6 +1,7 @@
 //! tickloop-client: what every front end needs to reach Tickloop — the
 //! blocking connection to tickhost (starting it when absent), dialling
-//! another machine over ssh, the runtime directory's paths, the bounded
+//! another machine over ssh, the runtime directory's paths (and its
+//! processes, and writing its files whole), the bounded
 //! line framing of every socket (async and blocking), the person's
 //! settings file and the one RFC 3339 clock. The daemon itself is the
 //! `tickhost` crate; the messages are `tickloop-proto`'s.
@@ -9,11 +10,14 @@ pub mod clock;
 pub mod config;
 mod connection;
 pub mod framing;
+pub mod legacy_layout;
 pub mod paths;
 pub mod peer;
+pub mod runtime_procs;
 pub mod ssh;
+pub mod whole_file;
 
 pub use connection::{
-    caller_env, screen_history, screen_rows, Client, ClientError, Endpoint, Machine, WatchItem,
-    HELLO_TIMEOUT, REQUEST_TIMEOUT, START_TIMEOUT,
+    caller_env, running_tickhost, screen_history, screen_rows, Client, ClientError, Endpoint,
+    Machine, WatchItem, HELLO_TIMEOUT, REQUEST_TIMEOUT, START_TIMEOUT,
 };

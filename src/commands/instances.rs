@@ -67,13 +67,23 @@ pub fn watch(target: &Target, ids: Vec<String>, interval: u64, json: bool) -> Re
     }
 }
 
-/// `shutdown`: not running is not an error, and starts nothing.
+/// `shutdown`: not running is not an error, and starts nothing; launchers
+/// of this runtime directory that no tickhost runs for end all the same
+/// (counted in `closed`).
 pub fn shutdown(target: &Target, json: bool) -> Result<i32> {
     let mut client = match target.connect_running() {
         Ok(client) => client,
         Err(e) if e.is_not_running() => {
+            let closed = match target.host {
+                Some(_) => 0,
+                None => tickloop_client::runtime_procs::end_launchers(
+                    &target.runtime,
+                    tickloop_client::runtime_procs::LAUNCHER_GRACE,
+                )
+                .len(),
+            };
             show(
-                &json!({"shutdown": true, "closed": 0, "was_running": false}),
+                &json!({"shutdown": true, "closed": closed, "was_running": false}),
                 json,
                 crate::text::shutdown,
             );

@@ -12,6 +12,7 @@
 use super::generations::{next_change, Generations, RELOADED};
 use super::not_a_tick::{with_hint, Probe};
 use super::process::{StdoutEvent, TickEvent, TickProcess};
+use super::rehome::{Home, Restored};
 use super::report::{ReportFn, RunOutcome};
 use super::requests::{answer, Asked, Waiting};
 use super::screen::{history_limit, screen_reply};
@@ -77,6 +78,12 @@ pub(super) struct Instance {
     record_writer: Option<std::thread::JoinHandle<()>>,
     /// Until a Tick first speaks the protocol: the signs that it is none.
     probe: Probe,
+    /// The folder, socket and record, made again when removed (SIGUSR1).
+    home: Home,
+    /// Set when the record of a Tick just up could not be written: the
+    /// open fails with this (an instance no later tickhost could find is
+    /// not opened).
+    open_refused: Option<String>,
 }
 
 impl Instance {
@@ -102,6 +109,8 @@ impl Instance {
         let views = ViewHub::start(term.clone());
         let title_rx = term.subscribe_title();
         let changes_rx = term.subscribe_changes();
+        let (rebinds_tx, rebinds_rx) = mpsc::channel(1);
+        let home = Home::new(&spec.socket, rebinds_tx);
         let mut instance = Instance {
             spec,
             term,
@@ -124,6 +133,8 @@ impl Instance {
             generations,
             record_writer,
             probe,
+            home,
+            open_refused: None,
         };
         let status = instance.status();
         instance.publisher.first(status);
@@ -137,6 +148,7 @@ impl Instance {
                 views,
                 term: instance.term.clone(),
             },
+            rebinds_rx,
         ));
         instance
     }
@@ -203,6 +215,7 @@ impl Instance {
                 _ = sleep_until(output_due), if output_due.is_some() => {
                     self.publisher.output_came_due();
                 }
+                () = self.home.signalled() => self.rehome(),
             }
             self.drain_actions();
             if self.teardown_step() {
@@ -329,7 +342,10 @@ impl Instance {
 
     /// `approve-policy`: who approves what agents do changes (each part
     /// given).
+    /// A change that cannot be recorded (a full disk) is not made: a
+    /// tickhost started later would not know it.
     fn set_approval(&mut self, id: u64, peer: &Peer, change: ConsentChange) {
+        let before = self.spec.program.clone();
         let program = &mut self.spec.program;
         program.approve = change.policy.or(program.approve);
         program.agent_input = change.input.or(program.agent_input);
@@ -340,7 +356,12 @@ impl Instance {
             "agent_input": program.agent_input.unwrap_or_default().as_str(),
             "agent_close": program.agent_close.unwrap_or_default().as_str(),
         });
-        self.publisher.rewrite_record(&self.spec, &self.status());
+        if let Err(not_saved) = self.publisher.rewrite_record(&self.spec, &self.status()) {
+            self.spec.program = before;
+            let message = format!("{not_saved}; the policy is unchanged");
+            peer.reply(id, error(ErrorKind::NotSaved, &message));
+            return;
+        }
         self.publisher.mark_dirty();
         peer.reply(id, ClientReply::Ok(reply));
     }
@@ -550,7 +571,16 @@ impl Instance {
             kind: EndClass::InitFailed,
             offending: None,
             at: now_rfc3339(),
+            not_saved: Vec::new(),
         });
+    }
+
+    /// `SIGUSR1`: the folder and the socket made again where they were
+    /// removed, and the record rewritten (see [`super::rehome`]).
+    fn rehome(&mut self) {
+        if self.home.restore() == Restored::Ours && self.ending.is_none() {
+            let _ = self.publisher.rewrite_record(&self.spec, &self.status());
+        }
     }
 
     /// Publishes the status, then rewrites the record, answers the waiting
@@ -559,7 +589,15 @@ impl Instance {
     /// see the status from before (no descriptor yet, or the old failure).
     fn announce(&mut self) {
         let status = self.publish();
-        self.publisher.rewrite_record(&self.spec, &status);
+        let recorded = self.publisher.rewrite_record(&self.spec, &status);
+        if let (Err(not_saved), Some(_)) = (recorded, self.report.as_ref()) {
+            // Up, but no later tickhost could find it: the open fails.
+            let reason = format!("{not_saved}; free some space, then open it again");
+            self.open_refused = Some(reason.clone());
+            self.closing = true;
+            self.begin_end(closed(&reason));
+            return;
+        }
         if let Some(generations) = self.generations.as_mut() {
             generations.answer_reloaders(&status);
         }
@@ -706,12 +744,15 @@ impl Instance {
         // covers anything left).
         self.drain_actions();
         self.end_waiting(&ending.info().reason);
-        let info = ending.into_info();
+        let mut info = ending.into_info();
         // A Tick that never came up is a failed open: nothing of it stays
         // (its screen goes with the report), so no file outlives it.
-        let came_up = self.report.is_none() || self.spec.program.shell;
+        let came_up =
+            self.open_refused.is_none() && (self.report.is_none() || self.spec.program.shell);
         if came_up {
-            keep_last_screen(&self.term, &self.spec.socket, history_limit(&self.spec)).await;
+            let kept =
+                keep_last_screen(&self.term, &self.spec.socket, history_limit(&self.spec)).await;
+            info.not_saved.extend(kept);
         } else {
             // Settled all the same, for the recordings below.
             let _ = self.term.settled_screen(history_limit(&self.spec)).await;
@@ -725,7 +766,8 @@ impl Instance {
             .activity
             .record(&self.spec.instance, None, self.session.tools());
         if came_up {
-            keep_activity(&self.spec.socket, &activity);
+            info.not_saved
+                .extend(keep_activity(&self.spec.socket, &activity));
         }
         let outcome = self.final_report(&info).await;
         self.farewell
@@ -737,6 +779,15 @@ impl Instance {
     /// The launch report still owed at the end, the final status, and the
     /// run's outcome.
     async fn final_report(&mut self, info: &EndInfo) -> RunOutcome {
+        if let Some(reason) = self.open_refused.take() {
+            if let Some(report) = self.report.take() {
+                report(&LaunchReport::Failed {
+                    reason: reason.clone(),
+                    screen: String::new(),
+                });
+                return RunOutcome::Failed(reason);
+            }
+        }
         let shell_report = if self.spec.program.shell {
             self.report.take()
         } else {
@@ -746,9 +797,7 @@ impl Instance {
             // A plain program that ended before it was reported up: it did
             // run, so it is reported as ended (status, record and last
             // screen kept), not as a failed open. Nobody can connect now.
-            self.ended = Some(info.clone());
-            let status = self.publish();
-            self.publisher.rewrite_record(&self.spec, &status);
+            let status = self.record_the_end(info);
             report(&LaunchReport::Ready {
                 socket: self.spec.socket.clone(),
                 status: Box::new(status),
@@ -769,11 +818,22 @@ impl Instance {
             report(&LaunchReport::Failed { reason, screen });
             RunOutcome::Failed(info.reason.clone())
         } else {
-            self.ended = Some(info.clone());
-            let status = self.publish();
-            self.publisher.rewrite_record(&self.spec, &status);
+            self.record_the_end(info);
             RunOutcome::Ended(info.clone())
         }
+    }
+
+    /// The end goes into the record, then out to every connection, with
+    /// what could not be saved (the record itself included: the status
+    /// still says so); returns the status published.
+    fn record_the_end(&mut self, info: &EndInfo) -> LauncherStatus {
+        self.ended = Some(info.clone());
+        if let Err(not_saved) = self.publisher.rewrite_record(&self.spec, &self.status()) {
+            if let Some(ended) = self.ended.as_mut() {
+                ended.not_saved.push(not_saved);
+            }
+        }
+        self.publish()
     }
 
     fn status(&self) -> LauncherStatus {

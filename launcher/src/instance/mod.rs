@@ -14,6 +14,7 @@
 //! * `status`: the published status and the record file;
 //! * `generations`: an `artifact:` instance's generations;
 //! * `teardown`: ending the process group, and what is left after it;
+//! * `rehome`: the folder, socket and record made again when removed;
 //! * `not_a_tick`: the signs that a program opened as a Tick is none;
 //! * `screen`: the screen's wire form; `report`: the launch report.
 
@@ -21,6 +22,7 @@ mod event_loop;
 mod generations;
 pub mod not_a_tick;
 mod process;
+mod rehome;
 mod report;
 mod requests;
 mod screen;

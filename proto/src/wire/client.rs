@@ -172,6 +172,9 @@ pub enum ErrorKind {
     /// The person (or their policy) did not allow what an agent asked:
     /// nothing was done. `data.code` is -32010, `data.data.by` who refused.
     Refused,
+    /// A file Tickloop keeps could not be written (a full disk): what it
+    /// would have recorded was not done; the message names the file.
+    NotSaved,
     /// Anything else inside Tickloop.
     Internal,
 }
@@ -318,6 +321,11 @@ pub struct EndInfo {
     pub offending: Option<String>,
     /// RFC 3339 time of the end.
     pub at: String,
+    /// What of the instance could not be kept at its end (its last screen,
+    /// its activity, its record), each a sentence naming the file and why:
+    /// `no space left on the device of PATH: the last screen was not saved`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_saved: Vec<String>,
 }
 
 /// How an instance ended, as a class a program can branch on.

@@ -33,6 +33,11 @@ pub struct Shared {
     pub shutdown: watch::Sender<bool>,
     /// Calls waiting for a person's approval.
     pub approvals: Approvals,
+    /// Set when tickhost is about to exit: its files are not made again.
+    leaving: AtomicBool,
+    /// The pids of launchers being started now (not yet able to take a
+    /// signal).
+    starting: Mutex<HashSet<u32>>,
 }
 
 /// The instances by id, and the ids being opened or adopted right now.
@@ -59,7 +64,37 @@ impl Shared {
             changes: watch::Sender::new(0),
             shutdown: watch::Sender::new(false),
             approvals: Approvals::configured(),
+            leaving: AtomicBool::new(false),
+            starting: Mutex::new(HashSet::new()),
         })
+    }
+
+    /// tickhost is about to exit (its socket goes with it).
+    pub fn leave(&self) {
+        self.leaving.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether tickhost is about to exit.
+    pub fn leaving(&self) -> bool {
+        self.leaving.load(Ordering::SeqCst)
+    }
+
+    /// Launcher `pid` is starting (`true`) or has reported (`false`).
+    pub fn set_starting(&self, pid: u32, starting: bool) {
+        let mut set = self.starting.lock().unwrap_or_else(|e| e.into_inner());
+        if starting {
+            set.insert(pid);
+        } else {
+            set.remove(&pid);
+        }
+    }
+
+    /// The pids of launchers being started now.
+    pub fn starting_launchers(&self) -> HashSet<u32> {
+        self.starting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The registry, locked (never held across an await).
@@ -486,6 +521,7 @@ pub fn end_info(kind: EndClass, reason: String) -> EndInfo {
         kind,
         offending: None,
         at: now_rfc3339(),
+        not_saved: Vec::new(),
     }
 }
 
@@ -508,7 +544,7 @@ mod tests {
     fn map(ids: &[&str]) -> BTreeMap<String, Arc<Instance>> {
         ids.iter()
             .map(|id| {
-                let files = InstanceFiles::from_record(std::path::Path::new("/nonexistent/x.json"));
+                let files = InstanceFiles::in_folder(std::path::Path::new("/nonexistent/x"));
                 (
                     id.to_string(),
                     Instance::new(id.to_string(), files, None, status(id), Default::default()),

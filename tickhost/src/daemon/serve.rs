@@ -129,7 +129,9 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
             }
             ClientRequest::Shutdown => {
                 let reply = shutdown(&shared, client).await;
-                // No new client reaches this daemon from now on.
+                // No new client reaches this daemon from now on (and the
+                // socket is not made again).
+                shared.leave();
                 let _ = std::fs::remove_file(shared.dir.socket());
                 let _ = write_line(&mut writer, &ServerMessage::Reply { id, reply }).await;
                 shared.shutdown.send_replace(true);
@@ -816,15 +818,35 @@ async fn shutdown(shared: &Arc<Shared>, client: Option<ClientKind>) -> ClientRep
             end_instance(&shared, &instance, client).await;
         }));
     }
-    let closed = closing.len();
+    let mut closed = closing.len();
     for task in closing {
         let _ = task.await;
     }
+    // Launchers of this directory tickhost had lost (their files removed,
+    // or started by a tickhost that was killed) end too.
+    closed += end_lost_launchers(shared).await;
     for instance in &instances {
         shared.forget(instance);
     }
     log(&format!("shutdown: closed {closed} instances"));
     ClientReply::Ok(json!({"shutdown": true, "closed": closed}))
+}
+
+/// Ends every launcher of the runtime directory still running (see
+/// `tickloop_client::runtime_procs::end_launchers`); how many there were.
+async fn end_lost_launchers(shared: &Shared) -> usize {
+    use tickloop_client::runtime_procs::{end_launchers, LAUNCHER_GRACE};
+    let root = shared.dir.root().to_path_buf();
+    let ended = tokio::task::spawn_blocking(move || end_launchers(&root, LAUNCHER_GRACE))
+        .await
+        .unwrap_or_default();
+    if !ended.is_empty() {
+        log(&format!(
+            "shutdown: ended {} launchers it had lost (pids {ended:?})",
+            ended.len()
+        ));
+    }
+    ended.len()
 }
 
 #[cfg(test)]
