@@ -149,9 +149,7 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             };
             commands::answer_as(t, request, json, human)
         }
-        Command::Read { id } => {
-            commands::answer_as(t, ClientRequest::Read { instance: id }, json, text::read)
-        }
+        Command::Read { id } => instances::read(t, id, json),
         Command::Call(args) => call::run(t, args, json),
         Command::Watch { ids, interval } => instances::watch(t, ids, interval, json),
         Command::Screen { id, history } => instances::screen(t, id, history, forced_json),

@@ -37,6 +37,20 @@ pub fn screen(target: &Target, id: String, history: usize, forced_json: bool) ->
     Ok(0)
 }
 
+/// `read ID`: a fresh read; an ended Tick's last state, said so on stderr.
+pub fn read(target: &Target, id: String, json: bool) -> Result<i32> {
+    let value = target.simple(ClientRequest::Read {
+        instance: id.clone(),
+    })?;
+    show(&value, json, crate::text::read);
+    if value["ended"] == true {
+        eprintln!(
+            "tickloop: {id} has ended; this is its last state (`tickloop close {id}` forgets it)"
+        );
+    }
+    Ok(0)
+}
+
 /// `watch ID...`: prints each event as one JSON line (a line of text on a
 /// terminal) until every instance ended.
 pub fn watch(target: &Target, ids: Vec<String>, interval: u64, json: bool) -> Result<i32> {

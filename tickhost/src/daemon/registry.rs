@@ -447,6 +447,17 @@ impl Instance {
             })
     }
 
+    /// The error for a request to what an ended instance keeps (`what`:
+    /// `last screen`, `activity record`) when it is not there: how it
+    /// ended, and why it was not kept when its launcher said so.
+    pub fn not_kept(&self, end: &EndInfo, what: &str) -> ClientError {
+        let mut error = self.ended_error(end);
+        if let Some(why) = end.not_saved.iter().find(|n| n.contains(what)) {
+            error.message = format!("{}; its {what} is not kept: {why}", error.message);
+        }
+        error
+    }
+
     /// The error for a request to this instance once it ended.
     pub fn ended_error(&self, end: &EndInfo) -> ClientError {
         ClientError {
