@@ -175,9 +175,7 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             close,
         } => approvals::set_policy(t, id, [policy, input, close], json),
         Command::Activity { id, follow } => activity::run(t, id, follow, json),
-        Command::Close { id } => {
-            commands::answer_as(t, ClientRequest::Close { instance: id }, json, text::close)
-        }
+        Command::Close { id } => instances::close(t, id, json),
         Command::Reload { id } => commands::answer_as(
             t,
             ClientRequest::Reload { instance: id },

@@ -129,9 +129,15 @@ pub fn close(v: &Value) -> String {
     if v["forgotten"] == true {
         return format!("{id} forgotten\n");
     }
+    let all_kept = v["ended"]["not_saved"]
+        .as_array()
+        .is_none_or(|n| n.is_empty());
     match v["ended"]["reason"].as_str() {
-        Some(reason) => format!(
+        Some(reason) if all_kept => format!(
             "{id} ended: {reason}\n(its last screen and activity stay until `tickloop close {id}` again forgets it)\n"
+        ),
+        Some(reason) => format!(
+            "{id} ended: {reason}\n(not all of it was kept; `tickloop close {id}` again forgets it)\n"
         ),
         None => format!("{id} closed\n"),
     }

@@ -81,12 +81,16 @@ pub fn alive(pid: u32) -> bool {
     }
 }
 
-/// Ends every launcher of the runtime directory `root`: SIGTERM (each
-/// ends its Tick's process group, as at `close`), then, for one still
-/// running after `grace`, SIGKILL to its children's process groups and to
-/// itself. Blocks until they are gone; returns their pids.
-pub fn end_launchers(root: &Path, grace: std::time::Duration) -> Vec<u32> {
-    let launchers = find(root, Role::Launcher);
+/// Ends every launcher of the runtime directory `root` but those of
+/// `except` (ending already): SIGTERM (each ends its Tick's process group,
+/// as at `close`), then, for one still running after `grace`, SIGKILL to
+/// its children's process groups and to itself. Blocks until they are
+/// gone; returns their pids.
+pub fn end_launchers(root: &Path, except: &[u32], grace: std::time::Duration) -> Vec<u32> {
+    let launchers: Vec<u32> = find(root, Role::Launcher)
+        .into_iter()
+        .filter(|pid| !except.contains(pid))
+        .collect();
     for &pid in &launchers {
         signal(pid, libc::SIGTERM);
     }

@@ -7,7 +7,9 @@
 //!
 //! Every file Tickloop keeps (an instance's record, last screen and
 //! activity, tickhost's pid file, Herdr's view records, the Loop's state,
-//! the agents' settings it edits) is written through [`write`].
+//! the agents' settings it edits) is written through [`write`]; a file
+//! that grows a line at a time (a recording) through [`LineFile`], which
+//! keeps it ending with a whole line.
 
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -128,6 +130,67 @@ pub fn write_with(
     Ok(file)
 }
 
+/// A file appended to whole lines at a time (a recording): a write that
+/// fails part-way (a full disk) is cut back off, so the file always ends
+/// where a line ends and every line in it is whole.
+pub struct LineFile {
+    file: std::fs::File,
+    path: PathBuf,
+    len: u64,
+}
+
+impl LineFile {
+    /// Appends to `file` (at `path`), from its current end.
+    pub fn new(path: &Path, file: std::fs::File) -> std::io::Result<LineFile> {
+        let len = file.metadata()?.len();
+        Ok(LineFile {
+            file,
+            path: path.to_path_buf(),
+            len,
+        })
+    }
+
+    /// Appends `lines` (whole lines) all, or none of them.
+    pub fn append(&mut self, lines: &[u8]) -> Result<(), WriteError> {
+        use std::io::{Seek, SeekFrom};
+        let written = self
+            .file
+            .seek(SeekFrom::Start(self.len))
+            .and_then(|_| self.file.write_all(lines));
+        match written {
+            Ok(()) => {
+                self.len += lines.len() as u64;
+                Ok(())
+            }
+            Err(source) => {
+                let _ = self.file.set_len(self.len);
+                Err(WriteError {
+                    path: self.path.clone(),
+                    source,
+                })
+            }
+        }
+    }
+
+    /// How many bytes the file holds, all whole lines.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Syncs what was written to the disk.
+    pub fn sync(&self) -> Result<(), WriteError> {
+        self.file.sync_data().map_err(|source| WriteError {
+            path: self.path.clone(),
+            source,
+        })
+    }
+}
+
 /// Whether `name` is a temporary file of [`write`] (readers skip them).
 pub fn is_temporary(name: &str) -> bool {
     name.starts_with('.') && name.ends_with(".tmp")
@@ -175,6 +238,25 @@ mod tests {
             std::fs::metadata(&path).expect("meta").mode() & 0o777,
             0o640
         );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn lines_are_appended_whole() {
+        let dir = scratch("lines");
+        let path = dir.join("rec.cast");
+        let file = std::fs::OpenOptions::new()
+            .create_new(true)
+            .write(true)
+            .open(&path)
+            .expect("create");
+        let mut lines = LineFile::new(&path, file).expect("lines");
+        assert!(lines.is_empty());
+        lines
+            .append(b"{\"a\":1}\n[1,\"o\",\"x\"]\n")
+            .expect("append");
+        assert_eq!(lines.len(), 19);
+        assert_eq!(std::fs::read(&path).expect("read").len(), 19);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

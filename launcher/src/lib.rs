@@ -30,6 +30,17 @@
 //!    after 2 s, reap, publish the final status (with `ended`), rewrite the
 //!    record, flush the peers, return.
 
+/// `eprintln!` for the whole launcher (a macro defined before the modules
+/// is the one they use): its stderr is its log file, which a full disk can
+/// refuse, and std's `eprintln!` panics then. A line that cannot be
+/// written is dropped; the instance goes on.
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 pub mod activity;
 pub mod artifact;
 pub mod emulator;

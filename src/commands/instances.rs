@@ -51,6 +51,22 @@ pub fn read(target: &Target, id: String, json: bool) -> Result<i32> {
     Ok(0)
 }
 
+/// `close ID`: how it ended (or that it is forgotten); what could not be
+/// kept at its end (a full disk) is said on stderr.
+pub fn close(target: &Target, id: String, json: bool) -> Result<i32> {
+    let value = target.simple(ClientRequest::Close { instance: id })?;
+    show(&value, json, crate::text::close);
+    if value["forgotten"] != true {
+        for not_saved in value["ended"]["not_saved"].as_array().into_iter().flatten() {
+            eprintln!(
+                "tickloop: warning: {}",
+                not_saved.as_str().unwrap_or_default()
+            );
+        }
+    }
+    Ok(0)
+}
+
 /// `watch ID...`: prints each event as one JSON line (a line of text on a
 /// terminal) until every instance ended.
 pub fn watch(target: &Target, ids: Vec<String>, interval: u64, json: bool) -> Result<i32> {
@@ -92,6 +108,7 @@ pub fn shutdown(target: &Target, json: bool) -> Result<i32> {
                 Some(_) => 0,
                 None => tickloop_client::runtime_procs::end_launchers(
                     &target.runtime,
+                    &[],
                     tickloop_client::runtime_procs::LAUNCHER_GRACE,
                 )
                 .len(),

@@ -155,7 +155,7 @@ async fn start_file_recording(
         .open(path)
         .map_err(|e| format!("cannot create the recording {}: {e}", path.display()))?;
     let (sink, stream) = crate::recorder::recording();
-    let writer = crate::recorder::spawn_file_writer(stream, file)
+    let writer = crate::recorder::spawn_file_writer(stream, file, path)
         .map_err(|e| format!("cannot start the recording thread: {e}"))?;
     if !term.start_recording(sink).await {
         return Err("the terminal's emulator thread is gone".to_string());

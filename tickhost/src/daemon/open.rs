@@ -307,16 +307,7 @@ fn start_launcher(shared: &Shared, files: &InstanceFiles) -> Result<Started, Cli
             path: path.to_path_buf(),
             source: e,
         };
-        let message = error.not_saved("nothing: the instance was not opened");
-        if error.is_full() {
-            ClientReply::Error(ClientError {
-                kind: ErrorKind::NotSaved,
-                message,
-                data: None,
-            })
-        } else {
-            open_failed(message, "")
-        }
+        open_failed(format!("{error}: the instance was not opened"), "")
     };
     files
         .create_folder()

@@ -900,8 +900,10 @@ async fn shutdown(shared: &Arc<Shared>, client: Option<ClientKind>) -> ClientRep
         let _ = task.await;
     }
     // Launchers of this directory tickhost had lost (their files removed,
-    // or started by a tickhost that was killed) end too.
-    closed += end_lost_launchers(shared).await;
+    // or started by a tickhost that was killed) end too; those of the
+    // instances just closed are on their way out.
+    let closing: Vec<u32> = instances.iter().map(|i| i.status().launcher_pid).collect();
+    closed += end_lost_launchers(shared, closing).await;
     for instance in &instances {
         shared.forget(instance);
     }
@@ -911,10 +913,10 @@ async fn shutdown(shared: &Arc<Shared>, client: Option<ClientKind>) -> ClientRep
 
 /// Ends every launcher of the runtime directory still running (see
 /// `tickloop_client::runtime_procs::end_launchers`); how many there were.
-async fn end_lost_launchers(shared: &Shared) -> usize {
+async fn end_lost_launchers(shared: &Shared, known: Vec<u32>) -> usize {
     use tickloop_client::runtime_procs::{end_launchers, LAUNCHER_GRACE};
     let root = shared.dir.root().to_path_buf();
-    let ended = tokio::task::spawn_blocking(move || end_launchers(&root, LAUNCHER_GRACE))
+    let ended = tokio::task::spawn_blocking(move || end_launchers(&root, &known, LAUNCHER_GRACE))
         .await
         .unwrap_or_default();
     if !ended.is_empty() {
