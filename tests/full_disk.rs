@@ -258,4 +258,6 @@ fn a_full_disk_gets_clear_errors_harms_nothing_and_leaves_every_file_whole() {
         std::fs::read_to_string(&cast).is_ok_and(|c| c.lines().count() > 1),
         "the recording kept its first lines"
     );
+    // Ended before the tmpfs under the runtime directory goes.
+    host.ok(&["shutdown"]);
 }

@@ -1,7 +1,10 @@
 //! Chaos soak (issue 10): instances under random reads, calls, screens,
 //! inputs, lists and watches from several clients at once, while tickhost is
 //! killed with SIGKILL, launchers are stopped and continued, and watchers and
-//! CLI processes are killed mid-request. After the run:
+//! CLI processes are killed mid-request; and (issue 39) tickhost's socket or
+//! the whole runtime directory is removed, and the disk under it (a 2 MB
+//! tmpfs, where this machine lets the test mount one) is filled for a
+//! moment. After the run:
 //!
 //! Views are real: `tickloop attach` in a PTY (`script`), killed mid-frame.
 //!
@@ -11,6 +14,9 @@
 //! - every call was received by its Tick at most once, exactly once when the
 //!   CLI said it ran, never when it said it did not, and an unknown outcome
 //!   is only ever "at most once" (the Ticks log every request they get).
+//!
+//! Where no tmpfs can be mounted (mounting needs root), the full-disk fault
+//! is left out and the run says so (`WARNING`) in its output.
 //!
 //! The short form runs in `cargo test` (5 instances, 120 operations). The
 //! long form is the same test with more: `TICKLOOP_SOAK_INSTANCES=20
@@ -77,6 +83,11 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
         "soak: {instances} instances, {ops} operations, seed {seed} (TICKLOOP_SOAK_SEED replays it)"
     );
     let host = Host::new();
+    let tmpfs = Tmpfs::mount(host.runtime());
+    if let Err(why) = &tmpfs {
+        println!("soak: WARNING: no full-disk fault in this run: {why}");
+    }
+    let full_disk = tmpfs.is_ok();
     // Short bounds, so a stopped launcher costs a request 1.5 s, not 10.
     host.start_tickhost_with(&[("TICKLOOP_LAUNCHER_TIMEOUT_MS", "1500")]);
     let ids: Vec<String> = (0..instances)
@@ -151,7 +162,22 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
             let mut rng = Rng(seed ^ 0x9e37_79b9_7f4a_7c15);
             while !done.load(Ordering::SeqCst) {
                 std::thread::sleep(Duration::from_millis(50 + rng.below(250)));
-                match rng.below(5) {
+                match rng.below(8) {
+                    5 => {
+                        let _ = std::fs::remove_file(host.runtime().join("tickhost.sock"));
+                        fault("tickhost.sock removed");
+                    }
+                    6 => {
+                        remove_contents(host.runtime());
+                        fault("runtime directory emptied");
+                    }
+                    7 if full_disk => {
+                        let filler = fill(host.runtime());
+                        std::thread::sleep(Duration::from_millis(100 + rng.below(400)));
+                        let _ = std::fs::remove_file(filler);
+                        fault("disk full for a moment");
+                    }
+                    7 => {}
                     0 => {
                         if let Some(pid) = host.tickhost_pid() {
                             // SAFETY: kill(2) on the tickhost of this test.
@@ -231,6 +257,12 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
         (list.len() == instances && list.iter().all(|e| e["state"] == "running")).then_some(list)
     });
     assert_eq!(list.len(), instances);
+    // Never a second tickhost.
+    let tickhosts = tickloop_client::runtime_procs::find(
+        host.runtime(),
+        tickloop_client::runtime_procs::Role::Tickhost,
+    );
+    assert_eq!(tickhosts.len(), 1, "tickhosts running: {tickhosts:?}");
 
     // What each Tick received, by amount.
     let mut received = BTreeMap::<u64, usize>::new();
@@ -285,6 +317,61 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
         violations.len()
     );
     assert!(violations.is_empty(), "{violations:#?}");
+    // Ended before the tmpfs under the runtime directory goes.
+    host.ok(&["shutdown"]);
+    drop(tmpfs);
+}
+
+/// A tmpfs of 2 MB mounted over a directory (the runtime directory, so it
+/// can be filled), unmounted on drop.
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn mount(at: &std::path::Path) -> Result<Tmpfs, String> {
+        let out = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs"])
+            .arg(at)
+            .output()
+            .map_err(|e| format!("cannot run mount: {e}"))?;
+        if out.status.success() {
+            Ok(Tmpfs(at.to_path_buf()))
+        } else {
+            Err(format!(
+                "mount -t tmpfs was refused ({}): it needs root",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        }
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+/// Fills the file system of `dir` until ENOSPC; the filler's path.
+fn fill(dir: &std::path::Path) -> std::path::PathBuf {
+    use std::io::Write;
+    let path = dir.join("filler");
+    if let Ok(mut file) = std::fs::File::create(&path) {
+        let block = vec![0u8; 4096];
+        while file.write_all(&block).is_ok() {}
+        while file.write_all(&[0]).is_ok() {}
+    }
+    path
+}
+
+/// Removes everything in `dir` (a mount point, which itself stays), as a
+/// logout's `rm -rf` of the runtime directory does.
+fn remove_contents(dir: &std::path::Path) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
+    }
 }
 
 /// Whether the drivers still have operations to do.

@@ -31,7 +31,7 @@ mod schema;
 mod server;
 mod tasks;
 mod tool_list;
-mod transport;
+pub mod transport;
 
 pub use options::Options;
 pub use pace::MIN_INTERVAL;

@@ -159,7 +159,7 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
                         tokio::time::sleep(Duration::from_millis(50)).await;
                     }
                 },
-                () = alarm.disturbed() => home.repair(&shared),
+                signalled = alarm.disturbed() => home.repair(&shared, signalled),
                 _ = shutdown.wait_for(|done| *done) => {
                     log::log("shutdown");
                     break;

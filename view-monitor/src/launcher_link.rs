@@ -155,12 +155,17 @@ fn read_line(r: &mut impl BufRead) -> Result<Option<Vec<u8>>, AttachError> {
 }
 
 fn read_message(r: &mut impl BufRead) -> Result<Option<ToView>, AttachError> {
-    match read_line(r)? {
-        None => Ok(None),
-        Some(line) => serde_json::from_slice(&line)
-            .map(Some)
-            .map_err(|e| AttachError::Protocol(format!("bad message: {e}"))),
+    let Some(line) = read_line(r)? else {
+        return Ok(None);
+    };
+    let message = serde_json::from_slice(&line)
+        .map_err(|e| AttachError::Protocol(format!("bad message: {e}")))?;
+    if let ToView::Snapshot(snapshot) = &message {
+        snapshot
+            .check()
+            .map_err(|e| AttachError::Protocol(e.to_string()))?;
     }
+    Ok(Some(message))
 }
 
 /// What the launcher's side of a link tells the view's main loop.

@@ -70,7 +70,17 @@ impl Home {
             launchers: None,
             instances_id: None,
         };
-        home.pid_file = write_pid_file(dir)?;
+        match write_pid_file(dir) {
+            Ok(file) => home.pid_file = file,
+            // A full disk: the lock is held all the same (on the file made
+            // empty); clients find this tickhost by its process.
+            Err(DaemonError::Io { what, source }) if whole_file::is_full(&source) => {
+                log(&format!(
+                    "{what}: {source}; tickhost runs without its pid written"
+                ));
+            }
+            Err(e) => return Err(e),
+        }
         home.watcher = watch_root(dir, home.events_tx.clone());
         let alarm = Alarm {
             events,
@@ -101,9 +111,10 @@ impl Home {
     }
 
     /// Makes again whatever of the directory is gone, and asks every
-    /// launcher of it to do the same. Nothing is done once tickhost is
-    /// leaving (its `shutdown` removes the socket itself).
-    pub fn repair(&mut self, shared: &Arc<Shared>) {
+    /// launcher of it to do the same when something was (or when
+    /// `signalled`: `SIGUSR1` asks for it). Nothing is done once tickhost
+    /// is leaving (its `shutdown` removes the socket itself).
+    pub fn repair(&mut self, shared: &Arc<Shared>, signalled: bool) {
         if shared.leaving() {
             return;
         }
@@ -114,16 +125,20 @@ impl Home {
                 return;
             }
         };
+        let mut repaired = signalled;
         let root_now = identity(dir.root());
         if root_now != self.root_id || self.watcher.is_none() {
+            repaired = true;
             self.root_id = root_now;
             self.watcher = watch_root(&dir, self.events_tx.clone());
         }
         if identity(&dir.instances_dir()) != self.instances_id || self.launchers.is_none() {
+            repaired = true;
             self.watch_launchers(shared);
         }
         reopen_log(&dir.log_file());
         if identity(&dir.socket()) != self.socket_id {
+            repaired = true;
             match bind(&dir.socket()) {
                 Ok(listener) => {
                     self.listener = listener;
@@ -137,6 +152,7 @@ impl Home {
             }
         }
         if identity(&dir.pid_file()) != self.pid_file.metadata().ok().map(|m| (m.dev(), m.ino())) {
+            repaired = true;
             match write_pid_file(&dir) {
                 Ok(file) => {
                     self.pid_file = file;
@@ -148,6 +164,9 @@ impl Home {
                 Err(e) => log(&format!("cannot write the pid file again: {e}")),
             }
         }
+        if !repaired {
+            return;
+        }
         let woken = wake_launchers(shared);
         if woken > 0 {
             log(&format!(
@@ -158,9 +177,9 @@ impl Home {
 }
 
 impl Alarm {
-    /// Resolves when something of the directory was removed, or at
-    /// `SIGUSR1`.
-    pub async fn disturbed(&mut self) {
+    /// Resolves when something of the directory was removed (`false`),
+    /// or at `SIGUSR1` (`true`).
+    pub async fn disturbed(&mut self) -> bool {
         let usr1 = async {
             match self.usr1.as_mut() {
                 Some(usr1) => {
@@ -169,12 +188,13 @@ impl Alarm {
                 None => std::future::pending().await,
             }
         };
-        tokio::select! {
-            _ = self.events.recv() => {}
-            () = usr1 => {}
-        }
+        let signalled = tokio::select! {
+            _ = self.events.recv() => false,
+            () = usr1 => true,
+        };
         tokio::time::sleep(SETTLE).await;
         while self.events.try_recv().is_ok() {}
+        signalled
     }
 }
 
@@ -271,10 +291,14 @@ fn watch_root(
     ];
     let handler = move |event: notify::Result<notify::Event>| {
         let Ok(event) = event else { return };
+        // Removed, or renamed away (a rename onto a path, as tickhost's
+        // own pid file is written, is no loss).
         let gone = matches!(
             event.kind,
             notify::EventKind::Remove(_)
-                | notify::EventKind::Modify(notify::event::ModifyKind::Name(_))
+                | notify::EventKind::Modify(notify::event::ModifyKind::Name(
+                    notify::event::RenameMode::From
+                ))
         );
         if gone && event.paths.iter().any(|p| watched.contains(p)) {
             let _ = tx.send(());
