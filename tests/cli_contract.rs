@@ -420,11 +420,12 @@ fn close_ends_the_session_and_a_second_close_forgets_it() {
     last.expect(0);
     assert_eq!(
         last.json(),
-        json!({"seq": 0, "data": {"value": 0}, "at": last.json()["at"], "ended": true})
+        json!({"seq": 0, "data": {"value": 0, "recent": []}, "at": last.json()["at"], "ended": true})
     );
     assert!(
-        last.stderr
-            .contains("hosted:c has ended; this is its last state"),
+        last.stderr.contains(
+            "tickloop: c has ended; this is its last state (`tickloop close c` forgets it)"
+        ),
         "{last:#?}"
     );
     host.run(&["describe", "c"]).expect_error(1, "ended");

@@ -500,10 +500,24 @@ impl Instance {
                 }))
             }
             Reply::Call(outcome) => ClientReply::Call(outcome),
+            // The Tick ended under the request: the instance ends with it
+            // (an artifact's next version starts instead), and tickhost
+            // answers from what it keeps.
+            Reply::Failed(message) if self.ends_with_session() => error(ErrorKind::Ended, &message),
             Reply::Failed(message) => error(ErrorKind::TickFailed, &message),
         };
         self.publisher.mark_dirty();
         pending.answer(&mut self.activity, reply);
+    }
+
+    /// Whether the protocol session has ended and the instance with it (not
+    /// an artifact, whose next version starts a new session).
+    fn ends_with_session(&self) -> bool {
+        self.generations.is_none()
+            && self
+                .session
+                .get()
+                .is_some_and(|session| session.end_reason().is_some())
     }
 
     /// Answers every request still waiting for the Tick: it ended, for
