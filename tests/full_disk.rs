@@ -10,61 +10,14 @@
 mod common;
 
 use common::optional::{self, Case};
+use common::tmpfs::{fill, Tmpfs};
 use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-/// A tmpfs mounted over a directory, unmounted on drop.
-struct Tmpfs {
-    at: PathBuf,
-}
-
-impl Tmpfs {
-    /// Mounts a tmpfs of `size` (`2m`) over `at`; the reason when refused.
-    fn mount(at: &Path, size: &str) -> Result<Tmpfs, String> {
-        let out = Command::new("mount")
-            .args([
-                "-t",
-                "tmpfs",
-                "-o",
-                &format!("size={size},mode=0700"),
-                "tmpfs",
-            ])
-            .arg(at)
-            .output()
-            .map_err(|e| format!("cannot run mount: {e}"))?;
-        if out.status.success() {
-            Ok(Tmpfs {
-                at: at.to_path_buf(),
-            })
-        } else {
-            Err(format!(
-                "mount -t tmpfs was refused ({}): mounting needs root with CAP_SYS_ADMIN",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ))
-        }
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        // Lazily: a process of the test may still hold a file there.
-        let _ = Command::new("umount").arg("-l").arg(&self.at).status();
-    }
-}
-
-/// Why a tmpfs cannot be mounted here, if it cannot.
-fn cannot_mount() -> Option<String> {
-    let probe = tempfile::Builder::new()
-        .prefix("tl-mount-probe")
-        .tempdir_in("/tmp")
-        .ok()?;
-    Tmpfs::mount(probe.path(), "64k").err()
-}
 
 fn main() {
-    let missing = cannot_mount().map(|why| format!("the full-disk test needs a tmpfs: {why}"));
+    let missing =
+        Tmpfs::cannot_mount().map(|why| format!("the full-disk test needs a tmpfs: {why}"));
     optional::run(
         vec![Case {
             name: "a_full_disk_gets_clear_errors_harms_nothing_and_leaves_every_file_whole",
@@ -74,21 +27,17 @@ fn main() {
     )
 }
 
-/// Fills the file system of `dir` until the kernel says ENOSPC; asserts it
-/// did.
-fn fill(dir: &Path) -> PathBuf {
-    use std::io::Write;
-    let path = dir.join("filler");
-    let mut file = std::fs::File::create(&path).expect("the filler");
-    let block = vec![0u8; 4096];
-    loop {
-        if let Err(e) = file.write_all(&block) {
-            assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "{e}");
-            break;
-        }
-    }
-    // Single bytes too, so not even a small file fits.
-    while file.write_all(&[0]).is_ok() {}
+/// Fills the file system of `dir` to the brim; asserts the kernel said
+/// ENOSPC.
+fn fill_up(dir: &Path) -> PathBuf {
+    let (path, stopped) = fill(dir);
+    let stopped = stopped.map(|e| e.raw_os_error());
+    assert_eq!(
+        stopped,
+        Some(Some(libc::ENOSPC)),
+        "filling {}",
+        dir.display()
+    );
     path
 }
 
@@ -154,6 +103,13 @@ fn a_full_disk_gets_clear_errors_harms_nothing_and_leaves_every_file_whole() {
     let host = Host::new();
     let runtime = host.runtime().to_path_buf();
     let _tmpfs = Tmpfs::mount(&runtime, "2m").expect("the tmpfs");
+    // The data directory (where the shipped packages install on first use)
+    // on the same small disk.
+    let data = runtime.join("data");
+    let host = host.with_env(vec![(
+        "XDG_DATA_HOME".into(),
+        data.to_string_lossy().into_owned(),
+    )]);
     host.open_counter("c");
     host.open_sh("gone", "echo gone-says-hi; exec sleep 600", "gone-says-hi");
     let cast = runtime.join("opened.cast");
@@ -171,7 +127,7 @@ fn a_full_disk_gets_clear_errors_harms_nothing_and_leaves_every_file_whole() {
     ]);
     host.wait_screen("shell:talker", "talking-");
 
-    let filler = fill(&runtime);
+    let filler = fill_up(&runtime);
 
     // Closing works, and says what could not be kept.
     let closed = host.run(&["close", "shell:gone"]);
@@ -245,8 +201,24 @@ fn a_full_disk_gets_clear_errors_harms_nothing_and_leaves_every_file_whole() {
     host.ok(&["activity", "c"]);
     every_file_parses(&runtime);
 
+    // The shipped packages cannot be installed: said so, naming the file,
+    // and nothing half-written is left to run later.
+    let packaged = host.run(&["open", "--package", "counter", "--id", "p"]);
+    let message = full_error(&packaged, "open_failed", &data);
+    assert!(
+        message.contains("the shipped packages were not installed"),
+        "{message}"
+    );
+    assert!(
+        !data.exists() || walk(&data).is_empty(),
+        "a failed install left {:?}",
+        walk(&data)
+    );
+
     // Room again: everything works, and is kept.
     std::fs::remove_file(&filler).expect("free the space");
+    host.ok(&["open", "--package", "counter", "--id", "p"]);
+    host.wait_screen("p", "Counter");
     host.open_counter("d");
     host.ok(&["approve-policy", "c", "ask"]);
     let closed = host.ok(&["close", "hosted:d"]);

@@ -25,6 +25,7 @@
 
 mod common;
 
+use common::tmpfs::{fill, Tmpfs};
 use common::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -83,7 +84,7 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
         "soak: {instances} instances, {ops} operations, seed {seed} (TICKLOOP_SOAK_SEED replays it)"
     );
     let host = Host::new();
-    let tmpfs = Tmpfs::mount(host.runtime());
+    let tmpfs = Tmpfs::mount(host.runtime(), "2m");
     if let Err(why) = &tmpfs {
         println!("soak: WARNING: no full-disk fault in this run: {why}");
     }
@@ -172,7 +173,7 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
                         fault("runtime directory emptied");
                     }
                     7 if full_disk => {
-                        let filler = fill(host.runtime());
+                        let (filler, _) = fill(host.runtime());
                         std::thread::sleep(Duration::from_millis(100 + rng.below(400)));
                         let _ = std::fs::remove_file(filler);
                         fault("disk full for a moment");
@@ -320,49 +321,6 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
     // Ended before the tmpfs under the runtime directory goes.
     host.ok(&["shutdown"]);
     drop(tmpfs);
-}
-
-/// A tmpfs of 2 MB mounted over a directory (the runtime directory, so it
-/// can be filled), unmounted on drop.
-struct Tmpfs(std::path::PathBuf);
-
-impl Tmpfs {
-    fn mount(at: &std::path::Path) -> Result<Tmpfs, String> {
-        let out = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs"])
-            .arg(at)
-            .output()
-            .map_err(|e| format!("cannot run mount: {e}"))?;
-        if out.status.success() {
-            Ok(Tmpfs(at.to_path_buf()))
-        } else {
-            Err(format!(
-                "mount -t tmpfs was refused ({}): it needs root",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ))
-        }
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount")
-            .arg("-l")
-            .arg(&self.0)
-            .status();
-    }
-}
-
-/// Fills the file system of `dir` until ENOSPC; the filler's path.
-fn fill(dir: &std::path::Path) -> std::path::PathBuf {
-    use std::io::Write;
-    let path = dir.join("filler");
-    if let Ok(mut file) = std::fs::File::create(&path) {
-        let block = vec![0u8; 4096];
-        while file.write_all(&block).is_ok() {}
-        while file.write_all(&[0]).is_ok() {}
-    }
-    path
 }
 
 /// Removes everything in `dir` (a mount point, which itself stays), as a
