@@ -265,51 +265,47 @@ fn tickhost(runtime: &Path) -> Check {
     }
 }
 
-/// Launcher records whose launcher process is gone without an end.
+/// Instance folders whose launcher process is gone without an end, and
+/// folders kept for no recorded instance.
 fn launchers(runtime: &Path) -> Vec<Check> {
     let name = "launchers";
-    let dir = RuntimeDir::at(runtime).launchers_dir();
-    let Ok(entries) = std::fs::read_dir(&dir) else {
+    let folders = RuntimeDir::at(runtime).instance_folders();
+    if folders.is_empty() {
         return vec![Check::ok(name, "none recorded")];
-    };
-    let mut records: Vec<_> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    records.sort();
+    }
     let mut checks = Vec::new();
     let mut live = 0;
-    for path in records {
-        match kept_after_end(&path) {
-            // An ended instance's last screen or activity: in use until
-            // `tickloop close` forgets it.
-            Some(record) if record.exists() => continue,
-            Some(record) => {
+    for (id, files) in folders {
+        let text = match std::fs::read_to_string(&files.record) {
+            Ok(text) => text,
+            // An open in progress has its log and no record yet; a folder
+            // with a last screen or activity and no record is a leftover.
+            Err(_) if !files.screen.exists() && !files.activity.exists() => continue,
+            Err(_) => {
                 checks.push(Check::problem(
                     name,
                     Status::Warning,
                     format!(
-                        "{} was kept for an instance no longer recorded ({} is gone)",
-                        path.display(),
-                        record.display()
+                        "{} was kept for {id}, no longer recorded ({} is gone)",
+                        files.folder.display(),
+                        files.record.display()
                     ),
-                    format!("remove {}", path.display()),
+                    format!("remove {}", files.folder.display()),
                 ));
                 continue;
             }
-            None => {}
-        }
-        let record: LauncherRecord = match std::fs::read_to_string(&path)
-            .map_err(|e| e.to_string())
-            .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
-        {
+        };
+        let record: LauncherRecord = match serde_json::from_str(&text) {
             Ok(record) => record,
             Err(e) => {
                 checks.push(Check::problem(
                     name,
                     Status::Warning,
-                    format!("unreadable launcher record {}: {e}", path.display()),
-                    format!("remove {}", path.display()),
+                    format!("unreadable launcher record {}: {e}", files.record.display()),
+                    format!(
+                        "`tickloop close {id}` forgets it (or remove {})",
+                        files.folder.display()
+                    ),
                 ));
                 continue;
             }
@@ -328,7 +324,7 @@ fn launchers(runtime: &Path) -> Vec<Check> {
             format!(
                 "`tickloop close {}` forgets it (or remove {})",
                 record.instance,
-                path.display()
+                files.folder.display()
             ),
         ));
     }
@@ -336,22 +332,6 @@ fn launchers(runtime: &Path) -> Vec<Check> {
         checks.push(Check::ok(name, format!("{live} recorded, none lost")));
     }
     checks
-}
-
-/// For `l/STEM.screen.json` or `l/STEM.activity.json` (what an ended
-/// instance leaves beside its record), that record, `l/STEM.json`; `None`
-/// for any other file. (An instance named `x.screen` has the record
-/// `l/KIND-x.screen.json`: a record it is when it reads as one.)
-fn kept_after_end(path: &Path) -> Option<std::path::PathBuf> {
-    let file = path.file_name()?.to_str()?;
-    let stem = file
-        .strip_suffix(".screen.json")
-        .or_else(|| file.strip_suffix(".activity.json"))?;
-    let is_record = std::fs::read_to_string(path)
-        .ok()
-        .and_then(|text| serde_json::from_str::<LauncherRecord>(&text).ok())
-        .is_some();
-    (!is_record).then(|| path.with_file_name(format!("{stem}.json")))
 }
 
 /// Each package's prerequisites, and packages that could not be read.

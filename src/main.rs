@@ -153,9 +153,7 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             };
             commands::answer_as(t, request, json, human)
         }
-        Command::Read { id } => {
-            commands::answer_as(t, ClientRequest::Read { instance: id }, json, text::read)
-        }
+        Command::Read { id } => instances::read(t, id, json),
         Command::Call(args) => call::run(t, args, json),
         Command::Watch { ids, interval } => instances::watch(t, ids, interval, json),
         Command::Screen { id, history } => instances::screen(t, id, history, forced_json),
@@ -185,9 +183,7 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             close,
         } => approvals::set_policy(t, id, [policy, input, close], json),
         Command::Activity { id, follow } => activity::run(t, id, follow, json),
-        Command::Close { id } => {
-            commands::answer_as(t, ClientRequest::Close { instance: id }, json, text::close)
-        }
+        Command::Close { id } => instances::close(t, id, json),
         Command::Reload { id } => commands::answer_as(
             t,
             ClientRequest::Reload { instance: id },

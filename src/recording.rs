@@ -13,6 +13,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use tickloop_client::whole_file::{LineFile, WriteError};
 use tickloop_proto::wire::{Hello, HelloReply, Role};
 
 /// The prefix of the marker labels that carry protocol traffic.
@@ -99,11 +100,13 @@ pub fn record(runtime: &Path, id: &str, list: &Value, file: Option<PathBuf>) -> 
         )
         .into());
     }
-    let mut out = std::fs::OpenOptions::new()
+    let created = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(&file)
         .with_context(|| format!("cannot create {}", file.display()))?;
+    let mut out = LineFile::new(&file, created)
+        .with_context(|| format!("cannot write {}", file.display()))?;
     // SAFETY: the handler only stores to an atomic.
     unsafe {
         libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t);
@@ -123,8 +126,9 @@ pub fn record(runtime: &Path, id: &str, list: &Value, file: Option<PathBuf>) -> 
         match reader.read_until(b'\n', &mut line) {
             Ok(0) => break,
             Ok(_) if line.ends_with(b"\n") => {
-                out.write_all(&line)
-                    .with_context(|| format!("cannot write {}", file.display()))?;
+                if let Err(e) = out.append(&line) {
+                    return Err(stopped(&e, &out, &file, events).into());
+                }
                 events += 1;
                 if line.starts_with(b"[") && line.windows(13).any(|w| w == b"\\\"dir\\\":\\\"end") {
                     ended = parse_event(&line)
@@ -151,6 +155,24 @@ pub fn record(runtime: &Path, id: &str, list: &Value, file: Option<PathBuf>) -> 
         "ended": ended,
         "stopped": STOP.load(Ordering::SeqCst),
     }))
+}
+
+/// The error of a recording that could not be written on (a full disk):
+/// the file keeps the whole lines written before (and goes when there are
+/// none), and the message says so.
+fn stopped(e: &WriteError, out: &LineFile, file: &Path, events: u64) -> CliError {
+    let kept = if out.is_empty() {
+        let _ = std::fs::remove_file(file);
+        format!("nothing was recorded, and {} was removed", file.display())
+    } else {
+        format!(
+            "{} holds the {} events recorded until then",
+            file.display(),
+            events.saturating_sub(1)
+        )
+    };
+    let kind = if e.is_full() { "not_saved" } else { "internal" };
+    CliError::new(kind, format!("the recording stopped: {e}; {kept}"), 1)
 }
 
 /// What `record` prints at the end on a terminal.

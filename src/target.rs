@@ -53,12 +53,13 @@ impl Target {
 
     /// Connects to tickhost only when it runs (else
     /// [`ClientError::is_not_running`]); starts nothing. (Callers check
-    /// [`Target::kind`] first.)
+    /// [`Target::kind`] first.) A tickhost here whose socket was removed is
+    /// asked to make it again.
     pub fn connect_running(&self) -> Result<Client, ClientError> {
         let kind = self.actor.clone().unwrap_or(ClientKind::Cli);
         match &self.host {
             Some(host) => Client::connect_remote_no_start(host, kind),
-            None => Client::connect(&self.runtime, kind),
+            None => Client::connect_reviving(&self.runtime, kind),
         }
     }
 

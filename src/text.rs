@@ -142,9 +142,15 @@ pub fn close(v: &Value) -> String {
     if v["forgotten"] == true {
         return format!("{id} forgotten\n");
     }
+    let all_kept = v["ended"]["not_saved"]
+        .as_array()
+        .is_none_or(|n| n.is_empty());
     match v["ended"]["reason"].as_str() {
-        Some(reason) => format!(
+        Some(reason) if all_kept => format!(
             "{id} ended: {reason}\n(its last screen and activity stay until `tickloop close {id}` again forgets it)\n"
+        ),
+        Some(reason) => format!(
+            "{id} ended: {reason}\n(not all of it was kept; `tickloop close {id}` again forgets it)\n"
         ),
         None => format!("{id} closed\n"),
     }
@@ -152,10 +158,16 @@ pub fn close(v: &Value) -> String {
 
 /// `shutdown`.
 pub fn shutdown(v: &Value) -> String {
+    let closed = v["closed"].as_u64().unwrap_or(0);
     if v["was_running"] == false {
+        if closed > 0 {
+            return format!(
+                "tickhost was not running; ended {closed} instance{} it had lost\n",
+                if closed == 1 { "" } else { "s" }
+            );
+        }
         return "tickhost was not running; nothing to close\n".to_string();
     }
-    let closed = v["closed"].as_u64().unwrap_or(0);
     format!(
         "tickhost ended, after closing {closed} instance{}\n",
         if closed == 1 { "" } else { "s" }

@@ -415,7 +415,19 @@ fn close_ends_the_session_and_a_second_close_forgets_it() {
     assert_eq!(e["state"], "ended");
     assert_eq!(e["ended"]["kind"], "closed");
 
-    host.run(&["read", "c"]).expect_error(1, "ended");
+    // An ended Tick reads as its last state, said so on stderr.
+    let last = host.run(&["read", "c"]);
+    last.expect(0);
+    assert_eq!(
+        last.json(),
+        json!({"seq": 0, "data": {"value": 0, "recent": []}, "at": last.json()["at"], "ended": true})
+    );
+    assert!(
+        last.stderr.contains(
+            "tickloop: c has ended; this is its last state (`tickloop close c` forgets it)"
+        ),
+        "{last:#?}"
+    );
     host.run(&["describe", "c"]).expect_error(1, "ended");
     let call = host.run(&[
         "call",

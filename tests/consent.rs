@@ -341,15 +341,16 @@ fn only_this_user_gets_in() {
     }
     let runtime = host.runtime();
     let socket = runtime.join("tickhost.sock");
-    let launcher_socket = std::fs::read_dir(runtime.join("l"))
-        .expect("the launchers' directory")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .find(|p| p.extension().is_some_and(|x| x == "sock"))
-        .expect("the instance's socket");
+    let folder = runtime
+        .join("i")
+        .join(format!("shell-{}", id.trim_start_matches("shell:")));
+    let launcher_socket = folder.join("sock");
+    assert!(launcher_socket.exists(), "{}", launcher_socket.display());
     // Open every mode, as a careless chmod would.
     for path in [
         runtime.to_path_buf(),
-        runtime.join("l"),
+        runtime.join("i"),
+        folder.clone(),
         socket.clone(),
         launcher_socket.clone(),
     ] {

@@ -55,12 +55,25 @@ fn a_reader_that_goes_away_ends_a_command_quietly() {
     assert_eq!(out.code, 3, "{out:#?}");
 }
 
-/// The files in the runtime directory's `l/`, by name.
+/// The files in the instances' folders under the runtime directory's `i/`,
+/// as `FOLDER/FILE`.
 fn launcher_files(host: &Host) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(host.runtime().join("l"))
-        .expect("l/")
-        .filter_map(|e| Some(e.ok()?.file_name().to_string_lossy().into_owned()))
-        .collect();
+    let mut names = Vec::new();
+    for folder in std::fs::read_dir(host.runtime().join("i"))
+        .expect("i/")
+        .flatten()
+    {
+        let folder_name = folder.file_name().to_string_lossy().into_owned();
+        for file in std::fs::read_dir(folder.path())
+            .expect("a folder")
+            .flatten()
+        {
+            names.push(format!(
+                "{folder_name}/{}",
+                file.file_name().to_string_lossy()
+            ));
+        }
+    }
     names.sort();
     names
 }
@@ -96,9 +109,9 @@ fn doctor_leaves_an_ended_instance_s_files_alone_and_a_failed_open_leaves_none()
     let files = launcher_files(&host);
     // The ended instance keeps its record, last screen and activity.
     for kept in [
-        "shell-brief.json",
-        "shell-brief.screen.json",
-        "shell-brief.activity.json",
+        "shell-brief/record.json",
+        "shell-brief/screen.json",
+        "shell-brief/activity.json",
     ] {
         assert!(files.iter().any(|f| f == kept), "{kept} not in {files:?}");
     }
@@ -112,13 +125,14 @@ fn doctor_leaves_an_ended_instance_s_files_alone_and_a_failed_open_leaves_none()
     assert_eq!(checks[0]["status"], "ok", "{checks:#?}");
 
     // A last screen whose instance is no longer recorded is a leftover.
-    let stray = host.runtime().join("l/hosted-gone.screen.json");
-    std::fs::write(&stray, r#"{"lines":[]}"#).expect("a stray file");
+    let stray = host.runtime().join("i/hosted-gone");
+    std::fs::create_dir(&stray).expect("a stray folder");
+    std::fs::write(stray.join("screen.json"), r#"{"lines":[]}"#).expect("a stray file");
     let checks = launcher_checks(&host);
     assert_eq!(checks.len(), 1, "{checks:#?}");
     assert_eq!(checks[0]["status"], "warning", "{checks:#?}");
     let fix = checks[0]["fix"].as_str().expect("a fix");
-    assert!(fix.contains("hosted-gone.screen.json"), "{fix}");
+    assert!(fix.contains("hosted-gone"), "{fix}");
     assert!(!fix.contains("brief"), "{fix}");
 }
 

@@ -4,7 +4,10 @@
 //! CLI processes are killed mid-request. Issue 42 adds two faults: a caller
 //! killed while its call is held for approval (then approved), and a
 //! launcher stopped while a large input is being written to it (the request
-//! times out mid-line; the launcher is continued). After the run:
+//! times out mid-line; the launcher is continued). Issue 39 adds three:
+//! tickhost's socket or the whole runtime directory is removed, and the
+//! disk under it (a 2 MB tmpfs, where this machine lets the test mount one)
+//! is filled for a moment. After the run:
 //!
 //! Views are real: `tickloop attach` in a PTY (`script`), killed mid-frame.
 //!
@@ -17,6 +20,9 @@
 //! - no held call ran after its caller went away: its approval answered
 //!   that it was withdrawn, and its Tick never received it.
 //!
+//! Where no tmpfs can be mounted (mounting needs root), the full-disk fault
+//! is left out and the run says so (`WARNING`) in its output.
+//!
 //! The short form runs in `cargo test` (5 instances, 120 operations). The
 //! long form is the same test with more: `TICKLOOP_SOAK_INSTANCES=20
 //! TICKLOOP_SOAK_OPS=3000 cargo test --release --test soak -- --nocapture`
@@ -24,6 +30,7 @@
 
 mod common;
 
+use common::tmpfs::{fill, Tmpfs};
 use common::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -84,6 +91,11 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
         "soak: {instances} instances, {ops} operations, seed {seed} (TICKLOOP_SOAK_SEED replays it)"
     );
     let host = Host::new();
+    let tmpfs = Tmpfs::mount(host.runtime(), "2m");
+    if let Err(why) = &tmpfs {
+        println!("soak: WARNING: no full-disk fault in this run: {why}");
+    }
+    let full_disk = tmpfs.is_ok();
     // Short bounds, so a stopped launcher costs a request 1.5 s, not 10.
     host.start_tickhost_with(&[("TICKLOOP_LAUNCHER_TIMEOUT_MS", "1500")]);
     let ids: Vec<String> = (0..instances)
@@ -169,7 +181,22 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
             let mut rng = Rng(seed ^ 0x9e37_79b9_7f4a_7c15);
             while !done.load(Ordering::SeqCst) {
                 std::thread::sleep(Duration::from_millis(50 + rng.below(250)));
-                match rng.below(7) {
+                match rng.below(10) {
+                    7 => {
+                        let _ = std::fs::remove_file(host.runtime().join("tickhost.sock"));
+                        fault("tickhost.sock removed");
+                    }
+                    8 => {
+                        remove_contents(host.runtime());
+                        fault("runtime directory emptied");
+                    }
+                    9 if full_disk => {
+                        let (filler, _) = fill(host.runtime());
+                        std::thread::sleep(Duration::from_millis(100 + rng.below(400)));
+                        let _ = std::fs::remove_file(filler);
+                        fault("disk full for a moment");
+                    }
+                    9 => {}
                     0 => {
                         if let Some(pid) = host.tickhost_pid() {
                             // SAFETY: kill(2) on the tickhost of this test.
@@ -264,6 +291,12 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
             .then_some(list)
     });
     assert_eq!(list.len(), instances + 1);
+    // Never a second tickhost.
+    let tickhosts = tickloop_client::runtime_procs::find(
+        host.runtime(),
+        tickloop_client::runtime_procs::Role::Tickhost,
+    );
+    assert_eq!(tickhosts.len(), 1, "tickhosts running: {tickhosts:?}");
 
     // What each Tick received, by amount.
     let mut received = BTreeMap::<u64, usize>::new();
@@ -329,6 +362,18 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
         violations.len()
     );
     assert!(violations.is_empty(), "{violations:#?}");
+    // Ended before the tmpfs under the runtime directory goes.
+    host.ok(&["shutdown"]);
+    drop(tmpfs);
+}
+
+/// Removes everything in `dir` (a mount point, which itself stays), as a
+/// logout's `rm -rf` of the runtime directory does.
+fn remove_contents(dir: &std::path::Path) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
+    }
 }
 
 /// A `call` held for approval whose CLI is killed (SIGKILL, and reaped:

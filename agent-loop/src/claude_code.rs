@@ -307,13 +307,16 @@ fn lock_state(env: &HookEnv, session_id: &str) -> Result<Locked, HookError> {
 
 impl Locked {
     fn save(&self) -> Result<(), HookError> {
-        let tmp = self.path.with_extension("json.tmp");
+        use tickloop_client::whole_file::{write, Mode};
         let bytes = serde_json::to_vec(&self.state).map_err(|e| HookError::State {
             path: self.path.clone(),
             message: e.to_string(),
         })?;
-        std::fs::write(&tmp, bytes).map_err(io("cannot write", &tmp))?;
-        std::fs::rename(&tmp, &self.path).map_err(io("cannot replace", &self.path))
+        write(&self.path, &bytes, Mode::AsItWas).map_err(|e| HookError::Io {
+            what: "cannot write",
+            path: e.path,
+            source: e.source,
+        })
     }
 
     fn remember(&mut self, prompt_id: Option<&str>, answer: PromptAnswer) {

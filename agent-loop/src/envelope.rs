@@ -227,6 +227,7 @@ mod tests {
                 kind: tickloop_proto::wire::EndClass::Closed,
                 offending: None,
                 at: "t".into(),
+                not_saved: Vec::new(),
             },
         );
         let parts = inbox.drain_parts();

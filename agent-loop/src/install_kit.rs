@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
-pub use crate::claude_code::install::{InstallError, Report};
+pub use crate::claude_code::install::{write_atomic, InstallError, Report};
 
 fn refused(path: &Path, message: impl Into<String>) -> InstallError {
     InstallError::Refused {
@@ -41,13 +41,6 @@ pub fn read_text(path: &Path) -> Result<Option<String>, InstallError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(io("cannot read", path)(e)),
     }
-}
-
-/// Writes through a temporary file next to `path`.
-pub fn write_atomic(path: &Path, text: &str) -> Result<(), InstallError> {
-    let tmp = path.with_extension("tickloop.tmp");
-    std::fs::write(&tmp, text).map_err(io("cannot write", &tmp))?;
-    std::fs::rename(&tmp, path).map_err(io("cannot replace", path))
 }
 
 /// Entries added to a JSON object file.

@@ -47,6 +47,17 @@ pub const CALL_TIMEOUT: Duration = Duration::from_secs(150);
 /// may have in tickhost, which relays a launcher's reply whole.
 const MAX_SERVER_LINE: usize = 128 * 1024 * 1024;
 
+/// The tickhost of `runtime_dir` that runs, when one does: the pid its pid
+/// file names, else one found by its process.
+pub fn running_tickhost(runtime_dir: &Path) -> Option<u32> {
+    use crate::runtime_procs::{find, plays, Role};
+    let recorded = std::fs::read_to_string(RuntimeDir::at(runtime_dir).pid_file())
+        .ok()
+        .and_then(|text| text.trim().parse::<u32>().ok())
+        .filter(|&pid| plays(pid, runtime_dir, Role::Tickhost));
+    recorded.or_else(|| find(runtime_dir, Role::Tickhost).first().copied())
+}
+
 /// `TICKLOOP_CLIENT_TIMEOUT_MS`, when set, replaces both bounds (tests of a
 /// stopped tickhost take milliseconds).
 fn bound(default: Duration) -> Duration {
@@ -242,7 +253,7 @@ impl Client {
         exe: &Path,
         kind: ClientKind,
     ) -> Result<Client, ClientError> {
-        match Client::connect(runtime_dir, kind) {
+        match Client::connect_reviving(runtime_dir, kind) {
             Err(ClientError::NotRunning { .. }) => {}
             other => return other,
         }
@@ -262,12 +273,16 @@ impl Client {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::from(log));
-        // SAFETY: setsid is async-signal-safe; the closure touches nothing else.
+        // SAFETY: setsid and signal are async-signal-safe; the closure
+        // touches nothing else.
         unsafe {
             command.pre_exec(|| {
                 if libc::setsid() == -1 {
                     return Err(std::io::Error::last_os_error());
                 }
+                // Until tickhost handles SIGUSR1 (making its files again),
+                // one sent by another client must not end it.
+                libc::signal(libc::SIGUSR1, libc::SIG_IGN);
                 Ok(())
             });
         }
@@ -314,6 +329,42 @@ impl Client {
                 )));
             }
             std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// [`Client::connect`]; when nobody answers on the socket but a
+    /// tickhost of `runtime_dir` runs (its socket or its whole directory
+    /// was removed), that tickhost is asked to make its files again
+    /// (`SIGUSR1`) and connected to once it has: a second tickhost is
+    /// never started beside it. [`ClientError::NotRunning`] only when no
+    /// tickhost of the directory runs.
+    pub fn connect_reviving(runtime_dir: &Path, kind: ClientKind) -> Result<Client, ClientError> {
+        let not_running = match Client::connect(runtime_dir, kind) {
+            Err(e @ ClientError::NotRunning { .. }) => e,
+            other => return other,
+        };
+        let Some(pid) = running_tickhost(runtime_dir) else {
+            return Err(not_running);
+        };
+        crate::runtime_procs::signal(pid, libc::SIGUSR1);
+        let deadline = Instant::now() + bound(START_TIMEOUT);
+        loop {
+            match Client::connect(runtime_dir, kind) {
+                Err(ClientError::NotRunning { .. }) => {}
+                other => return other,
+            }
+            if !crate::runtime_procs::alive(pid) {
+                // It was on its way out: a new one may start.
+                return Err(not_running);
+            }
+            if Instant::now() >= deadline {
+                return Err(ClientError::StartFailed(format!(
+                    "tickhost (pid {pid}) runs but did not make its socket {} again within {} s (is it stopped? `kill -CONT {pid}`, or `kill {pid}` and retry)",
+                    RuntimeDir::at(runtime_dir).socket().display(),
+                    bound(START_TIMEOUT).as_secs()
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 

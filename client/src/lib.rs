@@ -1,8 +1,9 @@
 //! tickloop-client: what every front end needs to reach Tickloop — the
 //! blocking connection to tickhost (starting it when absent), dialling
-//! another machine over ssh, the runtime directory's paths, the bounded
-//! line framing of every socket (async and blocking) and the one writer
-//! task per connection, the person's
+//! another machine over ssh, the runtime directory's paths (and its
+//! processes, and writing its files whole), the bounded line framing of
+//! every socket (async and blocking) and the one writer task per
+//! connection, the person's
 //! settings file and the one RFC 3339 clock. The daemon itself is the
 //! `tickhost` crate; the messages are `tickloop-proto`'s.
 
@@ -11,11 +12,14 @@ pub mod config;
 mod connection;
 pub mod framing;
 pub mod outbox;
+pub mod legacy_layout;
 pub mod paths;
 pub mod peer;
+pub mod runtime_procs;
 pub mod ssh;
+pub mod whole_file;
 
 pub use connection::{
-    caller_env, screen_history, screen_rows, Client, ClientError, Endpoint, Machine, WatchItem,
-    Withdrawer, CALL_TIMEOUT, HELLO_TIMEOUT, REQUEST_TIMEOUT, START_TIMEOUT,
+    caller_env, running_tickhost, screen_history, screen_rows, Client, ClientError, Endpoint,
+    Machine, WatchItem, Withdrawer, CALL_TIMEOUT, HELLO_TIMEOUT, REQUEST_TIMEOUT, START_TIMEOUT,
 };

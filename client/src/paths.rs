@@ -6,11 +6,15 @@
 //! tightened; one owned by someone else is refused) and holds:
 //!
 //! * `tickhost.sock`, `tickhost.pid`, `tickhost.log` — the daemon's;
-//! * `l/` (0700) — one `<kind>-<name>.sock|.json|.log` triple per instance
-//!   (`kind` is `hosted`, `shell` or `artifact`), written by its launcher.
+//! * `i/` (0700) — one folder per instance, `i/<kind>-<name>/` (0700;
+//!   `kind` is `hosted`, `shell` or `artifact`), holding the same file
+//!   names for every instance ([`InstanceFiles`]): no NAME, dots and all,
+//!   can reach another instance's files. The socket path is as long as the
+//!   `l/<kind>-<name>.sock` of the layout before (which [`crate::legacy_layout`]
+//!   moves here once).
 //!
 //! Also here: instance ids (`hosted:NAME`, `shell:NAME`, `artifact:NAME`) and NAME validation,
-//! since file names are made from them.
+//! since folder names are made from them.
 
 use std::fs;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
@@ -162,50 +166,62 @@ pub fn unique_name(base: &str, taken: impl Fn(&str) -> bool) -> String {
         .unwrap_or_else(|| base.to_string())
 }
 
-/// The files of one instance in `l/`.
+/// The folder of one instance, `i/<kind>-<name>/`, and its files.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InstanceFiles {
-    /// The launcher's socket.
+    /// The folder itself.
+    pub folder: PathBuf,
+    /// The launcher's socket, `sock`.
     pub socket: PathBuf,
-    /// The launcher's record (`wire::LauncherRecord`).
+    /// The launcher's record (`wire::LauncherRecord`), `record.json`.
     pub record: PathBuf,
-    /// The launcher's stderr.
+    /// The launcher's stderr, `launcher.log`.
     pub log: PathBuf,
-    /// The last screen of an ended instance (`wire::ScreenReply`), kept
-    /// until the instance is forgotten.
+    /// The last screen of an ended instance (`wire::ScreenReply`),
+    /// `screen.json`, kept until the instance is forgotten.
     pub screen: PathBuf,
     /// The activity record of an ended instance (`wire::ActivityRecord`),
-    /// kept like its last screen.
+    /// `activity.json`, kept like its last screen.
     pub activity: PathBuf,
-    /// The approval log: one `wire::ApprovalLogEntry` a line.
+    /// The approval log, `approvals.jsonl`: one `wire::ApprovalLogEntry` a line.
     pub approvals: PathBuf,
 }
 
+/// The socket's name in an instance's folder.
+pub const SOCKET_FILE: &str = "sock";
+/// The record's name in an instance's folder.
+pub const RECORD_FILE: &str = "record.json";
+
 impl InstanceFiles {
-    /// The files beside a record `l/<stem>.json`.
-    pub fn from_record(record: &Path) -> Self {
+    /// The files of the instance folder `folder`.
+    pub fn in_folder(folder: &Path) -> Self {
         InstanceFiles {
-            socket: record.with_extension("sock"),
-            record: record.to_path_buf(),
-            log: record.with_extension("log"),
-            screen: record.with_extension("screen.json"),
-            activity: record.with_extension("activity.json"),
-            approvals: record.with_extension("approvals.jsonl"),
+            folder: folder.to_path_buf(),
+            socket: folder.join(SOCKET_FILE),
+            record: folder.join(RECORD_FILE),
+            log: folder.join("launcher.log"),
+            screen: folder.join("screen.json"),
+            activity: folder.join("activity.json"),
+            approvals: folder.join("approvals.jsonl"),
         }
     }
 
-    /// Removes the files, ignoring those already gone.
+    /// The files beside the launcher socket `socket` (its folder's).
+    pub fn of_socket(socket: &Path) -> Self {
+        Self::in_folder(socket.parent().unwrap_or(Path::new("/")))
+    }
+
+    /// Creates the folder (0700, and its missing parents) when absent.
+    pub fn create_folder(&self) -> std::io::Result<()> {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.folder)
+    }
+
+    /// Removes the folder and everything in it; one already gone is fine.
     pub fn remove(&self) {
-        for path in [
-            &self.socket,
-            &self.record,
-            &self.log,
-            &self.screen,
-            &self.activity,
-            &self.approvals,
-        ] {
-            let _ = fs::remove_file(path);
-        }
+        let _ = fs::remove_dir_all(&self.folder);
     }
 
     /// Removes the socket and the record, keeping the log (for a failed open).
@@ -214,6 +230,21 @@ impl InstanceFiles {
             let _ = fs::remove_file(path);
         }
     }
+}
+
+/// The folder name of instance `kind:name`, `<kind>-<name>`: the kinds'
+/// prefixes differ before their `-`, so two ids never share a folder.
+pub fn folder_name(kind: InstanceKind, name: &str) -> String {
+    format!("{}-{name}", kind.prefix())
+}
+
+/// The instance id of a folder name (the reverse of [`folder_name`]);
+/// `None` for a name no instance has.
+pub fn id_of_folder(folder: &str) -> Option<String> {
+    let (prefix, name) = folder.split_once('-')?;
+    let id = format!("{prefix}:{name}");
+    parse_id(&id)?;
+    Some(id)
 }
 
 /// The runtime directory (created and checked by [`RuntimeDir::ensure`]).
@@ -238,13 +269,13 @@ impl RuntimeDir {
     }
 
     /// `root` as the runtime directory: created (0700) when absent, its mode
-    /// tightened to 0700 when looser, refused when it is not ours; `l/` too.
+    /// tightened to 0700 when looser, refused when it is not ours; `i/` too.
     pub fn ensure(root: &Path) -> Result<Self, PathsError> {
         let dir = RuntimeDir {
             root: root.to_path_buf(),
         };
         ensure_private_dir(&dir.root)?;
-        ensure_private_dir(&dir.launchers_dir())?;
+        ensure_private_dir(&dir.instances_dir())?;
         dir.check_socket_path(&dir.socket())?;
         Ok(dir)
     }
@@ -275,8 +306,15 @@ impl RuntimeDir {
         self.root.join("tickhost.log")
     }
 
-    /// `l/`, the launchers' directory.
-    pub fn launchers_dir(&self) -> PathBuf {
+    /// `i/`, the instances' folders.
+    pub fn instances_dir(&self) -> PathBuf {
+        self.root.join("i")
+    }
+
+    /// `l/`, where the layout before one folder per instance kept each
+    /// instance's files side by side (read once and moved, by
+    /// [`crate::legacy_layout`]).
+    pub fn legacy_launchers_dir(&self) -> PathBuf {
         self.root.join("l")
     }
 
@@ -287,11 +325,29 @@ impl RuntimeDir {
         kind: InstanceKind,
         name: &str,
     ) -> Result<InstanceFiles, PathsError> {
-        let stem = format!("{}-{name}", kind.prefix());
-        let record = self.launchers_dir().join(format!("{stem}.json"));
-        let files = InstanceFiles::from_record(&record);
+        let folder = self.instances_dir().join(folder_name(kind, name));
+        let files = InstanceFiles::in_folder(&folder);
         self.check_socket_path(&files.socket)?;
         Ok(files)
+    }
+
+    /// The folders of `i/` that are an instance's, with their ids, sorted.
+    pub fn instance_folders(&self) -> Vec<(String, InstanceFiles)> {
+        let Ok(entries) = fs::read_dir(self.instances_dir()) else {
+            return Vec::new();
+        };
+        let mut found: Vec<(String, InstanceFiles)> = entries
+            .filter_map(|e| {
+                let e = e.ok()?;
+                let id = id_of_folder(e.file_name().to_str()?)?;
+                e.file_type()
+                    .ok()?
+                    .is_dir()
+                    .then(|| (id, InstanceFiles::in_folder(&e.path())))
+            })
+            .collect();
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        found
     }
 
     /// Errors when `path` cannot be a Unix socket address.
@@ -446,17 +502,43 @@ mod tests {
         let dir = RuntimeDir::ensure(&root).expect("create");
         let mode = fs::metadata(&root).expect("meta").mode() & 0o777;
         assert_eq!(mode, 0o700);
-        assert!(dir.launchers_dir().is_dir());
+        assert!(dir.instances_dir().is_dir());
         fs::set_permissions(&root, fs::Permissions::from_mode(0o755)).expect("chmod");
         RuntimeDir::ensure(&root).expect("again");
         assert_eq!(fs::metadata(&root).expect("meta").mode() & 0o777, 0o700);
         let files = dir
             .instance_files(InstanceKind::Hosted, "counter")
             .expect("files");
-        assert_eq!(files.socket, root.join("l/hosted-counter.sock"));
-        assert_eq!(files.record, root.join("l/hosted-counter.json"));
-        assert_eq!(files.log, root.join("l/hosted-counter.log"));
+        assert_eq!(files.socket, root.join("i/hosted-counter/sock"));
+        assert_eq!(files.record, root.join("i/hosted-counter/record.json"));
+        assert_eq!(files.log, root.join("i/hosted-counter/launcher.log"));
+        assert_eq!(InstanceFiles::of_socket(&files.socket), files);
         let _ = fs::remove_dir_all(&tmp);
+    }
+
+    #[test]
+    fn no_name_reaches_another_instance_s_folder() {
+        let dir = RuntimeDir::at(Path::new("/r"));
+        let x = dir.instance_files(InstanceKind::Hosted, "x").expect("x");
+        for other in ["x.screen", "x.activity", "x.log", "x.json", "x.sock", "x-2"] {
+            for kind in [
+                InstanceKind::Hosted,
+                InstanceKind::Shell,
+                InstanceKind::Artifact,
+            ] {
+                let files = dir.instance_files(kind, other).expect("files");
+                assert_ne!(files.folder, x.folder);
+                assert!(!files.folder.starts_with(&x.folder), "{files:?}");
+                assert_eq!(
+                    id_of_folder(&folder_name(kind, other)),
+                    Some(kind.id(other))
+                );
+            }
+        }
+        assert_eq!(id_of_folder("hosted-x"), Some("hosted:x".into()));
+        assert_eq!(id_of_folder("other-x"), None);
+        assert_eq!(id_of_folder("hosted-"), None);
+        assert_eq!(id_of_folder(".hosted-x.tmp"), None);
     }
 
     #[test]

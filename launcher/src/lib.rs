@@ -30,6 +30,17 @@
 //!    after 2 s, reap, publish the final status (with `ended`), rewrite the
 //!    record, flush the peers, return.
 
+/// `eprintln!` for the whole launcher (a macro defined before the modules
+/// is the one they use): its stderr is its log file, which a full disk can
+/// refuse, and std's `eprintln!` panics then. A line that cannot be
+/// written is dropped; the instance goes on.
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 pub mod activity;
 pub mod artifact;
 pub mod emulator;
@@ -47,20 +58,6 @@ pub mod views;
 
 pub use instance::{run, ReportFn, RunOutcome};
 use tickloop_proto::wire::{LaunchReport, LaunchSpec};
-
-/// Where a launcher listening on `socket` leaves its instance's last screen
-/// (`wire::ScreenReply`) when the instance ends; tickhost serves it to
-/// `screen` until the instance is forgotten (`paths::InstanceFiles::screen`).
-pub fn last_screen_path(socket: &std::path::Path) -> std::path::PathBuf {
-    socket.with_extension("screen.json")
-}
-
-/// Where a launcher listening on `socket` leaves its instance's activity
-/// record (`wire::ActivityRecord`) when the instance ends
-/// (`paths::InstanceFiles::activity`).
-pub fn last_activity_path(socket: &std::path::Path) -> std::path::PathBuf {
-    socket.with_extension("activity.json")
-}
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -111,6 +108,7 @@ pub fn main_from_stdin() -> anyhow::Result<()> {
     // On the heap: the instance's future is large, and on the main thread's
     // stack its pages would stay dirty for the launcher's whole life.
     let outcome = runtime.block_on(Box::pin(async move {
+        tokio::spawn(reopen_log_on_signal(socket.clone()));
         tokio::spawn(close_on_signal(socket));
         run(spec, Box::new(write_report_to_stdout)).await
     }))?;
@@ -206,6 +204,40 @@ async fn close_on_signal(socket: PathBuf) {
     // Stay connected (reading what comes) until the launcher hangs up.
     let mut lines = tokio::io::BufReader::new(stream).lines();
     while let Ok(Some(_)) = lines.next_line().await {}
+}
+
+/// On each SIGUSR1 (see `instance::rehome`): a log file that was removed
+/// with the instance's folder is made again, and stderr goes there.
+async fn reopen_log_on_signal(socket: PathBuf) {
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(mut signals) =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1())
+    else {
+        return;
+    };
+    let files = tickloop_client::paths::InstanceFiles::of_socket(&socket);
+    while signals.recv().await.is_some() {
+        if files.log.exists() || files.create_folder().is_err() {
+            continue;
+        }
+        let Ok(log) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(&files.log)
+        else {
+            continue;
+        };
+        use std::os::fd::AsRawFd;
+        // SAFETY: dup2 onto fd 2, which stays a valid descriptor.
+        unsafe {
+            libc::dup2(log.as_raw_fd(), 2);
+        }
+        eprintln!(
+            "launcher: {} was gone; logging there again",
+            files.log.display()
+        );
+    }
 }
 
 /// Ends the process group of every child of this launcher (the Tick leads

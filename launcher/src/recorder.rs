@@ -429,26 +429,39 @@ fn sgr(out: &mut String, a: &Attrs) {
 
 /// Writes a recording's lines to `file` on a thread of its own, flushing
 /// whenever it has caught up; ends when the recording does.
+/// The most bytes of lines written to a recording's file at once.
+const BATCH: usize = 1 << 20;
+
 pub fn spawn_file_writer(
     mut stream: RecordingStream,
     file: std::fs::File,
+    path: &std::path::Path,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
-    use std::io::Write;
+    let mut out = tickloop_client::whole_file::LineFile::new(path, file)?;
+    let path = path.to_path_buf();
     std::thread::Builder::new()
         .name("recorder".into())
         .spawn(move || {
-            let mut out = std::io::BufWriter::new(file);
             while let Some(line) = stream.blocking_recv() {
-                let mut ok = out.write_all(&line).is_ok();
-                while let Some(more) = stream.try_recv() {
-                    ok = ok && out.write_all(&more).is_ok();
+                let mut batch = line;
+                while batch.len() < BATCH {
+                    let Some(more) = stream.try_recv() else { break };
+                    batch.extend_from_slice(&more);
                 }
-                if !ok || out.flush().is_err() {
-                    // The disk is full or gone: stop; the sender sees it.
+                if let Err(e) = out.append(&batch) {
+                    // The disk is full or gone: the file keeps its whole
+                    // lines (none, then it goes), the Tick goes on; the
+                    // sender sees the recording stop.
+                    let kept = if out.is_empty() {
+                        let _ = std::fs::remove_file(&path);
+                        "nothing was recorded, and the file was removed".to_string()
+                    } else {
+                        format!("{} holds what was recorded until then", path.display())
+                    };
+                    eprintln!("launcher: the recording stopped: {e}; {kept}");
                     return;
                 }
             }
-            let _ = out.flush();
         })
 }
 

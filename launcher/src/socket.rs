@@ -115,11 +115,18 @@ pub struct ServeContext {
     pub term: Arc<crate::terminal::TerminalHandle>,
 }
 
-/// Accept connections until shutdown.
-pub async fn serve(listener: UnixListener, ctx: ServeContext) {
+/// Accept connections until shutdown; a socket bound again at the same
+/// path (its file was removed, see `instance::rehome`) arrives on
+/// `rebinds` and replaces the old one.
+pub async fn serve(
+    mut listener: UnixListener,
+    ctx: ServeContext,
+    mut rebinds: mpsc::Receiver<UnixListener>,
+) {
     let mut shutdown = ctx.shutdown.clone();
     loop {
         tokio::select! {
+            Some(again) = rebinds.recv() => listener = again,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => match tickloop_client::peer::check(&stream) {
                     Ok(()) => {

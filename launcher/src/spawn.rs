@@ -197,6 +197,10 @@ fn child_setup() -> std::io::Result<()> {
         if libc::setsid() == -1 {
             return Err(std::io::Error::last_os_error());
         }
+        // The launcher may have started with SIGUSR1 ignored (tickhost
+        // starts it so, see `instance::rehome`): the program gets the
+        // default, as from any shell.
+        libc::signal(libc::SIGUSR1, libc::SIG_DFL);
         if libc::ioctl(2, libc::TIOCSCTTY as _, 0) == -1 {
             return Err(std::io::Error::last_os_error());
         }

@@ -59,9 +59,10 @@ fn note_tick_describe_read_call_and_close() {
     assert_eq!(status.state.as_ref().map(|s| s.seq), Some(0));
     assert!(status.ended.is_none());
 
-    // The record file sits beside the socket.
+    // The record file sits beside the socket, in the instance's folder.
     let record: LauncherRecord = serde_json::from_slice(
-        &std::fs::read(launched.socket.with_extension("json")).expect("the record file"),
+        &std::fs::read(tickloop_client::paths::InstanceFiles::of_socket(&launched.socket).record)
+            .expect("the record file"),
     )
     .expect("a LauncherRecord");
     assert_eq!(record.instance, "hosted:note");
@@ -144,7 +145,8 @@ fn note_tick_describe_read_call_and_close() {
         other => panic!("{other:?}"),
     }
     let record: LauncherRecord = serde_json::from_slice(
-        &std::fs::read(launched.socket.with_extension("json")).expect("the record file"),
+        &std::fs::read(tickloop_client::paths::InstanceFiles::of_socket(&launched.socket).record)
+            .expect("the record file"),
     )
     .expect("a LauncherRecord");
     assert_eq!(record.status.ended.map(|e| e.kind.as_str()), Some("closed"));
@@ -296,7 +298,11 @@ fn a_missing_program_fails_to_open() {
         other => panic!("expected Failed, got {other:?}"),
     }
     assert!(!launched.socket.exists());
-    assert!(!launched.socket.with_extension("json").exists());
+    assert!(
+        !tickloop_client::paths::InstanceFiles::of_socket(&launched.socket)
+            .record
+            .exists()
+    );
 }
 
 #[test]
@@ -322,7 +328,11 @@ fn non_protocol_output_fails_the_open_with_the_screen() {
         RunOutcome::Failed(_) => {}
         other => panic!("{other:?}"),
     }
-    assert!(!launched.socket.with_extension("json").exists());
+    assert!(
+        !tickloop_client::paths::InstanceFiles::of_socket(&launched.socket)
+            .record
+            .exists()
+    );
 }
 
 #[test]

@@ -32,7 +32,7 @@ mod schema;
 mod server;
 mod tasks;
 mod tool_list;
-mod transport;
+pub mod transport;
 mod waiting;
 
 pub use host_asks::AskInHost;

@@ -224,9 +224,10 @@ fn launch_argv(args: &OpenArgs) -> Result<(Vec<String>, Option<ApprovalPolicy>),
             let approve = found.as_ref().ok().and_then(|package| package.approve);
             match found.and_then(|p| p.launch_argv(&extra)) {
                 Ok(argv) => Ok((argv, approve)),
-                Err(e @ packages::PackageError::MissingPrerequisites { .. }) => {
-                    Err(outcome::failed("open_failed", &e.to_string(), None))
-                }
+                Err(
+                    e @ (packages::PackageError::MissingPrerequisites { .. }
+                    | packages::PackageError::Shipped(_)),
+                ) => Err(outcome::failed("open_failed", &e.to_string(), None)),
                 Err(e) => Err(bad_request(&e.to_string())),
             }
         }

@@ -359,10 +359,15 @@ pub fn discover_in(dirs: &[(PathBuf, Source)]) -> (Vec<Package>, Vec<PackageErro
 pub fn find(name: &str) -> Result<Package, PackageError> {
     let (dirs, problem) = search_dirs();
     let (packages, _) = discover_in(&dirs);
-    packages
-        .into_iter()
-        .find(|p| p.name == name)
-        .ok_or_else(|| PackageError::NotFound {
+    if let Some(package) = packages.into_iter().find(|p| p.name == name) {
+        return Ok(package);
+    }
+    // A shipped package that could not be installed: that is why.
+    match problem {
+        Some(shipped @ PackageError::Shipped(_)) if crate::shipped::names().contains(&name) => {
+            Err(shipped)
+        }
+        problem => Err(PackageError::NotFound {
             name: name.to_string(),
             searched: if dirs.is_empty() {
                 "no directories".to_string()
@@ -372,7 +377,8 @@ pub fn find(name: &str) -> Result<Package, PackageError> {
                     .collect::<Vec<_>>()
                     .join(":")
             } + &problem.map(|p| format!("; {p}")).unwrap_or_default(),
-        })
+        }),
+    }
 }
 
 /// Reads the package in `folder` (its `SKILL.md`).

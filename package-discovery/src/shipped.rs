@@ -44,6 +44,25 @@ pub enum ShippedError {
     },
     #[error("a shipped file has an unsafe path: {0}")]
     BadPath(String),
+    #[error("no space left on the device of {path}: the shipped packages were not installed there (nothing was left half-written); free some space and try again")]
+    Full { path: PathBuf },
+}
+
+impl ShippedError {
+    /// This error, or [`ShippedError::Full`] naming `folder` when the disk
+    /// (or the quota) was full.
+    fn or_full(self, folder: &Path) -> Self {
+        match &self {
+            ShippedError::Io { source, .. }
+                if matches!(source.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT)) =>
+            {
+                ShippedError::Full {
+                    path: folder.to_path_buf(),
+                }
+            }
+            _ => self,
+        }
+    }
 }
 
 /// The names of the shipped packages (their top folders), sorted.
@@ -105,14 +124,14 @@ pub fn ensure_installed_in(root: &Path) -> Result<PathBuf, ShippedError> {
         let path = path.to_path_buf();
         move |source| ShippedError::Io { what, path, source }
     };
-    std::fs::create_dir_all(root).map_err(io("create", root))?;
+    std::fs::create_dir_all(root).map_err(|e| io("create", root)(e).or_full(&target))?;
     let pid = std::process::id();
     let fresh = root.join(format!(".{VERSION}.new-{pid}"));
     let _ = std::fs::remove_dir_all(&fresh);
     let written = write_all(&fresh);
     if let Err(e) = written {
         let _ = std::fs::remove_dir_all(&fresh);
-        return Err(e);
+        return Err(e.or_full(&target));
     }
     // Into place: at once when there is no folder yet; else the old one
     // moves aside first (unless another process made it current meanwhile).

@@ -555,7 +555,14 @@ pub enum MouseButton {
 pub enum ApplyError {
     #[error("row {row} is outside the {rows}-row screen")]
     RowOutOfRange { row: u16, rows: u16 },
+    #[error("a snapshot of {cols}x{rows} cells with {lines} lines is no screen a view draws (at most {MAX_SCREEN_CELLS} cells, one line per row)")]
+    BadShape { cols: u16, rows: u16, lines: usize },
 }
+
+/// The most cells a screen sent to a view may have (2048 x 2048): a
+/// launcher's PTY is the size of a person's terminal, far below; a
+/// snapshot above it is refused rather than drawn.
+pub const MAX_SCREEN_CELLS: u32 = 1 << 22;
 
 impl Snapshot {
     /// A blank screen of the given size, cursor at the origin.
@@ -575,6 +582,20 @@ impl Snapshot {
             scroll: Scrollback::default(),
             lines: vec![Line::default(); usize::from(rows)],
         }
+    }
+
+    /// Whether this is a screen a view can keep and draw: at least one
+    /// cell, at most [`MAX_SCREEN_CELLS`], one line per row.
+    pub fn check(&self) -> Result<(), ApplyError> {
+        let cells = u32::from(self.cols) * u32::from(self.rows);
+        if cells == 0 || cells > MAX_SCREEN_CELLS || self.lines.len() != usize::from(self.rows) {
+            return Err(ApplyError::BadShape {
+                cols: self.cols,
+                rows: self.rows,
+                lines: self.lines.len(),
+            });
+        }
+        Ok(())
     }
 
     /// Apply a [`RowsChanged`] frame to this copy of the screen (what a view

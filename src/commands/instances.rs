@@ -37,6 +37,36 @@ pub fn screen(target: &Target, id: String, history: usize, forced_json: bool) ->
     Ok(0)
 }
 
+/// `read ID`: a fresh read; an ended Tick's last state, said so on stderr.
+pub fn read(target: &Target, id: String, json: bool) -> Result<i32> {
+    let value = target.simple(ClientRequest::Read {
+        instance: id.clone(),
+    })?;
+    show(&value, json, crate::text::read);
+    if value["ended"] == true {
+        eprintln!(
+            "tickloop: {id} has ended; this is its last state (`tickloop close {id}` forgets it)"
+        );
+    }
+    Ok(0)
+}
+
+/// `close ID`: how it ended (or that it is forgotten); what could not be
+/// kept at its end (a full disk) is said on stderr.
+pub fn close(target: &Target, id: String, json: bool) -> Result<i32> {
+    let value = target.simple(ClientRequest::Close { instance: id })?;
+    show(&value, json, crate::text::close);
+    if value["forgotten"] != true {
+        for not_saved in value["ended"]["not_saved"].as_array().into_iter().flatten() {
+            eprintln!(
+                "tickloop: warning: {}",
+                not_saved.as_str().unwrap_or_default()
+            );
+        }
+    }
+    Ok(0)
+}
+
 /// `watch ID...`: prints each event as one JSON line (a line of text on a
 /// terminal) until every instance ended.
 pub fn watch(target: &Target, ids: Vec<String>, interval: u64, json: bool) -> Result<i32> {
@@ -67,14 +97,25 @@ pub fn watch(target: &Target, ids: Vec<String>, interval: u64, json: bool) -> Re
     }
 }
 
-/// `shutdown`: not running is not an error, and starts nothing.
+/// `shutdown`: not running is not an error, and starts nothing; launchers
+/// of this runtime directory that no tickhost runs for end all the same
+/// (counted in `closed`).
 pub fn shutdown(target: &Target, json: bool) -> Result<i32> {
     target.kind()?;
     let mut client = match target.connect_running() {
         Ok(client) => client,
         Err(e) if e.is_not_running() => {
+            let closed = match target.host {
+                Some(_) => 0,
+                None => tickloop_client::runtime_procs::end_launchers(
+                    &target.runtime,
+                    &[],
+                    tickloop_client::runtime_procs::LAUNCHER_GRACE,
+                )
+                .len(),
+            };
             show(
-                &json!({"shutdown": true, "closed": 0, "was_running": false}),
+                &json!({"shutdown": true, "closed": closed, "was_running": false}),
                 json,
                 crate::text::shutdown,
             );

@@ -11,37 +11,77 @@ use tickloop_proto::wire::{ClientKind, ClientRequest};
 use view_monitor::attach_view::AttachError;
 use view_monitor::prefix::PrefixKey;
 
-/// `attach ID [--detach-key K]`: until detached or the instance ends.
+/// `attach ID [--detach-key K]`: until detached or the instance ends. An
+/// instance that has ended (before, or just as the view came) answers
+/// with what it kept: its last screen is printed, and why it ended.
 pub fn attach(target: &Target, id: &str, detach_key: Option<&str>) -> Result<i32> {
     // A bad key is refused before anything is looked up.
     PrefixKey::choose(detach_key).map_err(|e| CliError::new("bad_request", e.to_string(), 2))?;
     let list = target.simple(ClientRequest::List)?;
     let host = target.host.as_ref();
-    view_monitor::attach_view::attach_cli(&target.runtime, id, &list, detach_key, host).map_err(
-        |e| match (&e, host) {
-            (AttachError::Lost(_), Some(host)) => CliError::new(
-                "connection_lost",
-                format!("the ssh connection to {host} was lost while attached ({e}); {id} is untouched there: attach again"),
-                CONNECTION_LOST,
-            ),
-            (AttachError::Lost(_) | AttachError::Connect { .. }, None) => ended_meanwhile(target, id)
-                .unwrap_or_else(|| CliError::new(e.kind(), e.to_string(), 1)),
-            _ => CliError::new(e.kind(), e.to_string(), 1),
-        },
-    )?;
-    Ok(0)
+    match view_monitor::attach_view::attach_cli(&target.runtime, id, &list, detach_key, host) {
+        Ok(()) => Ok(0),
+        Err(AttachError::Ended(_)) => last_screen(target, id),
+        Err(e @ AttachError::Lost(_)) if host.is_some() => Err(CliError::new(
+            "connection_lost",
+            format!("the ssh connection to {} was lost while attached ({e}); {id} is untouched there: attach again", host.map(ToString::to_string).unwrap_or_default()),
+            CONNECTION_LOST,
+        )
+        .into()),
+        Err(e @ (AttachError::Lost(_) | AttachError::Connect { .. })) => {
+            if ended_meanwhile(target, id) {
+                last_screen(target, id)
+            } else {
+                Err(CliError::new(e.kind(), e.to_string(), 1).into())
+            }
+        }
+        Err(e) => Err(CliError::new(e.kind(), e.to_string(), 1).into()),
+    }
 }
 
-/// A launcher lost at once: the instance may have ended just as the view
-/// came (its launcher going away); then that is what to say, and why.
-fn ended_meanwhile(target: &Target, id: &str) -> Option<CliError> {
-    let list = target.simple(ClientRequest::List).ok()?;
-    match view_monitor::attach_view::resolve(&target.runtime, id, &list) {
-        Err(ended @ AttachError::Ended(_)) => {
-            Some(CliError::new(ended.kind(), ended.to_string(), 1))
-        }
-        _ => None,
-    }
+/// A launcher lost at once: whether the instance ended just as the view
+/// came (its launcher going away).
+fn ended_meanwhile(target: &Target, id: &str) -> bool {
+    let Ok(list) = target.simple(ClientRequest::List) else {
+        return false;
+    };
+    matches!(
+        view_monitor::attach_view::resolve(&target.runtime, id, &list),
+        Err(AttachError::Ended(_))
+    )
+}
+
+/// The last screen of the ended instance `id` on stdout, and on stderr how
+/// it ended; the `ended` error when nothing was kept.
+fn last_screen(target: &Target, id: &str) -> Result<i32> {
+    let list = target.simple(ClientRequest::List)?;
+    let entry = list.as_array().and_then(|items| {
+        items.iter().find(|e| {
+            e["id"] == id
+                || e["id"]
+                    .as_str()
+                    .and_then(|f| f.split_once(':'))
+                    .is_some_and(|(_, n)| n == id)
+        })
+    });
+    let full = entry
+        .and_then(|e| e["id"].as_str())
+        .unwrap_or(id)
+        .to_string();
+    let why = entry
+        .and_then(|e| e.pointer("/ended/reason"))
+        .and_then(|r| r.as_str())
+        .map(|reason| format!(" ({reason})"))
+        .unwrap_or_default();
+    let screen = target.simple(ClientRequest::Screen {
+        instance: full.clone(),
+        history: 0,
+    })?;
+    print!("{}", crate::output::screen_text(&screen));
+    eprintln!(
+        "tickloop: {full} has ended{why}; nothing to attach to: this is its last screen (`tickloop close {full}` forgets it)"
+    );
+    Ok(0)
 }
 
 /// `monitor`, of `machines` (`None`: this one): one machine not reached is

@@ -15,6 +15,7 @@
 pub mod optional;
 pub mod python_sdk;
 pub mod sshd;
+pub mod tmpfs;
 pub mod tmux;
 
 use serde_json::Value;

@@ -22,7 +22,9 @@ Standard library only. Differences from the appendix, all additive:
 * Options: `--log FILE` appends every received request line to FILE (flushed
   at once), so tests can count what reached the Tick; `--revision R` sets the
   initial revision (default "1"); `--describe-bytes N` pads the descriptor's
-  description to about N bytes (benches/update_flood.py).
+  description to about N bytes (benches/update_flood.py); `--exit-after MS`
+  exits (status 0) MS milliseconds after answering its first `tick/read`
+  (the end of its initialization), for the races at the end.
 """
 import json
 import os
@@ -50,6 +52,9 @@ def parse_args(argv):
             i += 2
         elif argv[i] == "--describe-bytes" and i + 1 < len(argv):
             opts["describe_bytes"] = int(argv[i + 1])
+            i += 2
+        elif argv[i] == "--exit-after" and i + 1 < len(argv):
+            opts["exit_after"] = int(argv[i + 1])
             i += 2
         else:
             i += 1
@@ -236,11 +241,27 @@ def handle(method, params):
     raise RpcError(-32601, f"unknown method {method}")
 
 
+EXIT_TIMER = []
+
+
+def exit_later():
+    """With --exit-after MS: exit MS ms after the first tick/read."""
+    ms = OPTS.get("exit_after")
+    if ms is None or EXIT_TIMER:
+        return
+    timer = threading.Timer(ms / 1000.0, lambda: os._exit(0))
+    timer.daemon = True
+    EXIT_TIMER.append(timer)
+    timer.start()
+
+
 def serve(request):
     rid = request.get("id")
     try:
         result = handle(request.get("method"), request.get("params", {}))
         send({"id": rid, "result": result})
+        if request.get("method") == "tick/read":
+            exit_later()
     except RpcError as error:
         send({"id": rid, "error": {"code": error.code, "message": str(error)}})
     except Exception as error:  # noqa: BLE001 - a bug here is an "executed" failure

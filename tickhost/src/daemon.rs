@@ -1,11 +1,14 @@
 //! The per-user daemon: instances, routing, latest state, watch deliveries.
 //!
 //! `tickloop __tickhost` calls [`run`]. It takes the single-instance lock
-//! (`tickhost.pid`), refuses to start when a tickhost already answers,
-//! listens on `tickhost.sock` (0600), finds the launchers of a previous run
-//! again (`l/*.json`), writes `ready` on its stdout, then sends its stdout
-//! and stderr to `tickhost.log` and serves until `shutdown` or a signal.
-//! Launchers are their own sessions and outlive it.
+//! (`tickhost.pid`), refuses to start when a tickhost already answers or
+//! runs (found by its process when its files were removed), listens on
+//! `tickhost.sock` (0600), finds the launchers of a previous run again
+//! (`i/*/record.json`, after moving the layout before's `l/`), writes
+//! `ready` on its stdout, then sends its stdout and stderr to
+//! `tickhost.log` and serves until `shutdown` or a signal, making its files
+//! again when they are removed. Launchers are their own sessions and
+//! outlive it.
 //!
 //! Submodules: [`registry`] (instances and their newest status), [`conn`]
 //! (the connection to each launcher), [`reader`] (its incoming lines),
@@ -15,14 +18,16 @@
 //! request through the gate on its caller's connection, and the person's
 //! answers), [`agent_limits`] (what only the person may do, refused to an
 //! agent's own CLI), [`watch`] (deliveries), [`discover`] (finding
-//! launchers again), [`process`] (processes known by pid and start time,
-//! so a reused pid is never signalled), [`log`].
+//! launchers again), [`home`] (tickhost's own files, made again when
+//! removed), [`process`] (processes known by pid and start time, so a
+//! reused pid is never signalled), [`log`].
 
 pub mod agent_limits;
 pub mod approval;
 pub mod conn;
 pub mod consent;
 pub mod discover;
+pub mod home;
 pub mod log;
 pub mod open;
 pub mod process;
@@ -34,13 +39,14 @@ pub mod watch;
 
 use registry::Shared;
 use std::io::{BufReader, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::io::AsRawFd;
 use std::os::unix::net::UnixStream as StdUnixStream;
 use std::path::PathBuf;
 use std::time::Duration;
 use tickloop_client::framing::read_text_line_blocking;
 use tickloop_client::paths::{PathsError, RuntimeDir};
+use tickloop_client::runtime_procs;
 use tickloop_proto::core::limits::Limits;
 use tickloop_proto::wire::{Hello, HelloReply, Role};
 
@@ -61,7 +67,7 @@ pub enum DaemonError {
     },
 }
 
-fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> DaemonError {
+pub(crate) fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> DaemonError {
     let what = what.into();
     move |source| DaemonError::Io { what, source }
 }
@@ -87,12 +93,14 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         .map_err(io(format!("cannot open {}", dir.log_file().display())))?;
 
     // The single-instance lock, held for the daemon's life.
-    let mut pid_file = lock_pid_file(&dir)?;
+    let pid_file = lock_pid_file(&dir)?;
     if answers_hello(&dir) {
         return Err(DaemonError::AlreadyRunning { pid: None });
     }
-    let socket = dir.socket();
-    let _ = std::fs::remove_file(&socket);
+    // A tickhost whose socket and pid file were removed holds no lock a
+    // newcomer could see: it is found by its process, and asked to make
+    // them again.
+    no_other_tickhost(&dir)?;
 
     // One thread for every task: a request relayed to a launcher crosses no
     // thread inside the daemon. Nothing here blocks (files and processes go
@@ -104,19 +112,13 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     let shared = Shared::new(dir.clone(), options.exe, limits_from_env());
 
     runtime.block_on(async move {
-        let listener = tokio::net::UnixListener::bind(&socket)
-            .map_err(io(format!("cannot listen on {}", socket.display())))?;
-        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
-            .map_err(io(format!("cannot chmod {}", socket.display())))?;
-        pid_file
-            .set_len(0)
-            .and_then(|()| writeln!(pid_file, "{}", std::process::id()))
-            .map_err(io("cannot write tickhost.pid"))?;
+        let (mut home, mut alarm) = home::Home::open(&dir, pid_file)?;
 
         // Every recorded instance is listed before `ready`; launchers are
         // connected concurrently, and those that answer within
         // ADOPT_BEFORE_READY (all healthy ones) are current when the first
         // client asks. A stopped launcher is connected in the background.
+        discover::move_legacy_files(&shared);
         discover::register_recorded(&shared);
         let scan = tokio::spawn({
             let shared = shared.clone();
@@ -124,16 +126,10 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         });
         let _ = tokio::time::timeout(ADOPT_BEFORE_READY, scan).await;
         tokio::spawn(discover::rescan_when_asked(shared.clone()));
-        let _watcher = match discover::watch_launchers(shared.clone()) {
-            Ok(watcher) => Some(watcher),
-            Err(e) => {
-                log::log(&format!(
-                    "cannot watch {}: {e}",
-                    dir.launchers_dir().display()
-                ));
-                None
-            }
-        };
+        home.watch_launchers(&shared);
+        // Launchers that lost their files while no tickhost ran make them
+        // again, and are adopted as their records appear.
+        discover::find_lost(&shared, ADOPT_BEFORE_READY).await;
 
         // Readiness, then the log takes stdout and stderr.
         {
@@ -148,7 +144,7 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         log::log(&format!(
             "tickhost {} listening on {} (pid {})",
             tickloop_proto::wire::wire_version(),
-            socket.display(),
+            dir.socket().display(),
             std::process::id()
         ));
 
@@ -161,8 +157,8 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
                 .map_err(io("cannot handle SIGINT"))?;
         loop {
             tokio::select! {
-                accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => match tickloop_client::peer::check(&stream) {
+                accepted = home.accept() => match accepted {
+                    Ok(stream) => match tickloop_client::peer::check(&stream) {
                         Ok(()) => {
                             tokio::spawn(serve::serve_client(shared.clone(), stream));
                         }
@@ -173,6 +169,7 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
                         tokio::time::sleep(Duration::from_millis(50)).await;
                     }
                 },
+                signalled = alarm.disturbed() => home.repair(&shared, signalled),
                 _ = shutdown.wait_for(|done| *done) => {
                     log::log("shutdown");
                     break;
@@ -187,12 +184,44 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
                 }
             }
         }
-        let _ = std::fs::remove_file(&socket);
+        shared.leave();
+        let _ = std::fs::remove_file(dir.socket());
         let _ = std::fs::remove_file(dir.pid_file());
         Ok::<(), DaemonError>(())
     })?;
     // Don't wait for connection tasks or blocking threads.
     std::process::exit(0)
+}
+
+/// How long a starting daemon waits for another tickhost of its runtime
+/// directory (found by its process) to answer or go.
+const OTHER_WAIT: Duration = Duration::from_secs(5);
+
+/// Errors when another tickhost of `dir` runs: one that lost its socket is
+/// asked (`SIGUSR1`) to make it again, and one exiting after `shutdown` is
+/// waited for (at most [`OTHER_WAIT`]).
+fn no_other_tickhost(dir: &RuntimeDir) -> Result<(), DaemonError> {
+    let deadline = std::time::Instant::now() + OTHER_WAIT;
+    let mut asked = Vec::new();
+    loop {
+        let others = runtime_procs::find(dir.root(), runtime_procs::Role::Tickhost);
+        let Some(&first) = others.first() else {
+            return Ok(());
+        };
+        if answers_hello(dir) {
+            return Err(DaemonError::AlreadyRunning { pid: Some(first) });
+        }
+        for &pid in &others {
+            if !asked.contains(&pid) {
+                runtime_procs::signal(pid, libc::SIGUSR1);
+                asked.push(pid);
+            }
+        }
+        if std::time::Instant::now() >= deadline {
+            return Err(DaemonError::AlreadyRunning { pid: Some(first) });
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// How long a starting daemon waits for the lock of one that is exiting.

@@ -376,17 +376,25 @@ fn exchange(
     let answer = read_text_line_blocking(&mut BufReader::new(&stream), MAX_ANSWER_LINE)
         .map_err(io)?
         .unwrap_or_default();
+    read_answer(&answer).map_err(|e| match e {
+        HerdrError::BadAnswer(why) if answer.trim().is_empty() => {
+            HerdrError::BadAnswer(format!("{why} to {method} on {}", socket.display()))
+        }
+        other => other,
+    })
+}
+
+/// The `result` of one answer line from Herdr's socket, or the error it
+/// carries (or says it is).
+pub fn read_answer(answer: &str) -> Result<Value, HerdrError> {
     if answer.trim().is_empty() {
-        return Err(HerdrError::BadAnswer(format!(
-            "no answer to {method} on {}",
-            socket.display()
-        )));
+        return Err(HerdrError::BadAnswer("no answer".to_string()));
     }
     let value: Value = serde_json::from_str(answer.trim())
-        .map_err(|e| HerdrError::BadAnswer(format!("{e}: {}", clip(&answer))))?;
+        .map_err(|e| HerdrError::BadAnswer(format!("{e}: {}", clip(answer))))?;
     if value.get("error").is_some() {
         return Err(parse_error(answer.trim()).unwrap_or_else(|| {
-            HerdrError::BadAnswer(format!("an error without a code: {}", clip(&answer)))
+            HerdrError::BadAnswer(format!("an error without a code: {}", clip(answer)))
         }));
     }
     Ok(value.get("result").cloned().unwrap_or(Value::Null))

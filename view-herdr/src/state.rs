@@ -14,7 +14,6 @@
 
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
@@ -103,20 +102,19 @@ pub fn read(runtime: &Path) -> Vec<ViewRecord> {
 }
 
 fn write(runtime: &Path, views: &[ViewRecord]) -> Result<(), StateError> {
+    use tickloop_client::whole_file::{write, Mode};
     let path = views_path(runtime);
-    let tmp = runtime.join(format!(".herdr-views.{}.tmp", std::process::id()));
-    let io = |source| StateError::Io {
-        path: path.clone(),
-        source,
-    };
     let body = serde_json::to_vec_pretty(&ViewsFile {
         views: views.to_vec(),
     })
-    .map_err(|e| io(std::io::Error::other(e)))?;
-    let mut file = File::create(&tmp).map_err(io)?;
-    file.write_all(&body).map_err(io)?;
-    file.sync_all().map_err(io)?;
-    std::fs::rename(&tmp, &path).map_err(io)
+    .map_err(|e| StateError::Io {
+        path: path.clone(),
+        source: std::io::Error::other(e),
+    })?;
+    write(&path, &body, Mode::Private).map_err(|e| StateError::Io {
+        path: e.path,
+        source: e.source,
+    })
 }
 
 /// Records `record`, replacing the one of the same Herdr and instance.

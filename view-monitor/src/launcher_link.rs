@@ -155,12 +155,17 @@ fn read_line(r: &mut impl BufRead) -> Result<Option<Vec<u8>>, AttachError> {
 }
 
 fn read_message(r: &mut impl BufRead) -> Result<Option<ToView>, AttachError> {
-    match read_line(r)? {
-        None => Ok(None),
-        Some(line) => serde_json::from_slice(&line)
-            .map(Some)
-            .map_err(|e| AttachError::Protocol(format!("bad message: {e}"))),
+    let Some(line) = read_line(r)? else {
+        return Ok(None);
+    };
+    let message = serde_json::from_slice(&line)
+        .map_err(|e| AttachError::Protocol(format!("bad message: {e}")))?;
+    if let ToView::Snapshot(snapshot) = &message {
+        snapshot
+            .check()
+            .map_err(|e| AttachError::Protocol(e.to_string()))?;
     }
+    Ok(Some(message))
 }
 
 /// What the launcher's side of a link tells the view's main loop.
@@ -220,4 +225,63 @@ pub(crate) fn spawn_link<N: From<LinkNote> + Send + 'static>(
         }
         let _ = writer.shutdown(std::net::Shutdown::Both);
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tickloop_proto::attach::ApplyError;
+
+    /// The line a launcher would send for `snapshot`, with `edit` applied
+    /// to its JSON (a launcher that lies about the shape).
+    fn snapshot_line(edit: impl FnOnce(&mut serde_json::Value)) -> Vec<u8> {
+        let mut value =
+            serde_json::to_value(ToView::Snapshot(Snapshot::blank(80, 24))).expect("a snapshot");
+        edit(&mut value);
+        let mut line = serde_json::to_vec(&value).expect("a line");
+        line.push(b'\n');
+        line
+    }
+
+    fn read(line: &[u8]) -> Result<Option<ToView>, AttachError> {
+        read_message(&mut std::io::Cursor::new(line.to_vec()))
+    }
+
+    #[test]
+    fn a_snapshot_of_its_shape_is_read() {
+        let message = read(&snapshot_line(|_| {})).expect("read");
+        assert!(matches!(message, Some(ToView::Snapshot(s)) if s.rows == 24 && s.cols == 80));
+    }
+
+    // Found by fuzzing the attach protocol (tickloop-fuzz, attach_lines): a
+    // snapshot of 65535x65535 cells exhausted memory when drawn (the view
+    // makes a surface of the snapshot's size); one of 0 cells, or with
+    // fewer lines than rows, is no screen either. The view refuses them as
+    // a protocol error.
+    #[test]
+    fn a_snapshot_of_no_drawable_shape_is_a_protocol_error() {
+        let lying = [
+            snapshot_line(|v| v["rows"] = 30.into()),
+            snapshot_line(|v| v["cols"] = 0.into()),
+            snapshot_line(|v| {
+                v["cols"] = 65535.into();
+                v["rows"] = 65535.into();
+                v["lines"] = serde_json::json!([]);
+            }),
+        ];
+        for line in lying {
+            match read(&line) {
+                Err(AttachError::Protocol(message)) => {
+                    assert!(message.contains("no screen a view draws"), "{message}")
+                }
+                other => panic!("{}: {other:?}", String::from_utf8_lossy(&line)),
+            }
+        }
+        let mut big = Snapshot::blank(1, 1);
+        (big.cols, big.rows) = (4096, 2048);
+        big.lines = vec![big.lines[0].clone(); 2048];
+        assert!(matches!(big.check(), Err(ApplyError::BadShape { .. })));
+        (big.cols, big.rows) = (2048, 2048);
+        assert!(big.check().is_ok(), "the largest screen a view keeps");
+    }
 }

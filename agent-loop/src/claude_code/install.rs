@@ -48,6 +48,17 @@ fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> 
     }
 }
 
+/// Writes `text` to `path` whole or not at all, keeping the file's mode
+/// (`tickloop_client::whole_file`).
+pub fn write_atomic(path: &Path, text: &str) -> Result<(), InstallError> {
+    use tickloop_client::whole_file::{write, Mode};
+    write(path, text.as_bytes(), Mode::AsItWas).map_err(|e| InstallError::Io {
+        what: "cannot write",
+        path: e.path,
+        source: e.source,
+    })
+}
+
 /// Where to install: a `.claude` directory (a project's, or the user's).
 #[derive(Debug, Clone)]
 pub struct Target {
@@ -327,12 +338,6 @@ pub fn install(target: &Target, exe: &Path) -> Result<Report, InstallError> {
             ),
         ],
     })
-}
-
-fn write_atomic(path: &Path, text: &str) -> Result<(), InstallError> {
-    let tmp = path.with_extension("tickloop.tmp");
-    std::fs::write(&tmp, text).map_err(io("cannot write", &tmp))?;
-    std::fs::rename(&tmp, path).map_err(io("cannot replace", path))
 }
 
 /// Takes out what [`install`] wrote into `target`.

@@ -13,6 +13,7 @@ use super::agent_terminal::{self, EndWaits};
 use super::generations::{next_change, Generations, RELOADED};
 use super::not_a_tick::{with_hint, Probe};
 use super::process::{StdoutEvent, TickEvent, TickProcess, STDIN_UNREAD_MAX};
+use super::rehome::{Home, Restored};
 use super::report::{ReportFn, RunOutcome};
 use super::requests::{answer, record, Asked, Waiting};
 use super::screen::{history_limit, screen_reply};
@@ -95,6 +96,12 @@ pub(super) struct Instance {
     /// once they add up to [`TRIM_AFTER_BYTES`] (parsed, answered, freed).
     received: usize,
     trim_due: Option<Instant>,
+    /// The folder, socket and record, made again when removed (SIGUSR1).
+    home: Home,
+    /// Set when the record of a Tick just up could not be written: the
+    /// open fails with this (an instance no later tickhost could find is
+    /// not opened).
+    open_refused: Option<String>,
 }
 
 impl Instance {
@@ -123,6 +130,8 @@ impl Instance {
         let changes_rx = term.subscribe_changes();
         let shell_rx = term.subscribe_shell();
         let (ran_tx, ran_rx) = mpsc::unbounded_channel();
+        let (rebinds_tx, rebinds_rx) = mpsc::channel(1);
+        let home = Home::new(&spec.socket, rebinds_tx);
         let mut instance = Instance {
             spec,
             term,
@@ -152,6 +161,8 @@ impl Instance {
             ran_rx,
             received: 0,
             trim_due: None,
+            home,
+            open_refused: None,
         };
         let status = instance.status();
         instance.publisher.first(status);
@@ -165,6 +176,7 @@ impl Instance {
                 views,
                 term: instance.term.clone(),
             },
+            rebinds_rx,
         ));
         instance
     }
@@ -240,6 +252,7 @@ impl Instance {
                 _ = sleep_until(output_due), if output_due.is_some() => {
                     self.publisher.output_came_due();
                 }
+                () = self.home.signalled() => self.rehome(),
             }
             self.drain_actions();
             self.watch_stdin();
@@ -479,7 +492,10 @@ impl Instance {
 
     /// `approve-policy`: who approves what agents do changes (each part
     /// given).
+    /// A change that cannot be recorded (a full disk) is not made: a
+    /// tickhost started later would not know it.
     fn set_approval(&mut self, id: u64, peer: &Peer, change: ConsentChange) {
+        let before = self.spec.program.clone();
         let program = &mut self.spec.program;
         program.approve = change.policy.or(program.approve);
         program.agent_input = change.input.or(program.agent_input);
@@ -490,7 +506,12 @@ impl Instance {
             "agent_input": program.agent_input.unwrap_or_default().as_str(),
             "agent_close": program.agent_close.unwrap_or_default().as_str(),
         });
-        self.publisher.rewrite_record(&self.spec, &self.status());
+        if let Err(not_saved) = self.publisher.rewrite_record(&self.spec, &self.status()) {
+            self.spec.program = before;
+            let message = format!("{not_saved}; the policy is unchanged");
+            peer.reply(id, error(ErrorKind::NotSaved, &message));
+            return;
+        }
         self.publisher.mark_dirty();
         peer.reply(id, ClientReply::Ok(reply));
     }
@@ -648,10 +669,24 @@ impl Instance {
                 }))
             }
             Reply::Call(outcome) => ClientReply::Call(outcome),
+            // The Tick ended under the request: the instance ends with it
+            // (an artifact's next version starts instead), and tickhost
+            // answers from what it keeps.
+            Reply::Failed(message) if self.ends_with_session() => error(ErrorKind::Ended, &message),
             Reply::Failed(message) => error(ErrorKind::TickFailed, &message),
         };
         self.publisher.mark_dirty();
         pending.answer(&mut self.activity, reply);
+    }
+
+    /// Whether the protocol session has ended and the instance with it (not
+    /// an artifact, whose next version starts a new session).
+    fn ends_with_session(&self) -> bool {
+        self.generations.is_none()
+            && self
+                .session
+                .get()
+                .is_some_and(|session| session.end_reason().is_some())
     }
 
     /// Answers every request still waiting for the Tick: it ended, for
@@ -719,7 +754,16 @@ impl Instance {
             kind: EndClass::InitFailed,
             offending: None,
             at: now_rfc3339(),
+            not_saved: Vec::new(),
         });
+    }
+
+    /// `SIGUSR1`: the folder and the socket made again where they were
+    /// removed, and the record rewritten (see [`super::rehome`]).
+    fn rehome(&mut self) {
+        if self.home.restore() == Restored::Ours && self.ending.is_none() {
+            let _ = self.publisher.rewrite_record(&self.spec, &self.status());
+        }
     }
 
     /// Publishes the status, then rewrites the record, answers the waiting
@@ -728,7 +772,15 @@ impl Instance {
     /// see the status from before (no descriptor yet, or the old failure).
     fn announce(&mut self) {
         let status = self.publish();
-        self.publisher.rewrite_record(&self.spec, &status);
+        let recorded = self.publisher.rewrite_record(&self.spec, &status);
+        if let (Err(not_saved), Some(_)) = (recorded, self.report.as_ref()) {
+            // Up, but no later tickhost could find it: the open fails.
+            let reason = format!("{not_saved}; free some space, then open it again");
+            self.open_refused = Some(reason.clone());
+            self.closing = true;
+            self.begin_end(closed(&reason));
+            return;
+        }
         if let Some(generations) = self.generations.as_mut() {
             generations.answer_reloaders(&status);
         }
@@ -875,12 +927,16 @@ impl Instance {
         // covers anything left).
         self.drain_actions();
         self.end_waiting(&ending.info().reason);
-        let info = ending.into_info();
+        let mut info = ending.into_info();
         // A Tick that never came up is a failed open: nothing of it stays
         // (its screen goes with the report), so no file outlives it.
-        let came_up = self.report.is_none() || self.spec.program.shell;
+        let came_up =
+            self.open_refused.is_none() && (self.report.is_none() || self.spec.program.shell);
         let last_screen = if came_up {
-            keep_last_screen(&self.term, &self.spec.socket, history_limit(&self.spec)).await
+            let (lines, not_saved) =
+                keep_last_screen(&self.term, &self.spec.socket, history_limit(&self.spec)).await;
+            info.not_saved.extend(not_saved);
+            lines
         } else {
             // Settled all the same, for the recordings below.
             let settled = self.term.settled_screen(history_limit(&self.spec)).await;
@@ -899,7 +955,8 @@ impl Instance {
             .activity
             .record(&self.spec.instance, None, self.session.tools());
         if came_up {
-            keep_activity(&self.spec.socket, &activity);
+            info.not_saved
+                .extend(keep_activity(&self.spec.socket, &activity));
         }
         let outcome = self.final_report(&info).await;
         self.farewell
@@ -911,6 +968,15 @@ impl Instance {
     /// The launch report still owed at the end, the final status, and the
     /// run's outcome.
     async fn final_report(&mut self, info: &EndInfo) -> RunOutcome {
+        if let Some(reason) = self.open_refused.take() {
+            if let Some(report) = self.report.take() {
+                report(&LaunchReport::Failed {
+                    reason: reason.clone(),
+                    screen: String::new(),
+                });
+                return RunOutcome::Failed(reason);
+            }
+        }
         let shell_report = if self.spec.program.shell {
             self.report.take()
         } else {
@@ -920,9 +986,7 @@ impl Instance {
             // A plain program that ended before it was reported up: it did
             // run, so it is reported as ended (status, record and last
             // screen kept), not as a failed open. Nobody can connect now.
-            self.ended = Some(info.clone());
-            let status = self.publish();
-            self.publisher.rewrite_record(&self.spec, &status);
+            let status = self.record_the_end(info);
             report(&LaunchReport::Ready {
                 socket: self.spec.socket.clone(),
                 status: Box::new(status),
@@ -943,11 +1007,22 @@ impl Instance {
             report(&LaunchReport::Failed { reason, screen });
             RunOutcome::Failed(info.reason.clone())
         } else {
-            self.ended = Some(info.clone());
-            let status = self.publish();
-            self.publisher.rewrite_record(&self.spec, &status);
+            self.record_the_end(info);
             RunOutcome::Ended(info.clone())
         }
+    }
+
+    /// The end goes into the record, then out to every connection, with
+    /// what could not be saved (the record itself included: the status
+    /// still says so); returns the status published.
+    fn record_the_end(&mut self, info: &EndInfo) -> LauncherStatus {
+        self.ended = Some(info.clone());
+        if let Err(not_saved) = self.publisher.rewrite_record(&self.spec, &self.status()) {
+            if let Some(ended) = self.ended.as_mut() {
+                ended.not_saved.push(not_saved);
+            }
+        }
+        self.publish()
     }
 
     fn status(&self) -> LauncherStatus {

@@ -15,6 +15,7 @@
 //! * `status`: the published status and the record file;
 //! * `generations`: an `artifact:` instance's generations;
 //! * `teardown`: ending the process group, and what is left after it;
+//! * `rehome`: the folder, socket and record made again when removed;
 //! * `not_a_tick`: the signs that a program opened as a Tick is none;
 //! * `screen`: the screen's wire form; `report`: the launch report.
 
@@ -23,6 +24,7 @@ mod event_loop;
 mod generations;
 pub mod not_a_tick;
 mod process;
+mod rehome;
 mod report;
 mod requests;
 mod screen;
@@ -155,7 +157,7 @@ async fn start_file_recording(
         .open(path)
         .map_err(|e| format!("cannot create the recording {}: {e}", path.display()))?;
     let (sink, stream) = crate::recorder::recording();
-    let writer = crate::recorder::spawn_file_writer(stream, file)
+    let writer = crate::recorder::spawn_file_writer(stream, file, path)
         .map_err(|e| format!("cannot start the recording thread: {e}"))?;
     if !term.start_recording(sink).await {
         return Err("the terminal's emulator thread is gone".to_string());

@@ -148,8 +148,13 @@ impl Publisher {
     }
 
     /// Rewrites the record file of the instance `spec` launched with
-    /// `status` (a failure is logged: the instance goes on).
-    pub(super) fn rewrite_record(&self, spec: &LaunchSpec, status: &LauncherStatus) {
+    /// `status`. A failure is logged and returned, as the sentence saying
+    /// what was not saved: the instance goes on.
+    pub(super) fn rewrite_record(
+        &self,
+        spec: &LaunchSpec,
+        status: &LauncherStatus,
+    ) -> Result<(), String> {
         let record = LauncherRecord {
             instance: spec.instance.clone(),
             socket: spec.socket.clone(),
@@ -157,8 +162,10 @@ impl Publisher {
             status: status.clone(),
             catalog: self.catalog_if_any().map(|c| *c),
         };
-        if let Err(e) = write_record(&record) {
-            eprintln!("launcher: cannot write the record file: {e}");
-        }
+        write_record(&record).map_err(|e| {
+            let sentence = e.not_saved("the record");
+            eprintln!("launcher: {sentence}");
+            sentence
+        })
     }
 }

@@ -12,6 +12,8 @@ use crate::terminal::TerminalHandle;
 use std::path::Path;
 use std::time::Duration;
 use tickloop_client::clock::now_rfc3339;
+use tickloop_client::paths::InstanceFiles;
+use tickloop_client::whole_file::{self, Mode};
 use tickloop_proto::core::EndReason;
 use tickloop_proto::wire::{ActivityRecord, ClientKind, ClientReply, EndClass, EndInfo, ErrorKind};
 use tokio::sync::{mpsc, watch};
@@ -49,6 +51,7 @@ pub(super) fn end_info(reason: &EndReason) -> EndInfo {
         kind: EndClass::from(&reason.kind),
         offending: reason.offending.clone(),
         at: now_rfc3339(),
+        not_saved: Vec::new(),
     }
 }
 
@@ -59,6 +62,7 @@ pub(super) fn closed(reason: &str) -> EndInfo {
         kind: EndClass::Closed,
         offending: None,
         at: now_rfc3339(),
+        not_saved: Vec::new(),
     }
 }
 
@@ -69,6 +73,7 @@ pub(super) fn program_exited(description: &str) -> EndInfo {
         kind: EndClass::Exited,
         offending: None,
         at: now_rfc3339(),
+        not_saved: Vec::new(),
     }
 }
 
@@ -141,43 +146,46 @@ fn group_alive(pid: u32) -> bool {
 }
 
 /// Leaves the last screen, with all its history (up to `history_limit`
-/// lines) and the Tick's final output applied, beside the record of the
-/// launcher listening on `socket`, for `screen` after the end.
+/// lines) and the Tick's final output applied, in the instance's folder
+/// (the launcher listening on `socket`'s), for `screen` after the end. Its
+/// lines, and what was not saved, and why, when it could not be.
 pub(super) async fn keep_last_screen(
     term: &TerminalHandle,
     socket: &Path,
     history_limit: usize,
-) -> Vec<String> {
+) -> (Vec<String>, Option<String>) {
     let Some(text) = term.settled_screen(history_limit).await else {
-        return Vec::new();
+        let why = "the last screen was not saved: the terminal's emulator had stopped";
+        return (Vec::new(), Some(why.into()));
     };
     let lines = text.lines.clone();
-    let path = crate::last_screen_path(socket);
-    let written = serde_json::to_vec(&screen_reply(text, history_limit, true))
-        .map_err(std::io::Error::other)
-        .and_then(|json| crate::record::write_private(&path, &json));
-    if let Err(e) = written {
-        eprintln!(
-            "launcher: cannot keep the last screen in {}: {e}",
-            path.display()
-        );
-    }
-    lines
+    let path = InstanceFiles::of_socket(socket).screen;
+    let not_saved = keep(
+        &path,
+        &screen_reply(text, history_limit, true),
+        "the last screen",
+    );
+    (lines, not_saved)
 }
 
 /// Leaves the activity `record` beside the last screen, for `activity`
-/// after the end.
-pub(super) fn keep_activity(socket: &Path, record: &ActivityRecord) {
-    let path = crate::last_activity_path(socket);
-    let written = serde_json::to_vec(record)
-        .map_err(std::io::Error::other)
-        .and_then(|json| crate::record::write_private(&path, &json));
-    if let Err(e) = written {
-        eprintln!(
-            "launcher: cannot keep the activity in {}: {e}",
-            path.display()
-        );
-    }
+/// after the end; what was not saved, and why, when it could not be.
+pub(super) fn keep_activity(socket: &Path, record: &ActivityRecord) -> Option<String> {
+    let path = InstanceFiles::of_socket(socket).activity;
+    keep(&path, record, "the activity record")
+}
+
+/// Writes `value` to `path` whole; the sentence saying `what` was not
+/// saved (also logged) when it could not be.
+fn keep(path: &Path, value: &impl serde::Serialize, what: &str) -> Option<String> {
+    let json = match serde_json::to_vec(value) {
+        Ok(json) => json,
+        Err(e) => return Some(format!("{what} was not saved: cannot encode it: {e}")),
+    };
+    let error = whole_file::write(path, &json, Mode::Private).err()?;
+    let sentence = error.not_saved(what);
+    eprintln!("launcher: {sentence}");
+    Some(sentence)
 }
 
 /// The start of the screen of a Tick that never came up, for its failed

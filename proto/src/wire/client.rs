@@ -212,6 +212,9 @@ pub enum ErrorKind {
     /// stopped waiting, or withdrew it explicitly): nothing was done, and
     /// nothing will be. `data` is the decision as the log keeps it.
     Withdrawn,
+    /// A file Tickloop keeps could not be written (a full disk): what it
+    /// would have recorded was not done; the message names the file.
+    NotSaved,
     /// Anything else inside Tickloop.
     Internal,
 }
@@ -362,6 +365,11 @@ pub struct EndInfo {
     pub offending: Option<String>,
     /// RFC 3339 time of the end.
     pub at: String,
+    /// What of the instance could not be kept at its end (its last screen,
+    /// its activity, its record), each a sentence naming the file and why:
+    /// `no space left on the device of PATH: the last screen was not saved`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_saved: Vec<String>,
 }
 
 /// How an instance ended, as a class a program can branch on.

@@ -1,26 +1,28 @@
 //! Finding launchers again: at start, and whenever a record appears or
-//! disappears in `l/` (watched with `notify`), each `l/*.json` record of an
-//! instance not known yet is adopted: its launcher answers (a running
-//! instance, with its state intact) or it does not (an ended one).
+//! disappears under `i/` (watched with `notify`), each `i/*/record.json`
+//! of an instance not known yet is adopted: its launcher answers (a running
+//! instance, with its state intact) or it does not (an ended one). Files of
+//! the layout before (`l/`) are moved into their folders first
+//! (`tickloop_client::legacy_layout`).
 
 use super::conn::LauncherConn;
 use super::log::log;
 use super::reader::spawn_reader;
 use super::registry::{end_info, CatalogFacts, Instance, Shared};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use tickloop_client::paths::{parse_id, InstanceFiles};
+use tickloop_client::paths::{parse_id, InstanceFiles, RECORD_FILE};
 use tickloop_proto::wire::LauncherRecord;
 
-/// Adopts every record of `l/` whose instance is unknown, all at once (a
+/// Adopts every record of `i/` whose instance is unknown, all at once (a
 /// launcher that does not answer costs its own hello timeout, not every
 /// other adoption's), and forgets ended instances whose record has gone.
 pub async fn scan(shared: &Arc<Shared>) {
+    move_legacy_files(shared);
     let mut adoptions = tokio::task::JoinSet::new();
-    for path in records(&shared.dir.launchers_dir()) {
+    for files in records(shared) {
         let shared = shared.clone();
-        adoptions.spawn(async move { adopt(&shared, &path).await });
+        adoptions.spawn(async move { adopt(&shared, &files).await });
     }
     while adoptions.join_next().await.is_some() {}
     let vanished: Vec<Arc<Instance>> = shared
@@ -34,31 +36,45 @@ pub async fn scan(shared: &Arc<Shared>) {
     }
 }
 
-/// The `*.json` records in `dir` (temporary files, starting with `.`, skipped).
-fn records(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut paths: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.extension().is_some_and(|e| e == "json")
-                && p.file_name()
-                    .is_some_and(|n| !n.to_string_lossy().starts_with('.'))
-        })
-        .collect();
-    paths.sort();
-    paths
+/// Moves what the layout before left in `l/` into the instances' folders.
+pub fn move_legacy_files(shared: &Shared) {
+    for (from, to) in tickloop_client::legacy_layout::migrate(&shared.dir) {
+        log(&format!(
+            "moved {} to {} (one folder per instance)",
+            from.display(),
+            to.display()
+        ));
+    }
+}
+
+/// The instance folders of `i/` that hold a record.
+fn records(shared: &Shared) -> Vec<InstanceFiles> {
+    shared
+        .dir
+        .instance_folders()
+        .into_iter()
+        .filter(|(_, files)| files.record.is_file())
+        .map(|(_, files)| files)
+        .collect()
 }
 
 /// How often a recorded launcher that lives but does not answer (stopped,
 /// wedged) is tried again.
 const RETRY_EVERY: Duration = Duration::from_secs(2);
 
-fn read_record(path: &Path) -> Option<LauncherRecord> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let record = serde_json::from_str::<LauncherRecord>(&text).ok()?;
-    parse_id(&record.instance)?;
+/// The record in `files`' folder, when it reads as one of the instance
+/// the folder is named for (a record copied elsewhere is not adopted).
+fn read_record(files: &InstanceFiles) -> Option<LauncherRecord> {
+    let text = std::fs::read_to_string(&files.record).ok()?;
+    let mut record = serde_json::from_str::<LauncherRecord>(&text).ok()?;
+    let (kind, name) = parse_id(&record.instance)?;
+    let folder = files.folder.file_name()?.to_str()?;
+    if folder != tickloop_client::paths::folder_name(kind, name) {
+        return None;
+    }
+    // The socket is the folder's (a record moved from the layout before
+    // names the old path).
+    record.socket = files.socket.clone();
     Some(record)
 }
 
@@ -67,16 +83,16 @@ fn read_record(path: &Path) -> Option<LauncherRecord> {
 /// ended), so that `list` is whole from the first client on, even while a
 /// launcher that does not answer is still being connected by [`scan`].
 pub fn register_recorded(shared: &Arc<Shared>) {
-    for path in records(&shared.dir.launchers_dir()) {
-        let Some(record) = read_record(&path) else {
+    for files in records(shared) {
+        let Some(record) = read_record(&files) else {
             continue;
         };
-        register(shared, &path, &record);
+        register(shared, &files, &record);
     }
 }
 
 /// The instance of `record`, registered now if it was not known.
-fn register(shared: &Arc<Shared>, path: &Path, record: &LauncherRecord) -> Arc<Instance> {
+fn register(shared: &Arc<Shared>, files: &InstanceFiles, record: &LauncherRecord) -> Arc<Instance> {
     let id = record.instance.clone();
     let mut registry = shared.registry();
     if let Some(known) = registry.instances.get(&id) {
@@ -94,19 +110,13 @@ fn register(shared: &Arc<Shared>, path: &Path, record: &LauncherRecord) -> Arc<I
     // a `shell:` title stays `bash`, not `/usr/bin/bash`.
     let program = status.program.clone();
     let catalog = CatalogFacts::new(record.catalog.clone().unwrap_or_default(), &shared.limits);
-    let instance = Instance::new(
-        id.clone(),
-        InstanceFiles::from_record(path),
-        program,
-        status,
-        catalog,
-    );
+    let instance = Instance::new(id.clone(), files.clone(), program, status, catalog);
     registry.instances.insert(id, instance.clone());
     instance
 }
 
-async fn adopt(shared: &Arc<Shared>, path: &Path) {
-    let Some(record) = read_record(path) else {
+async fn adopt(shared: &Arc<Shared>, files: &InstanceFiles) {
+    let Some(record) = read_record(files) else {
         return;
     };
     let id = record.instance.clone();
@@ -114,7 +124,7 @@ async fn adopt(shared: &Arc<Shared>, path: &Path) {
         // Being connected already (a retry in progress).
         return;
     }
-    let instance = register(shared, path, &record);
+    let instance = register(shared, files, &record);
     if instance.conn().is_some() {
         return;
     }
@@ -224,6 +234,43 @@ async fn connect(
     }
 }
 
+/// Finds the launchers of the runtime directory that no record names
+/// (their folders were removed while no tickhost ran): each gets
+/// `SIGUSR1`, makes its folder, socket and record again, and is adopted
+/// here as its record appears (waited for up to `within`; one later is
+/// adopted by the watch on `i/`).
+pub async fn find_lost(shared: &Arc<Shared>, within: Duration) {
+    use tickloop_client::runtime_procs::{find, signal, Role};
+    let recorded = |shared: &Shared| -> Vec<u32> {
+        shared
+            .all()
+            .iter()
+            .map(|i| i.status().launcher_pid)
+            .collect()
+    };
+    let known = recorded(shared);
+    let lost: Vec<u32> = find(shared.dir.root(), Role::Launcher)
+        .into_iter()
+        .filter(|pid| !known.contains(pid) && signal(*pid, libc::SIGUSR1))
+        .collect();
+    if lost.is_empty() {
+        return;
+    }
+    log(&format!(
+        "launchers {lost:?} have no record: asked them to make their files again"
+    ));
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        register_recorded(shared);
+        let known = recorded(shared);
+        if lost.iter().all(|pid| known.contains(pid)) || tokio::time::Instant::now() >= deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    scan(shared).await;
+}
+
 /// Whether a launcher runs as `pid` (not another process given its pid
 /// since).
 fn process_alive(pid: u32) -> bool {
@@ -240,8 +287,8 @@ pub async fn rescan_when_asked(shared: Arc<Shared>) {
     }
 }
 
-/// Watches `l/` and rescans when a record appears or disappears. The
-/// returned watcher must be kept alive.
+/// Watches `i/` (and each instance's folder) and rescans when a record
+/// appears, changes or disappears. The returned watcher must be kept alive.
 pub fn watch_launchers(shared: Arc<Shared>) -> Result<notify::RecommendedWatcher, notify::Error> {
     use notify::Watcher as _;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
@@ -259,15 +306,15 @@ pub fn watch_launchers(shared: Arc<Shared>) -> Result<notify::RecommendedWatcher
                 && event
                     .paths
                     .iter()
-                    .any(|p| p.extension().is_some_and(|e| e == "json"))
+                    .any(|p| p.file_name().is_some_and(|n| n == RECORD_FILE))
             {
                 let _ = tx.send(());
             }
         }
     })?;
     watcher.watch(
-        &shared.dir.launchers_dir(),
-        notify::RecursiveMode::NonRecursive,
+        &shared.dir.instances_dir(),
+        notify::RecursiveMode::Recursive,
     )?;
     tokio::spawn(async move {
         while rx.recv().await.is_some() {

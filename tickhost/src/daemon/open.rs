@@ -7,6 +7,7 @@ use super::log::log;
 use super::reader::spawn_reader;
 use super::registry::{CatalogFacts, Instance, Shared};
 use serde_json::json;
+use std::os::unix::fs::OpenOptionsExt;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,6 +16,7 @@ use tickloop_client::framing::{Line, LineReader};
 use tickloop_client::paths::{
     default_name, unique_name, validate_name, InstanceFiles, InstanceKind,
 };
+use tickloop_client::whole_file::WriteError;
 use tickloop_proto::core::codes::APPROVAL_REFUSED;
 use tickloop_proto::core::limits::Limits;
 use tickloop_proto::wire::{
@@ -51,6 +53,26 @@ struct Reservation<'a> {
 impl Drop for Reservation<'_> {
     fn drop(&mut self) {
         self.shared.registry().reserved.remove(&self.id);
+    }
+}
+
+/// A launcher being started, until its open is over however it ends: it
+/// gets no `SIGUSR1` meanwhile (see `home::wake_launchers`).
+struct Starting<'a> {
+    shared: &'a Shared,
+    pid: u32,
+}
+
+impl<'a> Starting<'a> {
+    fn new(shared: &'a Shared, pid: u32) -> Self {
+        shared.set_starting(pid, true);
+        Starting { shared, pid }
+    }
+}
+
+impl Drop for Starting<'_> {
+    fn drop(&mut self) {
+        self.shared.set_starting(self.pid, false);
     }
 }
 
@@ -143,6 +165,7 @@ async fn open_instance(
     };
     let launcher = start_launcher(shared, &files)?;
     let launcher_pid = launcher.pid;
+    let _starting = Starting::new(shared, launcher_pid);
     let report = match tokio::time::timeout(LAUNCH_TIMEOUT, launcher.report(&spec)).await {
         Ok(Ok(report)) => report,
         Ok(Err(reason)) => {
@@ -282,34 +305,47 @@ struct Started {
 /// Starts `<exe> __launcher` in its own session, its stderr into the
 /// instance's log; it is reaped in the background whenever it exits.
 fn start_launcher(shared: &Shared, files: &InstanceFiles) -> Result<Started, ClientReply> {
+    let cannot = |path: &std::path::Path, e: std::io::Error| {
+        let error = WriteError {
+            path: path.to_path_buf(),
+            source: e,
+        };
+        open_failed(format!("{error}: the instance was not opened"), "")
+    };
+    files
+        .create_folder()
+        .map_err(|e| cannot(&files.folder, e))?;
     let log_file = std::fs::OpenOptions::new()
         .create(true)
         .write(true)
         .truncate(true)
+        .mode(0o600)
         .open(&files.log)
         .map_err(|e| {
-            open_failed(
-                format!(
-                    "cannot create the launcher's log {}: {e}",
-                    files.log.display()
-                ),
-                "",
-            )
+            files.remove();
+            cannot(&files.log, e)
         })?;
     let mut command = tokio::process::Command::new(&shared.exe);
     command
         .arg("__launcher")
         .current_dir("/")
+        // How the launcher is found when its files are gone
+        // (`tickloop_client::runtime_procs`).
+        .env("TICKLOOP_RUNTIME_DIR", shared.dir.root())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::from(log_file))
         .kill_on_drop(false);
-    // SAFETY: setsid is async-signal-safe; the closure touches nothing else.
+    // SAFETY: setsid and signal are async-signal-safe; the closure touches
+    // nothing else.
     unsafe {
         command.pre_exec(|| {
             if libc::setsid() == -1 {
                 return Err(std::io::Error::last_os_error());
             }
+            // Until the launcher handles SIGUSR1 (`rehome`), one sent to
+            // every launcher of the directory must not end it.
+            libc::signal(libc::SIGUSR1, libc::SIG_IGN);
             Ok(())
         });
     }

@@ -153,7 +153,7 @@ mod tests {
             pid: std::process::id(),
             ..Default::default()
         };
-        let files = InstanceFiles::from_record(Path::new("/nonexistent/hosted-a.json"));
+        let files = InstanceFiles::in_folder(Path::new("/nonexistent/i/hosted-a"));
         let instance = Instance::new("hosted:a".into(), files, None, status, Default::default());
         let (conn, reader) = LauncherConn::connect(&socket, std::process::id())
             .await

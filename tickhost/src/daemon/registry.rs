@@ -36,6 +36,11 @@ pub struct Shared {
     /// Notified when a connection to a launcher that still runs was lost:
     /// the records are scanned again and it is connected anew.
     pub rediscover: tokio::sync::Notify,
+    /// Set when tickhost is about to exit: its files are not made again.
+    leaving: AtomicBool,
+    /// The pids of launchers being started now (not yet able to take a
+    /// signal).
+    starting: Mutex<HashSet<u32>>,
 }
 
 /// The instances by id, and the ids being opened or adopted right now.
@@ -63,7 +68,37 @@ impl Shared {
             shutdown: watch::Sender::new(false),
             approvals: Approvals::configured(),
             rediscover: tokio::sync::Notify::new(),
+            leaving: AtomicBool::new(false),
+            starting: Mutex::new(HashSet::new()),
         })
+    }
+
+    /// tickhost is about to exit (its socket goes with it).
+    pub fn leave(&self) {
+        self.leaving.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether tickhost is about to exit.
+    pub fn leaving(&self) -> bool {
+        self.leaving.load(Ordering::SeqCst)
+    }
+
+    /// Launcher `pid` is starting (`true`) or has reported (`false`).
+    pub fn set_starting(&self, pid: u32, starting: bool) {
+        let mut set = self.starting.lock().unwrap_or_else(|e| e.into_inner());
+        if starting {
+            set.insert(pid);
+        } else {
+            set.remove(&pid);
+        }
+    }
+
+    /// The pids of launchers being started now.
+    pub fn starting_launchers(&self) -> HashSet<u32> {
+        self.starting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// The registry, locked (never held across an await).
@@ -458,6 +493,17 @@ impl Instance {
             })
     }
 
+    /// The error for a request to what an ended instance keeps (`what`:
+    /// `last screen`, `activity record`) when it is not there: how it
+    /// ended, and why it was not kept when its launcher said so.
+    pub fn not_kept(&self, end: &EndInfo, what: &str) -> ClientError {
+        let mut error = self.ended_error(end);
+        if let Some(why) = end.not_saved.iter().find(|n| n.contains(what)) {
+            error.message = format!("{}; its {what} is not kept: {why}", error.message);
+        }
+        error
+    }
+
     /// The error for a request to this instance once it ended.
     pub fn ended_error(&self, end: &EndInfo) -> ClientError {
         ClientError {
@@ -566,6 +612,7 @@ pub fn end_info(kind: EndClass, reason: String) -> EndInfo {
         kind,
         offending: None,
         at: now_rfc3339(),
+        not_saved: Vec::new(),
     }
 }
 
@@ -588,7 +635,7 @@ mod tests {
     fn map(ids: &[&str]) -> BTreeMap<String, Arc<Instance>> {
         ids.iter()
             .map(|id| {
-                let files = InstanceFiles::from_record(std::path::Path::new("/nonexistent/x.json"));
+                let files = InstanceFiles::in_folder(std::path::Path::new("/nonexistent/x"));
                 (
                     id.to_string(),
                     Instance::new(id.to_string(), files, None, status(id), Default::default()),

@@ -115,7 +115,9 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
             }
             ClientRequest::Shutdown => {
                 let reply = shutdown(&shared, client).await;
-                // No new client reaches this daemon from now on.
+                // No new client reaches this daemon from now on (and the
+                // socket is not made again).
+                shared.leave();
                 let _ = std::fs::remove_file(shared.dir.socket());
                 let _ = out.send_written(&ServerMessage::Reply { id, reply }).await;
                 shared.shutdown.send_replace(true);
@@ -254,7 +256,7 @@ async fn handle(
         ClientRequest::Describe { instance } => {
             forward(instance, LauncherRequest::Describe, false).await
         }
-        ClientRequest::Read { instance } => forward(instance, LauncherRequest::Read, false).await,
+        ClientRequest::Read { instance } => read(shared, &instance, client).await,
         ClientRequest::Approvals => match serde_json::to_value(shared.approvals.list()) {
             Ok(value) => ClientReply::Ok(value),
             Err(e) => error(ErrorKind::Internal, e.to_string()),
@@ -317,22 +319,98 @@ async fn handle(
     }
 }
 
+/// Whether `reply` says the instance ended under the request.
+fn met_the_end(reply: &ClientReply) -> bool {
+    matches!(reply, ClientReply::Error(e) if e.kind == ErrorKind::Ended)
+}
+
+/// Waits until `instance` has ended and its launcher has hung up, after
+/// keeping its last screen and activity (at most [`close_wait`]): a
+/// request that met the end then answers what was kept, as one that came
+/// later would.
+async fn settle_end(shared: &Shared, instance: &Instance) {
+    let mut changes = shared.subscribe();
+    let deadline = tokio::time::Instant::now() + close_wait();
+    while instance.ended().is_none() || instance.conn().is_some() {
+        if tokio::time::timeout_at(deadline, changes.changed())
+            .await
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+/// Sends `request` to the launcher of a running `instance`; `None` when
+/// the instance ended (before, or under the request, once its launcher is
+/// gone): the caller answers with what was kept.
+async fn while_running(
+    shared: &Arc<Shared>,
+    instance: &Instance,
+    request: LauncherRequest,
+    needs_tick: bool,
+    client: Option<ClientKind>,
+) -> Option<ClientReply> {
+    if instance.ended().is_some() {
+        return None;
+    }
+    let reply = forward(shared, &instance.id, request, needs_tick, client).await;
+    if !met_the_end(&reply) {
+        return Some(reply);
+    }
+    settle_end(shared, instance).await;
+    None
+}
+
+/// `read`: a fresh `tick/read` of a running Tick; an ended one's last
+/// state (its newest snapshot, with `"ended": true`).
+async fn read(shared: &Arc<Shared>, name: &str, client: Option<ClientKind>) -> ClientReply {
+    let instance = match shared.resolve(name) {
+        Ok(instance) => instance,
+        Err(e) => return ClientReply::Error(e),
+    };
+    if instance.kind == InstanceKind::Shell {
+        return forward(shared, name, LauncherRequest::Read, true, client).await;
+    }
+    if let Some(reply) = while_running(shared, &instance, LauncherRequest::Read, true, client).await
+    {
+        return reply;
+    }
+    let status = instance.status();
+    match (&status.state, &status.ended) {
+        (Some(state), Some(_)) => ClientReply::Ok(
+            json!({"seq": state.seq, "data": state.data, "at": state.at, "ended": true}),
+        ),
+        (_, Some(end)) => ClientReply::Error(instance.ended_error(end)),
+        (_, None) => error(
+            ErrorKind::Internal,
+            format!(
+                "{}: its launcher went away, and it is not ended",
+                instance.id
+            ),
+        ),
+    }
+}
+
 /// `screen`: a running instance's screen from its launcher; an ended one's
-/// last screen, which its launcher left beside its record.
+/// last screen, which its launcher left in its folder.
 async fn screen(shared: &Arc<Shared>, name: &str, history: usize) -> ClientReply {
     let instance = match shared.resolve(name) {
         Ok(instance) => instance,
         Err(e) => return ClientReply::Error(e),
     };
+    let request = LauncherRequest::Screen { history };
+    if let Some(reply) = while_running(shared, &instance, request, false, None).await {
+        return reply;
+    }
     let Some(end) = instance.ended() else {
-        return forward(
-            shared,
-            name,
-            LauncherRequest::Screen { history },
-            false,
-            None,
-        )
-        .await;
+        return error(
+            ErrorKind::Internal,
+            format!(
+                "{}: its launcher went away, and it is not ended",
+                instance.id
+            ),
+        );
     };
     let kept = std::fs::read(&instance.files.screen)
         .ok()
@@ -346,7 +424,7 @@ async fn screen(shared: &Arc<Shared>, name: &str, history: usize) -> ClientReply
                 Err(e) => error(ErrorKind::Internal, e.to_string()),
             }
         }
-        None => ClientReply::Error(instance.ended_error(&end)),
+        None => ClientReply::Error(instance.not_kept(&end, "last screen")),
     }
 }
 
@@ -576,21 +654,22 @@ async fn activity(shared: &Arc<Shared>, name: &str, after: Option<u64>) -> Clien
         Ok(instance) => instance,
         Err(e) => return ClientReply::Error(e),
     };
-    let record = match instance.ended() {
-        None => match forward(
-            shared,
-            name,
-            LauncherRequest::Activity { after },
-            false,
-            None,
-        )
-        .await
-        {
-            ClientReply::Ok(value) => serde_json::from_value::<ActivityRecord>(value)
-                .map_err(|e| format!("the launcher sent an unreadable activity record: {e}")),
-            other => return other,
-        },
-        Some(end) => match std::fs::read(&instance.files.activity) {
+    let request = LauncherRequest::Activity { after };
+    let running = while_running(shared, &instance, request, false, None).await;
+    let record = match (running, instance.ended()) {
+        (Some(ClientReply::Ok(value)), _) => serde_json::from_value::<ActivityRecord>(value)
+            .map_err(|e| format!("the launcher sent an unreadable activity record: {e}")),
+        (Some(other), _) => return other,
+        (None, None) => {
+            return error(
+                ErrorKind::Internal,
+                format!(
+                    "{}: its launcher went away, and it is not ended",
+                    instance.id
+                ),
+            )
+        }
+        (None, Some(end)) => match std::fs::read(&instance.files.activity) {
             Ok(bytes) => serde_json::from_slice::<ActivityRecord>(&bytes)
                 .map(|mut record| {
                     record.entries.retain(|e| e.n > after.unwrap_or(0));
@@ -604,7 +683,7 @@ async fn activity(shared: &Arc<Shared>, name: &str, after: Option<u64>) -> Clien
                 }),
             // Ended before launchers kept their activity, or it could not
             // be written: say how it ended.
-            Err(_) => return ClientReply::Error(instance.ended_error(&end)),
+            Err(_) => return ClientReply::Error(instance.not_kept(&end, "activity record")),
         },
     };
     match record {
@@ -889,13 +968,35 @@ async fn shutdown(shared: &Arc<Shared>, client: Option<ClientKind>) -> ClientRep
             end_instance(&shared, &instance, client).await;
         }));
     }
-    let closed = closing.len();
+    let mut closed = closing.len();
     for task in closing {
         let _ = task.await;
     }
+    // Launchers of this directory tickhost had lost (their files removed,
+    // or started by a tickhost that was killed) end too; those of the
+    // instances just closed are on their way out.
+    let closing: Vec<u32> = instances.iter().map(|i| i.status().launcher_pid).collect();
+    closed += end_lost_launchers(shared, closing).await;
     for instance in &instances {
         shared.forget(instance);
     }
     log(&format!("shutdown: closed {closed} instances"));
     ClientReply::Ok(json!({"shutdown": true, "closed": closed}))
+}
+
+/// Ends every launcher of the runtime directory still running (see
+/// `tickloop_client::runtime_procs::end_launchers`); how many there were.
+async fn end_lost_launchers(shared: &Shared, known: Vec<u32>) -> usize {
+    use tickloop_client::runtime_procs::{end_launchers, LAUNCHER_GRACE};
+    let root = shared.dir.root().to_path_buf();
+    let ended = tokio::task::spawn_blocking(move || end_launchers(&root, &known, LAUNCHER_GRACE))
+        .await
+        .unwrap_or_default();
+    if !ended.is_empty() {
+        log(&format!(
+            "shutdown: ended {} launchers it had lost (pids {ended:?})",
+            ended.len()
+        ));
+    }
+    ended.len()
 }

@@ -382,8 +382,8 @@ mod tests {
 
     #[test]
     fn deliveries_carry_counts_and_trim() {
-        let files = tickloop_client::paths::InstanceFiles::from_record(std::path::Path::new(
-            "/nonexistent/c.json",
+        let files = tickloop_client::paths::InstanceFiles::in_folder(std::path::Path::new(
+            "/nonexistent/c",
         ));
         let catalog = tickloop_proto::wire::Catalog {
             revision: Some("1".into()),

@@ -570,6 +570,7 @@ mod model {
                         kind: tickloop_proto::wire::EndClass::Exited,
                         offending: None,
                         at: String::new(),
+                        not_saved: Vec::new(),
                     });
                 }
                 Step::CatalogChange => {
