@@ -33,6 +33,7 @@
 pub mod activity;
 pub mod artifact;
 pub mod emulator;
+pub mod history;
 pub mod instance;
 pub mod published;
 pub mod record;
