@@ -39,9 +39,11 @@ fn screen_prints_history_then_the_screen_and_json_has_a_history_array() {
     assert_eq!(history.len(), 10, "{json}");
     assert_eq!(json["history_limit"], 50, "{json}");
     assert_eq!(json["history_len"], 50, "{json}");
-    // Reported memory: at least the two screens and the 50 lines held.
+    // Reported memory: the two screens' cells, and the 50 lines held as
+    // text (far less than 50 rows of 24-byte cells).
     let memory = json["memory_bytes"].as_u64().expect("memory_bytes");
-    assert!(memory >= (30 + 30 + 50) * 120 * 24, "{json}");
+    assert!(memory >= (30 + 30) * 120 * 24 + 50 * 8, "{json}");
+    assert!(memory < (30 + 30 + 10) * 120 * 24, "{json}");
     // 201 lines and the cursor row: the screen's 30 rows end at done-printing.
     let lines: Vec<&str> = json["lines"]
         .as_array()
