@@ -284,7 +284,13 @@ pub struct Term<T> {
     ///
     /// Opposite of the active grid. While the alternate screen buffer is active, this will be the
     /// primary grid. Otherwise it is the alternate screen buffer.
+    ///
+    /// The alternate screen buffer is allocated when it is first used: until then this is a
+    /// one-cell placeholder (see `alt_allocated`).
     inactive_grid: Grid<Cell>,
+
+    /// The alternate screen buffer has been used, so it is allocated at full size.
+    alt_allocated: bool,
 
     /// Index into `charsets`, pointing to what ASCII is currently being mapped to.
     active_charset: CharsetIndex,
@@ -413,7 +419,8 @@ impl<T> Term<T> {
 
         let history_size = config.scrolling_history;
         let grid = Grid::new(num_lines, num_cols, history_size);
-        let inactive_grid = Grid::new(num_lines, num_cols, 0);
+        // Allocated on first use, see `swap_alt`.
+        let inactive_grid = Grid::new(1, 1, 0);
 
         let tabs = TabStops::new(grid.columns());
 
@@ -424,6 +431,7 @@ impl<T> Term<T> {
 
         Term {
             inactive_grid,
+            alt_allocated: false,
             scroll_region,
             event_proxy,
             damage,
@@ -675,7 +683,9 @@ impl<T> Term<T> {
 
         let is_alt = self.mode.contains(TermMode::ALT_SCREEN);
         self.grid.resize(!is_alt, num_lines, num_cols);
-        self.inactive_grid.resize(is_alt, num_lines, num_cols);
+        if is_alt || self.alt_allocated {
+            self.inactive_grid.resize(is_alt, num_lines, num_cols);
+        }
 
         // Invalidate selection and tabs only when necessary.
         if old_cols != num_cols {
@@ -712,6 +722,12 @@ impl<T> Term<T> {
 
     /// Swap primary and alternate screen buffer.
     pub fn swap_alt(&mut self) {
+        if !self.mode.contains(TermMode::ALT_SCREEN) && !self.alt_allocated {
+            // First use of the alternate screen: allocate it at the current size.
+            self.inactive_grid = Grid::new(self.screen_lines(), self.columns(), 0);
+            self.alt_allocated = true;
+        }
+
         if !self.mode.contains(TermMode::ALT_SCREEN) {
             // Set alt screen cursor to the current primary screen cursor.
             self.inactive_grid.cursor = self.grid.cursor.clone();
