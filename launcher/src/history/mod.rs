@@ -111,7 +111,7 @@ impl History {
         self.scratch.clear();
         row_codec::encode(row, cols, &mut self.scratch);
         self.starts.push_back(self.end);
-        self.bytes.extend(self.scratch.iter());
+        self.bytes.extend(&self.scratch);
         self.end += self.scratch.len() as u64;
         self.pushed += 1;
         while self.starts.len() > self.limit {

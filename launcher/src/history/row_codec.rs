@@ -15,7 +15,6 @@
 //! column).
 
 use alacritty_terminal::grid::Row;
-use alacritty_terminal::index::Column;
 use alacritty_terminal::term::cell::{Cell, Flags, Hyperlink};
 use alacritty_terminal::vte::ansi::{Color, NamedColor, Rgb};
 
@@ -31,72 +30,129 @@ const HAS_UNDERLINE_COLOR: u8 = 4;
 const HAS_LINK: u8 = 8;
 
 /// Appends `row` (its first `cols` cells) to `out`.
+///
+/// This runs for every line that scrolls off (a flood of log output is
+/// hundreds of thousands of them), so it looks at each cell once or twice
+/// and compares styles as small integers.
 pub fn encode(row: &Row<Cell>, cols: usize, out: &mut Vec<u8>) {
-    let width = cols.min(row.len());
-    let fresh = Cell::default();
-    let mut kept = width;
-    while kept > 0 && row[Column(kept - 1)] == fresh {
-        kept -= 1;
-    }
+    let cells = &row[..];
+    let cells = &cells[..cols.min(cells.len())];
+    // The cells past `occupied` are all alike: when the last is a fresh
+    // blank, so are they all, and only the ones before need a look (a
+    // blank row, which a full-screen redraw pushes by the screenful, costs
+    // nothing to scan).
+    let occupied = row.occupied().min(cells.len());
+    let scan = match cells.last() {
+        Some(last) if occupied < cells.len() && is_fresh(last) => &cells[..occupied],
+        _ => cells,
+    };
+    let kept = scan
+        .iter()
+        .rposition(|cell| !is_fresh(cell))
+        .map_or(0, |i| i + 1);
+    let cells = &cells[..kept];
     put_varint(out, kept);
     let mut start = 0;
     while start < kept {
-        let first = &row[Column(start)];
+        let first = &cells[start];
         let mut end = start + 1;
-        while end < kept && same_style(first, &row[Column(end)]) {
-            end += 1;
+        if first.extra.is_none() {
+            let key = style_key(first);
+            while end < kept && cells[end].extra.is_none() && style_key(&cells[end]) == key {
+                end += 1;
+            }
+        } else {
+            while end < kept && same_style(first, &cells[end]) {
+                end += 1;
+            }
         }
-        encode_run(row, start, end, out);
+        encode_run(&cells[start..end], out);
         start = end;
     }
 }
 
-/// Cells `start..end` of `row`, which share their style.
-fn encode_run(row: &Row<Cell>, start: usize, end: usize, out: &mut Vec<u8>) {
-    let first = &row[Column(start)];
-    let cells = (start..end).map(|c| &row[Column(c)]);
-    let mut has = 0;
-    if cells.clone().any(|cell| cell.flags.intersects(WIDE)) {
-        has |= HAS_WIDE;
+/// A cell as a fresh screen holds it (a space in the default colours, no
+/// flags, nothing extra): what rows are padded with.
+#[inline]
+fn is_fresh(cell: &Cell) -> bool {
+    cell.c == ' '
+        && cell.extra.is_none()
+        && cell.flags.is_empty()
+        && matches!(cell.fg, Color::Named(NamedColor::Foreground))
+        && matches!(cell.bg, Color::Named(NamedColor::Background))
+}
+
+/// A colour as a number that tells colours apart.
+#[inline]
+fn color_key(color: Color) -> u64 {
+    match color {
+        Color::Named(named) => named as u64,
+        Color::Indexed(i) => 0x1_0000 | u64::from(i),
+        Color::Spec(Rgb { r, g, b }) => {
+            0x100_0000 | (u64::from(r) << 16) | (u64::from(g) << 8) | u64::from(b)
+        }
     }
-    if cells
-        .clone()
-        .any(|cell| cell.zerowidth().is_some_and(|m| !m.is_empty()))
-    {
-        has |= HAS_MARKS;
-    }
-    let underline = first.underline_color();
-    if underline.is_some() {
-        has |= HAS_UNDERLINE_COLOR;
-    }
-    let link = first.hyperlink();
-    if link.is_some() {
-        has |= HAS_LINK;
-    }
-    put_varint(out, end - start);
+}
+
+/// A cell's colours and its flags but the wide ones, as one number (the
+/// style of a cell with no extra storage).
+#[inline]
+fn style_key(cell: &Cell) -> (u64, u16) {
+    (
+        color_key(cell.fg) << 32 | color_key(cell.bg),
+        (cell.flags - WIDE).bits(),
+    )
+}
+
+/// `cells`, which share their style. One pass over them writes their
+/// characters and notes what is rare (wide flags, marks), written after
+/// them only when some cell has it.
+fn encode_run(cells: &[Cell], out: &mut Vec<u8>) {
+    let first = &cells[0];
+    let (underline, link) = match first.extra {
+        Some(_) => (first.underline_color(), first.hyperlink()),
+        None => (None, None),
+    };
+    put_varint(out, cells.len());
     put_color(out, first.fg);
     put_color(out, first.bg);
     out.extend_from_slice(&(first.flags - WIDE).bits().to_le_bytes());
-    out.push(has);
+    let has_at = out.len();
+    out.push(0);
+    let mut has = 0;
     if let Some(color) = underline {
+        has |= HAS_UNDERLINE_COLOR;
         put_color(out, color);
     }
     if let Some(link) = &link {
+        has |= HAS_LINK;
         put_str(out, link.id());
         put_str(out, link.uri());
     }
     let mut buf = [0u8; 4];
-    for cell in cells.clone() {
-        out.extend_from_slice(cell.c.encode_utf8(&mut buf).as_bytes());
+    for cell in cells {
+        if cell.c.is_ascii() {
+            out.push(cell.c as u8);
+        } else {
+            out.extend_from_slice(cell.c.encode_utf8(&mut buf).as_bytes());
+        }
+        if cell.flags.intersects(WIDE) {
+            has |= HAS_WIDE;
+        }
+        if cell.extra.is_some() && cell.zerowidth().is_some_and(|m| !m.is_empty()) {
+            has |= HAS_MARKS;
+        }
     }
+    out[has_at] = has;
     if has & HAS_WIDE != 0 {
         // The three flags sit in one byte once shifted down.
-        out.extend(cells.clone().map(|cell| wide_byte(cell.flags)));
+        out.extend(cells.iter().map(|cell| wide_byte(cell.flags)));
     }
     if has & HAS_MARKS != 0 {
         let marked: Vec<(usize, &[char])> = cells
+            .iter()
             .enumerate()
-            .filter_map(|(i, cell)| cell.zerowidth().filter(|m| !m.is_empty()).map(|m| (i, m)))
+            .filter_map(|(i, cell)| Some((i, cell.zerowidth().filter(|m| !m.is_empty())?)))
             .collect();
         put_varint(out, marked.len());
         for (i, marks) in marked {
@@ -111,9 +167,7 @@ fn encode_run(row: &Row<Cell>, start: usize, end: usize, out: &mut Vec<u8>) {
 
 /// Whether two cells belong in one run.
 fn same_style(a: &Cell, b: &Cell) -> bool {
-    a.fg == b.fg
-        && a.bg == b.bg
-        && (a.flags - WIDE) == (b.flags - WIDE)
+    style_key(a) == style_key(b)
         && (a.extra.is_none() && b.extra.is_none()
             || (a.underline_color() == b.underline_color() && a.hyperlink() == b.hyperlink()))
 }
@@ -320,6 +374,10 @@ impl Reader<'_> {
 
     fn char(&mut self) -> Option<char> {
         let lead = *self.bytes.get(self.at)?;
+        if lead.is_ascii() {
+            self.at += 1;
+            return Some(char::from(lead));
+        }
         let len = match lead {
             0x00..=0x7f => 1,
             0xc0..=0xdf => 2,
@@ -343,6 +401,7 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alacritty_terminal::index::Column;
 
     fn round_trip(row: &Row<Cell>) -> Row<Cell> {
         let mut bytes = Vec::new();

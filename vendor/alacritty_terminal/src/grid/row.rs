@@ -153,6 +153,13 @@ impl<T> Row<T> {
         self.inner = vec;
     }
 
+    /// An upper bound on the cells modified since the row was last reset: the cells from this
+    /// column on are all equal (to the template of that reset).
+    #[inline]
+    pub fn occupied(&self) -> usize {
+        self.occ
+    }
+
     /// Check if all cells in the row are empty.
     #[inline]
     pub fn is_clear(&self) -> bool
