@@ -17,7 +17,7 @@
 //! otherwise buffer all of it). Image protocols (sixel in DCS, kitty
 //! graphics in APC, iTerm2's OSC 1337) are ignored by the parser itself.
 
-use crate::history::handler::{move_all, move_rows, Feeding};
+use crate::history::handler::{compact, move_all, trim, Feeding};
 use crate::history::{self, History};
 use crate::screen_model;
 use alacritty_terminal::event::{Event, EventListener, WindowSize};
@@ -424,8 +424,9 @@ fn plain_run(bytes: &[u8]) -> usize {
 /// A headless terminal: one owner, fed from the PTY master's output.
 ///
 /// The history lives beside alacritty's grid, compact ([`crate::history`]):
-/// alacritty itself keeps at most a screen's height of history, and only
-/// until the parser's call that scrolled it returns.
+/// rows that scroll off land in alacritty's own history and are moved into
+/// the compact one by [`Emulator::release_spare_rows`] (when the output
+/// pauses) and [`Emulator::compact`] (once a second while it does not).
 pub struct Emulator {
     term: Term<Listener>,
     parser: Processor,
@@ -433,27 +434,14 @@ pub struct Emulator {
     osc: OscLimiter,
     /// The parts of a chunk the OSC limiter passes on (kept between feeds).
     parts: Vec<std::ops::Range<usize>>,
-    /// The rows that scrolled off the normal screen.
+    /// The rows that scrolled off the normal screen, but the newest
+    /// (alacritty's own history holds those).
     history: History,
-    /// The history alacritty keeps itself ([`landing_rows`]).
-    landing: usize,
     /// The normal screen's DECSC point while the alternate screen is shown
     /// after a resize there (see [`Emulator::resize`]).
     normal_saved: Option<Cursor<Cell>>,
     /// Rows pushed into the history when spare rows were last given back.
     pushed_at_release: u64,
-}
-
-/// The history alacritty itself keeps for `limit` lines on a screen `rows`
-/// high: a landing place for rows that scroll off, emptied into the
-/// compact history after every parser call but for its newest row (no call
-/// scrolls more than the screen's height).
-fn landing_rows(limit: usize, rows: usize) -> usize {
-    if limit == 0 {
-        0
-    } else {
-        rows + 1
-    }
 }
 
 /// Puts `rows` (oldest first) back into `grid`'s history, older than what
@@ -508,7 +496,7 @@ impl Emulator {
             colors: AnswerColors::default(),
         }));
         let config = Config {
-            scrolling_history: landing_rows(history_limit, size.rows),
+            scrolling_history: history_limit,
             default_cursor_style: DEFAULT_CURSOR,
             ..Config::default()
         };
@@ -520,23 +508,33 @@ impl Emulator {
             osc: OscLimiter::default(),
             parts: Vec::new(),
             history: History::new(history_limit),
-            landing: landing_rows(history_limit, size.rows),
             normal_saved: None,
             pushed_at_release: 0,
         }
     }
 
-    /// Gives back the rows alacritty keeps ready for history (its landing
-    /// place, a screen's height, allocated at the first scroll) and the
-    /// compact history's spare room; an idle instance keeps only what it
-    /// shows and holds. True when there may have been some (rows scrolled
-    /// off since the last time); what is held is kept as it is.
+    /// Moves the rows that scrolled off into the compact history (but the
+    /// newest), keeping the memory alacritty holds for them for more: for
+    /// the middle of a flood of output, where rows scroll off by the
+    /// thousand a second and only the last of them stay.
+    pub fn compact(&mut self) {
+        compact(&mut self.term, &mut self.history);
+    }
+
+    /// [`Emulator::compact`], then gives back the rows alacritty keeps for
+    /// history and the compact history's spare room: an idle instance keeps
+    /// only what it shows and holds, compact. True when there may have been
+    /// some (rows scrolled off since the last time); what is held is kept
+    /// as it is.
     pub fn release_spare_rows(&mut self) -> bool {
+        self.compact();
         if self.history.pushed() == self.pushed_at_release {
             return false;
         }
         self.pushed_at_release = self.history.pushed();
-        self.term.grid_mut().truncate();
+        if !self.term.mode().contains(TermMode::ALT_SCREEN) {
+            self.term.grid_mut().truncate();
+        }
         self.history.shrink_to_fit();
         true
     }
@@ -550,13 +548,13 @@ impl Emulator {
             let mut feeding = Feeding {
                 term: &mut self.term,
                 history: &mut self.history,
-                landing: self.landing,
                 normal_saved: &mut self.normal_saved,
             };
             self.parser.advance(&mut feeding, &bytes[part.clone()]);
         }
         self.parts = parts;
         self.end_stale_sync();
+        trim(&self.term, &mut self.history);
     }
 
     /// A synchronized update (mode 2026) holds output back until it ends or
@@ -572,7 +570,6 @@ impl Emulator {
             let mut feeding = Feeding {
                 term: &mut self.term,
                 history: &mut self.history,
-                landing: self.landing,
                 normal_saved: &mut self.normal_saved,
             };
             self.parser.stop_sync(&mut feeding);
@@ -703,19 +700,14 @@ impl Emulator {
                 self.term.grid_mut().saved_cursor = saved;
             }
         }
-        let limit = self.history.limit();
-        self.landing = landing_rows(limit, size.rows);
         move_all(&mut self.term, &mut self.history);
         let grid = self.term.grid_mut();
-        grid.update_history(limit);
         let rows_back = self.history.take_newest(back, old_cols);
         put_back(grid, rows_back);
         self.term.resize(size);
-        move_rows(&mut self.term, &mut self.history, self.landing);
-        let grid = self.term.grid_mut();
-        grid.update_history(self.landing);
+        compact(&mut self.term, &mut self.history);
         if back > 0 {
-            grid.truncate();
+            self.term.grid_mut().truncate();
         }
         if let Some(mut alt_grid) = alt {
             // Swapping into the alternate screen clears it (put back here,
@@ -837,7 +829,16 @@ mod tests {
         assert_eq!(text.history_len, 11);
         assert!(emu.release_spare_rows());
         assert!(!emu.release_spare_rows(), "nothing new to give back");
-        assert_eq!(emu.text(100), text);
+        // The same screen and history, in less memory.
+        let after = emu.text(100);
+        assert!(after.cell_bytes < text.cell_bytes);
+        assert_eq!(
+            ScreenText {
+                cell_bytes: text.cell_bytes,
+                ..after
+            },
+            text
+        );
         assert_eq!(emu.snapshot_scrolled(5), snapshot);
         // History grows again past the rows it gave back.
         for i in 40..3000 {
@@ -847,7 +848,12 @@ mod tests {
         assert_eq!(text.history_len, DEFAULT_HISTORY);
         assert_eq!(text.history, vec!["line 2970"]);
         assert!(emu.release_spare_rows());
-        assert_eq!(emu.text(1), text);
+        let after = emu.text(1);
+        assert_eq!(
+            (after.history, after.history_len),
+            (text.history, text.history_len)
+        );
+        assert_eq!(after.lines, text.lines);
     }
 
     #[test]
@@ -883,7 +889,9 @@ mod tests {
             back.lines[1].runs[0].attrs.fg,
             Some(tickloop_proto::attach::Color::Index(1))
         );
-        // Far less than alacritty's cells (24 bytes x 20 columns a line).
+        // Once compacted, far less than alacritty's cells (24 bytes x 20
+        // columns a line).
+        emu.release_spare_rows();
         assert!(emu.footprint().cell_bytes < (5 + 6) * 20 * 24 + 26 * 40);
         // Narrower: history is reflowed with the screen.
         emu.resize(5, 4);

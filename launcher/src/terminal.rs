@@ -148,9 +148,14 @@ const EVENTS_QUEUE: usize = 32;
 /// Chunks of output queued for the emulator. When the emulator falls this far
 /// behind, the reader waits, which slows the Tick like a real terminal would.
 const EMULATOR_QUEUE: usize = 256;
-/// How long a screen must be quiet before the emulator gives back its
-/// spare history rows (see [`Emulator::release_spare_rows`]).
-const RELEASE_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long a screen must be quiet before the emulator moves the rows that
+/// scrolled off into its compact history and gives back the memory they
+/// held (see [`Emulator::release_spare_rows`]).
+const RELEASE_AFTER: std::time::Duration = std::time::Duration::from_millis(250);
+/// How often, while output does not pause, the rows that scrolled off are
+/// moved into the compact history ([`Emulator::compact`]): a flood keeps at
+/// most a second's worth of them as full rows of cells.
+const COMPACT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 /// How long no output must arrive before an ended Tick's screen is final.
 const SETTLE_QUIET: std::time::Duration = std::time::Duration::from_millis(30);
 /// The most an ended Tick's final screen waits for output to stop.
@@ -175,9 +180,12 @@ enum EmuMsg {
     Snapshot(usize, oneshot::Sender<ScreenText>),
     /// A view's snapshot, scrolled this many lines back into history.
     ViewSnapshot(usize, oneshot::Sender<Snapshot>),
-    /// The screen has been quiet for [`RELEASE_AFTER`]: give back what the
-    /// emulator holds for history it has not filled, and the allocator's
-    /// free pages.
+    /// Output has not paused for [`COMPACT_EVERY`]: move the rows that
+    /// scrolled off into the compact history.
+    Compact,
+    /// The screen has been quiet for [`RELEASE_AFTER`]: move the rows that
+    /// scrolled off into the compact history, give back what alacritty
+    /// held for them, and the allocator's free pages.
     ReleaseSpare,
 }
 
@@ -517,31 +525,47 @@ fn spawn_thread(name: &str, f: impl FnOnce() + Send + 'static) -> Result<(), Lau
 }
 
 /// After each burst of output, once the screen has been quiet for
-/// [`RELEASE_AFTER`], asks the emulator to give back its spare history
-/// rows. Sleeps while nothing changes (an idle instance costs no wakeups),
-/// and during a flood wakes once per [`RELEASE_AFTER`], not per change.
-/// Holds the terminal thread's queue weakly, so the thread still ends when
-/// the terminal is dropped (and this task with it).
+/// [`RELEASE_AFTER`], asks the emulator to compact its history and give
+/// back its spare rows, and every [`COMPACT_EVERY`] of a burst that does
+/// not pause, to compact it. Sleeps while nothing changes (an idle instance
+/// costs no wakeups), and during a flood wakes once per [`RELEASE_AFTER`],
+/// not per change. Holds the terminal thread's queue weakly, so the thread
+/// still ends when the terminal is dropped (and this task with it).
 async fn release_when_quiet(
     mut changes: watch::Receiver<u64>,
     emulator: mpsc::WeakSender<EmuMsg>,
     wake: Arc<Wake>,
 ) {
+    let send = |msg: EmuMsg| {
+        let queue = emulator.upgrade();
+        let wake = wake.clone();
+        async move {
+            let Some(queue) = queue else {
+                return false;
+            };
+            let sent = queue.send(msg).await.is_ok();
+            wake.ring();
+            sent
+        }
+    };
     while changes.changed().await.is_ok() {
+        let mut compacted = tokio::time::Instant::now();
         loop {
             let seen = *changes.borrow_and_update();
             tokio::time::sleep(RELEASE_AFTER).await;
             if *changes.borrow() == seen {
                 break;
             }
+            if compacted.elapsed() >= COMPACT_EVERY {
+                compacted = tokio::time::Instant::now();
+                if !send(EmuMsg::Compact).await {
+                    return;
+                }
+            }
         }
-        let Some(queue) = emulator.upgrade() else {
-            return;
-        };
-        if queue.send(EmuMsg::ReleaseSpare).await.is_err() {
+        if !send(EmuMsg::ReleaseSpare).await {
             return;
         }
-        wake.ring();
     }
 }
 
@@ -864,6 +888,7 @@ fn handle_emulator_message(
         EmuMsg::ViewSnapshot(offset, reply) => {
             let _ = reply.send(emulator.snapshot_scrolled(offset));
         }
+        EmuMsg::Compact => emulator.compact(),
         EmuMsg::ReleaseSpare => {
             // Also what the launcher freed since the last quiet time (the
             // descriptor's schemas compiled once to check them, for one).

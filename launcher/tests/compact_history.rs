@@ -1,6 +1,8 @@
 //! The compact history (issue 40) changes nothing anyone can see: the
-//! launcher's keeper, which moves rows that scroll off into its own compact
-//! store and puts them back for resizes, is compared with a bare
+//! launcher's keeper, which moves rows that scrolled off into its own
+//! compact store (when asked: here at random points, in the launcher when
+//! output pauses and once a second) and puts them back for resizes, is
+//! compared with a bare
 //! `alacritty_terminal` screen keeping the same history itself (the keeper
 //! as it was), over the fidelity corpus and over random output laced with
 //! scrolling, clearing, the alternate screen, wide characters, marks,
@@ -130,6 +132,11 @@ fn seen(emu: &mut Emulator) -> Seen {
 enum Op {
     Feed(Vec<u8>),
     Resize(usize, usize),
+    /// The keeper moves what scrolled off into its compact history (as
+    /// during a flood), or also gives back the memory (as when it pauses).
+    Compact {
+        release: bool,
+    },
 }
 
 /// Both keepers, fed the same.
@@ -156,6 +163,10 @@ impl Pair {
                 self.ours.resize(*rows, *cols);
                 self.reference.resize(*rows, *cols);
             }
+            Op::Compact { release: true } => {
+                self.ours.release_spare_rows();
+            }
+            Op::Compact { release: false } => self.ours.compact(),
         }
     }
 
@@ -230,6 +241,12 @@ fn the_fidelity_corpus_looks_the_same() {
                 Step::Resize { resize } => Op::Resize(resize.1, resize.0),
             };
             pair.apply(&op);
+            // Every other step, what scrolled off goes compact.
+            if i % 2 == 1 {
+                pair.apply(&Op::Compact {
+                    release: i % 4 == 3,
+                });
+            }
             if let Err(e) = pair.check(&format!("{} step {i}", case.name)) {
                 failures.push(e);
                 break;
@@ -296,6 +313,7 @@ fn op() -> impl Strategy<Value = Op> {
         .prop_map(|pieces| Op::Feed(pieces.concat())),
         1 => proptest::collection::vec(any::<u8>(), 0..200).prop_map(Op::Feed),
         2 => (1usize..40, 2usize..90).prop_map(|(r, c)| Op::Resize(r, c)),
+        2 => any::<bool>().prop_map(|release| Op::Compact { release }),
     ]
 }
 

@@ -1,18 +1,19 @@
-//! What the parser drives: the emulator's `Term`, with every row that
-//! scrolls into its history moved into the compact [`History`] as soon as
-//! the call that scrolled it returns.
+//! What the parser drives: the emulator's `Term`, with the compact
+//! [`History`] kept in step with it where alacritty clears its own history
+//! (RIS, `CSI 3 J` on the normal screen), and the normal screen's DECSC
+//! point put back when it is shown again (see `Emulator::resize`).
 //!
-//! The emulator keeps a screen's worth of its own history and one row (no
-//! single call scrolls more than the screen's height into it), so nothing
-//! is lost between a scroll and the move; the newest row stays there (see
-//! [`move_rows`]). Where alacritty clears its history (RIS, `CSI 3 J` on
-//! the normal screen), the compact history is cleared too.
+//! Rows that scroll off land in alacritty's own history, as full rows of
+//! cells, at no cost on the output's path; [`compact`] moves them into the
+//! compact history when the output pauses, and once a second while it
+//! does not (`crate::terminal`), so a flood of output encodes at most a
+//! history's worth of rows a second, not every row that scrolls by.
 //!
 //! Every method of the parser's `Handler` trait is passed on; the trait's
 //! methods all have empty defaults, so one left out would silently drop
-//! what the Tick printed. `launcher/tests` compare this keeper with a bare
-//! alacritty screen over the fidelity corpus and random output, which
-//! catches that.
+//! what the Tick printed. `launcher/tests/compact_history.rs` compares this
+//! keeper with a bare alacritty screen over the fidelity corpus and random
+//! output, which catches that.
 
 use super::History;
 use alacritty_terminal::event::EventListener;
@@ -26,12 +27,10 @@ use alacritty_terminal::vte::ansi::{
     ScpCharPath, ScpUpdateMode, StandardCharset, TabulationClearMode,
 };
 
-/// The `Term` as the parser sees it, and where scrolled-off rows go.
+/// The `Term` as the parser sees it, and the compact history beside it.
 pub struct Feeding<'a, L: EventListener> {
     pub term: &'a mut Term<L>,
     pub history: &'a mut History,
-    /// The history alacritty keeps itself (see [`crate::emulator`]).
-    pub landing: usize,
     /// The normal screen's DECSC point, kept aside while the alternate
     /// screen is shown after a resize there (`Emulator::resize` explains
     /// why); put back as soon as the normal screen is.
@@ -43,8 +42,12 @@ pub struct Feeding<'a, L: EventListener> {
 /// history at all (an `ED 2` of an empty screen scrolls a blank line off
 /// then, and none when there is history), so it keeps one row while there
 /// is any. Then drops the oldest compact rows past the history's limit.
-/// `landing` is the history alacritty keeps (restored after the move).
-pub fn move_rows<L: EventListener>(term: &mut Term<L>, history: &mut History, landing: usize) {
+/// Does nothing on the alternate screen (the normal screen's rows are out
+/// of reach there until it is shown again).
+pub fn compact<L: EventListener>(term: &mut Term<L>, history: &mut History) {
+    if term.mode().contains(TermMode::ALT_SCREEN) {
+        return;
+    }
     let grid = term.grid_mut();
     let held = grid.history_size();
     if held > 1 {
@@ -54,10 +57,19 @@ pub fn move_rows<L: EventListener>(term: &mut Term<L>, history: &mut History, la
         }
         // Shrinking the limit drops the oldest rows, just moved.
         grid.update_history(1);
-        grid.update_history(landing);
+        grid.update_history(history.limit());
     }
-    let kept = grid.history_size();
-    history.trim_to(history.limit().saturating_sub(kept));
+    trim(term, history);
+}
+
+/// Drops the oldest compact rows while the compact history and alacritty's
+/// own hold more than the limit together (alacritty's rows are the newer).
+pub fn trim<L: EventListener>(term: &Term<L>, history: &mut History) {
+    if history.is_empty() || term.mode().contains(TermMode::ALT_SCREEN) {
+        return;
+    }
+    let held = term.grid().history_size();
+    history.trim_to(history.limit().saturating_sub(held));
 }
 
 /// Moves every row of `term`'s own history into `history`, and empties
@@ -72,28 +84,13 @@ pub fn move_all<L: EventListener>(term: &mut Term<L>, history: &mut History) {
     grid.clear_history();
 }
 
-impl<L: EventListener> Feeding<'_, L> {
-    #[inline]
-    fn after(&mut self) {
-        if self.term.grid().history_size() > 1 {
-            move_rows(self.term, self.history, self.landing);
-        }
-        if self.normal_saved.is_some() && !self.term.mode().contains(TermMode::ALT_SCREEN) {
-            if let Some(saved) = self.normal_saved.take() {
-                self.term.grid_mut().saved_cursor = saved;
-            }
-        }
-    }
-}
-
-/// Passes each method on to the `Term`, then moves what scrolled off.
+/// Passes each method on to the `Term`.
 macro_rules! pass_on {
     ($($name:ident($($arg:ident: $ty:ty),*);)*) => {
         $(
             #[inline]
             fn $name(&mut self, $($arg: $ty),*) {
                 self.term.$name($($arg),*);
-                self.after();
             }
         )*
     };
@@ -147,7 +144,6 @@ impl<L: EventListener> Handler for Feeding<'_, L> {
         unset_mode(mode: Mode);
         report_mode(mode: Mode);
         set_private_mode(mode: PrivateMode);
-        unset_private_mode(mode: PrivateMode);
         report_private_mode(mode: PrivateMode);
         set_scrolling_region(top: usize, bottom: Option<usize>);
         set_keypad_application_mode();
@@ -173,17 +169,24 @@ impl<L: EventListener> Handler for Feeding<'_, L> {
 
     fn dynamic_color_sequence(&mut self, prefix: String, index: usize, terminator: &str) {
         self.term.dynamic_color_sequence(prefix, index, terminator);
-        self.after();
     }
 
     fn clipboard_store(&mut self, clipboard: u8, base64: &[u8]) {
         self.term.clipboard_store(clipboard, base64);
-        self.after();
     }
 
     fn clipboard_load(&mut self, clipboard: u8, terminator: &str) {
         self.term.clipboard_load(clipboard, terminator);
-        self.after();
+    }
+
+    fn unset_private_mode(&mut self, mode: PrivateMode) {
+        self.term.unset_private_mode(mode);
+        // Leaving the alternate screen shows the normal one again.
+        if self.normal_saved.is_some() && !self.term.mode().contains(TermMode::ALT_SCREEN) {
+            if let Some(saved) = self.normal_saved.take() {
+                self.term.grid_mut().saved_cursor = saved;
+            }
+        }
     }
 
     fn clear_screen(&mut self, mode: ClearMode) {
@@ -193,7 +196,6 @@ impl<L: EventListener> Handler for Feeding<'_, L> {
             self.history.clear();
         }
         self.term.clear_screen(mode);
-        self.after();
     }
 
     fn reset_state(&mut self) {
@@ -201,6 +203,5 @@ impl<L: EventListener> Handler for Feeding<'_, L> {
         self.history.clear();
         // The normal screen's DECSC point was reset with it.
         *self.normal_saved = None;
-        self.after();
     }
 }

@@ -3,14 +3,15 @@
 //! ([`row_codec`]) in one byte ring, at most `limit` of them.
 //!
 //! alacritty keeps history as full rows of 24-byte cells, every column of
-//! every row, and grows it a thousand rows at a time: 2,000 lines at 120
-//! columns are 5.8 MB, and the first line that scrolls off costs 2.8 MB.
-//! Here the emulator keeps only a screen's worth of its own history, as a
-//! landing place: [`handler::Feeding`] moves every row that lands there but
-//! the newest into this store as soon as the parser's call that scrolled it
-//! returns. Rows go back into the emulator only for a resize, which reflows
-//! them exactly as alacritty would have ([`crate::emulator`]), and come out
-//! again after. [`shown_len`] and [`shown_row`] read both parts as one.
+//! every row: 2,000 lines at 120 columns are 5.8 MB. Rows that scroll off
+//! still land there, at no cost on the output's path;
+//! [`handler::compact`] moves them (but the newest) into this store when
+//! the output pauses, and once a second during a flood, so that encoding
+//! costs at most a history's worth of rows a second however fast rows
+//! scroll by. Rows go back into the emulator only for a resize, which
+//! reflows them exactly as alacritty would have ([`crate::emulator`]), and
+//! come out again after. [`shown_len`] and [`shown_row`] read both parts
+//! as one.
 
 pub mod handler;
 pub mod row_codec;

@@ -123,8 +123,9 @@ impl<T> Storage<T> {
 
     /// Dynamically grow the storage buffer at runtime.
     ///
-    /// The buffer grows by at least [`MAX_CACHE_SIZE`] lines at a time, but never past
-    /// `max_len` lines (the visible lines plus the scrollback limit), which it can never use.
+    /// The buffer doubles, growing by at most [`MAX_CACHE_SIZE`] lines at a time, and never
+    /// past `max_len` lines (the visible lines plus the scrollback limit), which it can never
+    /// use.
     #[inline]
     pub fn initialize(&mut self, additional_rows: usize, columns: usize, max_len: usize)
     where
@@ -133,7 +134,8 @@ impl<T> Storage<T> {
         if self.len + additional_rows > self.inner.len() {
             self.rezero();
 
-            let realloc_size = self.inner.len() + max(additional_rows, MAX_CACHE_SIZE);
+            let growth = min(MAX_CACHE_SIZE, max(self.inner.len(), 1));
+            let realloc_size = self.inner.len() + max(additional_rows, growth);
             let realloc_size = min(realloc_size, max(max_len, self.len + additional_rows));
             self.inner.resize_with(realloc_size, || Row::new(columns));
         }
