@@ -66,6 +66,7 @@ fn spec(dir: &Path, i: usize) -> LaunchSpec {
         },
         socket: dir.join("l").join(format!("shell-idle{i}.sock")),
         init_timeout_ms: None,
+        call_timeout_ms: None,
     }
 }
 

@@ -89,6 +89,9 @@ pub enum Command {
     },
     /// Every instance, live, full screen; Enter shows one over the list (ctrl+\ then d closes it), q quits.
     Monitor(MonitorArgs),
+    /// Your Ticks in a browser: prints a one-time login URL, serves on
+    /// 127.0.0.1 until interrupted (docs/web.md).
+    Web(WebArgs),
     /// Calls waiting for a person's approval, one JSON line each.
     Approvals {
         /// Keep printing calls as they start waiting (each once).
@@ -311,6 +314,40 @@ pub struct MonitorArgs {
     /// Open on the selected instance's activity (what agents did with it).
     #[arg(long, env = "TICKLOOP_ACTIVITY", value_parser = clap::builder::BoolishValueParser::new())]
     pub activity: bool,
+}
+
+#[derive(Args)]
+pub struct WebArgs {
+    /// Where to listen (ADDRESS:PORT; port 0 picks a free one). Anything
+    /// but loopback needs --tls-cert and --tls-key, or --insecure-listen.
+    #[arg(long, value_name = "ADDR:PORT", default_value = tickloop_web::listen::DEFAULT_LISTEN)]
+    pub listen: String,
+    /// Show everything, change nothing: no typing, resizing, approving,
+    /// refusing or closing from the browser.
+    #[arg(long)]
+    pub read_only: bool,
+    /// The TLS certificate chain (PEM) to serve HTTPS with.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The TLS private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Listen beyond loopback WITHOUT TLS: anyone on the network can read
+    /// the login, the cookie and every keystroke.
+    #[arg(long)]
+    pub insecure_listen: bool,
+    /// Let this origin in too (`https://ticks.example.com`: a reverse
+    /// proxy's public address); may be repeated.
+    #[arg(long, value_name = "ORIGIN")]
+    pub allow_origin: Vec<String>,
+    /// Instead of serving: log every browser of the running server out and
+    /// void its unused login URLs.
+    #[arg(long, conflicts_with_all = ["login", "listen", "read_only", "tls_cert", "insecure_listen", "allow_origin"])]
+    pub revoke: bool,
+    /// Instead of serving: print a new one-time login URL of the running
+    /// server.
+    #[arg(long, conflicts_with_all = ["listen", "read_only", "tls_cert", "insecure_listen", "allow_origin"])]
+    pub login: bool,
 }
 
 #[derive(Args)]

@@ -167,6 +167,7 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             commands::views::attach(t, &id, detach_key.as_deref())
         }
         Command::Monitor(args) => commands::views::monitor(t, hosts.monitor_sources(), args),
+        Command::Web(args) => commands::web::run(t, args, json),
         Command::Approvals { watch, log } => approvals::list(t, watch, log, json),
         Command::Approve { id, call } => approvals::decide(t, id, call, true, None, json),
         Command::Refuse { id, call, reason } => approvals::decide(t, id, call, false, reason, json),

@@ -5,6 +5,10 @@ use serde_json::Value;
 use std::io::Write;
 use tickloop_proto::wire::{ClientError, ErrorKind};
 
+/// The exit of `approve` / `refuse` when the action was withdrawn by its
+/// caller: not executed, like a call's exit 3.
+pub const WITHDRAWN: i32 = 3;
+
 /// An error of the CLI contract: its kind, what to say, extra data, and the
 /// exit code.
 #[derive(Debug)]
@@ -33,13 +37,18 @@ impl CliError {
         }
     }
 
-    /// tickhost's refusal, exit 1.
+    /// tickhost's refusal: exit 1, or 3 for an `approve` / `refuse` of an
+    /// action its caller withdrew (nothing was done).
     pub fn from_reply(error: ClientError) -> Self {
+        let exit = match error.kind {
+            ErrorKind::Withdrawn => WITHDRAWN,
+            _ => 1,
+        };
         CliError {
             kind: kind_name(error.kind),
             message: error.message,
             data: error.data,
-            exit: 1,
+            exit,
         }
     }
 

@@ -51,6 +51,7 @@ fn name(command: &Command) -> &'static str {
         Command::New(_) => "new",
         Command::Record { .. } => "record",
         Command::Replay(_) => "replay",
+        Command::Web(_) => "web",
         Command::Loop(LoopCommand::ClaudeCode(_)) => "loop claude-code",
         Command::Loop(LoopCommand::Codex(_)) => "loop codex",
         Command::Loop(LoopCommand::Gemini(_)) => "loop gemini",

@@ -349,9 +349,19 @@ fn a_call_approved_after_an_unnoticed_catalog_change_never_reaches_the_tick() {
         .expect("kill runs");
     assert!(killed.success());
     host.wait_screen("late", "revision: 1-usr1");
-    host.ok(&["approve", "late", &first_call]);
-    // Approved for revision 1: tickhost describes the Tick again before it
-    // sends the call, finds revision 1-usr1, and refuses it itself.
+    // Approved for revision 1: tickhost describes the Tick again before the
+    // approval stands, finds revision 1-usr1, and refuses the call itself.
+    // The person is told that, not "approved" (one decision, the one
+    // reported: issue 42).
+    let approve = host.run(&["approve", "late", &first_call]);
+    let error = approve.expect_error(1, "bad_request");
+    assert_eq!(error["data"]["decision"], "revision_changed", "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("not approved") && m.contains("1-usr1")),
+        "{error}"
+    );
     let out = first.finish();
     out.expect(3);
     assert_eq!(out.json()["error"]["code"], -32004);
@@ -360,7 +370,7 @@ fn a_call_approved_after_an_unnoticed_catalog_change_never_reaches_the_tick() {
         .into_iter()
         .map(|e| e["decision"].clone())
         .collect();
-    assert_eq!(decisions, ["held", "approved", "revision_changed"]);
+    assert_eq!(decisions, ["held", "revision_changed"]);
     // `list` knows the new revision now.
     assert_eq!(entry(&host, "hosted:late")["revision"], "1-usr1");
 }

@@ -85,3 +85,24 @@ fn a_stopped_tickhost_makes_clients_fail_in_bounded_time_not_hang() {
     // Resumed, it answers again.
     assert_eq!(host.list().len(), 1);
 }
+
+/// Issue 42: the bounds nest. A client's wait for a `call` is longer than
+/// tickhost's worst case for one (a held call's latest progress, the
+/// approval confirmed by a describe, the call's own 75 s, then the status
+/// and the catalog it may have changed), so a slow or stopped launcher is
+/// reported by tickhost as an unknown outcome naming the launcher, and the
+/// client's own bound runs out only when tickhost itself is stopped.
+#[test]
+fn a_clients_wait_for_a_call_outlasts_tickhosts_worst_case() {
+    let worst = tickhost::daemon::conn::call_worst_case();
+    assert!(
+        tickloop_client::CALL_TIMEOUT > worst,
+        "the client gives up on a call after {:?}, tickhost may take {worst:?}",
+        tickloop_client::CALL_TIMEOUT
+    );
+    // Every other request is answered well within the usual bound.
+    assert!(
+        tickloop_client::REQUEST_TIMEOUT
+            > tickhost::daemon::conn::answer_limit(&tickloop_proto::wire::LauncherRequest::Reload)
+    );
+}

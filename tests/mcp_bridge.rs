@@ -12,7 +12,7 @@
 
 mod common;
 
-use common::{tick, tickloop_bin, Host, MARK_VAR};
+use common::{tick, tickloop_bin, wait_for, Host, MARK_VAR};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ContentBlock, ErrorData, ReadResourceRequestParams,
     ResourceContents, ResourceUpdatedNotificationParam, SubscribeRequestParams, Tool,
@@ -1105,6 +1105,66 @@ async fn a_call_waiting_for_approval_sends_progress_and_runs_once_approved() {
     assert_eq!(structured(&result)["result"]["value"], 3);
     assert_eq!(host.logged_calls("gated", "increment"), 1);
     mcp.stop().await;
+}
+
+/// Issue 42: the agent goes away (its MCP bridge killed) while its call
+/// waits for approval: the call is withdrawn at once, leaves the
+/// approvals, and the log says the agent stopped waiting; it never runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_call_whose_bridge_is_killed_is_withdrawn() {
+    let host = Host::new();
+    host.open_asking_counter("gated");
+    let mcp = Mcp::start(&host).await;
+    let Value::Object(args) =
+        json!({"instance": "gated", "tool": "increment", "args": {"amount": 3}, "revision": "1"})
+    else {
+        unreachable!()
+    };
+    let peer = mcp.client.peer().clone();
+    let call = tokio::spawn(async move {
+        peer.call_tool(CallToolRequestParams::new("TickCall").with_arguments(args))
+            .await
+    });
+    let held = tokio::task::block_in_place(|| {
+        wait_for("the call to wait for approval", || {
+            let out = host.run(&["approvals"]);
+            serde_json::from_str::<Value>(out.stdout.trim()).ok()
+        })
+    });
+    assert_eq!(held["client"], "mcp");
+    // The bridge: this test's child running `tickloop mcp`.
+    let me = std::process::id().to_string();
+    let bridge = std::fs::read_dir("/proc")
+        .expect("/proc")
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .find(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let parent = stat
+                .rsplit(')')
+                .next()
+                .and_then(|f| f.split_whitespace().nth(1));
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            parent == Some(me.as_str()) && cmdline.split(|b| *b == 0).any(|a| a == b"mcp")
+        })
+        .expect("the tickloop mcp process");
+    // SAFETY: kill sends a signal to a process this test started.
+    assert_eq!(unsafe { libc::kill(bridge, libc::SIGKILL) }, 0);
+    tokio::task::block_in_place(|| {
+        wait_for("the call to leave the approvals", || {
+            host.run(&["approvals"])
+                .stdout
+                .trim()
+                .is_empty()
+                .then_some(())
+        })
+    });
+    let out = host.run(&["approvals", "--log", "gated"]);
+    let last: Value =
+        serde_json::from_str(out.stdout.lines().last().unwrap_or_default()).expect("a log line");
+    assert_eq!(last["decision"], "withdrawn");
+    assert_eq!(last["reason"], "the agent stopped waiting");
+    assert_eq!(host.logged_calls("gated", "increment"), 0);
+    let _ = call.await;
 }
 
 /// A one-tool Tick file for the artifact test: tool `tool`, revision `rev`.

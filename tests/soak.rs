@@ -1,7 +1,10 @@
 //! Chaos soak (issue 10): instances under random reads, calls, screens,
 //! inputs, lists and watches from several clients at once, while tickhost is
 //! killed with SIGKILL, launchers are stopped and continued, and watchers and
-//! CLI processes are killed mid-request. After the run:
+//! CLI processes are killed mid-request. Issue 42 adds two faults: a caller
+//! killed while its call is held for approval (then approved), and a
+//! launcher stopped while a large input is being written to it (the request
+//! times out mid-line; the launcher is continued). After the run:
 //!
 //! Views are real: `tickloop attach` in a PTY (`script`), killed mid-frame.
 //!
@@ -10,7 +13,9 @@
 //! - no instance was lost (every one is listed running at the end);
 //! - every call was received by its Tick at most once, exactly once when the
 //!   CLI said it ran, never when it said it did not, and an unknown outcome
-//!   is only ever "at most once" (the Ticks log every request they get).
+//!   is only ever "at most once" (the Ticks log every request they get);
+//! - no held call ran after its caller went away: its approval answered
+//!   that it was withdrawn, and its Tick never received it.
 //!
 //! The short form runs in `cargo test` (5 instances, 120 operations). The
 //! long form is the same test with more: `TICKLOOP_SOAK_INSTANCES=20
@@ -25,6 +30,8 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
+use tickloop_client::Client;
+use tickloop_proto::wire::{ClientKind, ClientRequest};
 
 /// A small deterministic generator (xorshift), seeded per thread.
 struct Rng(u64);
@@ -85,6 +92,8 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
             format!("hosted:s{i}")
         })
         .collect();
+    // The calls of this one wait for a person: the held calls' instance.
+    host.open_asking_counter("held");
     let launchers: Vec<i32> = ids
         .iter()
         .map(|id| {
@@ -97,6 +106,8 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
     let next_amount = AtomicU64::new(1_000_000);
     let calls = Mutex::new(Vec::<Call>::new());
     let killed_calls = Mutex::new(Vec::<(usize, u64)>::new());
+    // Held calls whose caller was killed: (amount, exit code of the approve).
+    let abandoned = Mutex::new(Vec::<(u64, Option<i32>)>::new());
     let requests = AtomicU64::new(0);
     let faults = Mutex::new(BTreeMap::<&'static str, u64>::new());
     let done = AtomicBool::new(false);
@@ -145,13 +156,20 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
             });
         }
         // The faults, until the drivers are done.
-        let (host, ids, launchers, killed_calls, next_amount, done) =
-            (&host, &ids, &launchers, &killed_calls, &next_amount, &done);
+        let (host, ids, launchers, killed_calls, next_amount, done, abandoned) = (
+            &host,
+            &ids,
+            &launchers,
+            &killed_calls,
+            &next_amount,
+            &done,
+            &abandoned,
+        );
         let faulter = scope.spawn(move || {
             let mut rng = Rng(seed ^ 0x9e37_79b9_7f4a_7c15);
             while !done.load(Ordering::SeqCst) {
                 std::thread::sleep(Duration::from_millis(50 + rng.below(250)));
-                match rng.below(5) {
+                match rng.below(7) {
                     0 => {
                         if let Some(pid) = host.tickhost_pid() {
                             // SAFETY: kill(2) on the tickhost of this test.
@@ -196,6 +214,20 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
                         let _ = view.wait();
                         fault("view killed");
                     }
+                    5 => {
+                        let amount = next_amount.fetch_add(1, Ordering::SeqCst);
+                        let approved = caller_killed_while_held(host, amount);
+                        abandoned
+                            .lock()
+                            .expect("abandoned")
+                            .push((amount, approved));
+                        fault("caller killed while held");
+                    }
+                    6 => {
+                        let i = rng.below(instances as u64) as usize;
+                        launcher_stopped_mid_write(host, &ids[i], launchers[i]);
+                        fault("launcher stopped mid-write");
+                    }
                     _ => {
                         let i = rng.below(instances as u64) as usize;
                         let amount = next_amount.fetch_add(1, Ordering::SeqCst);
@@ -228,14 +260,18 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
     }
     let list = wait_for("every instance listed running again", || {
         let list = host.list();
-        (list.len() == instances && list.iter().all(|e| e["state"] == "running")).then_some(list)
+        (list.len() == instances + 1 && list.iter().all(|e| e["state"] == "running"))
+            .then_some(list)
     });
-    assert_eq!(list.len(), instances);
+    assert_eq!(list.len(), instances + 1);
 
     // What each Tick received, by amount.
     let mut received = BTreeMap::<u64, usize>::new();
-    for i in 0..instances {
-        let log = std::fs::read_to_string(host.log_path(&format!("s{i}"))).unwrap_or_default();
+    let logs = (0..instances)
+        .map(|i| format!("s{i}"))
+        .chain(["held".to_string()]);
+    for name in logs {
+        let log = std::fs::read_to_string(host.log_path(&name)).unwrap_or_default();
         for line in log.lines() {
             let Ok(request) = serde_json::from_str::<Value>(line) else {
                 continue;
@@ -277,6 +313,14 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
             ));
         }
     }
+    for (amount, approve) in abandoned.into_inner().expect("abandoned") {
+        let got = received.get(&amount).copied().unwrap_or(0);
+        if got > 0 || approve == Some(0) {
+            violations.push(format!(
+                "held call amount {amount}, its caller killed, was approved with exit {approve:?} and received {got} times"
+            ));
+        }
+    }
     let faults = faults.into_inner().expect("faults");
     println!(
         "soak: {} requests, {} calls (by exit code {by_code:?}), faults {faults:?}, violations {}",
@@ -285,6 +329,52 @@ fn chaos_soak_loses_no_instance_and_runs_no_call_twice() {
         violations.len()
     );
     assert!(violations.is_empty(), "{violations:#?}");
+}
+
+/// A `call` held for approval whose CLI is killed (SIGKILL, and reaped:
+/// its connection is closed), then approved: the approve's exit code (3,
+/// withdrawn), or `None` when the call was never seen held (tickhost was
+/// killed meanwhile). Its Tick must never receive it.
+fn caller_killed_while_held(host: &Host, amount: u64) -> Option<i32> {
+    let args = format!("{{\"amount\":{amount}}}");
+    let mut call = host
+        .command(&["call", "hosted:held", "increment", &args, "--revision", "1"])
+        .spawn()
+        .expect("call");
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let held = loop {
+        let listed = host.run(&["approvals"]);
+        let found = listed.stdout.lines().find_map(|line| {
+            let held: Value = serde_json::from_str(line).ok()?;
+            (held["args"]["amount"].as_u64() == Some(amount))
+                .then(|| held["call"].as_str().map(str::to_string))
+                .flatten()
+        });
+        if found.is_some() || std::time::Instant::now() >= deadline {
+            break found;
+        }
+        std::thread::sleep(POLL);
+    };
+    let _ = call.kill();
+    let _ = call.wait();
+    let call_id = held?;
+    Some(host.run(&["approve", "hosted:held", &call_id]).code)
+}
+
+/// A launcher stopped while a 1 MB input is written to it: tickhost stops
+/// waiting for the answer (its bound) with the line half written; the
+/// launcher is then continued. The link must stay whole.
+fn launcher_stopped_mid_write(host: &Host, id: &str, launcher: i32) {
+    // SAFETY: kill(2) on a launcher of this test.
+    unsafe { libc::kill(launcher, libc::SIGSTOP) };
+    if let Ok(mut client) = Client::connect(host.runtime(), ClientKind::Cli) {
+        let _ = client.request(ClientRequest::Input {
+            instance: id.to_string(),
+            text: "x".repeat(1 << 20),
+        });
+    }
+    // SAFETY: as above.
+    unsafe { libc::kill(launcher, libc::SIGCONT) };
 }
 
 /// Whether the drivers still have operations to do.

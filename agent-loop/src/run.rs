@@ -274,13 +274,15 @@ pub fn run_on(
             what: "cannot start the runtime",
             source,
         })?;
-    // Stdin is read on a plain thread (blocking reads), one line at a time.
-    let (line_tx, line_rx) = mpsc::unbounded_channel();
+    // Stdin is read on a plain thread (blocking reads), one line at a time,
+    // at most INPUT_QUEUE lines ahead of the loop (a host that writes
+    // faster waits on its pipe).
+    let (line_tx, line_rx) = mpsc::channel(INPUT_QUEUE);
     std::thread::spawn(move || {
         use std::io::BufRead;
         for line in std::io::stdin().lock().lines() {
             let failed = line.is_err();
-            if line_tx.send(line).is_err() || failed {
+            if line_tx.blocking_send(line).is_err() || failed {
                 return;
             }
         }
@@ -297,11 +299,14 @@ pub fn run_on(
     ))
 }
 
+/// Input lines read ahead of the loop at most.
+const INPUT_QUEUE: usize = 64;
+
 /// The driver over any input, output and delivery source. `input` carries
 /// the input lines; its end (all senders dropped) is the end of input.
 pub async fn run_with<W: Write>(
     opts: RunOptions,
-    mut input: mpsc::UnboundedReceiver<std::io::Result<String>>,
+    mut input: mpsc::Receiver<std::io::Result<String>>,
     mut output: W,
     source: Arc<dyn DeliverySource>,
 ) -> Result<(), RunError> {

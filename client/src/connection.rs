@@ -19,6 +19,8 @@ use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tickloop_proto::wire::{
     ClientKind, ClientReply, ClientRequest, Envelope, HeldCall, Hello, HelloReply, ServerMessage,
@@ -31,9 +33,15 @@ pub const START_TIMEOUT: Duration = Duration::from_secs(10);
 /// must not hang every client).
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long one request may wait for its reply: tickhost bounds each of its
-/// own waits on a launcher (75 s for a call, the longest), so this is only
-/// reached when tickhost itself is stopped or wedged.
+/// own waits on a launcher, and answers any request but a call well within
+/// this, so it is only reached when tickhost itself is stopped or wedged.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(90);
+/// How long a `call` may wait for its next line from tickhost: longer than
+/// tickhost's worst case for one (a held call's approval confirmed, the
+/// call's 75 s, then its status and catalog: 135 s after the last progress
+/// line; `tickhost::daemon::conn::call_worst_case`), so that running out
+/// means tickhost is stopped, never a slow launcher.
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(150);
 
 /// The longest line read from tickhost: above the 64 MiB a launcher's line
 /// may have in tickhost, which relays a launcher's reply whole.
@@ -101,8 +109,9 @@ pub enum WatchItem {
 /// A connection to tickhost.
 pub struct Client {
     reader: BufReader<UnixStream>,
-    writer: UnixStream,
-    next_id: u64,
+    /// Shared with its [`Withdrawer`]s: one line at a time.
+    writer: Arc<Mutex<UnixStream>>,
+    ids: Arc<Ids>,
     watch_id: u64,
     /// The wire version tickhost said at hello.
     server_version: String,
@@ -178,11 +187,14 @@ impl Client {
         greeting: Option<crate::ssh::Greeting>,
         socket: PathBuf,
     ) -> Result<Client, ClientError> {
-        let writer = stream.try_clone()?;
+        let writer = Arc::new(Mutex::new(stream.try_clone()?));
         let mut client = Client {
             reader: BufReader::new(stream),
             writer,
-            next_id: 1,
+            ids: Arc::new(Ids {
+                next: AtomicU64::new(1),
+                in_flight: AtomicU64::new(0),
+            }),
             watch_id: 0,
             server_version: String::new(),
             link,
@@ -306,12 +318,7 @@ impl Client {
     }
 
     fn send_line<T: serde::Serialize>(&mut self, value: &T) -> Result<(), ClientError> {
-        let mut line =
-            serde_json::to_vec(value).map_err(|e| ClientError::Protocol(e.to_string()))?;
-        line.push(b'\n');
-        self.writer.write_all(&line)?;
-        self.writer.flush()?;
-        Ok(())
+        write_line_to(&self.writer, value)
     }
 
     fn read_line(&mut self) -> Result<String, ClientError> {
@@ -334,10 +341,23 @@ impl Client {
     }
 
     fn send(&mut self, request: ClientRequest) -> Result<u64, ClientError> {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send_line(&Envelope::new(id, request))?;
+        let id = self.ids.next.fetch_add(1, Ordering::Relaxed);
+        let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        write_line_on(&mut writer, &Envelope::new(id, request))?;
+        // Under the same lock: a withdrawal never names a request before
+        // its line is out.
+        self.ids.in_flight.store(id, Ordering::SeqCst);
         Ok(id)
+    }
+
+    /// A handle that withdraws this connection's request in flight while
+    /// tickhost holds it for approval, from another thread, keeping the
+    /// connection (an MCP bridge does it on `notifications/cancelled`).
+    pub fn withdrawer(&self) -> Withdrawer {
+        Withdrawer {
+            writer: self.writer.clone(),
+            ids: self.ids.clone(),
+        }
     }
 
     /// Sends `request` and waits for its reply, at most
@@ -354,27 +374,51 @@ impl Client {
         request: ClientRequest,
         mut on_progress: impl FnMut(&HeldCall),
     ) -> Result<ClientReply, ClientError> {
+        let timeout = bound(match request {
+            ClientRequest::Call { .. } => CALL_TIMEOUT,
+            _ => REQUEST_TIMEOUT,
+        });
         let id = self.send(request)?;
-        let timeout = bound(REQUEST_TIMEOUT);
         self.reader.get_ref().set_read_timeout(Some(timeout))?;
-        let reply = loop {
+        let reply = self.reply_to(id, timeout, &mut on_progress);
+        self.ids.in_flight.store(0, Ordering::SeqCst);
+        self.reader.get_ref().set_read_timeout(None)?;
+        reply
+    }
+
+    /// Reads until the reply to request `id`, telling `on_progress` of
+    /// each progress line on the way.
+    fn reply_to(
+        &mut self,
+        id: u64,
+        timeout: Duration,
+        on_progress: &mut impl FnMut(&HeldCall),
+    ) -> Result<ClientReply, ClientError> {
+        loop {
             match self.read_message() {
-                Ok(ServerMessage::Reply { id: got, reply }) if got == id => break Ok(reply),
+                Ok(ServerMessage::Reply { id: got, reply }) if got == id => return Ok(reply),
                 Ok(ServerMessage::Progress { id: got, held }) if got == id => {
                     on_progress(&held);
                     continue;
                 }
-                // Replies to something else (there is nothing else in flight)
-                // and stray events are skipped.
+                // Replies to something else (a withdrawal's) and stray
+                // events are skipped.
                 Ok(_) => continue,
                 Err(ClientError::Io(e)) if is_timeout(&e) => {
                     break Err(ClientError::Timeout(timeout))
                 }
                 Err(e) => break Err(e),
             }
-        };
-        self.reader.get_ref().set_read_timeout(None)?;
-        reply
+        }
+    }
+
+    /// A handle on this connection's socket, for another thread to end it
+    /// (`shutdown`) while this one waits in [`Client::next_watch_item`].
+    pub fn socket_handle(&self) -> std::io::Result<UnixStream> {
+        self.writer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .try_clone()
     }
 
     /// Starts watching `instances`; read with [`Client::next_watch_item`].
@@ -399,6 +443,65 @@ impl Client {
             }
         }
     }
+}
+
+/// The ids of a connection's requests: the next one, and the one waiting
+/// for its reply (0: none).
+struct Ids {
+    next: AtomicU64,
+    in_flight: AtomicU64,
+}
+
+/// Withdraws the request in flight on its [`Client`] (made with
+/// [`Client::withdrawer`]) while tickhost holds it for a person's approval.
+/// The held request is then answered as refused (`approval: "withdrawn"`),
+/// on the client's own read, and never runs; the connection stays.
+#[derive(Clone)]
+pub struct Withdrawer {
+    writer: Arc<Mutex<UnixStream>>,
+    ids: Arc<Ids>,
+}
+
+impl Withdrawer {
+    /// Sends `withdraw` for the request in flight now, with `reason` for
+    /// the approval log and the activity record; `false` when none is in
+    /// flight. A request not held (it went on, or was answered) is not
+    /// touched: tickhost answers the `withdraw` itself with `bad_request`,
+    /// which the client's read skips.
+    pub fn withdraw(&self, reason: Option<&str>) -> Result<bool, ClientError> {
+        let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let request = self.ids.in_flight.load(Ordering::SeqCst);
+        if request == 0 {
+            return Ok(false);
+        }
+        let id = self.ids.next.fetch_add(1, Ordering::Relaxed);
+        let withdraw = ClientRequest::Withdraw {
+            request,
+            reason: reason.map(str::to_string),
+        };
+        write_line_on(&mut writer, &Envelope::new(id, withdraw))?;
+        Ok(true)
+    }
+}
+
+/// Writes `value` as one line on the shared `writer`.
+fn write_line_to<T: serde::Serialize>(
+    writer: &Mutex<UnixStream>,
+    value: &T,
+) -> Result<(), ClientError> {
+    let mut writer = writer.lock().unwrap_or_else(|e| e.into_inner());
+    write_line_on(&mut writer, value)
+}
+
+fn write_line_on<T: serde::Serialize>(
+    writer: &mut UnixStream,
+    value: &T,
+) -> Result<(), ClientError> {
+    let mut line = serde_json::to_vec(value).map_err(|e| ClientError::Protocol(e.to_string()))?;
+    line.push(b'\n');
+    writer.write_all(&line)?;
+    writer.flush()?;
+    Ok(())
 }
 
 /// Whether a read failed by its timeout.

@@ -31,6 +31,11 @@ pub struct LineReader<R> {
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
+    /// The stream read.
+    pub fn get_ref(&self) -> &R {
+        self.inner.get_ref()
+    }
+
     pub fn new(inner: R, max: usize) -> Self {
         LineReader {
             inner: BufReader::new(inner),

@@ -1,7 +1,8 @@
 //! tickloop-client: what every front end needs to reach Tickloop — the
 //! blocking connection to tickhost (starting it when absent), dialling
 //! another machine over ssh, the runtime directory's paths, the bounded
-//! line framing of every socket (async and blocking), the person's
+//! line framing of every socket (async and blocking) and the one writer
+//! task per connection, the person's
 //! settings file and the one RFC 3339 clock. The daemon itself is the
 //! `tickhost` crate; the messages are `tickloop-proto`'s.
 
@@ -9,11 +10,12 @@ pub mod clock;
 pub mod config;
 mod connection;
 pub mod framing;
+pub mod outbox;
 pub mod paths;
 pub mod peer;
 pub mod ssh;
 
 pub use connection::{
     caller_env, screen_history, screen_rows, Client, ClientError, Endpoint, Machine, WatchItem,
-    HELLO_TIMEOUT, REQUEST_TIMEOUT, START_TIMEOUT,
+    Withdrawer, CALL_TIMEOUT, HELLO_TIMEOUT, REQUEST_TIMEOUT, START_TIMEOUT,
 };

@@ -38,6 +38,8 @@ pub struct Incoming {
     /// Who asked, as tickhost says (for the activity record).
     pub client: Option<ClientKind>,
     pub peer: Peer,
+    /// The length of its line.
+    pub bytes: usize,
 }
 
 /// The way back to one connection: replies queued here are written in order,
@@ -258,6 +260,7 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
                     request: envelope.request,
                     client: envelope.client,
                     peer: peer.clone(),
+                    bytes: line.len(),
                 };
                 if let Err(mpsc::error::SendError(incoming)) = requests.send(incoming).await {
                     // The launcher is shutting down: nobody else will answer.

@@ -571,7 +571,7 @@ async fn release_when_quiet(
 
 /// Returns the allocator's free pages to the system (glibc keeps freed
 /// memory in its heap, where it stays the process's private dirty pages).
-fn return_free_memory() {
+pub(crate) fn return_free_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only walks and trims the allocator's own free lists.
     unsafe {

@@ -477,3 +477,79 @@ fn terminal_output_is_drained_and_update_floods_coalesce() {
         .recv_timeout(WAIT)
         .expect("the run returns");
 }
+
+/// Issue 42: a Tick that stops reading its stdin, under a thousand calls.
+/// What it was sent waits in a queue bounded in bytes: once more than
+/// 256 KiB waits unread, writing is held, what waits is refused unwritten,
+/// and every new call is refused at once, saying why. Every call gets an
+/// answer; none is queued for without bound.
+#[test]
+fn a_tick_that_stops_reading_gets_refusals_not_a_growing_queue() {
+    let deaf = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/ticks/deaf.py")
+        .to_string_lossy()
+        .into_owned();
+    let (dir, mut spec) = spec("hosted:deaf", false, &[&python(), &deaf]);
+    // Calls time out fast, so their slots free up and more is written.
+    spec.call_timeout_ms = Some(200);
+    let launched = launch(dir, spec);
+    let mut host = Host::connect(&launched.socket);
+    assert_eq!(host.call("note", json!({"text": "first"}))["deaf"], true);
+    // It reads nothing more from here on.
+    let text = "n".repeat(16 * 1024);
+    let ids: Vec<u64> = (0..1000)
+        .map(|_| {
+            host.send(LauncherRequest::Call(CallRequest {
+                tool: "note".into(),
+                args: json!({ "text": text }),
+                revision: "1".into(),
+            }))
+        })
+        .collect();
+    let (mut busy, mut unknown, mut not_reading) = (0, 0, Vec::new());
+    for id in ids {
+        match host.wait_reply(id) {
+            ClientReply::Call(CallOutcome::NotExecuted { error }) => {
+                if error.message.contains("not reading its stdin") {
+                    not_reading.push(error.message);
+                } else {
+                    assert!(error.message.contains("already waiting"), "{error:?}");
+                    busy += 1;
+                }
+            }
+            ClientReply::Call(CallOutcome::Unknown { .. }) => unknown += 1,
+            other => panic!("call {id} answered {other:?}"),
+        }
+    }
+    // Some were written and timed out unanswered; how many were refused
+    // as busy first depends on how fast they came.
+    assert!(unknown > 0, "busy {busy}, unknown {unknown}");
+    assert!(
+        !not_reading.is_empty(),
+        "no call was refused for the unread stdin"
+    );
+    // The queue's size, as each refusal reports it: never more than the
+    // bound and what one turn of the loop writes (the 8 in flight).
+    for message in &not_reading {
+        let unread: usize = message
+            .split("stdin: ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no byte count in {message}"));
+        assert!(unread <= 256 * 1024 + 8 * 17 * 1024, "{message}");
+    }
+    // A new call is refused at once, and the instance still runs.
+    let late = host.ask(LauncherRequest::Call(CallRequest {
+        tool: "note".into(),
+        args: json!({"text": "late"}),
+        revision: "1".into(),
+    }));
+    assert!(
+        matches!(&late, ClientReply::Call(CallOutcome::NotExecuted { error }) if error.message.contains("not reading")),
+        "{late:?}"
+    );
+    let status = host.wait_status(|_| true);
+    assert!(status.ended.is_none(), "{status:?}");
+    host.ok(LauncherRequest::Close);
+}

@@ -152,3 +152,73 @@ fn requests_beyond_the_waiting_bound_are_refused_at_once_and_not_executed() {
     h.call(22, "history", json!({}), "1");
     assert!(h.replies_to(22).is_empty(), "waiting, not refused");
 }
+
+#[test]
+fn waiting_requests_are_bounded_in_bytes_too() {
+    // `increment {"amount":1}` for revision 1 weighs 22 bytes: its
+    // arguments re-encoded, its tool and its revision.
+    let limits = Limits {
+        max_waiting_bytes: 50,
+        ..Limits::default()
+    };
+    let mut h = Harness::running_with(limits);
+    let one = json!({"amount": 1});
+    // 8 in flight; then two wait (44 of the 50 bytes).
+    for client in 0..10 {
+        h.call(client, "increment", one.clone(), "1");
+    }
+    assert_eq!(h.session.in_flight(), 8);
+    let written = h.writes.len();
+    // A third would pass the bytes: refused at once, not executed.
+    h.call(20, "increment", one.clone(), "1");
+    match h.outcome(20) {
+        CallOutcome::NotExecuted { error } => {
+            assert!(error.message.contains("bytes"), "{error:?}")
+        }
+        other => panic!("expected not executed, got {other:?}"),
+    }
+    // A read weighs nothing and still waits.
+    h.request(21, SessionRequest::Read);
+    assert!(h.replies_to(21).is_empty(), "waiting, not refused");
+    assert_eq!(h.writes.len(), written);
+    // One alone may weigh more than the bound, when nothing else waits.
+    let mut h = Harness::running_with(Limits {
+        max_waiting_bytes: 10,
+        ..Limits::default()
+    });
+    for client in 0..9 {
+        h.call(client, "increment", one.clone(), "1");
+    }
+    assert!(h.replies_to(8).is_empty(), "waiting, not refused");
+    h.call(9, "increment", one, "1");
+    assert!(!h.replies_to(9).is_empty(), "refused");
+}
+
+#[test]
+fn held_writes_keep_requests_queued_and_the_host_can_refuse_them() {
+    let mut h = Harness::running();
+    let now = h.now;
+    h.session.hold_writes(true, now);
+    let written = h.writes.len();
+    h.call(1, "history", json!({}), "1");
+    h.request(2, SessionRequest::Read);
+    assert_eq!(h.writes.len(), written, "nothing written while held");
+    assert_eq!(h.session.calls_in_flight(), 1);
+    // Released: what waits is written.
+    h.session.hold_writes(false, now);
+    h.drain();
+    assert_eq!(h.writes.len(), written + 2);
+    // Held again, and what waits is refused: not executed, never written.
+    h.session.hold_writes(true, now);
+    h.call(3, "history", json!({}), "1");
+    h.session
+        .refuse_waiting("the Tick is not reading its stdin");
+    h.drain();
+    match h.outcome(3) {
+        CallOutcome::NotExecuted { error } => {
+            assert!(error.message.contains("not reading"), "{error:?}")
+        }
+        other => panic!("expected not executed, got {other:?}"),
+    }
+    assert_eq!(h.writes.len(), written + 2);
+}

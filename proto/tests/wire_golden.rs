@@ -18,7 +18,7 @@ use tickloop_proto::attach::{ToView, ViewEvent, ViewHello};
 use tickloop_proto::wire::{
     canonical_json, wire_digest, wire_schema, wire_version, ActivityRecord, ClientRequest,
     Envelope, Hello, HelloReply, LaunchReport, LaunchSpec, LauncherMessage, LauncherRecord,
-    LauncherRequest, ListEntry, OpenReply, ScreenReply, ServerMessage,
+    LauncherRequest, ListEntry, OpenReply, ScreenReply, ServerMessage, WebControl, WebControlReply,
 };
 
 fn golden(name: &str) -> PathBuf {
@@ -69,6 +69,8 @@ fn every_golden_message_parses_and_encodes_back_the_same() {
             "ViewHello" => round_trip::<ViewHello>(line, message),
             "ViewEvent" => round_trip::<ViewEvent>(line, message),
             "ToView" => round_trip::<ToView>(line, message),
+            "WebControl" => round_trip::<WebControl>(line, message),
+            "WebControlReply" => round_trip::<WebControlReply>(line, message),
             other => panic!("line {line}: unknown type {other}"),
         }
         *seen.entry(kind).or_default() += 1;
@@ -83,7 +85,7 @@ fn every_golden_message_parses_and_encodes_back_the_same() {
     };
     assert_eq!(
         ops("ClientEnvelope").len(),
-        16,
+        17,
         "every ClientRequest op: {:?}",
         ops("ClientEnvelope")
     );
@@ -93,7 +95,7 @@ fn every_golden_message_parses_and_encodes_back_the_same() {
         "every LauncherRequest op: {:?}",
         ops("LauncherEnvelope")
     );
-    assert_eq!(seen.len(), 16, "{seen:?}");
+    assert_eq!(seen.len(), 18, "{seen:?}");
 }
 
 #[test]

@@ -15,6 +15,7 @@ pub mod open;
 pub mod packages;
 pub mod recordings;
 pub mod views;
+pub mod web;
 
 use crate::target::Target;
 use anyhow::Result;

@@ -9,17 +9,24 @@
 //!
 //! Submodules: [`registry`] (instances and their newest status), [`conn`]
 //! (the connection to each launcher), [`reader`] (its incoming lines),
-//! [`open`], [`serve`] (client connections and routing), [`approval`]
-//! (calls held for a person), [`watch`] (deliveries), [`discover`] (finding
-//! launchers again), [`log`].
+//! [`open`], [`serve`] (client connections and routing), [`request_line`]
+//! (one client request line), [`approval`] (the consent gate: actions held
+//! for a person, their one decision, the approval log), [`consent`] (a
+//! request through the gate on its caller's connection, and the person's
+//! answers), [`watch`] (deliveries), [`discover`] (finding launchers again),
+//! [`process`] (processes known by pid and start time, so a reused pid is
+//! never signalled), [`log`].
 
 pub mod approval;
 pub mod conn;
+pub mod consent;
 pub mod discover;
 pub mod log;
 pub mod open;
+pub mod process;
 pub mod reader;
 pub mod registry;
+pub mod request_line;
 pub mod serve;
 pub mod watch;
 
@@ -114,6 +121,7 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
             async move { discover::scan(&shared).await }
         });
         let _ = tokio::time::timeout(ADOPT_BEFORE_READY, scan).await;
+        tokio::spawn(discover::rescan_when_asked(shared.clone()));
         let _watcher = match discover::watch_launchers(shared.clone()) {
             Ok(watcher) => Some(watcher),
             Err(e) => {
@@ -188,17 +196,23 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
 /// How long a starting daemon waits for the lock of one that is exiting.
 const LOCK_WAIT: Duration = Duration::from_secs(5);
 /// The protocol limits tickhost gives its launchers: the defaults, with
-/// `TICKLOOP_INIT_TIMEOUT_MS` (read once at start; for tests) replacing the
-/// initialization time limits.
+/// `TICKLOOP_INIT_TIMEOUT_MS` and `TICKLOOP_CALL_TIMEOUT_MS` (read once at
+/// start; for tests) replacing the initialization and call time limits.
 fn limits_from_env() -> Limits {
     let mut limits = Limits::default();
-    if let Some(ms) = std::env::var("TICKLOOP_INIT_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .filter(|ms| *ms > 0)
-    {
-        limits.init_request_timeout = Duration::from_millis(ms);
-        limits.init_total_timeout = Duration::from_millis(ms);
+    let ms = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .filter(|ms| *ms > 0)
+            .map(Duration::from_millis)
+    };
+    if let Some(limit) = ms("TICKLOOP_INIT_TIMEOUT_MS") {
+        limits.init_request_timeout = limit;
+        limits.init_total_timeout = limit;
+    }
+    if let Some(limit) = ms("TICKLOOP_CALL_TIMEOUT_MS") {
+        limits.call_timeout = limit;
     }
     limits
 }

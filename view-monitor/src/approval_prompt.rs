@@ -26,6 +26,18 @@ fn duration(ms: u64) -> String {
 
 /// The prompt's lines (without the border): what, why, arguments, keys.
 pub fn lines(held: &HeldCall, more: usize, whole: bool, max_args: usize) -> Vec<String> {
+    let mut lines = question(held, more, whole, max_args);
+    lines.push(format!(
+        "y approve · n refuse · v {} arguments",
+        if whole { "fewer" } else { "whole" }
+    ));
+    lines
+}
+
+/// What the prompt asks, without the keys that answer it: who wants what,
+/// the revision and how long it has waited, the arguments. Every surface
+/// that asks the person shows these lines (the Monitor, `tickloop web`).
+pub fn question(held: &HeldCall, more: usize, whole: bool, max_args: usize) -> Vec<String> {
     let who = held.client.map_or("an agent", |c| c.label());
     let first = match held.action {
         HeldAction::Call => format!(
@@ -67,10 +79,6 @@ pub fn lines(held: &HeldCall, more: usize, whole: bool, max_args: usize) -> Vec<
             args.len() - shown
         ));
     }
-    lines.push(format!(
-        "y approve · n refuse · v {} arguments",
-        if whole { "fewer" } else { "whole" }
-    ));
     lines
 }
 

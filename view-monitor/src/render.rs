@@ -131,6 +131,14 @@ impl InputReader {
         }
     }
 
+    /// Every event pushed so far, with what was held handed on: for a view
+    /// whose input comes in whole messages (a page's xterm.js), after which
+    /// nothing more of a sequence follows.
+    pub fn drain(&mut self) -> Vec<InputEvent> {
+        self.release();
+        self.queue.drain(..).collect()
+    }
+
     /// Hands on what was held, as the keys they were.
     fn release(&mut self) {
         self.held_since = None;
@@ -271,6 +279,17 @@ impl Scroller {
         }
     }
 }
+/// What turns a view's terminal's mouse reporting to `mode` (SGR
+/// coordinates), so it reports what the Tick asked for.
+pub fn mouse_reporting(mode: attach::MouseTracking) -> &'static [u8] {
+    match mode {
+        attach::MouseTracking::Off => b"\x1b[?1003l\x1b[?1002l\x1b[?1000l\x1b[?1006l",
+        attach::MouseTracking::Click => b"\x1b[?1003l\x1b[?1002l\x1b[?1000h\x1b[?1006h",
+        attach::MouseTracking::Drag => b"\x1b[?1003l\x1b[?1002h\x1b[?1006h",
+        attach::MouseTracking::Motion => b"\x1b[?1003h\x1b[?1006h",
+    }
+}
+
 /// The marker a view scrolled back into history shows at its top right,
 /// as tmux's copy mode does: `[back/held]`.
 pub fn scroll_marker(scroll: attach::Scrollback) -> Option<String> {

@@ -88,13 +88,7 @@ impl RestoreGuard {
     pub(crate) fn set_mouse(&self, mode: MouseTracking) {
         if let Ok(mut guard) = TTY_STATE.lock() {
             if let Some(state) = guard.as_mut() {
-                let seq: &[u8] = match mode {
-                    MouseTracking::Off => b"\x1b[?1003l\x1b[?1002l\x1b[?1000l\x1b[?1006l",
-                    MouseTracking::Click => b"\x1b[?1003l\x1b[?1002l\x1b[?1000h\x1b[?1006h",
-                    MouseTracking::Drag => b"\x1b[?1003l\x1b[?1002h\x1b[?1006h",
-                    MouseTracking::Motion => b"\x1b[?1003h\x1b[?1006h",
-                };
-                let _ = state.tty.write_all(seq);
+                let _ = state.tty.write_all(crate::render::mouse_reporting(mode));
                 state.mouse = mode;
             }
         }

@@ -11,7 +11,7 @@
 
 use super::generations::{next_change, Generations, RELOADED};
 use super::not_a_tick::{with_hint, Probe};
-use super::process::{StdoutEvent, TickEvent, TickProcess};
+use super::process::{StdoutEvent, TickEvent, TickProcess, STDIN_UNREAD_MAX};
 use super::report::{ReportFn, RunOutcome};
 use super::requests::{answer, Asked, Waiting};
 use super::screen::{history_limit, screen_reply};
@@ -77,6 +77,11 @@ pub(super) struct Instance {
     record_writer: Option<std::thread::JoinHandle<()>>,
     /// Until a Tick first speaks the protocol: the signs that it is none.
     probe: Probe,
+    /// Bytes of requests received since the allocator last gave its free
+    /// pages back, and when it does next: a moment after the last request,
+    /// once they add up to [`TRIM_AFTER_BYTES`] (parsed, answered, freed).
+    received: usize,
+    trim_due: Option<Instant>,
 }
 
 impl Instance {
@@ -124,6 +129,8 @@ impl Instance {
             generations,
             record_writer,
             probe,
+            received: 0,
+            trim_due: None,
         };
         let status = instance.status();
         instance.publisher.first(status);
@@ -175,6 +182,11 @@ impl Instance {
                     self.initialized();
                 }
                 Some(incoming) = self.requests_rx.recv() => self.on_request(incoming),
+                _ = sleep_until(self.trim_due), if self.trim_due.is_some() => {
+                    self.trim_due = None;
+                    self.received = 0;
+                    crate::terminal::return_free_memory();
+                }
                 event = self.tick.next_event(), if self.tick.listening() => {
                     self.on_tick_event(event)
                 }
@@ -205,6 +217,8 @@ impl Instance {
                 }
             }
             self.drain_actions();
+            self.watch_stdin();
+            self.drain_actions();
             if self.teardown_step() {
                 if self.generations.is_none() || self.closing {
                     return self.finish().await;
@@ -226,7 +240,12 @@ impl Instance {
             request,
             client,
             peer,
+            bytes,
         } = incoming;
+        self.received = self.received.saturating_add(bytes);
+        if self.received >= TRIM_AFTER_BYTES {
+            self.trim_due = Some(Instant::now() + TRIM_AFTER);
+        }
         let now = Instant::now().into_std();
         let protocol = match request {
             LauncherRequest::Status => return self.reply_status(id, &peer),
@@ -273,7 +292,14 @@ impl Instance {
             return;
         };
         let token = self.waiting.add(id, peer, asked);
-        session.request(token, protocol, now);
+        let unread = self.tick.stdin_unread();
+        if session.writes_held() || unread >= STDIN_UNREAD_MAX {
+            // A Tick that stopped reading: what it was sent waits, and
+            // nothing more is queued for it.
+            session.refuse_request(token, protocol, not_reading(unread));
+        } else {
+            session.request(token, protocol, now);
+        }
         // calls_in_flight may have changed.
         self.publisher.mark_dirty();
     }
@@ -423,6 +449,25 @@ impl Instance {
         match self.session.get_mut() {
             Some(session) => session.on_exit(&description, Instant::now().into_std()),
             None => self.begin_end(program_exited(&description)),
+        }
+    }
+
+    /// Holds the session's writes while the Tick leaves more than
+    /// [`STDIN_UNREAD_MAX`] of its stdin untaken, refusing what waits to be
+    /// written (so a Tick that stopped reading costs no more memory,
+    /// however many requests come), and lets them go once it has taken
+    /// half of that.
+    fn watch_stdin(&mut self) {
+        let unread = self.tick.stdin_unread();
+        let Some(session) = self.session.get_mut() else {
+            return;
+        };
+        let now = Instant::now().into_std();
+        if unread >= STDIN_UNREAD_MAX && !session.writes_held() {
+            session.hold_writes(true, now);
+            session.refuse_waiting(&not_reading(unread));
+        } else if session.writes_held() && unread < STDIN_UNREAD_MAX / 2 {
+            session.hold_writes(false, now);
         }
     }
 
@@ -835,3 +880,15 @@ async fn sleep_until(deadline: Option<Instant>) {
         None => std::future::pending().await,
     }
 }
+
+/// Why a request to a Tick that stopped reading its stdin was not sent.
+fn not_reading(unread: usize) -> String {
+    format!(
+        "the Tick is not reading its stdin: {unread} bytes written to it are still unread (at most {STDIN_UNREAD_MAX} wait); this request was not sent: try again once it has read them"
+    )
+}
+
+/// Requests adding up to this many bytes leave freed memory behind them ...
+const TRIM_AFTER_BYTES: usize = 1024 * 1024;
+/// ... which goes back to the system this long after the last one.
+const TRIM_AFTER: std::time::Duration = std::time::Duration::from_secs(2);

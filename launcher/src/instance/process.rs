@@ -1,6 +1,9 @@
 //! The Tick's process as the instance loop sees it: its stdin (fed by a
-//! writer task), its stdout (read by a reader task), its exit (waited for
-//! by a waiter task), and that exit held back until its output is drained.
+//! writer task; the bytes queued that the Tick has not taken yet are
+//! counted, so a Tick that stops reading is refused more requests rather
+//! than queued for without bound), its stdout (read by a reader task), its
+//! exit (waited for by a waiter task), and that exit held back until its
+//! output is drained.
 //!
 //! Each pipe is absent where the program has none (a `shell:` program,
 //! whose stdin and stdout are the terminal).
@@ -8,11 +11,21 @@
 use crate::spawn::Spawned;
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 use tickloop_client::clock::now_rfc3339;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
+
+/// Bytes queued for the Tick's stdin that it has not taken (beyond the 64
+/// KiB its pipe holds), past which the instance holds its writes and
+/// refuses requests until it has taken half (256 KiB; the queue may pass it
+/// by what one turn of the instance loop writes: at most the 8 requests in
+/// flight). A Tick slow to take one large call meets it too, for as long as
+/// it takes.
+pub(super) const STDIN_UNREAD_MAX: usize = 256 * 1024;
 
 /// When the Tick has exited but its stdout has not reached EOF (a child holds
 /// it), how long to wait for the rest of its output before reporting the exit.
@@ -39,6 +52,8 @@ pub(super) struct TickProcess {
     /// When it started (RFC 3339).
     started_at: String,
     stdin_tx: Option<mpsc::UnboundedSender<Vec<u8>>>,
+    /// Bytes queued for stdin and not written into its pipe yet.
+    stdin_unread: Arc<AtomicUsize>,
     stdout_rx: Option<mpsc::Receiver<StdoutEvent>>,
     exit_rx: Option<oneshot::Receiver<ExitStatus>>,
     /// The exit, held until stdout reaches EOF (or [`EXIT_DRAIN`] passes).
@@ -51,12 +66,14 @@ impl TickProcess {
     pub(super) fn start(spawned: Spawned) -> TickProcess {
         let Spawned { child, pid, argv } = spawned;
         let started_at = now_rfc3339();
-        let (stdin_tx, stdout_rx, exit_rx) = child_pipes(child);
+        let stdin_unread = Arc::new(AtomicUsize::new(0));
+        let (stdin_tx, stdout_rx, exit_rx) = child_pipes(child, stdin_unread.clone());
         TickProcess {
             pid,
             argv,
             started_at,
             stdin_tx,
+            stdin_unread,
             stdout_rx,
             exit_rx: Some(exit_rx),
             exit_pending: None,
@@ -90,8 +107,18 @@ impl TickProcess {
     /// closed).
     pub(super) fn write(&self, bytes: Vec<u8>) {
         if let Some(tx) = &self.stdin_tx {
-            let _ = tx.send(bytes);
+            let n = bytes.len();
+            self.stdin_unread.fetch_add(n, Ordering::AcqRel);
+            if tx.send(bytes).is_err() {
+                self.stdin_unread.fetch_sub(n, Ordering::AcqRel);
+            }
         }
+    }
+
+    /// Bytes queued for its stdin that it has not taken yet (beyond what
+    /// its pipe holds).
+    pub(super) fn stdin_unread(&self) -> usize {
+        self.stdin_unread.load(Ordering::Acquire)
     }
 
     /// Closes its stdin after what is queued.
@@ -168,10 +195,12 @@ type ChildPipes = (
     oneshot::Receiver<ExitStatus>,
 );
 
-fn child_pipes(mut child: tokio::process::Child) -> ChildPipes {
+fn child_pipes(mut child: tokio::process::Child, unread: Arc<AtomicUsize>) -> ChildPipes {
     let mut stdin_tx = None;
     let mut stdout_rx = None;
     if let Some(mut stdin) = child.stdin.take() {
+        // Unbounded as a channel, bounded in bytes by its senders, who look
+        // at `unread` first (STDIN_UNREAD_MAX).
         let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
         tokio::spawn(async move {
             let mut broken = false;
@@ -180,6 +209,7 @@ fn child_pipes(mut child: tokio::process::Child) -> ChildPipes {
                 if !broken && stdin.write_all(&bytes).await.is_err() {
                     broken = true;
                 }
+                unread.fetch_sub(bytes.len(), Ordering::AcqRel);
             }
         });
         stdin_tx = Some(tx);

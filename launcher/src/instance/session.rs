@@ -130,13 +130,16 @@ fn new_session(spec: &LaunchSpec) -> Session {
 }
 
 /// The protocol limits of the session of the instance `spec` launches:
-/// the defaults, with the initialization time limit tickhost passed in the
-/// spec.
+/// the defaults, with the initialization and call time limits tickhost
+/// passed in the spec.
 pub(super) fn spec_limits(spec: &LaunchSpec) -> Limits {
     let mut limits = Limits::default();
     if let Some(ms) = spec.init_timeout_ms {
         limits.init_request_timeout = std::time::Duration::from_millis(ms);
         limits.init_total_timeout = std::time::Duration::from_millis(ms);
+    }
+    if let Some(ms) = spec.call_timeout_ms {
+        limits.call_timeout = std::time::Duration::from_millis(ms);
     }
     limits
 }

@@ -64,6 +64,7 @@ pub fn spec(instance: &str, shell: bool, argv: &[&str]) -> (tempfile::TempDir, L
         },
         socket,
         init_timeout_ms: None,
+        call_timeout_ms: None,
     };
     (dir, spec)
 }

@@ -28,6 +28,10 @@ pub struct Limits {
     /// those in flight (256); more are refused at once, never queued
     /// without bound.
     pub max_waiting: usize,
+    /// Bytes of call arguments those waiting requests may hold together
+    /// (16 MiB); a request that would pass it is refused at once (one
+    /// larger request may still wait alone).
+    pub max_waiting_bytes: usize,
     /// Time for each initialization request, from when it is written (10 s).
     pub init_request_timeout: Duration,
     /// Time for all of initialization, from `Session::new` (10 s).
@@ -52,6 +56,7 @@ impl Default for Limits {
             max_read: 512 * KIB,
             max_in_flight: 8,
             max_waiting: 256,
+            max_waiting_bytes: 16 * MIB,
             init_request_timeout: Duration::from_secs(10),
             init_total_timeout: Duration::from_secs(10),
             call_timeout: Duration::from_secs(60),

@@ -145,6 +145,8 @@ struct Outgoing {
     purpose: Purpose,
     method: &'static str,
     params: Value,
+    /// What it weighs against [`Limits::max_waiting_bytes`] while it waits.
+    bytes: usize,
 }
 
 /// A request written to the Tick, waiting for its answer.
@@ -177,6 +179,10 @@ pub struct Session {
     in_flight: BTreeMap<u64, Written>,
     queue: VecDeque<Outgoing>,
     waiting_for_init: VecDeque<(ClientToken, SessionRequest)>,
+    /// The bytes of the requests in `waiting_for_init`.
+    waiting_for_init_bytes: usize,
+    /// The host's pipe to the Tick is backed up: nothing more is written.
+    writes_held: bool,
     descriptor: Option<Descriptor>,
     state: Option<TickState>,
     last_update_seq: Option<u64>,
@@ -203,6 +209,8 @@ impl Session {
             in_flight: BTreeMap::new(),
             queue: VecDeque::new(),
             waiting_for_init: VecDeque::new(),
+            waiting_for_init_bytes: 0,
+            writes_held: false,
             descriptor: None,
             state: None,
             last_update_seq: None,
@@ -257,19 +265,76 @@ impl Session {
     /// A client's request; answered later with [`Action::Reply`] (at once
     /// when refused or when the session is over).
     pub fn request(&mut self, client: ClientToken, request: SessionRequest, now: Instant) {
+        let bytes = request_bytes(&request);
+        let waiting = self.waiting_bytes();
         if self.phase != Phase::Ended
-            && self.queue.len() + self.waiting_for_init.len() >= self.limits.max_waiting
+            && (self.queue.len() + self.waiting_for_init.len() >= self.limits.max_waiting
+                || (waiting > 0 && waiting + bytes > self.limits.max_waiting_bytes))
         {
             return self.refuse_busy(client, request);
         }
         match self.phase {
             Phase::Ended => self.refuse_not_running(client, request),
-            Phase::Initializing => self.waiting_for_init.push_back((client, request)),
+            Phase::Initializing => {
+                self.waiting_for_init_bytes += bytes;
+                self.waiting_for_init.push_back((client, request));
+            }
             Phase::Running => {
-                self.submit(client, request);
+                self.submit(client, request, bytes);
                 self.pump(now);
             }
         }
+    }
+
+    /// Answers `request` without writing it to the Tick, saying `why`: a
+    /// call is not executed, a describe or read fails. For the host's own
+    /// refusals (a Tick that has stopped reading its stdin).
+    pub fn refuse_request(&mut self, client: ClientToken, request: SessionRequest, why: String) {
+        self.refuse(client, request, why);
+    }
+
+    /// The host says whether the Tick has stopped taking what is written
+    /// to it (its stdin backed up): while `held`, nothing more is written,
+    /// and what waits stays queued (bounded); released, writing goes on.
+    pub fn hold_writes(&mut self, held: bool, now: Instant) {
+        self.writes_held = held;
+        if !held && self.phase == Phase::Running {
+            self.pump(now);
+        }
+    }
+
+    /// Whether writes are held ([`Session::hold_writes`]).
+    pub fn writes_held(&self) -> bool {
+        self.writes_held
+    }
+
+    /// Answers every client request waiting to be written without writing
+    /// it, saying `why` (a call is not executed); the host's own requests
+    /// stay queued.
+    pub fn refuse_waiting(&mut self, why: &str) {
+        let mut kept = VecDeque::new();
+        for outgoing in std::mem::take(&mut self.queue) {
+            match outgoing.purpose {
+                Purpose::Call { .. }
+                | Purpose::Read { .. }
+                | Purpose::Describe {
+                    client: Some(_), ..
+                } => self.abandon(
+                    outgoing.purpose,
+                    || CallOutcome::NotExecuted {
+                        error: rpc_error(INVALID_REQUEST, why.to_string()),
+                    },
+                    why,
+                ),
+                _ => kept.push_back(outgoing),
+            }
+        }
+        self.queue = kept;
+    }
+
+    /// The bytes of the requests waiting to be written.
+    fn waiting_bytes(&self) -> usize {
+        self.waiting_for_init_bytes + self.queue.iter().map(|o| o.bytes).sum::<usize>()
     }
 
     /// The host ends the session (`reason` says why, e.g. "closed by the user").
@@ -388,7 +453,7 @@ impl Session {
 
     // ----- client requests -----
 
-    fn submit(&mut self, client: ClientToken, request: SessionRequest) {
+    fn submit(&mut self, client: ClientToken, request: SessionRequest, bytes: usize) {
         match request {
             SessionRequest::Describe => self.enqueue(Purpose::Describe {
                 client: Some(client),
@@ -400,6 +465,7 @@ impl Session {
                 revision,
             }) => match self.check_call(&tool, &args, &revision) {
                 Ok(()) => self.queue.push_back(Outgoing {
+                    bytes,
                     purpose: Purpose::Call { client },
                     method: "tick/call",
                     params: json!({ "tool": tool, "args": args, "revision": revision }),
@@ -450,8 +516,12 @@ impl Session {
     /// Refuses a request when [`Limits::max_waiting`] wait already.
     fn refuse_busy(&mut self, client: ClientToken, request: SessionRequest) {
         let why = format!(
-            "{} requests are already waiting for this Tick (at most {} in flight); try again when some are answered",
-            self.limits.max_waiting, self.limits.max_in_flight
+            "{} requests ({} bytes) are already waiting for this Tick (at most {} requests or {} bytes wait, {} in flight); try again when some are answered",
+            self.queue.len() + self.waiting_for_init.len(),
+            self.waiting_bytes(),
+            self.limits.max_waiting,
+            self.limits.max_waiting_bytes,
+            self.limits.max_in_flight
         );
         self.refuse(client, request, why);
     }
@@ -481,6 +551,7 @@ impl Session {
             Purpose::Call { .. } => "tick/call",
         };
         self.queue.push_back(Outgoing {
+            bytes: 0,
             purpose,
             method,
             params: Value::Object(Map::new()),
@@ -489,7 +560,10 @@ impl Session {
 
     /// Writes queued requests, oldest first, while slots are free.
     fn pump(&mut self, now: Instant) {
-        while self.phase != Phase::Ended && self.in_flight.len() < self.limits.max_in_flight {
+        while self.phase != Phase::Ended
+            && !self.writes_held
+            && self.in_flight.len() < self.limits.max_in_flight
+        {
             let Some(outgoing) = self.queue.pop_front() else {
                 break;
             };
@@ -680,8 +754,10 @@ impl Session {
                 self.phase = Phase::Running;
                 self.initialized = true;
                 self.actions.push_back(Action::Initialized);
+                self.waiting_for_init_bytes = 0;
                 for (client, request) in std::mem::take(&mut self.waiting_for_init) {
-                    self.submit(client, request);
+                    let bytes = request_bytes(&request);
+                    self.submit(client, request, bytes);
                 }
             }
             Err(failure) => self.end(EndKind::InitFailed, failure, Some(lossy(line))),
@@ -861,6 +937,7 @@ impl Session {
                 &unsent,
             );
         }
+        self.waiting_for_init_bytes = 0;
         for (client, request) in std::mem::take(&mut self.waiting_for_init) {
             self.refuse_not_running(client, request);
         }
@@ -933,5 +1010,16 @@ fn show_bytes(line: &[u8]) -> String {
         format!("{shown}… ({} bytes)", line.len())
     } else {
         shown
+    }
+}
+
+/// What a client's request weighs while it waits to be written: a call
+/// its arguments, re-encoded, and its names; a describe or read nothing.
+fn request_bytes(request: &SessionRequest) -> usize {
+    match request {
+        SessionRequest::Call(call) => {
+            encoded_size(&call.args) + call.tool.len() + call.revision.len()
+        }
+        SessionRequest::Describe | SessionRequest::Read => 0,
     }
 }

@@ -80,6 +80,19 @@ pub enum ClientRequest {
         #[serde(flatten)]
         change: ConsentChange,
     },
+    /// Withdraw request `request` of this same connection while it waits
+    /// for approval: the held action is decided `withdrawn` (never run),
+    /// leaves every list and prompt, and is answered as refused. Read by
+    /// tickhost only while a request of the connection is held; answered
+    /// `bad_request` when that request is not (or no longer) waiting.
+    Withdraw {
+        /// The id of the held request's envelope.
+        request: u64,
+        /// Why, for the approval log and the activity record (`cancelled
+        /// by the MCP client`); `the agent stopped waiting` comes first.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
     /// The instance's approval log ([`ApprovalLogEntry`]s, oldest first).
     ApprovalLog {
         instance: String,
@@ -172,6 +185,10 @@ pub enum ErrorKind {
     /// The person (or their policy) did not allow what an agent asked:
     /// nothing was done. `data.code` is -32010, `data.data.by` who refused.
     Refused,
+    /// An `approve` or `refuse` of an action that its caller withdrew (it
+    /// stopped waiting, or withdrew it explicitly): nothing was done, and
+    /// nothing will be. `data` is the decision as the log keeps it.
+    Withdrawn,
     /// Anything else inside Tickloop.
     Internal,
 }

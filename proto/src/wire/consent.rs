@@ -163,11 +163,12 @@ pub struct ConsentDecision {
     pub args: Value,
     pub revision: String,
     /// `approved`, `refused`, `timed_out`, `revision_changed`, `ended`,
-    /// `denied` (the policy) or `held`.
+    /// `withdrawn` (its caller stopped waiting, or withdrew it), `denied`
+    /// (the policy) or `held`.
     pub decision: String,
     /// Who decided: `monitor`, `cli`, `attach`, `herdr`, `mcp-host` (the
     /// agent host asked the person), `tickhost` (time-outs, policy, catalog
-    /// changes, ends).
+    /// changes, ends), `caller` (withdrawn by who asked).
     pub by: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -215,6 +216,7 @@ impl ConsentDecision {
             "timed_out" => "not approved in time".to_string(),
             "revision_changed" => "not executed: its catalog changed".to_string(),
             "ended" => "not executed: the instance ended".to_string(),
+            "withdrawn" => "withdrawn".to_string(),
             other => other.replace('_', " "),
         };
         if let Some(reason) = self.reason.as_deref().filter(|r| !r.is_empty()) {

@@ -52,11 +52,14 @@ pub enum ClientKind {
     Monitor,
     /// `tickloop herdr ...`: Herdr's plugin actions and reports.
     Herdr,
+    /// `tickloop web`: the person's browser (the list, a Tick's screen,
+    /// approving and refusing, closing).
+    Web,
 }
 
 impl ClientKind {
     /// An agent (`mcp`, `loop`) rather than the person (`cli`, `monitor`,
-    /// `herdr`).
+    /// `herdr`, `web`).
     pub fn is_agent(self) -> bool {
         matches!(self, ClientKind::Mcp | ClientKind::Loop)
     }
@@ -69,6 +72,7 @@ impl ClientKind {
             ClientKind::Loop => "loop",
             ClientKind::Monitor => "monitor",
             ClientKind::Herdr => "herdr",
+            ClientKind::Web => "web",
         }
     }
 
@@ -89,6 +93,7 @@ impl ClientKind {
             ClientKind::Loop => "Loop",
             ClientKind::Monitor => "Monitor",
             ClientKind::Herdr => "Herdr",
+            ClientKind::Web => "Web",
         }
     }
 }

@@ -194,6 +194,10 @@ pub struct LaunchSpec {
     /// [`crate::core::Limits`]), so tests of timeouts take milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub init_timeout_ms: Option<u64>,
+    /// The session's time limit for a call, in ms (`None`: the protocol's
+    /// 60 s); for tests of a Tick that does not answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_timeout_ms: Option<u64>,
 }
 
 /// The answer to `screen`: the visible screen as text, the cursor, and the

@@ -31,6 +31,7 @@
 //! | `program` | what an instance runs (`open`'s request, shared with the launch) |
 //! | `consent` | policies, owners, held actions and the decisions on them |
 //! | `activity` | what agents and views did with an instance |
+//! | `web` | `tickloop web`'s control socket (`--revoke`, `--login`) |
 //!
 //! Every type is re-exported here: callers write `wire::ListEntry`.
 
@@ -41,6 +42,7 @@ mod consent;
 mod hello;
 mod launcher;
 mod program;
+mod web;
 
 pub use activity::*;
 pub use call::*;
@@ -49,6 +51,7 @@ pub use consent::*;
 pub use hello::*;
 pub use launcher::*;
 pub use program::*;
+pub use web::*;
 
 use schemars::JsonSchema;
 use serde_json::Value;
@@ -103,6 +106,8 @@ struct AllMessages {
     screen_reply: ScreenReply,
     activity_record: ActivityRecord,
     approval_log_entry: ApprovalLogEntry,
+    web_control: WebControl,
+    web_control_reply: WebControlReply,
     view_hello: crate::attach::ViewHello,
     to_view: crate::attach::ToView,
     view_event: crate::attach::ViewEvent,

@@ -11,181 +11,89 @@
 //!   `ask` (the default on a person's instance; the person's own `input`
 //!   and `close` never wait).
 //!
-//! Refused, timed out, a call made for a catalog revision that changed
-//! while it waited, or waiting when the instance ended: not executed, and
-//! the instance never saw it. With `deny`, the action is refused at once.
+//! The gate fails closed: a call whose tool or revision tickhost's copy of
+//! the catalog does not know is described again before it is judged, and
+//! refused when it still does not match; nothing passes unasked for want
+//! of a catalog.
 //!
-//! Every decision is appended to the instance's approval log
-//! (`paths::InstanceFiles::approvals`, one JSON line each) and to its
-//! activity record, with who acted and who decided.
+//! A held action gets exactly one decision ([`queue`]): approved (a call
+//! only once its Tick, described again, still has the revision approved),
+//! refused, withdrawn (its caller stopped waiting, or withdrew it), timed
+//! out, ended with its instance, or dropped for a catalog change. With
+//! `deny`, the action is refused at once. Only an approved action reaches
+//! the instance.
 //!
-//! This module owns only the queue of waiting actions and the log: the
-//! instance is seen through [`ConsentTarget`], and the caller hears that its
-//! action waits on a channel it reads (it owns its connection).
+//! Every decision is appended to the instance's approval log ([`log`]) and
+//! to its activity record, with who acted and who decided.
+//!
+//! This module owns the gate and the hold: the instance is seen through
+//! [`ConsentTarget`], and the caller hears that its action waits on a
+//! channel it reads (it owns its connection); closing that channel is the
+//! caller going away.
+
+pub mod log;
+pub mod queue;
 
 use super::log::log;
-use serde_json::json;
-use std::io::Write;
-use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use serde_json::{json, Value};
+use std::time::Duration;
 use tickloop_client::clock::now_rfc3339_millis;
-use tickloop_proto::core::codes::{APPROVAL_REFUSED, STALE_REVISION};
+use tickloop_proto::core::codes::{APPROVAL_REFUSED, INVALID_PARAMS, STALE_REVISION};
 use tickloop_proto::wire::{
-    ApprovalLogEntry, ApprovalPolicy, CallOutcome, CallRequest, ClientKind, ConsentDecision,
-    EndInfo, HeldAction, HeldCall, RpcError,
+    ApprovalLogEntry, ApprovalPolicy, CallOutcome, CallRequest, Catalog, ClientKind,
+    ConsentDecision, EndInfo, HeldAction, HeldCall, RpcError,
 };
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
-/// How long a call waits for a person by default.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
-/// How often the caller hears that its call still waits.
-const PROGRESS_EVERY: Duration = Duration::from_secs(30);
-/// How often a waiting call looks at its instance (ended? catalog changed?).
+pub use queue::{call_id, Approvals, Decision, Settled, Undecided};
+
+/// How often the caller hears that its action still waits.
+pub const PROGRESS_EVERY: Duration = Duration::from_secs(30);
+/// How often a waiting action looks at its instance (ended? catalog
+/// changed? policy turned off?).
 const LOOK_EVERY: Duration = Duration::from_millis(200);
-
-/// A person's answer.
-#[derive(Debug)]
-pub enum Decision {
-    Approved {
-        by: String,
-        host: Option<String>,
-    },
-    Refused {
-        by: String,
-        reason: Option<String>,
-        host: Option<String>,
-    },
-}
-
-struct Waiting {
-    held: HeldCall,
-    since: Instant,
-    answer: oneshot::Sender<Decision>,
-}
-
-/// The calls waiting now, and the settings.
-pub struct Approvals {
-    next: AtomicU64,
-    waiting: Mutex<Vec<Waiting>>,
-    pub timeout: Duration,
-    /// Run `notify-send` when a call starts waiting.
-    pub notify: bool,
-}
-
-impl Approvals {
-    pub fn new(timeout: Duration, notify: bool) -> Self {
-        Approvals {
-            next: AtomicU64::new(1),
-            waiting: Mutex::new(Vec::new()),
-            timeout,
-            notify,
-        }
-    }
-
-    /// The settings this user chose (see [`configured_timeout`] and
-    /// [`notify_configured`]).
-    pub fn configured() -> Self {
-        Approvals::new(configured_timeout(), notify_configured())
-    }
-
-    fn waiting(&self) -> MutexGuard<'_, Vec<Waiting>> {
-        self.waiting.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// The waiting calls, oldest first, with how long each has waited.
-    pub fn list(&self) -> Vec<HeldCall> {
-        self.waiting()
-            .iter()
-            .map(|w| {
-                let mut held = w.held.clone();
-                held.waited_ms = u64::try_from(w.since.elapsed().as_millis()).unwrap_or(u64::MAX);
-                held
-            })
-            .collect()
-    }
-
-    /// The tools of the calls of `instance` that wait, oldest first.
-    pub fn tools_for(&self, instance: &str) -> Vec<String> {
-        self.waiting()
-            .iter()
-            .filter(|w| w.held.instance == instance)
-            .map(|w| w.held.tool.clone())
-            .collect()
-    }
-
-    /// Hands `decision` to call `call` of `instance` (`%3`, or `3`);
-    /// `false` when no such call waits (decided already, or never held).
-    pub fn decide(&self, instance: &str, call: &str, decision: Decision) -> bool {
-        let call = format!("%{}", call.trim_start_matches('%'));
-        let found = {
-            let mut waiting = self.waiting();
-            let at = waiting
-                .iter()
-                .position(|w| w.held.call == call && w.held.instance == instance);
-            at.map(|i| waiting.remove(i))
-        };
-        match found {
-            Some(w) => w.answer.send(decision).is_ok(),
-            None => false,
-        }
-    }
-
-    fn remove(&self, call: &str) {
-        self.waiting().retain(|w| w.held.call != call);
-    }
-}
-
-/// How long a call waits for approval: `TICKLOOP_APPROVAL_TIMEOUT_MS`, else
-/// `approval_timeout_secs` in the config file, else [`DEFAULT_TIMEOUT`].
-pub fn configured_timeout() -> Duration {
-    std::env::var("TICKLOOP_APPROVAL_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-        .map(Duration::from_millis)
-        .or_else(|| {
-            tickloop_client::config::load()
-                .ok()
-                .and_then(|c| c.approval_timeout_secs)
-                .map(Duration::from_secs)
-        })
-        .unwrap_or(DEFAULT_TIMEOUT)
-}
-
-/// Whether a held call pops a desktop notification: `TICKLOOP_NOTIFY`
-/// (`1`/`0`), else `notify` in the config file, else no.
-pub fn notify_configured() -> bool {
-    match std::env::var("TICKLOOP_NOTIFY").as_deref() {
-        Ok("1" | "true" | "on" | "yes") => true,
-        Ok(_) => false,
-        Err(_) => tickloop_client::config::load()
-            .ok()
-            .and_then(|c| c.notify)
-            .unwrap_or(false),
-    }
-}
 
 /// The instance an action is for, as the gate sees it: looked at again
 /// while the action waits, since its policies, catalog and life may change
 /// meanwhile.
-pub trait ConsentTarget {
+pub trait ConsentTarget: Sync {
     /// Its full id.
     fn id(&self) -> &str;
     /// Who approves `action` by an agent now (for calls: every caller's
     /// mutating calls).
     fn policy(&self, action: HeldAction) -> ApprovalPolicy;
-    /// The revision of its current catalog.
+    /// The revision of tickhost's copy of its catalog.
     fn revision(&self) -> Option<String>;
-    /// Tool `name` of its catalog: whether it mutates, and its description;
-    /// `None` when there is no such tool (the launcher refuses it).
+    /// Tool `name` of that copy: whether it mutates, and its description.
     fn tool(&self, name: &str) -> Option<(bool, String)>;
+    /// Its catalog as the Tick describes it now (kept as tickhost's copy
+    /// unless a newer one arrived meanwhile); `None` when it could not be
+    /// described.
+    fn describe(&self) -> impl std::future::Future<Output = Option<Catalog>> + Send;
     /// How it ended, if it did.
     fn ended(&self) -> Option<EndInfo>;
     /// Its approval log (one JSON line per decision).
-    fn approval_log(&self) -> &Path;
+    fn approval_log(&self) -> &std::path::Path;
     /// Keeps `decision` in its activity record too.
     fn note(&self, decision: ConsentDecision);
+}
+
+/// Tool `name` of `descriptor`: whether it mutates (absent: it does), and
+/// its description.
+pub fn tool_in(descriptor: &Value, name: &str) -> Option<(bool, String)> {
+    let tools = descriptor.get("tools")?.as_array()?;
+    tools
+        .iter()
+        .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
+        .map(|t| {
+            (
+                t.get("mutates").and_then(Value::as_bool).unwrap_or(true),
+                t.get("description")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+            )
+        })
 }
 
 /// What an agent asks the gate for.
@@ -210,32 +118,42 @@ impl Asked<'_> {
 pub enum Gate {
     /// Go on: nobody needed to ask.
     Proceed,
-    /// Go on: a person approved it (a call: once its instance's revision is
-    /// confirmed to be still the one approved).
+    /// Go on: a person (or the policy, turned to `auto`) approved it, and a
+    /// call's Tick, described again, still has the revision approved.
     Approved(HeldCall),
     /// Not executed, and why.
     Refused(CallOutcome),
 }
 
-fn refused(code: i64, message: String, decision: &str, by: &str) -> Gate {
+fn refused(code: i64, message: String, data: Value) -> Gate {
     Gate::Refused(CallOutcome::NotExecuted {
         error: RpcError {
             code,
             message,
-            data: Some(json!({"approval": decision, "by": by})),
+            data: Some(data),
         },
     })
 }
 
+fn consent_refused(message: String, decision: &str, by: &str) -> Gate {
+    refused(
+        APPROVAL_REFUSED,
+        message,
+        json!({"approval": decision, "by": by}),
+    )
+}
+
 /// Writes one held action's decisions into its instance's approval log
 /// and activity record.
-pub struct Recorder<'a, T: ConsentTarget> {
-    pub target: &'a T,
-    pub held: &'a HeldCall,
+struct Recorder<'a, T: ConsentTarget> {
+    target: &'a T,
+    held: &'a HeldCall,
+    /// Whether its caller is still connected (see [`gate_for`]).
+    connected: &'a (dyn Fn() -> bool + Sync),
 }
 
 impl<T: ConsentTarget> Recorder<'_, T> {
-    pub fn record(&self, decision: &str, by: &str, reason: Option<String>) {
+    fn record(&self, decision: &str, by: &str, reason: Option<String>) {
         self.record_from(decision, by, reason, None);
     }
 
@@ -255,43 +173,53 @@ impl<T: ConsentTarget> Recorder<'_, T> {
             reason,
             host,
         };
-        append_log(
-            self.target.approval_log(),
-            &ApprovalLogEntry {
-                at: now_rfc3339_millis(),
-                decision: decision.clone(),
-            },
-        );
+        let path = self.target.approval_log();
+        let entry = ApprovalLogEntry {
+            at: now_rfc3339_millis(),
+            decision: decision.clone(),
+        };
+        if let Err(e) = log::append(path, &entry) {
+            log(&format!(
+                "approval: cannot append to {}: {e}",
+                path.display()
+            ));
+        }
         self.target.note(decision);
     }
 }
 
-/// The held item for `asked` on `target`, and the policy that holds it;
-/// `None` when nobody needs to be asked.
-fn to_hold(
+/// What the gate does with an action before anyone is asked.
+enum Plan {
+    Proceed,
+    Refuse(Gate),
+    Hold(HeldCall, ApprovalPolicy),
+}
+
+/// Whether `asked` on `target` goes on, is refused at once, or is held
+/// (with the policy that holds it).
+async fn plan(
     approvals: &Approvals,
     target: &impl ConsentTarget,
     asked: Asked<'_>,
     client: Option<ClientKind>,
-) -> Option<(HeldCall, ApprovalPolicy)> {
+) -> Plan {
     let action = asked.action();
     if action != HeldAction::Call && !client.is_some_and(ClientKind::is_agent) {
         // The person's own typing and closing never wait.
-        return None;
+        return Plan::Proceed;
     }
     let policy = target.policy(action);
     if policy == ApprovalPolicy::Auto {
-        return None;
+        return Plan::Proceed;
     }
     let (tool, description, args, revision) = match asked {
         Asked::Call(call) => {
-            let Some((true, description)) = target.tool(&call.tool) else {
-                return None;
+            let (mutates, description) = match tool_of(target, call).await {
+                Ok(tool) => tool,
+                Err(refusal) => return Plan::Refuse(refusal),
             };
-            // A stale revision is the launcher's to refuse, before anyone is
-            // asked.
-            if target.revision().as_deref() != Some(call.revision.as_str()) {
-                return None;
+            if !mutates {
+                return Plan::Proceed;
             }
             (
                 call.tool.clone(),
@@ -315,7 +243,7 @@ fn to_hold(
     };
     let held = HeldCall {
         action,
-        call: format!("%{}", approvals.next.fetch_add(1, Ordering::Relaxed)),
+        call: approvals.next_call(),
         instance: target.id().to_string(),
         tool,
         description,
@@ -326,13 +254,57 @@ fn to_hold(
         waited_ms: 0,
         timeout_ms: u64::try_from(approvals.timeout.as_millis()).unwrap_or(u64::MAX),
     };
-    Some((held, policy))
+    Plan::Hold(held, policy)
 }
 
-/// Lets `asked` through, refuses it, or holds it until a person decides.
+/// The tool `call` names, as the catalog it was made for has it: from
+/// tickhost's copy when that is the revision called, else from the Tick
+/// described again (fail closed: a stale copy never lets a call through
+/// unasked). A call for another revision, or of a tool the Tick does not
+/// have, is refused here as the Tick's host would refuse it.
+async fn tool_of(target: &impl ConsentTarget, call: &CallRequest) -> Result<(bool, String), Gate> {
+    if target.revision().as_deref() == Some(call.revision.as_str()) {
+        if let Some(tool) = target.tool(&call.tool) {
+            return Ok(tool);
+        }
+    }
+    let Some(now) = target.describe().await else {
+        return Err(consent_refused(
+            format!(
+                "{} could not be described to confirm the catalog this call was made for, so nobody can be asked to approve it; try again",
+                target.id()
+            ),
+            "unconfirmed",
+            "tickhost",
+        ));
+    };
+    if now.revision.as_deref() != Some(call.revision.as_str()) {
+        return Err(refused(
+            STALE_REVISION,
+            format!(
+                "the call was prepared against revision {:?}, but the Tick's catalog is now revision {:?}; describe the Tick and prepare the call again",
+                call.revision,
+                now.revision.as_deref().unwrap_or("")
+            ),
+            json!({ "revision": now.revision }),
+        ));
+    }
+    now.descriptor
+        .as_ref()
+        .and_then(|d| tool_in(d, &call.tool))
+        .ok_or_else(|| {
+            refused(
+                INVALID_PARAMS,
+                format!("the Tick has no tool named {:?}", call.tool),
+                Value::Null,
+            )
+        })
+}
+
+/// Lets `asked` through, refuses it, or holds it until it is decided.
 /// While it is held, the caller hears on `progress` (at once, then every
-/// 30 s) that it waits; a caller that drops the receiving end has gone away,
-/// and its action is refused.
+/// 30 s) that it waits; a caller that closes the receiving end has stopped
+/// waiting, and its action is withdrawn.
 pub async fn gate(
     approvals: &Approvals,
     target: &impl ConsentTarget,
@@ -340,21 +312,46 @@ pub async fn gate(
     client: Option<ClientKind>,
     progress: mpsc::Sender<HeldCall>,
 ) -> Gate {
-    let Some((held, policy)) = to_hold(approvals, target, asked, client) else {
-        return Gate::Proceed;
+    gate_for(
+        approvals,
+        target,
+        asked,
+        client,
+        progress,
+        &always_connected,
+    )
+    .await
+}
+
+fn always_connected() -> bool {
+    true
+}
+
+/// [`gate`] for a caller whose connection `connected` looks at (without
+/// waiting): an approval concluded once the caller's connection has
+/// closed withdraws the action instead, even before the hang-up has been
+/// read, so no action runs after its caller went away.
+pub async fn gate_for(
+    approvals: &Approvals,
+    target: &impl ConsentTarget,
+    asked: Asked<'_>,
+    client: Option<ClientKind>,
+    progress: mpsc::Sender<HeldCall>,
+    connected: &(dyn Fn() -> bool + Sync),
+) -> Gate {
+    let (held, policy) = match plan(approvals, target, asked, client).await {
+        Plan::Proceed => return Gate::Proceed,
+        Plan::Refuse(refusal) => return refusal,
+        Plan::Hold(held, policy) => (held, policy),
     };
     let recorder = Recorder {
         target,
         held: &held,
+        connected,
     };
     if policy == ApprovalPolicy::Deny {
         recorder.record("denied", "tickhost", None);
-        return refused(
-            APPROVAL_REFUSED,
-            denied_message(target, held.action),
-            "denied",
-            "tickhost",
-        );
+        return consent_refused(denied_message(target, held.action), "denied", "tickhost");
     }
     hold(approvals, &recorder, progress).await
 }
@@ -375,21 +372,98 @@ fn denied_message(target: &impl ConsentTarget, action: HeldAction) -> String {
     }
 }
 
-/// Holds `recorder`'s action in the queue until a person decides, the wait
-/// runs out, the instance ends or changes its catalog, or the policy is
-/// turned off.
+/// The one decision on a held action, once made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Final {
+    Approved {
+        by: String,
+        host: Option<String>,
+    },
+    Refused {
+        by: String,
+        reason: Option<String>,
+        host: Option<String>,
+    },
+    Withdrawn {
+        reason: String,
+    },
+    TimedOut,
+    Ended {
+        reason: String,
+    },
+    RevisionChanged {
+        reason: Option<String>,
+    },
+}
+
+impl Final {
+    fn from_decision(decision: Decision) -> Final {
+        match decision {
+            Decision::Approved { by, host } => Final::Approved { by, host },
+            Decision::Refused { by, reason, host } => Final::Refused { by, reason, host },
+            Decision::Withdrawn { reason } => Final::Withdrawn { reason },
+        }
+    }
+
+    /// It as the approval log and every party hear it.
+    fn settled(&self, held: &HeldCall) -> Settled {
+        let (word, by, reason, host) = match self {
+            Final::Approved { by, host } => ("approved", by.as_str(), None, host.clone()),
+            Final::Refused { by, reason, host } => {
+                ("refused", by.as_str(), reason.clone(), host.clone())
+            }
+            Final::Withdrawn { reason } => ("withdrawn", "caller", Some(reason.clone()), None),
+            Final::TimedOut => ("timed_out", "tickhost", None, None),
+            Final::Ended { reason } => ("ended", "tickhost", Some(reason.clone()), None),
+            Final::RevisionChanged { reason } => {
+                ("revision_changed", "tickhost", reason.clone(), None)
+            }
+        };
+        Settled {
+            reason,
+            host,
+            ..Settled::new(held, word, by)
+        }
+    }
+}
+
+/// Why a caller's action is withdrawn when it stops waiting.
+pub fn stopped_waiting(client: Option<ClientKind>) -> String {
+    if client.is_some_and(ClientKind::is_agent) {
+        "the agent stopped waiting".to_string()
+    } else {
+        "the caller stopped waiting".to_string()
+    }
+}
+
+/// Takes a held action off the waiting list if its hold ends without a
+/// decision (the hold's future dropped: tickhost is stopping).
+struct Listed<'a> {
+    approvals: &'a Approvals,
+    call: &'a str,
+}
+
+impl Drop for Listed<'_> {
+    fn drop(&mut self) {
+        self.approvals.unlist(self.call);
+    }
+}
+
+/// Holds `recorder`'s action until it is decided: by a person or its
+/// caller (a claim through [`Approvals::decide`]), or by the hold itself —
+/// the caller gone, the deadline, the instance ended or its catalog
+/// changed, the policy turned off. Whichever claims it first decides.
 async fn hold<T: ConsentTarget>(
     approvals: &Approvals,
     recorder: &Recorder<'_, T>,
     progress: mpsc::Sender<HeldCall>,
 ) -> Gate {
     let held = recorder.held;
-    let (answer, mut decided) = oneshot::channel();
-    approvals.waiting().push(Waiting {
-        held: held.clone(),
-        since: Instant::now(),
-        answer,
-    });
+    let mut claimed = approvals.push(held.clone());
+    let _listed = Listed {
+        approvals,
+        call: &held.call,
+    };
     recorder.record("held", "tickhost", None);
     log(&format!(
         "approval: {} {} {} waits for a person",
@@ -401,38 +475,150 @@ async fn hold<T: ConsentTarget>(
     let started = tokio::time::Instant::now();
     let deadline = started + approvals.timeout;
     let mut next_progress = started;
+    let mut next_look = started + LOOK_EVERY;
     loop {
         if tokio::time::Instant::now() >= next_progress {
             let mut now_held = held.clone();
             now_held.waited_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(0);
-            if progress.send(now_held).await.is_err() {
-                return went_away(approvals, recorder);
-            }
+            // Only news: a caller that does not read misses it, and one
+            // that has gone is seen below.
+            let _ = progress.try_send(now_held);
             next_progress += PROGRESS_EVERY;
         }
-        tokio::select! {
-            decision = &mut decided => return decided_gate(recorder, decision.ok()),
-            _ = progress.closed() => return went_away(approvals, recorder),
-            _ = tokio::time::sleep_until(deadline) => {
-                approvals.remove(&held.call);
-                recorder.record("timed_out", "tickhost", None);
-                return refused(
-                    APPROVAL_REFUSED,
-                    format!(
-                        "nobody approved the {} within {} s (TICKLOOP_APPROVAL_TIMEOUT_MS sets the wait)",
-                        noun(held.action),
-                        approvals.timeout.as_secs()
-                    ),
-                    "timed_out",
-                    "tickhost",
-                );
+        let own = tokio::select! {
+            biased;
+            claim = &mut claimed => {
+                return match claim {
+                    Ok(claim) => {
+                        let decided = Final::from_decision(claim.decision);
+                        conclude(approvals, recorder, decided, Some(claim.told)).await
+                    }
+                    // The queue dropped it without a claim: it never does.
+                    Err(_) => consent_refused("the approval was dropped".into(), "refused", "tickhost"),
+                };
             }
-            _ = tokio::time::sleep(LOOK_EVERY) => {
-                if let Some(gate) = look(approvals, recorder) {
-                    return gate;
-                }
+            () = progress.closed() => Some(Final::Withdrawn { reason: stopped_waiting(held.client) }),
+            () = tokio::time::sleep_until(deadline) => Some(Final::TimedOut),
+            () = tokio::time::sleep_until(next_progress) => None,
+            () = tokio::time::sleep_until(next_look) => {
+                next_look = tokio::time::Instant::now() + LOOK_EVERY;
+                look(recorder)
             }
+        };
+        if let Some(own) = own {
+            if approvals.claim(own.settled(held)) {
+                return conclude(approvals, recorder, own, None).await;
+            }
+            // Someone claimed it first: their claim is waiting in
+            // `claimed`, taken on the next turn.
         }
+    }
+}
+
+/// Works out the final decision of a claimed action (an approval of a call
+/// holds only if its Tick, described again, still has the revision
+/// approved), records it, tells `told` and the caller.
+async fn conclude<T: ConsentTarget>(
+    approvals: &Approvals,
+    recorder: &Recorder<'_, T>,
+    decided: Final,
+    told: Option<tokio::sync::oneshot::Sender<Settled>>,
+) -> Gate {
+    let held = recorder.held;
+    let gone = || Final::Withdrawn {
+        reason: stopped_waiting(held.client),
+    };
+    let decided = match decided {
+        // Its caller's connection closed, its hang-up not read yet (looked
+        // at again once the approval is confirmed, which takes a describe).
+        Final::Approved { .. } if !(recorder.connected)() => gone(),
+        Final::Approved { by, host } => match confirm(recorder.target, held, by, host).await {
+            Final::Approved { .. } if !(recorder.connected)() => gone(),
+            confirmed => confirmed,
+        },
+        other => other,
+    };
+    let settled = decided.settled(held);
+    recorder.record_from(
+        &settled.decision,
+        &settled.by,
+        settled.reason.clone(),
+        settled.host.clone(),
+    );
+    approvals.settle(settled.clone());
+    if let Some(told) = told {
+        let _ = told.send(settled);
+    }
+    gate_of(held, decided)
+}
+
+/// An approval by `by`, confirmed: the instance still runs and, for a
+/// call, its Tick described again has the revision approved.
+async fn confirm(
+    target: &impl ConsentTarget,
+    held: &HeldCall,
+    by: String,
+    host: Option<String>,
+) -> Final {
+    if let Some(end) = target.ended() {
+        return Final::Ended { reason: end.reason };
+    }
+    if held.action != HeldAction::Call {
+        return Final::Approved { by, host };
+    }
+    let now = target.describe().await.and_then(|c| c.revision);
+    if now.as_deref() == Some(held.revision.as_str()) {
+        return Final::Approved { by, host };
+    }
+    let who = if by == "policy" {
+        "let through by its policy".to_string()
+    } else {
+        format!("approved by {by}")
+    };
+    Final::RevisionChanged {
+        reason: Some(match now {
+            Some(now) => format!("{who}, but described again the Tick is at revision {now}"),
+            None => {
+                format!("{who}, but the Tick could not be described again to confirm its revision")
+            }
+        }),
+    }
+}
+
+/// What the caller is answered for `decided`.
+fn gate_of(held: &HeldCall, decided: Final) -> Gate {
+    let what = noun(held.action);
+    match decided {
+        Final::Approved { .. } => Gate::Approved(held.clone()),
+        Final::Refused { by, reason, .. } => {
+            let message = match &reason {
+                Some(reason) => format!("refused by the person ({by}): {reason}"),
+                None => format!("refused by the person ({by})"),
+            };
+            consent_refused(message, "refused", &by)
+        }
+        Final::Withdrawn { reason } => consent_refused(
+            format!("the {what} was withdrawn while it waited for approval: {reason}"),
+            "withdrawn",
+            "caller",
+        ),
+        Final::TimedOut => consent_refused(
+            format!(
+                "nobody approved the {what} within {} s (TICKLOOP_APPROVAL_TIMEOUT_MS sets the wait)",
+                held.timeout_ms / 1000
+            ),
+            "timed_out",
+            "tickhost",
+        ),
+        Final::Ended { reason } => consent_refused(
+            format!(
+                "{} ended while the {what} waited for approval: {reason}",
+                held.instance
+            ),
+            "ended",
+            "tickhost",
+        ),
+        Final::RevisionChanged { .. } => stale(held),
     }
 }
 
@@ -445,134 +631,47 @@ fn noun(action: HeldAction) -> &'static str {
     }
 }
 
-/// The caller hung up while its action waited: the action is refused.
-fn went_away<T: ConsentTarget>(approvals: &Approvals, recorder: &Recorder<'_, T>) -> Gate {
-    approvals.remove(&recorder.held.call);
-    recorder.record("refused", "tickhost", Some("the caller went away".into()));
-    refused(
-        APPROVAL_REFUSED,
-        format!(
-            "the caller went away while the {} waited for approval",
-            noun(recorder.held.action)
-        ),
-        "refused",
-        "tickhost",
-    )
-}
-
-/// What a person's `decision` (`None`: the answer was dropped) lets
-/// through.
-fn decided_gate<T: ConsentTarget>(recorder: &Recorder<'_, T>, decision: Option<Decision>) -> Gate {
-    match decision {
-        Some(Decision::Approved { by, host }) => {
-            recorder.record_from("approved", &by, None, host);
-            let held = recorder.held;
-            // Approval is bound to the revision it was given for.
-            if held.action == HeldAction::Call
-                && recorder.target.revision().as_deref() != Some(held.revision.as_str())
-            {
-                recorder.record("revision_changed", "tickhost", None);
-                stale(held)
-            } else {
-                Gate::Approved(held.clone())
-            }
-        }
-        Some(Decision::Refused { by, reason, host }) => {
-            recorder.record_from("refused", &by, reason.clone(), host);
-            let message = match &reason {
-                Some(reason) => format!("refused by the person ({by}): {reason}"),
-                None => format!("refused by the person ({by})"),
-            };
-            refused(APPROVAL_REFUSED, message, "refused", &by)
-        }
-        None => refused(
-            APPROVAL_REFUSED,
-            "the approval was dropped".into(),
-            "refused",
-            "tickhost",
-        ),
-    }
-}
-
-/// A look at the instance while the action waits: `Some` when it ended, its
-/// catalog changed (a call), or its policy was turned off (the action stops
-/// waiting).
-fn look<T: ConsentTarget>(approvals: &Approvals, recorder: &Recorder<'_, T>) -> Option<Gate> {
+/// A look at the instance while the action waits: the decision when it
+/// ended, its catalog changed (a call), or its policy was turned off.
+fn look<T: ConsentTarget>(recorder: &Recorder<'_, T>) -> Option<Final> {
     let held = recorder.held;
     let target = recorder.target;
     if let Some(end) = target.ended() {
-        approvals.remove(&held.call);
-        recorder.record("ended", "tickhost", Some(end.reason.clone()));
-        return Some(refused(
-            APPROVAL_REFUSED,
-            format!(
-                "{} ended while the {} waited for approval: {}",
-                held.instance,
-                noun(held.action),
-                end.reason
-            ),
-            "ended",
-            "tickhost",
-        ));
+        return Some(Final::Ended { reason: end.reason });
     }
     if held.action == HeldAction::Call
         && target.revision().as_deref() != Some(held.revision.as_str())
     {
-        approvals.remove(&held.call);
-        recorder.record("revision_changed", "tickhost", None);
-        return Some(stale(held));
+        return Some(Final::RevisionChanged { reason: None });
     }
     if target.policy(held.action) == ApprovalPolicy::Auto {
         // The policy was turned off: nobody needs to ask.
-        approvals.remove(&held.call);
-        recorder.record("approved", "policy", None);
-        return Some(Gate::Approved(held.clone()));
+        return Some(Final::Approved {
+            by: "policy".into(),
+            host: None,
+        });
     }
     None
 }
 
 /// The refusal of held call `held` whose catalog changed.
-pub fn stale(held: &HeldCall) -> Gate {
-    refused(
+fn stale(held: &HeldCall) -> Gate {
+    consent_refused_with(
         STALE_REVISION,
         format!(
             "the catalog changed while the call waited for approval (it was made for revision {:?}); describe the Tick and prepare the call again",
             held.revision
         ),
         "revision_changed",
-        "tickhost",
     )
 }
 
-/// Appends `entry` to the approval log at `path` (a failure is logged, not
-/// fatal: the decision stands).
-fn append_log(path: &Path, entry: &ApprovalLogEntry) {
-    let written = serde_json::to_string(entry)
-        .map_err(std::io::Error::other)
-        .and_then(|line| {
-            let mut file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)?;
-            writeln!(file, "{line}")
-        });
-    if let Err(e) = written {
-        log(&format!(
-            "approval: cannot append to {}: {e}",
-            path.display()
-        ));
-    }
-}
-
-/// The approval log at `path`, oldest first (empty when none).
-pub fn read_log(path: &Path) -> Vec<ApprovalLogEntry> {
-    std::fs::read_to_string(path)
-        .map(|text| {
-            text.lines()
-                .filter_map(|l| serde_json::from_str(l).ok())
-                .collect()
-        })
-        .unwrap_or_default()
+fn consent_refused_with(code: i64, message: String, decision: &str) -> Gate {
+    refused(
+        code,
+        message,
+        json!({"approval": decision, "by": "tickhost"}),
+    )
 }
 
 /// A desktop notification, when `notify-send` is there.
@@ -603,154 +702,4 @@ fn notify(held: &HeldCall) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::Value;
-
-    /// An instance as the gate sees it, with one mutating tool `set`.
-    struct Fake {
-        policy: ApprovalPolicy,
-        log: std::path::PathBuf,
-        noted: std::sync::Mutex<Vec<String>>,
-    }
-
-    impl Fake {
-        fn new(policy: ApprovalPolicy, log: std::path::PathBuf) -> Fake {
-            Fake {
-                policy,
-                log,
-                noted: std::sync::Mutex::default(),
-            }
-        }
-    }
-
-    impl ConsentTarget for Fake {
-        fn id(&self) -> &str {
-            "hosted:fake"
-        }
-        fn policy(&self, _action: HeldAction) -> ApprovalPolicy {
-            self.policy
-        }
-        fn revision(&self) -> Option<String> {
-            Some("1".into())
-        }
-        fn tool(&self, name: &str) -> Option<(bool, String)> {
-            (name == "set").then(|| (true, "sets".to_string()))
-        }
-        fn ended(&self) -> Option<EndInfo> {
-            None
-        }
-        fn approval_log(&self) -> &Path {
-            &self.log
-        }
-        fn note(&self, decision: ConsentDecision) {
-            if let Ok(mut noted) = self.noted.lock() {
-                noted.push(decision.decision);
-            }
-        }
-    }
-
-    fn call() -> CallRequest {
-        CallRequest {
-            tool: "set".into(),
-            args: Value::Null,
-            revision: "1".into(),
-        }
-    }
-
-    fn refusal(gate: Gate) -> Option<RpcError> {
-        match gate {
-            Gate::Refused(CallOutcome::NotExecuted { error }) => Some(error),
-            _ => None,
-        }
-    }
-
-    #[tokio::test]
-    async fn held_calls_tell_the_caller_and_a_caller_gone_refuses_them() {
-        let dir = std::env::temp_dir().join(format!("tickhost-approval-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("a temporary directory");
-        let target = Fake::new(ApprovalPolicy::Ask, dir.join("approvals.jsonl"));
-        let approvals = Approvals::new(Duration::from_secs(600), false);
-        let (progress, mut waiting) = mpsc::channel(1);
-        let set = call();
-        let waits = gate(&approvals, &target, Asked::Call(&set), None, progress);
-        tokio::pin!(waits);
-        let held = tokio::select! {
-            _ = &mut waits => None,
-            held = waiting.recv() => held,
-        };
-        assert_eq!(held.map(|h| h.tool), Some("set".to_string()));
-        assert_eq!(approvals.tools_for("hosted:fake"), vec!["set".to_string()]);
-        drop(waiting);
-        let error = refusal(waits.await);
-        assert_eq!(error.as_ref().map(|e| e.code), Some(APPROVAL_REFUSED));
-        assert!(error.is_some_and(|e| e.message.contains("went away")));
-        assert!(approvals.list().is_empty());
-        let decisions: Vec<String> = read_log(&target.log)
-            .into_iter()
-            .map(|e| e.decision.decision)
-            .collect();
-        assert_eq!(decisions, ["held", "refused"]);
-        // The activity record hears the same decisions.
-        assert_eq!(
-            target.noted.lock().map(|n| n.clone()).unwrap_or_default(),
-            ["held", "refused"]
-        );
-
-        let deny = Fake::new(ApprovalPolicy::Deny, dir.join("denied.jsonl"));
-        let (progress, _waiting) = mpsc::channel(1);
-        let set = call();
-        let error = refusal(gate(&approvals, &deny, Asked::Call(&set), None, progress).await);
-        assert_eq!(error.map(|e| e.code), Some(APPROVAL_REFUSED));
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    #[tokio::test]
-    async fn the_persons_own_typing_and_closing_never_wait_an_agents_do() {
-        let dir = std::env::temp_dir().join(format!("tickhost-consent-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("a temporary directory");
-        let target = Fake::new(ApprovalPolicy::Ask, dir.join("approvals.jsonl"));
-        let approvals = Approvals::new(Duration::from_secs(600), false);
-        for person in [None, Some(ClientKind::Cli), Some(ClientKind::Monitor)] {
-            for asked in [Asked::Input("ls\r"), Asked::Close] {
-                let (progress, _waiting) = mpsc::channel(1);
-                let gate = gate(&approvals, &target, asked, person, progress).await;
-                assert!(matches!(gate, Gate::Proceed), "{person:?} {asked:?}");
-            }
-        }
-        for agent in [ClientKind::Mcp, ClientKind::Loop] {
-            let (progress, mut waiting) = mpsc::channel(1);
-            let waits = gate(
-                &approvals,
-                &target,
-                Asked::Input("ls\r"),
-                Some(agent),
-                progress,
-            );
-            tokio::pin!(waits);
-            let held = tokio::select! {
-                _ = &mut waits => None,
-                held = waiting.recv() => held,
-            };
-            let held = held.expect("an agent's typing waits");
-            assert_eq!(held.action, HeldAction::Input);
-            assert_eq!(held.args["text"], "ls\r");
-            assert!(held.call.starts_with('%'), "{}", held.call);
-            // `3` finds `%3` too.
-            let bare = held.call.trim_start_matches('%').to_string();
-            assert!(approvals.decide(
-                "hosted:fake",
-                &bare,
-                Decision::Refused {
-                    by: "monitor".into(),
-                    reason: None,
-                    host: None
-                }
-            ));
-            let error = refusal(waits.await).expect("refused");
-            assert_eq!(error.code, APPROVAL_REFUSED);
-            assert!(error.message.contains("refused by the person (monitor)"));
-        }
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-}
+mod tests;

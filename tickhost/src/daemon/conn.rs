@@ -1,23 +1,32 @@
 //! tickhost's one persistent connection to each launcher: requests matched to
 //! replies by id, the newest status kept, and the end noticed when the
-//! launcher goes away.
+//! launcher goes away. Requests are written by the connection's one writer
+//! task ([`Outbox`]): a request that times out stops waiting for its
+//! answer, never its line halfway (a cut line would glue the next request
+//! to it, and the launcher would drop the connection); one that timed out
+//! before its line was started is not sent at all.
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tickloop_client::framing::{write_line, Line, LineReader};
+use tickloop_client::outbox::Outbox;
 use tickloop_proto::wire::{
     CallOutcome, Catalog, ClientError, ClientKind, ClientReply, Envelope, ErrorKind, Hello,
     HelloReply, LauncherMessage, LauncherRequest, LauncherStatus, Role,
 };
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::unix::OwnedReadHalf;
 use tokio::net::UnixStream;
 use tokio::sync::oneshot;
 
 /// The longest line tickhost accepts from a launcher (a status carries a
 /// descriptor and a state, each bounded by the core's limits).
 const MAX_LAUNCHER_LINE: usize = 64 * 1024 * 1024;
+
+/// Bytes of requests queued for a launcher at most (more wait for room,
+/// within their time limit); above the 8 MiB a client's line may carry.
+const LAUNCHER_QUEUE: usize = 16 * 1024 * 1024;
 
 /// How long a launcher has to answer hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
@@ -44,6 +53,25 @@ pub fn answer_limit(request: &LauncherRequest) -> Duration {
     }
 }
 
+/// The longest tickhost may take to answer a client's `call` after its
+/// previous line to that client (its hello reply, or a held call's latest
+/// progress, sent every 30 s): a held call's approval is confirmed by a
+/// describe, then the call itself, then the status and catalog it may
+/// have changed are asked for. The client waits longer than this
+/// (`tickloop_client::CALL_TIMEOUT`), so its own bound only runs out when
+/// tickhost itself is stopped or wedged.
+pub fn call_worst_case() -> Duration {
+    let describe = answer_limit(&LauncherRequest::Describe);
+    let call = answer_limit(&LauncherRequest::Call(tickloop_proto::wire::CallRequest {
+        tool: String::new(),
+        args: serde_json::Value::Null,
+        revision: String::new(),
+    }));
+    let status = answer_limit(&LauncherRequest::Status);
+    let before = super::approval::PROGRESS_EVERY.max(describe);
+    before + describe + call + status + describe
+}
+
 /// What a launcher sends right after hello: its catalog, then its status.
 #[derive(Debug, Default)]
 pub struct FirstStatus {
@@ -53,7 +81,10 @@ pub struct FirstStatus {
 
 /// A connection to one launcher, as role `host`.
 pub struct LauncherConn {
-    writer: tokio::sync::Mutex<OwnedWriteHalf>,
+    out: Outbox,
+    /// The launcher process at the other end, as it was when connected
+    /// (its peer credentials).
+    pub launcher: Option<super::process::Known>,
     pending: Mutex<Pending>,
     pub launcher_pid: u32,
 }
@@ -96,6 +127,12 @@ impl LauncherConn {
                 path: socket.display().to_string(),
                 source,
             })?;
+        let launcher = stream
+            .peer_cred()
+            .ok()
+            .and_then(|cred| cred.pid())
+            .and_then(|pid| u32::try_from(pid).ok())
+            .and_then(super::process::Known::now);
         let (read, mut write) = stream.into_split();
         let mut reader = LineReader::new(read, MAX_LAUNCHER_LINE);
         write_line(&mut write, &Hello::new(Role::Host))
@@ -115,7 +152,8 @@ impl LauncherConn {
             return Err(ConnectError::Refused(refused));
         }
         let conn = Arc::new(LauncherConn {
-            writer: tokio::sync::Mutex::new(write),
+            out: Outbox::spawn(write, LAUNCHER_QUEUE),
+            launcher,
             pending: Mutex::new(Pending {
                 lost: None,
                 next_id: 1,
@@ -221,24 +259,23 @@ impl LauncherConn {
             id
         };
         let _ = id_cell.set(id);
-        let sent = {
-            let mut writer = self.writer.lock().await;
-            let envelope = Envelope {
-                id,
-                request,
-                client,
-            };
-            write_line(&mut *writer, &envelope).await
+        let envelope = Envelope {
+            id,
+            request,
+            client,
         };
-        if let Err(e) = sent {
-            let waiter = self.pending().waiting.remove(&id);
-            if waiter.is_some() {
+        // Kept until the answer: dropped (this future given up) before the
+        // writer reached the line, the line is never sent.
+        let _ticket = match self.out.send_abandonable(&envelope).await {
+            Ok(ticket) => ticket,
+            Err(e) => {
+                self.pending().waiting.remove(&id);
                 return lost_reply(
                     is_call,
                     &format!("the launcher (pid {}) went away: {e}", self.launcher_pid),
                 );
             }
-        }
+        };
         match rx.await {
             Ok(reply) => reply,
             Err(_) => lost_reply(
@@ -246,6 +283,12 @@ impl LauncherConn {
                 &format!("the launcher (pid {}) went away", self.launcher_pid),
             ),
         }
+    }
+
+    /// Resolves once tickhost can no longer write to the launcher (a write
+    /// failed): the connection is dropped then.
+    pub async fn writer_stopped(&self) {
+        self.out.closed().await;
     }
 
     /// Delivers the reply to request `id`.

@@ -224,11 +224,19 @@ async fn connect(
     }
 }
 
+/// Whether a launcher runs as `pid` (not another process given its pid
+/// since).
 fn process_alive(pid: u32) -> bool {
-    match i32::try_from(pid) {
-        // SAFETY: signal 0 only checks that the process exists.
-        Ok(pid) if pid > 0 => unsafe { libc::kill(pid, 0) == 0 },
-        _ => false,
+    super::process::Known::now(pid).is_some_and(|known| known.is_launcher())
+}
+
+/// Scans the records again each time a connection to a launcher that still
+/// runs was lost ([`Shared::rediscover`]): that launcher is connected anew
+/// (retried while it lives but does not answer).
+pub async fn rescan_when_asked(shared: Arc<Shared>) {
+    loop {
+        shared.rediscover.notified().await;
+        scan(&shared).await;
     }
 }
 

@@ -137,6 +137,9 @@ async fn open_instance(
         init_timeout_ms: u64::try_from(shared.limits.init_total_timeout.as_millis())
             .ok()
             .filter(|_| shared.limits.init_total_timeout != Limits::default().init_total_timeout),
+        call_timeout_ms: u64::try_from(shared.limits.call_timeout.as_millis())
+            .ok()
+            .filter(|_| shared.limits.call_timeout != Limits::default().call_timeout),
     };
     let launcher = start_launcher(shared, &files)?;
     let launcher_pid = launcher.pid;

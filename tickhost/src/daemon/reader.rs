@@ -1,6 +1,8 @@
 //! The task that reads one launcher's connection into the registry: its
 //! replies to [`LauncherConn`]'s waiters, its statuses into the instance, and
-//! its hang-up as the instance's end.
+//! its hang-up as the instance's end — unless the launcher still runs (the
+//! connection alone was lost, or could no longer be written to): then the
+//! connection is dropped and made again, and the instance goes on.
 
 use super::conn::LauncherConn;
 use super::log::log;
@@ -37,7 +39,11 @@ pub fn spawn_reader(
             })
         };
         let detail = loop {
-            match reader.next().await {
+            let line = tokio::select! {
+                line = reader.next() => line,
+                () = conn.writer_stopped() => break "tickhost could not write to it".to_string(),
+            };
+            match line {
                 Ok(Some(Line::Text(text))) => {
                     match serde_json::from_str::<LauncherMessage>(&text) {
                         Ok(LauncherMessage::Reply(reply)) => conn.answer(reply.id, reply.reply),
@@ -68,6 +74,21 @@ pub fn spawn_reader(
             }
         };
         asker.abort();
+        if instance.ended().is_none() && !instance.close_requested() {
+            if let Some(launcher) = instance.launcher() {
+                // The launcher lives: only this connection is gone.
+                let lost = format!(
+                    "the connection to {}'s launcher (pid {}) was lost ({detail}); connecting again",
+                    instance.id, launcher.pid
+                );
+                log(&lost);
+                conn.lose(&lost);
+                instance.set_conn(None);
+                shared.bump();
+                shared.rediscover.notify_one();
+                return;
+            }
+        }
         let reason = format!(
             "the launcher (pid {}) went away: {detail}",
             conn.launcher_pid
@@ -92,4 +113,60 @@ pub fn spawn_reader(
         }
         shared.bump();
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::{Path, PathBuf};
+    use tickloop_client::paths::{InstanceFiles, RuntimeDir};
+    use tickloop_proto::core::limits::Limits;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    /// A launcher that still runs but whose connection was lost (here: it
+    /// hangs up after hello) does not end its instance: the connection is
+    /// dropped and the records scanned again to connect it anew.
+    #[tokio::test]
+    async fn a_lost_connection_to_a_launcher_that_lives_is_made_again() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let socket = dir.path().join("l.sock");
+        let listener = tokio::net::UnixListener::bind(&socket).expect("bound");
+        let launcher = tokio::spawn(async move {
+            let (stream, _) = listener.accept().await.expect("a connection");
+            let (read, mut write) = stream.into_split();
+            let _hello = BufReader::new(read).lines().next_line().await;
+            let answer = format!(
+                "{{\"version\":\"{}\"}}\n",
+                tickloop_proto::wire::wire_version()
+            );
+            let _ = write.write_all(answer.as_bytes()).await;
+            // ...and hangs up, living on (this test process is the launcher).
+        });
+        let shared = Shared::new(
+            RuntimeDir::at(dir.path()),
+            PathBuf::from("tickloop"),
+            Limits::default(),
+        );
+        let status = LauncherStatus {
+            instance: "hosted:a".into(),
+            launcher_pid: std::process::id(),
+            pid: std::process::id(),
+            ..Default::default()
+        };
+        let files = InstanceFiles::from_record(Path::new("/nonexistent/hosted-a.json"));
+        let instance = Instance::new("hosted:a".into(), files, None, status, Default::default());
+        let (conn, reader) = LauncherConn::connect(&socket, std::process::id())
+            .await
+            .expect("connected");
+        spawn_reader(shared.clone(), instance.clone(), conn, reader);
+        let asked_again = tokio::time::timeout(
+            std::time::Duration::from_secs(20),
+            shared.rediscover.notified(),
+        )
+        .await;
+        assert!(asked_again.is_ok(), "no new connection was asked for");
+        assert_eq!(instance.ended(), None);
+        assert!(instance.conn().is_none());
+        let _ = launcher.await;
+    }
 }

@@ -2,7 +2,7 @@
 //! its launcher published (only the newest: memory stays flat under update
 //! floods), name resolution, and the change signal watchers wait on.
 
-use super::approval::{Approvals, ConsentTarget};
+use super::approval::{tool_in, Approvals, ConsentTarget};
 use super::conn::LauncherConn;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
@@ -15,8 +15,8 @@ use tickloop_proto::core::delivery::{trim, Trimmed};
 use tickloop_proto::core::descriptor::{Descriptor, Series};
 use tickloop_proto::core::limits::Limits;
 use tickloop_proto::wire::{
-    ApprovalPolicy, Catalog, ClientError, ConsentDecision, EndClass, EndInfo, ErrorKind,
-    HeldAction, LauncherRequest, LauncherStatus, Owner,
+    ApprovalPolicy, Catalog, ClientError, ClientReply, ConsentDecision, EndClass, EndInfo,
+    ErrorKind, HeldAction, LauncherRequest, LauncherStatus, Owner,
 };
 use tokio::sync::watch;
 
@@ -33,6 +33,9 @@ pub struct Shared {
     pub shutdown: watch::Sender<bool>,
     /// Calls waiting for a person's approval.
     pub approvals: Approvals,
+    /// Notified when a connection to a launcher that still runs was lost:
+    /// the records are scanned again and it is connected anew.
+    pub rediscover: tokio::sync::Notify,
 }
 
 /// The instances by id, and the ids being opened or adopted right now.
@@ -59,6 +62,7 @@ impl Shared {
             changes: watch::Sender::new(0),
             shutdown: watch::Sender::new(false),
             approvals: Approvals::configured(),
+            rediscover: tokio::sync::Notify::new(),
         })
     }
 
@@ -149,6 +153,8 @@ pub struct Instance {
     pub program: Option<String>,
     live: Mutex<Live>,
     conn: Mutex<Option<Arc<LauncherConn>>>,
+    /// Its launcher as last connected (kept after the connection is gone).
+    launcher: Mutex<Option<super::process::Known>>,
     /// `close` was asked: a launcher that goes away now was closed, not lost.
     pub close_requested: AtomicBool,
     /// Clients following its updates now (`watch`, the Loop).
@@ -167,13 +173,21 @@ struct ConsentNotes {
     sending: AtomicBool,
 }
 
+/// Consent decisions waiting for a launcher that does not take them (one
+/// stopped, say) at most; older ones are dropped from its activity record
+/// (the approval log keeps every one).
+const CONSENT_NOTES_KEPT: usize = 256;
+
 impl ConsentNotes {
     fn push(self: &Arc<Self>, entry: ConsentDecision, conn: Option<Arc<LauncherConn>>) {
         let Some(conn) = conn else { return };
-        self.waiting
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push_back(entry);
+        {
+            let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+            if waiting.len() >= CONSENT_NOTES_KEPT {
+                waiting.pop_front();
+            }
+            waiting.push_back(entry);
+        }
         if self.sending.swap(true, Ordering::SeqCst) {
             return;
         }
@@ -211,6 +225,10 @@ impl ConsentNotes {
 struct Live {
     status: Arc<LauncherStatus>,
     catalog: Arc<CatalogFacts>,
+    /// How many catalogs the launcher pushed (in the order it sent them):
+    /// a describe's reply is kept only if none arrived since it was asked,
+    /// so an older catalog never replaces a newer one.
+    pushes: u64,
     /// The newest status's state trimmed to one budget: watchers of the
     /// same instance share it instead of trimming it each.
     trimmed: Option<(Arc<LauncherStatus>, usize, Arc<Trimmed>)>,
@@ -265,19 +283,7 @@ impl CatalogFacts {
 
     /// Tool `name` of the catalog: whether it mutates, and its description.
     pub fn tool(&self, name: &str) -> Option<(bool, String)> {
-        let tools = self.descriptor.as_ref()?.get("tools")?.as_array()?;
-        tools
-            .iter()
-            .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
-            .map(|t| {
-                (
-                    t.get("mutates").and_then(Value::as_bool).unwrap_or(true),
-                    t.get("description")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                )
-            })
+        tool_in(self.descriptor.as_ref()?, name)
     }
 }
 
@@ -302,9 +308,11 @@ impl Instance {
             live: Mutex::new(Live {
                 status: Arc::new(status),
                 catalog: Arc::new(catalog),
+                pushes: 0,
                 trimmed: None,
             }),
             conn: Mutex::new(None),
+            launcher: Mutex::new(None),
             close_requested: AtomicBool::new(false),
             subscribers: std::sync::atomic::AtomicU32::new(0),
             consent_notes: Arc::default(),
@@ -357,7 +365,21 @@ impl Instance {
     }
 
     pub fn set_conn(&self, conn: Option<Arc<LauncherConn>>) {
+        if let Some(known) = conn.as_ref().and_then(|c| c.launcher) {
+            *self.launcher.lock().unwrap_or_else(|e| e.into_inner()) = Some(known);
+        }
         *self.conn.lock().unwrap_or_else(|e| e.into_inner()) = conn;
+    }
+
+    /// Its launcher process: as last connected, else the one its status
+    /// names if that is a launcher now; `None` when neither runs.
+    pub fn launcher(&self) -> Option<super::process::Known> {
+        let connected = *self.launcher.lock().unwrap_or_else(|e| e.into_inner());
+        match connected {
+            Some(known) => known.alive().then_some(known),
+            None => super::process::Known::now(self.status().launcher_pid)
+                .filter(super::process::Known::is_launcher),
+        }
     }
 
     pub fn close_requested(&self) -> bool {
@@ -369,9 +391,28 @@ impl Instance {
         self.live().catalog.clone()
     }
 
-    /// Takes in a catalog the launcher sent.
+    /// Takes in a catalog the launcher pushed (always its newest).
     pub fn set_catalog(&self, catalog: CatalogFacts) {
-        self.live().catalog = Arc::new(catalog);
+        let mut live = self.live();
+        live.catalog = Arc::new(catalog);
+        live.pushes += 1;
+    }
+
+    /// How many catalogs the launcher has pushed so far.
+    pub fn catalog_pushes(&self) -> u64 {
+        self.live().pushes
+    }
+
+    /// Takes in the catalog a describe answered, asked when `pushes`
+    /// catalogs had been pushed, unless the launcher pushed another since
+    /// (which is as new or newer); whether it was kept.
+    pub fn set_described(&self, pushes: u64, catalog: CatalogFacts) -> bool {
+        let mut live = self.live();
+        if live.pushes != pushes {
+            return false;
+        }
+        live.catalog = Arc::new(catalog);
+        true
     }
 
     /// `status`'s state trimmed to `budget` bytes keeping the catalog's
@@ -448,34 +489,68 @@ impl Instance {
     }
 }
 
-/// The consent gate looks at an instance through this.
-impl ConsentTarget for Instance {
+impl Shared {
+    /// Asks the Tick of `instance` for its catalog now and keeps it (so
+    /// `list` and the gate see its current revision), unless the launcher
+    /// pushed a catalog meanwhile; the catalog, when it answered.
+    pub async fn describe_again(&self, instance: &Instance) -> Option<Catalog> {
+        let conn = instance.conn()?;
+        let pushes = instance.catalog_pushes();
+        let ClientReply::Ok(descriptor) = conn.request(LauncherRequest::Describe).await else {
+            return None;
+        };
+        let catalog = Catalog {
+            revision: descriptor
+                .get("revision")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            descriptor: Some(descriptor),
+        };
+        instance.set_described(pushes, CatalogFacts::new(catalog.clone(), &self.limits));
+        Some(catalog)
+    }
+}
+
+/// The consent gate looks at an instance through this: the instance and
+/// the daemon that can describe it again.
+pub struct Consent<'a> {
+    pub shared: &'a Shared,
+    pub instance: &'a Instance,
+}
+
+impl ConsentTarget for Consent<'_> {
     fn id(&self) -> &str {
-        &self.id
+        &self.instance.id
     }
 
     fn policy(&self, action: HeldAction) -> ApprovalPolicy {
-        self.consent_policy(action)
+        self.instance.consent_policy(action)
     }
 
     fn revision(&self) -> Option<String> {
-        self.catalog().revision.clone()
+        self.instance.catalog().revision.clone()
     }
 
     fn tool(&self, name: &str) -> Option<(bool, String)> {
-        self.catalog().tool(name)
+        self.instance.catalog().tool(name)
+    }
+
+    fn describe(&self) -> impl std::future::Future<Output = Option<Catalog>> + Send {
+        self.shared.describe_again(self.instance)
     }
 
     fn ended(&self) -> Option<EndInfo> {
-        Instance::ended(self)
+        self.instance.ended()
     }
 
     fn approval_log(&self) -> &std::path::Path {
-        &self.files.approvals
+        &self.instance.files.approvals
     }
 
     fn note(&self, decision: ConsentDecision) {
-        self.consent_notes.push(decision, self.conn());
+        self.instance
+            .consent_notes
+            .push(decision, self.instance.conn());
     }
 }
 
@@ -538,6 +613,88 @@ mod tests {
             Some(ErrorKind::NoSuchInstance)
         );
         assert!(missing.is_some_and(|e| e.message.contains("tickloop list")));
+    }
+
+    /// A catalog push that the launcher wrote before its reply to a
+    /// describe (its writer sent the newest catalog it had published, then
+    /// the reply it had queued with an older one): the reply does not
+    /// replace the newer catalog in tickhost's copy.
+    #[tokio::test]
+    async fn a_describe_reply_never_replaces_a_newer_pushed_catalog() {
+        use tickloop_proto::wire::{
+            Envelope, HelloReply, LauncherMessage, LauncherReply, LauncherRequest,
+        };
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let socket = dir.path().join("l.sock");
+        let listener = tokio::net::UnixListener::bind(&socket).expect("bound");
+        let catalog = |revision: &str| Catalog {
+            revision: Some(revision.into()),
+            descriptor: Some(serde_json::json!({"revision": revision, "tools": []})),
+        };
+        let (one, two) = (catalog("1"), catalog("2"));
+        let launcher = tokio::spawn(async move {
+            let (stream, _) = listener.accept().await.expect("a connection");
+            let (read, mut write) = stream.into_split();
+            let mut lines = BufReader::new(read).lines();
+            let _hello = lines.next_line().await;
+            let answer = HelloReply {
+                version: tickloop_proto::wire::wire_version().to_string(),
+                refused: None,
+            };
+            write.write_all(&line(&answer)).await.expect("hello");
+            while let Ok(Some(text)) = lines.next_line().await {
+                let Ok(request) = serde_json::from_str::<Envelope<LauncherRequest>>(&text) else {
+                    continue;
+                };
+                let reply = |value: Value| {
+                    LauncherMessage::Reply(LauncherReply {
+                        id: request.id,
+                        reply: ClientReply::Ok(value),
+                    })
+                };
+                let bytes = match request.request {
+                    LauncherRequest::Describe => {
+                        // The push of revision 2, then the reply carrying 1,
+                        // in one write.
+                        let mut bytes = line(&LauncherMessage::Catalog(Box::new(two.clone())));
+                        bytes.extend(line(&reply(one.descriptor.clone().unwrap_or_default())));
+                        bytes
+                    }
+                    _ => line(&LauncherMessage::Reply(LauncherReply {
+                        id: request.id,
+                        reply: ClientReply::Error(ClientError {
+                            kind: ErrorKind::BadRequest,
+                            message: "not here".into(),
+                            data: None,
+                        }),
+                    })),
+                };
+                write.write_all(&bytes).await.expect("written");
+            }
+        });
+        let shared = Shared::new(
+            RuntimeDir::at(dir.path()),
+            PathBuf::from("tickloop"),
+            Limits::default(),
+        );
+        let instance = map(&["hosted:a"])["hosted:a"].clone();
+        instance.set_catalog(CatalogFacts::new(catalog("1"), &shared.limits));
+        let (conn, reader) = LauncherConn::connect(&socket, 1)
+            .await
+            .expect("connected to the launcher");
+        super::super::reader::spawn_reader(shared.clone(), instance.clone(), conn, reader);
+        let described = shared.describe_again(&instance).await;
+        assert_eq!(described.and_then(|c| c.revision).as_deref(), Some("1"));
+        assert_eq!(instance.catalog().revision.as_deref(), Some("2"));
+        launcher.abort();
+    }
+
+    /// `value` as one JSON line.
+    fn line<T: serde::Serialize>(value: &T) -> Vec<u8> {
+        let mut bytes = serde_json::to_vec(value).unwrap_or_default();
+        bytes.push(b'\n');
+        bytes
     }
 
     #[test]

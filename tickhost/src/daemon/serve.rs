@@ -1,41 +1,46 @@
 //! Client connections on `tickhost.sock`: hello, then requests answered in
 //! order (a malformed line gets a `bad_request` reply and the connection goes
-//! on), routing to the launchers, `list`, `close` and `shutdown`.
+//! on), routing to the launchers, `list`, `close` and `shutdown`. Every line
+//! to the client goes through the connection's one writer task (an
+//! [`Outbox`]), so none is ever cut halfway.
 
 use super::approval;
 use super::conn::LauncherConn;
+use super::consent::{self, Caller};
 use super::log::log;
 use super::open::open;
-use super::registry::{end_info, CatalogFacts, Instance, Shared};
+use super::process::Known;
+use super::registry::{end_info, Instance, Shared};
+use super::request_line::{parse_request, MAX_CLIENT_LINE};
 use super::watch::{self, Flow};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
-use tickloop_client::framing::{write_line, Line, LineReader};
+use tickloop_client::framing::{Line, LineReader};
+use tickloop_client::outbox::Outbox;
 use tickloop_client::paths::InstanceKind;
 use tickloop_proto::core::codes::STALE_REVISION;
 use tickloop_proto::wire::CallOutcome;
 use tickloop_proto::wire::{
-    ActivityRecord, CallRequest, ClientError, ClientKind, ClientReply, ClientRequest, Envelope,
-    ErrorKind, HeldAction, HeldCall, Hello, HelloReply, LauncherRequest, LauncherStatus, ListEntry,
-    Role, ServerMessage,
+    ActivityRecord, CallRequest, ClientError, ClientKind, ClientReply, ClientRequest, ErrorKind,
+    HeldAction, Hello, HelloReply, LauncherRequest, LauncherStatus, ListEntry, Role, ServerMessage,
 };
-use tokio::net::unix::OwnedWriteHalf;
 use tokio::net::UnixStream;
-use tokio::sync::mpsc;
 
-/// The longest request line accepted from a client (an `open` carries the
-/// whole environment).
-const MAX_CLIENT_LINE: usize = 8 * 1024 * 1024;
-
-/// How long `close` waits for the launcher to report the end.
-const CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long `close` waits for the launcher to report the end (10 s, scaled
+/// by `TICKLOOP_LAUNCHER_TIMEOUT_MS`).
+fn close_wait() -> Duration {
+    super::conn::answer_limit(&LauncherRequest::Status)
+}
 
 /// How long a client has to say hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 
-const REQUEST_EXAMPLE: &str = r#"{"id":1,"request":{"op":"list"}}"#;
+/// Bytes of lines queued for one client at most (its replies, progress,
+/// watch deliveries): the connection's tasks wait for room; one longer
+/// reply goes alone.
+const CLIENT_QUEUE: usize = 1024 * 1024;
 
 fn error(kind: ErrorKind, message: String) -> ClientReply {
     ClientReply::Error(ClientError {
@@ -47,8 +52,9 @@ fn error(kind: ErrorKind, message: String) -> ClientReply {
 
 /// Serves one client connection until it hangs up.
 pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
-    let (read, mut writer) = stream.into_split();
+    let (read, writer) = stream.into_split();
     let mut reader = LineReader::new(read, MAX_CLIENT_LINE);
+    let out = Outbox::spawn(writer, CLIENT_QUEUE);
 
     let hello = match tokio::time::timeout(HELLO_TIMEOUT, reader.next()).await {
         Ok(Ok(Some(Line::Text(text)))) => serde_json::from_str::<Hello>(&text).map_err(|e| {
@@ -84,7 +90,7 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
         },
     };
     let refused = answer.refused.is_some();
-    if write_line(&mut writer, &answer).await.is_err() || refused {
+    if out.send(&answer).await.is_err() || refused {
         return;
     }
 
@@ -100,7 +106,7 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
                     id,
                     reply: error(ErrorKind::BadRequest, message),
                 };
-                if write_line(&mut writer, &reply).await.is_err() {
+                if out.send(&reply).await.is_err() {
                     return;
                 }
                 continue;
@@ -119,7 +125,7 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
                     instances,
                     interval_ms,
                     &mut reader,
-                    &mut writer,
+                    &out,
                 )
                 .await
                 {
@@ -131,58 +137,46 @@ pub async fn serve_client(shared: Arc<Shared>, stream: UnixStream) {
                 let reply = shutdown(&shared, client).await;
                 // No new client reaches this daemon from now on.
                 let _ = std::fs::remove_file(shared.dir.socket());
-                let _ = write_line(&mut writer, &ServerMessage::Reply { id, reply }).await;
+                let _ = out.send_written(&ServerMessage::Reply { id, reply }).await;
                 shared.shutdown.send_replace(true);
                 return;
             }
             ClientRequest::Call { instance, call } => {
-                call_gated(&shared, &instance, call, client, id, &mut writer).await
+                let mut caller = Caller {
+                    reader: &mut reader,
+                    out: &out,
+                    id,
+                    client,
+                };
+                call_gated(&shared, &instance, call, &mut caller).await
             }
             ClientRequest::Input { instance, text } => {
-                input_gated(&shared, &instance, text, client, id, &mut writer).await
+                let mut caller = Caller {
+                    reader: &mut reader,
+                    out: &out,
+                    id,
+                    client,
+                };
+                input_gated(&shared, &instance, text, &mut caller).await
             }
             ClientRequest::Close { instance } => {
-                close_gated(&shared, &instance, client, id, &mut writer).await
+                let mut caller = Caller {
+                    reader: &mut reader,
+                    out: &out,
+                    id,
+                    client,
+                };
+                close_gated(&shared, &instance, &mut caller).await
             }
+            // Nothing of this connection is held now (a held request's
+            // `withdraw` is read while it waits).
+            ClientRequest::Withdraw { request, .. } => consent::not_held(request),
             request => handle(&shared, request, client).await,
         };
-        if write_line(&mut writer, &ServerMessage::Reply { id, reply })
-            .await
-            .is_err()
-        {
+        if out.send(&ServerMessage::Reply { id, reply }).await.is_err() {
             return;
         }
     }
-}
-
-/// Reads a request line; on failure, the id to answer (0 when unknown) and
-/// what was wrong.
-pub fn parse_request(line: Line) -> Result<Envelope<ClientRequest>, (u64, String)> {
-    let text = match line {
-        Line::Text(text) => text,
-        Line::TooLong(n) => {
-            return Err((
-                0,
-                format!("a {n}-byte request line is over the {MAX_CLIENT_LINE}-byte limit; send one JSON object per line, like {REQUEST_EXAMPLE}"),
-            ))
-        }
-        Line::NotUtf8 => {
-            return Err((
-                0,
-                format!("the request line is not UTF-8; send one JSON object per line, like {REQUEST_EXAMPLE}"),
-            ))
-        }
-    };
-    serde_json::from_str::<Envelope<ClientRequest>>(&text).map_err(|e| {
-        let id = serde_json::from_str::<Value>(&text)
-            .ok()
-            .and_then(|v| v.get("id").and_then(Value::as_u64))
-            .unwrap_or(0);
-        (
-            id,
-            format!("cannot read the request ({e}); send one JSON object per line, like {REQUEST_EXAMPLE}"),
-        )
-    })
 }
 
 /// Answers every request but `watch` and `shutdown`.
@@ -212,7 +206,7 @@ async fn handle(
             reason,
             by,
             host,
-        } => decide(shared, &instance, &call, approve, reason, by, host),
+        } => consent::decide(shared, &instance, &call, approve, reason, by, host).await,
         ClientRequest::SetApproval { instance, change } => {
             // Calls' approval is for Ticks; typing and closing for every
             // instance.
@@ -231,20 +225,23 @@ async fn handle(
             reply
         }
         ClientRequest::ApprovalLog { instance } => match shared.resolve(&instance) {
-            Ok(found) => match serde_json::to_value(approval::read_log(&found.files.approvals)) {
-                Ok(value) => ClientReply::Ok(value),
-                Err(e) => error(ErrorKind::Internal, e.to_string()),
-            },
+            Ok(found) => {
+                match serde_json::to_value(approval::log::read(&found.files.approvals).0) {
+                    Ok(value) => ClientReply::Ok(value),
+                    Err(e) => error(ErrorKind::Internal, e.to_string()),
+                }
+            }
             Err(e) => ClientReply::Error(e),
         },
         // Served by the connection loop, which can tell the caller that it
-        // waits for approval.
-        ClientRequest::Call { .. } | ClientRequest::Input { .. } | ClientRequest::Close { .. } => {
-            error(
-                ErrorKind::Internal,
-                "this request is served elsewhere".into(),
-            )
-        }
+        // waits for approval, and read its `withdraw`.
+        ClientRequest::Call { .. }
+        | ClientRequest::Input { .. }
+        | ClientRequest::Close { .. }
+        | ClientRequest::Withdraw { .. } => error(
+            ErrorKind::Internal,
+            "this request is served elsewhere".into(),
+        ),
         ClientRequest::Screen { instance, history } => screen(shared, &instance, history).await,
         ClientRequest::Reload { instance } => reload(shared, &instance).await,
         ClientRequest::Activity { instance, after } => activity(shared, &instance, after).await,
@@ -289,86 +286,33 @@ async fn screen(shared: &Arc<Shared>, name: &str, history: usize) -> ClientReply
     }
 }
 
-/// `call`: through the consent gate (which may hold it, while the caller
-/// hears on `writer` that it waits), then to the launcher. An approved call
-/// goes on only if the Tick, described again, still has the revision that
-/// was approved.
+/// `call`: through the consent gate (which may hold it while the caller
+/// hears that it waits), then to the launcher. An approved call has been
+/// confirmed by the gate to be for the Tick's current revision.
 async fn call_gated(
     shared: &Arc<Shared>,
     name: &str,
     call: CallRequest,
-    client: Option<ClientKind>,
-    id: u64,
-    writer: &mut OwnedWriteHalf,
+    caller: &mut Caller<'_>,
 ) -> ClientReply {
     if let Ok(instance) = shared.resolve(name) {
         if instance.ended().is_none() && instance.kind.is_tick() {
-            let (progress, waiting) = mpsc::channel(1);
             let asked = approval::Asked::Call(&call);
-            let gate = approval::gate(&shared.approvals, &*instance, asked, client, progress);
-            match tell_waiting(gate, waiting, id, writer).await {
-                approval::Gate::Refused(outcome) => return ClientReply::Call(outcome),
-                approval::Gate::Approved(held) => {
-                    if let Some(stale) = still_approved(shared, &instance, &held).await {
-                        return stale;
-                    }
-                }
-                approval::Gate::Proceed => {}
+            if let approval::Gate::Refused(outcome) =
+                consent::through_gate(shared, &instance, asked, caller).await
+            {
+                return ClientReply::Call(outcome);
             }
         }
     }
-    forward(shared, name, LauncherRequest::Call(call), true, client).await
-}
-
-/// Describes `instance` again after its call `held` was approved: `None`
-/// when its revision is still the one approved, else the refusal (the call
-/// never reaches the Tick).
-async fn still_approved(
-    shared: &Arc<Shared>,
-    instance: &Arc<Instance>,
-    held: &HeldCall,
-) -> Option<ClientReply> {
-    let now = describe_again(shared, instance).await;
-    if now.as_deref() == Some(held.revision.as_str()) {
-        return None;
-    }
-    let recorder = approval::Recorder {
-        target: &**instance,
-        held,
-    };
-    recorder.record(
-        "revision_changed",
-        "tickhost",
-        Some(format!(
-            "described again after approval: revision {}",
-            now.as_deref().unwrap_or("unknown")
-        )),
-    );
-    match approval::stale(held) {
-        approval::Gate::Refused(outcome) => Some(ClientReply::Call(outcome)),
-        _ => None,
-    }
-}
-
-/// Asks the Tick of `instance` for its catalog now and keeps it (so `list`
-/// and the gate see its current revision); the revision, when it answered.
-async fn describe_again(shared: &Arc<Shared>, instance: &Arc<Instance>) -> Option<String> {
-    let conn = instance.conn()?;
-    let ClientReply::Ok(descriptor) = conn.request(LauncherRequest::Describe).await else {
-        return None;
-    };
-    let revision = descriptor
-        .get("revision")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    instance.set_catalog(CatalogFacts::new(
-        tickloop_proto::wire::Catalog {
-            revision: revision.clone(),
-            descriptor: Some(descriptor),
-        },
-        &shared.limits,
-    ));
-    revision
+    forward(
+        shared,
+        name,
+        LauncherRequest::Call(call),
+        true,
+        caller.client,
+    )
+    .await
 }
 
 /// `input`: an agent's typing waits for the person when the instance's
@@ -377,52 +321,41 @@ async fn input_gated(
     shared: &Arc<Shared>,
     name: &str,
     text: String,
-    client: Option<ClientKind>,
-    id: u64,
-    writer: &mut OwnedWriteHalf,
+    caller: &mut Caller<'_>,
 ) -> ClientReply {
     let asked = approval::Asked::Input(&text);
-    if let Some(refused) = refused_by_consent(shared, name, asked, client, id, writer).await {
+    if let Some(refused) = refused_by_consent(shared, name, asked, caller).await {
         return refused;
     }
+    let client = caller.client;
     forward(shared, name, LauncherRequest::Input { text }, false, client).await
 }
 
 /// `close`: an agent's closing of a person's instance waits for the person
 /// when its policy asks.
-async fn close_gated(
-    shared: &Arc<Shared>,
-    name: &str,
-    client: Option<ClientKind>,
-    id: u64,
-    writer: &mut OwnedWriteHalf,
-) -> ClientReply {
+async fn close_gated(shared: &Arc<Shared>, name: &str, caller: &mut Caller<'_>) -> ClientReply {
     let asked = approval::Asked::Close;
-    if let Some(refused) = refused_by_consent(shared, name, asked, client, id, writer).await {
+    if let Some(refused) = refused_by_consent(shared, name, asked, caller).await {
         return refused;
     }
-    close(shared, name, client).await
+    close(shared, name, caller.client).await
 }
 
 /// Runs `asked` (typing or closing) of a running instance `name` through
-/// the consent gate, telling the caller on `writer` while it waits; the
-/// error to answer when it was refused, `None` when it may go on (or when
-/// there is no such running instance: the request itself says so).
+/// the consent gate, for `caller`; the error to answer when it was
+/// refused, `None` when it may go on (or when there is no such running
+/// instance: the request itself says so).
 async fn refused_by_consent(
     shared: &Arc<Shared>,
     name: &str,
     asked: approval::Asked<'_>,
-    client: Option<ClientKind>,
-    id: u64,
-    writer: &mut OwnedWriteHalf,
+    caller: &mut Caller<'_>,
 ) -> Option<ClientReply> {
     let instance = shared.resolve(name).ok()?;
     if instance.ended().is_some() {
         return None;
     }
-    let (progress, waiting) = mpsc::channel(1);
-    let gate = approval::gate(&shared.approvals, &*instance, asked, client, progress);
-    match tell_waiting(gate, waiting, id, writer).await {
+    match consent::through_gate(shared, &instance, asked, caller).await {
         approval::Gate::Refused(outcome) => Some(refusal_error(outcome)),
         approval::Gate::Proceed | approval::Gate::Approved(_) => None,
     }
@@ -443,79 +376,6 @@ fn refusal_error(outcome: CallOutcome) -> ClientReply {
         message,
         data,
     })
-}
-
-/// Runs `gate` to its end, writing each [`ServerMessage::Progress`] it
-/// sends on `waiting` to the caller as request `id`'s, always before the
-/// reply; when the caller cannot be written to, the gate hears it went away
-/// (its channel closes).
-async fn tell_waiting(
-    gate: impl std::future::Future<Output = approval::Gate>,
-    mut waiting: mpsc::Receiver<HeldCall>,
-    id: u64,
-    writer: &mut OwnedWriteHalf,
-) -> approval::Gate {
-    tokio::pin!(gate);
-    let mut caller_here = true;
-    let verdict = loop {
-        tokio::select! {
-            biased;
-            Some(held) = waiting.recv(), if caller_here => {
-                caller_here = tell(writer, id, held).await;
-                if !caller_here {
-                    waiting.close();
-                }
-            }
-            verdict = &mut gate => break verdict,
-        }
-    };
-    // What the gate said just before it ended still goes out first.
-    while caller_here {
-        match waiting.try_recv() {
-            Ok(held) => caller_here = tell(writer, id, held).await,
-            Err(_) => break,
-        }
-    }
-    verdict
-}
-
-/// Tells the caller that its call `id` waits; `false` when it has gone.
-async fn tell(writer: &mut OwnedWriteHalf, id: u64, held: HeldCall) -> bool {
-    write_line(writer, &ServerMessage::Progress { id, held })
-        .await
-        .is_ok()
-}
-
-/// `approve` / `refuse`: hands the decision to the waiting call.
-fn decide(
-    shared: &Shared,
-    name: &str,
-    call: &str,
-    approve: bool,
-    reason: Option<String>,
-    by: String,
-    host: Option<String>,
-) -> ClientReply {
-    let instance = match shared.resolve(name) {
-        Ok(instance) => instance,
-        Err(e) => return ClientReply::Error(e),
-    };
-    let decision = if approve {
-        approval::Decision::Approved { by, host }
-    } else {
-        approval::Decision::Refused { by, reason, host }
-    };
-    if shared.approvals.decide(&instance.id, call, decision) {
-        ClientReply::Ok(json!({"instance": instance.id, "call": call, "approved": approve}))
-    } else {
-        error(
-            ErrorKind::BadRequest,
-            format!(
-                "no call {call} of {} waits for approval (decided already, timed out, or never held); `tickloop approvals` lists the waiting ones",
-                instance.id
-            ),
-        )
-    }
 }
 
 /// `activity`: a running instance's record from its launcher, with the
@@ -622,7 +482,7 @@ async fn forward(
         let mutated = instance.catalog().tool(&tool).is_some_and(|(m, _)| m);
         let stale = matches!(&reply, ClientReply::Call(CallOutcome::NotExecuted { error }) if error.code == STALE_REVISION);
         if mutated || stale {
-            describe_again(shared, &instance).await;
+            shared.describe_again(&instance).await;
         }
     }
     reply
@@ -744,7 +604,7 @@ async fn close(shared: &Arc<Shared>, name: &str, client: Option<ClientKind>) -> 
 }
 
 /// Asks the launcher of a running instance to end it and waits until it has
-/// (killing it after [`CLOSE_TIMEOUT`]).
+/// (killing it after [`close_wait`]).
 async fn end_instance(
     shared: &Arc<Shared>,
     instance: &Arc<Instance>,
@@ -758,7 +618,7 @@ async fn end_instance(
             let _ = conn.request_for(LauncherRequest::Close, client).await;
         });
     }
-    let deadline = tokio::time::Instant::now() + CLOSE_TIMEOUT;
+    let deadline = tokio::time::Instant::now() + close_wait();
     // Wait for the end and for the launcher to hang up (after which it has
     // written its last record).
     loop {
@@ -778,22 +638,12 @@ async fn end_instance(
     if let Some(end) = instance.ended() {
         return end;
     }
-    let status = instance.status();
-    for pid in [-(status.pid as i64), status.launcher_pid as i64] {
-        if let Ok(pid) = i32::try_from(pid) {
-            if pid != 0 && pid != -1 {
-                // SAFETY: kill has no memory-safety preconditions.
-                unsafe {
-                    libc::kill(pid, libc::SIGKILL);
-                }
-            }
-        }
-    }
+    kill_stuck(instance);
     instance.mark_ended(end_info(
         tickloop_proto::wire::EndClass::Closed,
         format!(
             "closed by `tickloop close`; the launcher did not end it within {} s, so it was killed",
-            CLOSE_TIMEOUT.as_secs()
+            close_wait().as_secs_f64()
         ),
     ));
     shared.bump();
@@ -803,6 +653,32 @@ async fn end_instance(
             "closed by `tickloop close`".into(),
         )
     })
+}
+
+/// Kills what runs of an instance whose launcher did not end it: the
+/// Tick's process group, only while the Tick is still its launcher's
+/// child, and the launcher, only while it is still that launcher (a status
+/// can be stale, and its pids given to other processes since).
+fn kill_stuck(instance: &Instance) {
+    let status = instance.status();
+    let Some(launcher) = instance.launcher() else {
+        log(&format!(
+            "{}: its launcher (pid {}) no longer runs; nothing to kill",
+            instance.id, status.launcher_pid
+        ));
+        return;
+    };
+    match Known::now(status.pid) {
+        Some(tick) if tick.child_of(&launcher) => {
+            tick.signal_group(libc::SIGKILL);
+        }
+        Some(_) => log(&format!(
+            "{}: pid {} is no longer its Tick (not its launcher's child); left alone",
+            instance.id, status.pid
+        )),
+        None => {}
+    }
+    launcher.signal(libc::SIGKILL);
 }
 
 /// `shutdown`: ends every running instance and forgets every instance.
@@ -825,31 +701,4 @@ async fn shutdown(shared: &Arc<Shared>, client: Option<ClientKind>) -> ClientRep
     }
     log(&format!("shutdown: closed {closed} instances"));
     ClientReply::Ok(json!({"shutdown": true, "closed": closed}))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bad_lines_say_what_to_send() {
-        let (id, message) = parse_request(Line::Text(
-            "{\"id\":7,\"request\":{\"op\":\"nope\"}}".into(),
-        ))
-        .err()
-        .unwrap_or_default();
-        assert_eq!(id, 7);
-        assert!(message.contains(REQUEST_EXAMPLE));
-        let (id, _) = parse_request(Line::Text("not json".into()))
-            .err()
-            .unwrap_or_default();
-        assert_eq!(id, 0);
-        assert!(parse_request(Line::NotUtf8).is_err());
-        assert!(parse_request(Line::TooLong(9)).is_err());
-        let ok = parse_request(Line::Text(REQUEST_EXAMPLE.into()));
-        assert_eq!(
-            ok.map(|e| (e.id, e.request)).ok(),
-            Some((1, ClientRequest::List))
-        );
-    }
 }

@@ -12,14 +12,15 @@ use serde_json::json;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
-use tickloop_client::framing::{write_line, LineReader};
+use tickloop_client::framing::LineReader;
+use tickloop_client::outbox::Outbox;
 use tickloop_client::paths::InstanceKind;
 use tickloop_proto::core::delivery::budget_for;
 use tickloop_proto::wire::{
     ClientError, ClientKind, ClientReply, Delivery, EndedNotice, ErrorKind, LauncherRequest,
     LauncherStatus, ServerMessage, WatchEvent,
 };
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::unix::OwnedReadHalf;
 
 /// The shortest interval accepted.
 pub const MIN_INTERVAL_MS: u64 = 10;
@@ -114,7 +115,7 @@ pub async fn stream(
     names: Vec<String>,
     interval_ms: u64,
     reader: &mut LineReader<OwnedReadHalf>,
-    writer: &mut OwnedWriteHalf,
+    out: &Outbox,
 ) -> std::io::Result<Flow> {
     let refuse = |kind, message: String| ServerMessage::Reply {
         id,
@@ -126,12 +127,12 @@ pub async fn stream(
     };
     if names.is_empty() {
         let message = "watch needs at least one instance id: `tickloop watch ID...`".into();
-        write_line(writer, &refuse(ErrorKind::BadRequest, message)).await?;
+        out.send(&refuse(ErrorKind::BadRequest, message)).await?;
         return Ok(Flow::Continue);
     }
     if interval_ms < MIN_INTERVAL_MS {
         let message = format!("the watch interval must be at least {MIN_INTERVAL_MS} ms");
-        write_line(writer, &refuse(ErrorKind::BadRequest, message)).await?;
+        out.send(&refuse(ErrorKind::BadRequest, message)).await?;
         return Ok(Flow::Continue);
     }
     let mut watched: Vec<Watched> = Vec::new();
@@ -143,7 +144,7 @@ pub async fn stream(
                     id,
                     reply: ClientReply::Error(error),
                 };
-                write_line(writer, &reply).await?;
+                out.send(&reply).await?;
                 return Ok(Flow::Continue);
             }
         };
@@ -152,7 +153,7 @@ pub async fn stream(
                 "{} is a plain terminal program (opened with --shell): it has no state to watch",
                 instance.id
             );
-            write_line(writer, &refuse(ErrorKind::NotATick, message)).await?;
+            out.send(&refuse(ErrorKind::NotATick, message)).await?;
             return Ok(Flow::Continue);
         }
         if !watched.iter().any(|w| Arc::ptr_eq(&w.instance, &instance)) {
@@ -171,8 +172,8 @@ pub async fn stream(
         .collect();
     let mut changes = shared.subscribe();
     // The first delivery of every instance, then what ended already.
-    deliver(shared, id, &mut watched, writer, true).await?;
-    send_ends(shared, id, &mut watched, writer).await?;
+    deliver(shared, id, &mut watched, out, true).await?;
+    send_ends(shared, id, &mut watched, out).await?;
 
     let mut ticker = tokio::time::interval(Duration::from_millis(interval_ms));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -183,16 +184,16 @@ pub async fn stream(
                 id,
                 reply: ClientReply::Ok(json!({"watch": "ended"})),
             };
-            write_line(writer, &reply).await?;
+            out.send(&reply).await?;
             return Ok(Flow::Continue);
         }
         tokio::select! {
             _ = ticker.tick() => {
-                deliver(shared, id, &mut watched, writer, false).await?;
-                send_ends(shared, id, &mut watched, writer).await?;
+                deliver(shared, id, &mut watched, out, false).await?;
+                send_ends(shared, id, &mut watched, out).await?;
             }
             _ = changes.changed() => {
-                send_ends(shared, id, &mut watched, writer).await?;
+                send_ends(shared, id, &mut watched, out).await?;
             }
             line = reader.next() => match line {
                 Ok(Some(_)) => {
@@ -201,7 +202,7 @@ pub async fn stream(
                         id: 0,
                         reply: ClientReply::Error(ClientError { kind: ErrorKind::BadRequest, message, data: None }),
                     };
-                    write_line(writer, &reply).await?;
+                    out.send(&reply).await?;
                 }
                 Ok(None) | Err(_) => return Ok(Flow::HungUp),
             },
@@ -253,7 +254,7 @@ async fn deliver(
     shared: &Shared,
     id: u64,
     watched: &mut [Watched],
-    writer: &mut OwnedWriteHalf,
+    out: &Outbox,
     first: bool,
 ) -> std::io::Result<()> {
     let due: Vec<(usize, Arc<LauncherStatus>, u64)> = watched
@@ -290,7 +291,7 @@ async fn deliver(
             id,
             event: WatchEvent::Delivery(delivery),
         };
-        write_line(writer, &event).await?;
+        out.send(&event).await?;
     }
     Ok(())
 }
@@ -301,7 +302,7 @@ async fn send_ends(
     shared: &Shared,
     id: u64,
     watched: &mut [Watched],
-    writer: &mut OwnedWriteHalf,
+    out: &Outbox,
 ) -> std::io::Result<()> {
     for w in watched.iter_mut() {
         if w.cursor.ended_sent {
@@ -319,7 +320,7 @@ async fn send_ends(
                 id,
                 event: WatchEvent::Delivery(delivery),
             };
-            write_line(writer, &event).await?;
+            out.send(&event).await?;
         }
         w.cursor.ended_sent = true;
         let event = ServerMessage::Event {
@@ -329,7 +330,7 @@ async fn send_ends(
                 ended,
             }),
         };
-        write_line(writer, &event).await?;
+        out.send(&event).await?;
     }
     Ok(())
 }

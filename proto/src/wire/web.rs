@@ -1,0 +1,29 @@
+//! `tickloop web`'s control socket (`RUNTIME/web.sock`): after the usual
+//! [`super::Hello`] (role `client`, kind `web`), one [`WebControl`] line,
+//! answered by one [`WebControlReply`] line. `tickloop web --revoke` and
+//! `tickloop web --login` speak it to the running server.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// What is asked of a running `tickloop web`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum WebControl {
+    /// End every session and every unused login token.
+    Revoke,
+    /// A new one-time login URL.
+    Login,
+}
+
+/// The running server's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WebControlReply {
+    /// Sessions ended (pages logged out) by a revocation.
+    Revoked { sessions: usize },
+    /// A one-time login URL, and where the server listens.
+    Login { url: String, listen: String },
+    /// Nothing was done, and why.
+    Error { message: String },
+}

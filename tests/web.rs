@@ -1,0 +1,738 @@
+//! `tickloop web` in a real browser (issue 41): Debian's Chromium driven by
+//! Playwright from PyPI (`tests/web/browser.py`, in a virtual environment
+//! the test makes under the target directory). Each trial starts its own
+//! tickhost, `tickloop web` and browser:
+//!
+//! - the login URL works once; a request without the cookie is refused;
+//!   `--revoke` logs the page out; no token reaches a log;
+//! - another site (a page on another port of 127.0.0.1, which the browser
+//!   sends the cookie to) cannot open the WebSockets, cannot POST, cannot
+//!   frame the page, and a page of the server's own origin cannot POST
+//!   without the CSRF token; another user's process with the stolen cookie
+//!   is refused at the connection;
+//! - the counter's screen shows, `+` typed in the page changes its state,
+//!   and `tickloop read` sees it;
+//! - an agent's held call (the MCP SDK through `tickloop mcp`) is a prompt
+//!   with the Monitor's text; approved in the page it runs once; approved
+//!   in the Monitor instead, the page's prompt goes away;
+//! - `--read-only` sends no input (the server refuses it, the counter
+//!   stays) and takes no action;
+//! - listening on 0.0.0.0 without TLS is refused unless `--insecure-listen`;
+//!   with `--tls-cert/--tls-key` the page works over HTTPS.
+//!
+//! Without Chromium every trial is reported ignored, never passed.
+
+mod common;
+
+use common::optional::{self, Case};
+use common::python_sdk::{sdk_python, venv_python, PLAYWRIGHT};
+use common::{tickloop_bin, Host, MARK_VAR};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+
+/// Debian's Chromium, or `TICKLOOP_CHROMIUM`.
+fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("TICKLOOP_CHROMIUM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
+    path.is_file().then_some(path)
+}
+
+fn main() {
+    let missing = chromium().is_none().then(|| {
+        "no Chromium at /usr/bin/chromium (Debian: apt-get install chromium chromium-driver; \
+         or set TICKLOOP_CHROMIUM)"
+            .to_string()
+    });
+    optional::run(
+        vec![
+            Case {
+                name: "the_login_link_works_once_and_nothing_works_without_the_cookie",
+                body: login_works_once,
+            },
+            Case {
+                name: "another_site_cannot_use_the_session",
+                body: another_site_cannot_use_the_session,
+            },
+            Case {
+                name: "typing_in_the_page_changes_the_tick_and_read_sees_it",
+                body: typing_changes_the_tick,
+            },
+            Case {
+                name: "a_held_agent_call_is_prompted_and_the_first_answer_wins",
+                body: held_call_prompted,
+            },
+            Case {
+                name: "read_only_sends_no_input_and_takes_no_action",
+                body: read_only_sends_nothing,
+            },
+            Case {
+                name: "beyond_loopback_needs_tls_or_insecure_listen",
+                body: beyond_loopback,
+            },
+        ],
+        missing,
+    )
+}
+
+/// A running `tickloop web`.
+struct Web {
+    child: Child,
+    started: Value,
+    stderr: PathBuf,
+}
+
+impl Web {
+    fn start(host: &Host, args: &[&str]) -> Web {
+        let stderr = host.scratch().join(format!("web-{}.err", args.len()));
+        let mut full = vec!["web"];
+        full.extend_from_slice(args);
+        let mut child = host
+            .command(&full)
+            .stderr(std::fs::File::create(&stderr).expect("stderr file"))
+            .spawn()
+            .expect("start tickloop web");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = rx.recv_timeout(common::WAIT).unwrap_or_default();
+        let started: Value = serde_json::from_str(&line).unwrap_or_else(|_| {
+            panic!(
+                "tickloop web did not start: {line:?}; stderr: {}",
+                std::fs::read_to_string(&stderr).unwrap_or_default()
+            )
+        });
+        Web {
+            child,
+            started,
+            stderr,
+        }
+    }
+
+    fn login_url(&self) -> String {
+        self.started["login_url"]
+            .as_str()
+            .expect("login_url")
+            .to_string()
+    }
+
+    fn url(&self) -> String {
+        self.started["url"].as_str().expect("url").to_string()
+    }
+
+    fn addr(&self) -> String {
+        self.started["listen"].as_str().expect("listen").to_string()
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+}
+
+impl Drop for Web {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One Chromium with one page, driven through `tests/web/browser.py`.
+struct Browser {
+    child: Child,
+    stdin: ChildStdin,
+    answers: Receiver<String>,
+}
+
+impl Browser {
+    fn start(extra: &[&str]) -> Browser {
+        let python = venv_python(&[PLAYWRIGHT]);
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/web/browser.py");
+        let mut child = Command::new(python)
+            .arg(script)
+            .arg(chromium().expect("chromium"))
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start the browser driver");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, answers) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Browser {
+            child,
+            stdin,
+            answers,
+        }
+    }
+
+    /// Runs one command; its value, or the driver's error.
+    fn try_cmd(&mut self, command: Value) -> Result<Value, String> {
+        writeln!(self.stdin, "{command}").expect("write to the browser driver");
+        let line = self
+            .answers
+            .recv_timeout(Duration::from_secs(90))
+            .unwrap_or_else(|_| panic!("the browser driver did not answer {command}"));
+        let answer: Value = serde_json::from_str(&line).expect("a JSON answer");
+        if answer["ok"] == true {
+            Ok(answer["value"].clone())
+        } else {
+            Err(answer["error"].as_str().unwrap_or("?").to_string())
+        }
+    }
+
+    fn cmd(&mut self, command: Value) -> Value {
+        let shown = command.to_string();
+        self.try_cmd(command)
+            .unwrap_or_else(|e| panic!("browser: {shown}: {e}"))
+    }
+
+    fn goto(&mut self, url: &str) -> Value {
+        self.cmd(json!({"op": "goto", "url": url}))
+    }
+
+    /// Waits until `js` (a function's source) is truthy in the page.
+    fn wait(&mut self, what: &str, js: &str) -> Value {
+        self.try_cmd(json!({"op": "wait", "js": js, "ms": 20000}))
+            .unwrap_or_else(|e| {
+                let console = self.cmd(json!({"op": "console"}));
+                panic!("waiting for {what}: {e}\nthe page logged: {console}")
+            })
+    }
+
+    fn eval(&mut self, js: &str) -> Value {
+        self.cmd(json!({"op": "eval", "js": js}))
+    }
+
+    /// The text the page's terminal shows.
+    fn terminal_text(&mut self) -> String {
+        self.eval("() => { const r = document.querySelector('.xterm-rows'); return r ? r.innerText : ''; }")
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// Logs in with `web`'s login URL and waits for the list.
+    fn log_in(&mut self, web: &Web) {
+        let page = self.goto(&web.login_url());
+        assert_eq!(page["status"], 200, "{page}");
+        self.wait(
+            "the list",
+            "() => document.querySelector('#list tbody tr') !== null",
+        );
+    }
+
+    /// Opens `id` in the page and waits until its terminal shows `text`.
+    fn open_instance(&mut self, id: &str, text: &str) {
+        self.eval(&format!("() => {{ location.hash = {}; }}", json!(id)));
+        self.wait(
+            &format!("{id}'s screen to show {text:?}"),
+            &format!(
+                "() => {{ const r = document.querySelector('.xterm-rows'); return r && r.innerText.includes({}); }}",
+                json!(text)
+            ),
+        );
+    }
+
+    /// Types `key` into the page's terminal.
+    fn type_key(&mut self, key: &str) {
+        self.cmd(json!({"op": "focus", "selector": ".xterm-helper-textarea"}));
+        self.cmd(json!({"op": "press", "key": key}));
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = writeln!(self.stdin, "{}", json!({"op": "quit"}));
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A plain HTTP/1.1 request to `addr`; the status and body.
+fn http(addr: &str, request: &str) -> (u16, String) {
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(common::WAIT))
+        .expect("timeout");
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    let status = answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = answer
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
+
+fn get(addr: &str, path: &str, headers: &str) -> (u16, String) {
+    http(
+        addr,
+        &format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n{headers}Connection: close\r\n\r\n"),
+    )
+}
+
+/// The session cookie the browser holds, as a `Cookie:` header value.
+fn session_cookie(browser: &mut Browser) -> String {
+    let cookies = browser.cmd(json!({"op": "cookies"}));
+    let cookie = cookies
+        .as_array()
+        .and_then(|all| {
+            all.iter()
+                .find(|c| c["name"].as_str().is_some_and(|n| n.contains("tickloop")))
+        })
+        .unwrap_or_else(|| panic!("no session cookie: {cookies}"));
+    assert_eq!(cookie["httpOnly"], true, "{cookie}");
+    assert_eq!(cookie["sameSite"], "Strict", "{cookie}");
+    format!(
+        "{}={}",
+        cookie["name"].as_str().unwrap_or(""),
+        cookie["value"].as_str().unwrap_or("")
+    )
+}
+
+fn login_works_once() {
+    let host = Host::new();
+    host.open_counter("counter");
+    let web = Web::start(&host, &[]);
+    let addr = web.addr();
+    let token = web
+        .login_url()
+        .split("token=")
+        .nth(1)
+        .expect("a token")
+        .to_string();
+    // Without the cookie: the page, its files, its sockets and its actions.
+    for path in ["/", "/assets/app.js", "/ws/live"] {
+        let (status, body) = get(&addr, path, "");
+        assert_eq!(status, 401, "{path}: {body}");
+    }
+    let post = format!(
+        "POST /api/close HTTP/1.1\r\nHost: {addr}\r\nOrigin: http://{addr}\r\nContent-Type: application/json\r\nContent-Length: 30\r\nConnection: close\r\n\r\n{{\"instance\":\"hosted:counter\"}}"
+    );
+    assert_eq!(http(&addr, &post).0, 401);
+
+    let mut browser = Browser::start(&[]);
+    browser.log_in(&web);
+    let cookie = session_cookie(&mut browser);
+    // The cookie opens the page; the page carries the headers that keep it safe.
+    let (status, page) = get(&addr, "/", &format!("Cookie: {cookie}\r\n"));
+    assert_eq!(status, 200, "{page}");
+    // Used once, the link is void.
+    let again = browser.goto(&web.login_url());
+    assert_eq!(again["status"], 403, "{again}");
+    // A new one from the running server works; --revoke logs everyone out.
+    let login = host.run(&["web", "--login"]);
+    login.expect(0);
+    let fresh = login.json()["login_url"]
+        .as_str()
+        .expect("a url")
+        .to_string();
+    assert_ne!(fresh, web.login_url());
+    browser.goto(&fresh);
+    browser.wait(
+        "the list again",
+        "() => document.querySelector('#list tbody tr') !== null",
+    );
+    let revoked = host.run(&["web", "--revoke"]);
+    revoked.expect(0);
+    assert!(
+        revoked.json()["sessions"].as_u64() >= Some(1),
+        "{}",
+        revoked.stdout
+    );
+    browser.wait(
+        "the page to say it was logged out",
+        "() => document.querySelector('#status').textContent.includes('logged out')",
+    );
+    assert_eq!(get(&addr, "/", &format!("Cookie: {cookie}\r\n")).0, 401);
+    assert_eq!(
+        browser.goto(&fresh)["status"],
+        403,
+        "revoked links are void"
+    );
+    // No token in any log.
+    let mut logs = web.stderr();
+    for entry in std::fs::read_dir(host.runtime())
+        .expect("runtime")
+        .flatten()
+    {
+        if entry.path().extension().is_some_and(|e| e == "log") {
+            logs.push_str(&std::fs::read_to_string(entry.path()).unwrap_or_default());
+        }
+    }
+    for entry in std::fs::read_dir(host.runtime().join("l"))
+        .expect("l/")
+        .flatten()
+    {
+        logs.push_str(&std::fs::read_to_string(entry.path()).unwrap_or_default());
+    }
+    let cookie_value = cookie.split_once('=').map(|(_, v)| v).unwrap_or("");
+    for secret in [token.as_str(), cookie_value] {
+        assert!(!logs.contains(secret), "a secret is in a log: {logs}");
+    }
+    assert!(web.stderr().contains("logged in"), "{}", web.stderr());
+}
+
+/// The evil page: tries the live socket, a POST and a frame, and says what
+/// happened in `window.result`.
+fn evil_page(addr: &str) -> String {
+    format!(
+        r#"<!doctype html><body><iframe id="f" src="http://{addr}/"></iframe><script>
+window.result = {{ws: "pending", post: "pending"}};
+const ws = new WebSocket("ws://{addr}/ws/live");
+ws.onopen = () => {{ window.result.ws = "opened"; }};
+ws.onclose = () => {{ if (window.result.ws === "pending") window.result.ws = "refused"; }};
+fetch("http://{addr}/api/close", {{method: "POST", mode: "no-cors", credentials: "include",
+  headers: {{"Content-Type": "text/plain"}}, body: '{{"instance":"hosted:counter"}}'}})
+  .then(() => {{ window.result.post = "sent"; }}, () => {{ window.result.post = "failed"; }});
+</script></body>"#
+    )
+}
+
+fn another_site_cannot_use_the_session() {
+    let host = Host::new();
+    host.open_counter("counter");
+    let web = Web::start(&host, &[]);
+    let addr = web.addr();
+    let mut browser = Browser::start(&[]);
+    browser.log_in(&web);
+    let cookie = session_cookie(&mut browser);
+    // The page's own socket works.
+    browser.wait(
+        "the list of one",
+        "() => document.querySelector('#status').textContent.includes('1 instance')",
+    );
+    // Another site on this machine: the browser sends it the cookie too.
+    let evil = browser.cmd(json!({"op": "serve", "html": evil_page(&addr)}));
+    browser.goto(evil.as_str().expect("url"));
+    let result = browser.wait(
+        "the evil page's attempts to end",
+        "() => window.result && window.result.ws !== 'pending' && window.result.post !== 'pending' && window.result",
+    );
+    assert_eq!(result["ws"], "refused", "cross-site WebSocket: {result}");
+    let stderr = web.stderr();
+    assert!(stderr.contains("another origin"), "{stderr}");
+    // The POST reached the server (no-cors) and was refused: still running.
+    assert_eq!(
+        host.entry("hosted:counter").expect("listed")["state"],
+        "running"
+    );
+    // The frame shows nothing of the page (frame-ancestors 'none').
+    let framed = browser.eval(
+        "() => { try { const d = document.getElementById('f').contentDocument; return d ? d.body.innerHTML : 'blocked'; } catch (e) { return 'blocked'; } }",
+    );
+    assert_eq!(framed, "blocked", "the page was framed: {framed}");
+    // The page's own origin without the CSRF token: refused.
+    browser.goto(&web.url());
+    let csrf_less = browser.eval(
+        r#"async () => (await fetch("/api/close", {method: "POST", headers: {"Content-Type": "application/json"}, body: '{"instance":"hosted:counter"}'})).status"#,
+    );
+    assert_eq!(csrf_less, 403);
+    assert_eq!(
+        host.entry("hosted:counter").expect("listed")["state"],
+        "running"
+    );
+    // Another user of this machine with the stolen cookie and the right
+    // Origin: refused at the connection.
+    let nobody = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "python3", "-c"])
+        .arg(format!(
+            "import urllib.request as u\ntry:\n  r = u.urlopen(u.Request('http://{addr}/', headers={{'Cookie': '{cookie}'}}))\n  print(r.status)\nexcept Exception as e:\n  print(getattr(e, 'code', e))"
+        ))
+        .output();
+    match nobody {
+        Ok(out) if out.status.success() => {
+            let said = String::from_utf8_lossy(&out.stdout);
+            assert_eq!(said.trim(), "403", "another user's request: {said}");
+            assert!(web.stderr().contains("another user"), "{}", web.stderr());
+        }
+        // Not root: no other user can be played; the check above stands.
+        other => eprintln!("could not run as another user ({other:?}); that part is not checked"),
+    }
+}
+
+fn typing_changes_the_tick() {
+    let host = Host::new();
+    host.open_counter("counter");
+    let web = Web::start(&host, &[]);
+    let mut browser = Browser::start(&[]);
+    browser.log_in(&web);
+    browser.open_instance("hosted:counter", "value: 0");
+    browser.type_key("+");
+    browser.open_instance("hosted:counter", "value: 1");
+    let read = host.wait_value("hosted:counter", 1);
+    assert_eq!(read["data"]["value"], 1);
+    // The page's state panel follows.
+    browser.wait(
+        "the state panel to show value 1",
+        r#"() => document.querySelector('#tab-state').textContent.includes('"value": 1')"#,
+    );
+    // The person's typing, recorded as the view's: no agent typed.
+    assert_eq!(host.entry("hosted:counter").expect("listed")["views"], 1);
+    let text = browser.terminal_text();
+    assert!(text.contains("value: 1"), "{text}");
+}
+
+/// `tests/web/agent_call.py` calling increment AMOUNT through `tickloop mcp`.
+fn agent_call(host: &Host, amount: i64) -> Child {
+    Command::new(sdk_python())
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/web/agent_call.py"))
+        .arg(tickloop_bin())
+        .arg(amount.to_string())
+        .env("TICKLOOP_RUNTIME_DIR", host.runtime())
+        .env("XDG_CONFIG_HOME", host.scratch().join("no-config"))
+        .env(MARK_VAR, host.runtime())
+        .current_dir(host.scratch())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the MCP SDK's agent")
+}
+
+fn increments(host: &Host) -> Vec<i64> {
+    common::logged_requests(&host.log_path("counter"))
+        .iter()
+        .filter(|m| m["method"] == "tick/call" && m["params"]["tool"] == "increment")
+        .filter_map(|m| m["params"]["args"]["amount"].as_i64())
+        .collect()
+}
+
+fn finished(agent: Child) -> Value {
+    let out = agent.wait_with_output().expect("the agent ends");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout.lines().last().unwrap_or("")).expect("the agent's result")
+}
+
+const PROMPT_TEXT: &str =
+    "() => [...document.querySelectorAll('#held .prompt pre')].map(p => p.textContent).join('\\n---\\n')";
+
+#[allow(clippy::too_many_lines)] // one scenario: the page, then the Monitor
+fn held_call_prompted() {
+    let host = Host::new();
+    host.open_asking_counter("counter");
+    let web = Web::start(&host, &[]);
+    let mut browser = Browser::start(&[]);
+    browser.log_in(&web);
+
+    // Approved in the page: it runs once.
+    let agent = agent_call(&host, 2);
+    browser.wait(
+        "the prompt for amount 2",
+        "() => document.querySelector('#held .prompt pre') !== null",
+    );
+    let text = browser.eval(PROMPT_TEXT);
+    let text = text.as_str().unwrap_or_default().to_string();
+    assert!(
+        text.starts_with("MCP wants to call increment on hosted:counter — it mutates:"),
+        "{text}"
+    );
+    assert!(text.contains("\"amount\": 2"), "{text}");
+    browser.cmd(json!({"op": "click", "selector": "#held .prompt button.approve"}));
+    let result = finished(agent);
+    assert_eq!(result["error"], false, "{result}");
+    browser.wait(
+        "the prompt to go",
+        "() => document.querySelector('#held .prompt') === null",
+    );
+    assert_eq!(increments(&host), [2], "ran once");
+    let log = host.run(&["approvals", "--log", "hosted:counter"]);
+    log.expect(0);
+    assert!(log.stdout.contains("\"by\":\"web\""), "{}", log.stdout);
+
+    // Approved in the Monitor instead: the page's prompt goes away.
+    let agent = agent_call(&host, 3);
+    browser.wait(
+        "the prompt for amount 3",
+        "() => document.querySelector('#held .prompt pre') !== null",
+    );
+    let page_text = browser.eval(PROMPT_TEXT);
+    let page_text = page_text.as_str().unwrap_or_default().to_string();
+    let monitor = common::tmux::Tmux::start(
+        &host,
+        140,
+        40,
+        &format!("trap '' QUIT INT; {} monitor", tickloop_bin()),
+    );
+    let screen = monitor.wait_text("approve? hosted:counter");
+    // The same question, word for word: its first line and its arguments.
+    let first = page_text.lines().next().unwrap_or_default();
+    assert!(screen.contains(first), "page: {first}\nMonitor:\n{screen}");
+    assert!(screen.contains("\"amount\": 3"), "{screen}");
+    monitor.send_keys(&["y"]);
+    let result = finished(agent);
+    assert_eq!(result["error"], false, "{result}");
+    browser.wait(
+        "the page's prompt to go once the Monitor decided",
+        "() => document.querySelector('#held .prompt') === null",
+    );
+    assert_eq!(increments(&host), [2, 3], "each ran once");
+}
+
+fn read_only_sends_nothing() {
+    let host = Host::new();
+    host.open_asking_counter("counter");
+    let before = host.ok(&["screen", "hosted:counter", "--json"]);
+    let web = Web::start(&host, &["--read-only"]);
+    assert_eq!(web.started["read_only"], true);
+    let mut browser = Browser::start(&[]);
+    browser.log_in(&web);
+    browser.open_instance("hosted:counter", "value: 0");
+    browser.type_key("+");
+    browser.wait(
+        "the server to refuse the key",
+        "() => document.querySelector('#notice').textContent.includes('sends nothing')",
+    );
+    // Nothing reached the Tick: not the key, not a size.
+    assert_eq!(host.read("hosted:counter")["data"]["value"], 0);
+    let after = host.ok(&["screen", "hosted:counter", "--json"]);
+    assert_eq!(
+        (before["cols"].clone(), before["rows"].clone()),
+        (after["cols"].clone(), after["rows"].clone())
+    );
+    assert!(!host.screen("hosted:counter").contains("value: 1"));
+    // No action either, even with the right token.
+    let agent = agent_call(&host, 5);
+    browser.wait(
+        "the read-only prompt",
+        "() => document.querySelector('#held .prompt') !== null",
+    );
+    let buttons = browser.eval("() => document.querySelectorAll('#held .prompt button').length");
+    assert_eq!(buttons, 0, "no answer buttons in read-only");
+    let refused = browser.eval(
+        r#"async () => {
+            const csrf = document.querySelector('meta[name=csrf]').content;
+            const held = [...document.querySelectorAll('#held .prompt')][0].dataset;
+            const r = await fetch("/api/decide", {method: "POST",
+              headers: {"Content-Type": "application/json", "X-Tickloop-CSRF": csrf},
+              body: JSON.stringify({instance: held.instance, call: held.call, approve: true})});
+            return [r.status, (await r.json()).message];
+        }"#,
+    );
+    assert_eq!(refused[0], 403, "{refused}");
+    assert!(increments(&host).is_empty(), "nothing ran");
+    let held = host.ok(&["approvals"]);
+    let call = held["call"]
+        .as_str()
+        .or_else(|| held[0]["call"].as_str())
+        .unwrap_or("%1")
+        .to_string();
+    host.run(&["refuse", "hosted:counter", &call]).expect(0);
+    let result = finished(agent);
+    assert_eq!(result["error"], true, "{result}");
+}
+
+fn beyond_loopback() {
+    let host = Host::new();
+    host.open_counter("counter");
+    // Refused, saying what to do.
+    let refused = host.run(&["web", "--listen", "0.0.0.0:0"]);
+    refused.expect(2);
+    assert!(refused.stderr.contains("--tls-cert"), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("--insecure-listen"),
+        "{}",
+        refused.stderr
+    );
+    // Knowingly: it serves, and says loudly what it means.
+    {
+        let web = Web::start(&host, &["--listen", "0.0.0.0:0", "--insecure-listen"]);
+        assert!(web.stderr().contains("WITHOUT TLS"), "{}", web.stderr());
+        let port = web
+            .addr()
+            .rsplit(':')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        assert_eq!(get(&format!("127.0.0.1:{port}"), "/", "").0, 401);
+    }
+    // With TLS: the page over HTTPS, the cookie Secure.
+    let cert = host.scratch().join("cert.pem");
+    let key = host.scratch().join("key.pem");
+    let made = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+        ])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl makes a test certificate");
+    assert!(made.status.success(), "{made:?}");
+    let web = Web::start(
+        &host,
+        &[
+            "--listen",
+            "0.0.0.0:0",
+            "--tls-cert",
+            cert.to_str().expect("utf-8"),
+            "--tls-key",
+            key.to_str().expect("utf-8"),
+        ],
+    );
+    assert!(!web.stderr().contains("WITHOUT TLS"));
+    let port = web
+        .addr()
+        .rsplit(':')
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let token = web
+        .login_url()
+        .split("token=")
+        .nth(1)
+        .expect("token")
+        .to_string();
+    let mut browser = Browser::start(&["--ignore-certificate-errors"]);
+    let page = browser.goto(&format!("https://127.0.0.1:{port}/login?token={token}"));
+    assert_eq!(page["status"], 200, "{page}");
+    browser.wait(
+        "the list over TLS",
+        "() => document.querySelector('#list tbody tr') !== null",
+    );
+    let cookies = browser.cmd(json!({"op": "cookies"}));
+    assert!(
+        cookies
+            .as_array()
+            .is_some_and(|c| c.iter().any(|c| c["secure"] == true
+                && c["name"].as_str().is_some_and(|n| n.starts_with("__Host-")))),
+        "{cookies}"
+    );
+}

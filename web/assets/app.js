@@ -1,0 +1,378 @@
+// tickloop web's page: the list of instances and the held actions (one
+// WebSocket, /ws/live), one instance's terminal (xterm.js on /ws/term),
+// its state, tools and activity. Everything a Tick or an agent wrote is
+// put in the page as text (textContent), never as markup.
+"use strict";
+(() => {
+  const meta = (name) => {
+    const m = document.querySelector(`meta[name="${name}"]`);
+    return m ? m.content : "";
+  };
+  const csrf = meta("csrf");
+  const readOnly = meta("read-only") === "true";
+  const $ = (id) => document.getElementById(id);
+  const el = (tag, text, cls) => {
+    const node = document.createElement(tag);
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (cls) node.className = cls;
+    return node;
+  };
+  const wsUrl = (path) => (location.protocol === "https:" ? "wss://" : "ws://") + location.host + path;
+
+  let list = [];
+  let selected = null;
+  let live = null;
+  let loggedOut = false;
+  const prompts = new Map();
+  const notified = new Set();
+
+  function status(text, bad) {
+    const s = $("status");
+    s.textContent = text;
+    s.classList.toggle("bad", !!bad);
+  }
+
+  function notice(text) {
+    const n = $("notice");
+    n.textContent = text || "";
+    n.hidden = !text;
+  }
+
+  // How long ago an RFC 3339 time was: 4s, 3m, 2h.
+  function ago(at) {
+    if (!at) return "-";
+    const s = Math.max(0, Math.round((Date.now() - Date.parse(at)) / 1000));
+    if (s < 60) return `${s}s`;
+    if (s < 3600) return `${Math.floor(s / 60)}m`;
+    return `${Math.floor(s / 3600)}h`;
+  }
+
+  // ---- the live socket: list, held actions, state, activity ----------
+  function connectLive() {
+    if (loggedOut) return;
+    live = new WebSocket(wsUrl("/ws/live"));
+    live.onopen = () => {
+      live.send(JSON.stringify({ type: "auth", csrf }));
+      if (selected) live.send(JSON.stringify({ type: "select", instance: selected }));
+    };
+    live.onmessage = (e) => onLive(JSON.parse(e.data));
+    live.onclose = () => {
+      if (loggedOut) return;
+      status("connection lost; trying again…", true);
+      setTimeout(connectLive, 2000);
+    };
+  }
+
+  function onLive(m) {
+    switch (m.type) {
+      case "hello":
+        $("read-only").hidden = !m.read_only;
+        break;
+      case "overview":
+        list = Array.isArray(m.list) ? m.list : [];
+        renderList();
+        renderHeld(m.held || []);
+        if (m.problem) status(m.problem, true);
+        else status(`${list.length} instance${list.length === 1 ? "" : "s"}`);
+        break;
+      case "state":
+        if (m.instance === selected) renderState(m);
+        break;
+      case "activity":
+        if (m.instance === selected) renderActivity(m);
+        break;
+      case "closed":
+        if (/revoked/.test(m.reason || "")) logOut(m.reason);
+        else status(m.reason, true);
+        break;
+      default:
+        break;
+    }
+  }
+
+  function logOut(reason) {
+    loggedOut = true;
+    status(`logged out (${reason}): open a new login link (tickloop web --login)`, true);
+    closeTerminal();
+  }
+
+  function renderList() {
+    const body = document.querySelector("#list tbody");
+    body.replaceChildren();
+    for (const e of list) {
+      const tr = el("tr");
+      tr.dataset.id = e.id;
+      if (e.id === selected) tr.classList.add("selected");
+      const tick = e.seq !== null && e.seq !== undefined;
+      const cells = [
+        e.id,
+        e.kind || "-",
+        e.title || "",
+        e.owner || "person",
+        tick ? e.seq : "-",
+        tick ? ago(e.last_update_at) : "-",
+        e.calls_in_flight,
+        e.approvals_waiting,
+        e.views,
+        e.state === "ended" && e.ended ? `ended: ${e.ended.reason}` : e.state,
+      ];
+      cells.forEach((text, i) => {
+        const td = el("td", text);
+        if (i === 7 && e.approvals_waiting > 0) td.className = "waiting";
+        if (i === 9) td.className = e.state;
+        tr.append(td);
+      });
+      tr.addEventListener("click", () => { location.hash = encodeURIComponent(e.id); });
+      body.append(tr);
+    }
+    $("empty").hidden = list.length > 0;
+    if (selected) {
+      const entry = list.find((e) => e.id === selected);
+      $("instance-title").textContent = entry ? entry.title || "" : "";
+    }
+  }
+
+  // ---- held actions: the Monitor's question, approve and refuse ------
+  function renderHeld(held) {
+    const box = $("held");
+    const keep = new Set();
+    for (const h of held) {
+      const key = `${h.held.instance} ${h.held.call}`;
+      keep.add(key);
+      let p = prompts.get(key);
+      if (!p) {
+        p = makePrompt(h.held);
+        prompts.set(key, p);
+        box.append(p.node);
+        notify(key, h);
+      }
+      p.text.textContent = h.question.join("\n");
+    }
+    for (const [key, p] of prompts) {
+      if (!keep.has(key)) {
+        p.node.remove();
+        prompts.delete(key);
+      }
+    }
+    document.title = held.length ? `(${held.length}) Tickloop` : "Tickloop";
+  }
+
+  function makePrompt(held) {
+    const node = el("div", null, "prompt");
+    node.dataset.instance = held.instance;
+    node.dataset.call = held.call;
+    node.append(el("h3", `approve? ${held.instance} · call ${held.call}`));
+    const text = el("pre");
+    node.append(text);
+    const answer = el("div", null, "answer");
+    const said = el("span");
+    if (!readOnly) {
+      for (const [label, approve] of [["Approve", true], ["Refuse", false]]) {
+        const b = el("button", label, approve ? "approve" : "refuse");
+        b.type = "button";
+        b.addEventListener("click", async () => {
+          for (const other of answer.querySelectorAll("button")) other.disabled = true;
+          const r = await post("/api/decide", { instance: held.instance, call: held.call, approve });
+          said.textContent = r.ok ? (approve ? "approved" : "refused") : r.message;
+          if (!r.ok) for (const other of answer.querySelectorAll("button")) other.disabled = false;
+        });
+        answer.append(b);
+      }
+    } else {
+      said.textContent = "read-only: answer it in the Monitor or with tickloop approve";
+    }
+    answer.append(said);
+    node.append(answer);
+    return { node, text };
+  }
+
+  async function post(path, body) {
+    try {
+      const r = await fetch(path, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "X-Tickloop-CSRF": csrf },
+        body: JSON.stringify(body),
+        credentials: "same-origin",
+      });
+      return await r.json();
+    } catch (e) {
+      return { ok: false, message: String(e) };
+    }
+  }
+
+  function notify(key, h) {
+    if (notified.has(key)) return;
+    notified.add(key);
+    if (!("Notification" in window) || Notification.permission !== "granted") return;
+    const n = new Notification("Tickloop: approve?", { body: h.question[0], tag: key });
+    n.onclick = () => { window.focus(); location.hash = encodeURIComponent(h.held.instance); };
+  }
+
+  function setUpNotifications() {
+    const b = $("notify");
+    if (!("Notification" in window) || Notification.permission !== "default") return;
+    b.hidden = false;
+    b.addEventListener("click", async () => {
+      await Notification.requestPermission();
+      b.hidden = Notification.permission !== "default";
+    });
+  }
+
+  // ---- one instance: terminal, state, tools, activity ----------------
+  let term = null;
+  let fit = null;
+  let termWs = null;
+  let resizeTimer = null;
+
+  function ensureTerminal() {
+    if (term) return;
+    term = new window.Terminal({
+      fontFamily: "ui-monospace, Menlo, Consolas, monospace",
+      fontSize: 14,
+      scrollback: 0,
+      cursorBlink: false,
+      allowProposedApi: false,
+    });
+    fit = new window.FitAddon.FitAddon();
+    term.loadAddon(fit);
+    term.open($("terminal"));
+    term.onData((data) => {
+      if (termWs && termWs.readyState === WebSocket.OPEN) {
+        termWs.send(JSON.stringify({ type: "input", data }));
+      }
+    });
+    term.onResize(({ cols, rows }) => {
+      clearTimeout(resizeTimer);
+      resizeTimer = setTimeout(() => {
+        if (termWs && termWs.readyState === WebSocket.OPEN) {
+          termWs.send(JSON.stringify({ type: "resize", cols, rows }));
+        }
+      }, 80);
+    });
+    window.addEventListener("resize", () => { if (selected) fit.fit(); });
+  }
+
+  function closeTerminal() {
+    if (termWs) {
+      termWs.onclose = null;
+      termWs.close();
+      termWs = null;
+    }
+  }
+
+  function openTerminal(id) {
+    closeTerminal();
+    ensureTerminal();
+    term.reset();
+    fit.fit();
+    notice(readOnly ? "read-only: what you type is not sent" : "");
+    const ws = new WebSocket(wsUrl(`/ws/term?instance=${encodeURIComponent(id)}`));
+    ws.binaryType = "arraybuffer";
+    ws.onopen = () => {
+      ws.send(JSON.stringify({ type: "auth", csrf, cols: term.cols, rows: term.rows }));
+      term.focus();
+    };
+    ws.onmessage = (e) => {
+      if (typeof e.data !== "string") {
+        term.write(new Uint8Array(e.data));
+        return;
+      }
+      const m = JSON.parse(e.data);
+      if (m.type === "title") $("instance-title").textContent = m.title;
+      else if (m.type === "ended") notice(`ended: ${m.reason}`);
+      else if (m.type === "refused") notice(m.message);
+      else if (m.type === "bell") $("terminal").animate([{ opacity: 0.6 }, { opacity: 1 }], 150);
+      else if (m.type === "closed") {
+        if (/revoked/.test(m.reason || "")) logOut(m.reason);
+        else notice(m.reason);
+      }
+    };
+    ws.onclose = () => { if (termWs === ws) termWs = null; };
+    termWs = ws;
+  }
+
+  function renderState(m) {
+    const box = $("tab-state");
+    if (m.error) box.textContent = m.error;
+    else if (m.ended) box.textContent = `ended: ${m.ended.reason}`;
+    else if (m.delivery) {
+      const d = m.delivery;
+      const head = `seq ${d.seq} · ${d.at}${d.trimmed ? " · trimmed to the delivery budget" : ""}\n\n`;
+      box.textContent = head + JSON.stringify(d.data, null, 2);
+    }
+  }
+
+  function renderActivity(m) {
+    const ol = $("tab-activity");
+    if (m.error) {
+      ol.replaceChildren(el("li", m.error));
+      return;
+    }
+    if (m.reset) ol.replaceChildren();
+    for (const entry of m.entries || []) {
+      const li = el("li", entry.text);
+      li.title = JSON.stringify(entry.entry, null, 2);
+      ol.prepend(li);
+    }
+    const tools = $("tab-tools");
+    tools.replaceChildren();
+    if (!(m.tools || []).length) tools.append(el("p", "No tools (not a Tick, or none declared)."));
+    for (const t of m.tools || []) {
+      const div = el("div", null, "tool");
+      div.append(el("strong", t.name), el("span", t.mutates ? " · mutates" : " · reads", t.mutates ? "mutates" : ""));
+      div.append(el("div", t.description));
+      tools.append(div);
+    }
+  }
+
+  function select(id) {
+    if (id === selected) return;
+    selected = id;
+    document.body.dataset.view = id ? "instance" : "list";
+    $("instance-pane").hidden = !id;
+    for (const tr of document.querySelectorAll("#list tbody tr")) {
+      tr.classList.toggle("selected", tr.dataset.id === id);
+    }
+    $("tab-state").textContent = "";
+    $("tab-activity").replaceChildren();
+    $("tab-tools").replaceChildren();
+    if (live && live.readyState === WebSocket.OPEN) {
+      live.send(JSON.stringify({ type: "select", instance: id }));
+    }
+    if (!id) {
+      closeTerminal();
+      return;
+    }
+    $("instance-id").textContent = id;
+    openTerminal(id);
+  }
+
+  function fromHash() {
+    const id = decodeURIComponent(location.hash.replace(/^#/, ""));
+    select(id || null);
+  }
+
+  function setUp() {
+    $("read-only").hidden = !readOnly;
+    $("close-instance").hidden = readOnly;
+    $("back").addEventListener("click", () => { location.hash = ""; });
+    $("home").addEventListener("click", (e) => { e.preventDefault(); location.hash = ""; });
+    $("close-instance").addEventListener("click", async () => {
+      if (!selected || !confirm(`Close ${selected}? Its program ends.`)) return;
+      const r = await post("/api/close", { instance: selected });
+      notice(r.ok ? `closed ${selected}` : r.message);
+    });
+    for (const b of document.querySelectorAll("#side nav button")) {
+      b.addEventListener("click", () => {
+        for (const o of document.querySelectorAll("#side nav button")) o.classList.toggle("on", o === b);
+        for (const t of ["state", "tools", "activity"]) $(`tab-${t}`).hidden = t !== b.dataset.tab;
+      });
+    }
+    setUpNotifications();
+    window.addEventListener("hashchange", fromHash);
+    connectLive();
+    fromHash();
+  }
+
+  setUp();
+})();

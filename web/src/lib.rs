@@ -1,0 +1,227 @@
+//! `tickloop web`: the person's Ticks in a browser. One page, served on
+//! loopback by default: every instance live (the Monitor's list), a live
+//! terminal for any of them through xterm.js (attached to its launcher as a
+//! view, the attach protocol unchanged), beside it its state, tools and
+//! activity, and the held actions as prompts with the Monitor's own text.
+//! Behind a one-time login, a session cookie, Origin and CSRF checks;
+//! beyond loopback only with TLS or `--insecure-listen` (docs/web.md).
+//!
+//! One job per file: [`listen`] (where it may listen), [`tls`], [`auth`]
+//! (logins, sessions, CSRF tokens, revocation), [`origin`] (Host and
+//! Origin), `peer` (loopback connections of this user only), `routes`
+//! (every request checked, then served), `server` (HTTP over TCP or TLS), `websocket` (upgrades, the first auth message),
+//! `tickhost` and `live` (the bridge to tickhost, a page's live socket),
+//! `terminal` and `screen` (the bridge to a launcher, the screen drawn for
+//! xterm.js), [`assets`] (the embedded page and xterm.js), [`control`]
+//! (`RUNTIME/web.sock`: `--revoke`, `--login`).
+
+pub mod assets;
+pub mod auth;
+pub mod control;
+pub mod listen;
+mod live;
+pub mod origin;
+mod peer;
+mod routes;
+mod screen;
+mod server;
+mod terminal;
+mod tickhost;
+pub mod tls;
+mod websocket;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tickloop_proto::wire::{WebControl, WebControlReply};
+
+/// How `tickloop web` was asked to serve.
+#[derive(Debug, Clone)]
+pub struct WebOptions {
+    /// The runtime directory (tickhost's, the launchers').
+    pub runtime: PathBuf,
+    /// This executable, to start tickhost when it is not running.
+    pub exe: PathBuf,
+    pub listen: SocketAddr,
+    /// Take no actions and send nothing to any Tick.
+    pub read_only: bool,
+    /// The certificate chain and private key, PEM.
+    pub tls: Option<(PathBuf, PathBuf)>,
+    /// Listen beyond loopback without TLS, knowingly.
+    pub insecure_listen: bool,
+    /// Origins let in besides the page's own (a reverse proxy's).
+    pub allow_origins: Vec<String>,
+}
+
+/// A server that started: what the person is told.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Started {
+    /// The page (`http://127.0.0.1:PORT/`).
+    pub url: String,
+    /// The one-time login URL.
+    pub login_url: String,
+    pub listen: SocketAddr,
+    pub read_only: bool,
+    pub tls: bool,
+    /// The `--insecure-listen` warning, when it applies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+}
+
+/// Why `tickloop web` could not serve.
+#[derive(Debug, thiserror::Error)]
+pub enum WebError {
+    #[error(transparent)]
+    Listen(#[from] listen::ListenError),
+    #[error("{0}")]
+    Setup(String),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+/// The host name a URL for `addr` uses: the address itself, or this
+/// machine's name when it listens on every address.
+fn url_host(addr: SocketAddr) -> String {
+    if !addr.ip().is_unspecified() {
+        return match addr {
+            SocketAddr::V4(a) => a.ip().to_string(),
+            SocketAddr::V6(a) => format!("[{}]", a.ip()),
+        };
+    }
+    let mut name = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname writes a
+    // NUL-terminated name into it (or fails).
+    let ok = unsafe { libc::gethostname(name.as_mut_ptr().cast(), name.len()) } == 0;
+    let end = name.iter().position(|b| *b == 0).unwrap_or(0);
+    match std::str::from_utf8(&name[..end]) {
+        Ok(host) if ok && !host.is_empty() => host.to_string(),
+        _ => "localhost".to_string(),
+    }
+}
+
+/// Serves until SIGINT or SIGTERM; `on_start` is told where, once it
+/// listens (before that, every refusal is an error here).
+pub fn run(options: WebOptions, on_start: impl FnOnce(&Started)) -> Result<(), WebError> {
+    let warning = listen::check(
+        options.listen,
+        options.tls.is_some(),
+        options.insecure_listen,
+    )?;
+    let tls = match &options.tls {
+        Some((cert, key)) => Some(tls::acceptor(cert, key).map_err(WebError::Setup)?),
+        None => None,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| WebError::Setup(format!("cannot start the async runtime: {e}")))?;
+    runtime.block_on(serve(options, tls, warning, on_start))
+}
+
+async fn serve(
+    options: WebOptions,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    warning: Option<String>,
+    on_start: impl FnOnce(&Started),
+) -> Result<(), WebError> {
+    let control_listener = control::bind(&options.runtime).map_err(WebError::Setup)?;
+    let _remove = RemoveOnDrop(control::socket_path(&options.runtime));
+    let listener = tokio::net::TcpListener::bind(options.listen)
+        .await
+        .map_err(|source| WebError::Bind {
+            addr: options.listen,
+            source,
+        })?;
+    let listen = listener.local_addr().map_err(|source| WebError::Bind {
+        addr: options.listen,
+        source,
+    })?;
+    let tickhost = tickhost::Tickhost::start(options.runtime.clone(), options.exe.clone())
+        .map_err(WebError::Setup)?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let base_url = format!("{scheme}://{}:{}", url_host(listen), listen.port());
+    let auth = Arc::new(auth::Auth::new(listen.port(), tls.is_some()));
+    let control = Arc::new(control::Control {
+        auth: auth.clone(),
+        base_url: base_url.clone(),
+        listen: listen.to_string(),
+    });
+    let started = Started {
+        url: format!("{base_url}/"),
+        login_url: control.login_url().map_err(WebError::Setup)?,
+        listen,
+        read_only: options.read_only,
+        tls: tls.is_some(),
+        warning,
+    };
+    let app = Arc::new(routes::App {
+        auth,
+        origins: origin::Origins {
+            loopback: listen.ip().is_loopback(),
+            scheme,
+            extra: options.allow_origins.clone(),
+        },
+        tickhost,
+        runtime: options.runtime.clone(),
+        read_only: options.read_only,
+        offset: view_monitor::activity::local_offset(),
+    });
+    on_start(&started);
+    tokio::spawn(control::serve(control_listener, control));
+    // Behind a reverse proxy (another user's process, often), the proxy
+    // stands at the door instead.
+    let local_users_only = options.allow_origins.is_empty();
+    tokio::select! {
+        () = server::serve(listener, tls, app, local_users_only) => Ok(()),
+        () = ended() => Ok(()),
+    }
+}
+
+/// SIGINT or SIGTERM.
+async fn ended() {
+    use tokio::signal::unix::{signal, SignalKind};
+    match (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) {
+        (Ok(mut int), Ok(mut term)) => {
+            tokio::select! {
+                _ = int.recv() => {},
+                _ = term.recv() => {},
+            }
+        }
+        _ => std::future::pending().await,
+    }
+}
+
+/// Removes the control socket when the server ends.
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// `tickloop web --revoke`: ends every session and login token of the
+/// running server; how many sessions ended.
+pub fn revoke(runtime: &std::path::Path) -> Result<usize, String> {
+    match control::ask(runtime, &WebControl::Revoke)? {
+        WebControlReply::Revoked { sessions } => Ok(sessions),
+        WebControlReply::Error { message } => Err(message),
+        other => Err(format!("unexpected answer: {other:?}")),
+    }
+}
+
+/// `tickloop web --login`: a new one-time login URL of the running server.
+pub fn login(runtime: &std::path::Path) -> Result<String, String> {
+    match control::ask(runtime, &WebControl::Login)? {
+        WebControlReply::Login { url, .. } => Ok(url),
+        WebControlReply::Error { message } => Err(message),
+        other => Err(format!("unexpected answer: {other:?}")),
+    }
+}

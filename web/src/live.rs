@@ -1,0 +1,240 @@
+//! A page's live WebSocket: the overview every page shows (every instance,
+//! the held actions with the Monitor's own prompt text), and for the
+//! instance the page has open, its newest state and its activity (with
+//! its tools). The overview is the one [`Tickhost`] asks for all pages;
+//! the open instance's state is a `watch` of this page's, ended when the
+//! page looks elsewhere.
+//!
+//! Page → server: `{"type":"auth","csrf":...}` first, then
+//! `{"type":"select","instance":ID|null}`. Server → page: `hello`,
+//! `overview`, `state`, `activity`, `closed` (see docs/web.md).
+
+use crate::tickhost::{Overview, StateWatch, Tickhost};
+use crate::websocket::{self, send_json, Ws};
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+use tickloop_proto::wire::{ActivityRecord, ClientReply, ClientRequest, WatchEvent};
+use tokio_tungstenite::tungstenite::Message;
+
+/// How often the open instance's activity is asked for.
+const ACTIVITY_INTERVAL: Duration = Duration::from_secs(1);
+
+/// What a page's live socket needs from the server.
+pub struct LiveContext {
+    pub tickhost: Tickhost,
+    pub auth: Arc<crate::auth::Auth>,
+    pub session: crate::auth::Session,
+    pub read_only: bool,
+    /// The local time offset, for the activity's clock.
+    pub offset: time::UtcOffset,
+}
+
+/// The overview as the page reads it; each held action with its question,
+/// as the Monitor words it.
+pub fn overview_message(overview: &Overview) -> Value {
+    let held: Vec<Value> = overview
+        .held
+        .iter()
+        .map(|held| {
+            json!({
+                "held": held,
+                "question": view_monitor::approval_prompt::question(held, 0, true, usize::MAX),
+            })
+        })
+        .collect();
+    json!({
+        "type": "overview",
+        "list": overview.list,
+        "held": held,
+        "problem": overview.problem,
+    })
+}
+
+/// The instance the page has open.
+struct Open {
+    id: String,
+    state: Option<StateWatch>,
+    /// The newest activity entry sent (0: none yet).
+    last: u64,
+}
+
+/// What woke the page's loop.
+enum Woke {
+    Page(Option<Message>),
+    Overview,
+    State(Option<Result<WatchEvent, String>>),
+    Activity,
+    Revoked,
+}
+
+/// Serves one page's live socket until it closes or its session is revoked.
+pub async fn serve(mut ws: Ws, ctx: LiveContext) {
+    if let Err(why) = websocket::authenticate(&mut ws, &ctx.session.csrf).await {
+        return websocket::close_with(&mut ws, &why).await;
+    }
+    let hello = json!({"type": "hello", "read_only": ctx.read_only, "session": ctx.session.number});
+    let mut overview = ctx.tickhost.overview();
+    let first = overview_message(&overview.borrow_and_update());
+    if !send_json(&mut ws, &hello).await || !send_json(&mut ws, &first).await {
+        return;
+    }
+    let mut revocations = ctx.auth.revocations();
+    let mut open: Option<Open> = None;
+    let mut activity = tokio::time::interval(ACTIVITY_INTERVAL);
+    loop {
+        let woke = tokio::select! {
+            message = ws.next() => Woke::Page(message.and_then(Result::ok)),
+            changed = overview.changed() => match changed {
+                Ok(()) => Woke::Overview,
+                Err(_) => Woke::Page(None),
+            },
+            event = next_state(&mut open) => Woke::State(event),
+            _ = activity.tick() => Woke::Activity,
+            _ = revocations.changed() => Woke::Revoked,
+        };
+        let go_on = match woke {
+            Woke::Page(Some(Message::Text(text))) => {
+                on_page(&mut ws, &ctx, &mut open, text.as_str()).await
+            }
+            Woke::Page(Some(Message::Close(_)) | None) => false,
+            Woke::Page(Some(_)) => true,
+            Woke::Overview => {
+                let message = overview_message(&overview.borrow_and_update());
+                send_json(&mut ws, &message).await
+            }
+            Woke::State(event) => on_state(&mut ws, &mut open, event).await,
+            Woke::Activity => send_activity(&mut ws, &ctx, &mut open).await,
+            Woke::Revoked if !ctx.auth.is_open(&ctx.session) => {
+                websocket::close_with(&mut ws, "revoked: log in again").await;
+                false
+            }
+            Woke::Revoked => true,
+        };
+        if !go_on {
+            return;
+        }
+    }
+}
+
+/// The next event of the open instance's watch; never, when there is none.
+async fn next_state(open: &mut Option<Open>) -> Option<Result<WatchEvent, String>> {
+    match open.as_mut().and_then(|o| o.state.as_mut()) {
+        Some(watch) => watch.events.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// A message from the page.
+async fn on_page(ws: &mut Ws, ctx: &LiveContext, open: &mut Option<Open>, text: &str) -> bool {
+    let Ok(message) = serde_json::from_str::<Value>(text) else {
+        return send_json(ws, &json!({"type": "error", "message": "not JSON"})).await;
+    };
+    if message.get("type").and_then(Value::as_str) != Some("select") {
+        return send_json(ws, &json!({"type": "error", "message": "unknown message"})).await;
+    }
+    // The old watch ends here (its drop closes its connection).
+    *open = None;
+    let Some(id) = message.get("instance").and_then(Value::as_str) else {
+        return true;
+    };
+    let state = match ctx.tickhost.watch(id).await {
+        Ok(watch) => Some(watch),
+        Err(why) => {
+            let sent = json!({"type": "state", "instance": id, "error": why});
+            if !send_json(ws, &sent).await {
+                return false;
+            }
+            None
+        }
+    };
+    *open = Some(Open {
+        id: id.to_string(),
+        state,
+        last: 0,
+    });
+    send_activity(ws, ctx, open).await
+}
+
+/// A delivery (or the end) of the open instance's state.
+async fn on_state(
+    ws: &mut Ws,
+    open: &mut Option<Open>,
+    event: Option<Result<WatchEvent, String>>,
+) -> bool {
+    let Some(current) = open.as_mut() else {
+        return true;
+    };
+    let message = match event {
+        Some(Ok(WatchEvent::Delivery(delivery))) => {
+            json!({"type": "state", "instance": current.id, "delivery": delivery})
+        }
+        Some(Ok(WatchEvent::Ended(notice))) => {
+            json!({"type": "state", "instance": current.id, "ended": notice.ended})
+        }
+        Some(Err(why)) => json!({"type": "state", "instance": current.id, "error": why}),
+        None => {
+            // The watch is over (the instance ended, or not a Tick).
+            current.state = None;
+            return true;
+        }
+    };
+    send_json(ws, &message).await
+}
+
+/// Asks for the open instance's activity after what was sent; sends what
+/// is new.
+async fn send_activity(ws: &mut Ws, ctx: &LiveContext, open: &mut Option<Open>) -> bool {
+    let Some(current) = open.as_mut() else {
+        return true;
+    };
+    let request = ClientRequest::Activity {
+        instance: current.id.clone(),
+        after: (current.last > 0).then_some(current.last),
+    };
+    let record = match ctx.tickhost.request(request).await {
+        Ok(ClientReply::Ok(value)) => serde_json::from_value::<ActivityRecord>(value)
+            .map_err(|e| format!("unreadable activity: {e}")),
+        Ok(ClientReply::Error(e)) => Err(e.message),
+        Ok(ClientReply::Call(_)) => Err("tickhost answered activity with a call outcome".into()),
+        Err(why) => Err(why),
+    };
+    let message = match record {
+        Ok(record) => {
+            // A record that went back (the instance was opened again):
+            // the page starts over, and the next ask takes it whole.
+            if record.last < current.last {
+                current.last = 0;
+                let reset = json!({"type": "activity", "instance": current.id, "reset": true, "entries": []});
+                return send_json(ws, &reset).await;
+            }
+            if record.last == current.last && current.last > 0 {
+                return true;
+            }
+            let reset = current.last == 0;
+            current.last = record.last;
+            let entries: Vec<Value> = record
+                .entries
+                .iter()
+                .map(|entry| {
+                    json!({
+                        "n": entry.n,
+                        "text": view_monitor::activity::entry_text(entry, ctx.offset),
+                        "entry": entry,
+                    })
+                })
+                .collect();
+            json!({
+                "type": "activity",
+                "instance": current.id,
+                "reset": reset,
+                "tools": record.tools,
+                "subscribers": record.subscribers,
+                "entries": entries,
+            })
+        }
+        Err(why) => json!({"type": "activity", "instance": current.id, "error": why}),
+    };
+    send_json(ws, &message).await
+}
