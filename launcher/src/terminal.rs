@@ -145,8 +145,7 @@ const DIRECT_WRITE_MAX: usize = 64;
 
 /// Bells and clipboard writes queued for each view.
 const EVENTS_QUEUE: usize = 32;
-/// Chunks of output queued for the emulator. When the emulator falls this far
-/// behind, the reader waits, which slows the Tick like a real terminal would.
+/// Messages queued for the terminal thread (snapshots, resizes, recordings).
 const EMULATOR_QUEUE: usize = 256;
 /// How long a screen must be quiet before the emulator moves the rows that
 /// scrolled off into its compact history and gives back the memory they
@@ -226,8 +225,8 @@ pub struct TerminalHandle {
 }
 
 impl TerminalHandle {
-    /// Opens the PTY at 120x30 and starts the reader, emulator and writer
-    /// threads; the screen keeps up to `history` lines that scroll off.
+    /// Opens the PTY at 120x30 and starts the terminal thread; the screen
+    /// keeps up to `history` lines that scroll off.
     pub fn open(
         history: usize,
         recorder: Arc<Recorder>,
@@ -615,6 +614,9 @@ fn write_fd(fd: &OwnedFd, bytes: &[u8]) -> std::io::Result<usize> {
 /// The most output applied in a row before the terminal thread looks at
 /// its messages again (a flood must not keep a snapshot waiting).
 const READS_PER_TURN: usize = 4;
+/// The most output read ahead of the emulator ([`ReadAhead`]); past it
+/// the Tick waits for room in the PTY, as a real terminal makes it.
+const READ_AHEAD: usize = 1024 * 1024;
 
 /// Everything the terminal thread owns.
 struct TerminalThread {
@@ -659,6 +661,7 @@ impl TerminalThread {
             panics: 0,
         };
         let mut buf = vec![0u8; READ_CHUNK];
+        let mut ahead = ReadAhead::default();
         let mut writing: Option<Writing> = None;
         // The master stopped giving output for good (an error other than
         // "nothing now"); the thread goes on serving its messages.
@@ -669,11 +672,13 @@ impl TerminalThread {
             loop {
                 match rx.try_recv() {
                     Ok(msg) => {
-                        if wants_fresh_output(&msg) && reading {
-                            reading = read_available(&master, &mut buf, &mut |bytes, at| {
-                                keeper.apply(EmuMsg::Output(bytes.to_vec(), at));
-                                true
-                            });
+                        if wants_fresh_output(&msg) {
+                            if reading {
+                                reading = ahead.fill(&master, &mut buf, usize::MAX);
+                            }
+                            while let Some((bytes, at)) = ahead.pop() {
+                                keeper.apply(EmuMsg::Output(bytes, at));
+                            }
                         }
                         keeper.apply(msg);
                     }
@@ -706,16 +711,21 @@ impl TerminalThread {
                     writer.queued.fetch_sub(1, Ordering::AcqRel);
                 }
             }
-            // Output, a few chunks at a time.
-            if reading {
-                let mut turns = 0;
-                reading = read_available(&master, &mut buf, &mut |bytes, at| {
-                    turns += 1;
-                    keeper.apply(EmuMsg::Output(bytes.to_vec(), at));
-                    turns < READS_PER_TURN
-                });
+            // Output, a few chunks at a time, the master drained before
+            // each: the Tick goes on writing (on another core) while a
+            // chunk is applied, instead of waiting for room in the PTY.
+            for _ in 0..READS_PER_TURN {
+                if reading {
+                    reading = ahead.fill(&master, &mut buf, READ_AHEAD);
+                }
+                let Some((bytes, at)) = ahead.pop() else {
+                    break;
+                };
+                keeper.apply(EmuMsg::Output(bytes, at));
             }
-            wait(&master, &writer.wake, reading, writing.is_some());
+            if ahead.is_empty() {
+                wait(&master, &writer.wake, reading, writing.is_some());
+            }
         }
     }
 }
@@ -728,26 +738,51 @@ fn wants_fresh_output(msg: &EmuMsg) -> bool {
     )
 }
 
-/// Reads the master until it has nothing more now (or `each` says stop),
-/// handing each chunk and the time it was read to `each`. False when the
-/// master will give no more output.
-fn read_available(
-    master: &OwnedFd,
-    buf: &mut [u8],
-    each: &mut dyn FnMut(&[u8], std::time::Instant) -> bool,
-) -> bool {
-    loop {
-        match read_fd(master, buf) {
-            Ok(0) => return false,
-            Ok(n) => {
-                if !each(&buf[..n], std::time::Instant::now()) {
-                    return true;
+/// Output read from the master and not applied yet, oldest first, with
+/// the time each chunk was read. The terminal thread reads ahead of the
+/// emulator so that the PTY's buffer (about 68 KiB on Linux) never fills
+/// while a chunk is applied: a Tick that floods its terminal writes on one
+/// core while this thread applies on the other, as it did when a reader
+/// thread of its own drained the master.
+#[derive(Default)]
+struct ReadAhead {
+    chunks: std::collections::VecDeque<(Vec<u8>, std::time::Instant)>,
+    bytes: usize,
+}
+
+impl ReadAhead {
+    /// Reads the master until it has nothing more now or `limit` bytes are
+    /// held. False when the master will give no more output.
+    fn fill(&mut self, master: &OwnedFd, buf: &mut [u8], limit: usize) -> bool {
+        while self.bytes < limit {
+            match read_fd(master, buf) {
+                Ok(0) => return false,
+                Ok(n) => {
+                    self.chunks
+                        .push_back((buf[..n].to_vec(), std::time::Instant::now()));
+                    self.bytes += n;
                 }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return true,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return false,
             }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return true,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return false,
         }
+        true
+    }
+
+    /// The oldest chunk not applied yet.
+    fn pop(&mut self) -> Option<(Vec<u8>, std::time::Instant)> {
+        let chunk = self.chunks.pop_front()?;
+        self.bytes -= chunk.0.len();
+        if self.chunks.is_empty() && self.chunks.capacity() > 16 {
+            // A flood's queue is not kept for the quiet after it.
+            self.chunks = std::collections::VecDeque::new();
+        }
+        Some(chunk)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.chunks.is_empty()
     }
 }
 
