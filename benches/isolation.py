@@ -42,6 +42,16 @@ def busy_share(before, after):
     return round((after[0] - before[0]) / max(1, after[1] - before[1]), 3)
 
 
+def cpu_ticks(pid):
+    """utime + stime of `pid`, in clock ticks (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
 def pct(xs, p):
     xs = sorted(xs)
     return round(xs[min(len(xs) - 1, int(len(xs) * p))], 3)
@@ -124,9 +134,21 @@ def main():
     flooder.start()
     time.sleep(1.0)
     load1 = os.getloadavg()
+    listed = {i["id"]: i for i in json.loads(run("list").stdout)}
+    with open(os.path.join(runtime, "tickhost.pid")) as f:
+        tickhost_pid = int(f.read().split()[0])
+    groups = {
+        "tickhost": [tickhost_pid],
+        "quiet launcher": [listed["hosted:quiet"]["launcher_pid"]],
+        "flood launcher": [listed["hosted:flood"]["launcher_pid"]],
+        "flood Tick": [listed["hosted:flood"]["pid"]],
+        "watchers": [w.pid for w in watchers],
+    }
+    ticks0 = {g: sum(cpu_ticks(p) for p in pids) for g, pids in groups.items()}
     cpu2 = cpu_busy()
     flood_proc, flood_sock = sample(a, env, conn)
     cpu3 = cpu_busy()
+    ticks1 = {g: sum(cpu_ticks(p) for p in pids) for g, pids in groups.items()}
     load2 = os.getloadavg()
     stop.set()
     flooder.join(timeout=30)
@@ -137,6 +159,9 @@ def main():
     res = {"samples": a.samples, "watchers": a.watchers, "flood_calls": floods[0],
            "loadavg": {"start": load0, "flood_start": load1, "end": load2},
            "cpu_busy_share": {"idle": busy_share(cpu0, cpu1), "flood": busy_share(cpu2, cpu3)}}
+    # Each group's share of all CPUs' time during the flood's samples.
+    all_ticks = max(1, cpu3[1] - cpu2[1])
+    res["flood_cpu_share"] = {g: round((ticks1[g] - ticks0[g]) / all_ticks, 3) for g in groups}
     for name, idle, busy in (("process", idle_proc, flood_proc), ("socket", idle_sock, flood_sock)):
         res[name] = {"idle_p50": pct(idle, 0.5), "idle_p99": pct(idle, 0.99),
                      "flood_p50": pct(busy, 0.5), "flood_p99": pct(busy, 0.99)}
@@ -151,6 +176,9 @@ def main():
     print(f"  loadavg: start {load0[0]:.2f}, flood {load1[0]:.2f}, end {load2[0]:.2f}; "
           f"CPUs busy: {res['cpu_busy_share']['idle']:.0%} while idle, "
           f"{res['cpu_busy_share']['flood']:.0%} during the flood")
+    print("  share of both CPUs during the flood: " + ", ".join(
+        f"{g} {v:.0%}" for g, v in res["flood_cpu_share"].items()) +
+        " (the rest: the `call` and `read` processes, the rest of the machine)")
     print(json.dumps(res))
 
 

@@ -43,3 +43,29 @@ fn counter_tui_redraws_with_the_value_changed_by_a_call() {
     ]);
     host.wait_screen("c", "value: 41");
 }
+
+#[test]
+fn a_launcher_keeps_its_terminal_on_one_thread() {
+    // Issue 40: one thread reads the PTY, applies the output to the screen,
+    // answers snapshots and writes what may block; the other is the
+    // runtime's (sockets, the protocol session). Typing and reading the
+    // screen go through both.
+    let host = Host::new();
+    host.ok(&["open", "--shell", "--id", "t1", "--", "cat"]);
+    host.ok(&["input", "shell:t1", "typed\r"]);
+    host.wait_screen("shell:t1", "typed");
+    let pid = host.entry("shell:t1").expect("listed")["launcher_pid"]
+        .as_i64()
+        .expect("a launcher pid");
+    let threads: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .expect("the launcher's threads")
+        .filter_map(|e| e.ok())
+        .filter_map(|e| std::fs::read_to_string(e.path().join("comm")).ok())
+        .map(|name| name.trim().to_string())
+        .collect();
+    assert!(
+        threads.len() <= 2,
+        "the launcher runs {} threads: {threads:?}",
+        threads.len()
+    );
+}

@@ -477,3 +477,66 @@ fn typing_into_a_tick_that_stopped_reading_never_blocks_the_launcher() {
     );
     assert!(host.screen(&id).contains("xxxx"));
 }
+
+/// The pids whose parent is `parent`.
+fn children(parent: &str) -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|pid| pid.chars().all(|c| c.is_ascii_digit()))
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    // The fields after the command's closing parenthesis.
+                    let rest = stat.rsplit_once(')')?.1.to_string();
+                    rest.split_whitespace().nth(1).map(str::to_string)
+                })
+                .as_deref()
+                == Some(parent)
+        })
+        .collect()
+}
+
+/// The names of the threads of process `pid`.
+fn thread_names(pid: &str) -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok())
+        .filter_map(|e| std::fs::read_to_string(e.path().join("comm")).ok())
+        .map(|name| name.trim().to_string())
+        .collect()
+}
+
+#[test]
+fn the_view_reads_its_terminal_and_the_launcher_on_one_thread() {
+    // Issue 40: one loop reads the terminal and the launcher's socket,
+    // writes keys at once and draws; the only other thread asks tickhost
+    // for calls waiting for approval.
+    let host = Host::new();
+    let log = open_probe(&host, "one", false);
+    let tmux = Tmux::start(&host, 100, 30, &attach_command("shell:one"));
+    wait_views(&host, "shell:one", 1);
+    let shell = pane_flag(&tmux, "pane_pid");
+    let view = wait_for("the attach process", || {
+        children(&shell).into_iter().find(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|cmd| cmd.contains("attach"))
+        })
+    });
+    tmux.type_text("x");
+    wait_for("a key to reach the program", || {
+        input_hex(&log).contains(&hex("x")).then_some(())
+    });
+    let threads = thread_names(&view);
+    assert!(
+        threads.len() <= 2,
+        "the attach view runs {} threads: {threads:?}",
+        threads.len()
+    );
+    tmux.send_keys(&["C-\\", "d"]);
+    tmux.wait_text("ATTACH-EXIT 0");
+}

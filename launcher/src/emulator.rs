@@ -17,12 +17,15 @@
 //! otherwise buffer all of it). Image protocols (sixel in DCS, kitty
 //! graphics in APC, iTerm2's OSC 1337) are ignored by the parser itself.
 
+use crate::history::handler::{compact, move_all, trim, Feeding};
+use crate::history::{self, History};
 use crate::screen_model;
 use alacritty_terminal::event::{Event, EventListener, WindowSize};
-use alacritty_terminal::grid::Dimensions;
+use alacritty_terminal::grid::{Cursor, Dimensions, Grid, Row};
 use alacritty_terminal::index::Line as GridLine;
-use alacritty_terminal::term::{Config, Term};
-use alacritty_terminal::vte::ansi::{CursorShape, CursorStyle, Processor, Rgb};
+use alacritty_terminal::term::cell::Cell;
+use alacritty_terminal::term::{Config, Term, TermMode};
+use alacritty_terminal::vte::ansi::{Color, CursorShape, CursorStyle, Processor, Rgb};
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -72,8 +75,9 @@ pub struct Footprint {
     pub history_len: usize,
     /// The most it will hold.
     pub history_limit: usize,
-    /// Bytes held by cells (screen and history, both grids), an estimate
-    /// from the cell size; combining characters and hyperlinks add to it.
+    /// Bytes held by the screen's cells (both grids, 24 bytes a cell;
+    /// combining characters and hyperlinks add to it) and by the compact
+    /// history.
     pub cell_bytes: usize,
 }
 
@@ -418,6 +422,11 @@ fn plain_run(bytes: &[u8]) -> usize {
 }
 
 /// A headless terminal: one owner, fed from the PTY master's output.
+///
+/// The history lives beside alacritty's grid, compact ([`crate::history`]):
+/// rows that scroll off land in alacritty's own history and are moved into
+/// the compact one by [`Emulator::release_spare_rows`] (when the output
+/// pauses) and [`Emulator::compact`] (once a second while it does not).
 pub struct Emulator {
     term: Term<Listener>,
     parser: Processor,
@@ -425,9 +434,41 @@ pub struct Emulator {
     osc: OscLimiter,
     /// The parts of a chunk the OSC limiter passes on (kept between feeds).
     parts: Vec<std::ops::Range<usize>>,
-    history_limit: usize,
-    /// Lines of history held when spare rows were last given back.
-    history_at_release: usize,
+    /// The rows that scrolled off the normal screen, but the newest
+    /// (alacritty's own history holds those).
+    history: History,
+    /// The normal screen's DECSC point while the alternate screen is shown
+    /// after a resize there (see [`Emulator::resize`]).
+    normal_saved: Option<Cursor<Cell>>,
+    /// Rows pushed into the history when spare rows were last given back.
+    pushed_at_release: u64,
+}
+
+/// Puts `rows` (oldest first) back into `grid`'s history, older than what
+/// it holds, leaving the screen as it was: each chunk is written over the
+/// top of the screen and scrolled up into history, then the screen's rows
+/// are put back. The grid's history limit must have room for them.
+fn put_back(grid: &mut Grid<Cell>, rows: Vec<Row<Cell>>) {
+    if rows.is_empty() {
+        return;
+    }
+    let height = grid.screen_lines();
+    let screen: Vec<_> = (0..height)
+        .map(|r| grid[GridLine(r as i32)].clone())
+        .collect();
+    let region = GridLine(0)..GridLine(height as i32);
+    let mut rows = rows.into_iter().peekable();
+    while rows.peek().is_some() {
+        let mut n = 0;
+        for row in rows.by_ref().take(height) {
+            grid[GridLine(n as i32)] = row;
+            n += 1;
+        }
+        grid.scroll_up::<Color>(&region, n);
+    }
+    for (r, row) in screen.into_iter().enumerate() {
+        grid[GridLine(r as i32)] = row;
+    }
 }
 
 /// The cursor style that stands for "the terminal's default" (DECSCUSR 0):
@@ -466,24 +507,35 @@ impl Emulator {
             reports,
             osc: OscLimiter::default(),
             parts: Vec::new(),
-            history_limit,
-            history_at_release: 0,
+            history: History::new(history_limit),
+            normal_saved: None,
+            pushed_at_release: 0,
         }
     }
 
-    /// Gives back the rows the screen keeps ready for history it has not
-    /// filled yet. alacritty grows its history a thousand rows at a time,
-    /// each a full row of cells (2.8 MB at 120 columns), the first time a
-    /// single line scrolls off; an idle instance keeps only the lines it
-    /// holds. True when there may have been some (history changed since the
-    /// last time); the held lines are kept as they are.
+    /// Moves the rows that scrolled off into the compact history (but the
+    /// newest), keeping the memory alacritty holds for them for more: for
+    /// the middle of a flood of output, where rows scroll off by the
+    /// thousand a second and only the last of them stay.
+    pub fn compact(&mut self) {
+        compact(&mut self.term, &mut self.history);
+    }
+
+    /// [`Emulator::compact`], then gives back the rows alacritty keeps for
+    /// history and the compact history's spare room: an idle instance keeps
+    /// only what it shows and holds, compact. True when there may have been
+    /// some (rows scrolled off since the last time); what is held is kept
+    /// as it is.
     pub fn release_spare_rows(&mut self) -> bool {
-        let held = self.term.grid().history_size();
-        if held == self.history_at_release {
+        self.compact();
+        if self.history.pushed() == self.pushed_at_release {
             return false;
         }
-        self.history_at_release = held;
-        self.term.grid_mut().truncate();
+        self.pushed_at_release = self.history.pushed();
+        if !self.term.mode().contains(TermMode::ALT_SCREEN) {
+            self.term.grid_mut().truncate();
+        }
+        self.history.shrink_to_fit();
         true
     }
 
@@ -493,10 +545,16 @@ impl Emulator {
         parts.clear();
         self.osc.filter(bytes, &mut parts);
         for part in &parts {
-            self.parser.advance(&mut self.term, &bytes[part.clone()]);
+            let mut feeding = Feeding {
+                term: &mut self.term,
+                history: &mut self.history,
+                normal_saved: &mut self.normal_saved,
+            };
+            self.parser.advance(&mut feeding, &bytes[part.clone()]);
         }
         self.parts = parts;
         self.end_stale_sync();
+        trim(&self.term, &mut self.history);
     }
 
     /// A synchronized update (mode 2026) holds output back until it ends or
@@ -509,7 +567,12 @@ impl Emulator {
             .sync_timeout()
             .is_some_and(|deadline| deadline <= Instant::now())
         {
-            self.parser.stop_sync(&mut self.term);
+            let mut feeding = Feeding {
+                term: &mut self.term,
+                history: &mut self.history,
+                normal_saved: &mut self.normal_saved,
+            };
+            self.parser.stop_sync(&mut feeding);
         }
     }
 
@@ -527,7 +590,7 @@ impl Emulator {
             .lock()
             .map(|r| r.title.clone())
             .unwrap_or_default();
-        screen_model::snapshot(&self.term, offset, title, DEFAULT_CURSOR)
+        screen_model::snapshot(&self.term, &self.history, offset, title, DEFAULT_CURSOR)
     }
 
     /// Answer the Tick's colour queries from `colors` (shared: whoever
@@ -558,9 +621,10 @@ impl Emulator {
         Some(reports.title.clone())
     }
 
-    /// Lines of history held now.
+    /// Lines of history held now (as views and `screen` see them: none on
+    /// the alternate screen).
     pub fn history_len(&self) -> usize {
-        self.term.grid().history_size()
+        history::shown_len(&self.term, &self.history)
     }
 
     /// Memory held by the screen and its history.
@@ -568,9 +632,10 @@ impl Emulator {
         let grid = self.term.grid();
         let cells = (grid.total_lines() + grid.screen_lines()) * grid.columns();
         Footprint {
-            history_len: grid.history_size(),
-            history_limit: self.history_limit,
-            cell_bytes: cells * std::mem::size_of::<alacritty_terminal::term::cell::Cell>(),
+            history_len: self.history_len(),
+            history_limit: self.history.limit(),
+            cell_bytes: cells * std::mem::size_of::<alacritty_terminal::term::cell::Cell>()
+                + self.history.bytes(),
         }
     }
 
@@ -598,7 +663,10 @@ impl Emulator {
     }
 
     /// Change the screen size (the PTY itself is resized by the caller).
-    /// Lines are re-wrapped to the new width, as tmux does.
+    /// Lines are re-wrapped to the new width, as tmux does, history
+    /// included: the compact history goes back into alacritty's grid for
+    /// the resize (which then reflows it and pulls lines back onto a taller
+    /// screen exactly as it would have kept them) and comes out again.
     pub fn resize(&mut self, rows: usize, cols: usize) {
         let size = GridSize {
             rows: rows.max(1),
@@ -607,7 +675,52 @@ impl Emulator {
         if let Ok(mut reports) = self.reports.lock() {
             reports.size = size;
         }
+        let (old_rows, old_cols) = (self.term.screen_lines(), self.term.columns());
+        if (old_rows, old_cols) == (size.rows, size.cols) {
+            return;
+        }
+        // Only a width change reflows the history; a taller screen pulls
+        // up to the added lines back from it; a shorter one pushes lines in.
+        let back = if old_cols != size.cols {
+            usize::MAX
+        } else {
+            size.rows.saturating_sub(old_rows)
+        };
+        // On the alternate screen the history belongs to the normal one,
+        // which alacritty keeps out of reach: swap to it for the resize and
+        // back, keeping the alternate screen as it was (see below).
+        let alt = self
+            .term
+            .mode()
+            .contains(TermMode::ALT_SCREEN)
+            .then(|| self.term.grid().clone());
+        if alt.is_some() {
+            self.term.swap_alt();
+            if let Some(saved) = self.normal_saved.take() {
+                self.term.grid_mut().saved_cursor = saved;
+            }
+        }
+        move_all(&mut self.term, &mut self.history);
+        let grid = self.term.grid_mut();
+        let rows_back = self.history.take_newest(back, old_cols);
+        put_back(grid, rows_back);
         self.term.resize(size);
+        compact(&mut self.term, &mut self.history);
+        if back > 0 {
+            self.term.grid_mut().truncate();
+        }
+        if let Some(mut alt_grid) = alt {
+            // Swapping into the alternate screen clears it (put back here,
+            // resized as alacritty resizes an inactive screen: no reflow)
+            // and makes the normal screen's cursor its DECSC point, as
+            // entering it does; alacritty's resize moved that point apart
+            // from the cursor, so it is kept aside and put back when the
+            // normal screen is shown again (or here, at the next resize).
+            self.normal_saved = Some(self.term.grid().saved_cursor.clone());
+            self.term.swap_alt();
+            alt_grid.resize(false, size.rows, size.cols);
+            *self.term.grid_mut() = alt_grid;
+        }
     }
 
     /// The visible screen as text, with the cursor and up to `history`
@@ -623,11 +736,11 @@ impl Emulator {
         while lines.last().is_some_and(|l| l.is_empty()) {
             lines.pop();
         }
-        let held = grid.history_size();
+        let held = history::shown_len(&self.term, &self.history);
         let take = history.min(held);
-        let history = (1..=take)
-            .rev()
-            .map(|back| screen_model::row_text(&grid[GridLine(-(back as i32))], cols))
+        let history = (held - take..held)
+            .filter_map(|i| history::shown_row(&self.term, &self.history, i, cols))
+            .map(|row| screen_model::row_text(&row, cols))
             .collect();
         let cursor = grid.cursor.point;
         let cell_bytes = self.footprint().cell_bytes;
@@ -716,7 +829,16 @@ mod tests {
         assert_eq!(text.history_len, 11);
         assert!(emu.release_spare_rows());
         assert!(!emu.release_spare_rows(), "nothing new to give back");
-        assert_eq!(emu.text(100), text);
+        // The same screen and history, in less memory.
+        let after = emu.text(100);
+        assert!(after.cell_bytes < text.cell_bytes);
+        assert_eq!(
+            ScreenText {
+                cell_bytes: text.cell_bytes,
+                ..after
+            },
+            text
+        );
         assert_eq!(emu.snapshot_scrolled(5), snapshot);
         // History grows again past the rows it gave back.
         for i in 40..3000 {
@@ -726,7 +848,55 @@ mod tests {
         assert_eq!(text.history_len, DEFAULT_HISTORY);
         assert_eq!(text.history, vec!["line 2970"]);
         assert!(emu.release_spare_rows());
-        assert_eq!(emu.text(1), text);
+        let after = emu.text(1);
+        assert_eq!(
+            (after.history, after.history_len),
+            (text.history, text.history_len)
+        );
+        assert_eq!(after.lines, text.lines);
+    }
+
+    #[test]
+    fn a_reset_clears_a_row_widened_by_a_resize() {
+        // Rows cleared with a background colour, then widened: alacritty
+        // 0.26 alone left the coloured cells behind after RIS.
+        let (mut emu, _rx) = emulator(2, 10, 100);
+        emu.feed(b"\x1b[44m\x1b[2J\x1b[0m");
+        emu.resize(2, 24);
+        emu.feed(b"\x1bc");
+        let snapshot = emu.snapshot();
+        assert!(
+            snapshot.lines.iter().all(|line| line.runs.is_empty()),
+            "{:?}",
+            snapshot.lines
+        );
+    }
+
+    #[test]
+    fn history_is_kept_compact_and_read_back_whole() {
+        let (mut emu, _rx) = emulator(5, 20, 100);
+        for i in 0..30 {
+            emu.feed(format!("\x1b[3{}mline {i}\x1b[0m\r\n", i % 8).as_bytes());
+        }
+        let text = emu.text(100);
+        assert_eq!(text.history_len, 26);
+        assert_eq!(text.history[0], "line 0");
+        assert_eq!(text.history[25], "line 25");
+        // Scrolled back, the colours come back too.
+        let back = emu.snapshot_scrolled(26);
+        assert_eq!(back.lines[0].text(), "line 0");
+        assert_eq!(
+            back.lines[1].runs[0].attrs.fg,
+            Some(tickloop_proto::attach::Color::Index(1))
+        );
+        // Once compacted, far less than alacritty's cells (24 bytes x 20
+        // columns a line).
+        emu.release_spare_rows();
+        assert!(emu.footprint().cell_bytes < (5 + 6) * 20 * 24 + 26 * 40);
+        // Narrower: history is reflowed with the screen.
+        emu.resize(5, 4);
+        let narrow = emu.text(200);
+        assert_eq!(narrow.history[0..2], ["line".to_string(), " 0".to_string()]);
     }
 
     #[test]

@@ -16,8 +16,8 @@
 //! 1. Binds `spec.socket` (0600; a stale file is removed; the parent
 //!    directory is created, 0700, when missing).
 //! 2. Opens a 120x30 PTY ([`terminal`]), whose output is always drained into
-//!    the [`emulator`] on its own thread; the emulator's answers to terminal
-//!    queries and typed input reach the Tick through one writer thread.
+//!    the [`emulator`] on its own thread, which also writes the emulator's
+//!    answers to terminal queries and typed input to the Tick.
 //! 3. Spawns the program ([`spawn`]): a new session with the PTY as its
 //!    controlling terminal and stderr, stdin/stdout piped (for `shell:`
 //!    programs, all three are the PTY), environment exactly the spec's plus
@@ -44,6 +44,7 @@ macro_rules! eprintln {
 pub mod activity;
 pub mod artifact;
 pub mod emulator;
+pub mod history;
 pub mod instance;
 pub mod published;
 pub mod record;
@@ -124,7 +125,7 @@ pub fn main_from_stdin() -> anyhow::Result<()> {
 }
 
 /// One malloc arena for the whole launcher: glibc gives each thread that
-/// allocates its own arena (the PTY reader, the emulator and the writer),
+/// allocates its own arena (the terminal thread, a recording's writer),
 /// each holding some 100-200 KiB of dirty pages of its own. A launcher's
 /// threads allocate little and rarely contend, and there may be a hundred
 /// launchers: one arena keeps each of them small (`benches/scale-*.txt`).
@@ -143,7 +144,7 @@ const PANICS_LOGGED: u32 = 3;
 /// Logs the first [`PANICS_LOGGED`] panics with the default hook, then one
 /// line saying later ones are not logged: a Tick whose output sets off the
 /// same emulator fault again and again cannot grow the log without bound
-/// (the emulator thread survives each one, see `terminal.rs`).
+/// (the terminal thread survives each one, see `terminal.rs`).
 fn quiet_repeated_panics() {
     use std::sync::atomic::{AtomicU32, Ordering};
     static PANICS: AtomicU32 = AtomicU32::new(0);

@@ -7,9 +7,9 @@
 //! skip when drawing.
 //!
 //! The taps cost one atomic load when nothing records. Output is taken in
-//! the emulator thread, in the order the screen applies it, so a recording
+//! the terminal thread, in the order the screen applies it, so a recording
 //! started mid-session continues exactly from the screen it starts with;
-//! the emulator thread only timestamps and copies it: the recording's own
+//! the terminal thread only timestamps and copies it: the recording's own
 //! reader (a file's writer thread, a `record` connection) decodes and
 //! encodes it, off the emulator's path. Each recording gets its events
 //! through an unbounded channel; one whose reader falls more than
@@ -197,7 +197,7 @@ impl Recorder {
         self.recording.load(Ordering::Acquire)
     }
 
-    /// Starts a recording of `screen` (called by the emulator thread, so
+    /// Starts a recording of `screen` (called by the terminal thread, so
     /// no output falls between the screen and the first `o` event).
     pub fn start(&self, sink: RecordingSink, screen: &Snapshot) {
         let now = Instant::now();
@@ -240,7 +240,7 @@ impl Recorder {
         }
     }
 
-    /// PTY output read at `at` (emulator thread).
+    /// PTY output read at `at` (terminal thread).
     pub fn output(&self, bytes: &[u8], at: Instant) {
         if !self.is_recording() {
             return;

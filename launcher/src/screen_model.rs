@@ -13,6 +13,7 @@
 //! blink (SGR 5/6) and no overline (SGR 53) attribute, so views never show
 //! them (see `benches/emulators.md`).
 
+use crate::history::{self, History};
 use alacritty_terminal::grid::{Dimensions, Row};
 use alacritty_terminal::index::{Column, Line as GridLine};
 use alacritty_terminal::term::cell::{Cell, Flags};
@@ -77,8 +78,11 @@ pub fn modes(mode: TermMode) -> Modes {
 /// The terminal's screen, cursor, modes and title, as a view `offset` lines
 /// scrolled back into history sees it (0 is live). `default_cursor` is the
 /// style the terminal was configured with, which stands for "default".
-pub fn snapshot<T>(
+/// History comes from `history` (the normal screen's, which the alternate
+/// screen does not show).
+pub fn snapshot<T: alacritty_terminal::event::EventListener>(
     term: &Term<T>,
+    history: &History,
     offset: usize,
     title: String,
     default_cursor: CursorStyle,
@@ -86,12 +90,16 @@ pub fn snapshot<T>(
     let grid = term.grid();
     let cols = grid.columns();
     let rows = grid.screen_lines();
-    let history = grid.history_size();
-    let offset = offset.min(history);
-    let lines: Vec<Line> = (0..rows)
-        .map(|r| convert_row(&grid[GridLine(r as i32 - offset as i32)], cols))
-        .collect();
     let mode = *term.mode();
+    let held = history::shown_len(term, history);
+    let offset = offset.min(held);
+    let lines: Vec<Line> = (0..rows)
+        .map(|r| match r.checked_sub(offset) {
+            Some(live) => convert_row(&grid[GridLine(live as i32)], cols),
+            None => history::shown_row(term, history, held - offset + r, cols)
+                .map_or_else(Line::default, |row| convert_row(&row, cols)),
+        })
+        .collect();
     let point = grid.cursor.point;
     let cursor_row = usize::try_from(point.line.0).unwrap_or(0) + offset;
     let style = term.cursor_style();
@@ -113,7 +121,7 @@ pub fn snapshot<T>(
         title,
         scroll: attach::Scrollback {
             offset: u32::try_from(offset).unwrap_or(u32::MAX),
-            history: u32::try_from(history).unwrap_or(u32::MAX),
+            history: u32::try_from(held).unwrap_or(u32::MAX),
         },
         lines,
     }

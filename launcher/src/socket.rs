@@ -5,8 +5,9 @@
 //! `host`), the peer sends `Envelope<LauncherRequest>` lines; the launcher
 //! answers with [`LauncherMessage::Reply`] lines (in any order: calls run
 //! concurrently) and pushes [`LauncherMessage::Status`] right after the hello
-//! and whenever the status changes. Status goes through a `watch` channel, so
-//! a flood of updates costs no memory: a slow peer just sees fewer statuses.
+//! and whenever the status changes, at most one every [`STATUS_PACE`].
+//! Status goes through a `watch` channel, so a flood of updates costs no
+//! memory: a slow peer just sees fewer statuses.
 //! Connections with role `view` are handed to [`crate::views`] after the
 //! hello: they speak the attach protocol ([`tickloop_proto::attach`]).
 
@@ -30,6 +31,15 @@ use tokio::sync::{mpsc, watch, Notify};
 pub const MAX_PEER_LINE: usize = 16 * 1024 * 1024;
 /// The longest hello line accepted.
 const MAX_HELLO_LINE: usize = 64 * 1024;
+/// The least time between two statuses written to tickhost: a Tick that
+/// floods updates makes a status of each, and tickhost, which serves
+/// every instance from one thread, read and passed on each (to every
+/// watcher) as fast as they came, keeping a quiet Tick's `read` waiting
+/// behind them (`benches/isolation.py`). The newest status goes out when
+/// the pace allows; a change after a pause goes at once. `watch` delivers
+/// at most every 10 ms anyway, and tickhost asks for a fresh status before
+/// it passes a call's reply on.
+const STATUS_PACE: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// A request from a connected host, with where its answer goes.
 pub struct Incoming {
@@ -201,7 +211,13 @@ async fn connection(stream: UnixStream, ctx: ServeContext) {
         close: close.clone(),
     };
     let requests = ctx.requests.clone();
-    tokio::spawn(write_loop(writer, rx, ctx, close.clone()));
+    tokio::spawn(write_loop(
+        writer,
+        rx,
+        (ctx.status.clone(), ctx.shutdown.clone()),
+        ctx.flushed.clone(),
+        close.clone(),
+    ));
     read_loop(reader, peer, requests, close).await;
 }
 
@@ -308,17 +324,20 @@ pub fn error(kind: ErrorKind, message: &str) -> ClientReply {
     })
 }
 
+/// Writes the replies queued on `rx` and the newest status (paced) to a
+/// host's connection, until `close` or the launcher's shutdown (`watched`:
+/// the status and the shutdown flag); holds `flushed` until done.
 async fn write_loop<W: AsyncWrite + Unpin>(
     mut writer: W,
     mut rx: mpsc::Receiver<LauncherMessage>,
-    ctx: ServeContext,
+    watched: (watch::Receiver<Published>, watch::Receiver<bool>),
+    flushed: mpsc::WeakSender<()>,
     close: Arc<Notify>,
 ) {
-    let Some(_flushed) = ctx.flushed.upgrade() else {
+    let Some(_flushed) = flushed.upgrade() else {
         return;
     };
-    let mut status = ctx.status;
-    let mut shutdown = ctx.shutdown;
+    let (mut status, mut shutdown) = watched;
     let mut rx_open = true;
 
     // The catalog and the current status right after the hello; later the
@@ -338,6 +357,10 @@ async fn write_loop<W: AsyncWrite + Unpin>(
         Shutdown,
         Close,
     }
+    // A status changed after the previous one went out less than
+    // STATUS_PACE ago waits for the pace (the newest then goes).
+    let mut status_after = tokio::time::Instant::now() + STATUS_PACE;
+    let mut status_waits = false;
     loop {
         let step = tokio::select! {
             biased;
@@ -345,18 +368,23 @@ async fn write_loop<W: AsyncWrite + Unpin>(
                 Some(msg) => Step::Message(msg),
                 None => { rx_open = false; Step::Idle }
             },
-            changed = status.changed() => match changed {
-                Ok(()) => Step::Status,
+            changed = status.changed(), if !status_waits => match changed {
+                Ok(()) if tokio::time::Instant::now() >= status_after => Step::Status,
+                Ok(()) => { status_waits = true; Step::Idle }
                 Err(_) => Step::Shutdown,
             },
+            _ = tokio::time::sleep_until(status_after), if status_waits => Step::Status,
             _ = shutdown.wait_for(|&down| down) => Step::Shutdown,
             _ = close.notified() => Step::Close,
         };
         let result = match step {
             Step::Message(msg) => write_line(&mut writer, &msg).await,
             Step::Status => {
+                status_waits = false;
                 let published = status.borrow_and_update().clone();
-                write_published(&mut writer, &published, &mut catalog_sent).await
+                let written = write_published(&mut writer, &published, &mut catalog_sent).await;
+                status_after = tokio::time::Instant::now() + STATUS_PACE;
+                written
             }
             Step::Idle => Ok(()),
             Step::Shutdown => break,
@@ -401,4 +429,72 @@ async fn write_published<W: AsyncWrite + Unpin>(
     }
     let status = LauncherMessage::Status(Box::new(published.status.clone()));
     write_line(writer, &status).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncBufReadExt;
+
+    /// The statuses written to a host, read back: `(updates_total, when)`.
+    async fn next_status<R: AsyncBufRead + Unpin>(
+        lines: &mut R,
+    ) -> (u64, tokio::time::Instant) {
+        loop {
+            let mut line = String::new();
+            let n = lines.read_line(&mut line).await.expect("a line");
+            assert!(n > 0, "the writer hung up");
+            if let Ok(LauncherMessage::Status(status)) = serde_json::from_str(&line) {
+                return (status.updates_total, tokio::time::Instant::now());
+            }
+        }
+    }
+
+    /// A Tick that floods updates makes a status of each; tickhost gets at
+    /// most one every STATUS_PACE, the newest, and a change after a pause
+    /// at once. Time is paused: it moves only when every task waits on a
+    /// timer, so the counts do not depend on the machine's speed.
+    #[tokio::test(start_paused = true)]
+    async fn statuses_to_a_host_are_paced_and_the_newest_goes() {
+        let (status_tx, status_rx) = watch::channel(Published::default());
+        let (_shutdown_tx, shutdown_rx) = watch::channel(false);
+        let (flushed, _flushed_rx) = mpsc::channel::<()>(1);
+        let (_reply_tx, reply_rx) = mpsc::channel(PEER_QUEUE);
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
+        tokio::spawn(write_loop(
+            ours,
+            reply_rx,
+            (status_rx, shutdown_rx),
+            flushed.downgrade(),
+            Arc::new(Notify::new()),
+        ));
+        let mut lines = BufReader::new(theirs);
+        assert_eq!(next_status(&mut lines).await.0, 0, "the status after the hello");
+
+        // A flood: 500 changes, the writer given a turn after each.
+        for n in 1..=500 {
+            status_tx.send_modify(|p| p.status.updates_total = n);
+            tokio::task::yield_now().await;
+        }
+        let mut written = 0;
+        loop {
+            let (total, _) = next_status(&mut lines).await;
+            written += 1;
+            if total == 500 {
+                break;
+            }
+        }
+        assert!(
+            written <= 2,
+            "{written} statuses written for 500 changes within one pace"
+        );
+
+        // After a pause, a change goes at once (no timer fires first).
+        tokio::time::sleep(STATUS_PACE * 5).await;
+        let changed_at = tokio::time::Instant::now();
+        status_tx.send_modify(|p| p.status.updates_total = 501);
+        let (total, seen_at) = next_status(&mut lines).await;
+        assert_eq!(total, 501);
+        assert_eq!(seen_at, changed_at, "a change after a pause waited");
+    }
 }

@@ -1,28 +1,36 @@
-//! The Tick's terminal: the PTY master, and the three threads around it.
+//! The Tick's terminal: the PTY master, and the one thread around it.
 //!
-//! * the **reader** drains the master at all times (an undrained PTY blocks
-//!   the Tick after ~17 KB) and hands chunks to the emulator thread;
-//! * the **emulator** thread owns the [`Emulator`] (not `Sync`: one owner),
-//!   applies output, answers snapshot and resize requests, encodes views'
-//!   input events, signals "the screen changed" to views (a `watch`: a flood
-//!   of output is one pending signal), and sends its answers to terminal
-//!   queries and the encoded events to the writer;
-//! * the **writer** thread writes to the master what may block (emulator
-//!   answers, pastes, `tickloop input`), so a Tick that never reads its
-//!   terminal cannot block the launcher.
+//! The **terminal thread** runs one `poll` loop over the master (non-
+//! blocking) and a wake-up the rest of the launcher rings after queueing a
+//! message for it. It
 //!
-//! The emulator thread also hands each chunk, once applied, to the
+//! * drains the master at all times (an undrained PTY blocks the Tick after
+//!   ~17 KB) and applies each chunk to the [`Emulator`] it owns (not
+//!   `Sync`: one owner) as soon as it is read, signalling "the screen
+//!   changed" to views (a `watch`: a flood of output is one pending
+//!   signal);
+//! * answers snapshot, resize and recording requests between reads;
+//! * writes to the master what may block (the emulator's answers to
+//!   terminal queries, pastes, `tickloop input`) when the master can take
+//!   it, so a Tick that never reads its terminal cannot block the launcher.
+//!
+//! Reading and applying in one thread (they were two, and a third wrote)
+//! takes a thread hop off the way of every echo, and two threads' stacks
+//! off every launcher.
+//!
+//! The terminal thread also hands each chunk, once applied, to the
 //! [`ShellWatch`] (a shell's commands, agents' waits on the output), so
 //! waits are answered in the same order as the screen changes.
 //!
 //! A view's keystroke takes no thread hop: the socket task encodes it with
-//! the modes the emulator thread published last and writes it to the
-//! master itself, when nothing is queued for the writer and the Tick has
-//! read all its input (so the write cannot block); otherwise it is queued
-//! like the rest.
+//! the modes the terminal thread published last and writes it to the
+//! master itself, when nothing is queued for writing and the Tick has read
+//! all its input; what the master does not take at once is queued like the
+//! rest.
 //!
-//! portable-pty's writer lives in the writer thread for the whole life of the
-//! process: dropping it would type `\n` and Ctrl-D into the Tick's terminal.
+//! The master is read and written through a descriptor of its own (a
+//! `dup`), never through portable-pty's writer, whose drop would type `\n`
+//! and Ctrl-D into the Tick's terminal.
 
 use crate::emulator::{AnswerColors, Emulator, ScreenText, TermEvent};
 use crate::recorder::{Recorder, RecordingSink};
@@ -31,12 +39,12 @@ use crate::LauncherError;
 use alacritty_terminal::term::TermMode;
 use portable_pty::{native_pty_system, MasterPty, PtySize, SlavePty};
 use std::fs::File;
-use std::io::{Read, Write};
-use std::os::fd::AsRawFd;
+use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use tickloop_proto::attach::TermColors;
 use tickloop_proto::attach::{Snapshot, ViewEvent};
@@ -47,7 +55,7 @@ pub const START_ROWS: u16 = 30;
 /// The size every Tick starts with.
 pub const START_COLS: u16 = 120;
 
-/// What the emulator thread tells the rest of the launcher.
+/// What the terminal thread tells the rest of the launcher.
 struct Published {
     /// Bumped whenever the screen may have changed.
     changes: watch::Sender<u64>,
@@ -61,9 +69,9 @@ struct Published {
     echo: Arc<EchoFrame>,
 }
 
-/// The live screen taken by the emulator thread as it applies the first
+/// The live screen taken by the terminal thread as it applies the first
 /// output after a view's keystroke, so that the frame with the echo needs
-/// no round trip to the emulator thread: the view that was woken by that
+/// no round trip to the terminal thread: the view that was woken by that
 /// change takes it as it is (see [`TerminalHandle::echo_frame`]).
 #[derive(Default)]
 struct EchoFrame {
@@ -73,14 +81,68 @@ struct EchoFrame {
     frame: Mutex<Option<(u64, Snapshot)>>,
 }
 
-/// The PTY master's writer, shared by the writer thread and the direct
+/// Writing to the PTY master, shared by the terminal thread and the direct
 /// path of keystrokes ([`TerminalHandle::view_input`]).
 struct PtyWriter {
-    writer: Mutex<Box<dyn Write + Send>>,
-    /// Chunks queued for the writer thread and not yet written.
+    /// The master (non-blocking), this launcher's own descriptor of it.
+    master: Arc<OwnedFd>,
+    /// Held while writing, so two writers never interleave.
+    writing: Mutex<()>,
+    /// Chunks queued for the terminal thread and not yet written.
     queued: AtomicUsize,
     /// The slave, opened again to ask how much input the Tick left unread.
     slave: Option<File>,
+    /// Rung after queueing, so the terminal thread looks.
+    wake: Arc<Wake>,
+}
+
+/// The terminal thread's wake-up: an eventfd it polls, rung by whoever
+/// queued something for it.
+struct Wake(OwnedFd);
+
+impl Wake {
+    fn new() -> std::io::Result<Self> {
+        // SAFETY: eventfd returns a new descriptor or -1.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is a fresh descriptor nobody else owns.
+        Ok(Wake(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+
+    fn ring(&self) {
+        let one: u64 = 1;
+        // SAFETY: writes 8 bytes from a valid u64 to our eventfd; a full
+        // counter (never, in practice) only means it is rung already.
+        unsafe {
+            libc::write(self.0.as_raw_fd(), (&one as *const u64).cast(), 8);
+        }
+    }
+
+    /// Resets the count after a wake-up.
+    fn clear(&self) {
+        let mut count: u64 = 0;
+        // SAFETY: reads 8 bytes into a valid u64 from our eventfd.
+        unsafe {
+            libc::read(self.0.as_raw_fd(), (&mut count as *mut u64).cast(), 8);
+        }
+    }
+}
+
+/// Messages for the terminal thread: queued, then the thread woken.
+#[derive(Clone)]
+struct ToTerminal {
+    tx: mpsc::Sender<EmuMsg>,
+    wake: Arc<Wake>,
+}
+
+impl ToTerminal {
+    async fn send(&self, msg: EmuMsg) -> bool {
+        let sent = self.tx.send(msg).await.is_ok();
+        self.wake.ring();
+        sent
+    }
 }
 
 /// The longest input written straight from a view's socket task.
@@ -88,12 +150,16 @@ const DIRECT_WRITE_MAX: usize = 64;
 
 /// Bells and clipboard writes queued for each view.
 const EVENTS_QUEUE: usize = 32;
-/// Chunks of output queued for the emulator. When the emulator falls this far
-/// behind, the reader waits, which slows the Tick like a real terminal would.
+/// Messages queued for the terminal thread (snapshots, resizes, recordings).
 const EMULATOR_QUEUE: usize = 256;
-/// How long a screen must be quiet before the emulator gives back its
-/// spare history rows (see [`Emulator::release_spare_rows`]).
-const RELEASE_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long a screen must be quiet before the emulator moves the rows that
+/// scrolled off into its compact history and gives back the memory they
+/// held (see [`Emulator::release_spare_rows`]).
+const RELEASE_AFTER: std::time::Duration = std::time::Duration::from_millis(250);
+/// How often, while output does not pause, the rows that scrolled off are
+/// moved into the compact history ([`Emulator::compact`]): a flood keeps at
+/// most a second's worth of them as full rows of cells.
+const COMPACT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 /// How long no output must arrive before an ended Tick's screen is final.
 const SETTLE_QUIET: std::time::Duration = std::time::Duration::from_millis(30);
 /// The most an ended Tick's final screen waits for output to stop.
@@ -107,7 +173,8 @@ const WRITER_QUEUE: usize = 256;
 const READ_CHUNK: usize = 16 * 1024;
 
 enum EmuMsg {
-    /// Output, and when it was read from the PTY.
+    /// Output, and when it was read from the PTY (the terminal thread's
+    /// own, as it reads).
     Output(Vec<u8>, std::time::Instant),
     /// Start a recording from the current screen ([`crate::recorder`]).
     /// Acknowledged once the recording is registered.
@@ -117,12 +184,15 @@ enum EmuMsg {
     Snapshot(usize, oneshot::Sender<ScreenText>),
     /// A view's snapshot, scrolled this many lines back into history.
     ViewSnapshot(usize, oneshot::Sender<Snapshot>),
-    /// The screen has been quiet for [`RELEASE_AFTER`]: give back what the
-    /// emulator holds for history it has not filled, and the allocator's
-    /// free pages.
-    ReleaseSpare,
     /// A wait on the output, or a `run` ([`ShellWatch::ask`]).
     Shell(ShellMsg),
+    /// Output has not paused for [`COMPACT_EVERY`]: move the rows that
+    /// scrolled off into the compact history.
+    Compact,
+    /// The screen has been quiet for [`RELEASE_AFTER`]: move the rows that
+    /// scrolled off into the compact history, give back what alacritty
+    /// held for them, and the allocator's free pages.
+    ReleaseSpare,
 }
 
 /// Why typed input was not accepted.
@@ -143,10 +213,10 @@ pub struct TerminalHandle {
     tty_name: PathBuf,
     input_tx: SyncSender<Vec<u8>>,
     pty_writer: Arc<PtyWriter>,
-    /// The Tick's terminal modes as the emulator thread last published them.
+    /// The Tick's terminal modes as the terminal thread last published them.
     modes: Arc<AtomicU32>,
-    emu_tx: mpsc::Sender<EmuMsg>,
-    /// Bumped by the emulator thread whenever the screen may have changed.
+    emu_tx: ToTerminal,
+    /// Bumped by the terminal thread whenever the screen may have changed.
     changes_rx: watch::Receiver<u64>,
     /// Bells and clipboard writes, for the views to pass on.
     events_tx: broadcast::Sender<TermEvent>,
@@ -159,16 +229,16 @@ pub struct TerminalHandle {
     /// The recordings of this terminal (and of the protocol beside it).
     recorder: Arc<Recorder>,
     echo: Arc<EchoFrame>,
-    /// The shell's state read from the output, as the emulator thread last
+    /// The shell's state read from the output, as the terminal thread last
     /// published it.
     shell_rx: watch::Receiver<Arc<ShellNow>>,
 }
 
 impl TerminalHandle {
-    /// Opens the PTY at 120x30 and starts the reader, emulator and writer
-    /// threads; the screen keeps up to `history` lines that scroll off.
-    /// With `shell` (a `shell:` instance), its output is read for a
-    /// shell's marks; otherwise only while something waits for text.
+    /// Opens the PTY at 120x30 and starts the terminal thread; the screen
+    /// keeps up to `history` lines that scroll off. With `shell` (a
+    /// `shell:` instance), its output is read for a shell's marks;
+    /// otherwise only while something waits for text.
     pub fn open(
         history: usize,
         recorder: Arc<Recorder>,
@@ -187,71 +257,75 @@ impl TerminalHandle {
             .master
             .tty_name()
             .ok_or_else(|| LauncherError::Pty("the PTY has no slave device name".into()))?;
-        let reader = pair
+        let master_fd = pair
             .master
-            .try_clone_reader()
-            .map_err(|e| LauncherError::Pty(e.to_string()))?;
-        let writer = pair
-            .master
-            .take_writer()
-            .map_err(|e| LauncherError::Pty(e.to_string()))?;
+            .as_raw_fd()
+            .ok_or_else(|| LauncherError::Pty("the PTY master has no descriptor".into()))?;
+        let master = Arc::new(own_nonblocking_dup(master_fd).map_err(|e| {
+            LauncherError::Pty(format!("cannot take the PTY master's descriptor: {e}"))
+        })?);
+        let wake =
+            Arc::new(Wake::new().map_err(|e| {
+                LauncherError::Pty(format!("cannot make the terminal's wake-up: {e}"))
+            })?);
 
         let (input_tx, input_rx) = sync_channel::<Vec<u8>>(WRITER_QUEUE);
         let pty_writer = Arc::new(PtyWriter {
-            writer: Mutex::new(writer),
+            master: master.clone(),
+            writing: Mutex::new(()),
             queued: AtomicUsize::new(0),
-            // Without it every input goes through the writer thread.
+            // Without it every input goes through the terminal thread.
             slave: std::fs::OpenOptions::new()
                 .read(true)
                 .write(true)
                 .custom_flags(libc::O_NOCTTY)
                 .open(&tty_name)
                 .ok(),
+            wake: wake.clone(),
         });
-        let thread_writer = pty_writer.clone();
-        spawn_thread("pty-writer", move || writer_thread(thread_writer, input_rx))?;
 
-        let (emu_tx, emu_rx) = mpsc::channel::<EmuMsg>(EMULATOR_QUEUE);
+        let (tx, emu_rx) = mpsc::channel::<EmuMsg>(EMULATOR_QUEUE);
+        let emu_tx = ToTerminal {
+            tx,
+            wake: wake.clone(),
+        };
         let answers = AnswerWriter {
             tx: input_tx.clone(),
             writer: pty_writer.clone(),
         };
         let modes = Arc::new(AtomicU32::new(0));
-        let emulator_modes = modes.clone();
         let echo = Arc::new(EchoFrame::default());
-        let emulator_echo = echo.clone();
         let (changes_tx, changes_rx) = watch::channel(0u64);
         let (events_tx, _) = broadcast::channel(EVENTS_QUEUE);
-        let emulator_events = events_tx.clone();
         let (title_tx, title_rx) = watch::channel(String::new());
         let colors = AnswerColors::default();
-        let emulator_colors = colors.clone();
-        let emulator_recorder = recorder.clone();
+        let published = Published {
+            changes: changes_tx,
+            events: events_tx.clone(),
+            title: title_tx,
+            modes: modes.clone(),
+            echo: echo.clone(),
+        };
         let (shell_tx, shell_rx) = watch::channel(Arc::new(ShellNow::default()));
         let shell = ShellWatch::new(shell_tx, tickloop_client::clock::now_rfc3339_millis, shell);
-        spawn_thread("emulator", move || {
-            let published = Published {
-                changes: changes_tx,
-                events: emulator_events,
-                title: title_tx,
-                modes: emulator_modes,
-                echo: emulator_echo,
-            };
-            emulator_thread(
-                emu_rx,
-                answers,
-                emulator_colors,
-                published,
-                history,
-                emulator_recorder,
-                shell,
-            )
-        })?;
-
-        let reader_tx = emu_tx.clone();
-        spawn_thread("pty-reader", move || reader_thread(reader, reader_tx))?;
+        let thread = TerminalThread {
+            rx: emu_rx,
+            input: input_rx,
+            writer: pty_writer.clone(),
+            answers,
+            colors: colors.clone(),
+            published,
+            history,
+            recorder: recorder.clone(),
+            shell,
+        };
+        spawn_thread("terminal", move || thread.run())?;
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(release_when_quiet(changes_rx.clone(), emu_tx.downgrade()));
+            runtime.spawn(release_when_quiet(
+                changes_rx.clone(),
+                emu_tx.tx.downgrade(),
+                wake,
+            ));
         }
 
         Ok(Arc::new(TerminalHandle {
@@ -279,13 +353,13 @@ impl TerminalHandle {
     }
 
     /// Hands `msg` to the output's [`ShellWatch`], after every chunk read so
-    /// far. False if the emulator thread is gone.
+    /// far. False if the terminal thread is gone.
     pub async fn ask_shell(&self, msg: ShellMsg) -> bool {
-        self.emu_tx.send(EmuMsg::Shell(msg)).await.is_ok()
+        self.emu_tx.send(EmuMsg::Shell(msg)).await
     }
 
     /// Types `text` (as it is) and then `keys` (named by an agent) encoded
-    /// for the program's modes as the emulator thread last published them,
+    /// for the program's modes as the terminal thread last published them,
     /// in one write; the bytes typed.
     pub fn type_keys(
         &self,
@@ -306,10 +380,10 @@ impl TerminalHandle {
     }
 
     /// Starts a recording from the screen as it is once every chunk read
-    /// so far is applied. False if the emulator thread is gone.
+    /// so far is applied. False if the terminal thread is gone.
     pub async fn start_recording(&self, sink: RecordingSink) -> bool {
         let (tx, rx) = oneshot::channel();
-        self.emu_tx.send(EmuMsg::Record(sink, tx)).await.is_ok() && rx.await.is_ok()
+        self.emu_tx.send(EmuMsg::Record(sink, tx)).await && rx.await.is_ok()
     }
 
     /// The PTY's current size, `(cols, rows)`.
@@ -338,20 +412,19 @@ impl TerminalHandle {
 
     /// The screen as a view's snapshot, scrolled `offset` lines back into
     /// history (0: live), after every chunk of output read so far has been
-    /// applied. `None` if the emulator thread is gone.
+    /// applied. `None` if the terminal thread is gone.
     pub async fn view_snapshot(&self, offset: usize) -> Option<Snapshot> {
         let (tx, rx) = oneshot::channel();
-        self.emu_tx
-            .send(EmuMsg::ViewSnapshot(offset, tx))
-            .await
-            .ok()?;
+        if !self.emu_tx.send(EmuMsg::ViewSnapshot(offset, tx)).await {
+            return None;
+        }
         rx.await.ok()
     }
 
-    /// The live screen as the emulator thread took it when it applied
+    /// The live screen as the terminal thread took it when it applied
     /// change `change` (the value of [`Self::subscribe_changes`]), if that
     /// change was the first output after a view's keystroke: the echo's
-    /// frame without a round trip to the emulator thread.
+    /// frame without a round trip to the terminal thread.
     pub fn echo_frame(&self, change: u64) -> Option<Snapshot> {
         let frame = self.echo.frame.lock().ok()?;
         match frame.as_ref() {
@@ -361,9 +434,9 @@ impl TerminalHandle {
     }
 
     /// Encode a view's key, paste, mouse or focus event for the Tick's
-    /// modes (as the emulator thread last published them) and write it to
-    /// the PTY: at once when that cannot block, else through the writer
-    /// thread. Input that finds the writer's queue full is dropped, as a
+    /// modes (as the terminal thread last published them) and write it to
+    /// the PTY: at once when that cannot block, else through the terminal
+    /// thread. Input that finds the input queue full is dropped, as a
     /// terminal drops keys a stopped program never reads.
     pub fn view_input(&self, event: &ViewEvent) -> Result<(), InputError> {
         let modes = TermMode::from_bits_truncate(self.modes.load(Ordering::Acquire));
@@ -374,7 +447,7 @@ impl TerminalHandle {
             Err(_) => return Ok(()),
         };
         self.echo.wanted.store(true, Ordering::Release);
-        if self.pty_writer.write_now(&bytes) {
+        if self.pty_writer.write_now(&bytes, &self.input_tx) {
             return Ok(());
         }
         match self.input(bytes) {
@@ -420,10 +493,12 @@ impl TerminalHandle {
 
     /// The current screen with up to `history` lines of history, after
     /// every chunk of output read so far from the PTY has been applied.
-    /// `None` if the emulator thread is gone.
+    /// `None` if the terminal thread is gone.
     pub async fn screen(&self, history: usize) -> Option<ScreenText> {
         let (tx, rx) = oneshot::channel();
-        self.emu_tx.send(EmuMsg::Snapshot(history, tx)).await.ok()?;
+        if !self.emu_tx.send(EmuMsg::Snapshot(history, tx)).await {
+            return None;
+        }
         rx.await.ok()
     }
 
@@ -476,10 +551,11 @@ impl TerminalHandle {
         if let Ok(mut size) = self.size.lock() {
             *size = (cols, rows);
         }
-        self.emu_tx
-            .send(EmuMsg::Resize(rows, cols))
-            .await
-            .map_err(|_| LauncherError::Pty("the emulator thread is gone".into()))
+        if self.emu_tx.send(EmuMsg::Resize(rows, cols)).await {
+            Ok(())
+        } else {
+            Err(LauncherError::Pty("the terminal thread is gone".into()))
+        }
     }
 }
 
@@ -492,24 +568,45 @@ fn spawn_thread(name: &str, f: impl FnOnce() + Send + 'static) -> Result<(), Lau
 }
 
 /// After each burst of output, once the screen has been quiet for
-/// [`RELEASE_AFTER`], asks the emulator to give back its spare history
-/// rows. Sleeps while nothing changes (an idle instance costs no wakeups),
-/// and during a flood wakes once per [`RELEASE_AFTER`], not per change.
-/// Holds the emulator's queue weakly, so the emulator thread still ends
-/// when the terminal is dropped (and this task with it).
-async fn release_when_quiet(mut changes: watch::Receiver<u64>, emulator: mpsc::WeakSender<EmuMsg>) {
+/// [`RELEASE_AFTER`], asks the emulator to compact its history and give
+/// back its spare rows, and every [`COMPACT_EVERY`] of a burst that does
+/// not pause, to compact it. Sleeps while nothing changes (an idle instance
+/// costs no wakeups), and during a flood wakes once per [`RELEASE_AFTER`],
+/// not per change. Holds the terminal thread's queue weakly, so the thread
+/// still ends when the terminal is dropped (and this task with it).
+async fn release_when_quiet(
+    mut changes: watch::Receiver<u64>,
+    emulator: mpsc::WeakSender<EmuMsg>,
+    wake: Arc<Wake>,
+) {
+    let send = |msg: EmuMsg| {
+        let queue = emulator.upgrade();
+        let wake = wake.clone();
+        async move {
+            let Some(queue) = queue else {
+                return false;
+            };
+            let sent = queue.send(msg).await.is_ok();
+            wake.ring();
+            sent
+        }
+    };
     while changes.changed().await.is_ok() {
+        let mut compacted = tokio::time::Instant::now();
         loop {
             let seen = *changes.borrow_and_update();
             tokio::time::sleep(RELEASE_AFTER).await;
             if *changes.borrow() == seen {
                 break;
             }
+            if compacted.elapsed() >= COMPACT_EVERY {
+                compacted = tokio::time::Instant::now();
+                if !send(EmuMsg::Compact).await {
+                    return;
+                }
+            }
         }
-        let Some(queue) = emulator.upgrade() else {
-            return;
-        };
-        if queue.send(EmuMsg::ReleaseSpare).await.is_err() {
+        if !send(EmuMsg::ReleaseSpare).await {
             return;
         }
     }
@@ -525,84 +622,323 @@ pub(crate) fn return_free_memory() {
     }
 }
 
-fn reader_thread(mut reader: Box<dyn Read + Send>, tx: mpsc::Sender<EmuMsg>) {
-    let mut buf = vec![0u8; READ_CHUNK];
-    loop {
-        match reader.read(&mut buf) {
-            Ok(0) => return,
-            Ok(n) => {
-                let read_at = std::time::Instant::now();
-                if tx
-                    .blocking_send(EmuMsg::Output(buf[..n].to_vec(), read_at))
-                    .is_err()
-                {
-                    return;
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => return,
-        }
+/// A non-blocking descriptor of our own for the PTY master `fd`.
+fn own_nonblocking_dup(fd: RawFd) -> std::io::Result<OwnedFd> {
+    // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor or -1.
+    let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+    if dup < 0 {
+        return Err(std::io::Error::last_os_error());
     }
+    // SAFETY: `dup` is a fresh descriptor nobody else owns.
+    let owned = unsafe { OwnedFd::from_raw_fd(dup) };
+    // SAFETY: plain fcntl calls on a descriptor we own.
+    let flags = unsafe { libc::fcntl(owned.as_raw_fd(), libc::F_GETFL) };
+    if flags < 0
+        || unsafe { libc::fcntl(owned.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0
+    {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(owned)
 }
 
-fn emulator_thread(
-    mut rx: mpsc::Receiver<EmuMsg>,
+/// One `read` of `fd` into `buf`.
+fn read_fd(fd: &OwnedFd, buf: &mut [u8]) -> std::io::Result<usize> {
+    // SAFETY: reads at most `buf.len()` bytes into `buf` from an open fd.
+    let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+    usize::try_from(n).map_err(|_| std::io::Error::last_os_error())
+}
+
+/// One `write` of `bytes` to `fd`.
+fn write_fd(fd: &OwnedFd, bytes: &[u8]) -> std::io::Result<usize> {
+    // SAFETY: writes at most `bytes.len()` bytes from `bytes` to an open fd.
+    let n = unsafe { libc::write(fd.as_raw_fd(), bytes.as_ptr().cast(), bytes.len()) };
+    usize::try_from(n).map_err(|_| std::io::Error::last_os_error())
+}
+
+/// The most output applied in a row before the terminal thread looks at
+/// its messages again (a flood must not keep a snapshot waiting).
+const READS_PER_TURN: usize = 4;
+/// The most output read ahead of the emulator ([`ReadAhead`]); past it
+/// the Tick waits for room in the PTY, as a real terminal makes it.
+const READ_AHEAD: usize = 1024 * 1024;
+
+/// Everything the terminal thread owns.
+struct TerminalThread {
+    rx: mpsc::Receiver<EmuMsg>,
+    /// Input for the Tick, queued (the direct path of keystrokes aside).
+    input: Receiver<Vec<u8>>,
+    writer: Arc<PtyWriter>,
     answers: AnswerWriter,
     colors: AnswerColors,
     published: Published,
     history: usize,
     recorder: Arc<Recorder>,
-    mut shell: ShellWatch,
-) {
-    let Published {
-        changes,
-        events,
-        title,
-        modes,
-        echo,
-    } = published;
-    let mut size = (usize::from(START_ROWS), usize::from(START_COLS));
+    /// A shell's commands and agents' waits, read from the output.
+    shell: ShellWatch,
+}
+
+/// What the terminal thread is writing: a chunk, and how much of it went.
+struct Writing {
+    bytes: Vec<u8>,
+    done: usize,
+}
+
+impl TerminalThread {
+    fn run(self) {
+        let TerminalThread {
+            mut rx,
+            input,
+            writer,
+            answers,
+            colors,
+            published,
+            history,
+            recorder,
+            shell,
+        } = self;
+        let size = (usize::from(START_ROWS), usize::from(START_COLS));
+        let mut keeper = Keeper {
+            emulator: new_emulator(size, history, &answers, &colors),
+            size,
+            history,
+            answers,
+            colors,
+            published,
+            recorder,
+            shell,
+            panics: 0,
+        };
+        let mut buf = vec![0u8; READ_CHUNK];
+        let mut ahead = ReadAhead::default();
+        let mut writing: Option<Writing> = None;
+        // The master stopped giving output for good (an error other than
+        // "nothing now"); the thread goes on serving its messages.
+        let mut reading = true;
+        let master = writer.master.clone();
+        loop {
+            // What the rest of the launcher asked, in order.
+            loop {
+                match rx.try_recv() {
+                    Ok(msg) => {
+                        if wants_fresh_output(&msg) {
+                            if reading {
+                                reading = ahead.fill(&master, &mut buf, usize::MAX);
+                            }
+                            while let Some((bytes, at)) = ahead.pop() {
+                                keeper.apply(EmuMsg::Output(bytes, at));
+                            }
+                        }
+                        keeper.apply(msg);
+                    }
+                    Err(mpsc::error::TryRecvError::Empty) => break,
+                    // The terminal is dropped: the thread ends.
+                    Err(mpsc::error::TryRecvError::Disconnected) => return,
+                }
+            }
+            // Input for the Tick, as far as the master takes it now.
+            loop {
+                if writing.is_none() {
+                    writing = input
+                        .try_recv()
+                        .ok()
+                        .map(|bytes| Writing { bytes, done: 0 });
+                }
+                let Some(chunk) = writing.as_mut() else {
+                    break;
+                };
+                match writer.write_some(&chunk.bytes[chunk.done..]) {
+                    Ok(n) => chunk.done += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    // The terminal is gone: what was queued is dropped,
+                    // and senders never block.
+                    Err(_) => chunk.done = chunk.bytes.len(),
+                }
+                if chunk.done >= chunk.bytes.len() {
+                    writing = None;
+                    writer.queued.fetch_sub(1, Ordering::AcqRel);
+                }
+            }
+            // Output, a few chunks at a time, the master drained before
+            // each: the Tick goes on writing (on another core) while a
+            // chunk is applied, instead of waiting for room in the PTY.
+            for _ in 0..READS_PER_TURN {
+                if reading {
+                    reading = ahead.fill(&master, &mut buf, READ_AHEAD);
+                }
+                let Some((bytes, at)) = ahead.pop() else {
+                    break;
+                };
+                keeper.apply(EmuMsg::Output(bytes, at));
+            }
+            if ahead.is_empty() {
+                wait(&master, &writer.wake, reading, writing.is_some());
+            }
+        }
+    }
+}
+
+/// A message that must see every byte the Tick wrote so far.
+fn wants_fresh_output(msg: &EmuMsg) -> bool {
+    matches!(
+        msg,
+        EmuMsg::Snapshot(..) | EmuMsg::ViewSnapshot(..) | EmuMsg::Record(..) | EmuMsg::Shell(..)
+    )
+}
+
+/// Output read from the master and not applied yet, oldest first, with
+/// the time each chunk was read. The terminal thread reads ahead of the
+/// emulator so that the PTY's buffer (about 68 KiB on Linux) never fills
+/// while a chunk is applied: a Tick that floods its terminal writes on one
+/// core while this thread applies on the other, as it did when a reader
+/// thread of its own drained the master.
+#[derive(Default)]
+struct ReadAhead {
+    chunks: std::collections::VecDeque<(Vec<u8>, std::time::Instant)>,
+    bytes: usize,
+}
+
+impl ReadAhead {
+    /// Reads the master until it has nothing more now or `limit` bytes are
+    /// held. False when the master will give no more output.
+    fn fill(&mut self, master: &OwnedFd, buf: &mut [u8], limit: usize) -> bool {
+        while self.bytes < limit {
+            match read_fd(master, buf) {
+                Ok(0) => return false,
+                Ok(n) => {
+                    self.chunks
+                        .push_back((buf[..n].to_vec(), std::time::Instant::now()));
+                    self.bytes += n;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return true,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+
+    /// The oldest chunk not applied yet.
+    fn pop(&mut self) -> Option<(Vec<u8>, std::time::Instant)> {
+        let chunk = self.chunks.pop_front()?;
+        self.bytes -= chunk.0.len();
+        if self.chunks.is_empty() && self.chunks.capacity() > 16 {
+            // A flood's queue is not kept for the quiet after it.
+            self.chunks = std::collections::VecDeque::new();
+        }
+        Some(chunk)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.chunks.is_empty()
+    }
+}
+
+/// Sleeps until the master has output (while `reading`), can take input
+/// (while `writing`), or the wake-up rings.
+fn wait(master: &OwnedFd, wake: &Wake, reading: bool, writing: bool) {
+    let mut events = 0;
+    if reading {
+        events |= libc::POLLIN;
+    }
+    if writing {
+        events |= libc::POLLOUT;
+    }
+    let mut fds = [
+        libc::pollfd {
+            // Not polled at all when nothing is read or written: a hung-up
+            // master would report it on every call.
+            fd: if events == 0 { -1 } else { master.as_raw_fd() },
+            events,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: wake.0.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
+    // SAFETY: `fds` is a valid array of two pollfd for the call.
+    unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+    if fds[1].revents != 0 {
+        wake.clear();
+    }
+}
+
+fn new_emulator(
+    size: (usize, usize),
+    history: usize,
+    answers: &AnswerWriter,
+    colors: &AnswerColors,
+) -> Emulator {
     let mut emulator = Emulator::new(size.0, size.1, history, Box::new(answers.clone()));
     emulator.answer_colors_from(colors.clone());
-    let mut panics = 0u64;
-    while let Some(msg) = rx.blocking_recv() {
+    emulator
+}
+
+/// The emulator, and what it is made with and tells.
+struct Keeper {
+    emulator: Emulator,
+    /// The screen's size, to make it again after a panic.
+    size: (usize, usize),
+    history: usize,
+    answers: AnswerWriter,
+    colors: AnswerColors,
+    published: Published,
+    recorder: Arc<Recorder>,
+    /// Kept across an emulator fault: what waits is still answered.
+    shell: ShellWatch,
+    panics: u64,
+}
+
+impl Keeper {
+    /// Applies one message to the emulator, and publishes what changed.
+    fn apply(&mut self, msg: EmuMsg) {
         if let EmuMsg::Resize(rows, cols) = &msg {
-            size = (usize::from(*rows), usize::from(*cols));
+            self.size = (usize::from(*rows), usize::from(*cols));
         }
-        // A panic inside the emulator (a bug of ours or of the emulator, set
-        // off by what the Tick printed) must not stop this thread: the reader
-        // would stop draining the PTY and the Tick would block forever. The
-        // screen starts over, saying so on its first row, and the Tick goes
-        // on. The panic hook (lib.rs) logs the first few panics only, so a
-        // stream of them cannot grow the log without bound.
+        // A panic inside the emulator (a bug of ours or of the emulator,
+        // set off by what the Tick printed) must not stop this thread: the
+        // PTY would no longer be drained and the Tick would block forever.
+        // The screen starts over, saying so on its first row, and the Tick
+        // goes on. The panic hook (lib.rs) logs the first few panics only,
+        // so a stream of them cannot grow the log without bound.
+        let published = &self.published;
+        let recorder = &self.recorder;
+        let shell = &mut self.shell;
+        let mut term = EmulatorTerminal {
+            emulator: &mut self.emulator,
+            answers: &self.answers,
+        };
         let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let mut term = EmulatorTerminal {
-                emulator: &mut emulator,
-                answers: &answers,
-            };
-            handle_emulator_message(&mut term, msg, &changes, &recorder, &echo, &mut shell);
+            handle_emulator_message(&mut term, msg, &published.changes, recorder, &published.echo, shell);
+            let emulator = &mut *term.emulator;
             for event in emulator.take_events() {
                 // No view attached: nobody to tell.
-                let _ = events.send(event);
+                let _ = published.events.send(event);
             }
             if let Some(now) = emulator.take_title_change() {
-                title.send_replace(now);
+                published.title.send_replace(now);
             }
-            modes.store(emulator.input_modes(), Ordering::Release);
+            published
+                .modes
+                .store(emulator.input_modes(), Ordering::Release);
         }));
         if handled.is_err() {
-            panics += 1;
-            if panics <= 3 {
+            self.panics += 1;
+            if self.panics <= 3 {
                 eprintln!(
-                    "launcher: the terminal emulator panicked (#{panics}); the screen starts over"
+                    "launcher: the terminal emulator panicked (#{}); the screen starts over",
+                    self.panics
                 );
             }
-            emulator = Emulator::new(size.0, size.1, history, Box::new(answers.clone()));
-            emulator.answer_colors_from(colors.clone());
-            emulator.feed(
+            self.emulator = new_emulator(self.size, self.history, &self.answers, &self.colors);
+            self.emulator.feed(
                 b"\x1b[7m[tickloop: the screen was reset after an emulator fault]\x1b[0m\r\n",
             );
-            changes.send_modify(|n| *n = n.wrapping_add(1));
+            self.published
+                .changes
+                .send_modify(|n| *n = n.wrapping_add(1));
         }
     }
 }
@@ -653,13 +989,11 @@ fn handle_emulator_message(
         }
         EmuMsg::Shell(msg) => shell.ask(msg, term),
         EmuMsg::Record(sink, started) => {
-            let emulator = &mut *term.emulator;
-            recorder.start(sink, &emulator.snapshot_scrolled(0));
+            recorder.start(sink, &term.emulator.snapshot_scrolled(0));
             let _ = started.send(());
         }
         EmuMsg::Resize(rows, cols) => {
-            let emulator = &mut *term.emulator;
-            emulator.resize(usize::from(rows), usize::from(cols));
+            term.emulator.resize(usize::from(rows), usize::from(cols));
             recorder.resize(cols, rows);
             changes.send_modify(|n| *n = n.wrapping_add(1));
         }
@@ -669,6 +1003,7 @@ fn handle_emulator_message(
         EmuMsg::ViewSnapshot(offset, reply) => {
             let _ = reply.send(term.emulator.snapshot_scrolled(offset));
         }
+        EmuMsg::Compact => term.emulator.compact(),
         EmuMsg::ReleaseSpare => {
             // Also what the launcher freed since the last quiet time (the
             // descriptor's schemas compiled once to check them, for one).
@@ -678,23 +1013,7 @@ fn handle_emulator_message(
     }
 }
 
-fn writer_thread(shared: Arc<PtyWriter>, rx: std::sync::mpsc::Receiver<Vec<u8>>) {
-    while let Ok(bytes) = rx.recv() {
-        if let Ok(mut writer) = shared.writer.lock() {
-            // A failed write means the terminal is gone; keep draining so
-            // that senders never block, and keep the writer (see the
-            // module doc).
-            if writer.write_all(&bytes).is_ok() {
-                let _ = writer.flush();
-            }
-        }
-        shared.queued.fetch_sub(1, Ordering::AcqRel);
-    }
-    // Dropping the writer would type into the Tick's terminal.
-    std::mem::forget(shared);
-}
-
-/// Queues `bytes` for the writer thread; never blocks.
+/// Queues `bytes` for the terminal thread; never blocks.
 fn queue_input(
     tx: &SyncSender<Vec<u8>>,
     writer: &PtyWriter,
@@ -706,21 +1025,33 @@ fn queue_input(
         writer.queued.fetch_sub(1, Ordering::AcqRel);
     }
     match sent {
-        Ok(()) => Ok(()),
+        Ok(()) => {
+            writer.wake.ring();
+            Ok(())
+        }
         Err(TrySendError::Full(_)) => Err(InputError::Full(WRITER_QUEUE)),
         Err(TrySendError::Disconnected(_)) => Err(InputError::Gone),
     }
 }
 
 impl PtyWriter {
-    /// Writes `bytes` now, when that cannot block and keeps the order:
-    /// short, nothing queued for the writer thread (which is not writing
-    /// either: it holds the lock while it does), and the Tick has read all
-    /// its input. Whether it was written. (In canonical mode FIONREAD counts
-    /// whole lines only; with none waiting, the line discipline keeps
-    /// taking input into a full line, so the write does not block there
-    /// either.)
-    fn write_now(&self, bytes: &[u8]) -> bool {
+    /// One write of what the master takes now (the terminal thread's).
+    fn write_some(&self, bytes: &[u8]) -> std::io::Result<usize> {
+        let _writing = self
+            .writing
+            .lock()
+            .map_err(|_| std::io::Error::other("poisoned"))?;
+        write_fd(&self.master, bytes)
+    }
+
+    /// Writes `bytes` now, keeping the order: short, nothing queued for
+    /// the terminal thread (which is not writing either: it holds the lock
+    /// while it does), and the Tick has read all its input. What the master
+    /// does not take at once is queued, first in line. Whether it was
+    /// written or queued. (In canonical mode FIONREAD counts whole lines
+    /// only; with none waiting, the line discipline keeps taking input
+    /// into a full line.)
+    fn write_now(&self, bytes: &[u8], tx: &SyncSender<Vec<u8>>) -> bool {
         if bytes.len() > DIRECT_WRITE_MAX || self.queued.load(Ordering::Acquire) != 0 {
             return false;
         }
@@ -735,21 +1066,31 @@ impl PtyWriter {
         {
             return false;
         }
-        let Ok(mut writer) = self.writer.try_lock() else {
+        let Ok(_writing) = self.writing.try_lock() else {
             return false;
         };
         if self.queued.load(Ordering::Acquire) != 0 {
             return false;
         }
-        // A failed write means the terminal is gone, as for the thread.
-        if writer.write_all(bytes).is_ok() {
-            let _ = writer.flush();
+        let written = loop {
+            match write_fd(&self.master, bytes) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break 0,
+                // A failed write means the terminal is gone.
+                Err(_) => break bytes.len(),
+            }
+        };
+        if written < bytes.len() {
+            // Queued while the lock is held: the terminal thread writes it
+            // before anything queued after.
+            let _ = queue_input(tx, self, bytes[written..].to_vec());
         }
         true
     }
 }
 
-/// The emulator's answers to terminal queries, queued for the writer thread.
+/// The emulator's answers to terminal queries, queued for writing.
 /// Dropped when the queue is full: the emulator must never wait on the Tick.
 #[derive(Clone)]
 struct AnswerWriter {

@@ -17,9 +17,20 @@ use view_monitor::prefix::PrefixKey;
 pub fn attach(target: &Target, id: &str, detach_key: Option<&str>) -> Result<i32> {
     // A bad key is refused before anything is looked up.
     PrefixKey::choose(detach_key).map_err(|e| CliError::new("bad_request", e.to_string(), 2))?;
-    let list = target.simple(ClientRequest::List)?;
     let host = target.host.as_ref();
-    match view_monitor::attach_view::attach_cli(&target.runtime, id, &list, detach_key, host) {
+    // A full id here: straight to its launcher, no round trip to tickhost.
+    let direct = host
+        .is_none()
+        .then(|| view_monitor::attach_view::attach_here(&target.runtime, id, detach_key))
+        .flatten();
+    let attached = match direct {
+        Some(attached) => attached,
+        None => {
+            let list = target.simple(ClientRequest::List)?;
+            view_monitor::attach_view::attach_cli(&target.runtime, id, &list, detach_key, host)
+        }
+    };
+    match attached {
         Ok(()) => Ok(0),
         Err(AttachError::Ended(_)) => last_screen(target, id),
         Err(e @ AttachError::Lost(_)) if host.is_some() => Err(CliError::new(

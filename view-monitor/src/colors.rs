@@ -4,17 +4,13 @@
 //! device-attributes query, which every terminal answers, so its answer
 //! marks the end of the others), attaches at once,
 //! and picks the answers out of its terminal's input as they arrive, mixed
-//! with keystrokes: [`TtyInput`] reads the terminal on a thread, strips the
-//! answers ([`AnswerFilter`]) and hands the rest to termwiz's input parser
-//! through a socket; the colours go to the launcher as
+//! with keystrokes: the attach view's loop feeds what it reads to
+//! [`TtyAnswers`], which strips the answers ([`AnswerFilter`]) and keeps
+//! their time, and hands the rest to its key parser; the colours go to the launcher as
 //! [`tickloop_proto::attach::ViewEvent::Colors`], which then answers the Tick's
 //! colour queries with them, so a program picks its light or dark scheme
 //! from the person's terminal.
 
-use std::fs::File;
-use std::io::{Read, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 use tickloop_proto::attach::TermColors;
 
@@ -64,7 +60,7 @@ enum Scan {
 /// index: it is for the entry asked before the next status answer), ended
 /// by BEL or ST, status reports (`ESC [ 0 n`) and the device attributes
 /// (`ESC [ ? 62 ; 22 c`). Everything else passes through untouched and in
-/// order. Sans I/O: [`TtyInput`] feeds it and keeps time.
+/// order. Sans I/O: [`TtyAnswers`] feeds it and keeps time.
 #[derive(Debug, Default)]
 pub struct AnswerFilter {
     /// The start of a possible answer, waiting for its rest.
@@ -282,161 +278,72 @@ fn rgb_to_hex(spec: &str) -> Option<String> {
     Some(out)
 }
 
-/// The view's terminal input, read on a thread that strips the answers to
-/// [`questions`] and passes the rest on to [`TtyInput::keys`], a socket
-/// that termwiz's input parser reads instead of the terminal. Stopped (and
-/// the thread joined, so it never takes input meant for whatever runs in
-/// the terminal next) when dropped.
-pub struct TtyInput {
-    keys: UnixStream,
-    stop: Option<UnixStream>,
-    thread: Option<std::thread::JoinHandle<()>>,
+/// The terminal's input with the answers to [`questions`] taken out, and
+/// the time kept around them: [`AnswerFilter`] plus when what it holds
+/// must go on as keys, and when colours that came without the device
+/// attributes answer are reported anyway. Sans I/O: the attach view's loop
+/// reads the terminal, feeds this, and asks it for its next deadline.
+#[derive(Debug)]
+pub struct TtyAnswers {
+    filter: AnswerFilter,
+    /// When the questions were asked.
+    asked: Instant,
+    /// When something began to be held for the rest of an answer.
+    held_since: Option<Instant>,
+    /// When the last colour answer came.
+    last_answer: Instant,
 }
 
-impl TtyInput {
-    /// Starts reading `tty`. `on_colors` gets the colours as they arrive;
-    /// `on_gone` is called once when the terminal is gone (read error or
-    /// end), after which nothing more comes.
-    pub fn start(
-        tty: File,
-        on_colors: impl FnMut(TermColors) + Send + 'static,
-        on_gone: impl FnOnce() + Send + 'static,
-    ) -> std::io::Result<TtyInput> {
-        let (keys, keys_out) = UnixStream::pair()?;
-        keys_out.set_nonblocking(true)?;
-        let (stop, stop_rx) = UnixStream::pair()?;
-        let thread = std::thread::Builder::new()
-            .name("tty-input".into())
-            .spawn(move || read_loop(tty, keys_out, stop_rx, on_colors, on_gone))?;
-        Ok(TtyInput {
-            keys,
-            stop: Some(stop),
-            thread: Some(thread),
-        })
-    }
-
-    /// The terminal's input without the answers: what termwiz reads.
-    pub fn keys(&self) -> &UnixStream {
-        &self.keys
-    }
-}
-
-impl Drop for TtyInput {
-    fn drop(&mut self) {
-        // The thread sees the hang-up of its stop socket.
-        drop(self.stop.take());
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+impl TtyAnswers {
+    /// For a terminal that was just asked [`questions`].
+    pub fn asked(now: Instant) -> Self {
+        TtyAnswers {
+            filter: AnswerFilter::asked(),
+            asked: now,
+            held_since: None,
+            last_answer: now,
         }
     }
-}
 
-/// Polls `fds` for `events`, at most `wait` (`None`: until something
-/// comes); the revents, or `None` on a timeout or an interrupted call.
-fn poll(fds: &[(i32, i16)], wait: Option<Duration>) -> Option<Vec<i16>> {
-    let mut pfds: Vec<libc::pollfd> = fds
-        .iter()
-        .map(|&(fd, events)| libc::pollfd {
-            fd,
-            events,
-            revents: 0,
-        })
-        .collect();
-    let ms = wait.map_or(-1, |w| {
-        libc::c_int::try_from(w.as_millis().max(1)).unwrap_or(libc::c_int::MAX)
-    });
-    let n = libc::nfds_t::try_from(pfds.len()).unwrap_or(0);
-    // SAFETY: `pfds` is a valid array of `n` pollfd for the call's duration.
-    let rc = unsafe { libc::poll(pfds.as_mut_ptr(), n, ms) };
-    (rc > 0).then(|| pfds.iter().map(|p| p.revents).collect())
-}
-
-fn read_loop(
-    mut tty: File,
-    mut keys: UnixStream,
-    stop: UnixStream,
-    mut on_colors: impl FnMut(TermColors),
-    on_gone: impl FnOnce(),
-) {
-    let mut filter = AnswerFilter::asked();
-    let mut buf = [0u8; 4096];
-    let mut out = Vec::new();
-    let mut last_answer = Instant::now();
-    let asked = Instant::now();
-    loop {
-        if asked.elapsed() >= AWAIT_LIMIT {
-            filter.stop_awaiting();
+    /// Takes what was read; appends the keys (everything but answers) to
+    /// `keys`. The colours, when they are complete.
+    pub fn feed(&mut self, input: &[u8], now: Instant, keys: &mut Vec<u8>) -> Option<TermColors> {
+        if now.duration_since(self.asked) >= AWAIT_LIMIT {
+            self.filter.stop_awaiting();
         }
-        let wait = if filter.holding() {
-            Some(HOLD)
-        } else if filter.unreported() {
-            Some(REPORT_AFTER.saturating_sub(last_answer.elapsed()))
+        let had = self.filter.unreported();
+        let colors = self.filter.feed(input, keys);
+        if self.filter.unreported() && !had {
+            self.last_answer = now;
+        }
+        self.held_since = self.filter.holding().then_some(now);
+        colors
+    }
+
+    /// When [`TtyAnswers::on_deadline`] has something to do.
+    pub fn deadline(&self) -> Option<Instant> {
+        if let Some(since) = self.held_since {
+            Some(since + HOLD)
+        } else if self.filter.unreported() {
+            Some(self.last_answer + REPORT_AFTER)
         } else {
             None
-        };
-        let fds = [
-            (tty.as_raw_fd(), libc::POLLIN),
-            (stop.as_raw_fd(), libc::POLLIN),
-        ];
-        let Some(revents) = poll(&fds, wait) else {
-            if filter.holding() {
-                filter.release(&mut out);
-            } else if let Some(colors) = filter.report() {
-                on_colors(colors);
-            }
-            if !pass_on(&mut keys, &stop, &mut out) {
-                return;
-            }
-            continue;
-        };
-        if revents[1] != 0 {
-            return;
-        }
-        let n = match tty.read(&mut buf) {
-            Ok(0) => 0,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => 0,
-        };
-        if n == 0 {
-            on_gone();
-            return;
-        }
-        let had = filter.unreported();
-        if let Some(colors) = filter.feed(&buf[..n], &mut out) {
-            on_colors(colors);
-        }
-        if filter.unreported() && !had {
-            last_answer = Instant::now();
-        }
-        if !pass_on(&mut keys, &stop, &mut out) {
-            return;
         }
     }
-}
 
-/// Writes `out` to the keys socket (emptying it), waiting while it is full
-/// unless stopped; `false` when stopped or the reader is gone.
-fn pass_on(keys: &mut UnixStream, stop: &UnixStream, out: &mut Vec<u8>) -> bool {
-    let mut at = 0;
-    while at < out.len() {
-        match keys.write(&out[at..]) {
-            Ok(n) => at += n,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                let fds = [
-                    (keys.as_raw_fd(), libc::POLLOUT),
-                    (stop.as_raw_fd(), libc::POLLIN),
-                ];
-                if poll(&fds, None).is_some_and(|r| r[1] != 0) {
-                    return false;
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return false,
+    /// A deadline passed: what was held goes on as keys (to `keys`), or
+    /// the colours so far are reported.
+    pub fn on_deadline(&mut self, now: Instant, keys: &mut Vec<u8>) -> Option<TermColors> {
+        if self.deadline().is_none_or(|at| at > now) {
+            return None;
+        }
+        if self.held_since.take().is_some() {
+            self.filter.release(keys);
+            None
+        } else {
+            self.filter.report()
         }
     }
-    out.clear();
-    true
 }
 
 #[cfg(test)]
@@ -554,6 +461,37 @@ mod tests {
         // Nothing understood: nothing to report.
         let (_, reports) = run(&mut filter, &[b"\x1b]11;rgb:zz/00/00\x1b\\\x1b[?1c"]);
         assert!(reports.is_empty());
+    }
+
+    #[test]
+    fn a_held_escape_goes_on_at_its_deadline_and_late_colours_are_reported() {
+        let start = Instant::now();
+        let mut answers = TtyAnswers::asked(start);
+        let mut keys = Vec::new();
+        // A lone ESC may start an answer: held, with a deadline.
+        assert_eq!(answers.feed(b"a\x1b", start, &mut keys), None);
+        assert_eq!(keys, b"a");
+        let at = answers.deadline().expect("a deadline while holding");
+        assert_eq!(answers.on_deadline(at - HOLD / 2, &mut keys), None);
+        assert_eq!(keys, b"a", "not before its deadline");
+        assert_eq!(answers.on_deadline(at, &mut keys), None);
+        assert_eq!(keys, b"a\x1b", "the Escape key, once nothing followed");
+        // A colour answer without the attributes answer after it is
+        // reported REPORT_AFTER later.
+        let later = start + Duration::from_millis(100);
+        assert_eq!(
+            answers.feed(b"\x1b]11;rgb:0/0/0\x07", later, &mut keys),
+            None
+        );
+        assert_eq!(answers.deadline(), Some(later + REPORT_AFTER));
+        let colors = answers.on_deadline(later + REPORT_AFTER, &mut keys);
+        assert_eq!(colors.and_then(|c| c.bg).as_deref(), Some("#000000"));
+        assert_eq!(answers.deadline(), None);
+        // Past AWAIT_LIMIT a lone ESC goes through at once.
+        keys.clear();
+        answers.feed(b"\x1b", start + AWAIT_LIMIT, &mut keys);
+        assert_eq!(keys, b"\x1b");
+        assert_eq!(answers.deadline(), None);
     }
 
     #[test]

@@ -1,11 +1,13 @@
 //! A view's connection to a launcher ([`tickloop_proto::attach`]): dialled
 //! at its socket here or through ssh and the relay on another machine, the
-//! hellos exchanged, the first snapshot read, then two threads that carry
-//! it (launcher lines in as [`LinkNote`]s, [`ViewEvent`]s out). Used by the
-//! attach view and by the Monitor's overlay alike.
+//! hellos exchanged, the first snapshot read; then either carried by the
+//! view's own poll loop ([`LineLink`]: non-blocking, lines buffered both
+//! ways; the attach view) or by two threads (launcher lines in as
+//! [`LinkNote`]s, [`ViewEvent`]s out; the Monitor's overlay).
 
 use crate::error::AttachError;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -227,10 +229,148 @@ pub(crate) fn spawn_link<N: From<LinkNote> + Send + 'static>(
     });
 }
 
+/// A view's connection to its launcher carried by the view's own loop, no
+/// thread: the socket non-blocking, what goes out queued as whole lines and
+/// written as far as the socket takes it at once (the rest when it can take
+/// more), what comes in cut into lines as it arrives.
+pub(crate) struct LineLink {
+    stream: UnixStream,
+    /// Bytes read and not yet a whole line.
+    incoming: Vec<u8>,
+    /// Whole lines to send; `sent` of them already written.
+    outgoing: Vec<u8>,
+    sent: usize,
+    /// The launcher closed the connection, or broke it: nothing more comes.
+    done: bool,
+}
+
+impl LineLink {
+    /// Takes over the connection [`start_view`] returned (with what its
+    /// reader already buffered past the first snapshot).
+    pub(crate) fn new(reader: BufReader<UnixStream>) -> Result<Self, AttachError> {
+        let incoming = reader.buffer().to_vec();
+        let stream = reader.into_inner();
+        stream
+            .set_nonblocking(true)
+            .map_err(|e| AttachError::Lost(e.to_string()))?;
+        Ok(LineLink {
+            stream,
+            incoming,
+            outgoing: Vec::new(),
+            sent: 0,
+            done: false,
+        })
+    }
+
+    pub(crate) fn fd(&self) -> RawFd {
+        self.stream.as_raw_fd()
+    }
+
+    /// Queues `event` as a line; [`LineLink::flush`] writes it.
+    pub(crate) fn queue(&mut self, event: &ViewEvent) {
+        if serde_json::to_writer(&mut self.outgoing, event).is_ok() {
+            self.outgoing.push(b'\n');
+        }
+    }
+
+    /// Lines are waiting for the socket to take them.
+    pub(crate) fn wants_write(&self) -> bool {
+        self.sent < self.outgoing.len()
+    }
+
+    /// Writes what is queued, as far as the socket takes it now.
+    pub(crate) fn flush(&mut self) -> Result<(), AttachError> {
+        while self.sent < self.outgoing.len() {
+            match self.stream.write(&self.outgoing[self.sent..]) {
+                Ok(0) => return Err(AttachError::Lost("the launcher stopped reading".into())),
+                Ok(n) => self.sent += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(AttachError::Lost(format!(
+                        "cannot send to the launcher: {e}"
+                    )))
+                }
+            }
+        }
+        if self.sent == self.outgoing.len() {
+            self.outgoing.clear();
+            self.sent = 0;
+        }
+        Ok(())
+    }
+
+    /// Reads what the launcher sent (until the socket has no more now) and
+    /// appends its messages to `out`, in order; the connection's end, or a
+    /// line that is not a message, comes last.
+    pub(crate) fn read(&mut self, out: &mut Vec<LinkNote>) {
+        let mut buf = [0u8; 16 * 1024];
+        while !self.done {
+            match self.stream.read(&mut buf) {
+                Ok(0) => {
+                    self.take_lines(out);
+                    if !self.done {
+                        out.push(LinkNote::Lost("the launcher closed the connection".into()));
+                        self.done = true;
+                    }
+                }
+                Ok(n) => {
+                    self.incoming.extend_from_slice(&buf[..n]);
+                    self.take_lines(out);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    out.push(LinkNote::Lost(e.to_string()));
+                    self.done = true;
+                }
+            }
+        }
+    }
+
+    /// The whole lines read so far, as messages.
+    fn take_lines(&mut self, out: &mut Vec<LinkNote>) {
+        let mut start = 0;
+        while let Some(end) = self.incoming[start..].iter().position(|b| *b == b'\n') {
+            let line = &self.incoming[start..start + end];
+            start += end + 1;
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match serde_json::from_slice::<ToView>(line) {
+                Ok(msg) => out.push(LinkNote::Frame(msg)),
+                Err(e) => {
+                    out.push(LinkNote::Broken(format!("bad message: {e}")));
+                    self.done = true;
+                    return;
+                }
+            }
+        }
+        self.incoming.drain(..start);
+        if self.incoming.len() > MAX_VIEW_LINE {
+            out.push(LinkNote::Broken(format!(
+                "a line longer than {MAX_VIEW_LINE} bytes"
+            )));
+            self.done = true;
+        }
+    }
+
+    /// Sends what is still queued (waiting for the socket at most a
+    /// moment) and closes the connection both ways: a detach.
+    pub(crate) fn close(mut self) {
+        let _ = self.stream.set_nonblocking(false);
+        let _ = self
+            .stream
+            .set_write_timeout(Some(Duration::from_millis(200)));
+        let _ = self.stream.write_all(&self.outgoing[self.sent..]);
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tickloop_proto::attach::ApplyError;
+    use tickloop_proto::attach::{ApplyError, Key};
 
     /// The line a launcher would send for `snapshot`, with `edit` applied
     /// to its JSON (a launcher that lies about the shape).
@@ -283,5 +423,79 @@ mod tests {
         assert!(matches!(big.check(), Err(ApplyError::BadShape { .. })));
         (big.cols, big.rows) = (2048, 2048);
         assert!(big.check().is_ok(), "the largest screen a view keeps");
+    }
+
+    fn link() -> (LineLink, UnixStream) {
+        let (ours, theirs) = UnixStream::pair().expect("a socket pair");
+        (LineLink::new(BufReader::new(ours)).expect("a link"), theirs)
+    }
+
+    #[test]
+    fn lines_are_cut_as_they_come_and_the_end_comes_last() {
+        let (mut link, mut launcher) = link();
+        let mut notes = Vec::new();
+        link.read(&mut notes);
+        assert!(notes.is_empty(), "nothing sent yet");
+        launcher
+            .write_all(b"{\"type\":\"bell\"}\n{\"type\":")
+            .unwrap();
+        link.read(&mut notes);
+        assert!(matches!(notes.as_slice(), [LinkNote::Frame(ToView::Bell)]));
+        notes.clear();
+        launcher.write_all(b"\"bell\"}\n").unwrap();
+        drop(launcher);
+        link.read(&mut notes);
+        assert!(matches!(
+            notes.as_slice(),
+            [LinkNote::Frame(ToView::Bell), LinkNote::Lost(_)]
+        ));
+    }
+
+    #[test]
+    fn a_line_that_is_no_message_breaks_the_link() {
+        let (mut link, mut launcher) = link();
+        launcher
+            .write_all(b"not json\n{\"type\":\"bell\"}\n")
+            .unwrap();
+        let mut notes = Vec::new();
+        link.read(&mut notes);
+        assert!(
+            matches!(notes.as_slice(), [LinkNote::Broken(_)]),
+            "{}",
+            notes.len()
+        );
+    }
+
+    #[test]
+    fn queued_events_go_whole_even_when_the_socket_is_full() {
+        let (mut link, launcher) = link();
+        let key = ViewEvent::Key {
+            key: Key::Char('x'),
+            mods: Default::default(),
+        };
+        // Far more than a socket buffer holds: the rest waits, in order.
+        for _ in 0..100_000 {
+            link.queue(&key);
+        }
+        link.flush().expect("a partial write is no error");
+        assert!(link.wants_write());
+        let reader = std::thread::spawn(move || {
+            let mut lines = 0;
+            for line in BufReader::new(launcher).lines() {
+                let line = line.expect("a line");
+                assert_eq!(
+                    serde_json::from_str::<ViewEvent>(&line).ok(),
+                    Some(key.clone())
+                );
+                lines += 1;
+            }
+            lines
+        });
+        while link.wants_write() {
+            link.flush().expect("the reader takes it");
+            std::thread::yield_now();
+        }
+        link.close();
+        assert_eq!(reader.join().expect("the reader"), 100_000);
     }
 }

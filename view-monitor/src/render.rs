@@ -20,13 +20,55 @@ const KEY_HOLD: std::time::Duration = std::time::Duration::from_millis(15);
 /// xterm sequences for modified Insert/Delete/Home/End/PageUp/PageDown
 /// (`ESC [ 5 ; 2 ~` is shift+PageUp), which termwiz's parser does not know
 /// and hands over as alt+`[` followed by plain characters.
+///
+/// Either it polls a termwiz terminal ([`InputReader::poll`], the Monitor),
+/// or its owner reads the terminal and feeds the bytes
+/// ([`InputReader::feed`], then [`InputReader::next_event`]; the attach view's
+/// one loop), with termwiz's `InputParser` used as a parser only.
 #[derive(Debug, Default)]
 pub struct InputReader {
     queue: std::collections::VecDeque<InputEvent>,
     held: Vec<char>,
+    /// When the start of a split-up sequence began to be held.
+    held_since: Option<std::time::Instant>,
+    parser: termwiz::input::InputParser,
 }
 
 impl InputReader {
+    /// Parses `bytes` read from the terminal (`maybe_more`: the read may
+    /// have stopped inside a sequence); the events wait for
+    /// [`InputReader::next_event`].
+    pub fn feed(&mut self, bytes: &[u8], maybe_more: bool) {
+        let mut parsed = Vec::new();
+        self.parser
+            .parse(bytes, |event| parsed.push(event), maybe_more);
+        for event in parsed {
+            self.push(event);
+        }
+        if self.held.is_empty() {
+            self.held_since = None;
+        } else if self.held_since.is_none() {
+            self.held_since = Some(std::time::Instant::now());
+        }
+    }
+
+    /// The next event parsed.
+    pub fn next_event(&mut self) -> Option<InputEvent> {
+        self.queue.pop_front()
+    }
+
+    /// When what is held must go on as the keys it was, if anything is.
+    pub fn deadline(&self) -> Option<std::time::Instant> {
+        self.held_since.map(|since| since + KEY_HOLD)
+    }
+
+    /// The deadline passed: what was held goes on as the keys it was.
+    pub fn on_deadline(&mut self, now: std::time::Instant) {
+        if self.deadline().is_some_and(|at| at <= now) {
+            self.release();
+        }
+    }
+
     /// The next event, waiting at most `wait` (`None`: until one comes). An
     /// error is the terminal gone.
     pub fn poll(
@@ -99,6 +141,7 @@ impl InputReader {
 
     /// Hands on what was held, as the keys they were.
     fn release(&mut self) {
+        self.held_since = None;
         for (i, c) in self.held.drain(..).enumerate() {
             let modifiers = if i == 0 {
                 Modifiers::ALT

@@ -160,7 +160,7 @@ async fn start_file_recording(
     let writer = crate::recorder::spawn_file_writer(stream, file, path)
         .map_err(|e| format!("cannot start the recording thread: {e}"))?;
     if !term.start_recording(sink).await {
-        return Err("the terminal's emulator thread is gone".to_string());
+        return Err("the terminal's thread is gone".to_string());
     }
     Ok(writer)
 }

@@ -5,7 +5,7 @@
 //! * Each view gets a [`Snapshot`](tickloop_proto::attach::Snapshot) from the emulator, then changed rows at
 //!   most every [`FRAME_INTERVAL`](serve::FRAME_INTERVAL) on average, with bursts of up to
 //!   [`FRAME_BURST`](serve::FRAME_BURST) frames sent at once (so a keystroke's echo is drawn at
-//!   once, not at the next 60 Hz tick): the emulator thread only signals "the
+//!   once, not at the next 60 Hz tick): the terminal thread only signals "the
 //!   screen changed" (a `watch`, so a flood of output is one pending signal),
 //!   and a view's writer takes a fresh snapshot when its next frame is due
 //!   and sends the rows that differ from what it sent last. A slow view gets
@@ -13,7 +13,7 @@
 //!   (its echo) goes at once and is not counted, so echo never waits for
 //!   the pacing however fast keys come.
 //! * Keys, paste, mouse and focus are encoded for the Tick's modes as the
-//!   emulator thread last published them and written to the PTY from the
+//!   terminal thread last published them and written to the PTY from the
 //!   view's task ([`TerminalHandle::view_input`](crate::terminal::TerminalHandle::view_input)).
 //! * Sizes follow the most recently active view (tmux's `latest`): attaching,
 //!   any input event and any resize make a view the latest; when its size

@@ -8,7 +8,7 @@
 use super::note::Turn;
 use super::screen::FLASH;
 use super::session::Session;
-use super::{AttachError, AttachOutcome, SessionEnd};
+use super::{AttachOutcome, SessionEnd};
 use crate::activity::PanelKey;
 use crate::prefix::PrefixAction;
 use crate::render;
@@ -65,7 +65,7 @@ impl Session<'_> {
             }
             PrefixAction::SendPrefix if self.overlays.activity_open() => (None, FLASH),
             PrefixAction::SendPrefix => {
-                let _ = self.channels.event_tx.send(self.prefix.key.as_view_key());
+                self.link.queue(&self.prefix.key.as_view_key());
                 (None, FLASH)
             }
             PrefixAction::Started => (
@@ -98,17 +98,17 @@ impl Session<'_> {
         {
             render::ScrollAction::Pass => {}
             render::ScrollAction::Scroll(offset) => {
-                let _ = self.channels.event_tx.send(ViewEvent::Scroll { offset });
+                self.link.queue(&ViewEvent::Scroll { offset });
                 self.dirty = true;
                 return Ok(ControlFlow::Continue(()));
             }
             render::ScrollAction::Live => {
-                let _ = self.channels.event_tx.send(ViewEvent::Scroll { offset: 0 });
+                self.link.queue(&ViewEvent::Scroll { offset: 0 });
                 self.dirty = true;
                 return Ok(ControlFlow::Continue(()));
             }
             render::ScrollAction::LiveThenPass => {
-                let _ = self.channels.event_tx.send(ViewEvent::Scroll { offset: 0 });
+                self.link.queue(&ViewEvent::Scroll { offset: 0 });
                 self.dirty = true;
             }
         }
@@ -122,9 +122,7 @@ impl Session<'_> {
                     continue;
                 }
             }
-            if self.channels.event_tx.send(ev).is_err() {
-                return Err(AttachError::Lost("cannot send to the launcher".into()));
-            }
+            self.link.queue(&ev);
         }
         Ok(ControlFlow::Continue(()))
     }

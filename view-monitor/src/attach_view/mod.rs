@@ -57,8 +57,40 @@ pub fn attach_cli(
     detach_key: Option<&str>,
     ssh: Option<&tickloop_client::ssh::SshHost>,
 ) -> Result<(), AttachError> {
-    let prefix = PrefixKey::choose(detach_key).map_err(|e| AttachError::BadKey(e.to_string()))?;
     let (instance, socket) = resolve(runtime, id, list)?;
+    attach_at(runtime, instance, socket, detach_key, ssh)
+}
+
+/// `tickloop attach ID` for a full id of an instance on this machine,
+/// straight to its launcher's socket (where the id says it is), without
+/// asking tickhost first. `None` when there is no such socket: the caller
+/// asks tickhost, which says why (no such instance, or ended).
+pub fn attach_here(
+    runtime: &Path,
+    id: &str,
+    detach_key: Option<&str>,
+) -> Option<Result<(), AttachError>> {
+    let (kind, name) = tickloop_client::paths::parse_id(id)?;
+    let socket = tickloop_client::paths::RuntimeDir::at(runtime)
+        .instance_files(kind, name)
+        .ok()?
+        .socket;
+    if !socket.exists() {
+        return None;
+    }
+    Some(attach_at(runtime, id.to_string(), socket, detach_key, None))
+}
+
+/// Attaches to `instance`, whose launcher listens on `socket` (here, or on
+/// `ssh`'s machine), and tells on stderr how it ended.
+fn attach_at(
+    runtime: &Path,
+    instance: String,
+    socket: PathBuf,
+    detach_key: Option<&str>,
+    ssh: Option<&tickloop_client::ssh::SshHost>,
+) -> Result<(), AttachError> {
+    let prefix = PrefixKey::choose(detach_key).map_err(|e| AttachError::BadKey(e.to_string()))?;
     let opts = AttachOptions {
         runtime: runtime.to_path_buf(),
         socket,

@@ -1,31 +1,42 @@
-//! What an attach session's main loop hears from its helper threads (the
-//! launcher link, the overlays' fetchers, signals, the terminal's input),
-//! and what one turn of that loop decides.
+//! What an attach session's loop hears from the overlays' helper threads
+//! (the activity and approvals fetchers, a decision's outcome), the socket
+//! they wake the loop with, and what one turn of that loop decides.
 
 use super::{AttachError, SessionEnd};
 use crate::activity::Fetched;
-use crate::launcher_link::LinkNote;
+use std::io::Write;
 use std::ops::ControlFlow;
+use std::os::unix::net::UnixStream;
+use std::sync::Arc;
 use tickloop_proto::wire::HeldCall;
 
-/// What the main loop hears from its helper threads.
+/// What the loop hears from the overlays' helper threads.
 pub(super) enum Note {
-    /// From the launcher's side of the link.
-    Link(LinkNote),
     /// The activity overlay's data, fetched.
     Activity(Fetched),
     /// The calls of this instance waiting for approval.
     Approvals(Vec<HeldCall>),
     /// How a decision made here went, for the last row.
     Decided(String),
-    Signal,
-    /// The view's terminal is gone (its input ended).
-    TerminalGone,
 }
 
-impl From<LinkNote> for Note {
-    fn from(note: LinkNote) -> Self {
-        Note::Link(note)
+/// Wakes the loop from a helper thread after it sent a [`Note`]: a byte
+/// on a socket the loop polls.
+#[derive(Clone)]
+pub(super) struct Waker(Arc<UnixStream>);
+
+impl Waker {
+    /// The end the loop polls, and the waker for the threads.
+    pub(super) fn pair() -> std::io::Result<(UnixStream, Waker)> {
+        let (polled, woken) = UnixStream::pair()?;
+        polled.set_nonblocking(true)?;
+        woken.set_nonblocking(true)?;
+        Ok((polled, Waker(Arc::new(woken))))
+    }
+
+    /// A full socket already has a wake-up waiting: nothing is lost.
+    pub(super) fn wake(&self) {
+        let _ = (&*self.0).write(&[1]);
     }
 }
 

@@ -116,7 +116,7 @@ impl Session<'_> {
             .is_some_and(|at| Instant::now() >= at)
         {
             self.screen.pending_resize = None;
-            let _ = self.channels.event_tx.send(ViewEvent::Resize {
+            self.link.queue(&ViewEvent::Resize {
                 cols: self.screen.view.0,
                 rows: self.screen.view.1,
             });

@@ -4,14 +4,13 @@
 //! the overlay is closed, the last row says a call waits. Fetching runs on
 //! helper threads that report as [`Note`]s.
 
-use super::note::Note;
+use super::note::{Note, Waker};
 use super::AttachOptions;
 use crate::activity::{ActivityView, Fetched, Fetcher, PanelKey};
 use crate::prefix::Prefix;
 use crate::render::Frame;
 use std::sync::mpsc;
 use termwiz::input::{KeyCode, KeyEvent};
-use termwiz::terminal::TerminalWaker;
 use tickloop_client::Endpoint;
 use tickloop_proto::wire::{HeldAction, HeldCall};
 
@@ -31,22 +30,18 @@ pub(super) struct Overlays {
     instance: String,
     /// Where the helper threads report, and how they wake the loop.
     notes: mpsc::Sender<Note>,
-    waker: TerminalWaker,
+    waker: Waker,
 }
 
 impl Overlays {
     /// No overlay open; the approvals fetcher started.
-    pub(super) fn start(
-        opts: &AttachOptions,
-        notes: mpsc::Sender<Note>,
-        waker: TerminalWaker,
-    ) -> Self {
+    pub(super) fn start(opts: &AttachOptions, notes: mpsc::Sender<Note>, waker: Waker) -> Self {
         let approvals = Fetcher::start_approvals(opts.endpoint(), opts.instance.clone(), {
             let tx = notes.clone();
             let waker = waker.clone();
             move |held| {
                 let sent = tx.send(Note::Approvals(held)).is_ok();
-                let _ = waker.wake();
+                waker.wake();
                 sent
             }
         });
@@ -75,7 +70,7 @@ impl Overlays {
             self.instance.clone(),
             move |fetched| {
                 let sent = tx.send(Note::Activity(fetched)).is_ok();
-                let _ = waker.wake();
+                waker.wake();
                 sent
             },
         );
@@ -134,7 +129,7 @@ impl Overlays {
                 std::thread::spawn(move || {
                     let text = crate::approval_prompt::decide(&endpoint, &held, approve, "attach");
                     let _ = tx.send(Note::Decided(text));
-                    let _ = waker.wake();
+                    waker.wake();
                 });
             }
             _ => {}

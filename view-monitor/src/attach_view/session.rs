@@ -1,54 +1,111 @@
 //! One attach session: its state, one field per concern (the link to the
-//! launcher, the screen drawn, the last row's note, the overlays, the
-//! input), and its main loop, which takes in what the helper threads said,
-//! draws once, sends a due resize, then waits for the next input or
-//! deadline. What each event does lives with its concern: frames, drawing
-//! and resizes in [`super::output`] (the screen's state in [`super::screen`]), keys and mouse in [`super::input`],
-//! the activity overlay and the approval prompt in [`super::overlays`].
+//! launcher, the terminal's input, the screen drawn, the last row's note,
+//! the overlays), and its one loop, which polls the terminal, the
+//! launcher's socket, the signals and the overlays' wake-up at once.
+//!
+//! A turn: what the overlays' helper threads said taken in, the screen
+//! drawn once if it changed, a due resize queued, everything queued sent;
+//! then one `poll`. A keystroke read from the terminal is parsed (termwiz's
+//! `InputParser` used as a parser, fed by this loop) and its event written
+//! to the launcher's socket before anything is drawn; lines from the
+//! launcher are applied as they arrive and drawn at the end of the turn.
+//! What each event does lives with its concern: frames, drawing and
+//! resizes in [`super::output`] (the screen's state in [`super::screen`]),
+//! keys and mouse in [`super::input`], the activity overlay and the
+//! approval prompt in [`super::overlays`].
 
-use super::note::{Note, Turn};
+use super::note::{Note, Turn, Waker};
 use super::overlays::Overlays;
 use super::screen::{LastRow, Screen, FLASH};
 use super::{AttachError, AttachOptions, AttachOutcome, SessionEnd};
-use crate::launcher_link::{self, LinkNote};
+use crate::colors::TtyAnswers;
+use crate::launcher_link::{LineLink, LinkNote};
 use crate::prefix::Prefix;
 use crate::render::{InputReader, MouseTranslator};
 use crate::tty::RestoreGuard;
-use std::io::BufReader;
+use std::fs::File;
+use std::io::Read;
 use std::ops::ControlFlow;
+use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::mpsc;
 use std::time::Instant;
 use termwiz::surface::Change;
-use termwiz::terminal::{Terminal, TerminalWaker, UnixTerminal};
+use termwiz::terminal::{Terminal, UnixTerminal};
 use tickloop_proto::attach::{Snapshot, ViewEvent};
 
-/// A view's connection to its launcher, and the channels around it.
-pub(super) struct Link {
-    pub(super) reader: BufReader<UnixStream>,
-    pub(super) writer: UnixStream,
-    pub(super) notes: mpsc::Receiver<Note>,
-    pub(super) note_tx: mpsc::Sender<Note>,
-    pub(super) events: mpsc::Receiver<ViewEvent>,
-    pub(super) event_tx: mpsc::Sender<ViewEvent>,
+/// The user's terminal as the loop reads it: the answers to the colour
+/// questions taken out, the rest parsed into keys, mouse and paste; and the
+/// signals that come with a terminal (its resizes, its hang-up).
+pub(super) struct TtyIn {
+    pub(super) tty: File,
+    pub(super) answers: TtyAnswers,
+    pub(super) keys: InputReader,
+    pub(super) signals: Signals,
 }
 
-/// The loop's ends of the link once its threads run.
-pub(super) struct Channels {
-    /// What the helper threads say (the overlays keep a sender for the
-    /// threads they start, so this never disconnects while the link runs).
-    pub(super) notes: mpsc::Receiver<Note>,
-    /// What goes to the launcher (sizes, keys, mouse, scrolling, colours).
-    pub(super) event_tx: mpsc::Sender<ViewEvent>,
+/// Signals as the loop hears them: the handlers write a byte to a socket
+/// the loop polls (a resize on one, the end on the other).
+pub(super) struct Signals {
+    winch: UnixStream,
+    end: UnixStream,
+    ids: Vec<signal_hook::SigId>,
+}
+
+impl Signals {
+    pub(super) fn register() -> Result<Self, AttachError> {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGWINCH};
+        let fail = |e: std::io::Error| AttachError::Terminal(format!("cannot handle signals: {e}"));
+        let (winch, winch_tx) = UnixStream::pair().map_err(fail)?;
+        let (end, end_tx) = UnixStream::pair().map_err(fail)?;
+        winch.set_nonblocking(true).map_err(fail)?;
+        end.set_nonblocking(true).map_err(fail)?;
+        let mut ids =
+            vec![signal_hook::low_level::pipe::register(SIGWINCH, winch_tx).map_err(fail)?];
+        for signal in [SIGTERM, SIGINT, SIGQUIT, SIGHUP] {
+            let tx = end_tx.try_clone().map_err(fail)?;
+            ids.push(signal_hook::low_level::pipe::register(signal, tx).map_err(fail)?);
+        }
+        Ok(Signals { winch, end, ids })
+    }
+}
+
+impl Drop for Signals {
+    fn drop(&mut self) {
+        for id in self.ids.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+    }
+}
+
+/// Reads whatever is waiting on a non-blocking socket; whether anything was.
+fn drain(socket: &mut UnixStream) -> bool {
+    let mut buf = [0u8; 64];
+    let mut any = false;
+    while let Ok(n) = socket.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        any = true;
+    }
+    any
 }
 
 /// One attach session's state.
 pub(super) struct Session<'a> {
+    /// Draws (termwiz is the renderer here; the loop reads the input).
     pub(super) term: &'a mut UnixTerminal,
     /// Writes between frames (bell, title, clipboard, mouse modes).
     pub(super) guard: &'a RestoreGuard,
     pub(super) opts: &'a AttachOptions,
-    pub(super) channels: Channels,
+    /// The launcher's socket; everything for the launcher is queued here.
+    pub(super) link: LineLink,
+    /// The terminal's input.
+    pub(super) input: TtyIn,
+    /// What the overlays' helper threads say, and the socket they wake
+    /// the loop with.
+    notes: mpsc::Receiver<Note>,
+    wake: UnixStream,
     /// The Tick's screen as the launcher sent it, and as drawn.
     pub(super) screen: Screen,
     /// The note on the last row (keys, a pending prefix, a decision).
@@ -57,35 +114,36 @@ pub(super) struct Session<'a> {
     pub(super) overlays: Overlays,
     /// The prefix key, and whether it was just typed.
     pub(super) prefix: Prefix,
-    /// The terminal's input, and mouse reports as the Tick wants them.
-    pub(super) keys: InputReader,
+    /// Mouse reports as the Tick wants them.
     pub(super) mouse: MouseTranslator,
     /// Something changed on screen since the last draw.
     pub(super) dirty: bool,
 }
 
+/// What one `poll` of the loop found.
+struct Ready {
+    tty: bool,
+    link: bool,
+    winch: bool,
+    end: bool,
+    wake: bool,
+}
+
 impl<'a> Session<'a> {
-    /// Starts the link's threads, the signal thread and the approvals
-    /// fetcher around a view that got `snapshot` for its `size`.
+    /// The session of a view that got `snapshot` for `size`, with the
+    /// approvals fetcher started.
     pub(super) fn start(
         term: &'a mut UnixTerminal,
         guard: &'a RestoreGuard,
-        link: Link,
+        link: LineLink,
+        input: TtyIn,
         snapshot: Snapshot,
         size: (u16, u16),
         opts: &'a AttachOptions,
     ) -> Result<Self, AttachError> {
-        let Link {
-            reader,
-            writer,
-            notes,
-            note_tx,
-            events,
-            event_tx,
-        } = link;
-        let waker = term.waker();
-        launcher_link::spawn_link(reader, writer, note_tx.clone(), waker.clone(), events);
-        spawn_signals(note_tx.clone(), waker.clone())?;
+        let (note_tx, notes) = mpsc::channel::<Note>();
+        let (wake, waker) = Waker::pair()
+            .map_err(|e| AttachError::Terminal(format!("cannot make the loop's wake-up: {e}")))?;
         let overlays = Overlays::start(opts, note_tx, waker);
         let prefix = Prefix::new(opts.prefix);
         let last_row = LastRow::after_attach(opts, &prefix, &snapshot, size);
@@ -93,29 +151,36 @@ impl<'a> Session<'a> {
             term,
             guard,
             opts,
-            channels: Channels { notes, event_tx },
+            link,
+            input,
+            notes,
+            wake,
             screen: Screen::new(snapshot, size),
             last_row,
             overlays,
             prefix,
-            keys: InputReader::default(),
             mouse: MouseTranslator::default(),
             dirty: true,
         })
     }
 
-    /// Runs until the session ends.
+    /// Runs until the session ends; the link is closed (what is queued
+    /// sent) however it ends.
     pub(super) fn run(mut self) -> Result<SessionEnd, AttachError> {
         let _ = self.term.render(&[Change::ClearScreen(Default::default())]);
-        loop {
-            if let ControlFlow::Break(end) = self.turn()? {
-                return Ok(end);
+        let end = loop {
+            match self.turn() {
+                Ok(ControlFlow::Continue(())) => {}
+                Ok(ControlFlow::Break(end)) => break Ok(end),
+                Err(e) => break Err(e),
             }
-        }
+        };
+        self.link.close();
+        end
     }
 
-    /// One turn: everything the helper threads said since the last turn,
-    /// drawn once; a due resize sent; then one input (or a deadline).
+    /// One turn: what the helper threads said, drawn once; a due resize
+    /// and whatever else is queued sent; then one poll and what it found.
     fn turn(&mut self) -> Turn {
         if let ControlFlow::Break(end) = self.take_notes()? {
             return Ok(ControlFlow::Break(end));
@@ -131,41 +196,161 @@ impl<'a> Session<'a> {
             self.dirty = false;
         }
         self.send_due_resize();
-        let wait = [self.screen.pending_resize, self.last_row.until()]
-            .into_iter()
-            .flatten()
-            .min()
-            .map(|at| at.saturating_duration_since(Instant::now()));
-        let input = match self.keys.poll(self.term, wait) {
-            Ok(input) => input,
+        self.link.flush()?;
+        let ready = self.poll();
+        let now = Instant::now();
+        if ready.end {
+            return Ok(ControlFlow::Break(SessionEnd::Done(AttachOutcome::Hangup)));
+        }
+        if ready.tty {
+            if let ControlFlow::Break(end) = self.read_tty(now)? {
+                return Ok(ControlFlow::Break(end));
+            }
+        }
+        if let ControlFlow::Break(end) = self.on_deadlines(now)? {
+            return Ok(ControlFlow::Break(end));
+        }
+        // The keystroke goes before anything is read or drawn.
+        self.link.flush()?;
+        if ready.link {
+            let mut notes = Vec::new();
+            self.link.read(&mut notes);
+            for note in notes {
+                if let ControlFlow::Break(end) = self.on_link(note)? {
+                    return Ok(ControlFlow::Break(end));
+                }
+            }
+        }
+        if ready.winch && drain(&mut self.input.signals.winch) {
+            if let Ok(size) = self.term.get_screen_size() {
+                self.on_resized(size.cols, size.rows);
+            }
+        }
+        if ready.wake {
+            drain(&mut self.wake);
+        }
+        Ok(ControlFlow::Continue(()))
+    }
+
+    /// Waits for the terminal, the socket, a signal or a wake-up, at most
+    /// until the next deadline.
+    fn poll(&mut self) -> Ready {
+        let deadline = [
+            self.screen.pending_resize,
+            self.last_row.until(),
+            self.input.answers.deadline(),
+            self.input.keys.deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let timeout = deadline.map_or(-1, |at| {
+            let left = at.saturating_duration_since(Instant::now());
+            // Round up: waking a moment early only polls again.
+            libc::c_int::try_from(left.as_micros().div_ceil(1000)).unwrap_or(libc::c_int::MAX)
+        });
+        let link_events = if self.link.wants_write() {
+            libc::POLLIN | libc::POLLOUT
+        } else {
+            libc::POLLIN
+        };
+        let mut fds = [
+            (self.input.tty.as_raw_fd(), libc::POLLIN),
+            (self.link.fd(), link_events),
+            (self.input.signals.winch.as_raw_fd(), libc::POLLIN),
+            (self.input.signals.end.as_raw_fd(), libc::POLLIN),
+            (self.wake.as_raw_fd(), libc::POLLIN),
+        ]
+        .map(|(fd, events)| libc::pollfd {
+            fd,
+            events,
+            revents: 0,
+        });
+        // SAFETY: `fds` is a valid array of pollfd for the call's duration.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
+        let hit = |i: usize| n > 0 && fds[i].revents != 0;
+        Ready {
+            tty: hit(0),
+            link: hit(1) && fds[1].revents & !libc::POLLOUT != 0,
+            winch: hit(2),
+            end: hit(3),
+            wake: hit(4),
+        }
+    }
+
+    /// Reads the terminal: colour answers to the launcher, the rest parsed
+    /// and handled (keys to the launcher at once).
+    fn read_tty(&mut self, now: Instant) -> Turn {
+        let mut buf = [0u8; 4096];
+        let n = match self.input.tty.read(&mut buf) {
+            Ok(n) => n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
+                ) =>
+            {
+                return Ok(ControlFlow::Continue(()))
+            }
+            Err(_) => 0,
+        };
+        if n == 0 {
             // The terminal went away (SIGHUP may come too, or not at all
             // when the view is not the session leader).
-            Err(_) => return Ok(ControlFlow::Break(SessionEnd::Done(AttachOutcome::Hangup))),
-        };
-        self.on_input(input)
+            return Ok(ControlFlow::Break(SessionEnd::Done(AttachOutcome::Hangup)));
+        }
+        let mut keys = Vec::new();
+        if let Some(colors) = self.input.answers.feed(&buf[..n], now, &mut keys) {
+            self.link.queue(&ViewEvent::Colors(colors));
+        }
+        self.input.keys.feed(&keys, n == buf.len());
+        self.take_input()
+    }
+
+    /// What waited for a deadline: held bytes that were keys after all,
+    /// colours reported without their end marker, a held key sequence.
+    fn on_deadlines(&mut self, now: Instant) -> Turn {
+        let mut keys = Vec::new();
+        if let Some(colors) = self.input.answers.on_deadline(now, &mut keys) {
+            self.link.queue(&ViewEvent::Colors(colors));
+        }
+        if !keys.is_empty() {
+            self.input.keys.feed(&keys, false);
+        }
+        self.input.keys.on_deadline(now);
+        self.take_input()
+    }
+
+    /// Handles every input event parsed so far.
+    fn take_input(&mut self) -> Turn {
+        while let Some(event) = self.input.keys.next_event() {
+            if let ControlFlow::Break(end) = self.on_input(Some(event))? {
+                return Ok(ControlFlow::Break(end));
+            }
+        }
+        Ok(ControlFlow::Continue(()))
     }
 
     /// Takes in every note waiting, in order.
     fn take_notes(&mut self) -> Turn {
-        loop {
-            let note = match self.channels.notes.try_recv() {
-                Ok(note) => note,
-                Err(mpsc::TryRecvError::Empty) => return Ok(ControlFlow::Continue(())),
-                Err(mpsc::TryRecvError::Disconnected) => {
-                    return Err(AttachError::Lost("the launcher connection ended".into()))
-                }
-            };
+        while let Ok(note) = self.notes.try_recv() {
             if let ControlFlow::Break(end) = self.on_note(note)? {
                 return Ok(ControlFlow::Break(end));
             }
+        }
+        Ok(ControlFlow::Continue(()))
+    }
+
+    fn on_link(&mut self, note: LinkNote) -> Turn {
+        match note {
+            LinkNote::Frame(frame) => self.on_frame(frame),
+            LinkNote::Lost(why) => Err(AttachError::Lost(why)),
+            LinkNote::Broken(why) => Err(AttachError::Protocol(why)),
         }
     }
 
     fn on_note(&mut self, note: Note) -> Turn {
         match note {
-            Note::Link(LinkNote::Frame(frame)) => return self.on_frame(frame),
-            Note::Link(LinkNote::Lost(why)) => return Err(AttachError::Lost(why)),
-            Note::Link(LinkNote::Broken(why)) => return Err(AttachError::Protocol(why)),
             Note::Decided(text) => {
                 self.last_row.show(Some(text), FLASH);
                 self.dirty = true;
@@ -180,25 +365,7 @@ impl<'a> Session<'a> {
                     self.dirty = true;
                 }
             }
-            Note::Signal | Note::TerminalGone => {
-                return Ok(ControlFlow::Break(SessionEnd::Done(AttachOutcome::Hangup)))
-            }
         }
         Ok(ControlFlow::Continue(()))
     }
-}
-
-/// Signals (SIGTERM, SIGINT, SIGQUIT, SIGHUP) end the session cleanly: a
-/// thread turns the first into a [`Note::Signal`].
-fn spawn_signals(tx: mpsc::Sender<Note>, waker: TerminalWaker) -> Result<(), AttachError> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGINT, SIGQUIT, SIGHUP])
-        .map_err(|e| AttachError::Terminal(format!("cannot handle signals: {e}")))?;
-    std::thread::spawn(move || {
-        if signals.forever().next().is_some() {
-            let _ = tx.send(Note::Signal);
-            let _ = waker.wake();
-        }
-    });
-    Ok(())
 }
