@@ -437,9 +437,7 @@ mod tests {
     use tokio::io::AsyncBufReadExt;
 
     /// The statuses written to a host, read back: `(updates_total, when)`.
-    async fn next_status<R: AsyncBufRead + Unpin>(
-        lines: &mut R,
-    ) -> (u64, tokio::time::Instant) {
+    async fn next_status<R: AsyncBufRead + Unpin>(lines: &mut R) -> (u64, tokio::time::Instant) {
         loop {
             let mut line = String::new();
             let n = lines.read_line(&mut line).await.expect("a line");
@@ -469,7 +467,11 @@ mod tests {
             Arc::new(Notify::new()),
         ));
         let mut lines = BufReader::new(theirs);
-        assert_eq!(next_status(&mut lines).await.0, 0, "the status after the hello");
+        assert_eq!(
+            next_status(&mut lines).await.0,
+            0,
+            "the status after the hello"
+        );
 
         // A flood: 500 changes, the writer given a turn after each.
         for n in 1..=500 {

@@ -911,7 +911,14 @@ impl Keeper {
             answers: &self.answers,
         };
         let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            handle_emulator_message(&mut term, msg, &published.changes, recorder, &published.echo, shell);
+            handle_emulator_message(
+                &mut term,
+                msg,
+                &published.changes,
+                recorder,
+                &published.echo,
+                shell,
+            );
             let emulator = &mut *term.emulator;
             for event in emulator.take_events() {
                 // No view attached: nobody to tell.

@@ -4,11 +4,11 @@
 //! go instead (`show`; Loop `subscribe` outside Claude Code, `unsubscribe`).
 
 use crate::calls::Caller;
-use crate::waiting::{request_cancellable, request_held_waiting};
 use crate::catalog::Catalog;
 use crate::hosts::{error_kind, HostError, Hosts};
 use crate::open::{Open, OpenArgs};
 use crate::outcome;
+use crate::waiting::{request_cancellable, request_held_waiting};
 use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;

@@ -458,7 +458,10 @@ mod tests {
             "",
             json!({"command": "make test"}),
         );
-        assert_eq!(run.plainly(), "Run `make test` at the prompt of shell:build?");
+        assert_eq!(
+            run.plainly(),
+            "Run `make test` at the prompt of shell:build?"
+        );
         let keys = held(
             HeldAction::Input,
             "keys",
