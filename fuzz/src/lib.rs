@@ -23,8 +23,12 @@ use tickloop_proto::attach::{Snapshot, ToView, ViewEvent};
 use tickloop_proto::core::{Action, Limits, Session, SessionRequest};
 use tickloop_proto::wire::CallRequest;
 
+/// A border: the name of its corpus folder and libFuzzer target, and the
+/// function that takes its bytes.
+pub type Border = (&'static str, fn(&[u8]));
+
 /// The borders, by the name of their corpus folder and libFuzzer target.
-pub const BORDERS: &[(&str, fn(&[u8]))] = &[
+pub const BORDERS: &[Border] = &[
     ("tick_stdout", tick_stdout),
     ("attach_lines", attach_lines),
     ("pty_bytes", pty_bytes),
@@ -124,11 +128,7 @@ pub fn attach_lines(data: &[u8]) {
     for line in data.split(|b| *b == b'\n') {
         if let Ok(message) = serde_json::from_slice::<ToView>(line) {
             match message {
-                ToView::Snapshot(snapshot) => {
-                    if snapshot.check().is_ok() {
-                        model = snapshot;
-                    }
-                }
+                ToView::Snapshot(snapshot) if snapshot.check().is_ok() => model = snapshot,
                 ToView::Rows(rows) => {
                     let before = model.clone();
                     if model.apply(rows).is_err() {
