@@ -60,8 +60,9 @@ fn check(out: &Out, what: &str, id: &str, shown: Option<&str>) -> Option<String>
     let ended = out.stderr.contains("has ended") || out.stdout.contains("has ended");
     match shown {
         Some(text) if ended && !out.stdout.contains(text) => Some(format!(
-            "{what} {id}: the kept answer lacks {text:?}: {}",
-            out.stdout
+            "{what} {id}: the kept answer lacks {text:?}: {} (stderr: {})",
+            out.stdout,
+            out.stderr.trim()
         )),
         _ => None,
     }

@@ -264,7 +264,7 @@ fn close_never_kills_a_process_that_a_stale_status_names() {
     signal(old, libc::SIGKILL);
     wait_gone(old, "the killed tickhost");
     // The record the next tickhost adopts now names the stranger as the Tick.
-    let record_path = host.runtime().join("l/hosted-c.json");
+    let record_path = host.runtime().join("i/hosted-c/record.json");
     let mut record: Value =
         serde_json::from_str(&std::fs::read_to_string(&record_path).expect("the record"))
             .expect("a JSON record");

@@ -168,12 +168,12 @@ fn a_held_call_is_asked_about_in_the_host_and_runs_once_on_accept_never_on_decli
     open_asking(&host);
     let accepted = run_2026(&host, "accept", &[], None);
     let question = accepted["asked"][0].as_str().unwrap_or_default();
+    // What happens in plain words, who asks, the deadline, the details.
     for part in [
-        "`increment`",
-        "hosted:ask",
-        "{\"amount\":4}",
-        "revision 1",
-        "mutates: true",
+        "Add an integer to the counter? · hosted:ask",
+        "Asked by ",
+        "Answer by ",
+        "increment {\"amount\":4} rev 1",
     ] {
         assert!(question.contains(part), "{part}: {accepted}");
     }
@@ -288,7 +288,7 @@ fn an_answer_given_elsewhere_first_stands_and_the_retry_gets_the_outcome() {
     assert!(
         findings["question"]
             .as_str()
-            .is_some_and(|q| q.contains("`increment`")),
+            .is_some_and(|q| q.contains("· increment {")),
         "{findings}"
     );
     assert!(
@@ -313,7 +313,7 @@ fn an_agents_typing_into_the_persons_shell_is_asked_in_the_host_in_2026() {
     assert_eq!(typed["is_error"], false, "{typed}");
     let question = typed["asked"][0].as_str().unwrap_or_default();
     assert!(
-        question.contains("type into shell:mine") && question.contains("typed-"),
+        question.contains("into shell:mine?") && question.contains("typed-"),
         "{typed}"
     );
     host.wait_screen("shell:mine", "typed-42");

@@ -158,7 +158,7 @@ async fn a_held_call_asks_through_its_task_and_runs_once_on_accept_never_when_ca
     assert_eq!(question["method"], "elicitation/create", "{question}");
     let message = question["params"]["message"].as_str().unwrap_or_default();
     assert!(
-        message.contains("hosted:ask") && message.contains("mutates: true"),
+        message.contains("hosted:ask") && message.contains("Answer by "),
         "{message}"
     );
     assert_eq!(host.logged_calls("ask", "increment"), 0);

@@ -382,11 +382,18 @@ fn login_works_once() {
             logs.push_str(&std::fs::read_to_string(entry.path()).unwrap_or_default());
         }
     }
-    for entry in std::fs::read_dir(host.runtime().join("l"))
-        .expect("l/")
+    // Every instance's folder: its launcher's log, record and the rest.
+    for folder in std::fs::read_dir(host.runtime().join("i"))
+        .expect("i/")
         .flatten()
     {
-        logs.push_str(&std::fs::read_to_string(entry.path()).unwrap_or_default());
+        for entry in std::fs::read_dir(folder.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            logs.push_str(&std::fs::read_to_string(entry.path()).unwrap_or_default());
+        }
     }
     let cookie_value = cookie.split_once('=').map(|(_, v)| v).unwrap_or("");
     for secret in [token.as_str(), cookie_value] {

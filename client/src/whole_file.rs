@@ -255,8 +255,9 @@ mod tests {
         lines
             .append(b"{\"a\":1}\n[1,\"o\",\"x\"]\n")
             .expect("append");
-        assert_eq!(lines.len(), 19);
-        assert_eq!(std::fs::read(&path).expect("read").len(), 19);
+        // 8 + 12 bytes: both lines, with their newlines.
+        assert_eq!(lines.len(), 20);
+        assert_eq!(std::fs::read(&path).expect("read").len(), 20);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -354,9 +354,13 @@ fn shell_program_has_a_screen_and_input_but_no_protocol() {
     match host.ask(LauncherRequest::Describe) {
         ClientReply::Error(e) => {
             assert_eq!(e.kind, ErrorKind::NotATick);
-            assert_eq!(
-                e.message,
-                "shell:sh is not a Tick: it has no protocol; use screen and input"
+            // A plain sh has no integration: what works instead is named.
+            assert!(
+                e.message
+                    .starts_with("shell:sh (sh) has no shell integration")
+                    && e.message.contains("`screen`, `input`"),
+                "{}",
+                e.message
             );
         }
         other => panic!("expected not_a_tick, got {other:?}"),

@@ -146,7 +146,10 @@ async def elicit(session, answers, questions, withdrawn, findings):
     question = questions[0]
     check(question["mode"] == "form", f"form mode: {question}")
     check(question["schema"].get("properties") == {}, f"an empty form: {question}")
-    for part in ("hosted:counter", "`increment`", '{"amount":2}', "revision 1", "mutates: true"):
+    # What will happen in plain words first, who asks, the deadline, then
+    # the details (docs/approval.md, "In the agent host").
+    for part in ("Add an integer to the counter? · hosted:counter", "Asked by ", "Answer by ",
+                 "increment", '{"amount":2}', "rev 1"):
         check(part in question["message"], f"{part} in the question: {question['message']}")
     findings["question"] = question["message"]
 

@@ -121,6 +121,12 @@ impl ViewHub {
             *current = size;
         }
         let (cols, rows) = *current;
+        if cols == 0 || rows == 0 {
+            // A terminal that does not know its size (a pipe, a `script`
+            // with no terminal of its own) leaves the Tick's size alone:
+            // shrunk to 2x2, its screen would be kept that way.
+            return;
+        }
         if state.latest != Some(id) {
             state.latest = Some(id);
             if let Some(colors) = state.colors.get(&id) {

@@ -369,8 +369,10 @@ async fn read(shared: &Arc<Shared>, name: &str, client: Option<ClientKind>) -> C
         Ok(instance) => instance,
         Err(e) => return ClientReply::Error(e),
     };
+    // A shell's state is its launcher's (its commands, with integration;
+    // the launcher says what works without).
     if instance.kind == InstanceKind::Shell {
-        return forward(shared, name, LauncherRequest::Read, true, client).await;
+        return forward(shared, name, LauncherRequest::Read, false, client).await;
     }
     if let Some(reply) = while_running(shared, &instance, LauncherRequest::Read, true, client).await
     {

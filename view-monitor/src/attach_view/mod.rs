@@ -256,7 +256,7 @@ mod tests {
         let root = Path::new("/run/t");
         let (id, socket) = resolve(root, "counter", &list).unwrap();
         assert_eq!(id, "hosted:counter");
-        assert_eq!(socket, Path::new("/run/t/l/hosted-counter.sock"));
+        assert_eq!(socket, Path::new("/run/t/i/hosted-counter/sock"));
         assert_eq!(resolve(root, "shell:top", &list).unwrap().0, "shell:top");
         assert!(matches!(
             resolve(root, "top", &list),
