@@ -167,7 +167,11 @@ mod tests {
         let mut other = spawn(&scratch.join("elsewhere"));
         let pid = ours.id();
         assert!(alive(pid));
-        assert!(plays(pid, &root, Role::Launcher));
+        assert!(
+            plays(pid, &root, Role::Launcher),
+            "cmdline {:?}",
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+        );
         assert!(!plays(pid, &root, Role::Tickhost));
         assert!(!plays(other.id(), &root, Role::Launcher));
         assert_eq!(find(&root, Role::Launcher), vec![pid]);
