@@ -259,19 +259,11 @@ fn end_children_and_exit() -> ! {
     std::process::exit(0);
 }
 
-/// The pids of this process's children, from `/proc/self/task/*/children`.
+/// The pids of this process's children (`/proc/self/task/*/children`).
 fn children_of_this_process() -> Vec<libc::pid_t> {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return Vec::new();
-    };
-    tasks
-        .flatten()
-        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
-        .flat_map(|text| {
-            text.split_whitespace()
-                .filter_map(|pid| pid.parse().ok())
-                .collect::<Vec<libc::pid_t>>()
-        })
+    tickloop_client::runtime_procs::children(std::process::id())
+        .into_iter()
+        .filter_map(|pid| libc::pid_t::try_from(pid).ok())
         .filter(|&pid| pid > 1)
         .collect()
 }
