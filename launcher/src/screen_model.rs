@@ -351,6 +351,14 @@ pub fn encode_input(mode: TermMode, event: &ViewEvent) -> Result<Vec<u8>, InputE
             if matches!(key, Key::Char(_)) && !mods.ctrl && !mods.alt && !mods.super_ {
                 mods.shift = false;
             }
+            // There is no F0: termwiz's encoder panics on it (found by
+            // fuzzing the attach protocol, tickloop-fuzz attach_lines).
+            if *key == Key::F(0) {
+                return Err(InputError {
+                    what: "key",
+                    source: "there is no function key F0".into(),
+                });
+            }
             let modes = KeyCodeEncodeModes {
                 encoding: KeyboardEncoding::Xterm,
                 application_cursor_keys: mode.contains(TermMode::APP_CURSOR),
