@@ -1133,8 +1133,11 @@ async fn a_held_call_whose_bridge_is_killed_is_withdrawn() {
         })
     });
     assert_eq!(held["client"], "mcp");
-    // The bridge: this test's child running `tickloop mcp`.
+    // The bridge: this test's child running `tickloop mcp` for this host
+    // (the tests of this file run in parallel, each with a bridge of its
+    // own, all children of this process).
     let me = std::process::id().to_string();
+    let ours = format!("TICKLOOP_RUNTIME_DIR={}", host.runtime().display());
     let bridge = std::fs::read_dir("/proc")
         .expect("/proc")
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
@@ -1145,7 +1148,10 @@ async fn a_held_call_whose_bridge_is_killed_is_withdrawn() {
                 .next()
                 .and_then(|f| f.split_whitespace().nth(1));
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            parent == Some(me.as_str()) && cmdline.split(|b| *b == 0).any(|a| a == b"mcp")
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            parent == Some(me.as_str())
+                && cmdline.split(|b| *b == 0).any(|a| a == b"mcp")
+                && environ.split(|b| *b == 0).any(|v| v == ours.as_bytes())
         })
         .expect("the tickloop mcp process");
     // SAFETY: kill sends a signal to a process this test started.
