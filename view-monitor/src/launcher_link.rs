@@ -53,11 +53,30 @@ pub(crate) fn start_view(
     stream: UnixStream,
     hello: &ViewHello,
 ) -> Result<(BufReader<UnixStream>, UnixStream, Start), AttachError> {
+    let writer = send_view_hello(&stream, hello)?;
+    read_start(stream, writer)
+}
+
+/// Sends `hello` on a connection from [`connect`]; the connection's
+/// writing half. The launcher starts on its snapshot at once, so a view
+/// that has more to set up reads it later with [`read_start`].
+pub(crate) fn send_view_hello(
+    stream: &UnixStream,
+    hello: &ViewHello,
+) -> Result<UnixStream, AttachError> {
     let mut writer = stream
         .try_clone()
         .map_err(|e| AttachError::Lost(e.to_string()))?;
     send_line(&mut writer, hello).map_err(|e| AttachError::Lost(e.to_string()))?;
+    Ok(writer)
+}
 
+/// The launcher's answer to the hello [`send_view_hello`] sent on
+/// `stream`: its first snapshot, or that the instance ended.
+pub(crate) fn read_start(
+    stream: UnixStream,
+    writer: UnixStream,
+) -> Result<(BufReader<UnixStream>, UnixStream, Start), AttachError> {
     let mut reader = BufReader::new(stream);
     let first = read_message(&mut reader)?;
     let start = match first {

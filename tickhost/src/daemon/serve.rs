@@ -508,8 +508,13 @@ async fn wait_watched(
     let for_end = wait.ended;
     let waited = forward(shared, name, LauncherRequest::Wait(wait), false, client);
     match until_hangup(waited, reader, early).await {
-        // It has ended (before, or as the wait reached it).
+        // It has ended (before, or as the wait reached it): answered from
+        // what it kept, once tickhost has taken the end in (the launcher
+        // may hang up before tickhost reads its last status).
         Some(ClientReply::Error(e)) if for_end && e.kind == ErrorKind::Ended => {
+            if let Ok(instance) = shared.resolve(name) {
+                settle_end(shared, &instance).await;
+            }
             Some(ended_already(shared, name))
         }
         Some(reply) => Some(reply),

@@ -1,12 +1,13 @@
 //! Starting and ending one attach: the launcher dialled (its socket here,
-//! or over ssh), the terminal taken (raw mode, the colour questions asked,
-//! the signals the loop hears, the alternate screen), the hello sent and
-//! the first snapshot read; then the [`Session`] and its one loop; then the
-//! teardown, the terminal given back however the session ended.
+//! or over ssh), the hello sent as soon as the terminal's size is known,
+//! the terminal taken meanwhile (raw mode, the colour questions asked, the
+//! signals the loop hears), the first snapshot read, the alternate screen;
+//! then the [`Session`] and its one loop; then the teardown, the terminal
+//! given back however the session ended.
 
 use super::session::{Session, Signals, TtyIn};
 use super::{AttachError, AttachOptions, AttachOutcome, SessionEnd};
-use crate::launcher_link::{dial, start_view, view_hello, LineLink, Start};
+use crate::launcher_link::{dial, read_start, send_view_hello, view_hello, LineLink, Start};
 use crate::render::InputReader;
 use crate::tty::{clamp, terminal_caps, RestoreGuard};
 use std::fs::OpenOptions;
@@ -32,6 +33,10 @@ pub(super) fn run_session(opts: &AttachOptions) -> Result<SessionEnd, AttachErro
         .get_screen_size()
         .map_err(|e| AttachError::Terminal(format!("cannot read the terminal's size: {e}")))?;
     let (cols, rows) = (clamp(size.cols), clamp(size.rows));
+    // The hello goes now: the launcher takes its snapshot while this
+    // terminal is set up (raw mode, the colour questions).
+    let hello = view_hello(&caps, (cols, rows), "attach");
+    let writer = send_view_hello(&stream, &hello)?;
 
     let guard = RestoreGuard::install()?;
     term.set_raw_mode()
@@ -46,8 +51,7 @@ pub(super) fn run_session(opts: &AttachOptions) -> Result<SessionEnd, AttachErro
         signals,
     };
 
-    let hello = view_hello(&caps, (cols, rows), "attach");
-    let (reader, _writer, snapshot) = match start_view(stream, &hello)? {
+    let (reader, _writer, snapshot) = match read_start(stream, writer)? {
         (reader, writer, Start::Snapshot(s)) => (reader, writer, s),
         (_, _, Start::Ended(reason)) => {
             return Ok(SessionEnd::Done(AttachOutcome::Ended { reason }))
