@@ -402,8 +402,9 @@ impl Client {
     }
 
     /// A handle that ends this connection from another thread
-    /// (`shutdown`): a request blocked on it returns with an error, and
-    /// tickhost sees its client go (a cancelled `wait` ends there).
+    /// (`shutdown`): a request blocked on it, or a wait in
+    /// [`Client::next_watch_item`], returns with an error, and tickhost
+    /// sees its client go (a cancelled `wait` ends there).
     pub fn hangup_handle(&self) -> std::io::Result<UnixStream> {
         self.writer
             .lock()
@@ -484,15 +485,6 @@ impl Client {
                 Err(e) => break Err(e),
             }
         }
-    }
-
-    /// A handle on this connection's socket, for another thread to end it
-    /// (`shutdown`) while this one waits in [`Client::next_watch_item`].
-    pub fn socket_handle(&self) -> std::io::Result<UnixStream> {
-        self.writer
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .try_clone()
     }
 
     /// Starts watching `instances`; read with [`Client::next_watch_item`].

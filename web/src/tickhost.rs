@@ -80,7 +80,7 @@ impl Tickhost {
         let instance = instance.to_string();
         let (client, socket) = tokio::task::spawn_blocking(move || {
             let mut client = Client::connect(&runtime, ClientKind::Web)?;
-            let socket = client.socket_handle()?;
+            let socket = client.hangup_handle()?;
             client.watch(vec![instance], WATCH_INTERVAL_MS)?;
             Ok::<_, tickloop_client::ClientError>((client, socket))
         })
