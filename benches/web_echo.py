@@ -3,7 +3,9 @@
 `tickloop attach`, tmux and the raw PTY, in one run; and what open pages
 cost tickhost.
 
-Echo: a `cat` running in a PTY echoes each key the moment it is typed.
+Echo: a `cat` running in a PTY echoes each key the moment it is typed. The
+paths take turns, 20 keys at a time, so that each sees the machine as the
+others do (a run on a shared machine drifts).
   * raw PTY      cat on a pty of this script: write a key, read it back;
   * tmux         `tmux attach` (on a pty of this script) of a session running
                  cat: write a key, read it back from the attach client;
@@ -17,6 +19,16 @@ Echo: a `cat` running in a PTY echoes each key the moment it is typed.
                  the key reach the page (its WebSocket's message event),
                  before xterm.js draws them on the next animation frame: the
                  measure that compares with attach's (bytes on its pty).
+  * attach in tmux  `tickloop attach shell:cat` inside a tmux session, timed
+                 on the pty of a `tmux attach` client: the key goes through
+                 tmux to attach and back, and shows once tmux has drawn it
+                 for its client (the issue's "attach in tmux").
+  * browser floor  the raw limit of a page: the same Chromium and the same
+                 xterm.js, on a page whose WebSocket goes to a server that
+                 only echoes (benches/web-stack, hyper + tungstenite, the
+                 stack tickloop web is built on); bytes and glyph measured
+                 as for the page. What the page costs beyond it is
+                 tickloop's; the rest is the browser's.
 
 Memory: tickhost's resident set (VmRSS) with no page open, then with 20
 pages open, each showing the list and the counter's live terminal, state and
@@ -24,8 +36,9 @@ activity (the pages are logged in with one session).
 
 Run (Playwright from PyPI; the browser tests make this environment):
   cargo build --release && cargo test --test web   # makes target/tmp/python-playwright-*
+  cargo build --release --features hyper --manifest-path benches/web-stack/Cargo.toml
   target/tmp/python-playwright-1.65.2/bin/python benches/web_echo.py \
-      --bin target/release/tickloop [-n 200] [--pages 20]
+      --bin target/release/tickloop [-n 400] [--pages 20]
 Needs tmux and /usr/bin/chromium.
 """
 import argparse
@@ -67,36 +80,46 @@ def read_until(fd, pred, limit=10.0):
     raise TimeoutError(f"never saw it: {buf[-200:]!r}")
 
 
-def pty_echo(argv, env, n, ready):
-    """The ms from writing each key to CMD's pty until it shows."""
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.environ.clear()
-        os.environ.update(env)
-        os.execvp(argv[0], argv)
-    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 120, 0, 0))
-    try:
+class PtyTypist:
+    """CMD on a pty of this script: each key written, timed until it shows."""
+
+    def __init__(self, argv, env, ready):
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.environ.clear()
+            os.environ.update(env)
+            os.execvp(argv[0], argv)
+        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 120, 0, 0))
         if ready:
-            read_until(fd, ready, 20)
+            read_until(self.fd, ready, 20)
         else:
             time.sleep(0.3)
-        samples = []
-        for i in range(n):
+        self.typed = 0
+        self.samples = []
+
+    def drain(self):
+        while select.select([self.fd], [], [], 0.05)[0]:
+            os.read(self.fd, 65536)
+
+    def block(self, n):
+        self.drain()
+        for _ in range(n):
+            i = self.typed
+            self.typed += 1
             key = KEYS[i % len(KEYS)].encode()
             if i % 40 == 39:
-                os.write(fd, b"\r")
+                os.write(self.fd, b"\r")
                 time.sleep(0.1)
-                while select.select([fd], [], [], 0.05)[0]:
-                    os.read(fd, 65536)
+                self.drain()
             t = time.perf_counter()
-            os.write(fd, key)
-            read_until(fd, lambda b: key in ESCAPES.sub(b"", b))
-            samples.append((time.perf_counter() - t) * 1000)
+            os.write(self.fd, key)
+            read_until(self.fd, lambda b: key in ESCAPES.sub(b"", b))
+            self.samples.append((time.perf_counter() - t) * 1000)
             time.sleep(0.01)
-        return samples
-    finally:
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
+
+    def close(self):
+        os.kill(self.pid, 9)
+        os.waitpid(self.pid, 0)
 
 
 # Before the page's own scripts: every WebSocket of the page also notes
@@ -109,8 +132,11 @@ WS_TAP_JS = """
   window.WebSocket = function (url, protocols) {
     const ws = new Orig(url, protocols);
     ws.addEventListener('message', (e) => {
-      if (typeof e.data !== 'string' && window.__expectKey) {
-        if (new TextDecoder().decode(e.data).includes(window.__expectKey)) {
+      // The page's terminal bytes are binary; the floor's echo is text.
+      const text = typeof e.data === 'string' ? (window.__tapText ? e.data : null)
+                                              : new TextDecoder().decode(e.data);
+      if (text !== null && window.__expectKey) {
+        if (text.includes(window.__expectKey)) {
           window.__wsSamples.push(performance.now() - window.__t0);
           window.__expectKey = null;
         }
@@ -139,22 +165,76 @@ MEASURE_JS = """
 """
 
 
-def page_echo(page, n):
-    page.evaluate(MEASURE_JS)
-    page.focus(".xterm-helper-textarea")
-    typed = ""
-    for i in range(n):
-        if i % 40 == 39:
-            page.keyboard.press("Enter")
-            typed = ""
-            page.wait_for_timeout(50)
-        key = KEYS[i % len(KEYS)]
-        typed += key
-        page.evaluate(f"() => {{ window.__expect = {json.dumps(typed[-6:])}; window.__expectKey = {json.dumps(key)}; }}")
-        page.keyboard.press(key)
-        page.wait_for_function(f"() => window.__samples.length === {i + 1}", polling="raf", timeout=10000)
-        page.wait_for_timeout(10)
-    return page.evaluate("() => window.__samples"), page.evaluate("() => window.__wsSamples")
+# The browser floor's page: xterm.js (the vendored release tickloop web
+# embeds) typing into a WebSocket that a bare server echoes, the echo
+# written back into the terminal as the page writes the launcher's bytes.
+FLOOR_JS = """
+() => new Promise((ready) => {
+  const term = new Terminal({scrollback: 0, cursorBlink: false});
+  term.open(document.getElementById('terminal'));
+  window.__tapText = true;
+  const ws = new WebSocket('ws://' + location.host + '/');
+  ws.binaryType = 'arraybuffer';
+  term.onData((data) => ws.send(JSON.stringify({type: 'input', data})));
+  // Enter comes back as a new line, as a tty's echo makes it.
+  ws.onmessage = (e) => term.write(new TextEncoder().encode(JSON.parse(e.data).data.replace(/\\r/g, '\\r\\n')));
+  ws.onopen = () => { term.focus(); ready(); };
+})
+"""
+VENDOR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "web", "vendor", "xterm")
+
+
+def floor_page(context, addr):
+    """The browser floor's page, on the echo server at ADDR."""
+    page = context.new_page()
+    page.goto(f"http://{addr}/")
+    page.set_content("<div id=terminal style='width:1100px;height:600px'></div>")
+    page.add_style_tag(path=os.path.join(VENDOR, "xterm.css"))
+    page.add_script_tag(path=os.path.join(VENDOR, "xterm.js"))
+    page.evaluate(FLOOR_JS)
+    page.wait_for_timeout(500)
+    return page
+
+
+class PageTypist:
+    """A page's terminal: each key pressed (Playwright), timed in the page
+    to its glyph in the DOM and to its bytes on the WebSocket."""
+
+    def __init__(self, page):
+        self.page = page
+        page.evaluate(MEASURE_JS)
+        self.typed = 0
+        self.line = ""
+
+    def block(self, n):
+        page = self.page
+        page.bring_to_front()
+        page.focus(".xterm-helper-textarea")
+        for _ in range(n):
+            i = self.typed
+            self.typed += 1
+            if i % 40 == 39:
+                page.keyboard.press("Enter")
+                self.line = ""
+                page.wait_for_timeout(50)
+            key = KEYS[i % len(KEYS)]
+            self.line += key
+            page.evaluate(f"() => {{ window.__expect = {json.dumps(self.line[-6:])}; window.__expectKey = {json.dumps(key)}; }}")
+            page.keyboard.press(key)
+            page.wait_for_function(f"() => window.__samples.length === {i + 1}", polling="raf", timeout=10000)
+            page.wait_for_timeout(10)
+
+    def samples(self):
+        """(glyph, bytes) samples, ms."""
+        return self.page.evaluate("() => window.__samples"), self.page.evaluate("() => window.__wsSamples")
+
+
+def interleave(typists, n, block=20):
+    """N keys on each typist, BLOCK at a time in turn, so that each path
+    sees the machine as the others do."""
+    for start in range(0, n, block):
+        for typist in typists:
+            typist.block(min(block, n - start))
 
 
 def rss_kib(pid):
@@ -174,28 +254,36 @@ def stats(name, samples):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default="target/release/tickloop")
-    ap.add_argument("-n", type=int, default=200)
+    ap.add_argument("-n", type=int, default=400)
     ap.add_argument("--pages", type=int, default=20)
+    ap.add_argument("--floor-server", default=os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "web-stack", "target", "release", "web-stack-size"),
+        help="benches/web-stack built with --features hyper: a server that only echoes")
     a = ap.parse_args()
     tickloop = os.path.abspath(a.bin)
+    if not os.access(a.floor_server, os.X_OK):
+        raise SystemExit(f"no echo server at {a.floor_server} for the browser floor: build it with "
+                         "`cargo build --release --features hyper --manifest-path benches/web-stack/Cargo.toml`")
     runtime = tempfile.mkdtemp(prefix="tlwb", dir="/tmp")
     env = {**os.environ, "TICKLOOP_RUNTIME_DIR": runtime, "TERM": "xterm-256color"}
     tmux_sock = f"tlwb-{os.getpid()}"
     web = None
+    floor = None
     try:
         run = lambda *args: subprocess.run([tickloop, *args], env=env, check=True, capture_output=True, text=True)
-        run("open", "--shell", "--id", "cat", "--", "cat")
+        # A cat of its own for each tickloop path, so no view resizes
+        # another's and no echo shows in another's screen.
+        for name in ("cat", "cat-tmux", "cat-page"):
+            run("open", "--shell", "--id", name, "--", "cat")
         run("open", "--package", "counter", "--id", "counter")
         web = subprocess.Popen([tickloop, "web"], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         started = json.loads(web.stdout.readline())
-        results = []
-
-        results.append(stats("raw PTY (cat)", pty_echo(["cat"], env, a.n, None)))
-        subprocess.run(["tmux", "-L", tmux_sock, "-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "30", "cat"], env=env, check=True)
-        results.append(stats("tmux attach (cat)", pty_echo(
-            ["tmux", "-L", tmux_sock, "attach"], env, a.n, lambda b: len(b) > 0)))
-        results.append(stats("tickloop attach (shell:cat)", pty_echo(
-            [tickloop, "attach", "shell:cat"], env, a.n, lambda b: len(b) > 100)))
+        floor = subprocess.Popen([a.floor_server], stdout=subprocess.PIPE, text=True)
+        floor_addr = floor.stdout.readline().strip()
+        tmux = ["tmux", "-L", tmux_sock, "-f", "/dev/null"]
+        subprocess.run([*tmux, "new-session", "-d", "-s", "cat", "-x", "120", "-y", "30", "cat"], env=env, check=True)
+        subprocess.run([*tmux, "new-session", "-d", "-s", "attach", "-x", "120", "-y", "30",
+                        tickloop, "attach", "shell:cat-tmux"], env=env, check=True)
 
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
@@ -204,12 +292,31 @@ def main():
             page = context.new_page()
             page.goto(started["login_url"])
             page.wait_for_selector("#list tbody tr")
-            page.evaluate("() => { location.hash = 'shell:cat'; }")
+            page.evaluate("() => { location.hash = 'shell:cat-page'; }")
             page.wait_for_selector(".xterm-rows")
             page.wait_for_timeout(500)
-            glyph, bytes_in = page_echo(page, a.n)
-            results.append(stats("tickloop web page, bytes (shell:cat)", bytes_in))
-            results.append(stats("tickloop web page (shell:cat)", glyph))
+            typists = {
+                "raw PTY (cat)": PtyTypist(["cat"], env, None),
+                "tmux attach (cat)": PtyTypist([*tmux, "attach", "-t", "cat"], env, lambda b: len(b) > 0),
+                "tickloop attach (shell:cat)": PtyTypist(
+                    [tickloop, "attach", "shell:cat"], env, lambda b: len(b) > 100),
+                "tickloop attach in tmux (shell:cat-tmux)": PtyTypist(
+                    [*tmux, "attach", "-t", "attach"], env, lambda b: b"shell:cat" in b or len(b) > 400),
+                "browser floor (echo server)": PageTypist(floor_page(context, floor_addr)),
+                "tickloop web page (shell:cat-page)": PageTypist(page),
+            }
+            interleave(list(typists.values()), a.n)
+            results = []
+            for name, typist in typists.items():
+                if isinstance(typist, PtyTypist):
+                    results.append(stats(name, typist.samples))
+                    typist.close()
+                else:
+                    glyph, bytes_in = typist.samples()
+                    kind, _, what = name.partition(" (")
+                    results.append(stats(f"{kind}, bytes ({what}", bytes_in))
+                    results.append(stats(name, glyph))
+            floor.kill()
             page.evaluate("() => { location.hash = ''; }")
 
             # Memory: tickhost with no page, then with the pages open.
@@ -230,21 +337,31 @@ def main():
             browser.close()
 
         print(f"tickloop web echo bench, n={a.n}, {time.strftime('%Y-%m-%d %H:%M')}, load {os.getloadavg()[0]:.2f}")
-        print(f"{'path':34} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8}")
+        print(f"{'path':42} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8}")
         for r in results:
-            print(f"{r['name']:34} {r['p50']:8.2f} {r['p90']:8.2f} {r['p99']:8.2f}")
+            print(f"{r['name']:42} {r['p50']:8.2f} {r['p90']:8.2f} {r['p99']:8.2f}")
         by = {r["name"].split(" (")[0]: r for r in results}
         page_r, attach_r = by["tickloop web page"], by["tickloop attach"]
         bytes_r = by["tickloop web page, bytes"]
         print(f"page (glyph) / attach p50: {page_r['p50'] / attach_r['p50']:.2f}   "
               f"page (bytes) / attach p50: {bytes_r['p50'] / attach_r['p50']:.2f}   "
               f"page (glyph) / tmux p50: {page_r['p50'] / by['tmux attach']['p50']:.2f}")
+        floor_r, raw_r = by["browser floor"], by["raw PTY"]
+        print(f"page (glyph) / attach in tmux p50: {page_r['p50'] / by['tickloop attach in tmux']['p50']:.2f}   "
+              f"browser floor (glyph) / attach p50: {floor_r['p50'] / attach_r['p50']:.2f}")
+        print(f"beyond the raw limit, p50: page {page_r['p50'] - floor_r['p50']:.2f} ms over the browser floor, "
+              f"attach {attach_r['p50'] - raw_r['p50']:.2f} ms over the raw PTY: "
+              f"{(page_r['p50'] - floor_r['p50']) / (attach_r['p50'] - raw_r['p50']):.2f}x; "
+              f"bytes {bytes_r['p50'] - by['browser floor, bytes']['p50']:.2f} ms over the floor's: "
+              f"{(bytes_r['p50'] - by['browser floor, bytes']['p50']) / (attach_r['p50'] - raw_r['p50']):.2f}x")
         print(f"tickhost VmRSS: {before} KiB with no page, {after} KiB with {a.pages} pages open "
               f"(+{after - before} KiB); tickloop web itself: {web_rss} KiB")
     finally:
         subprocess.run(["tmux", "-L", tmux_sock, "kill-server"], capture_output=True)
         if web:
             web.kill()
+        if floor:
+            floor.kill()
         subprocess.run([tickloop, "shutdown"], env=env, capture_output=True)
         shutil.rmtree(runtime, ignore_errors=True)
 
