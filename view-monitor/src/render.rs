@@ -610,7 +610,7 @@ pub fn frame_changes_keyed(
             region_size: rows,
             scroll_count: 0,
         });
-        shown.add_changes(changes.clone());
+        show(shown, changes.clone());
         shown_keys.drain(..count);
         shown_keys.resize(region, None);
     }
@@ -620,7 +620,7 @@ pub fn frame_changes_keyed(
             continue;
         }
         let diff = shown.diff_region(0, row, cols, 1, &frame.surface, 0, row);
-        shown.add_changes(diff.clone());
+        show(shown, diff.clone());
         changes.extend(diff);
     }
     shown_keys.clone_from(&frame.row_keys);
@@ -648,13 +648,23 @@ pub fn frame_changes(shown: &mut Surface, frame: &Frame) -> Vec<Change> {
             region_size: rows,
             scroll_count: 0,
         });
-        shown.add_changes(changes.clone());
+        show(shown, changes.clone());
     }
     let diff = shown.diff_screens(&frame.surface);
-    shown.add_changes(diff.clone());
+    show(shown, diff.clone());
     changes.extend(diff);
     changes.extend(cursor_changes(frame));
     changes
+}
+
+/// Applies `changes` to `shown`, the surface that stands for what a
+/// terminal shows, which lives as long as its view. A surface also logs
+/// every change for a later `get_changes`; nothing here asks, so the log is
+/// dropped at once: kept, it grew by every frame drawn for as long as the
+/// view was open (a megabyte a second under a busy Tick).
+fn show(shown: &mut Surface, changes: Vec<Change>) {
+    shown.add_changes(changes);
+    shown.flush_changes_older_than(shown.current_seqno());
 }
 
 /// Where the cursor goes and how it looks, after a frame.
@@ -925,6 +935,37 @@ mod tests {
                 ..
             }
         )));
+    }
+
+    /// A view's shown surface lives as long as the view: if it kept its
+    /// log of changes, a view left open on a busy Tick grew without end.
+    #[test]
+    fn a_views_shown_surface_keeps_no_log_of_the_frames_drawn() {
+        // A surface with its log answers "what changed since the last
+        // change" with that change alone; without it, with a whole repaint.
+        let logs_changes = |shown: &Surface| {
+            let last = shown.current_seqno().saturating_sub(1);
+            matches!(shown.get_changes(last).1, std::borrow::Cow::Borrowed(_))
+        };
+        let mut logged = Surface::new(10, 6);
+        logged.add_changes(vec![Change::Text("x".into()), Change::Text("y".into())]);
+        assert!(logs_changes(&logged), "the check itself sees a log");
+        let mut plain = Surface::new(10, 6);
+        let mut keyed = Surface::new(10, 6);
+        let mut keys = Vec::new();
+        for i in 0..50 {
+            let line = format!("<{i}>");
+            let lines = ["top", line.as_str(), "", "", "", ""];
+            let frame = compose(&snap_with(&lines, 10, 6), 10, 6, "", false);
+            frame_changes(&mut plain, &frame);
+            frame_changes_keyed(&mut keyed, &mut keys, &frame);
+            assert!(!logs_changes(&plain), "frame_changes, frame {i}");
+            assert!(!logs_changes(&keyed), "frame_changes_keyed, frame {i}");
+            assert_eq!(
+                keyed.screen_chars_to_string(),
+                frame.surface.screen_chars_to_string()
+            );
+        }
     }
 
     #[test]
