@@ -65,6 +65,7 @@ fn xterm_js() -> Option<Capabilities> {
 /// One page's copy of a Tick's screen and of what its xterm.js shows.
 pub struct PageScreen {
     model: Snapshot,
+    composer: render::Composer,
     /// The page's terminal size, cells.
     view: (u16, u16),
     shown: Surface,
@@ -90,6 +91,7 @@ impl PageScreen {
     pub fn new(first: Snapshot, view: (u16, u16), note: String) -> Option<PageScreen> {
         Some(PageScreen {
             model: first,
+            composer: render::Composer::default(),
             view,
             shown: Surface::new(usize::from(view.0), usize::from(view.1)),
             shown_keys: Vec::new(),
@@ -156,7 +158,9 @@ impl PageScreen {
             sink.bytes.extend_from_slice(render::mouse_reporting(mouse));
             self.mouse = Some(mouse);
         }
-        let frame = render::compose(&self.model, self.view.0, self.view.1, &self.note, false);
+        let frame = self
+            .composer
+            .compose(&self.model, self.view.0, self.view.1, &self.note, false);
         let changes = render::frame_changes_keyed(&mut self.shown, &mut self.shown_keys, &frame);
         let mut changes = changes;
         // termwiz leaves the attributes as the last cell had them.

@@ -86,7 +86,10 @@ impl Session<'_> {
             (None, None, Some(status)) => (status.as_str(), true),
             (None, None, None) => (self.last_row.size_note.as_str(), false),
         };
-        let mut frame = render::compose(&screen.model, screen.view.0, screen.view.1, note, force);
+        let mut frame =
+            screen
+                .composer
+                .compose(&screen.model, screen.view.0, screen.view.1, note, force);
         self.overlays.draw(&mut frame, &self.prefix);
         let changes =
             render::frame_changes_keyed(&mut screen.shown, &mut screen.shown_keys, &frame);

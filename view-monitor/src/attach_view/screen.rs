@@ -16,6 +16,8 @@ pub(super) const FLASH: Duration = Duration::from_secs(3);
 pub(super) struct Screen {
     /// The Tick's screen as the launcher sent it.
     pub(super) model: Snapshot,
+    /// Makes the frames, keeping the model drawn between them.
+    pub(super) composer: render::Composer,
     /// The size of the user's terminal.
     pub(super) view: (u16, u16),
     /// What was drawn last, and the fingerprints of the Tick's rows in it.
@@ -35,6 +37,7 @@ impl Screen {
     pub(super) fn new(model: Snapshot, view: (u16, u16)) -> Self {
         Screen {
             model,
+            composer: render::Composer::default(),
             view,
             shown: Surface::new(usize::from(view.0), usize::from(view.1)),
             shown_keys: Vec::new(),
