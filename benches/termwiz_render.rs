@@ -1,10 +1,12 @@
 //! Redraw cost of the views: what one frame costs, from a Tick's screen
 //! model to the escape sequences written to the view's terminal. Each frame
 //! goes the way `tickloop attach` and the Monitor's overlay draw it
-//! (view-monitor's `render`): `compose` (screen model onto a termwiz
-//! `Surface`), `frame_changes_keyed` or `frame_changes` (the changes against
-//! what the terminal shows), then termwiz's terminfo renderer writes the
-//! escapes into memory. Written to compare termwiz versions (benches/termwiz.md).
+//! (view-monitor's `render`): the screen model onto a termwiz `Surface`
+//! (attach and the web page with a `Composer`, which keeps the model drawn
+//! between frames; the Monitor with `compose`, which draws it whole),
+//! `frame_changes_keyed` or `frame_changes` (the changes against what the
+//! terminal shows), then termwiz's terminfo renderer writes the escapes
+//! into memory. Written to compare termwiz versions (benches/termwiz.md).
 //!
 //! Frames, all 200x50, every row coloured (palette and 24-bit colours, bold,
 //! underline, a wide character and an accented one):
@@ -13,8 +15,8 @@
 //!   the overlay opening).
 //! - `row`: one row differs from the frame before (typing, a clock), the
 //!   attach view's way (`frame_changes_keyed`).
-//! - `row-monitor`: the same frames the Monitor's way (`frame_changes`,
-//!   which compares every cell).
+//! - `row-monitor`: the same frames the Monitor's way (`compose` and
+//!   `frame_changes`, which compares every cell).
 //! - `scroll`: the screen scrolled up by one row (log output).
 //!
 //! The escapes are hashed (FNV-1a over every byte of a round), so two builds
@@ -36,7 +38,7 @@ use termwiz::render::terminfo::TerminfoRenderer;
 use termwiz::render::RenderTty;
 use termwiz::surface::Surface;
 use tickloop_proto::attach::{Attrs, Color, Cursor, Line, Run, Snapshot, Underline};
-use view_monitor::render::{compose, frame_changes, frame_changes_keyed};
+use view_monitor::render::{compose, frame_changes, frame_changes_keyed, Composer};
 
 const COLS: u16 = 200;
 const ROWS: u16 = 50;
@@ -248,11 +250,16 @@ fn round(kind: Kind, screens: &[Snapshot], frames: usize) -> Round {
     let (cols, rows) = (usize::from(COLS), usize::from(ROWS));
     let mut shown = Surface::new(cols, rows);
     let mut shown_keys = Vec::new();
+    let mut composer = Composer::default();
     let (mut compose_ns, mut emit_ns) = (0u128, 0u128);
     let started = Instant::now();
     for i in 0..frames {
         let t0 = Instant::now();
-        let frame = compose(&screens[i % screens.len()], COLS, ROWS, "", false);
+        let screen = &screens[i % screens.len()];
+        let frame = match kind {
+            Kind::RowMonitor => compose(screen, COLS, ROWS, "", false),
+            _ => composer.compose(screen, COLS, ROWS, "", false),
+        };
         let changes = match kind {
             Kind::Full => {
                 shown = Surface::new(cols, rows);

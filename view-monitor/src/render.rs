@@ -482,9 +482,21 @@ impl Composer {
             self.model = Surface::new(size.0, size.1);
             self.keys = vec![None; size.1];
         }
+        let lines = &snap.lines[..size.1.min(snap.lines.len())];
+        let keys: Vec<Option<u64>> = lines.iter().map(line_key).collect();
         let mut changes = Vec::new();
-        for (y, line) in snap.lines.iter().enumerate().take(size.1) {
-            let key = line_key(line);
+        // Output that scrolled the Tick's screen moves the kept rows up
+        // rather than drawing every row again.
+        if let Some(count) = scroll_count(&self.keys, &keys, size.1) {
+            changes.push(Change::ScrollRegionUp {
+                first_row: 0,
+                region_size: size.1,
+                scroll_count: count,
+            });
+            self.keys.drain(..count);
+            self.keys.resize(size.1, None);
+        }
+        for (y, (line, key)) in lines.iter().zip(keys).enumerate() {
             if self.keys[y] == key {
                 continue;
             }
@@ -1049,8 +1061,8 @@ mod tests {
     /// lines that changed; each of its frames must be the frame `compose`
     /// makes from scratch, whatever the lines hold: wide characters,
     /// combining marks, emoji, control characters, lines wider than the
-    /// screen, lines that go blank, runs with other attributes, and a
-    /// change of the screen's size.
+    /// screen, lines that go blank, runs with other attributes, output that
+    /// scrolls, and a change of the screen's size.
     #[test]
     fn the_composer_makes_the_frames_compose_makes() {
         let pieces = [
@@ -1085,6 +1097,14 @@ mod tests {
                     3 + u16::try_from(next(4)).expect("small"),
                 );
                 snap = Snapshot::blank(cols, rows);
+            }
+            if next(4) == 0 {
+                // Output scrolled the screen up by one or two rows.
+                let count = 1 + next(2);
+                snap.lines.rotate_left(count);
+                for line in snap.lines.iter_mut().rev().take(count) {
+                    *line = Line { runs: Vec::new() };
+                }
             }
             for _ in 0..=next(3) {
                 let row = next(usize::from(rows));
