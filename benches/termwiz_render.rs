@@ -2,8 +2,9 @@
 //! model to the escape sequences written to the view's terminal. Each frame
 //! goes the way `tickloop attach` and the Monitor's overlay draw it
 //! (view-monitor's `render`): the screen model onto a termwiz `Surface`
-//! (attach and the web page with a `Composer`, which keeps the model drawn
-//! between frames; the Monitor with `compose`, which draws it whole),
+//! (attach, the web page and the Monitor's overlay with a `Composer`, which
+//! keeps the model drawn between frames; `row-monitor` with `compose`,
+//! which draws it whole),
 //! `frame_changes_keyed` or `frame_changes` (the changes against what the
 //! terminal shows), then termwiz's terminfo renderer writes the escapes
 //! into memory. Written to compare termwiz versions (benches/termwiz.md).
@@ -15,8 +16,9 @@
 //!   the overlay opening).
 //! - `row`: one row differs from the frame before (typing, a clock), the
 //!   attach view's way (`frame_changes_keyed`).
-//! - `row-monitor`: the same frames the Monitor's way (`compose` and
-//!   `frame_changes`, which compares every cell).
+//! - `row-monitor`: the same frames composed whole and compared cell by
+//!   cell (`compose` and `frame_changes`, as the Monitor compares its
+//!   whole screen).
 //! - `scroll`: the screen scrolled up by one row (log output).
 //!
 //! The escapes are hashed (FNV-1a over every byte of a round), so two builds

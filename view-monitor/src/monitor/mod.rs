@@ -1120,7 +1120,7 @@ impl Monitor {
         let mut surface = table::draw(&view, cols, rows);
         let mut cursor = None;
         let mut cursor_shape = tickloop_proto::attach::CursorShape::Default;
-        if let Some(o) = &self.overlay {
+        if let Some(o) = &mut self.overlay {
             let geo = Geometry::for_terminal(self.size.0, self.size.1);
             (cursor, cursor_shape) = overlay::draw(&mut surface, o, &geo);
         }

@@ -65,6 +65,8 @@ pub struct Overlay {
     pub id: String,
     /// The Tick's screen; `None` until the first snapshot.
     pub model: Option<Snapshot>,
+    /// Makes the frames, keeping the model drawn between them.
+    composer: render::Composer,
     /// Set once the overlay shows why it stopped (then any key closes it).
     pub stopped: Option<Stop>,
     notes: mpsc::Receiver<LinkNote>,
@@ -147,6 +149,7 @@ impl Overlay {
             launcher_link::spawn_link(reader, writer, note_tx, waker, events);
         });
         Overlay {
+            composer: render::Composer::default(),
             id,
             model: None,
             stopped: None,
@@ -168,6 +171,7 @@ impl Overlay {
         let (_tx, notes) = mpsc::channel();
         let size = model.as_ref().map_or((74, 20), |m| (m.cols, m.rows));
         Overlay {
+            composer: render::Composer::default(),
             id: id.to_string(),
             model,
             stopped,
@@ -312,7 +316,7 @@ impl Overlay {
 /// terminal's cursor goes and its shape.
 pub fn draw(
     screen: &mut Surface,
-    overlay: &Overlay,
+    overlay: &mut Overlay,
     geo: &Geometry,
 ) -> (Option<(usize, usize)>, tickloop_proto::attach::CursorShape) {
     let (w, h) = (
@@ -359,7 +363,10 @@ pub fn draw(
     let inner = match &overlay.model {
         Some(model) => {
             let note = format!("{} d closes", overlay.prefix_name);
-            let frame = render::compose(model, geo.inner_cols, geo.inner_rows, &note, false);
+            let frame =
+                overlay
+                    .composer
+                    .compose(model, geo.inner_cols, geo.inner_rows, &note, false);
             if overlay.stopped.is_none() {
                 cursor = (
                     frame.cursor.map(|(x, y)| (x + ox, y + oy)),
@@ -449,6 +456,7 @@ mod tests {
     fn overlay_with(model: Option<Snapshot>, stopped: Option<Stop>) -> Overlay {
         let (_tx, notes) = mpsc::channel();
         Overlay {
+            composer: render::Composer::default(),
             id: "hosted:counter".into(),
             model,
             stopped,
@@ -475,7 +483,7 @@ mod tests {
         let mut screen = Surface::new(80, 24);
         screen.add_change(Change::Text("list".into()));
         let geo = Geometry::for_terminal(80, 24);
-        let (cursor, _) = draw(&mut screen, &overlay_with(Some(snap), None), &geo);
+        let (cursor, _) = draw(&mut screen, &mut overlay_with(Some(snap), None), &geo);
         let text = screen.screen_chars_to_string();
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].starts_with("list"), "{text}");
@@ -490,11 +498,11 @@ mod tests {
     fn a_stopped_overlay_says_why() {
         let mut screen = Surface::new(80, 24);
         let geo = Geometry::for_terminal(80, 24);
-        let overlay = overlay_with(
+        let mut overlay = overlay_with(
             Some(Snapshot::blank(74, 20)),
             Some(Stop::Ended("closed by tickloop close".into())),
         );
-        let (cursor, _) = draw(&mut screen, &overlay, &geo);
+        let (cursor, _) = draw(&mut screen, &mut overlay, &geo);
         let text = screen.screen_chars_to_string();
         assert!(
             text.contains("hosted:counter ended: closed by tickloop close"),
@@ -510,11 +518,11 @@ mod tests {
             let mut screen = Surface::new(usize::from(cols), usize::from(rows));
             let geo = Geometry::for_terminal(cols, rows);
             for stopped in [None, Some(Stop::Lost("gone ".repeat(50)))] {
-                let o = overlay_with(Some(Snapshot::blank(120, 30)), stopped);
-                draw(&mut screen, &o, &geo);
+                let mut o = overlay_with(Some(Snapshot::blank(120, 30)), stopped);
+                draw(&mut screen, &mut o, &geo);
             }
-            let o = overlay_with(None, None);
-            draw(&mut screen, &o, &geo);
+            let mut o = overlay_with(None, None);
+            draw(&mut screen, &mut o, &geo);
         }
     }
 

@@ -243,12 +243,12 @@ fn overlay_of_an_ended_tick_at_80x24() {
     snap.lines[1] = text("uploading… done");
     snap.lines[2] = text("last-words-42");
     let mut screen = list_screen(80, 24, None, false);
-    let o = Overlay::detached(
+    let mut o = Overlay::detached(
         "shell:deploy",
         Some(snap),
         Some(Stop::Ended("exited with status 3".into())),
     );
-    overlay::draw(&mut screen, &o, &Geometry::for_terminal(80, 24));
+    overlay::draw(&mut screen, &mut o, &Geometry::for_terminal(80, 24));
     check("overlay-ended-80x24", &render(&screen));
 }
 
