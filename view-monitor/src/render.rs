@@ -473,7 +473,8 @@ impl Composer {
         force_status: bool,
     ) -> Frame {
         self.update(snap);
-        compose_on(self.model.clone(), snap, cols, rows, note, force_status)
+        let model = self.model.clone();
+        compose_on(model, &self.keys, snap, cols, rows, note, force_status)
     }
 
     fn update(&mut self, snap: &Snapshot) {
@@ -605,12 +606,23 @@ pub struct Frame {
 /// detach) is appended to the status line, which only shows when the sizes
 /// differ or `force_status` is set.
 pub fn compose(snap: &Snapshot, cols: u16, rows: u16, note: &str, force_status: bool) -> Frame {
-    compose_on(model_surface(snap), snap, cols, rows, note, force_status)
+    let line_keys: Vec<Option<u64>> = snap.lines.iter().map(line_key).collect();
+    compose_on(
+        model_surface(snap),
+        &line_keys,
+        snap,
+        cols,
+        rows,
+        note,
+        force_status,
+    )
 }
 
-/// [`compose`], with `model`, the Tick's screen drawn on a surface.
+/// [`compose`], with `model`, the Tick's screen drawn on a surface, and
+/// `line_keys`, each of its lines' [`line_key`].
 fn compose_on(
     model: Surface,
+    line_keys: &[Option<u64>],
     snap: &Snapshot,
     cols: u16,
     rows: u16,
@@ -673,18 +685,13 @@ fn compose_on(
     let (cx, cy) = (usize::from(snap.cursor.x), usize::from(snap.cursor.y));
     let cursor = (snap.cursor.visible && cx < width && cy < height).then_some((cx, cy));
     // A row draws the same when its line and the crop are the same.
-    let row_keys = snap
-        .lines
+    let row_keys = line_keys
         .iter()
         .take(height)
-        .map(|line| {
-            (!line.runs.is_empty()).then(|| {
+        .map(|key| {
+            key.map(|key| {
                 let mut hasher = std::collections::hash_map::DefaultHasher::new();
-                (snap.cols, snap.rows, width).hash(&mut hasher);
-                for run in &line.runs {
-                    run.text.hash(&mut hasher);
-                    run.attrs.hash(&mut hasher);
-                }
+                (snap.cols, snap.rows, width, key).hash(&mut hasher);
                 hasher.finish()
             })
         })
