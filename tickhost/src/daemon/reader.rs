@@ -12,6 +12,14 @@ use tickloop_client::framing::{Line, LineReader};
 use tickloop_proto::wire::{ClientReply, LauncherMessage, LauncherRequest, LauncherStatus};
 use tokio::net::unix::OwnedReadHalf;
 
+/// Why a launcher's connection was dropped when writing to it failed.
+const WRITE_FAILED: &str = "tickhost could not write to it";
+
+/// For how long the lines a launcher wrote before a write to it failed are
+/// still read: they are already in the socket, so this bounds only a peer
+/// that stopped reading yet goes on writing.
+const DRAIN_AFTER_WRITE_FAILED: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Attaches `conn` to `instance` and reads the launcher's messages until it
 /// goes away, then marks the instance ended (unless the launcher said how it
 /// ended) and fails what was pending.
@@ -38,10 +46,25 @@ pub fn spawn_reader(
                 }
             })
         };
+        // Once a write has failed the launcher has most likely gone, but
+        // what it wrote before going (its last status: how its Tick ended)
+        // may still wait unread: that is read before the end is decided.
+        let mut drain_until: Option<tokio::time::Instant> = None;
         let detail = loop {
-            let line = tokio::select! {
-                line = reader.next() => line,
-                () = conn.writer_stopped() => break "tickhost could not write to it".to_string(),
+            let line = if let Some(deadline) = drain_until {
+                match tokio::time::timeout_at(deadline, reader.next()).await {
+                    Ok(line) => line,
+                    Err(_) => break WRITE_FAILED.to_string(),
+                }
+            } else {
+                tokio::select! {
+                    biased;
+                    line = reader.next() => line,
+                    () = conn.writer_stopped() => {
+                        drain_until = Some(tokio::time::Instant::now() + DRAIN_AFTER_WRITE_FAILED);
+                        continue;
+                    }
+                }
             };
             match line {
                 Ok(Some(Line::Text(text))) => {
@@ -69,6 +92,7 @@ pub fn spawn_reader(
                     "{}: ignored a non-UTF-8 line from the launcher",
                     instance.id
                 )),
+                Ok(None) if drain_until.is_some() => break WRITE_FAILED.to_string(),
                 Ok(None) => break "its connection closed".to_string(),
                 Err(e) => break e.to_string(),
             }
@@ -168,5 +192,78 @@ mod tests {
         assert_eq!(instance.ended(), None);
         assert!(instance.conn().is_none());
         let _ = launcher.await;
+    }
+
+    /// A launcher whose Tick broke the protocol sends its status (ended, a
+    /// violation) and exits. When tickhost's next write to it fails before
+    /// that status is read, the instance still ends as the launcher said,
+    /// not as a lost launcher. Run many times: which of the two the reader
+    /// saw first was a coin toss before.
+    #[tokio::test]
+    async fn the_last_status_of_a_launcher_is_read_even_when_writing_to_it_failed_first() {
+        for round in 0..40 {
+            let dir = tempfile::tempdir().expect("a temporary directory");
+            let socket = dir.path().join("l.sock");
+            let listener = tokio::net::UnixListener::bind(&socket).expect("bound");
+            let mut status = LauncherStatus {
+                instance: "hosted:a".into(),
+                launcher_pid: std::process::id(),
+                pid: std::process::id(),
+                ..Default::default()
+            };
+            let mut last = status.clone();
+            last.ended = Some(end_info(
+                tickloop_proto::wire::EndClass::Violation,
+                "the Tick wrote an update whose `at` is not a time".into(),
+            ));
+            let launcher = tokio::spawn(async move {
+                let (stream, _) = listener.accept().await.expect("a connection");
+                let (read, mut write) = stream.into_split();
+                let _hello = BufReader::new(read).lines().next_line().await;
+                let answer = format!(
+                    "{{\"version\":\"{}\"}}\n",
+                    tickloop_proto::wire::wire_version()
+                );
+                let mut ended = serde_json::to_string(&LauncherMessage::Status(Box::new(last)))
+                    .expect("a status as JSON");
+                ended.push('\n');
+                let _ = write.write_all(answer.as_bytes()).await;
+                let _ = write.write_all(ended.as_bytes()).await;
+                // ...and exits: both halves dropped.
+            });
+            let shared = Shared::new(
+                RuntimeDir::at(dir.path()),
+                PathBuf::from("tickloop"),
+                Limits::default(),
+            );
+            status.ended = None;
+            let files = InstanceFiles::in_folder(Path::new("/nonexistent/i/hosted-a"));
+            let instance =
+                Instance::new("hosted:a".into(), files, None, status, Default::default());
+            let (conn, reader) = LauncherConn::connect(&socket, std::process::id())
+                .await
+                .expect("connected");
+            launcher.await.expect("the launcher task");
+            // A write to the gone launcher fails, and the writer stops,
+            // before the reader starts: both are ready at its first look.
+            let asking = tokio::spawn({
+                let conn = conn.clone();
+                async move { conn.request(LauncherRequest::Status).await }
+            });
+            conn.writer_stopped().await;
+            let mut changes = shared.subscribe();
+            spawn_reader(shared.clone(), instance.clone(), conn, reader);
+            while instance.conn().is_some() {
+                changes.changed().await.expect("the registry lives");
+            }
+            let ended = instance.ended().expect("the instance ended");
+            assert_eq!(
+                ended.kind,
+                tickloop_proto::wire::EndClass::Violation,
+                "round {round}: {ended:?}"
+            );
+            let reply = asking.await.expect("the asking task");
+            assert!(matches!(reply, ClientReply::Error(_)), "{reply:?}");
+        }
     }
 }
