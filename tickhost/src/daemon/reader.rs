@@ -147,6 +147,28 @@ mod tests {
     use tickloop_proto::core::limits::Limits;
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
+    /// A launcher's side of one connection: it answers hello, writes
+    /// `messages`, and hangs up.
+    fn hello_then_hang_up(
+        listener: tokio::net::UnixListener,
+        messages: Vec<LauncherMessage>,
+    ) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(async move {
+            let (stream, _) = listener.accept().await.expect("a connection");
+            let (read, mut write) = stream.into_split();
+            let _hello = BufReader::new(read).lines().next_line().await;
+            let mut lines = format!(
+                "{{\"version\":\"{}\"}}\n",
+                tickloop_proto::wire::wire_version()
+            );
+            for message in messages {
+                lines += &serde_json::to_string(&message).expect("a message as JSON");
+                lines.push('\n');
+            }
+            let _ = write.write_all(lines.as_bytes()).await;
+        })
+    }
+
     /// A launcher that still runs but whose connection was lost (here: it
     /// hangs up after hello) does not end its instance: the connection is
     /// dropped and the records scanned again to connect it anew.
@@ -155,17 +177,9 @@ mod tests {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let socket = dir.path().join("l.sock");
         let listener = tokio::net::UnixListener::bind(&socket).expect("bound");
-        let launcher = tokio::spawn(async move {
-            let (stream, _) = listener.accept().await.expect("a connection");
-            let (read, mut write) = stream.into_split();
-            let _hello = BufReader::new(read).lines().next_line().await;
-            let answer = format!(
-                "{{\"version\":\"{}\"}}\n",
-                tickloop_proto::wire::wire_version()
-            );
-            let _ = write.write_all(answer.as_bytes()).await;
-            // ...and hangs up, living on (this test process is the launcher).
-        });
+        // It hangs up after hello, living on (this test process is the
+        // launcher).
+        let launcher = hello_then_hang_up(listener, Vec::new());
         let shared = Shared::new(
             RuntimeDir::at(dir.path()),
             PathBuf::from("tickloop"),
@@ -216,21 +230,9 @@ mod tests {
                 tickloop_proto::wire::EndClass::Violation,
                 "the Tick wrote an update whose `at` is not a time".into(),
             ));
-            let launcher = tokio::spawn(async move {
-                let (stream, _) = listener.accept().await.expect("a connection");
-                let (read, mut write) = stream.into_split();
-                let _hello = BufReader::new(read).lines().next_line().await;
-                let answer = format!(
-                    "{{\"version\":\"{}\"}}\n",
-                    tickloop_proto::wire::wire_version()
-                );
-                let mut ended = serde_json::to_string(&LauncherMessage::Status(Box::new(last)))
-                    .expect("a status as JSON");
-                ended.push('\n');
-                let _ = write.write_all(answer.as_bytes()).await;
-                let _ = write.write_all(ended.as_bytes()).await;
-                // ...and exits: both halves dropped.
-            });
+            // It says how its Tick ended, and exits.
+            let launcher =
+                hello_then_hang_up(listener, vec![LauncherMessage::Status(Box::new(last))]);
             let shared = Shared::new(
                 RuntimeDir::at(dir.path()),
                 PathBuf::from("tickloop"),
