@@ -334,7 +334,9 @@ fn on_a_terminal_too_small_the_overlay_says_so_in_one_line() {
     let host = Host::new();
     host.open_counter("small");
     let tmux = Tmux::attach(&host, "hosted:small", 30, 6);
-    tmux.wait_text("Counter");
+    // Redrawn at this size, the counter's title has scrolled off the top
+    // (its lines do not fit 6 rows): wait for the size it says it has.
+    tmux.wait_text("size 30x6");
     tmux.send_keys(&["C-\\", "m"]);
     tmux.wait_text("too small for the");
     tmux.send_keys(&["Escape"]);
