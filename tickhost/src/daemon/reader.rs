@@ -219,7 +219,7 @@ mod tests {
             let dir = tempfile::tempdir().expect("a temporary directory");
             let socket = dir.path().join("l.sock");
             let listener = tokio::net::UnixListener::bind(&socket).expect("bound");
-            let mut status = LauncherStatus {
+            let status = LauncherStatus {
                 instance: "hosted:a".into(),
                 launcher_pid: std::process::id(),
                 pid: std::process::id(),
@@ -238,7 +238,6 @@ mod tests {
                 PathBuf::from("tickloop"),
                 Limits::default(),
             );
-            status.ended = None;
             let files = InstanceFiles::in_folder(Path::new("/nonexistent/i/hosted-a"));
             let instance =
                 Instance::new("hosted:a".into(), files, None, status, Default::default());
