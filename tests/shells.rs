@@ -202,6 +202,34 @@ fn keys_c_c_interrupts_a_running_command_whose_status_is_then_130() {
 }
 
 #[test]
+fn run_right_after_keys_waits_for_the_shell_to_answer_them() {
+    // A person's zsh whose `C-u` takes its time before it clears the line,
+    // as a slow widget or a loaded machine makes any shell.
+    let host = host_with_home(&[(
+        ".zshrc",
+        "slow-kill() { sleep 0.6; zle kill-whole-line; }\nzle -N slow-kill\nbindkey '^U' slow-kill\n",
+    )]);
+    let id = open_shell(&host, "slow", &["zsh"]);
+    host.ok(&["keys", &id, "e", "c", "x", "z"]);
+    host.ok(&["wait", &id, "--text", "ecxz", "--screen"]);
+    // `run` at once: the line still shows "ecxz" until the shell answers
+    // the `C-u`; the answer is waited for, and the command typed after it.
+    host.ok(&["keys", &id, "C-u"]);
+    let (code, v, out) = run(&host, &id, "echo clean");
+    assert_eq!((code, output(&v)), (0, "clean\n"), "{out:?}");
+    assert_eq!(shell_state(&host, &id)["commands_total"], 1);
+    // Text the shell has shown, with nothing typed since, is refused at
+    // once as before.
+    host.ok(&["keys", &id, "q", "w", "j", "k"]);
+    host.ok(&["wait", &id, "--text", "qwjk", "--screen"]);
+    let out = host.run(&["run", &id, "--", "true"]);
+    let e = out.expect_error(125, "bad_request");
+    let message = e["message"].as_str().unwrap_or_default();
+    assert!(message.contains("has text on it"), "{message}");
+    assert_eq!(shell_state(&host, &id)["commands_total"], 1);
+}
+
+#[test]
 fn an_unknown_key_name_is_a_usage_error_and_nothing_is_typed() {
     let host = host_with_home(&[]);
     let id = open_shell(&host, "b", &["bash"]);

@@ -50,6 +50,10 @@ pub enum NotTyped {
     LineNotEmpty(String),
     /// Another `run` is being typed.
     Busy,
+    /// Not at an empty prompt, but input typed just before has had no
+    /// answer yet: the shell may not have taken it (asked with
+    /// [`Run::wait_for_answer`]).
+    Unanswered,
 }
 
 /// What the instance asks of the emulator thread about its output.
@@ -79,6 +83,11 @@ pub enum ShellMsg {
 pub struct Run {
     pub bytes: Vec<u8>,
     pub first_prompt: bool,
+    /// When the prompt's state refuses the command while input typed
+    /// before it is unanswered (`keys C-u`, then `run`), say
+    /// [`NotTyped::Unanswered`], so that the caller asks again once the
+    /// shell has answered it.
+    pub wait_for_answer: bool,
     pub typed: oneshot::Sender<Result<u64, NotTyped>>,
     pub ended: oneshot::Sender<Waited>,
 }
@@ -118,6 +127,8 @@ pub trait Terminal {
     /// Whether bracketed paste is on (a `run`'s command is pasted then).
     fn bracketed_paste(&self) -> bool;
     fn type_bytes(&mut self, bytes: Vec<u8>);
+    /// Whether input typed before has not been answered by any output yet.
+    fn input_unanswered(&self) -> bool;
 }
 
 impl ShellWatch {
@@ -272,6 +283,13 @@ impl ShellWatch {
     /// editing keys), and waits for its end.
     fn type_run(&mut self, run: Run, term: &mut dyn Terminal) {
         if let Err(why) = self.may_type() {
+            let for_the_prompt =
+                matches!(why, NotTyped::NotAtPrompt(_) | NotTyped::LineNotEmpty(_));
+            let why = if for_the_prompt && run.wait_for_answer && term.input_unanswered() {
+                NotTyped::Unanswered
+            } else {
+                why
+            };
             let _ = run.typed.send(Err(why));
             return;
         }
@@ -357,6 +375,7 @@ mod tests {
     struct Screen {
         typed: Vec<u8>,
         paste: bool,
+        unanswered: bool,
     }
 
     impl Terminal for Screen {
@@ -369,6 +388,9 @@ mod tests {
         fn type_bytes(&mut self, bytes: Vec<u8>) {
             self.typed.extend(bytes);
         }
+        fn input_unanswered(&self) -> bool {
+            self.unanswered
+        }
     }
 
     const PROMPT: &[u8] = b"\x1b]133;A\x07$ \x1b]133;B\x07";
@@ -378,19 +400,23 @@ mod tests {
         (ShellWatch::new(tx, || "now".into(), true), rx)
     }
 
-    fn run(
-        command: &str,
-        first_prompt: bool,
-    ) -> (
+    type Asked = (
         ShellMsg,
         oneshot::Receiver<Result<u64, NotTyped>>,
         oneshot::Receiver<Waited>,
-    ) {
+    );
+
+    fn run(command: &str, first_prompt: bool) -> Asked {
+        run_asking(command, first_prompt, false)
+    }
+
+    fn run_asking(command: &str, first_prompt: bool, wait_for_answer: bool) -> Asked {
         let (typed, typed_rx) = oneshot::channel();
         let (ended, ended_rx) = oneshot::channel();
         let msg = ShellMsg::Run(Run {
             bytes: command.as_bytes().to_vec(),
             first_prompt,
+            wait_for_answer,
             typed,
             ended,
         });
@@ -457,6 +483,41 @@ mod tests {
         w.ask(second, &mut screen);
         assert_eq!(typed.try_recv().ok(), Some(Err(NotTyped::Busy)));
         assert_eq!(screen.typed, b"sleep 1\r", "only the first was typed");
+    }
+
+    #[test]
+    fn a_refusal_for_the_prompts_state_waits_while_typed_input_is_unanswered() {
+        let (mut w, _published) = watch();
+        let mut screen = Screen::default();
+        w.output(PROMPT, &mut screen);
+        w.output(b"ecxz", &mut screen);
+        // `keys C-u` went in, and the shell has not redrawn its line yet.
+        screen.unanswered = true;
+        let (msg, mut typed, _ended) = run_asking("echo clean", false, true);
+        w.ask(msg, &mut screen);
+        assert_eq!(typed.try_recv().ok(), Some(Err(NotTyped::Unanswered)));
+        // Asked without waiting, the refusal is the prompt's own.
+        let (msg, mut typed, _ended) = run_asking("echo clean", false, false);
+        w.ask(msg, &mut screen);
+        assert_eq!(
+            typed.try_recv().ok(),
+            Some(Err(NotTyped::LineNotEmpty("ecxz".into())))
+        );
+        // Answered: the line as it is now decides.
+        screen.unanswered = false;
+        let (msg, mut typed, _ended) = run_asking("echo clean", false, true);
+        w.ask(msg, &mut screen);
+        assert_eq!(
+            typed.try_recv().ok(),
+            Some(Err(NotTyped::LineNotEmpty("ecxz".into())))
+        );
+        // An empty prompt is typed into whatever is unanswered.
+        w.output(b"\r\x1b[K\x1b]133;A\x07$ \x1b]133;B\x07", &mut screen);
+        screen.unanswered = true;
+        let (msg, mut typed, _ended) = run_asking("echo clean", false, true);
+        w.ask(msg, &mut screen);
+        assert_eq!(typed.try_recv().ok(), Some(Ok(1)));
+        assert_eq!(screen.typed, b"echo clean\r", "nothing typed before");
     }
 
     #[test]

@@ -43,7 +43,7 @@ use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use tickloop_proto::attach::TermColors;
@@ -90,6 +90,11 @@ struct PtyWriter {
     writing: Mutex<()>,
     /// Chunks queued for the terminal thread and not yet written.
     queued: AtomicUsize,
+    /// Bytes written to the master so far.
+    written: AtomicU64,
+    /// Of [`PtyWriter::written`], how many were written before some output
+    /// was read: the terminal (its echo) or the program has answered them.
+    answered: AtomicU64,
     /// The slave, opened again to ask how much input the Tick left unread.
     slave: Option<File>,
     /// Rung after queueing, so the terminal thread looks.
@@ -274,6 +279,8 @@ impl TerminalHandle {
             master: master.clone(),
             writing: Mutex::new(()),
             queued: AtomicUsize::new(0),
+            written: AtomicU64::new(0),
+            answered: AtomicU64::new(0),
             // Without it every input goes through the terminal thread.
             slave: std::fs::OpenOptions::new()
                 .read(true)
@@ -722,7 +729,7 @@ impl TerminalThread {
                     Ok(msg) => {
                         if wants_fresh_output(&msg) {
                             if reading {
-                                reading = ahead.fill(&master, &mut buf, usize::MAX);
+                                reading = ahead.fill(&master, &writer, &mut buf, usize::MAX);
                             }
                             while let Some((bytes, at)) = ahead.pop() {
                                 keeper.apply(EmuMsg::Output(bytes, at));
@@ -764,7 +771,7 @@ impl TerminalThread {
             // chunk is applied, instead of waiting for room in the PTY.
             for _ in 0..READS_PER_TURN {
                 if reading {
-                    reading = ahead.fill(&master, &mut buf, READ_AHEAD);
+                    reading = ahead.fill(&master, &writer, &mut buf, READ_AHEAD);
                 }
                 let Some((bytes, at)) = ahead.pop() else {
                     break;
@@ -801,11 +808,15 @@ struct ReadAhead {
 impl ReadAhead {
     /// Reads the master until it has nothing more now or `limit` bytes are
     /// held. False when the master will give no more output.
-    fn fill(&mut self, master: &OwnedFd, buf: &mut [u8], limit: usize) -> bool {
+    /// Output read after input was written answers that input (see
+    /// [`PtyWriter::unanswered`]).
+    fn fill(&mut self, master: &OwnedFd, writer: &PtyWriter, buf: &mut [u8], limit: usize) -> bool {
         while self.bytes < limit {
+            let written = writer.written.load(Ordering::Acquire);
             match read_fd(master, buf) {
                 Ok(0) => return false,
                 Ok(n) => {
+                    writer.answered.fetch_max(written, Ordering::AcqRel);
                     self.chunks
                         .push_back((buf[..n].to_vec(), std::time::Instant::now()));
                     self.bytes += n;
@@ -969,6 +980,10 @@ impl crate::shell_watch::Terminal for EmulatorTerminal<'_> {
     fn type_bytes(&mut self, bytes: Vec<u8>) {
         let _ = queue_input(&self.answers.tx, &self.answers.writer, bytes);
     }
+
+    fn input_unanswered(&self) -> bool {
+        self.answers.writer.unanswered()
+    }
 }
 
 fn handle_emulator_message(
@@ -1048,7 +1063,19 @@ impl PtyWriter {
             .writing
             .lock()
             .map_err(|_| std::io::Error::other("poisoned"))?;
-        write_fd(&self.master, bytes)
+        let n = write_fd(&self.master, bytes)?;
+        self.written.fetch_add(n as u64, Ordering::AcqRel);
+        Ok(n)
+    }
+
+    /// Whether input typed so far has had no answer yet: some is still
+    /// queued, or no output was read since it was written. (Output read
+    /// after a write may have been on its way before it; a caller that
+    /// must see the program's answer waits for quiet after this turns
+    /// false.)
+    fn unanswered(&self) -> bool {
+        self.queued.load(Ordering::Acquire) != 0
+            || self.written.load(Ordering::Acquire) > self.answered.load(Ordering::Acquire)
     }
 
     /// Writes `bytes` now, keeping the order: short, nothing queued for
@@ -1081,7 +1108,10 @@ impl PtyWriter {
         }
         let written = loop {
             match write_fd(&self.master, bytes) {
-                Ok(n) => break n,
+                Ok(n) => {
+                    self.written.fetch_add(n as u64, Ordering::AcqRel);
+                    break n;
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break 0,
                 // A failed write means the terminal is gone.

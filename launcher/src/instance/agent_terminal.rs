@@ -24,6 +24,12 @@ use tokio::time::Instant;
 
 /// The most a `--text` expression may compile to.
 const REGEX_SIZE: usize = 1 << 20;
+/// The most a `run` waits for the shell to answer keys typed just before
+/// it (the line redrawn after `C-u`) before the prompt's state decides.
+const ANSWER_LIMIT: Duration = Duration::from_secs(2);
+/// How long the screen must be quiet after the first output that answered
+/// typed keys: a shell redraws its line in more than one write.
+const ANSWER_QUIET: Duration = Duration::from_millis(50);
 
 /// `keys`: every name checked before anything is typed; `text` first.
 pub(super) fn keys(term: &TerminalHandle, text: Option<String>, names: &[String]) -> ClientReply {
@@ -347,29 +353,43 @@ async fn run_to_end(
     first_prompt: bool,
 ) -> ClientReply {
     let started = Instant::now();
-    let (typed_tx, typed_rx) = oneshot::channel();
-    let (ended_tx, ended_rx) = oneshot::channel();
-    let msg = ShellMsg::Run(Run {
-        bytes: run.command.clone().into_bytes(),
-        first_prompt,
-        typed: typed_tx,
-        ended: ended_tx,
-    });
-    if !term.ask_shell(msg).await {
-        return error(ErrorKind::Internal, "the terminal emulator is gone");
-    }
     let timeout = Duration::from_millis(run.timeout_ms);
-    let n = match tokio::time::timeout(timeout, typed_rx).await {
-        Err(_) => {
-            let message = format!(
-                "{instance} showed no prompt within {:.1} s; nothing was typed",
-                timeout.as_secs_f64()
-            );
-            return error(ErrorKind::BadRequest, &message);
+    let answer_until = started + ANSWER_LIMIT.min(timeout);
+    let mut changes = term.subscribe_changes();
+    let mut answering = true;
+    let (n, ended_rx) = loop {
+        let (typed_tx, typed_rx) = oneshot::channel();
+        let (ended_tx, ended_rx) = oneshot::channel();
+        let msg = ShellMsg::Run(Run {
+            bytes: run.command.clone().into_bytes(),
+            first_prompt,
+            wait_for_answer: answering && Instant::now() < answer_until,
+            typed: typed_tx,
+            ended: ended_tx,
+        });
+        changes.borrow_and_update();
+        if !term.ask_shell(msg).await {
+            return error(ErrorKind::Internal, "the terminal emulator is gone");
         }
-        Ok(Ok(Ok(n))) => n,
-        Ok(Ok(Err(why))) => return error(ErrorKind::BadRequest, &not_typed(instance, why)),
-        Ok(Err(_)) => return error(ErrorKind::Internal, "the terminal emulator is gone"),
+        let left = timeout.saturating_sub(started.elapsed());
+        match tokio::time::timeout(left, typed_rx).await {
+            Err(_) => {
+                let message = format!(
+                    "{instance} showed no prompt within {:.1} s; nothing was typed",
+                    timeout.as_secs_f64()
+                );
+                return error(ErrorKind::BadRequest, &message);
+            }
+            Ok(Ok(Ok(n))) => break (n, ended_rx),
+            // Keys typed just before have not been answered: the shell's
+            // answer (its redrawn line, the prompt after `C-c`) is waited
+            // for, and the prompt asked about again.
+            Ok(Ok(Err(NotTyped::Unanswered))) => {
+                answering = answered(&mut changes, answer_until).await;
+            }
+            Ok(Ok(Err(why))) => return error(ErrorKind::BadRequest, &not_typed(instance, why)),
+            Ok(Err(_)) => return error(ErrorKind::Internal, "the terminal emulator is gone"),
+        }
     };
     let timeout = Duration::from_millis(run.timeout_ms).saturating_sub(started.elapsed());
     match tokio::time::timeout(timeout, ended_rx).await {
@@ -410,6 +430,25 @@ async fn run_to_end(
     }
 }
 
+/// Waits for the screen's next change and then for [`ANSWER_QUIET`]
+/// without one, until `until` at most. False if the screen can change no
+/// more (the terminal is gone).
+async fn answered(changes: &mut tokio::sync::watch::Receiver<u64>, until: Instant) -> bool {
+    match tokio::time::timeout_at(until, changes.changed()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(_)) => return false,
+        Err(_) => return true,
+    }
+    loop {
+        let quiet_until = (Instant::now() + ANSWER_QUIET).min(until);
+        match tokio::time::timeout_at(quiet_until, changes.changed()).await {
+            Ok(Ok(())) if Instant::now() < until => {}
+            Ok(Err(_)) => return false,
+            _ => return true,
+        }
+    }
+}
+
 /// Why a command was not typed, saying what to do.
 fn not_typed(instance: &str, why: NotTyped) -> String {
     match why {
@@ -427,6 +466,10 @@ fn not_typed(instance: &str, why: NotTyped) -> String {
         ),
         NotTyped::Busy => format!(
             "another `run` is being typed into {instance}; nothing was typed. Wait for its end"
+        ),
+        NotTyped::Unanswered => format!(
+            "{instance} did not answer the keys typed just before within {:.1} s; nothing was typed. `tickloop wait {instance} --prompt` waits for its prompt",
+            ANSWER_LIMIT.as_secs_f64()
         ),
     }
 }
