@@ -233,7 +233,8 @@ pub struct WaitArgs {
     /// No output for MS milliseconds.
     #[arg(long, value_name = "MS")]
     pub quiet: Option<u64>,
-    /// The shell is at its prompt (needs shell integration).
+    /// The shell is at its prompt (needs shell integration); right after
+    /// an Enter was typed, at the prompt after the line it took.
     #[arg(long)]
     pub prompt: bool,
     /// The program has ended.

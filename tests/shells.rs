@@ -230,6 +230,49 @@ fn run_right_after_keys_waits_for_the_shell_to_answer_them() {
 }
 
 #[test]
+fn wait_prompt_right_after_enter_waits_for_the_command_it_started() {
+    // A person's zsh whose Enter takes its time before the shell takes the
+    // line, as a slow widget or a loaded machine makes any shell; and a
+    // key bound to nothing at all.
+    let host = host_with_home(&[(
+        ".zshrc",
+        "slow-accept() { sleep 0.6; zle accept-line; }\nzle -N slow-accept\nbindkey '^M' slow-accept\n\
+         do-nothing() { : }\nzle -N do-nothing\nbindkey '^J' do-nothing\n",
+    )]);
+    let id = open_shell(&host, "enter", &["zsh"]);
+    // `wait --prompt` at once after the Enter: the shell still shows its
+    // prompt with the line on it until it takes the line; the command the
+    // Enter started is waited for.
+    host.ok(&["keys", &id, "e", "c", "h", "o", "Space", "h", "i", "Enter"]);
+    let waited = host.ok(&["wait", &id, "--prompt", "--timeout", "20"]);
+    let shell = &waited["shell"];
+    assert_eq!(shell["commands_total"], 1, "{waited}");
+    assert_eq!(shell["at_prompt"], true, "{waited}");
+    assert_eq!(shell["commands"][0]["command"], "echo hi", "{waited}");
+    assert_eq!(shell["commands"][0]["exit"], 0, "{waited}");
+    // An Enter the shell never answers with a mark (here ctrl+J, bound to
+    // nothing) holds the wait only for a while: the shell is at its prompt.
+    host.ok(&["keys", &id, "C-j"]);
+    let waited = host.ok(&["wait", &id, "--prompt", "--timeout", "20"]);
+    assert_eq!(waited["timed_out"], Value::Null, "{waited}");
+    assert_eq!(waited["shell"]["commands_total"], 1, "{waited}");
+    // bash and fish mark the line they take too: a command that outlasts
+    // the hold is waited for to its end.
+    for shell in ["bash", "fish"] {
+        let id = open_shell(&host, shell, &[shell]);
+        let keys = ["s", "l", "e", "e", "p", "Space", "2", ".", "5", "Enter"];
+        host.ok(&[&["keys", id.as_str()][..], &keys[..]].concat());
+        let waited = host.ok(&["wait", &id, "--prompt", "--timeout", "20"]);
+        let shell_state = &waited["shell"];
+        assert_eq!(shell_state["commands_total"], 1, "{shell}: {waited}");
+        assert_eq!(
+            shell_state["commands"][0]["command"], "sleep 2.5",
+            "{shell}: {waited}"
+        );
+    }
+}
+
+#[test]
 fn an_unknown_key_name_is_a_usage_error_and_nothing_is_typed() {
     let host = host_with_home(&[]);
     let id = open_shell(&host, "b", &["bash"]);

@@ -65,8 +65,14 @@ pub enum ShellMsg {
         screen: bool,
         reply: oneshot::Sender<Waited>,
     },
-    /// Answer when the shell is at its prompt (at once if it is).
-    Prompt { reply: oneshot::Sender<Waited> },
+    /// Answer when the shell is at its prompt (at once if it is). With
+    /// `hold_for_enter`, a prompt shown before the last Enter typed is not
+    /// one: the shell has not taken that line yet (`keys ... Enter`, then
+    /// `wait --prompt`), and a mark of the shell's after it is waited for.
+    Prompt {
+        hold_for_enter: bool,
+        reply: oneshot::Sender<Waited>,
+    },
     /// Type `bytes` (the command and Enter) if the shell is at an empty
     /// prompt: `typed` gets the number the command will have; `ended` its
     /// end. With `first_prompt` (the integration was injected), a shell
@@ -100,6 +106,11 @@ struct TextWait {
     reply: oneshot::Sender<Waited>,
 }
 
+struct PromptWait {
+    hold_for_enter: bool,
+    reply: oneshot::Sender<Waited>,
+}
+
 struct RunWait {
     n: u64,
     reply: oneshot::Sender<Waited>,
@@ -109,7 +120,7 @@ struct RunWait {
 pub struct ShellWatch {
     reader: ShellReader,
     texts: Vec<TextWait>,
-    prompts: Vec<oneshot::Sender<Waited>>,
+    prompts: Vec<PromptWait>,
     runs: Vec<RunWait>,
     /// Runs waiting for the shell's first prompt.
     early_runs: Vec<Run>,
@@ -118,6 +129,9 @@ pub struct ShellWatch {
     /// A shell's output: its marks are read. Otherwise (a Tick's terminal)
     /// the output is read only while a wait wants its text.
     reads_marks: bool,
+    /// The input written before the last output was read in which the
+    /// shell took a line or began a prompt: it has answered that much.
+    marked_input: u64,
 }
 
 /// What the emulator thread hands the watch: the screen's lines, asked
@@ -129,6 +143,9 @@ pub trait Terminal {
     fn type_bytes(&mut self, bytes: Vec<u8>);
     /// Whether input typed before has not been answered by any output yet.
     fn input_unanswered(&self) -> bool;
+    /// Where the last input holding an Enter ends, counted in bytes of
+    /// input as [`ShellWatch::output`]'s `input_before` is.
+    fn last_enter_end(&self) -> u64;
 }
 
 impl ShellWatch {
@@ -148,11 +165,13 @@ impl ShellWatch {
             early_runs: Vec::new(),
             published,
             clock,
+            marked_input: 0,
         }
     }
 
-    /// A chunk of output the emulator has just applied.
-    pub fn output(&mut self, bytes: &[u8], term: &mut dyn Terminal) {
+    /// A chunk of output the emulator has just applied, read once
+    /// `input_before` bytes of input had been written.
+    pub fn output(&mut self, bytes: &[u8], input_before: u64, term: &mut dyn Terminal) {
         self.texts.retain(|w| !w.reply.is_closed());
         if !self.reads_marks && self.texts.is_empty() {
             return;
@@ -162,6 +181,9 @@ impl ShellWatch {
         let fed = self.reader.feed(bytes, &mut clock);
         if fed.changed {
             self.publish();
+        }
+        if fed.line_taken {
+            self.marked_input = self.marked_input.max(input_before);
         }
         let mut screen: Option<Vec<String>> = None;
         let mut screen_now = |term: &mut dyn Terminal| -> Vec<String> {
@@ -187,13 +209,16 @@ impl ShellWatch {
             }
         }
         if self.reader.at_prompt() && !self.prompts.is_empty() {
-            let state = self.reader.state();
-            for reply in self.prompts.drain(..) {
-                let _ = reply.send(Waited {
-                    shell: Some(state.clone()),
-                    screen: screen_now(term),
-                    ..Waited::default()
-                });
+            for wait in std::mem::take(&mut self.prompts) {
+                if self.at_prompt_for(wait.hold_for_enter, term) {
+                    let _ = wait.reply.send(Waited {
+                        shell: Some(self.reader.state()),
+                        screen: screen_now(term),
+                        ..Waited::default()
+                    });
+                } else if !wait.reply.is_closed() {
+                    self.prompts.push(wait);
+                }
             }
         }
         if self.reader.marked() && !self.early_runs.is_empty() {
@@ -248,15 +273,22 @@ impl ShellWatch {
                 self.texts.push(TextWait { regex, skip, reply });
                 self.reader.collect_lines(true);
             }
-            ShellMsg::Prompt { reply } => {
-                if self.reader.at_prompt() {
+            ShellMsg::Prompt {
+                hold_for_enter,
+                reply,
+            } => {
+                if self.at_prompt_for(hold_for_enter, term) {
                     let _ = reply.send(Waited {
                         shell: Some(self.reader.state()),
                         screen: term.lines(),
                         ..Waited::default()
                     });
                 } else {
-                    self.prompts.push(reply);
+                    self.prompts.retain(|w| !w.reply.is_closed());
+                    self.prompts.push(PromptWait {
+                        hold_for_enter,
+                        reply,
+                    });
                 }
             }
             ShellMsg::Run(run) => {
@@ -309,6 +341,12 @@ impl ShellWatch {
             reply: run.ended,
         });
         let _ = run.typed.send(Ok(n));
+    }
+
+    /// Whether the shell is at its prompt; with `hold_for_enter`, at one
+    /// it began after the last Enter typed (or took that line since).
+    fn at_prompt_for(&self, hold_for_enter: bool, term: &dyn Terminal) -> bool {
+        self.reader.at_prompt() && (!hold_for_enter || term.last_enter_end() <= self.marked_input)
     }
 
     /// Whether a command may be typed now: the integration works, the
@@ -376,6 +414,15 @@ mod tests {
         typed: Vec<u8>,
         paste: bool,
         unanswered: bool,
+        /// Where the last Enter typed ends in `typed`.
+        enter_end: u64,
+    }
+
+    impl Screen {
+        /// What was written of the input: all that was typed.
+        fn written(&self) -> u64 {
+            self.typed.len() as u64
+        }
     }
 
     impl Terminal for Screen {
@@ -390,6 +437,9 @@ mod tests {
         }
         fn input_unanswered(&self) -> bool {
             self.unanswered
+        }
+        fn last_enter_end(&self) -> u64 {
+            self.enter_end
         }
     }
 
@@ -427,17 +477,21 @@ mod tests {
     fn a_run_is_answered_once_the_prompt_is_back_with_the_new_directory() {
         let (mut w, published) = watch();
         let mut screen = Screen::default();
-        w.output(PROMPT, &mut screen);
+        w.output(PROMPT, screen.written(), &mut screen);
         assert!(published.borrow().marked);
         let (msg, mut typed, mut ended) = run("cd /tmp", false);
         w.ask(msg, &mut screen);
         assert_eq!(typed.try_recv().ok(), Some(Ok(1)));
         assert_eq!(screen.typed, b"cd /tmp\r");
         // Its end, but no prompt yet: the directory may still change.
-        w.output(b"cd /tmp\r\n\x1b]133;C\x07\x1b]133;D;0\x07", &mut screen);
+        w.output(
+            b"cd /tmp\r\n\x1b]133;C\x07\x1b]133;D;0\x07",
+            screen.written(),
+            &mut screen,
+        );
         assert!(ended.try_recv().is_err(), "answered before the prompt");
-        w.output(b"\x1b]7;file://h/tmp\x07", &mut screen);
-        w.output(PROMPT, &mut screen);
+        w.output(b"\x1b]7;file://h/tmp\x07", screen.written(), &mut screen);
+        w.output(PROMPT, screen.written(), &mut screen);
         let got = ended.try_recv().expect("answered at the prompt");
         assert_eq!(got.cwd.as_deref(), Some("/tmp"));
         let command = got.command.expect("the command");
@@ -457,8 +511,8 @@ mod tests {
         w.ask(msg, &mut screen);
         assert_eq!(typed.try_recv().ok(), Some(Err(NotTyped::NoIntegration)));
         // Text on the command line already.
-        w.output(PROMPT, &mut screen);
-        w.output(b"ls -", &mut screen);
+        w.output(PROMPT, screen.written(), &mut screen);
+        w.output(b"ls -", screen.written(), &mut screen);
         let (msg, mut typed, _ended) = run("true", false);
         w.ask(msg, &mut screen);
         assert_eq!(
@@ -466,7 +520,7 @@ mod tests {
             Some(Err(NotTyped::LineNotEmpty("ls -".into())))
         );
         // A command running.
-        w.output(b"\r\n\x1b]133;C\x07", &mut screen);
+        w.output(b"\r\n\x1b]133;C\x07", screen.written(), &mut screen);
         let (msg, mut typed, _ended) = run("true", false);
         w.ask(msg, &mut screen);
         assert_eq!(
@@ -474,8 +528,8 @@ mod tests {
             Some(Err(NotTyped::NotAtPrompt(Some("ls -".into()))))
         );
         // A run typed and not started yet keeps a second one out.
-        w.output(b"\x1b]133;D;0\x07", &mut screen);
-        w.output(PROMPT, &mut screen);
+        w.output(b"\x1b]133;D;0\x07", screen.written(), &mut screen);
+        w.output(PROMPT, screen.written(), &mut screen);
         let (first, mut typed, _ended) = run("sleep 1", false);
         w.ask(first, &mut screen);
         assert_eq!(typed.try_recv().ok(), Some(Ok(2)));
@@ -489,8 +543,8 @@ mod tests {
     fn a_refusal_for_the_prompts_state_waits_while_typed_input_is_unanswered() {
         let (mut w, _published) = watch();
         let mut screen = Screen::default();
-        w.output(PROMPT, &mut screen);
-        w.output(b"ecxz", &mut screen);
+        w.output(PROMPT, screen.written(), &mut screen);
+        w.output(b"ecxz", screen.written(), &mut screen);
         // `keys C-u` went in, and the shell has not redrawn its line yet.
         screen.unanswered = true;
         let (msg, mut typed, _ended) = run_asking("echo clean", false, true);
@@ -512,12 +566,58 @@ mod tests {
             Some(Err(NotTyped::LineNotEmpty("ecxz".into())))
         );
         // An empty prompt is typed into whatever is unanswered.
-        w.output(b"\r\x1b[K\x1b]133;A\x07$ \x1b]133;B\x07", &mut screen);
+        w.output(
+            b"\r\x1b[K\x1b]133;A\x07$ \x1b]133;B\x07",
+            screen.written(),
+            &mut screen,
+        );
         screen.unanswered = true;
         let (msg, mut typed, _ended) = run_asking("echo clean", false, true);
         w.ask(msg, &mut screen);
         assert_eq!(typed.try_recv().ok(), Some(Ok(1)));
         assert_eq!(screen.typed, b"echo clean\r", "nothing typed before");
+    }
+
+    #[test]
+    fn a_prompt_wait_held_for_an_enter_is_answered_by_a_prompt_after_it() {
+        let (mut w, _published) = watch();
+        let mut screen = Screen::default();
+        w.output(PROMPT, screen.written(), &mut screen);
+        // `keys l s Enter`: echoed, and the shell has not taken the line.
+        screen.type_bytes(b"ls\r".to_vec());
+        screen.enter_end = screen.written();
+        w.output(b"ls", screen.written(), &mut screen);
+        let prompt = |w: &mut ShellWatch, screen: &mut Screen, hold_for_enter| {
+            let (reply, answer) = oneshot::channel();
+            let msg = ShellMsg::Prompt {
+                hold_for_enter,
+                reply,
+            };
+            w.ask(msg, screen);
+            answer
+        };
+        let mut held = prompt(&mut w, &mut screen, true);
+        assert!(held.try_recv().is_err(), "the prompt before the Enter");
+        // Not held, the prompt shown is the answer.
+        let mut now = prompt(&mut w, &mut screen, false);
+        assert!(now.try_recv().is_ok());
+        // A prompt drawn before the Enter was written, read only after it.
+        w.output(PROMPT, 0, &mut screen);
+        assert!(held.try_recv().is_err(), "a mark from before the Enter");
+        // The prompt redrawn (a resize) after it: the line is not taken.
+        w.output(b"\r$ \x1b]133;B\x07ls", screen.written(), &mut screen);
+        assert!(held.try_recv().is_err(), "a redraw of the prompt");
+        // The command the Enter started, its end, and the prompt after.
+        w.output(b"\r\n\x1b]133;C;ls\x07", screen.written(), &mut screen);
+        w.output(b"a b\r\n\x1b]133;D;0\x07", screen.written(), &mut screen);
+        assert!(held.try_recv().is_err(), "answered before the prompt");
+        w.output(PROMPT, screen.written(), &mut screen);
+        let got = held.try_recv().expect("the prompt after the Enter");
+        let shell = got.shell.expect("the shell's state");
+        assert_eq!((shell.commands_total, shell.at_prompt), (1, true));
+        // Asked again with nothing typed since, it answers at once.
+        let mut again = prompt(&mut w, &mut screen, true);
+        assert!(again.try_recv().is_ok());
     }
 
     #[test]
@@ -531,7 +631,7 @@ mod tests {
         w.ask(msg, &mut screen);
         assert!(typed.try_recv().is_err(), "not answered before the prompt");
         assert!(screen.typed.is_empty());
-        w.output(PROMPT, &mut screen);
+        w.output(PROMPT, screen.written(), &mut screen);
         assert_eq!(typed.try_recv().ok(), Some(Ok(1)));
         // Bracketed paste: the text is never taken for editing keys, and an
         // ESC in it cannot end the paste.
@@ -544,7 +644,7 @@ mod tests {
         let mut w = ShellWatch::new(tx, || "now".into(), false);
         let mut screen = Screen::default();
         // Marks in a Tick's output are no shell's.
-        w.output(PROMPT, &mut screen);
+        w.output(PROMPT, screen.written(), &mut screen);
         assert!(!published.borrow().marked);
         let (reply, mut answer) = oneshot::channel();
         let regex = Regex::new("ready").expect("regex");
@@ -556,7 +656,7 @@ mod tests {
             },
             &mut screen,
         );
-        w.output(b"\x1b[32mready\x1b[0m", &mut screen);
+        w.output(b"\x1b[32mready\x1b[0m", screen.written(), &mut screen);
         let got = answer.try_recv().expect("matched");
         assert_eq!(got.matched, Some(("ready".into(), "ready".into())));
     }
@@ -566,8 +666,12 @@ mod tests {
         let (mut w, _published) = watch();
         let mut screen = Screen::default();
         // A command runs: its output's lines are kept as they come.
-        w.output(PROMPT, &mut screen);
-        w.output(b"make\r\n\x1b]133;C\x07build: step 1 of", &mut screen);
+        w.output(PROMPT, screen.written(), &mut screen);
+        w.output(
+            b"make\r\n\x1b]133;C\x07build: step 1 of",
+            screen.written(),
+            &mut screen,
+        );
         let (reply, mut answer) = oneshot::channel();
         let regex = Regex::new(r"step \d").expect("regex");
         w.ask(
@@ -579,10 +683,10 @@ mod tests {
             &mut screen,
         );
         // The line goes on, but `step 1` was there before the wait.
-        w.output(b" 3", &mut screen);
-        w.output(b"\r\n", &mut screen);
+        w.output(b" 3", screen.written(), &mut screen);
+        w.output(b"\r\n", screen.written(), &mut screen);
         assert!(answer.try_recv().is_err(), "an old match was taken");
-        w.output(b"build: step 2 of 3\r\n", &mut screen);
+        w.output(b"build: step 2 of 3\r\n", screen.written(), &mut screen);
         let got = answer.try_recv().expect("the new line matched");
         assert_eq!(
             got.matched,

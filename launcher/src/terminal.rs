@@ -95,6 +95,13 @@ struct PtyWriter {
     /// Of [`PtyWriter::written`], how many were written before some output
     /// was read: the terminal (its echo) or the program has answered them.
     answered: AtomicU64,
+    /// Bytes taken for writing so far (queued or written), in the order
+    /// they are written: a place in [`PtyWriter::written`]'s count.
+    accepted: AtomicU64,
+    /// Where the last input holding an Enter (CR or LF) ends, in
+    /// [`PtyWriter::accepted`]'s count: output read once `written` passed
+    /// it may be the program's answer to that Enter.
+    enter_end: AtomicU64,
     /// The slave, opened again to ask how much input the Tick left unread.
     slave: Option<File>,
     /// Rung after queueing, so the terminal thread looks.
@@ -177,10 +184,19 @@ const WRITER_QUEUE: usize = 256;
 /// so a larger buffer only costs memory in every launcher.
 const READ_CHUNK: usize = 16 * 1024;
 
+/// A chunk of output as the terminal thread read it from the master.
+struct OutputChunk {
+    bytes: Vec<u8>,
+    /// When it was read (the terminal thread's own clock, as it reads).
+    read_at: std::time::Instant,
+    /// How much input had been written to the master before it was read
+    /// ([`PtyWriter::written`]): the input this output may answer.
+    input_before: u64,
+}
+
 enum EmuMsg {
-    /// Output, and when it was read from the PTY (the terminal thread's
-    /// own, as it reads).
-    Output(Vec<u8>, std::time::Instant),
+    /// Output read from the PTY.
+    Output(OutputChunk),
     /// Start a recording from the current screen ([`crate::recorder`]).
     /// Acknowledged once the recording is registered.
     Record(crate::recorder::RecordingSink, oneshot::Sender<()>),
@@ -281,6 +297,8 @@ impl TerminalHandle {
             queued: AtomicUsize::new(0),
             written: AtomicU64::new(0),
             answered: AtomicU64::new(0),
+            accepted: AtomicU64::new(0),
+            enter_end: AtomicU64::new(0),
             // Without it every input goes through the terminal thread.
             slave: std::fs::OpenOptions::new()
                 .read(true)
@@ -731,8 +749,8 @@ impl TerminalThread {
                             if reading {
                                 reading = ahead.fill(&master, &writer, &mut buf, usize::MAX);
                             }
-                            while let Some((bytes, at)) = ahead.pop() {
-                                keeper.apply(EmuMsg::Output(bytes, at));
+                            while let Some(chunk) = ahead.pop() {
+                                keeper.apply(EmuMsg::Output(chunk));
                             }
                         }
                         keeper.apply(msg);
@@ -773,10 +791,10 @@ impl TerminalThread {
                 if reading {
                     reading = ahead.fill(&master, &writer, &mut buf, READ_AHEAD);
                 }
-                let Some((bytes, at)) = ahead.pop() else {
+                let Some(chunk) = ahead.pop() else {
                     break;
                 };
-                keeper.apply(EmuMsg::Output(bytes, at));
+                keeper.apply(EmuMsg::Output(chunk));
             }
             if ahead.is_empty() {
                 wait(&master, &writer.wake, reading, writing.is_some());
@@ -801,7 +819,7 @@ fn wants_fresh_output(msg: &EmuMsg) -> bool {
 /// thread of its own drained the master.
 #[derive(Default)]
 struct ReadAhead {
-    chunks: std::collections::VecDeque<(Vec<u8>, std::time::Instant)>,
+    chunks: std::collections::VecDeque<OutputChunk>,
     bytes: usize,
 }
 
@@ -817,8 +835,11 @@ impl ReadAhead {
                 Ok(0) => return false,
                 Ok(n) => {
                     writer.answered.fetch_max(written, Ordering::AcqRel);
-                    self.chunks
-                        .push_back((buf[..n].to_vec(), std::time::Instant::now()));
+                    self.chunks.push_back(OutputChunk {
+                        bytes: buf[..n].to_vec(),
+                        read_at: std::time::Instant::now(),
+                        input_before: written,
+                    });
                     self.bytes += n;
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return true,
@@ -830,9 +851,9 @@ impl ReadAhead {
     }
 
     /// The oldest chunk not applied yet.
-    fn pop(&mut self) -> Option<(Vec<u8>, std::time::Instant)> {
+    fn pop(&mut self) -> Option<OutputChunk> {
         let chunk = self.chunks.pop_front()?;
-        self.bytes -= chunk.0.len();
+        self.bytes -= chunk.bytes.len();
         if self.chunks.is_empty() && self.chunks.capacity() > 16 {
             // A flood's queue is not kept for the quiet after it.
             self.chunks = std::collections::VecDeque::new();
@@ -984,6 +1005,10 @@ impl crate::shell_watch::Terminal for EmulatorTerminal<'_> {
     fn input_unanswered(&self) -> bool {
         self.answers.writer.unanswered()
     }
+
+    fn last_enter_end(&self) -> u64 {
+        self.answers.writer.enter_end.load(Ordering::Acquire)
+    }
 }
 
 fn handle_emulator_message(
@@ -995,7 +1020,11 @@ fn handle_emulator_message(
     shell: &mut ShellWatch,
 ) {
     match msg {
-        EmuMsg::Output(bytes, read_at) => {
+        EmuMsg::Output(OutputChunk {
+            bytes,
+            read_at,
+            input_before,
+        }) => {
             recorder.output(&bytes, read_at);
             term.emulator.feed(&bytes);
             let emulator = &mut *term.emulator;
@@ -1007,7 +1036,7 @@ fn handle_emulator_message(
                 }
             }
             changes.send_modify(|n| *n = n.wrapping_add(1));
-            shell.output(&bytes, term);
+            shell.output(&bytes, input_before, term);
         }
         EmuMsg::Shell(msg) => shell.ask(msg, term),
         EmuMsg::Record(sink, started) => {
@@ -1041,6 +1070,19 @@ fn queue_input(
     writer: &PtyWriter,
     bytes: Vec<u8>,
 ) -> Result<(), InputError> {
+    let (len, enter) = (bytes.len(), holds_enter(&bytes));
+    enqueue(tx, writer, bytes)?;
+    writer.accept(len, enter);
+    Ok(())
+}
+
+/// Whether input holds an Enter (CR, or LF as ctrl+J and `\n` type it).
+fn holds_enter(bytes: &[u8]) -> bool {
+    bytes.iter().any(|b| matches!(b, b'\r' | b'\n'))
+}
+
+/// Queues `bytes`, taken for writing already, for the terminal thread.
+fn enqueue(tx: &SyncSender<Vec<u8>>, writer: &PtyWriter, bytes: Vec<u8>) -> Result<(), InputError> {
     writer.queued.fetch_add(1, Ordering::AcqRel);
     let sent = tx.try_send(bytes);
     if sent.is_err() {
@@ -1057,6 +1099,15 @@ fn queue_input(
 }
 
 impl PtyWriter {
+    /// `len` bytes are taken for writing after all taken before;
+    /// `enter` if they hold an Enter.
+    fn accept(&self, len: usize, enter: bool) {
+        let end = self.accepted.fetch_add(len as u64, Ordering::AcqRel) + len as u64;
+        if enter {
+            self.enter_end.fetch_max(end, Ordering::AcqRel);
+        }
+    }
+
     /// One write of what the master takes now (the terminal thread's).
     fn write_some(&self, bytes: &[u8]) -> std::io::Result<usize> {
         let _writing = self
@@ -1106,6 +1157,9 @@ impl PtyWriter {
         if self.queued.load(Ordering::Acquire) != 0 {
             return false;
         }
+        // Taken before it is written, so that output read after the write
+        // is never read as the answer to input that came before it.
+        self.accept(bytes.len(), holds_enter(bytes));
         let written = loop {
             match write_fd(&self.master, bytes) {
                 Ok(n) => {
@@ -1120,8 +1174,12 @@ impl PtyWriter {
         };
         if written < bytes.len() {
             // Queued while the lock is held: the terminal thread writes it
-            // before anything queued after.
-            let _ = queue_input(tx, self, bytes[written..].to_vec());
+            // before anything queued after. Dropped (a full queue), it was
+            // never taken.
+            let rest = bytes.len() - written;
+            if enqueue(tx, self, bytes[written..].to_vec()).is_err() {
+                self.accepted.fetch_sub(rest as u64, Ordering::AcqRel);
+            }
         }
         true
     }

@@ -235,7 +235,7 @@ fn generic_tools() -> Vec<Tool> {
                     "pattern": {"type": "string", "description": "wait: a regular expression (Rust regex syntax) matched against each line of output that arrives from now on (ANSI sequences taken out)."},
                     "screen": {"type": "boolean", "description": "wait with pattern: a match already on the screen counts too."},
                     "quiet_ms": {"type": "integer", "minimum": 1, "description": "wait: until no output came for this many ms."},
-                    "prompt": {"type": "boolean", "description": "wait: until the shell is at its prompt (needs shell integration)."},
+                    "prompt": {"type": "boolean", "description": "wait: until the shell is at its prompt (needs shell integration); right after an Enter was typed, at the prompt after the command that Enter started."},
                     "ended": {"type": "boolean", "description": "wait: until the program has ended."},
                     "timeout": {"type": "number", "description": "wait, run: seconds to wait at most (default 30)."},
                     "history": {"type": "integer", "minimum": 0, "description": "screen: lines of history to include before the visible screen (open: lines of history to keep, default 2000)."},

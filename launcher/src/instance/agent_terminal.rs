@@ -25,7 +25,9 @@ use tokio::time::Instant;
 /// The most a `--text` expression may compile to.
 const REGEX_SIZE: usize = 1 << 20;
 /// The most a `run` waits for the shell to answer keys typed just before
-/// it (the line redrawn after `C-u`) before the prompt's state decides.
+/// it (the line redrawn after `C-u`) before the prompt's state decides;
+/// and the most a `wait --prompt` waits for the shell to take a line an
+/// Enter typed before it ended.
 const ANSWER_LIMIT: Duration = Duration::from_secs(2);
 /// How long the screen must be quiet after the first output that answered
 /// typed keys: a shell redraws its line in more than one write.
@@ -159,9 +161,7 @@ pub(super) fn start_wait(
         return;
     }
     if wait.prompt {
-        let (reply, answer) = oneshot::channel();
-        let msg = ShellMsg::Prompt { reply };
-        tokio::spawn(wait_output(term, msg, answer, timeout, started, id, peer));
+        tokio::spawn(wait_prompt(term, timeout, started, id, peer));
         return;
     }
     if let Some(quiet) = wait.quiet_ms {
@@ -187,13 +187,67 @@ async fn wait_output(
     peer: Peer,
 ) {
     if !term.ask_shell(msg).await {
-        peer.reply(
-            id,
-            error(ErrorKind::Internal, "the terminal emulator is gone"),
-        );
+        peer.reply(id, emulator_gone());
         return;
     }
-    let reply = match tokio::time::timeout(timeout, answer).await {
+    let got = tokio::time::timeout(timeout, answer).await;
+    reply_waited(&term, got, started, id, &peer).await;
+}
+
+/// `prompt`: the shell at its prompt. A prompt the shell showed before the
+/// last Enter typed (`keys ... Enter`, then at once `wait --prompt`) is not
+/// the answer: the shell has not taken that line yet, and a mark of its
+/// after the Enter is waited for. That holds for [`ANSWER_LIMIT`] at most:
+/// an Enter the shell answers with no mark (a key bound to nothing, a
+/// menu's choice) holds the wait no longer.
+async fn wait_prompt(
+    term: Arc<TerminalHandle>,
+    timeout: Duration,
+    started: Instant,
+    id: u64,
+    peer: Peer,
+) {
+    let (reply, answer) = oneshot::channel();
+    let held = ShellMsg::Prompt {
+        hold_for_enter: true,
+        reply,
+    };
+    if !term.ask_shell(held).await {
+        peer.reply(id, emulator_gone());
+        return;
+    }
+    let got = match tokio::time::timeout(ANSWER_LIMIT.min(timeout), answer).await {
+        Err(_) if ANSWER_LIMIT < timeout => {
+            let (reply, answer) = oneshot::channel();
+            let msg = ShellMsg::Prompt {
+                hold_for_enter: false,
+                reply,
+            };
+            if !term.ask_shell(msg).await {
+                peer.reply(id, emulator_gone());
+                return;
+            }
+            let left = timeout.saturating_sub(started.elapsed());
+            tokio::time::timeout(left, answer).await
+        }
+        got => got,
+    };
+    reply_waited(&term, got, started, id, &peer).await;
+}
+
+fn emulator_gone() -> ClientReply {
+    error(ErrorKind::Internal, "the terminal emulator is gone")
+}
+
+/// Replies to wait `id` with what it got, or with its timeout.
+async fn reply_waited(
+    term: &TerminalHandle,
+    got: Result<Result<Waited, oneshot::error::RecvError>, tokio::time::error::Elapsed>,
+    started: Instant,
+    id: u64,
+    peer: &Peer,
+) {
+    let reply = match got {
         Ok(Ok(got)) => WaitReply {
             waited_ms: waited(started),
             line: got.matched.as_ref().map(|(_, line)| line.clone()),
@@ -215,7 +269,7 @@ async fn wait_output(
         Err(_) => WaitReply {
             timed_out: true,
             waited_ms: waited(started),
-            screen: screen_lines(&term).await,
+            screen: screen_lines(term).await,
             ..WaitReply::default()
         },
     };

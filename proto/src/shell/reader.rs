@@ -124,6 +124,11 @@ pub struct Fed {
     pub updates: u64,
     /// Anything in the state changed (also the prompt or the directory).
     pub changed: bool,
+    /// The shell took a command line or began a new prompt (OSC 133 `A`,
+    /// `C` or `D`; not `B`, which a mere redraw of the prompt repeats, as
+    /// fish's and zsh's do on a resize): it has answered an Enter typed
+    /// before.
+    pub line_taken: bool,
 }
 
 /// One feed's events going into the reader.
@@ -290,6 +295,10 @@ impl ShellReader {
     }
 
     fn mark(&mut self, mark: Mark, now: &mut dyn FnMut() -> String, fed: &mut Fed) {
+        fed.line_taken |= matches!(
+            mark,
+            Mark::PromptStart | Mark::OutputStart(_) | Mark::CommandEnd(_)
+        );
         match mark {
             Mark::PromptStart => {
                 self.cut_line();
@@ -609,6 +618,25 @@ mod tests {
         assert_eq!(state.commands[0].command, "printf x");
         assert_eq!(state.commands[0].output, "x");
         assert_eq!(state.commands_total, 1);
+    }
+
+    #[test]
+    fn a_feed_says_whether_the_shell_took_a_line_or_began_a_prompt() {
+        let mut reader = ShellReader::new();
+        let mut now = clock();
+        assert!(reader.feed(PROMPT, &mut now).line_taken);
+        // A prompt redrawn (its end again), echo and a directory are no
+        // answer of the shell's to an Enter.
+        assert!(!reader.feed(b"\r$ \x1b]133;B\x07ls", &mut now).line_taken);
+        assert!(!reader.feed(b"\r\n", &mut now).line_taken);
+        assert!(
+            !reader
+                .feed(b"\x1b]7;file://box/tmp\x07", &mut now)
+                .line_taken
+        );
+        assert!(reader.feed(b"\x1b]133;C\x07", &mut now).line_taken);
+        assert!(!reader.feed(b"out\r\n", &mut now).line_taken);
+        assert!(reader.feed(b"\x1b]133;D;0\x07", &mut now).line_taken);
     }
 
     #[test]
