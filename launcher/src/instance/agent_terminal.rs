@@ -207,32 +207,35 @@ async fn wait_prompt(
     id: u64,
     peer: Peer,
 ) {
-    let (reply, answer) = oneshot::channel();
-    let held = ShellMsg::Prompt {
-        hold_for_enter: true,
-        reply,
-    };
-    if !term.ask_shell(held).await {
+    let Some(answer) = ask_prompt(&term, true).await else {
         peer.reply(id, emulator_gone());
         return;
-    }
+    };
     let got = match tokio::time::timeout(ANSWER_LIMIT.min(timeout), answer).await {
         Err(_) if ANSWER_LIMIT < timeout => {
-            let (reply, answer) = oneshot::channel();
-            let msg = ShellMsg::Prompt {
-                hold_for_enter: false,
-                reply,
-            };
-            if !term.ask_shell(msg).await {
+            let Some(answer) = ask_prompt(&term, false).await else {
                 peer.reply(id, emulator_gone());
                 return;
-            }
+            };
             let left = timeout.saturating_sub(started.elapsed());
             tokio::time::timeout(left, answer).await
         }
         got => got,
     };
     reply_waited(&term, got, started, id, &peer).await;
+}
+
+/// Asks the terminal thread for the prompt; `None` when it is gone.
+async fn ask_prompt(
+    term: &TerminalHandle,
+    hold_for_enter: bool,
+) -> Option<oneshot::Receiver<Waited>> {
+    let (reply, answer) = oneshot::channel();
+    let msg = ShellMsg::Prompt {
+        hold_for_enter,
+        reply,
+    };
+    term.ask_shell(msg).await.then_some(answer)
 }
 
 fn emulator_gone() -> ClientReply {
