@@ -233,11 +233,13 @@ fn run_right_after_keys_waits_for_the_shell_to_answer_them() {
 fn wait_prompt_right_after_enter_waits_for_the_command_it_started() {
     // A person's zsh whose Enter takes its time before the shell takes the
     // line, as a slow widget or a loaded machine makes any shell; and a
-    // key bound to nothing at all.
+    // key bound to nothing at all. (Once `~/slow-preexec` is there, a new
+    // zsh has a slow preexec hook instead.)
     let host = host_with_home(&[(
         ".zshrc",
-        "slow-accept() { sleep 0.6; zle accept-line; }\nzle -N slow-accept\nbindkey '^M' slow-accept\n\
-         do-nothing() { : }\nzle -N do-nothing\nbindkey '^J' do-nothing\n",
+        "if [[ -e ~/slow-preexec ]]; then preexec() { sleep 0.3 }; else\n\
+         slow-accept() { sleep 0.6; zle accept-line; }\nzle -N slow-accept\nbindkey '^M' slow-accept\n\
+         do-nothing() { : }\nzle -N do-nothing\nbindkey '^J' do-nothing\nfi\n",
     )]);
     let id = open_shell(&host, "enter", &["zsh"]);
     // `wait --prompt` at once after the Enter: the shell still shows its
@@ -256,6 +258,20 @@ fn wait_prompt_right_after_enter_waits_for_the_command_it_started() {
     let waited = host.ok(&["wait", &id, "--prompt", "--timeout", "20"]);
     assert_eq!(waited["timed_out"], Value::Null, "{waited}");
     assert_eq!(waited["shell"]["commands_total"], 1, "{waited}");
+    // `run` at once after an Enter: the line is echoed with its newline
+    // at once, but the shell takes it only once its preexec hook is done;
+    // the command is typed after the one the Enter started has ended.
+    let home = host.scratch().join("home");
+    std::fs::write(home.join("slow-preexec"), "").expect("write the flag");
+    let id = open_shell(&host, "preexec", &["zsh"]);
+    host.ok(&[
+        "keys", &id, "e", "c", "h", "o", "Space", "r", "a", "n", "Enter",
+    ]);
+    let (code, v, out) = run(&host, &id, "echo second");
+    assert_eq!((code, output(&v)), (0, "second\n"), "{out:?}");
+    let state = shell_state(&host, &id);
+    assert_eq!(state["commands"][0]["command"], "echo ran", "{state}");
+    assert_eq!(state["commands_total"], 2, "{state}");
     // bash and fish mark the line they take too: a command that outlasts
     // the hold is waited for to its end.
     for shell in ["bash", "fish"] {

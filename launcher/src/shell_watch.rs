@@ -51,8 +51,8 @@ pub enum NotTyped {
     /// Another `run` is being typed.
     Busy,
     /// Not at an empty prompt, but input typed just before has had no
-    /// answer yet: the shell may not have taken it (asked with
-    /// [`Run::wait_for_answer`]).
+    /// answer yet, or the shell has not taken the line of an Enter typed:
+    /// it may not have taken them (asked with [`Run::wait_for_answer`]).
     Unanswered,
 }
 
@@ -317,7 +317,8 @@ impl ShellWatch {
         if let Err(why) = self.may_type() {
             let for_the_prompt =
                 matches!(why, NotTyped::NotAtPrompt(_) | NotTyped::LineNotEmpty(_));
-            let why = if for_the_prompt && run.wait_for_answer && term.input_unanswered() {
+            let unanswered = term.input_unanswered() || !self.enter_taken(term);
+            let why = if for_the_prompt && run.wait_for_answer && unanswered {
                 NotTyped::Unanswered
             } else {
                 why
@@ -346,7 +347,13 @@ impl ShellWatch {
     /// Whether the shell is at its prompt; with `hold_for_enter`, at one
     /// it began after the last Enter typed (or took that line since).
     fn at_prompt_for(&self, hold_for_enter: bool, term: &dyn Terminal) -> bool {
-        self.reader.at_prompt() && (!hold_for_enter || term.last_enter_end() <= self.marked_input)
+        self.reader.at_prompt() && (!hold_for_enter || self.enter_taken(term))
+    }
+
+    /// Whether the shell took the line of the last Enter typed, or began a
+    /// prompt since it was written.
+    fn enter_taken(&self, term: &dyn Terminal) -> bool {
+        term.last_enter_end() <= self.marked_input
     }
 
     /// Whether a command may be typed now: the integration works, the
@@ -618,6 +625,31 @@ mod tests {
         // Asked again with nothing typed since, it answers at once.
         let mut again = prompt(&mut w, &mut screen, true);
         assert!(again.try_recv().is_ok());
+    }
+
+    #[test]
+    fn a_run_right_after_an_enter_waits_for_the_shell_to_take_that_line() {
+        let (mut w, _published) = watch();
+        let mut screen = Screen::default();
+        w.output(PROMPT, screen.written(), &mut screen);
+        // `keys l s Enter`: echoed with its newline, and the shell's hooks
+        // run before it marks the command's start.
+        screen.type_bytes(b"ls\r".to_vec());
+        screen.enter_end = screen.written();
+        w.output(b"ls\r\n", screen.written(), &mut screen);
+        let (msg, mut typed, _ended) = run_asking("pwd", false, true);
+        w.ask(msg, &mut screen);
+        assert_eq!(typed.try_recv().ok(), Some(Err(NotTyped::Unanswered)));
+        // The command ran and the prompt is back: typed then.
+        w.output(
+            b"\x1b]133;C\x07a\r\n\x1b]133;D;0\x07",
+            screen.written(),
+            &mut screen,
+        );
+        w.output(PROMPT, screen.written(), &mut screen);
+        let (msg, mut typed, _ended) = run_asking("pwd", false, true);
+        w.ask(msg, &mut screen);
+        assert_eq!(typed.try_recv().ok(), Some(Ok(2)));
     }
 
     #[test]
