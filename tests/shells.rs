@@ -238,7 +238,7 @@ fn wait_prompt_right_after_enter_waits_for_the_command_it_started() {
     let host = host_with_home(&[(
         ".zshrc",
         "if [[ -e ~/slow-preexec ]]; then preexec() { sleep 0.3 }; else\n\
-         slow-accept() { sleep 0.6; zle accept-line; }\nzle -N slow-accept\nbindkey '^M' slow-accept\n\
+         slow-accept() { sleep 0.4; zle accept-line; }\nzle -N slow-accept\nbindkey '^M' slow-accept\n\
          do-nothing() { : }\nzle -N do-nothing\nbindkey '^J' do-nothing\nfi\n",
     )]);
     let id = open_shell(&host, "enter", &["zsh"]);
