@@ -17,6 +17,11 @@ Two measurements, each on a bash started with no rc files:
     SIG` typed after the command with `tmux wait-for SIG` blocking on it.
     None of them gets the 0.4-0.5 s delay tmux-mcp-tools puts before Enter.
     The ratios to each are printed; the goal was <= 0.5 of the polling one.
+  * `keys ID t r u e Enter` then `wait ID --prompt` (two CLI processes),
+    the way an agent types a command by keys and waits for it: the wait
+    must answer with the prompt after `true`, not the one still on the
+    screen when it was asked; each answer's commands_total is checked, and
+    the stale answers are counted (0 is right).
   * output to `wait --text` answering: a client connected to tickhost (the
     wire protocol, as `tickloop mcp` keeps its connections) asks for a
     `wait --text MARK-N`; once it is registered, the bash is made to print
@@ -117,7 +122,8 @@ def tmux_signalled(tmux, socket_name, i):
 
 
 def bench_run(tl, tmux, socket_name, version, n):
-    results = {"ours": [], "wire": [], "poll10": [], "poll200": [], "signal": []}
+    results = {"ours": [], "wire": [], "keys": [], "poll10": [], "poll200": [], "signal": []}
+    stale = 0
     wire = Wire(tl.runtime, version)
     for i in range(n):
         start = time.perf_counter()
@@ -131,10 +137,16 @@ def bench_run(tl, tmux, socket_name, version, n):
         results["wire"].append((time.perf_counter() - start) * 1000)
         if (reply.get("ok") or {}).get("command", {}).get("exit") != 0:
             sys.exit(f"run over the kept connection answered {reply}")
+        total = json.loads(tl.run("read", "shell:bench").stdout)["data"]["commands_total"]
+        start = time.perf_counter()
+        tl.run("keys", "shell:bench", "t", "r", "u", "e", "Enter")
+        waited = json.loads(tl.run("wait", "shell:bench", "--prompt").stdout)
+        results["keys"].append((time.perf_counter() - start) * 1000)
+        stale += waited["shell"]["commands_total"] != total + 1
         results["poll10"].append(tmux_polled(tmux, f"__done_{i}_a__", 0.010, True))
         results["poll200"].append(tmux_polled(tmux, f"__done_{i}_b__", 0.200, False))
         results["signal"].append(tmux_signalled(tmux, socket_name, i))
-    return results
+    return results, stale
 
 
 def bench_wait(tl, version, fifo, n):
@@ -188,13 +200,15 @@ def main():
         tmux("send-keys", "-t", "bench", "true", "Enter")
         time.sleep(0.3)
 
-        r = bench_run(tl, tmux, socket_name, version, args.n)
+        r, stale = bench_run(tl, tmux, socket_name, version, args.n)
         waits = bench_wait(tl, version, fifo, args.n)
         load = os.getloadavg()
         print(f"# benches/shell_run.py, {time.strftime('%Y-%m-%d')}, build {args.bin}, "
               f"load average {load[0]:.1f} / {load[1]:.1f}, {os.cpu_count()} cores")
         print(summary("tickloop run ID -- true", r["ours"]))
         print(summary("run true, kept connection", r["wire"]))
+        print(summary("keys true Enter, wait --prompt", r["keys"]))
+        print(f"  of which answered with the prompt before the command: {stale} of {len(r['keys'])}")
         print(summary("tmux: capture at once, then 10 ms", r["poll10"]))
         print(summary("tmux: capture every 200 ms", r["poll200"]))
         print(summary("tmux: wait-for signal (no poll)", r["signal"]))
@@ -203,10 +217,13 @@ def main():
                          ("signal", "tmux wait-for")):
             print(f"ratio tickloop / {label} (p50): {median['ours'] / median[k]:.2f}")
         print(f"ratio kept connection / tmux 10 ms poll (p50): {median['wire'] / median['poll10']:.2f}")
+        print(f"ratio keys + wait --prompt / tmux 10 ms poll (p50): {median['keys'] / median['poll10']:.2f}")
         print(summary("output -> wait --text answered", waits))
         print(json.dumps({
             "run_true_ms_p50": median["ours"],
             "run_true_kept_connection_ms_p50": median["wire"],
+            "keys_wait_prompt_ms_p50": median["keys"],
+            "keys_wait_prompt_stale": stale,
             "tmux_poll10_ms_p50": median["poll10"],
             "tmux_poll200_ms_p50": median["poll200"],
             "tmux_wait_for_ms_p50": median["signal"],

@@ -1157,8 +1157,8 @@ impl PtyWriter {
         if self.queued.load(Ordering::Acquire) != 0 {
             return false;
         }
-        // Taken before it is written, so that output read after the write
-        // is never read as the answer to input that came before it.
+        // Counted before it is written: an Enter in it is known before
+        // any output read after the write could be taken for its answer.
         self.accept(bytes.len(), holds_enter(bytes));
         let written = loop {
             match write_fd(&self.master, bytes) {
