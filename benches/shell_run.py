@@ -21,7 +21,12 @@ Two measurements, each on a bash started with no rc files:
     the way an agent types a command by keys and waits for it: the wait
     must answer with the prompt after `true`, not the one still on the
     screen when it was asked; each answer's commands_total is checked, and
-    the stale answers are counted (0 is right).
+    the stale answers are counted (0 is right). Also over a kept
+    connection (the `keys` and `wait` requests `tickloop mcp` sends for
+    MCP's `input` and `wait`), where no process start lies between the two.
+    On the bench's bash, and on a zsh whose preexec hook starts one process
+    before the shell marks the command's start (as history and prompt
+    tools' hooks do).
   * output to `wait --text` answering: a client connected to tickhost (the
     wire protocol, as `tickloop mcp` keeps its connections) asks for a
     `wait --text MARK-N`; once it is registered, the bash is made to print
@@ -30,7 +35,7 @@ Two measurements, each on a bash started with no rc files:
     the PTY, the launcher's scan of the output, and tickhost's relay.
 
 Run: cargo build --release && python3 benches/shell_run.py [--bin target/release/tickloop] [-n 50]
-Needs bash and tmux.
+Needs bash, zsh and tmux.
 """
 import argparse
 import json
@@ -56,9 +61,9 @@ def summary(name, ms):
 
 
 class Tickloop:
-    def __init__(self, binary, runtime):
+    def __init__(self, binary, runtime, home):
         self.binary = binary
-        self.env = dict(os.environ, TICKLOOP_RUNTIME_DIR=runtime)
+        self.env = dict(os.environ, TICKLOOP_RUNTIME_DIR=runtime, HOME=home)
         self.runtime = runtime
 
     def run(self, *args, check=True):
@@ -121,9 +126,50 @@ def tmux_signalled(tmux, socket_name, i):
     return (time.perf_counter() - start) * 1000
 
 
+# The rows of `keys ... Enter` then `wait --prompt`: (key, label).
+KEYS_ROWS = {
+    "keys:shell:bench": "bash: keys, wait --prompt (CLI)",
+    "keys_wire:shell:bench": "bash: the same, kept connection",
+    "keys:shell:hooked": "zsh+hook: keys, wait --prompt",
+    "keys_wire:shell:hooked": "zsh+hook: kept connection",
+}
+
+
+def keys_then_prompt(tl, wire, instance):
+    """`keys true Enter` then `wait --prompt` on `instance`, by two CLI
+    processes and then over the kept connection: each one's time, and
+    whether its answer was the prompt before the command (stale)."""
+    def settled_total():
+        # Whatever the last wait answered, the shell is done with it.
+        tl.run("wait", instance, "--quiet", "100")
+        return json.loads(tl.run("read", instance).stdout)["data"]["commands_total"]
+
+    rows = []
+    total = settled_total()
+    start = time.perf_counter()
+    tl.run("keys", instance, "t", "r", "u", "e", "Enter")
+    waited = json.loads(tl.run("wait", instance, "--prompt").stdout)
+    rows.append((f"keys:{instance}", (time.perf_counter() - start) * 1000,
+                 waited["shell"]["commands_total"] != total + 1))
+    total = settled_total()
+    start = time.perf_counter()
+    wire.request({"op": "keys", "instance": instance, "text": "true", "keys": ["Enter"]})
+    typed = wire.reply()
+    wire.request({"op": "wait", "instance": instance, "prompt": True, "timeout_ms": 10000})
+    waited = wire.reply()
+    ms = (time.perf_counter() - start) * 1000
+    if "ok" not in typed or "ok" not in waited:
+        sys.exit(f"keys and wait over the kept connection answered {typed} and {waited}")
+    rows.append((f"keys_wire:{instance}", ms, waited["ok"]["shell"]["commands_total"] != total + 1))
+    return rows
+
+
 def bench_run(tl, tmux, socket_name, version, n):
-    results = {"ours": [], "wire": [], "keys": [], "poll10": [], "poll200": [], "signal": []}
-    stale = 0
+    results = {"ours": [], "wire": [], "poll10": [], "poll200": [], "signal": []}
+    stale = {}
+    for name in KEYS_ROWS:
+        results[name] = []
+        stale[name] = 0
     wire = Wire(tl.runtime, version)
     for i in range(n):
         start = time.perf_counter()
@@ -137,12 +183,10 @@ def bench_run(tl, tmux, socket_name, version, n):
         results["wire"].append((time.perf_counter() - start) * 1000)
         if (reply.get("ok") or {}).get("command", {}).get("exit") != 0:
             sys.exit(f"run over the kept connection answered {reply}")
-        total = json.loads(tl.run("read", "shell:bench").stdout)["data"]["commands_total"]
-        start = time.perf_counter()
-        tl.run("keys", "shell:bench", "t", "r", "u", "e", "Enter")
-        waited = json.loads(tl.run("wait", "shell:bench", "--prompt").stdout)
-        results["keys"].append((time.perf_counter() - start) * 1000)
-        stale += waited["shell"]["commands_total"] != total + 1
+        for instance in ("shell:bench", "shell:hooked"):
+            for name, ms, was_stale in keys_then_prompt(tl, wire, instance):
+                results[name].append(ms)
+                stale[name] += was_stale
         results["poll10"].append(tmux_polled(tmux, f"__done_{i}_a__", 0.010, True))
         results["poll200"].append(tmux_polled(tmux, f"__done_{i}_b__", 0.200, False))
         results["signal"].append(tmux_signalled(tmux, socket_name, i))
@@ -177,7 +221,9 @@ def main():
         sys.exit(f"{args.bin} is missing: cargo build --release (or --bin target/debug/tickloop)")
     tmp = tempfile.mkdtemp(prefix="tl-bench-")
     runtime = os.path.join(tmp, "rt")
-    tl = Tickloop(args.bin, runtime)
+    home = os.path.join(tmp, "home")
+    os.makedirs(home)
+    tl = Tickloop(args.bin, runtime, home)
     socket_name = f"tl-bench-{os.getpid()}"
 
     def tmux(*a):
@@ -190,6 +236,11 @@ def main():
         tl.run("open", "--shell", "--agent-input", "auto", "--name", "bench", "--",
                "bash", "--norc", "--noprofile")
         tl.run("wait", "shell:bench", "--prompt")
+        # A person's zsh whose preexec hook starts one process first.
+        with open(os.path.join(home, ".zshrc"), "w") as rc:
+            rc.write("preexec() { command true }\n")
+        tl.run("open", "--shell", "--agent-input", "auto", "--name", "hooked", "--", "zsh")
+        tl.run("wait", "shell:hooked", "--prompt")
         tmux("new-session", "-d", "-s", "bench", "-x", "120", "-y", "30", "bash --norc --noprofile")
         fifo = os.path.join(tmp, "fifo")
         os.mkfifo(fifo)
@@ -207,8 +258,8 @@ def main():
               f"load average {load[0]:.1f} / {load[1]:.1f}, {os.cpu_count()} cores")
         print(summary("tickloop run ID -- true", r["ours"]))
         print(summary("run true, kept connection", r["wire"]))
-        print(summary("keys true Enter, wait --prompt", r["keys"]))
-        print(f"  of which answered with the prompt before the command: {stale} of {len(r['keys'])}")
+        for name, label in KEYS_ROWS.items():
+            print(summary(label, r[name]) + f"   stale {stale[name]}/{len(r[name])}")
         print(summary("tmux: capture at once, then 10 ms", r["poll10"]))
         print(summary("tmux: capture every 200 ms", r["poll200"]))
         print(summary("tmux: wait-for signal (no poll)", r["signal"]))
@@ -217,12 +268,13 @@ def main():
                          ("signal", "tmux wait-for")):
             print(f"ratio tickloop / {label} (p50): {median['ours'] / median[k]:.2f}")
         print(f"ratio kept connection / tmux 10 ms poll (p50): {median['wire'] / median['poll10']:.2f}")
-        print(f"ratio keys + wait --prompt / tmux 10 ms poll (p50): {median['keys'] / median['poll10']:.2f}")
+        print(f"ratio bash keys + wait --prompt / tmux 10 ms poll (p50): "
+              f"{median['keys:shell:bench'] / median['poll10']:.2f}")
         print(summary("output -> wait --text answered", waits))
         print(json.dumps({
             "run_true_ms_p50": median["ours"],
             "run_true_kept_connection_ms_p50": median["wire"],
-            "keys_wait_prompt_ms_p50": median["keys"],
+            "keys_wait_prompt_ms_p50": {k: median[k] for k in KEYS_ROWS},
             "keys_wait_prompt_stale": stale,
             "tmux_poll10_ms_p50": median["poll10"],
             "tmux_poll200_ms_p50": median["poll200"],
