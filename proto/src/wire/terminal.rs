@@ -34,8 +34,7 @@ pub struct WaitRequest {
     /// No output for this many ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quiet_ms: Option<u64>,
-    /// The shell is at its prompt (needs shell integration); right after
-    /// an Enter was typed, at the prompt after the line it took.
+    /// The shell is at its prompt (needs shell integration).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub prompt: bool,
     /// The program has ended.
