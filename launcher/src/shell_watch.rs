@@ -585,15 +585,21 @@ mod tests {
         assert_eq!(screen.typed, b"echo clean\r", "nothing typed before");
     }
 
-    #[test]
-    fn a_prompt_wait_held_for_an_enter_is_answered_by_a_prompt_after_it() {
+    /// A watch at a prompt where `keys l s Enter` was typed, and `echo`
+    /// came back: the shell has not taken the line yet.
+    fn enter_typed(echo: &[u8]) -> (ShellWatch, Screen) {
         let (mut w, _published) = watch();
         let mut screen = Screen::default();
         w.output(PROMPT, screen.written(), &mut screen);
-        // `keys l s Enter`: echoed, and the shell has not taken the line.
         screen.type_bytes(b"ls\r".to_vec());
         screen.enter_end = screen.written();
-        w.output(b"ls", screen.written(), &mut screen);
+        w.output(echo, screen.written(), &mut screen);
+        (w, screen)
+    }
+
+    #[test]
+    fn a_prompt_wait_held_for_an_enter_is_answered_by_a_prompt_after_it() {
+        let (mut w, mut screen) = enter_typed(b"ls");
         let prompt = |w: &mut ShellWatch, screen: &mut Screen, hold_for_enter| {
             let (reply, answer) = oneshot::channel();
             let msg = ShellMsg::Prompt {
@@ -629,14 +635,9 @@ mod tests {
 
     #[test]
     fn a_run_right_after_an_enter_waits_for_the_shell_to_take_that_line() {
-        let (mut w, _published) = watch();
-        let mut screen = Screen::default();
-        w.output(PROMPT, screen.written(), &mut screen);
-        // `keys l s Enter`: echoed with its newline, and the shell's hooks
-        // run before it marks the command's start.
-        screen.type_bytes(b"ls\r".to_vec());
-        screen.enter_end = screen.written();
-        w.output(b"ls\r\n", screen.written(), &mut screen);
+        // Echoed with its newline, and the shell's hooks run before it
+        // marks the command's start.
+        let (mut w, mut screen) = enter_typed(b"ls\r\n");
         let (msg, mut typed, _ended) = run_asking("pwd", false, true);
         w.ask(msg, &mut screen);
         assert_eq!(typed.try_recv().ok(), Some(Err(NotTyped::Unanswered)));
