@@ -209,10 +209,12 @@ impl ShellWatch {
             }
         }
         if self.reader.at_prompt() && !self.prompts.is_empty() {
+            let mut state = None;
             for wait in std::mem::take(&mut self.prompts) {
                 if self.at_prompt_for(wait.hold_for_enter, term) {
+                    let state = state.get_or_insert_with(|| self.reader.state());
                     let _ = wait.reply.send(Waited {
-                        shell: Some(self.reader.state()),
+                        shell: Some(state.clone()),
                         screen: screen_now(term),
                         ..Waited::default()
                     });
