@@ -151,17 +151,27 @@ mod tests {
         let scratch = std::env::temp_dir().join(format!("tl-procs-{}", std::process::id()));
         std::fs::create_dir_all(&scratch).expect("scratch");
         // `sh __launcher`: a process whose argv[1] is the role (the script
-        // of that name waits for its stdin).
-        std::fs::write(scratch.join("__launcher"), "read x\n").expect("script");
+        // of that name says it runs, then waits for its stdin).
+        std::fs::write(scratch.join("__launcher"), "echo running\nread x\n").expect("script");
         let root = scratch.join("runtime");
         let spawn = |dir: &Path| {
-            std::process::Command::new("sh")
+            let mut child = std::process::Command::new("sh")
                 .arg("__launcher")
                 .current_dir(&scratch)
                 .env("TICKLOOP_RUNTIME_DIR", dir)
                 .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
                 .spawn()
-                .expect("sh")
+                .expect("sh");
+            // spawn returns once the exec is past its point of no return,
+            // before the kernel has set up the new argv and environment
+            // that /proc shows: the script's first line says it is done.
+            let mut said = String::new();
+            let stdout = child.stdout.take().expect("stdout");
+            std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut said)
+                .expect("read the script's line");
+            assert_eq!(said, "running\n");
+            child
         };
         let mut ours = spawn(&root);
         let mut other = spawn(&scratch.join("elsewhere"));
