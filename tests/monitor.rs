@@ -287,17 +287,16 @@ fn the_list_previews_filters_asks_before_closing_and_says_what_r_reloads() {
     tmux.wait_text("preview of hosted:counter (120x30)");
     let screen = tmux.wait_text("value: 0");
     assert!(row(&screen, 1).contains("ACTIVE"), "{screen}");
-    let shell_row = screen
-        .lines()
-        .find(|l| l.starts_with(SHELL))
-        .expect("a shell row");
-    // The shell printed its prompt a moment ago: an age, not `-`.
-    assert!(
+    // Once the shell has printed its prompt, its row shows an age, not `-`
+    // (the Monitor may have drawn the row before the prompt came).
+    wait_for("the shell row's activity age", || {
+        let screen = tmux.capture();
+        let shell_row = screen.lines().find(|l| l.starts_with(SHELL))?.to_string();
         shell_row
             .split_whitespace()
-            .any(|w| w.ends_with('s') && w[..w.len() - 1].parse::<u64>().is_ok()),
-        "{screen}"
-    );
+            .any(|w| w.ends_with('s') && w[..w.len() - 1].parse::<u64>().is_ok())
+            .then_some(())
+    });
     // p hides the preview and shows it again.
     tmux.send_keys(&["p"]);
     wait_for("the preview to go", || {
