@@ -103,6 +103,10 @@ struct TextWait {
     /// Characters of the line being written when the wait started: a match
     /// must end after them.
     skip: usize,
+    /// `--screen`: a match on the screen counts, whenever it shows there
+    /// (the program may draw its line in ways a line of output does not
+    /// read as: a right prompt, cursor moves, a prompt with no newline).
+    screen: bool,
     reply: oneshot::Sender<Waited>,
 }
 
@@ -193,7 +197,13 @@ impl ShellWatch {
             let lines = self.reader.take_lines();
             let (partial, _) = self.reader.partial_line();
             for wait in std::mem::take(&mut self.texts) {
-                match found(&wait, &lines, &partial) {
+                let on_screen = || {
+                    let lines = screen_now(term);
+                    on_screen(&wait.regex, &lines)
+                };
+                match found(&wait, &lines, &partial)
+                    .or_else(|| wait.screen.then(on_screen).flatten())
+                {
                     Some(matched) => {
                         let _ = wait.reply.send(Waited {
                             matched: Some(matched),
@@ -259,10 +269,7 @@ impl ShellWatch {
             } => {
                 if screen {
                     let lines = term.lines();
-                    if let Some(matched) = lines
-                        .iter()
-                        .find_map(|l| regex.find(l).map(|m| (m.as_str().to_string(), l.clone())))
-                    {
+                    if let Some(matched) = on_screen(&regex, &lines) {
                         let _ = reply.send(Waited {
                             matched: Some(matched),
                             screen: lines,
@@ -272,7 +279,12 @@ impl ShellWatch {
                     }
                 }
                 let (_, skip) = self.reader.partial_line();
-                self.texts.push(TextWait { regex, skip, reply });
+                self.texts.push(TextWait {
+                    regex,
+                    skip,
+                    screen,
+                    reply,
+                });
                 self.reader.collect_lines(true);
             }
             ShellMsg::Prompt {
@@ -392,6 +404,13 @@ impl ShellWatch {
 /// The first match of `wait`'s expression in `lines` (ended since the last
 /// look) or in the line being written, that ends past what was there when
 /// the wait started.
+/// The first match of `regex` on the screen's `lines`, with its line.
+fn on_screen(regex: &Regex, lines: &[String]) -> Option<(String, String)> {
+    lines
+        .iter()
+        .find_map(|l| regex.find(l).map(|m| (m.as_str().to_string(), l.clone())))
+}
+
 fn found(wait: &TextWait, lines: &[String], partial: &str) -> Option<(String, String)> {
     let mut skip = wait.skip;
     for line in lines
@@ -425,6 +444,8 @@ mod tests {
         unanswered: bool,
         /// Where the last Enter typed ends in `typed`.
         enter_end: u64,
+        /// The screen's rows, when not one prompt.
+        shown: Option<Vec<String>>,
     }
 
     impl Screen {
@@ -436,7 +457,7 @@ mod tests {
 
     impl Terminal for Screen {
         fn lines(&mut self) -> Vec<String> {
-            vec!["$".into()]
+            self.shown.clone().unwrap_or_else(|| vec!["$".into()])
         }
         fn bracketed_paste(&self) -> bool {
             self.paste
@@ -694,6 +715,29 @@ mod tests {
         w.output(b"\x1b[32mready\x1b[0m", screen.written(), &mut screen);
         let got = answer.try_recv().expect("matched");
         assert_eq!(got.matched, Some(("ready".into(), "ready".into())));
+    }
+
+    #[test]
+    fn a_screen_text_wait_started_before_the_text_matches_it_when_the_screen_shows_it() {
+        // A REPL's prompt comes with no newline and a trailing space: read as
+        // output, `>>> ` is no match for `^>>>$`; the screen's row is.
+        let (mut w, _published) = watch();
+        let mut screen = Screen::default();
+        let (reply, mut answer) = oneshot::channel();
+        let regex = Regex::new("^>>>$").expect("regex");
+        w.ask(
+            ShellMsg::Text {
+                regex,
+                screen: true,
+                reply,
+            },
+            &mut screen,
+        );
+        assert!(answer.try_recv().is_err(), "matched an empty screen");
+        screen.shown = Some(vec![">>>".into()]);
+        w.output(b">>> ", screen.written(), &mut screen);
+        let got = answer.try_recv().expect("the screen's row matched");
+        assert_eq!(got.matched, Some((">>>".into(), ">>>".into())));
     }
 
     #[test]
