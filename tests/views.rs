@@ -191,6 +191,41 @@ fn the_pty_follows_the_latest_view_and_other_views_say_they_differ() {
 }
 
 #[test]
+fn a_view_past_the_size_limit_leaves_the_program_within_it_and_a_normal_attach_works_after() {
+    let host = Host::new();
+    let log = open_probe(&host, "vp", false);
+    // 2100 x 2000 is 4,200,000 cells, past the 4,194,304 a screen may have:
+    // the program gets the largest size allowed at that width.
+    let huge = Tmux::start(&host, 2100, 2000, &attach_command(ID));
+    host.wait_screen(ID, "size 2100x1997");
+    wait_views(&host, ID, 1);
+    huge.wait_text(
+        "PTY 2100x1997, view 2100x2000: padded (a Tick's screen has at most 4194304 cells)",
+    );
+    let sizes = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        !sizes.contains("size 2100x2000"),
+        "the program never had more than the limit: {sizes}"
+    );
+    huge.send_keys(&["C-\\", "d"]);
+    huge.wait_text("ATTACH-EXIT 0");
+    wait_views(&host, ID, 0);
+    drop(huge);
+
+    // The next, ordinary view attaches, takes its size and types.
+    let tmux = Tmux::start(&host, 100, 30, &attach_command(ID));
+    host.wait_screen(ID, "size 100x30");
+    tmux.wait_text("size 100x30");
+    wait_views(&host, ID, 1);
+    tmux.type_text("ok");
+    wait_for("keys of the next view to reach the program", || {
+        input_hex(&log).contains(&hex("ok")).then_some(())
+    });
+    tmux.send_keys(&["C-\\", "d"]);
+    tmux.wait_text("ATTACH-EXIT 0");
+}
+
+#[test]
 fn killing_a_view_leaves_the_tick_running() {
     let host = Host::new();
     let log = open_probe(&host, "vp", false);

@@ -564,6 +564,24 @@ pub enum ApplyError {
 /// snapshot above it is refused rather than drawn.
 pub const MAX_SCREEN_CELLS: u32 = 1 << 22;
 
+/// The size a view of `cols` x `rows` cells gets: its own when it holds at
+/// most [`MAX_SCREEN_CELLS`], else the largest size allowed at its width
+/// (as many rows as fit; a width of 65535 still has 64). A launcher never
+/// takes more, whatever a view asks.
+pub fn fit_size(cols: u16, rows: u16) -> (u16, u16) {
+    if u32::from(cols) * u32::from(rows) <= MAX_SCREEN_CELLS {
+        return (cols, rows);
+    }
+    let fitting = MAX_SCREEN_CELLS / u32::from(cols.max(1));
+    (cols, u16::try_from(fitting).unwrap_or(u16::MAX).min(rows))
+}
+
+/// Whether a view of `cols` x `rows` asks for more than a Tick's screen may
+/// have ([`fit_size`] makes it smaller).
+pub fn too_large(cols: u16, rows: u16) -> bool {
+    fit_size(cols, rows) != (cols, rows)
+}
+
 impl Snapshot {
     /// A blank screen of the given size, cursor at the origin.
     pub fn blank(cols: u16, rows: u16) -> Self {
@@ -733,6 +751,23 @@ mod tests {
                 mods: Mods::NONE
             }
         );
+    }
+
+    #[test]
+    fn a_size_past_the_limit_keeps_its_width_and_gets_the_rows_that_fit() {
+        assert_eq!(fit_size(100, 30), (100, 30));
+        assert_eq!(fit_size(2048, 2048), (2048, 2048));
+        assert!(!too_large(2048, 2048));
+        // 2100 x 2000 is 4,200,000 cells: 1997 rows of 2100 fit.
+        assert_eq!(fit_size(2100, 2000), (2100, 1997));
+        assert!(too_large(2100, 2000));
+        assert_eq!(fit_size(u16::MAX, u16::MAX), (u16::MAX, 64));
+        for (cols, rows) in [(2100, 2000), (u16::MAX, u16::MAX), (3000, 1500)] {
+            let (c, r) = fit_size(cols, rows);
+            assert!(u32::from(c) * u32::from(r) <= MAX_SCREEN_CELLS);
+            assert!(u32::from(c) * (u32::from(r) + 1) > MAX_SCREEN_CELLS);
+        }
+        assert_eq!(fit_size(0, 0), (0, 0));
     }
 
     #[test]
