@@ -16,11 +16,20 @@
 //! prefix again sends it to the Tick, `?` lists the keys. When the Tick ends while shown, the overlay
 //! says why until a key closes it.
 //!
+//! Run by an agent (its host's shell tool; `src/actor.rs`), the Monitor is
+//! read-only: it shows everything and answers nothing. `y`/`n`, `x`, `r`,
+//! `a` and keys typed into the overlay do nothing but say why
+//! ([`actions`]); its hello to tickhost names the agent (so tickhost
+//! refuses its answers as it refuses `tickloop approve` from an agent), and
+//! its overlay's hello to the launcher too (which takes no keys or size
+//! from it).
+//!
 //! The terminal is taken like the attach view takes it (raw mode, alternate
 //! screen, termwiz `Surface` + `diff_screens`) and restored the same way on
 //! every exit path: quitting, SIGTERM/SIGINT/SIGQUIT/SIGHUP, the terminal
 //! going away, panics.
 
+mod actions;
 pub mod help;
 pub mod overlay;
 #[cfg(test)]
@@ -45,7 +54,7 @@ use termwiz::surface::{Change, Surface};
 use termwiz::terminal::{Terminal, TerminalWaker, UnixTerminal};
 use tickloop_client::Client;
 use tickloop_proto::attach::MouseTracking;
-use tickloop_proto::wire::{ClientReply, ClientRequest, ScreenReply};
+use tickloop_proto::wire::{AgentHost, ClientKind, ClientReply, ClientRequest, ScreenReply};
 use time::OffsetDateTime;
 
 /// How often the list is asked for.
@@ -55,6 +64,9 @@ const RESIZE_DEBOUNCE: Duration = Duration::from_millis(60);
 
 /// The footer's reminder; `?` lists every key ([`help`]).
 const LIST_KEYS: &str = "Enter open · a attach · i activity · x close · ? keys · q quit";
+/// The footer of an agent's (read-only) Monitor.
+const READ_ONLY_KEYS: &str =
+    "read-only (an agent's Monitor): Enter shows · i activity · ? keys · q quit";
 
 /// Why the Monitor could not run.
 #[derive(Debug, thiserror::Error)]
@@ -102,13 +114,16 @@ type PreviewTarget = Arc<Mutex<Option<String>>>;
 /// (an id or a bare name) is the instance selected at start, e.g. the Tick in
 /// focus when Herdr pops the Monitor over it. With `ssh`, the instances
 /// are those of that machine (the list, the overlays and every action go
-/// through ssh and the relay there).
+/// through ssh and the relay there). `viewer` is who the Monitor runs as
+/// (its sources' client kind): `monitor` for the person; an agent's kind
+/// makes it read-only.
 pub fn run(
     runtime: &Path,
     sources: Vec<(Source, Option<Client>)>,
     select: Option<String>,
     prefix: PrefixKey,
     activity: bool,
+    viewer: ClientKind,
 ) -> Result<(), MonitorError> {
     let caps = tty::terminal_caps()?;
     let mut term = UnixTerminal::new(caps.clone())
@@ -180,6 +195,8 @@ pub fn run(
             size: (clamp(size.cols), clamp(size.rows)),
             mouse: MouseTracking::Off,
             prefix: Prefix::new(prefix),
+            viewer,
+            read_only: read_only_as(viewer),
         };
         monitor.main_loop(&mut term, &guard, &events)
     })();
@@ -425,6 +442,21 @@ struct Monitor {
     mouse: MouseTracking,
     /// The prefix key, which closes the overlay (then `d`).
     prefix: Prefix,
+    /// Who the Monitor runs as (the overlay's hello says it too).
+    viewer: ClientKind,
+    /// Set when that is an agent: who, as the read-only notes name it.
+    read_only: Option<String>,
+}
+
+/// Who a Monitor running as `viewer` acts for, when that is an agent (then
+/// it is read-only): `Claude Code (its shell tool)`, `an agent (mcp)`.
+fn read_only_as(viewer: ClientKind) -> Option<String> {
+    match viewer {
+        ClientKind::AgentCli(AgentHost::Other) => Some("an agent (its shell tool)".into()),
+        ClientKind::AgentCli(host) => Some(format!("{} (its shell tool)", host.title())),
+        kind if kind.is_agent() => Some(kind.actor()),
+        _ => None,
+    }
 }
 
 /// What a key did.
@@ -761,6 +793,13 @@ impl Monitor {
                 }
             }
             other if overlay.scroll(&other) => {}
+            // Nothing typed reaches the Tick from an agent's Monitor (nor
+            // would the launcher take it).
+            InputEvent::Key(_) | InputEvent::Paste(_) if self.read_only.is_some() => {
+                let what = format!("type into {}", overlay.id);
+                self.refused(&what);
+            }
+            InputEvent::Mouse(_) if self.read_only.is_some() => {}
             InputEvent::Mouse(m) => {
                 let geo = Geometry::for_terminal(self.size.0, self.size.1);
                 for ev in overlay.mouse_events(&m, &geo) {
@@ -832,6 +871,10 @@ impl Monitor {
             KeyCode::Char('i') if !ctrl => self.open_activity(),
             KeyCode::Char('r') if !ctrl => self.reload_selected(),
             KeyCode::Char('x') if !ctrl => {
+                let id = self.rows.get(self.selected).map(|r| r.id.clone());
+                if id.is_some_and(|id| self.refused(&format!("close {id}"))) {
+                    return Flow::Go;
+                }
                 if let Some(row) = self.rows.get(self.selected) {
                     let what = if row.ended.is_some() {
                         "forget (it has ended)"
@@ -846,104 +889,17 @@ impl Monitor {
                 Some(row) if row.ended.is_some() => {
                     self.message = Some(format!("{} has ended: nothing to attach to", row.id))
                 }
-                Some(row) => return Flow::Attach(row.id.clone()),
+                Some(row) => {
+                    let id = row.id.clone();
+                    if !self.refused(&format!("attach to {id} (a view types as the person)")) {
+                        return Flow::Attach(id);
+                    }
+                }
                 None => {}
             },
             _ => {}
         }
         Flow::Go
-    }
-
-    /// `tickloop close ID` in the background; the footer says how it went.
-    /// Approves or refuses `held` (in the background; the footer says how
-    /// it went).
-    fn decide(&mut self, held: tickloop_proto::wire::HeldCall, approve: bool) {
-        self.waiting.retain(|w| w.call != held.call);
-        self.prompt_whole = false;
-        let Some((endpoint, raw)) = self.route(&held.instance) else {
-            return;
-        };
-        let shown = held.instance.clone();
-        let tx = self.events_tx.clone();
-        let waker = self.waker.clone();
-        let poke = self.poke.clone();
-        std::thread::spawn(move || {
-            let mut asked = held;
-            asked.instance = raw;
-            let text = crate::approval_prompt::decide(&endpoint, &asked, approve, "monitor")
-                .replace(&asked.instance, &shown);
-            let _ = tx.send(Event::Message(text));
-            let _ = poke.send(());
-            let _ = waker.wake();
-        });
-    }
-
-    /// `r`: `tickloop reload ID` for an `artifact:` instance (its file's
-    /// current version starts), in the background; for any other, the
-    /// footer says what it can do instead.
-    fn reload_selected(&mut self) {
-        let Some(row) = self.rows.get(self.selected) else {
-            return;
-        };
-        let id = row.id.clone();
-        let Some((endpoint, raw)) = self.route(&id) else {
-            return;
-        };
-        let artifact = tickloop_client::paths::parse_id(&raw)
-            .is_some_and(|(kind, _)| kind == tickloop_client::paths::InstanceKind::Artifact);
-        if !artifact {
-            self.message = Some(format!(
-                "r reloads an artifact: instance (a Tick written as a file); {id} is not one: \
-                 x closes it, `tickloop open` starts another"
-            ));
-            return;
-        }
-        self.message = Some(format!("reloading {id}…"));
-        let tx = self.events_tx.clone();
-        let waker = self.waker.clone();
-        let poke = self.poke.clone();
-        std::thread::spawn(move || {
-            let text = match endpoint
-                .connect_running()
-                .and_then(|mut c| c.request(ClientRequest::Reload { instance: raw }))
-            {
-                Ok(ClientReply::Ok(v)) => match v.get("generation").and_then(Value::as_u64) {
-                    Some(generation) => format!("{id} reloaded: generation {generation}"),
-                    None => format!("{id} reloaded"),
-                },
-                Ok(ClientReply::Error(e)) => format!("cannot reload {id}: {}", e.message),
-                Ok(ClientReply::Call(_)) => format!("cannot reload {id}: an unexpected answer"),
-                Err(e) => format!("cannot reload {id}: {e}"),
-            };
-            let _ = tx.send(Event::Message(text));
-            let _ = poke.send(());
-            let _ = waker.wake();
-        });
-    }
-
-    fn close_instance(&mut self, id: String, ended: bool) {
-        self.message = Some(format!("closing {id}…"));
-        let Some((endpoint, raw)) = self.route(&id) else {
-            return;
-        };
-        let tx = self.events_tx.clone();
-        let waker = self.waker.clone();
-        let poke = self.poke.clone();
-        std::thread::spawn(move || {
-            let text = match endpoint
-                .connect_running()
-                .and_then(|mut c| c.request(ClientRequest::Close { instance: raw }))
-            {
-                Ok(ClientReply::Ok(_)) if ended => format!("{id} forgotten"),
-                Ok(ClientReply::Ok(_)) => format!("{id} closed"),
-                Ok(ClientReply::Error(e)) => format!("cannot close {id}: {}", e.message),
-                Ok(ClientReply::Call(_)) => format!("cannot close {id}: an unexpected answer"),
-                Err(e) => format!("cannot close {id}: {e}"),
-            };
-            let _ = tx.send(Event::Message(text));
-            let _ = poke.send(());
-            let _ = waker.wake();
-        });
     }
 
     /// `a`: gives the terminal to `tickloop attach ID` (a child process, so
@@ -1037,11 +993,15 @@ impl Monitor {
                     (geo.inner_cols, geo.inner_rows),
                     "monitor",
                 );
+                let to = launcher_link::Dial {
+                    socket,
+                    ssh: source.endpoint.host().cloned(),
+                    instance: raw,
+                    kind: self.viewer,
+                };
                 self.overlay = Some(Overlay::open(
                     id,
-                    raw,
-                    socket,
-                    source.endpoint.host().cloned(),
+                    to,
                     hello,
                     self.waker.clone(),
                     self.prefix.key.name(),
@@ -1089,6 +1049,11 @@ impl Monitor {
             (Some(o), _, message) => {
                 overlay_footer = match (&o.stopped, message) {
                     (None, Some(message)) => message.clone(),
+                    (None, None) if self.read_only.is_some() => format!(
+                        "{p} d closes the overlay (it goes on) · read-only: keys do not reach {}",
+                        o.id,
+                        p = self.prefix.key.name(),
+                    ),
                     (None, None) => format!(
                         "{p} d closes the overlay (it goes on) · {p} ? keys · keys go to {}",
                         o.id,
@@ -1100,6 +1065,7 @@ impl Monitor {
             }
             (None, Some(problem), _) => (problem.as_str(), true),
             (None, None, Some(message)) => (message.as_str(), false),
+            (None, None, None) if self.read_only.is_some() => (READ_ONLY_KEYS, false),
             (None, None, None) => (LIST_KEYS, false),
         };
         let view = ListView {
@@ -1134,7 +1100,8 @@ impl Monitor {
         }
         if let Some(held) = self.waiting.first() {
             let more = self.waiting.len() - 1;
-            crate::approval_prompt::draw(&mut surface, held, more, self.prompt_whole);
+            let answers = self.read_only.is_none();
+            crate::approval_prompt::draw(&mut surface, held, more, self.prompt_whole, answers);
             cursor = None;
         }
         Frame {
