@@ -225,6 +225,94 @@ fn a_view_past_the_size_limit_leaves_the_program_within_it_and_a_normal_attach_w
     tmux.wait_text("ATTACH-EXIT 0");
 }
 
+/// A raw view on `id`'s launcher that says it is Claude Code's shell tool
+/// (`wire::Hello::view`), `cols`x`rows`: its reader (after the first
+/// snapshot, returned) and writer.
+fn agents_raw_view(
+    host: &Host,
+    id: &str,
+    cols: u16,
+    rows: u16,
+) -> (
+    std::io::BufReader<std::os::unix::net::UnixStream>,
+    std::os::unix::net::UnixStream,
+    tickloop_proto::attach::Snapshot,
+) {
+    use std::io::{BufRead, Write};
+    use tickloop_proto::attach::{TermCaps, ToView, ViewHello};
+    use tickloop_proto::wire::{AgentHost, ClientKind, Hello, HelloReply};
+    let (kind, name) = tickloop_client::paths::parse_id(id).expect("an id");
+    let socket = tickloop_client::paths::RuntimeDir::at(host.runtime())
+        .instance_files(kind, name)
+        .expect("instance files")
+        .socket;
+    let stream = std::os::unix::net::UnixStream::connect(socket).expect("the launcher");
+    stream.set_read_timeout(Some(WAIT)).expect("timeout");
+    let mut writer = stream.try_clone().expect("clone");
+    let mut reader = std::io::BufReader::new(stream);
+    let mut send = |line: String| writeln!(writer, "{line}").expect("write to the launcher");
+    let hello = Hello::view(ClientKind::AgentCli(AgentHost::ClaudeCode));
+    send(serde_json::to_string(&hello).expect("json"));
+    let mut line = String::new();
+    reader.read_line(&mut line).expect("hello reply");
+    let reply: HelloReply = serde_json::from_str(&line).expect("hello reply JSON");
+    assert!(reply.refused.is_none(), "{line}");
+    let view = ViewHello {
+        cols,
+        rows,
+        term: TermCaps::default(),
+        client: Some("agent-test".into()),
+    };
+    send(serde_json::to_string(&view).expect("json"));
+    line.clear();
+    reader.read_line(&mut line).expect("the first snapshot");
+    let Ok(ToView::Snapshot(first)) = serde_json::from_str::<ToView>(&line) else {
+        panic!("expected a snapshot first: {line}");
+    };
+    (reader, writer, first)
+}
+
+#[test]
+fn a_view_that_says_it_is_an_agents_watches_and_types_or_sizes_nothing() {
+    use std::io::Write;
+    let host = Host::new();
+    let log = open_probe(&host, "vp", false);
+    let persons = Tmux::start(&host, 100, 30, &attach_command(ID));
+    host.wait_screen(ID, "size 100x30");
+    wait_views(&host, ID, 1);
+
+    // The agent's view gets the screen as it is, at the person's size.
+    let (_reader, mut writer, first) = agents_raw_view(&host, ID, 50, 10);
+    assert_eq!((first.cols, first.rows), (100, 30));
+    wait_views(&host, ID, 2);
+    for event in [
+        r#"{"event":"key","key":{"char":"z"}}"#,
+        r#"{"event":"paste","text":"zz"}"#,
+        r#"{"event":"resize","cols":60,"rows":12}"#,
+        r#"{"event":"focus","focused":true}"#,
+    ] {
+        writeln!(writer, "{event}").expect("an event");
+    }
+    let launcher_log = host.runtime().join("i/shell-vp/launcher.log");
+    wait_for("the launcher to drop the agent's view's input", || {
+        std::fs::read_to_string(&launcher_log)
+            .ok()
+            .filter(|l| l.contains("an agent's view sent input or a size: not taken"))
+    });
+    // The person's keys, after, still arrive; the agent's never did.
+    persons.type_text("p");
+    wait_for("the person's key to reach the program", || {
+        input_hex(&log).contains(&hex("p")).then_some(())
+    });
+    assert_eq!(input_hex(&log), hex("p"), "only the person's key arrived");
+    assert!(host.screen(ID).contains("size 100x30"));
+    let sizes = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        !sizes.contains("size 50x10") && !sizes.contains("size 60x12"),
+        "{sizes}"
+    );
+}
+
 #[test]
 fn killing_a_view_leaves_the_tick_running() {
     let host = Host::new();

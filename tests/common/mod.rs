@@ -14,6 +14,7 @@
 
 pub mod optional;
 pub mod python_sdk;
+pub mod script_term;
 pub mod sshd;
 pub mod tmpfs;
 pub mod tmux;

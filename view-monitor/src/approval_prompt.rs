@@ -41,9 +41,7 @@ pub fn lines(
     lines.push(if answers {
         format!("y approve · n refuse · {v}")
     } else {
-        format!(
-            "read-only: only the person answers (their Monitor, view or `tickloop approve`) · {v}"
-        )
+        format!("read-only: only the person answers · {v}")
     });
     lines
 }

@@ -125,8 +125,8 @@ impl Monitor {
 /// where the person does it.
 pub(super) fn read_only_note(who: &str, what: &str) -> String {
     format!(
-        "read-only: this Monitor runs as {who}, which may not {what}; only the person \
-         answers, types and closes (their own Monitor, the Tick's view, `tickloop approve`)"
+        "read-only: {who} may not {what}; only the person does (their own Monitor or \
+         view, `tickloop approve`)"
     )
 }
 
@@ -139,7 +139,7 @@ mod tests {
         let note = read_only_note("Claude Code (its shell tool)", "approve %1 on shell:sh");
         assert!(
             note.starts_with(
-                "read-only: this Monitor runs as Claude Code (its shell tool), which may not approve %1 on shell:sh;"
+                "read-only: Claude Code (its shell tool) may not approve %1 on shell:sh;"
             ),
             "{note}"
         );

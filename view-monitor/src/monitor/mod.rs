@@ -1103,6 +1103,11 @@ impl Monitor {
             let answers = self.read_only.is_none();
             crate::approval_prompt::draw(&mut surface, held, more, self.prompt_whole, answers);
             cursor = None;
+            // Why a key did nothing stays readable: the prompt covers the
+            // footer, and a read-only Monitor's prompt never goes away.
+            if let (Some(_), Some(message)) = (&self.read_only, &self.message) {
+                crate::cells::last_row_note(&mut surface, message);
+            }
         }
         Frame {
             surface,
