@@ -7,7 +7,9 @@
 //! One JSON value per line (`\n`-terminated) each way, on the launcher's Unix
 //! socket (`RUNTIME/l/<kind>-<name>.sock`):
 //!
-//! 1. view → launcher: [`crate::wire::Hello`] with role `view`;
+//! 1. view → launcher: [`crate::wire::Hello`] with role `view` (its
+//!    `client` says whom the view shows the screen to: an agent's view is
+//!    served read-only, its keys, sizes and focus not taken);
 //!    launcher → view: [`crate::wire::HelloReply`] (a refusal closes).
 //! 2. view → launcher: one [`ViewHello`]: the view's size (cells) and what its
 //!    terminal supports. The size is taken at once (no resize burst on attach).
@@ -41,7 +43,8 @@
 //! paste or mouse event, or resizes. The launcher debounces resizes; each one
 //! resizes the PTY (so the Tick gets SIGWINCH) and then the emulator. A view
 //! whose size differs from the PTY's pads or crops the screen and says so.
-//! With no view, the size stays.
+//! With no view, the size stays. No view takes the PTY past
+//! [`MAX_SCREEN_CELLS`] ([`fit_size`]).
 //!
 //! # Example
 //!
