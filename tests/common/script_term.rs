@@ -87,22 +87,7 @@ impl ScriptTerm {
 
     /// Waits until the terminal shows `text`; the screen then.
     pub fn wait_text(&self, text: &str) -> String {
-        let last = std::cell::RefCell::new(String::new());
-        let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            wait_for(&format!("the script terminal to show {text:?}"), || {
-                let screen = self.screen();
-                let found = screen.contains(text);
-                *last.borrow_mut() = screen.clone();
-                found.then_some(screen)
-            })
-        }));
-        match waited {
-            Ok(screen) => screen,
-            Err(_) => panic!(
-                "the script terminal never showed {text:?}; it shows:\n{}",
-                last.borrow()
-            ),
-        }
+        super::wait_shown("the script terminal", text, || self.screen())
     }
 
     /// Types `text` into the terminal (as keys: `\r` is Enter).

@@ -34,15 +34,22 @@ impl Monitor {
             return;
         };
         let shown = held.instance.clone();
+        self.in_background(move || {
+            let mut asked = held;
+            asked.instance = raw;
+            approval_prompt::decide(&endpoint, &asked, approve, "monitor")
+                .replace(&asked.instance, &shown)
+        });
+    }
+
+    /// Runs `work` on a thread: what it says goes to the footer, then the
+    /// list is asked for again.
+    fn in_background(&self, work: impl FnOnce() -> String + Send + 'static) {
         let tx = self.events_tx.clone();
         let waker = self.waker.clone();
         let poke = self.poke.clone();
         std::thread::spawn(move || {
-            let mut asked = held;
-            asked.instance = raw;
-            let text = approval_prompt::decide(&endpoint, &asked, approve, "monitor")
-                .replace(&asked.instance, &shown);
-            let _ = tx.send(Event::Message(text));
+            let _ = tx.send(Event::Message(work()));
             let _ = poke.send(());
             let _ = waker.wake();
         });
@@ -72,11 +79,8 @@ impl Monitor {
             return;
         }
         self.message = Some(format!("reloading {id}…"));
-        let tx = self.events_tx.clone();
-        let waker = self.waker.clone();
-        let poke = self.poke.clone();
-        std::thread::spawn(move || {
-            let text = match endpoint
+        self.in_background(move || {
+            match endpoint
                 .connect_running()
                 .and_then(|mut c| c.request(ClientRequest::Reload { instance: raw }))
             {
@@ -87,24 +91,21 @@ impl Monitor {
                 Ok(ClientReply::Error(e)) => format!("cannot reload {id}: {}", e.message),
                 Ok(ClientReply::Call(_)) => format!("cannot reload {id}: an unexpected answer"),
                 Err(e) => format!("cannot reload {id}: {e}"),
-            };
-            let _ = tx.send(Event::Message(text));
-            let _ = poke.send(());
-            let _ = waker.wake();
+            }
         });
     }
 
     /// `tickloop close ID` in the background; the footer says how it went.
     pub(super) fn close_instance(&mut self, id: String, ended: bool) {
+        if self.refused(&format!("close {id}")) {
+            return;
+        }
         self.message = Some(format!("closing {id}…"));
         let Some((endpoint, raw)) = self.route(&id) else {
             return;
         };
-        let tx = self.events_tx.clone();
-        let waker = self.waker.clone();
-        let poke = self.poke.clone();
-        std::thread::spawn(move || {
-            let text = match endpoint
+        self.in_background(move || {
+            match endpoint
                 .connect_running()
                 .and_then(|mut c| c.request(ClientRequest::Close { instance: raw }))
             {
@@ -113,10 +114,7 @@ impl Monitor {
                 Ok(ClientReply::Error(e)) => format!("cannot close {id}: {}", e.message),
                 Ok(ClientReply::Call(_)) => format!("cannot close {id}: an unexpected answer"),
                 Err(e) => format!("cannot close {id}: {e}"),
-            };
-            let _ = tx.send(Event::Message(text));
-            let _ = poke.send(());
-            let _ = waker.wake();
+            }
         });
     }
 }
