@@ -180,7 +180,14 @@ impl Monitor {
                 self.preview_on = !self.preview_on;
                 self.retarget();
             }
-            KeyCode::Char('?') => self.help = Some(("keys of the list", help::list_keys())),
+            KeyCode::Char('?') => {
+                let title = if self.read_only.is_some() {
+                    "keys of the list · read-only: y n x r a only say why"
+                } else {
+                    "keys of the list"
+                };
+                self.help = Some((title, help::list_keys()));
+            }
             KeyCode::Char('i') if !ctrl => self.open_activity(),
             KeyCode::Char('r') if !ctrl => self.reload_selected(),
             KeyCode::Char('x') if !ctrl => {
