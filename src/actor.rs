@@ -16,10 +16,12 @@
 //!    `GEMINI_CLI=1` (Gemini CLI), `OPENCODE=1` (opencode), and `AI_AGENT`.
 //!
 //! With none of them, it is the person's CLI, which never waits for
-//! itself. This guards a well-meaning agent against acting unasked; a
+//! itself. The person's own views refuse an agent's CLI
+//! ([`persons_view`]). This guards a well-meaning agent against acting unasked; a
 //! hostile process of the same user can unset a variable (tickhost admits
 //! any process of this user, and can tell no more).
 
+use crate::output::CliError;
 use tickloop_proto::wire::{AgentHost, ClientKind};
 
 /// The variable that says who acts explicitly: `agent` or `person`.
@@ -64,6 +66,30 @@ pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<ClientKind, Stri
             .or_else(marked)
             .map_or(ClientKind::Cli, ClientKind::AgentCli)),
     }
+}
+
+/// The refusal (`refused`, exit 3, nothing started) of one of the person's
+/// own views or their keys (`web`, `web --login`, `attach`, Herdr's panes)
+/// when `kind` is an agent's CLI; `Ok` for the person. `what` completes
+/// "may not ...", `instead` says what the agent can do.
+pub fn persons_view(kind: ClientKind, what: &str, instead: &str) -> Result<(), CliError> {
+    let ClientKind::AgentCli(host) = kind else {
+        return Ok(());
+    };
+    let mut refused = CliError::new(
+        "refused",
+        format!(
+            "not started: {} (its shell tool) may not {what}: a view is the person's own, where \
+             they type as themselves and answer what waits for them; {instead}",
+            host.title()
+        ),
+        3,
+    );
+    refused.data = Some(serde_json::json!({
+        "executed": false,
+        "client": kind,
+    }));
+    Err(refused)
 }
 
 /// The host a variable's value names: `claude-code`, `codex`, `gemini`,

@@ -1,12 +1,17 @@
 //! `tickloop herdr ...` (docs/herdr.md) and `open --view
 //! herdr`: the command line of the `view-herdr` library — arguments, what is
 //! printed (JSON when stdout is not a terminal, a line of text on one) and
-//! the contract's errors.
+//! the contract's errors. An agent's CLI may not open views in the person's
+//! Herdr (`open`, `monitor`, `open --view herdr`): a Tick's pane is a view
+//! that types as the person (refused like an agent's `attach`), and every
+//! placement of the Monitor takes the person's focus (an overlay covers the
+//! tab, a popup takes every key), where one `y` approves.
 
 use crate::output::{print_json, CliError};
 use anyhow::Result;
 use clap::{Subcommand, ValueEnum};
 use serde_json::Value;
+use tickloop_proto::wire::ClientKind;
 use view_herdr::commands::{self, Direction, Placement, Restored, Shown};
 use view_herdr::pane::PaneOutcome;
 use view_herdr::{Ctx, Error};
@@ -116,9 +121,38 @@ pub fn log_herdr_errors(ctx: &Ctx) {
     view_herdr::herdr::log_to(ctx.runtime.join("herdr.log"));
 }
 
-/// Runs `tickloop herdr COMMAND`.
-pub fn run(command: HerdrCommand, ctx: Ctx, json: bool) -> Result<i32> {
+/// Refuses an agent's CLI (`kind`) a view in the person's Herdr: `what`
+/// it asked for.
+fn refuse_agents_view(kind: ClientKind, what: &str) -> Result<()> {
+    crate::actor::persons_view(
+        kind,
+        what,
+        "a Herdr pane would also take the person's focus; `tickloop screen ID` reads a Tick, \
+         and the person shows it with `tickloop herdr open ID` in their own pane",
+    )
+    .map_err(Into::into)
+}
+
+/// Runs `tickloop herdr COMMAND`, as `kind` (who runs it).
+pub fn run(command: HerdrCommand, ctx: Ctx, kind: ClientKind, json: bool) -> Result<i32> {
     log_herdr_errors(&ctx);
+    match &command {
+        HerdrCommand::Open { id, .. } => {
+            refuse_agents_view(kind, &format!("show {id} in the person's Herdr"))?
+        }
+        HerdrCommand::Monitor { popup, .. } => refuse_agents_view(
+            kind,
+            &format!(
+                "pop the Monitor {} in the person's Herdr",
+                if *popup {
+                    "as a popup"
+                } else {
+                    "over their panes"
+                }
+            ),
+        )?,
+        _ => {}
+    }
     match command {
         HerdrCommand::Install => {
             let done = commands::install().map_err(cli_error)?;
@@ -201,9 +235,14 @@ pub fn run(command: HerdrCommand, ctx: Ctx, json: bool) -> Result<i32> {
     }
 }
 
-/// Checks, before `open --view herdr` starts anything, that it can show it.
-pub fn check_open_view(view: Option<OpenView>) -> Result<()> {
+/// Checks, before `open --view herdr` starts anything, that it can show it
+/// (inside Herdr, and as the person: `kind` is who runs it).
+pub fn check_open_view(view: Option<OpenView>, kind: ClientKind) -> Result<()> {
     if let Some(OpenView::Herdr) = view {
+        refuse_agents_view(
+            kind,
+            "show what it opens in the person's Herdr (`--view herdr`)",
+        )?;
         view_herdr::herdr::HerdrEnv::inside().map_err(|e| cli_error(e.into()))?;
     }
     Ok(())

@@ -134,11 +134,12 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             target.host,
         )),
         Command::Herdr(command) => {
+            let kind = target.kind()?;
             let ctx = view_herdr::Ctx {
                 runtime: target.runtime,
                 exe: target.exe,
             };
-            herdr_cli::run(command, ctx, json)
+            herdr_cli::run(command, ctx, kind, json)
         }
         Command::Open(args) => open::run(t, args, json),
         Command::Check(args) => author::check(&t.exe, args, json),

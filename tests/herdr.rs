@@ -77,8 +77,14 @@ impl Herdr {
 
     /// `tickloop ARGS` run as from a shell in Herdr pane `w1:p0`.
     fn inside(&self, host: &Host, args: &[&str]) -> Out {
+        self.inside_with(host, &[], args)
+    }
+
+    /// [`Herdr::inside`] with `env` added (an agent host's markers).
+    fn inside_with(&self, host: &Host, env: &[(&str, &str)], args: &[&str]) -> Out {
         let mut cmd = host.command(args);
-        cmd.env("HERDR_ENV", "1")
+        cmd.envs(env.iter().copied())
+            .env("HERDR_ENV", "1")
             .env("HERDR_SOCKET_PATH", &self.socket)
             .env("HERDR_BIN_PATH", self.bin.join("herdr"))
             .env("HERDR_PANE_ID", "w1:p0")
@@ -663,6 +669,40 @@ fn open_view_herdr_opens_and_says_which_pane() {
     assert_eq!(opens[0]["env"]["TICKLOOP_INSTANCE"], "hosted:one");
     assert_eq!(opens[0]["target_pane_id"], "w1:p0");
     herdr.tmux_of(1).wait_text("value: 0");
+}
+
+#[test]
+fn an_agents_herdr_commands_open_no_view_and_take_no_focus() {
+    let host = Host::new();
+    let herdr = Herdr::new(&host);
+    let id = setup(&host, &herdr, "counter");
+    // An agent's shell tool in a Herdr pane (Claude Code's markers): a
+    // Tick's pane types as the person, and every placement of the Monitor
+    // takes the person's focus. Refused before Herdr is asked anything.
+    let counter = tick("counter.py");
+    for args in [
+        &["herdr", "open", "counter"][..],
+        &["herdr", "open", "counter", "--placement", "zoomed"][..],
+        &["herdr", "open", "counter", "--placement", "popup"][..],
+        &["herdr", "monitor"][..],
+        &["herdr", "monitor", "--popup"][..],
+        &["herdr", "monitor", &id, "--activity"][..],
+        &["open", "--view", "herdr", "--id", "mine", "--", &counter][..],
+    ] {
+        let out = herdr.inside_with(&host, &[("CLAUDECODE", "1")], args);
+        out.expect_error(3, "refused");
+        assert!(
+            out.stderr.contains("Claude Code (its shell tool) may not")
+                && out.stderr.contains("focus"),
+            "{out:#?}"
+        );
+    }
+    assert!(herdr.pane_opens().is_empty(), "{:?}", herdr.pane_opens());
+    assert!(herdr.requests("pane.focus").is_empty());
+    assert!(host.entry("hosted:mine").is_none(), "nothing was opened");
+    // The person's own, from the same pane, still opens.
+    herdr.inside(&host, &["herdr", "open", "counter"]).expect(0);
+    assert_eq!(herdr.pane_opens().len(), 1);
 }
 
 #[test]

@@ -191,6 +191,135 @@ fn the_pty_follows_the_latest_view_and_other_views_say_they_differ() {
 }
 
 #[test]
+fn a_view_past_the_size_limit_leaves_the_program_within_it_and_a_normal_attach_works_after() {
+    use tickloop_proto::wire::{Hello, Role};
+    let host = Host::new();
+    let log = open_probe(&host, "vp", false);
+    // 2100 x 2000 is 4,200,000 cells, past the 4,194,304 a screen may have:
+    // the program gets the largest size allowed at that width. (The view's
+    // status line saying so is `render::size_status`'s unit test: a real
+    // terminal that large takes a debug build's view too long to draw to
+    // wait on it here, with other tests running.)
+    let (reader, writer, _) = raw_view(&host, ID, &Hello::new(Role::View), 2100, 2000);
+    host.wait_screen(ID, "size 2100x1997");
+    wait_views(&host, ID, 1);
+    let launcher_log = host.runtime().join("i/shell-vp/launcher.log");
+    let said = std::fs::read_to_string(&launcher_log).unwrap_or_default();
+    assert!(
+        said.contains("a view asked for 2100x2000 cells") && said.contains("takes 2100x1997"),
+        "{said}"
+    );
+    drop((reader, writer));
+    wait_views(&host, ID, 0);
+    let sizes = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        !sizes.contains("size 2100x2000"),
+        "the program never had more than the limit: {sizes}"
+    );
+
+    // The next, ordinary view attaches, takes its size and types.
+    let tmux = Tmux::start(&host, 100, 30, &attach_command(ID));
+    host.wait_screen(ID, "size 100x30");
+    tmux.wait_text("size 100x30");
+    wait_views(&host, ID, 1);
+    tmux.type_text("ok");
+    wait_for("keys of the next view to reach the program", || {
+        input_hex(&log).contains(&hex("ok")).then_some(())
+    });
+    tmux.send_keys(&["C-\\", "d"]);
+    tmux.wait_text("ATTACH-EXIT 0");
+}
+
+/// A raw view on `id`'s launcher, saying `hello` and `cols`x`rows`: its
+/// reader (after the first snapshot, returned) and writer.
+fn raw_view(
+    host: &Host,
+    id: &str,
+    hello: &tickloop_proto::wire::Hello,
+    cols: u16,
+    rows: u16,
+) -> (
+    std::io::BufReader<std::os::unix::net::UnixStream>,
+    std::os::unix::net::UnixStream,
+    tickloop_proto::attach::Snapshot,
+) {
+    use std::io::{BufRead, Write};
+    use tickloop_proto::attach::{TermCaps, ToView, ViewHello};
+    use tickloop_proto::wire::HelloReply;
+    let (kind, name) = tickloop_client::paths::parse_id(id).expect("an id");
+    let socket = tickloop_client::paths::RuntimeDir::at(host.runtime())
+        .instance_files(kind, name)
+        .expect("instance files")
+        .socket;
+    let stream = std::os::unix::net::UnixStream::connect(socket).expect("the launcher");
+    stream.set_read_timeout(Some(WAIT)).expect("timeout");
+    let mut writer = stream.try_clone().expect("clone");
+    let mut reader = std::io::BufReader::new(stream);
+    let mut send = |line: String| writeln!(writer, "{line}").expect("write to the launcher");
+    send(serde_json::to_string(hello).expect("json"));
+    let mut line = String::new();
+    reader.read_line(&mut line).expect("hello reply");
+    let reply: HelloReply = serde_json::from_str(&line).expect("hello reply JSON");
+    assert!(reply.refused.is_none(), "{line}");
+    let view = ViewHello {
+        cols,
+        rows,
+        term: TermCaps::default(),
+        client: Some("raw-test".into()),
+    };
+    send(serde_json::to_string(&view).expect("json"));
+    line.clear();
+    reader.read_line(&mut line).expect("the first snapshot");
+    let Ok(ToView::Snapshot(first)) = serde_json::from_str::<ToView>(&line) else {
+        panic!("expected a snapshot first: {line}");
+    };
+    (reader, writer, first)
+}
+
+#[test]
+fn a_view_that_says_it_is_an_agents_watches_and_types_or_sizes_nothing() {
+    use std::io::Write;
+    use tickloop_proto::wire::{AgentHost, ClientKind, Hello};
+    let host = Host::new();
+    let log = open_probe(&host, "vp", false);
+    let persons = Tmux::start(&host, 100, 30, &attach_command(ID));
+    host.wait_screen(ID, "size 100x30");
+    wait_views(&host, ID, 1);
+
+    // The agent's view gets the screen as it is, at the person's size.
+    let claude = ClientKind::AgentCli(AgentHost::ClaudeCode);
+    let (_reader, mut writer, first) = raw_view(&host, ID, &Hello::view(claude), 50, 10);
+    assert_eq!((first.cols, first.rows), (100, 30));
+    wait_views(&host, ID, 2);
+    for event in [
+        r#"{"event":"key","key":{"char":"z"}}"#,
+        r#"{"event":"paste","text":"zz"}"#,
+        r#"{"event":"resize","cols":60,"rows":12}"#,
+        r#"{"event":"focus","focused":true}"#,
+    ] {
+        writeln!(writer, "{event}").expect("an event");
+    }
+    let launcher_log = host.runtime().join("i/shell-vp/launcher.log");
+    wait_for("the launcher to drop the agent's view's input", || {
+        std::fs::read_to_string(&launcher_log)
+            .ok()
+            .filter(|l| l.contains("an agent's view sent input or a size: not taken"))
+    });
+    // The person's keys, after, still arrive; the agent's never did.
+    persons.type_text("p");
+    wait_for("the person's key to reach the program", || {
+        input_hex(&log).contains(&hex("p")).then_some(())
+    });
+    assert_eq!(input_hex(&log), hex("p"), "only the person's key arrived");
+    assert!(host.screen(ID).contains("size 100x30"));
+    let sizes = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        !sizes.contains("size 50x10") && !sizes.contains("size 60x12"),
+        "{sizes}"
+    );
+}
+
+#[test]
 fn killing_a_view_leaves_the_tick_running() {
     let host = Host::new();
     let log = open_probe(&host, "vp", false);

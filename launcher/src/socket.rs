@@ -194,6 +194,7 @@ async fn connection(stream: UnixStream, ctx: ServeContext) {
             status: ctx.status.clone(),
             shutdown: ctx.shutdown.clone(),
             flushed: ctx.flushed.clone(),
+            read_only: hello.is_agents_view(),
         };
         serve_view(reader, writer, view).await;
         return;

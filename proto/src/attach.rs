@@ -7,7 +7,9 @@
 //! One JSON value per line (`\n`-terminated) each way, on the launcher's Unix
 //! socket (`RUNTIME/l/<kind>-<name>.sock`):
 //!
-//! 1. view → launcher: [`crate::wire::Hello`] with role `view`;
+//! 1. view → launcher: [`crate::wire::Hello`] with role `view` (its
+//!    `client` says whom the view shows the screen to: an agent's view is
+//!    served read-only, its keys, sizes and focus not taken);
 //!    launcher → view: [`crate::wire::HelloReply`] (a refusal closes).
 //! 2. view → launcher: one [`ViewHello`]: the view's size (cells) and what its
 //!    terminal supports. The size is taken at once (no resize burst on attach).
@@ -41,7 +43,8 @@
 //! paste or mouse event, or resizes. The launcher debounces resizes; each one
 //! resizes the PTY (so the Tick gets SIGWINCH) and then the emulator. A view
 //! whose size differs from the PTY's pads or crops the screen and says so.
-//! With no view, the size stays.
+//! With no view, the size stays. No view takes the PTY past
+//! [`MAX_SCREEN_CELLS`] ([`fit_size`]).
 //!
 //! # Example
 //!
@@ -564,6 +567,24 @@ pub enum ApplyError {
 /// snapshot above it is refused rather than drawn.
 pub const MAX_SCREEN_CELLS: u32 = 1 << 22;
 
+/// The size a view of `cols` x `rows` cells gets: its own when it holds at
+/// most [`MAX_SCREEN_CELLS`], else the largest size allowed at its width
+/// (as many rows as fit; a width of 65535 still has 64). A launcher never
+/// takes more, whatever a view asks.
+pub fn fit_size(cols: u16, rows: u16) -> (u16, u16) {
+    if u32::from(cols) * u32::from(rows) <= MAX_SCREEN_CELLS {
+        return (cols, rows);
+    }
+    let fitting = MAX_SCREEN_CELLS / u32::from(cols.max(1));
+    (cols, u16::try_from(fitting).unwrap_or(u16::MAX).min(rows))
+}
+
+/// Whether a view of `cols` x `rows` asks for more than a Tick's screen may
+/// have ([`fit_size`] makes it smaller).
+pub fn too_large(cols: u16, rows: u16) -> bool {
+    fit_size(cols, rows) != (cols, rows)
+}
+
 impl Snapshot {
     /// A blank screen of the given size, cursor at the origin.
     pub fn blank(cols: u16, rows: u16) -> Self {
@@ -733,6 +754,23 @@ mod tests {
                 mods: Mods::NONE
             }
         );
+    }
+
+    #[test]
+    fn a_size_past_the_limit_keeps_its_width_and_gets_the_rows_that_fit() {
+        assert_eq!(fit_size(100, 30), (100, 30));
+        assert_eq!(fit_size(2048, 2048), (2048, 2048));
+        assert!(!too_large(2048, 2048));
+        // 2100 x 2000 is 4,200,000 cells: 1997 rows of 2100 fit.
+        assert_eq!(fit_size(2100, 2000), (2100, 1997));
+        assert!(too_large(2100, 2000));
+        assert_eq!(fit_size(u16::MAX, u16::MAX), (u16::MAX, 64));
+        for (cols, rows) in [(2100, 2000), (u16::MAX, u16::MAX), (3000, 1500)] {
+            let (c, r) = fit_size(cols, rows);
+            assert!(u32::from(c) * u32::from(r) <= MAX_SCREEN_CELLS);
+            assert!(u32::from(c) * (u32::from(r) + 1) > MAX_SCREEN_CELLS);
+        }
+        assert_eq!(fit_size(0, 0), (0, 0));
     }
 
     #[test]

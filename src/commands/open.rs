@@ -17,7 +17,7 @@ use tickloop_proto::wire::{ApprovalPolicy, ClientRequest, OpenRequest};
 /// Checks the options, opens, prints the new instance.
 pub fn run(target: &Target, args: OpenArgs, json: bool) -> Result<i32> {
     let history = history(args.history)?;
-    herdr_cli::check_open_view(args.view)?;
+    herdr_cli::check_open_view(args.view, target.kind()?)?;
     // With the program taken as trailing arguments, an option clap does not
     // know lands here: refuse it rather than run it.
     if let Some(option) = args.argv.first().filter(|a| a.starts_with('-')) {

@@ -1,5 +1,8 @@
 //! The full-screen views in this terminal: `attach ID` (one Tick's
 //! screen) and `monitor` (every instance, of one machine or several).
+//! Both are the person's: an agent's `attach` is refused (a view's keys
+//! would reach the Tick as the person's), and an agent's Monitor is
+//! read-only, saying who it is to tickhost and to the launchers.
 
 use crate::cli::MonitorArgs;
 use crate::output::CliError;
@@ -15,6 +18,16 @@ use view_monitor::prefix::PrefixKey;
 /// instance that has ended (before, or just as the view came) answers
 /// with what it kept: its last screen is printed, and why it ended.
 pub fn attach(target: &Target, id: &str, detach_key: Option<&str>) -> Result<i32> {
+    // An agent's view would type as the person, and answer what waits for
+    // them: refused before anything is dialled.
+    crate::actor::persons_view(
+        target.kind()?,
+        &format!("attach to {id}"),
+        &format!(
+            "`tickloop screen {id}` reads its screen, and `tickloop input`, `keys` and `run` \
+             type into it, waiting for the person where they decide"
+        ),
+    )?;
     // A bad key is refused before anything is looked up.
     PrefixKey::choose(detach_key).map_err(|e| CliError::new("bad_request", e.to_string(), 2))?;
     let host = target.host.as_ref();
@@ -101,16 +114,13 @@ fn last_screen(target: &Target, id: &str) -> Result<i32> {
 pub fn monitor(target: &Target, machines: Vec<Option<SshHost>>, args: MonitorArgs) -> Result<i32> {
     let prefix = PrefixKey::choose(args.detach_key.as_deref())
         .map_err(|e| CliError::new("bad_request", e.to_string(), 2))?;
+    let viewer = monitor_kind(target.kind()?);
     let several = machines.len() > 1;
     let mut sources = Vec::new();
     for machine in machines {
         let endpoint = match &machine {
-            Some(host) => Endpoint::remote(host.clone(), ClientKind::Monitor),
-            None => Endpoint::local(
-                target.runtime.clone(),
-                target.exe.clone(),
-                ClientKind::Monitor,
-            ),
+            Some(host) => Endpoint::remote(host.clone(), viewer),
+            None => Endpoint::local(target.runtime.clone(), target.exe.clone(), viewer),
         };
         let client = match endpoint.connect() {
             Ok(client) => Some(client),
@@ -121,7 +131,38 @@ pub fn monitor(target: &Target, machines: Vec<Option<SshHost>>, args: MonitorArg
         let prefix = machine.as_ref().filter(|_| several).map(|h| h.label());
         sources.push((view_monitor::monitor::Source { prefix, endpoint }, client));
     }
-    view_monitor::monitor::run(&target.runtime, sources, args.select, prefix, args.activity)
-        .map_err(|e| CliError::new(e.kind(), e.to_string(), 1))?;
+    view_monitor::monitor::run(
+        &target.runtime,
+        sources,
+        args.select,
+        prefix,
+        args.activity,
+        viewer,
+    )
+    .map_err(|e| CliError::new(e.kind(), e.to_string(), 1))?;
     Ok(0)
+}
+
+/// The client kind a Monitor run by `actor` says hello as: `monitor` for the
+/// person; an agent's own kind, so tickhost refuses its answers as it
+/// refuses that agent's `tickloop approve` (and the Monitor is read-only).
+fn monitor_kind(actor: ClientKind) -> ClientKind {
+    if actor.is_agent() {
+        actor
+    } else {
+        ClientKind::Monitor
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tickloop_proto::wire::AgentHost;
+
+    #[test]
+    fn an_agents_monitor_says_hello_as_that_agent() {
+        assert_eq!(monitor_kind(ClientKind::Cli), ClientKind::Monitor);
+        let claude = ClientKind::AgentCli(AgentHost::ClaudeCode);
+        assert_eq!(monitor_kind(claude), claude);
+    }
 }

@@ -1,20 +1,46 @@
 //! `web`: the person's Ticks in a browser (`tickloop-web`): serve, or ask
 //! the running server to log every browser out (`--revoke`) or for a new
-//! one-time login URL (`--login`).
+//! one-time login URL (`--login`). All three are the person's: an agent's
+//! CLI is refused (exit 3) before anything starts.
 
 use crate::cli::WebArgs;
 use crate::output::CliError;
 use crate::target::Target;
 use anyhow::Result;
 use serde_json::json;
-use tickloop_web::{WebError, WebOptions};
+use tickloop_web::{ControlError, WebError, WebOptions};
 
 /// `web [--listen ADDR:PORT] [--read-only] [--tls-cert F --tls-key F]
 /// [--insecure-listen] [--allow-origin O]... | --revoke | --login`.
 pub fn run(target: &Target, args: WebArgs, json: bool) -> Result<i32> {
-    let not_running = |message: String| CliError::new("unreachable", message, 1);
+    let kind = target.kind()?;
+    // The page is the person's: an agent neither serves it, nor takes a
+    // login link into it, nor logs the person out of it. Nothing starts and
+    // no link is minted.
+    let (what, instead) = if args.login {
+        (
+            "take a login link of the person's `tickloop web`",
+            "the person opens the page themselves",
+        )
+    } else if args.revoke {
+        (
+            "log the person's browsers out of `tickloop web`",
+            "ask the person, who runs `tickloop web --revoke`",
+        )
+    } else {
+        (
+            "start `tickloop web`",
+            "`tickloop list`, `screen` and `approvals` read the same, and `input`, `keys` \
+             and `run` wait for the person",
+        )
+    };
+    crate::actor::persons_view(kind, what, instead)?;
+    let not_running = |e: ControlError| match e {
+        ControlError::Refused(message) => CliError::new("refused", message, 3),
+        ControlError::Unreachable(message) => CliError::new("unreachable", message, 1),
+    };
     if args.revoke {
-        let sessions = tickloop_web::revoke(&target.runtime).map_err(not_running)?;
+        let sessions = tickloop_web::revoke(&target.runtime, kind).map_err(not_running)?;
         if json {
             crate::output::print_json(&json!({"revoked": true, "sessions": sessions}));
         } else {
@@ -25,7 +51,7 @@ pub fn run(target: &Target, args: WebArgs, json: bool) -> Result<i32> {
         return Ok(0);
     }
     if args.login {
-        let url = tickloop_web::login(&target.runtime).map_err(not_running)?;
+        let url = tickloop_web::login(&target.runtime, kind).map_err(not_running)?;
         if json {
             crate::output::print_json(&json!({"login_url": url}));
         } else {

@@ -14,6 +14,7 @@
 
 pub mod optional;
 pub mod python_sdk;
+pub mod script_term;
 pub mod sshd;
 pub mod tmpfs;
 pub mod tmux;
@@ -90,6 +91,27 @@ pub fn wait_for_within<T>(limit: Duration, what: &str, mut f: impl FnMut() -> Op
             panic!("timed out after {limit:?} waiting for: {what}");
         }
         thread::sleep(POLL);
+    }
+}
+
+/// Waits until `capture()` (a terminal's screen) shows `text`; returns the
+/// screen. On a timeout the panic shows what `terminal` showed last.
+pub fn wait_shown(terminal: &str, text: &str, capture: impl Fn() -> String) -> String {
+    let last = std::cell::RefCell::new(String::new());
+    let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        wait_for(&format!("{terminal} to show {text:?}"), || {
+            let screen = capture();
+            let found = screen.contains(text);
+            *last.borrow_mut() = screen.clone();
+            found.then_some(screen)
+        })
+    }));
+    match waited {
+        Ok(screen) => screen,
+        Err(_) => panic!(
+            "{terminal} never showed {text:?}; it shows:\n{}",
+            last.borrow()
+        ),
     }
 }
 

@@ -139,22 +139,7 @@ impl Tmux {
     /// Waits until the pane shows `text`; returns the capture.
     /// On a timeout the panic shows what the pane showed last.
     pub fn wait_text(&self, text: &str) -> String {
-        let last = std::cell::RefCell::new(String::new());
-        let waited = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            wait_for(&format!("the tmux pane to show {text:?}"), || {
-                let screen = self.capture();
-                let found = screen.contains(text);
-                *last.borrow_mut() = screen.clone();
-                found.then_some(screen)
-            })
-        }));
-        match waited {
-            Ok(screen) => screen,
-            Err(_) => panic!(
-                "the tmux pane never showed {text:?}; it shows:\n{}",
-                last.borrow()
-            ),
-        }
+        super::wait_shown("the tmux pane", text, || self.capture())
     }
 
     /// Resizes the window (the view gets SIGWINCH).

@@ -27,12 +27,22 @@ fn duration(ms: u64) -> String {
 }
 
 /// The prompt's lines (without the border): what, why, arguments, keys.
-pub fn lines(held: &HeldCall, more: usize, whole: bool, max_args: usize) -> Vec<String> {
+/// `answers`: whether this view may answer (an agent's read-only Monitor
+/// may not: its key line says who does).
+pub fn lines(
+    held: &HeldCall,
+    more: usize,
+    whole: bool,
+    max_args: usize,
+    answers: bool,
+) -> Vec<String> {
     let mut lines = question(held, more, whole, max_args);
-    lines.push(format!(
-        "y approve · n refuse · v {} arguments",
-        if whole { "fewer" } else { "whole" }
-    ));
+    let v = format!("v {} arguments", if whole { "fewer" } else { "whole" });
+    lines.push(if answers {
+        format!("y approve · n refuse · {v}")
+    } else {
+        format!("read-only: only the person answers · {v}")
+    });
     lines
 }
 
@@ -88,9 +98,10 @@ pub fn question(held: &HeldCall, more: usize, whole: bool, max_args: usize) -> V
 }
 
 /// Paints the prompt for `held` at the bottom of `screen` (`more`: calls
-/// waiting after it). It takes at most two thirds of the screen; on a
-/// screen too small for a box, the last row says what to press.
-pub fn draw(screen: &mut Surface, held: &HeldCall, more: usize, whole: bool) {
+/// waiting after it; `answers`: see [`lines`]). It takes at most two
+/// thirds of the screen; on a screen too small for a box, the last row says
+/// what to press.
+pub fn draw(screen: &mut Surface, held: &HeldCall, more: usize, whole: bool, answers: bool) {
     let (cols, rows) = screen.dimensions();
     if cols == 0 || rows == 0 {
         return;
@@ -98,14 +109,15 @@ pub fn draw(screen: &mut Surface, held: &HeldCall, more: usize, whole: bool) {
     let mut warn = CellAttributes::default();
     warn.set_foreground(ColorAttribute::PaletteIndex(AnsiColor::Yellow as u8));
     if cols < 30 || rows < 8 {
-        last_row_note(screen, &format!("{} y/n", held.plainly()));
+        let keys = if answers { "y/n" } else { "(read-only)" };
+        last_row_note(screen, &format!("{} {keys}", held.plainly()));
         return;
     }
     let inner = cols - 2;
     let max_height = (rows * 2 / 3).max(6);
     // The box's border, the lines around the arguments, the tool's line.
     let max_args = max_height.saturating_sub(7).clamp(1, 6);
-    let mut body = lines(held, more, whole, max_args);
+    let mut body = lines(held, more, whole, max_args, answers);
     if body.len() + 2 > max_height {
         // Keep the key line.
         let keys = body.pop().unwrap_or_default();

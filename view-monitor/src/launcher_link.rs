@@ -15,7 +15,7 @@ use std::time::Duration;
 use termwiz::caps::{Capabilities, ColorLevel};
 use termwiz::terminal::TerminalWaker;
 use tickloop_proto::attach::{Snapshot, TermCaps, ToView, ViewEvent, ViewHello, MAX_VIEW_LINE};
-use tickloop_proto::wire::{Hello, HelloReply, Role};
+use tickloop_proto::wire::{ClientKind, Hello, HelloReply};
 
 /// How long the view waits for the launcher's first answers before giving up.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -96,19 +96,32 @@ pub(crate) fn read_start(
     Ok((reader, writer, start))
 }
 
-/// A connection to the launcher of `instance`, hello exchanged: at
-/// `socket` here, or through ssh and the relay on `ssh`'s machine.
+/// Where a view's launcher is, and whom the view shows the screen to.
+#[derive(Debug, Clone)]
+pub(crate) struct Dial {
+    /// The launcher's socket here (unused with `ssh`).
+    pub socket: PathBuf,
+    /// The instance is on this other machine, reached through the relay.
+    pub ssh: Option<tickloop_client::ssh::SshHost>,
+    /// The instance's id on its machine.
+    pub instance: String,
+    /// Who the view is, in its hello: an agent's view is read-only at the
+    /// launcher (`wire::Hello::view`).
+    pub kind: ClientKind,
+}
+
+/// A connection to the launcher of `to.instance`, hello exchanged: at its
+/// socket here, or through ssh and the relay on `to.ssh`'s machine.
 pub(crate) fn dial(
-    socket: &Path,
-    ssh: Option<&tickloop_client::ssh::SshHost>,
-    instance: &str,
+    to: &Dial,
 ) -> Result<(UnixStream, Option<tickloop_client::ssh::SshLink>), AttachError> {
-    match ssh {
-        None => Ok((connect(socket)?, None)),
+    let instance = to.instance.as_str();
+    match &to.ssh {
+        None => Ok((connect(&to.socket, to.kind)?, None)),
         Some(host) => {
-            let to = tickloop_client::ssh::RelayTo::View(instance.to_string());
-            let (stream, _greeting, link) =
-                tickloop_client::ssh::dial(host, &to, false).map_err(|e| match e {
+            let relay_to = tickloop_client::ssh::RelayTo::View(instance.to_string());
+            let (stream, _greeting, link) = tickloop_client::ssh::dial(host, &relay_to, false)
+                .map_err(|e| match e {
                     tickloop_client::ssh::RemoteError::Relay { ref message, .. }
                         if message.starts_with("no instance") =>
                     {
@@ -117,21 +130,23 @@ pub(crate) fn dial(
                     other => AttachError::Remote(other),
                 })?;
             let label = PathBuf::from(format!("ssh {host}: {instance}"));
-            Ok((hello_on(stream, &label)?, Some(link)))
+            Ok((hello_on(stream, &label, to.kind)?, Some(link)))
         }
     }
 }
 
-pub(crate) fn connect(path: &Path) -> Result<UnixStream, AttachError> {
+/// A view's connection to the launcher at `path`, as `kind`.
+pub(crate) fn connect(path: &Path, kind: ClientKind) -> Result<UnixStream, AttachError> {
     let stream = UnixStream::connect(path).map_err(|source| AttachError::Connect {
         path: path.to_path_buf(),
         source,
     })?;
-    hello_on(stream, path)
+    hello_on(stream, path, kind)
 }
 
-/// Exchanges the view's hello on a fresh connection to a launcher.
-fn hello_on(stream: UnixStream, path: &Path) -> Result<UnixStream, AttachError> {
+/// Exchanges the view's hello (as `kind`) on a fresh connection to a
+/// launcher.
+fn hello_on(stream: UnixStream, path: &Path, kind: ClientKind) -> Result<UnixStream, AttachError> {
     let connect_err = |source| AttachError::Connect {
         path: path.to_path_buf(),
         source,
@@ -140,7 +155,7 @@ fn hello_on(stream: UnixStream, path: &Path) -> Result<UnixStream, AttachError> 
         .set_read_timeout(Some(HANDSHAKE_TIMEOUT))
         .map_err(connect_err)?;
     let mut writer = stream.try_clone().map_err(connect_err)?;
-    send_line(&mut writer, &Hello::new(Role::View)).map_err(connect_err)?;
+    send_line(&mut writer, &Hello::view(kind)).map_err(connect_err)?;
     let mut reader = BufReader::new(stream.try_clone().map_err(connect_err)?);
     let line =
         read_line(&mut reader)?.ok_or_else(|| AttachError::Lost("closed during hello".into()))?;

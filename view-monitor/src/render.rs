@@ -583,7 +583,16 @@ pub fn size_status(pty: (u16, u16), view: (u16, u16)) -> Option<String> {
         (true, false) => "cropped",
         _ => "padded",
     };
-    Some(format!("PTY {pc}x{pr}, view {vc}x{vr}: {how}"))
+    // The launcher gives a view no more than the limit (`fit_size`).
+    let limit = if tickloop_proto::attach::too_large(vc, vr) {
+        format!(
+            " (a Tick's screen has at most {} cells)",
+            tickloop_proto::attach::MAX_SCREEN_CELLS
+        )
+    } else {
+        String::new()
+    };
+    Some(format!("PTY {pc}x{pr}, view {vc}x{vr}: {how}{limit}"))
 }
 
 /// What a view shows: the Tick's screen cropped or padded to `cols` x `rows`,
@@ -1250,6 +1259,20 @@ mod tests {
                 .unwrap()
                 .starts_with("PTY 10x3, view 40x3: cropped and padded"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn a_view_past_the_limit_is_told_why_the_tick_is_smaller() {
+        assert_eq!(
+            size_status((2100, 1997), (2100, 2000)).as_deref(),
+            Some(
+                "PTY 2100x1997, view 2100x2000: padded (a Tick's screen has at most 4194304 cells)"
+            )
+        );
+        assert_eq!(
+            size_status((80, 24), (100, 30)).as_deref(),
+            Some("PTY 80x24, view 100x30: padded")
         );
     }
 

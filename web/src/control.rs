@@ -1,8 +1,10 @@
 //! The control socket of a running `tickloop web` (`RUNTIME/web.sock`,
 //! mode 0600 in the 0700 runtime directory, only this user's processes let
 //! in): `tickloop web --revoke` ends every session there, `tickloop web
-//! --login` gets a new one-time login URL. It also keeps the server single
-//! per runtime directory. Messages: `tickloop_proto::wire::WebControl`.
+//! --login` gets a new one-time login URL. Both are the person's: a hello
+//! that says an agent asks (kind `mcp`, `loop`, `agent_cli`) is refused, no
+//! URL minted. It also keeps the server single per runtime directory.
+//! Messages: `tickloop_proto::wire::WebControl`.
 
 use crate::auth::Auth;
 use std::io::{BufReader, Write};
@@ -61,7 +63,16 @@ impl Control {
         Ok(format!("{}/login?token={token}", self.base_url))
     }
 
-    fn answer(&self, request: &WebControl) -> WebControlReply {
+    fn answer(&self, request: &WebControl, asker: Option<ClientKind>) -> WebControlReply {
+        if let Some(agent) = asker.filter(|k| k.is_agent()) {
+            eprintln!(
+                "tickloop web: control socket: refused {request:?} from {}",
+                agent.actor()
+            );
+            return WebControlReply::Refused {
+                message: refusal(request, agent),
+            };
+        }
         match request {
             WebControl::Revoke => {
                 let sessions = self.auth.revoke_all();
@@ -109,12 +120,24 @@ async fn answer_one(stream: tokio::net::UnixStream, control: &Control) -> std::i
         return Ok(());
     }
     let answer = match serde_json::from_slice::<WebControl>(&line) {
-        Ok(request) => control.answer(&request),
+        Ok(request) => control.answer(&request, hello.hello.client),
         Err(e) => WebControlReply::Error {
             message: format!("unreadable request: {e}"),
         },
     };
     write_line(&mut write, &answer).await
+}
+
+/// Why `agent` may not ask `request` of the person's server.
+fn refusal(request: &WebControl, agent: ClientKind) -> String {
+    let what = match request {
+        WebControl::Login => "take a login link of the person's `tickloop web` (it would let its holder into the person's page as the person)",
+        WebControl::Revoke => "log the person's browsers out of `tickloop web`",
+    };
+    format!(
+        "not executed: {} may not {what}; only the person does this, in their own terminal",
+        agent.actor()
+    )
 }
 
 /// Writes `value` as one JSON line.
@@ -124,8 +147,13 @@ fn send_line<T: serde::Serialize>(writer: &mut impl Write, value: &T) -> std::io
     writer.write_all(&line)
 }
 
-/// Asks the server of `runtime` (the CLI's side: `--revoke`, `--login`).
-pub fn ask(runtime: &Path, request: &WebControl) -> Result<WebControlReply, String> {
+/// Asks the server of `runtime` (the CLI's side: `--revoke`, `--login`),
+/// as `asker` (who runs the command: the person's CLI, or an agent's).
+pub fn ask(
+    runtime: &Path,
+    asker: ClientKind,
+    request: &WebControl,
+) -> Result<WebControlReply, String> {
     let path = socket_path(runtime);
     let stream = std::os::unix::net::UnixStream::connect(&path).map_err(|e| {
         format!(
@@ -142,7 +170,7 @@ pub fn ask(runtime: &Path, request: &WebControl) -> Result<WebControlReply, Stri
             .map_err(lost)?
             .ok_or_else(|| "tickloop web closed its control socket".to_string())
     };
-    send_line(&mut writer, &Hello::client(ClientKind::Web)).map_err(lost)?;
+    send_line(&mut writer, &Hello::client(asker)).map_err(lost)?;
     let hello: HelloReply = serde_json::from_slice(&read()?).map_err(|e| format!("hello: {e}"))?;
     if let Some(refused) = hello.refused {
         return Err(format!(

@@ -33,7 +33,7 @@ mod websocket;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use tickloop_proto::wire::{WebControl, WebControlReply};
+use tickloop_proto::wire::{ClientKind, WebControl, WebControlReply};
 
 /// How `tickloop web` was asked to serve.
 #[derive(Debug, Clone)]
@@ -207,21 +207,39 @@ impl Drop for RemoveOnDrop {
     }
 }
 
+/// Why the running server did not do what was asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ControlError {
+    /// No server answers, or it answered something unreadable.
+    #[error("{0}")]
+    Unreachable(String),
+    /// It did nothing: only the person may ask it.
+    #[error("{0}")]
+    Refused(String),
+}
+
 /// `tickloop web --revoke`: ends every session and login token of the
-/// running server; how many sessions ended.
-pub fn revoke(runtime: &std::path::Path) -> Result<usize, String> {
-    match control::ask(runtime, &WebControl::Revoke)? {
+/// running server; how many sessions ended. `asker`: who runs it.
+pub fn revoke(runtime: &std::path::Path, asker: ClientKind) -> Result<usize, ControlError> {
+    match control::ask(runtime, asker, &WebControl::Revoke).map_err(ControlError::Unreachable)? {
         WebControlReply::Revoked { sessions } => Ok(sessions),
-        WebControlReply::Error { message } => Err(message),
-        other => Err(format!("unexpected answer: {other:?}")),
+        other => Err(unexpected(other)),
     }
 }
 
 /// `tickloop web --login`: a new one-time login URL of the running server.
-pub fn login(runtime: &std::path::Path) -> Result<String, String> {
-    match control::ask(runtime, &WebControl::Login)? {
+pub fn login(runtime: &std::path::Path, asker: ClientKind) -> Result<String, ControlError> {
+    match control::ask(runtime, asker, &WebControl::Login).map_err(ControlError::Unreachable)? {
         WebControlReply::Login { url, .. } => Ok(url),
-        WebControlReply::Error { message } => Err(message),
-        other => Err(format!("unexpected answer: {other:?}")),
+        other => Err(unexpected(other)),
+    }
+}
+
+/// A refusal or error answered by the server, or an answer to something else.
+fn unexpected(reply: WebControlReply) -> ControlError {
+    match reply {
+        WebControlReply::Refused { message } => ControlError::Refused(message),
+        WebControlReply::Error { message } => ControlError::Unreachable(message),
+        other => ControlError::Unreachable(format!("unexpected answer: {other:?}")),
     }
 }

@@ -18,7 +18,9 @@ use std::sync::Arc;
 use tickloop_client::framing::{write_line, Line, LineReader};
 use tickloop_client::paths::{parse_id, RuntimeDir};
 use tickloop_proto::attach::{TermCaps, ToView, ViewEvent, ViewHello, MAX_VIEW_LINE};
-use tickloop_proto::wire::{ClientReply, ClientRequest, Hello, HelloReply, Role, ScreenReply};
+use tickloop_proto::wire::{
+    ClientKind, ClientReply, ClientRequest, Hello, HelloReply, ScreenReply,
+};
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::UnixStream;
 use tokio_tungstenite::tungstenite::Message;
@@ -110,7 +112,7 @@ async fn attach(
     let (read, mut writer) = stream.into_split();
     let mut reader = LineReader::new(read, MAX_VIEW_LINE);
     let lost = |e: std::io::Error| format!("lost {instance}'s launcher: {e}");
-    write_line(&mut writer, &Hello::new(Role::View))
+    write_line(&mut writer, &Hello::view(ClientKind::Web))
         .await
         .map_err(lost)?;
     let reply: HelloReply = read_json(&mut reader).await?;

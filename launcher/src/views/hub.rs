@@ -1,13 +1,14 @@
 //! What every view of one launcher shares: their count, the size policy
 //! (the latest active view's size becomes the PTY's, debounced, with a
-//! nudge when it does not change) and the colours the Tick's colour
-//! queries are answered with.
+//! nudge when it does not change; never past the views' limit,
+//! [`MAX_SCREEN_CELLS`]) and the colours the Tick's colour queries are
+//! answered with.
 
 use crate::terminal::TerminalHandle;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tickloop_proto::attach::TermColors;
+use tickloop_proto::attach::{fit_size, TermColors, MAX_SCREEN_CELLS};
 use tokio::sync::watch;
 
 /// A resize is applied this long after the last request in a burst.
@@ -133,9 +134,19 @@ impl ViewHub {
                 self.term.set_colors(colors);
             }
         }
+        // Never past the views' limit: a view that asks for more gets the
+        // largest size allowed at its width (its status line says so).
+        let (fit_cols, fit_rows) = fit_size(cols, rows);
+        // Said once per size asked (at attach, at a resize), not per key.
+        if (size.is_some() || nudge) && (fit_cols, fit_rows) != (cols, rows) {
+            eprintln!(
+                "launcher: a view asked for {cols}x{rows} cells, more than a screen may have \
+                 ({MAX_SCREEN_CELLS} cells); the PTY takes {fit_cols}x{fit_rows}"
+            );
+        }
         let want = Want {
-            cols: cols.max(MIN_COLS),
-            rows: rows.max(MIN_ROWS),
+            cols: fit_cols.max(MIN_COLS),
+            rows: fit_rows.max(MIN_ROWS),
             nudge,
         };
         self.want_tx.send_if_modified(|old| {

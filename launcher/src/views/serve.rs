@@ -61,6 +61,11 @@ pub struct ViewContext {
     pub status: watch::Receiver<crate::published::Published>,
     pub shutdown: watch::Receiver<bool>,
     pub flushed: mpsc::WeakSender<()>,
+    /// The view said it is an agent's (`wire::Hello::is_agents_view`): it
+    /// watches, and nothing it sends reaches the Tick (keys, paste, mouse,
+    /// focus), resizes it or makes it the latest view; the Tick's clipboard
+    /// writes are not passed to it.
+    pub read_only: bool,
 }
 
 /// Serve one view after its accepted hello: read its [`ViewHello`], send a
@@ -80,7 +85,14 @@ where
     let hub = ctx.hub.clone();
     let id = hub.register(hello.cols, hello.rows);
     let _registered = Unregister(hub.clone(), id);
-    hub.activate(id, None, true);
+    if ctx.read_only {
+        eprintln!(
+            "launcher: an agent's view attached ({}): it watches; its keys and size are not taken",
+            hello.client.as_deref().unwrap_or("a view")
+        );
+    } else {
+        hub.activate(id, None, true);
+    }
 
     // The view's events, applied as they come, on their own task (reading a
     // line is not cancel-safe, so it does not share a select with writing).
@@ -98,6 +110,7 @@ where
             scroll: scroll_tx,
             typed: typed.clone(),
             gone: gone_tx,
+            read_only: ctx.read_only,
         },
     ));
 
@@ -149,6 +162,7 @@ where
             _ = gone_rx.recv() => Step::Gone,
         };
         match step {
+            Step::Event(crate::emulator::TermEvent::Clipboard { .. }) if ctx.read_only => {}
             Step::Event(event) => {
                 if send(&mut writer, &term_event_message(event)).await.is_err() {
                     break;
@@ -233,6 +247,8 @@ struct ViewEvents {
     typed: Arc<AtomicBool>,
     /// Told when the view is gone (or detached for nonsense).
     gone: mpsc::Sender<()>,
+    /// An agent's view: only its scrolling is taken.
+    read_only: bool,
 }
 
 /// Applies the view's events as they come, until it hangs up, sends a line
@@ -244,7 +260,9 @@ async fn apply_events<R: AsyncBufRead + Unpin>(mut reader: R, to: ViewEvents) {
         scroll,
         typed,
         gone,
+        read_only,
     } = to;
+    let mut refused_said = false;
     let mut line = Vec::new();
     loop {
         match read_line_limited(&mut reader, &mut line, MAX_VIEW_LINE).await {
@@ -259,10 +277,17 @@ async fn apply_events<R: AsyncBufRead + Unpin>(mut reader: R, to: ViewEvents) {
             break;
         };
         match event {
-            ViewEvent::Resize { cols, rows } => hub.activate(id, Some((cols, rows)), false),
             ViewEvent::Scroll { offset } => {
                 scroll.send_replace(usize::try_from(offset).unwrap_or(usize::MAX));
             }
+            // An agent's view types nothing, sizes nothing: dropped, said
+            // once in the launcher's log.
+            _ if read_only => {
+                if !std::mem::replace(&mut refused_said, true) {
+                    eprintln!("launcher: an agent's view sent input or a size: not taken");
+                }
+            }
+            ViewEvent::Resize { cols, rows } => hub.activate(id, Some((cols, rows)), false),
             ViewEvent::Colors(colors) => hub.set_colors(id, colors),
             event => {
                 if matches!(event, ViewEvent::Key { .. } | ViewEvent::Paste { .. }) {

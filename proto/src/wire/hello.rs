@@ -32,8 +32,11 @@ pub struct Hello {
 pub struct HelloBody {
     pub version: String,
     pub role: Role,
-    /// What kind of client this is (role `client` only): the activity record
-    /// of each instance says who asked. Absent: the CLI.
+    /// What kind of client this is (role `client`): the activity record
+    /// of each instance says who asked. Absent: the CLI. On a view (role
+    /// `view`), who it shows the screen to: a launcher takes no keys, no
+    /// size and no focus from a view that says it is an agent's (`mcp`,
+    /// `loop`, `agent_cli`); absent, the person's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<ClientKind>,
 }
@@ -198,6 +201,20 @@ impl Hello {
         let mut hello = Hello::new(Role::Client);
         hello.hello.client = Some(kind);
         hello
+    }
+
+    /// A view's hello, saying whom it shows the screen to (an agent's view
+    /// is read-only at the launcher).
+    pub fn view(kind: ClientKind) -> Self {
+        let mut hello = Hello::new(Role::View);
+        hello.hello.client = Some(kind);
+        hello
+    }
+
+    /// A view's hello that says an agent's view: it may watch, never type,
+    /// resize or take focus.
+    pub fn is_agents_view(&self) -> bool {
+        self.hello.role == Role::View && self.hello.client.is_some_and(ClientKind::is_agent)
     }
 }
 

@@ -1,7 +1,8 @@
 //! `tickloop web`'s control socket (`RUNTIME/web.sock`): after the usual
-//! [`super::Hello`] (role `client`, kind `web`), one [`WebControl`] line,
-//! answered by one [`WebControlReply`] line. `tickloop web --revoke` and
-//! `tickloop web --login` speak it to the running server.
+//! [`super::Hello`] (role `client`, its kind saying who asks), one
+//! [`WebControl`] line, answered by one [`WebControlReply`] line. `tickloop
+//! web --revoke` and `tickloop web --login` speak it to the running server,
+//! which refuses an agent (a hello of kind `mcp`, `loop` or `agent_cli`).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -26,4 +27,6 @@ pub enum WebControlReply {
     Login { url: String, listen: String },
     /// Nothing was done, and why.
     Error { message: String },
+    /// Nothing was done: only the person may ask this, and an agent asked.
+    Refused { message: String },
 }

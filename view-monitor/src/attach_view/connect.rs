@@ -7,7 +7,7 @@
 
 use super::session::{Session, Signals, TtyIn};
 use super::{AttachError, AttachOptions, AttachOutcome, SessionEnd};
-use crate::launcher_link::{dial, read_start, send_view_hello, view_hello, LineLink, Start};
+use crate::launcher_link::{dial, read_start, send_view_hello, view_hello, Dial, LineLink, Start};
 use crate::render::InputReader;
 use crate::tty::{clamp, terminal_caps, RestoreGuard};
 use std::fs::OpenOptions;
@@ -77,5 +77,10 @@ pub(super) fn run_session(opts: &AttachOptions) -> Result<SessionEnd, AttachErro
 fn open_link(
     opts: &AttachOptions,
 ) -> Result<(UnixStream, Option<tickloop_client::ssh::SshLink>), AttachError> {
-    dial(&opts.socket, opts.ssh.as_ref(), &opts.instance)
+    dial(&Dial {
+        socket: opts.socket.clone(),
+        ssh: opts.ssh.clone(),
+        instance: opts.instance.clone(),
+        kind: opts.kind,
+    })
 }

@@ -174,7 +174,7 @@ impl Overlays {
         crate::activity::draw(&mut frame.surface, panel, now, &hint, false);
         if let Some(held) = self.waiting.first() {
             let more = self.waiting.len() - 1;
-            crate::approval_prompt::draw(&mut frame.surface, held, more, self.prompt_whole);
+            crate::approval_prompt::draw(&mut frame.surface, held, more, self.prompt_whole, true);
         }
         // The overlay covers the Tick's rows: compare cells, never
         // fingerprints, and never scroll.

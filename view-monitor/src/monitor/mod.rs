@@ -16,12 +16,22 @@
 //! prefix again sends it to the Tick, `?` lists the keys. When the Tick ends while shown, the overlay
 //! says why until a key closes it.
 //!
+//! Run by an agent (its host's shell tool; `src/actor.rs`), the Monitor is
+//! read-only: it shows everything and answers nothing. `y`/`n`, `x`, `r`,
+//! `a` and keys typed into the overlay do nothing but say why
+//! (`actions`; the keys themselves are `keys`); its hello to tickhost names the agent (so tickhost
+//! refuses its answers as it refuses `tickloop approve` from an agent), and
+//! its overlay's hello to the launcher too (which takes no keys or size
+//! from it).
+//!
 //! The terminal is taken like the attach view takes it (raw mode, alternate
 //! screen, termwiz `Surface` + `diff_screens`) and restored the same way on
 //! every exit path: quitting, SIGTERM/SIGINT/SIGQUIT/SIGHUP, the terminal
 //! going away, panics.
 
+mod actions;
 pub mod help;
+mod keys;
 pub mod overlay;
 #[cfg(test)]
 mod snapshots;
@@ -30,7 +40,7 @@ pub mod table;
 use crate::attach_view;
 use crate::error::AttachError;
 use crate::launcher_link;
-use crate::prefix::{Prefix, PrefixAction, PrefixKey};
+use crate::prefix::{Prefix, PrefixKey};
 use crate::render::{self, Frame};
 use crate::tty::{self, clamp, RestoreGuard};
 use overlay::{Geometry, Overlay};
@@ -40,12 +50,12 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 use table::{Filter, ListView, Preview, Row};
 use termwiz::caps::Capabilities;
-use termwiz::input::{InputEvent, KeyCode, KeyEvent, Modifiers};
+use termwiz::input::InputEvent;
 use termwiz::surface::{Change, Surface};
 use termwiz::terminal::{Terminal, TerminalWaker, UnixTerminal};
 use tickloop_client::Client;
 use tickloop_proto::attach::MouseTracking;
-use tickloop_proto::wire::{ClientReply, ClientRequest, ScreenReply};
+use tickloop_proto::wire::{AgentHost, ClientKind, ClientReply, ClientRequest, ScreenReply};
 use time::OffsetDateTime;
 
 /// How often the list is asked for.
@@ -55,6 +65,9 @@ const RESIZE_DEBOUNCE: Duration = Duration::from_millis(60);
 
 /// The footer's reminder; `?` lists every key ([`help`]).
 const LIST_KEYS: &str = "Enter open · a attach · i activity · x close · ? keys · q quit";
+/// The footer of an agent's (read-only) Monitor.
+const READ_ONLY_KEYS: &str =
+    "read-only (an agent's Monitor): Enter shows · i activity · ? keys · q quit";
 
 /// Why the Monitor could not run.
 #[derive(Debug, thiserror::Error)]
@@ -102,13 +115,16 @@ type PreviewTarget = Arc<Mutex<Option<String>>>;
 /// (an id or a bare name) is the instance selected at start, e.g. the Tick in
 /// focus when Herdr pops the Monitor over it. With `ssh`, the instances
 /// are those of that machine (the list, the overlays and every action go
-/// through ssh and the relay there).
+/// through ssh and the relay there). `viewer` is who the Monitor runs as
+/// (its sources' client kind): `monitor` for the person; an agent's kind
+/// makes it read-only.
 pub fn run(
     runtime: &Path,
     sources: Vec<(Source, Option<Client>)>,
     select: Option<String>,
     prefix: PrefixKey,
     activity: bool,
+    viewer: ClientKind,
 ) -> Result<(), MonitorError> {
     let caps = tty::terminal_caps()?;
     let mut term = UnixTerminal::new(caps.clone())
@@ -180,6 +196,8 @@ pub fn run(
             size: (clamp(size.cols), clamp(size.rows)),
             mouse: MouseTracking::Off,
             prefix: Prefix::new(prefix),
+            viewer,
+            read_only: read_only_as(viewer),
         };
         monitor.main_loop(&mut term, &guard, &events)
     })();
@@ -425,6 +443,21 @@ struct Monitor {
     mouse: MouseTracking,
     /// The prefix key, which closes the overlay (then `d`).
     prefix: Prefix,
+    /// Who the Monitor runs as (the overlay's hello says it too).
+    viewer: ClientKind,
+    /// Set when that is an agent: who, as the read-only notes name it.
+    read_only: Option<String>,
+}
+
+/// Who a Monitor running as `viewer` acts for, when that is an agent (then
+/// it is read-only): `Claude Code (its shell tool)`, `an agent (mcp)`.
+fn read_only_as(viewer: ClientKind) -> Option<String> {
+    match viewer {
+        ClientKind::AgentCli(AgentHost::Other) => Some("an agent (its shell tool)".into()),
+        ClientKind::AgentCli(host) => Some(format!("{} (its shell tool)", host.title())),
+        kind if kind.is_agent() => Some(kind.actor()),
+        _ => None,
+    }
 }
 
 /// What a key did.
@@ -666,286 +699,6 @@ impl Monitor {
         }
     }
 
-    /// One input: a call waiting for approval takes y, n and v first,
-    /// wherever the person is; then the activity, the overlay, or the list
-    /// (a close to confirm, the filter being typed, or the list's keys).
-    fn input(&mut self, event: InputEvent) -> Flow {
-        if let InputEvent::Key(key) = &event {
-            if self.approval_key(key) {
-                return Flow::Go;
-            }
-            if self.help.take().is_some() {
-                return Flow::Go;
-            }
-        }
-        if let Some((view, _)) = self.activity.as_mut() {
-            if let InputEvent::Key(key) = &event {
-                match view.on_key(key) {
-                    crate::activity::PanelKey::Consumed => {}
-                    // Tab leads to the Monitor list, which is here.
-                    crate::activity::PanelKey::Close | crate::activity::PanelKey::Monitor => {
-                        self.activity = None
-                    }
-                }
-            }
-            return Flow::Go;
-        }
-        if self.overlay.is_some() {
-            self.overlay_input(event);
-            return Flow::Go;
-        }
-        let InputEvent::Key(KeyEvent { key, modifiers }) = event else {
-            return Flow::Go;
-        };
-        self.message = None;
-        let ctrl = modifiers.contains(Modifiers::CTRL);
-        if let Some((id, ended)) = self.confirm.take() {
-            if matches!(key, KeyCode::Char('y') | KeyCode::Char('Y')) {
-                self.close_instance(id, ended);
-            } else {
-                self.message = Some(format!("{id} left as it is"));
-            }
-            return Flow::Go;
-        }
-        if self.filter_editing {
-            return self.filter_key(key, ctrl);
-        }
-        self.list_key(key, ctrl)
-    }
-
-    /// y approves the first waiting call, n refuses it, v shows it whole;
-    /// whether `key` was one of them (and a call waits).
-    fn approval_key(&mut self, key: &KeyEvent) -> bool {
-        let Some(held) = self.waiting.first().cloned() else {
-            return false;
-        };
-        let plain = key.modifiers == termwiz::input::Modifiers::NONE
-            || key.modifiers == termwiz::input::Modifiers::SHIFT;
-        match key.key {
-            KeyCode::Char('y' | 'Y') if plain => self.decide(held, true),
-            KeyCode::Char('n' | 'N') if plain => self.decide(held, false),
-            KeyCode::Char('v' | 'V') if plain => self.prompt_whole = !self.prompt_whole,
-            _ => return false,
-        }
-        true
-    }
-
-    /// An input while the overlay is open: every key goes to the Tick but
-    /// the prefix key; once the Tick ended, any key closes the overlay.
-    fn overlay_input(&mut self, event: InputEvent) {
-        let Some(overlay) = self.overlay.as_mut() else {
-            return;
-        };
-        if overlay.stopped.is_some() {
-            if matches!(event, InputEvent::Key(_)) {
-                self.close_overlay(None);
-            }
-            return;
-        }
-        if matches!(event, InputEvent::Key(_)) {
-            self.message = None;
-        }
-        match event {
-            InputEvent::Key(key) if self.prefix.pending() || self.prefix.key.matches(&key) => {
-                match self.prefix.on_key(&key) {
-                    PrefixAction::Detach | PrefixAction::Monitor => {
-                        let id = overlay.id.clone();
-                        self.close_overlay(Some(format!("detached from {id}; it goes on")));
-                    }
-                    PrefixAction::SendPrefix => overlay.send(self.prefix.key.as_view_key()),
-                    PrefixAction::Help => {
-                        let keys = help::overlay_keys(&self.prefix.key.name());
-                        self.help = Some(("keys of the overlay", keys));
-                    }
-                    PrefixAction::Started | PrefixAction::Unknown | PrefixAction::Pass => {}
-                }
-            }
-            other if overlay.scroll(&other) => {}
-            InputEvent::Mouse(m) => {
-                let geo = Geometry::for_terminal(self.size.0, self.size.1);
-                for ev in overlay.mouse_events(&m, &geo) {
-                    overlay.send(ev);
-                }
-            }
-            other => {
-                for ev in render::input_events(&other, &mut overlay.mouse) {
-                    overlay.send(ev);
-                }
-            }
-        }
-    }
-
-    /// A key while the filter is typed (after `/`).
-    fn filter_key(&mut self, key: KeyCode, ctrl: bool) -> Flow {
-        match key {
-            KeyCode::Char('c') if ctrl => return Flow::Quit,
-            KeyCode::Escape => {
-                self.filter.clear();
-                self.filter_editing = false;
-            }
-            KeyCode::Enter | KeyCode::Char('\r') | KeyCode::Char('\n') => {
-                self.filter_editing = false
-            }
-            KeyCode::Backspace | KeyCode::Char('\x7f') | KeyCode::Char('\x08') => {
-                self.filter.pop();
-            }
-            KeyCode::Char(c) if !ctrl && !c.is_control() => self.filter.push(c),
-            KeyCode::UpArrow | KeyCode::ApplicationUpArrow => {
-                self.select(self.selected.saturating_sub(1))
-            }
-            KeyCode::DownArrow | KeyCode::ApplicationDownArrow => self.select(self.selected + 1),
-            _ => {}
-        }
-        self.refilter();
-        Flow::Go
-    }
-
-    /// A key in the list.
-    fn list_key(&mut self, key: KeyCode, ctrl: bool) -> Flow {
-        let page =
-            table::body_rows(usize::from(self.size.1), self.preview_on, self.rows.len()).max(1);
-        match key {
-            KeyCode::Char('q') if !ctrl => return Flow::Quit,
-            KeyCode::Char('c') if ctrl => return Flow::Quit,
-            KeyCode::Char('\x03') => return Flow::Quit,
-            KeyCode::UpArrow | KeyCode::ApplicationUpArrow | KeyCode::Char('k') => {
-                self.select(self.selected.saturating_sub(1))
-            }
-            KeyCode::DownArrow | KeyCode::ApplicationDownArrow | KeyCode::Char('j') => {
-                self.select(self.selected + 1)
-            }
-            KeyCode::Home | KeyCode::Char('g') => self.select(0),
-            KeyCode::End | KeyCode::Char('G') => self.select(usize::MAX),
-            KeyCode::PageUp => self.select(self.selected.saturating_sub(page)),
-            KeyCode::PageDown => self.select(self.selected.saturating_add(page)),
-            KeyCode::Enter | KeyCode::Char('\r') | KeyCode::Char('\n') => self.open_overlay(),
-            KeyCode::Char('/') => self.filter_editing = true,
-            KeyCode::Escape => {
-                self.filter.clear();
-                self.refilter();
-            }
-            KeyCode::Char('p') if !ctrl => {
-                self.preview_on = !self.preview_on;
-                self.retarget();
-            }
-            KeyCode::Char('?') => self.help = Some(("keys of the list", help::list_keys())),
-            KeyCode::Char('i') if !ctrl => self.open_activity(),
-            KeyCode::Char('r') if !ctrl => self.reload_selected(),
-            KeyCode::Char('x') if !ctrl => {
-                if let Some(row) = self.rows.get(self.selected) {
-                    let what = if row.ended.is_some() {
-                        "forget (it has ended)"
-                    } else {
-                        "close (it ends)"
-                    };
-                    self.message = Some(format!("{what} {}? y: yes · any other key: no", row.id));
-                    self.confirm = Some((row.id.clone(), row.ended.is_some()));
-                }
-            }
-            KeyCode::Char('a') if !ctrl => match self.rows.get(self.selected) {
-                Some(row) if row.ended.is_some() => {
-                    self.message = Some(format!("{} has ended: nothing to attach to", row.id))
-                }
-                Some(row) => return Flow::Attach(row.id.clone()),
-                None => {}
-            },
-            _ => {}
-        }
-        Flow::Go
-    }
-
-    /// `tickloop close ID` in the background; the footer says how it went.
-    /// Approves or refuses `held` (in the background; the footer says how
-    /// it went).
-    fn decide(&mut self, held: tickloop_proto::wire::HeldCall, approve: bool) {
-        self.waiting.retain(|w| w.call != held.call);
-        self.prompt_whole = false;
-        let Some((endpoint, raw)) = self.route(&held.instance) else {
-            return;
-        };
-        let shown = held.instance.clone();
-        let tx = self.events_tx.clone();
-        let waker = self.waker.clone();
-        let poke = self.poke.clone();
-        std::thread::spawn(move || {
-            let mut asked = held;
-            asked.instance = raw;
-            let text = crate::approval_prompt::decide(&endpoint, &asked, approve, "monitor")
-                .replace(&asked.instance, &shown);
-            let _ = tx.send(Event::Message(text));
-            let _ = poke.send(());
-            let _ = waker.wake();
-        });
-    }
-
-    /// `r`: `tickloop reload ID` for an `artifact:` instance (its file's
-    /// current version starts), in the background; for any other, the
-    /// footer says what it can do instead.
-    fn reload_selected(&mut self) {
-        let Some(row) = self.rows.get(self.selected) else {
-            return;
-        };
-        let id = row.id.clone();
-        let Some((endpoint, raw)) = self.route(&id) else {
-            return;
-        };
-        let artifact = tickloop_client::paths::parse_id(&raw)
-            .is_some_and(|(kind, _)| kind == tickloop_client::paths::InstanceKind::Artifact);
-        if !artifact {
-            self.message = Some(format!(
-                "r reloads an artifact: instance (a Tick written as a file); {id} is not one: \
-                 x closes it, `tickloop open` starts another"
-            ));
-            return;
-        }
-        self.message = Some(format!("reloading {id}…"));
-        let tx = self.events_tx.clone();
-        let waker = self.waker.clone();
-        let poke = self.poke.clone();
-        std::thread::spawn(move || {
-            let text = match endpoint
-                .connect_running()
-                .and_then(|mut c| c.request(ClientRequest::Reload { instance: raw }))
-            {
-                Ok(ClientReply::Ok(v)) => match v.get("generation").and_then(Value::as_u64) {
-                    Some(generation) => format!("{id} reloaded: generation {generation}"),
-                    None => format!("{id} reloaded"),
-                },
-                Ok(ClientReply::Error(e)) => format!("cannot reload {id}: {}", e.message),
-                Ok(ClientReply::Call(_)) => format!("cannot reload {id}: an unexpected answer"),
-                Err(e) => format!("cannot reload {id}: {e}"),
-            };
-            let _ = tx.send(Event::Message(text));
-            let _ = poke.send(());
-            let _ = waker.wake();
-        });
-    }
-
-    fn close_instance(&mut self, id: String, ended: bool) {
-        self.message = Some(format!("closing {id}…"));
-        let Some((endpoint, raw)) = self.route(&id) else {
-            return;
-        };
-        let tx = self.events_tx.clone();
-        let waker = self.waker.clone();
-        let poke = self.poke.clone();
-        std::thread::spawn(move || {
-            let text = match endpoint
-                .connect_running()
-                .and_then(|mut c| c.request(ClientRequest::Close { instance: raw }))
-            {
-                Ok(ClientReply::Ok(_)) if ended => format!("{id} forgotten"),
-                Ok(ClientReply::Ok(_)) => format!("{id} closed"),
-                Ok(ClientReply::Error(e)) => format!("cannot close {id}: {}", e.message),
-                Ok(ClientReply::Call(_)) => format!("cannot close {id}: an unexpected answer"),
-                Err(e) => format!("cannot close {id}: {e}"),
-            };
-            let _ = tx.send(Event::Message(text));
-            let _ = poke.send(());
-            let _ = waker.wake();
-        });
-    }
-
     /// `a`: gives the terminal to `tickloop attach ID` (a child process, so
     /// its terminal handling is the attach view's own) and takes it back
     /// when it detaches or the instance ends.
@@ -1037,11 +790,15 @@ impl Monitor {
                     (geo.inner_cols, geo.inner_rows),
                     "monitor",
                 );
+                let to = launcher_link::Dial {
+                    socket,
+                    ssh: source.endpoint.host().cloned(),
+                    instance: raw,
+                    kind: self.viewer,
+                };
                 self.overlay = Some(Overlay::open(
                     id,
-                    raw,
-                    socket,
-                    source.endpoint.host().cloned(),
+                    to,
                     hello,
                     self.waker.clone(),
                     self.prefix.key.name(),
@@ -1089,6 +846,11 @@ impl Monitor {
             (Some(o), _, message) => {
                 overlay_footer = match (&o.stopped, message) {
                     (None, Some(message)) => message.clone(),
+                    (None, None) if self.read_only.is_some() => format!(
+                        "{p} d closes the overlay (it goes on) · read-only: keys do not reach {}",
+                        o.id,
+                        p = self.prefix.key.name(),
+                    ),
                     (None, None) => format!(
                         "{p} d closes the overlay (it goes on) · {p} ? keys · keys go to {}",
                         o.id,
@@ -1100,6 +862,7 @@ impl Monitor {
             }
             (None, Some(problem), _) => (problem.as_str(), true),
             (None, None, Some(message)) => (message.as_str(), false),
+            (None, None, None) if self.read_only.is_some() => (READ_ONLY_KEYS, false),
             (None, None, None) => (LIST_KEYS, false),
         };
         let view = ListView {
@@ -1134,8 +897,14 @@ impl Monitor {
         }
         if let Some(held) = self.waiting.first() {
             let more = self.waiting.len() - 1;
-            crate::approval_prompt::draw(&mut surface, held, more, self.prompt_whole);
+            let answers = self.read_only.is_none();
+            crate::approval_prompt::draw(&mut surface, held, more, self.prompt_whole, answers);
             cursor = None;
+            // Why a key did nothing stays readable: the prompt covers the
+            // footer, and a read-only Monitor's prompt never goes away.
+            if let (Some(_), Some(message)) = (&self.read_only, &self.message) {
+                crate::cells::last_row_note(&mut surface, message);
+            }
         }
         Frame {
             surface,

@@ -8,7 +8,6 @@
 use crate::cells::{self, at, truncate};
 use crate::launcher_link::{self, LinkNote, Start};
 use crate::render::{self, MouseTranslator};
-use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Instant;
 use termwiz::cell::CellAttributes;
@@ -97,16 +96,13 @@ impl Drop for Overlay {
 }
 
 impl Overlay {
-    /// Starts attaching to the launcher at `socket` as a view of `hello`'s
+    /// Starts attaching to the launcher `to` names as a view of `hello`'s
     /// size, on a thread: the overlay shows "connecting" until the snapshot
     /// arrives, and the Monitor stays responsive if the launcher is slow.
-    /// `ssh`: the instance is on that machine (reached through the relay).
-    /// `id` is shown; `raw` is its id on its machine.
-    pub fn open(
+    /// `id` is shown; `to.instance` is its id on its machine.
+    pub(crate) fn open(
         id: String,
-        raw: String,
-        socket: PathBuf,
-        ssh: Option<tickloop_client::ssh::SshHost>,
+        to: launcher_link::Dial,
         hello: ViewHello,
         waker: TerminalWaker,
         prefix_name: String,
@@ -117,15 +113,13 @@ impl Overlay {
         let ssh_slot: std::sync::Arc<std::sync::Mutex<Option<tickloop_client::ssh::SshLink>>> =
             Default::default();
         let slot = ssh_slot.clone();
-        let instance = raw;
         std::thread::spawn(move || {
-            let started =
-                launcher_link::dial(&socket, ssh.as_ref(), &instance).and_then(|(stream, link)| {
-                    if let (Some(link), Ok(mut slot)) = (link, slot.lock()) {
-                        *slot = Some(link);
-                    }
-                    launcher_link::start_view(stream, &hello)
-                });
+            let started = launcher_link::dial(&to).and_then(|(stream, link)| {
+                if let (Some(link), Ok(mut slot)) = (link, slot.lock()) {
+                    *slot = Some(link);
+                }
+                launcher_link::start_view(stream, &hello)
+            });
             let (reader, writer, first) = match started {
                 Ok((reader, writer, Start::Snapshot(s))) => {
                     (reader, writer, LinkNote::Frame(ToView::Snapshot(s)))
