@@ -162,6 +162,19 @@ pub fn prefix(shown: &str, max: usize) -> &str {
     &shown[..end]
 }
 
+/// Escaped text `shown` in at most `max` characters: whole when it fits,
+/// else its start ([`prefix`]) and `note(hidden)`, which says how many
+/// characters it hides (and where they show).
+pub fn within(shown: &str, max: usize, note: impl Fn(usize) -> String) -> String {
+    let total = shown.chars().count();
+    if total <= max {
+        return shown.to_string();
+    }
+    // The note is longest with the most hidden.
+    let kept = prefix(shown, max.saturating_sub(note(total).chars().count()));
+    format!("{kept}{}", note(total - kept.chars().count()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -184,19 +184,9 @@ impl HeldCall {
     /// all`). For a place that must be short: a view's last row, a
     /// desktop notification.
     pub fn plainly_within(&self, max: usize) -> String {
-        let whole = self.plainly();
-        let total = whole.chars().count();
-        if total <= max {
-            return whole;
-        }
-        let note = |hidden: usize| {
+        crate::escape::within(&self.plainly(), max, |hidden| {
             format!("… {hidden} more characters: `tickloop approvals` shows all")
-        };
-        // The note is longest with the most hidden.
-        let room = max.saturating_sub(note(total).chars().count());
-        let kept = crate::escape::prefix(&whole, room);
-        let hidden = total - kept.chars().count();
-        format!("{kept}{}", note(hidden))
+        })
     }
 
     fn plainly_raw(&self) -> String {
@@ -401,15 +391,9 @@ impl ConsentDecision {
             HeldAction::Input => format!("{} {}", self.tool, typing(&self.tool, &self.args)),
             HeldAction::Close => self.tool.clone(),
         };
-        let shown = crate::escape::escaped(&raw);
-        let total = shown.chars().count();
-        if total <= width {
-            return shown;
-        }
-        let note = |hidden: usize| format!(" … {hidden} more characters");
-        let kept = crate::escape::prefix(&shown, width.saturating_sub(note(total).chars().count()));
-        let hidden = total - kept.chars().count();
-        format!("{kept}{}", note(hidden))
+        crate::escape::within(&crate::escape::escaped(&raw), width, |hidden| {
+            format!(" … {hidden} more characters")
+        })
     }
 
     /// The decision, for people: `waits for the person`, `approved by the

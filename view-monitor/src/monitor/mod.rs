@@ -175,7 +175,7 @@ pub fn run(
             activity: None,
             activity_at_start: activity,
             waiting: Vec::new(),
-            prompt_whole: false,
+            prompt_step: 0,
             help: None,
             size: (clamp(size.cols), clamp(size.rows)),
             mouse: MouseTracking::Off,
@@ -416,8 +416,8 @@ struct Monitor {
     /// Calls waiting for approval: the first is prompted for (y/n/v) over
     /// whatever is shown.
     waiting: Vec<tickloop_proto::wire::HeldCall>,
-    /// `v`: the prompt shows the arguments whole.
-    prompt_whole: bool,
+    /// The `v`s pressed since the prompt showed ([`crate::approval_prompt::draw`]).
+    prompt_step: usize,
     /// `?`: the keys shown (its title and the keys), until any key.
     help: Option<(&'static str, Vec<help::KeyHelp>)>,
     size: (u16, u16),
@@ -485,7 +485,7 @@ impl Monitor {
                         let waiting: Vec<_> = self.waiting_of.iter().flatten().cloned().collect();
                         if waiting.first().map(|h| &h.call) != self.waiting.first().map(|h| &h.call)
                         {
-                            self.prompt_whole = false;
+                            self.prompt_step = 0;
                         }
                         if waiting != self.waiting {
                             self.waiting = waiting;
@@ -724,7 +724,9 @@ impl Monitor {
         match key.key {
             KeyCode::Char('y' | 'Y') if plain => self.decide(held, true),
             KeyCode::Char('n' | 'N') if plain => self.decide(held, false),
-            KeyCode::Char('v' | 'V') if plain => self.prompt_whole = !self.prompt_whole,
+            KeyCode::Char('v' | 'V') if plain => {
+                self.prompt_step = self.prompt_step.wrapping_add(1)
+            }
             _ => return false,
         }
         true
@@ -859,7 +861,7 @@ impl Monitor {
     /// it went).
     fn decide(&mut self, held: tickloop_proto::wire::HeldCall, approve: bool) {
         self.waiting.retain(|w| w.call != held.call);
-        self.prompt_whole = false;
+        self.prompt_step = 0;
         let Some((endpoint, raw)) = self.route(&held.instance) else {
             return;
         };
@@ -1134,7 +1136,7 @@ impl Monitor {
         }
         if let Some(held) = self.waiting.first() {
             let more = self.waiting.len() - 1;
-            crate::approval_prompt::draw(&mut surface, held, more, self.prompt_whole);
+            crate::approval_prompt::draw(&mut surface, held, more, self.prompt_step);
             cursor = None;
         }
         Frame {
