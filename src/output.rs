@@ -2,8 +2,8 @@
 //! people, and the errors of the contract (docs/cli.md) with their exit codes.
 
 use serde_json::Value;
-use tickloop_proto::escape::escaped;
 use std::io::Write;
+use tickloop_proto::escape::escaped;
 use tickloop_proto::wire::{ClientError, ErrorKind};
 
 /// The exit of `approve` / `refuse` when the action was withdrawn by its
@@ -357,10 +357,15 @@ mod tests {
 
     #[test]
     fn titles_a_program_set_are_shown_escaped() {
-        let table = list_table(&json!([{"id":"shell:s","state":"running","ended":null,"kind":null,
-            "title":"vim \u{9b}31m\u{202e}txt.exe","seq":null,"updates":null,"pid":3,"views":0}]));
+        let table = list_table(
+            &json!([{"id":"shell:s","state":"running","ended":null,"kind":null,
+            "title":"vim \u{9b}31m\u{202e}txt.exe","seq":null,"updates":null,"pid":3,"views":0}]),
+        );
         assert!(table.contains("vim \\u{9B}31m\\u{202E}txt.exe"), "{table}");
-        assert!(!table.contains('\u{202e}') && !table.contains('\u{9b}'), "{table}");
+        assert!(
+            !table.contains('\u{202e}') && !table.contains('\u{9b}'),
+            "{table}"
+        );
     }
 
     #[test]

@@ -384,15 +384,30 @@ mod tests {
             "description":"Add `amount`.","args":args,"revision":"1","client":client,
             "since":"2026-12-02T07:00:00.000Z","waited_ms":waited,"timeout_ms":600000})
         };
-        let typing = held(&held_json("input", "input", json!({"text":"ls\r"}), "mcp", 12000));
+        let typing = held(&held_json(
+            "input",
+            "input",
+            json!({"text":"ls\r"}),
+            "mcp",
+            12000,
+        ));
         assert_eq!(
             typing,
             "%4  Type `ls` ⏎ into shell:bash?\n      asked by an agent (MCP) · waiting 12s\n      tickloop approve shell:bash %4   |   tickloop refuse shell:bash %4 [--reason TEXT]\n"
         );
         // run and keys say what they type (never `type null`), whole.
         let long = format!("ls{};touch FILE", " ".repeat(150));
-        let run = held(&held_json("input", "run", json!({"command": long}), "mcp", 0));
-        assert!(run.contains(&format!("Run `{long}` at the prompt")), "{run}");
+        let run = held(&held_json(
+            "input",
+            "run",
+            json!({"command": long}),
+            "mcp",
+            0,
+        ));
+        assert!(
+            run.contains(&format!("Run `{long}` at the prompt")),
+            "{run}"
+        );
         let keys = held(&held_json(
             "input",
             "keys",
@@ -404,9 +419,21 @@ mod tests {
             keys.contains("Type `echo looks-harmless` then press C-a r m Enter in shell:bash?"),
             "{keys}"
         );
-        let trojan = held(&held_json("input", "input", json!({"text":"a\u{202e}b"}), "mcp", 0));
+        let trojan = held(&held_json(
+            "input",
+            "input",
+            json!({"text":"a\u{202e}b"}),
+            "mcp",
+            0,
+        ));
         assert!(trojan.contains("`a\\u{202E}b`"), "{trojan}");
-        let call = held(&held_json("call", "increment", json!({"amount":2}), "loop", 61000));
+        let call = held(&held_json(
+            "call",
+            "increment",
+            json!({"amount":2}),
+            "loop",
+            61000,
+        ));
         assert!(
             call.contains("Add 2? · call increment {\"amount\":2} on shell:bash (revision 1)")
                 && call.contains("asked by an agent (the Loop) · waiting 1m01s"),

@@ -52,7 +52,10 @@ pub fn is_escaped(c: char) -> bool {
         return false;
     }
     let code = u32::from(c);
-    if INVISIBLE.iter().any(|&(from, to)| (from..=to).contains(&code)) {
+    if INVISIBLE
+        .iter()
+        .any(|&(from, to)| (from..=to).contains(&code))
+    {
         return true;
     }
     matches!(
@@ -191,7 +194,11 @@ mod tests {
 
     #[test]
     fn c0_del_and_c1_controls_are_escaped() {
-        all_escaped(('\0'..='\u{1f}').chain(['\u{7f}']).chain('\u{80}'..='\u{9f}'));
+        all_escaped(
+            ('\0'..='\u{1f}')
+                .chain(['\u{7f}'])
+                .chain('\u{80}'..='\u{9f}'),
+        );
         assert_eq!(escaped("\u{1b}[2J"), "\\u{1B}[2J");
     }
 
@@ -213,15 +220,25 @@ mod tests {
     fn zero_width_and_invisible_characters_are_escaped() {
         all_escaped(
             ('\u{200b}'..='\u{200d}')
-                .chain(['\u{2060}', '\u{feff}', '\u{ad}', '\u{34f}', '\u{115f}', '\u{3164}'])
-                .chain(['\u{fe0f}', '\u{e0001}', '\u{e0041}', '\u{e0100}', '\u{2800}'])
+                .chain([
+                    '\u{2060}', '\u{feff}', '\u{ad}', '\u{34f}', '\u{115f}', '\u{3164}',
+                ])
+                .chain([
+                    '\u{fe0f}',
+                    '\u{e0001}',
+                    '\u{e0041}',
+                    '\u{e0100}',
+                    '\u{2800}',
+                ])
                 .chain(['\u{180e}', '\u{17b4}', '\u{ffa0}']),
         );
     }
 
     #[test]
     fn line_and_paragraph_separators_and_spaces_that_are_not_a_space_are_escaped() {
-        all_escaped(['\u{2028}', '\u{2029}', '\u{a0}', '\u{2002}', '\u{3000}', '\u{202f}']);
+        all_escaped([
+            '\u{2028}', '\u{2029}', '\u{a0}', '\u{2002}', '\u{3000}', '\u{202f}',
+        ]);
     }
 
     #[test]

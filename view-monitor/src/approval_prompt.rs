@@ -293,8 +293,14 @@ mod tests {
         for (cols, rows) in [(80, 24), (40, 12), (200, 10)] {
             let shown = drawn(&run, cols, rows, 0);
             assert!(shown.contains("Run `ls"), "{cols}x{rows}:\n{shown}");
-            assert!(shown.contains(";touch FILE \\u{202E}x`"), "{cols}x{rows}:\n{shown}");
-            assert!(shown.contains("at the prompt of"), "{cols}x{rows}:\n{shown}");
+            assert!(
+                shown.contains(";touch FILE \\u{202E}x`"),
+                "{cols}x{rows}:\n{shown}"
+            );
+            assert!(
+                shown.contains("at the prompt of"),
+                "{cols}x{rows}:\n{shown}"
+            );
             assert!(!shown.contains('\u{202e}'), "{shown}");
         }
     }
@@ -303,17 +309,27 @@ mod tests {
     fn v_pages_through_arguments_longer_than_the_screen_and_back() {
         let args: serde_json::Map<String, serde_json::Value> =
             (0..60).map(|i| (format!("k{i:02}"), json!(i))).collect();
-        let call = held(HeldAction::Call, "increment", serde_json::Value::Object(args));
+        let call = held(
+            HeldAction::Call,
+            "increment",
+            serde_json::Value::Object(args),
+        );
         let usual = drawn(&call, 80, 24, 0);
         assert!(usual.contains("more lines (v shows them)"), "{usual}");
         let first = drawn(&call, 80, 24, 1);
-        assert!(first.contains("page 1/") && first.contains("\"k00\": 0"), "{first}");
+        assert!(
+            first.contains("page 1/") && first.contains("\"k00\": 0"),
+            "{first}"
+        );
         assert!(first.contains("v next page (2/"), "{first}");
         let pages: usize = (1..10)
             .take_while(|&step| drawn(&call, 80, 24, step).contains("page "))
             .count();
         let last = drawn(&call, 80, 24, pages);
-        assert!(last.contains("\"k59\": 59") && last.contains("v fewer"), "{last}");
+        assert!(
+            last.contains("\"k59\": 59") && last.contains("v fewer"),
+            "{last}"
+        );
         assert_eq!(drawn(&call, 80, 24, pages + 1), usual);
     }
 }

@@ -224,7 +224,8 @@ mod tests {
 
     #[test]
     fn wrapping_keeps_every_character_and_every_escape_whole() {
-        let shown = tickloop_proto::escape::escaped(&format!("ls{};touch F\u{202e}x", " ".repeat(20)));
+        let shown =
+            tickloop_proto::escape::escaped(&format!("ls{};touch F\u{202e}x", " ".repeat(20)));
         let rows = wrap(&shown, 8);
         assert_eq!(rows.concat(), shown);
         assert!(rows.iter().all(|r| width(r) <= 8), "{rows:?}");

@@ -197,7 +197,11 @@ impl HeldCall {
                 self.instance
             ),
             HeldAction::Input if self.tool == "keys" && self.args.get("text").is_none() => {
-                format!("Press {} in {}?", typing(&self.tool, &self.args), self.instance)
+                format!(
+                    "Press {} in {}?",
+                    typing(&self.tool, &self.args),
+                    self.instance
+                )
             }
             HeldAction::Input => format!(
                 "Type {} {} {}?",
@@ -507,7 +511,12 @@ mod tests {
     fn the_question_is_whole_its_keys_named_and_its_controls_escaped() {
         // 150 spaces hide nothing: the tail is in the question.
         let hidden_tail = format!("ls{};touch FILE", " ".repeat(150));
-        let run = held(HeldAction::Input, "run", "", json!({"command": hidden_tail}));
+        let run = held(
+            HeldAction::Input,
+            "run",
+            "",
+            json!({"command": hidden_tail}),
+        );
         assert_eq!(
             run.plainly(),
             format!("Run `{hidden_tail}` at the prompt of shell:build?")
@@ -554,9 +563,15 @@ mod tests {
         assert_eq!(run.plainly_within(1000), whole);
         let short = run.plainly_within(100);
         assert_eq!(short.chars().count(), 100, "{short}");
-        let hidden = whole.chars().count() - (100 - "… NNN more characters: `tickloop approvals` shows all".chars().count());
+        let hidden = whole.chars().count()
+            - (100
+                - "… NNN more characters: `tickloop approvals` shows all"
+                    .chars()
+                    .count());
         assert!(
-            short.ends_with(&format!("… {hidden} more characters: `tickloop approvals` shows all")),
+            short.ends_with(&format!(
+                "… {hidden} more characters: `tickloop approvals` shows all"
+            )),
             "{short}"
         );
         assert!(short.starts_with("Run `ls  "), "{short}");
@@ -575,7 +590,11 @@ mod tests {
     #[test]
     fn a_decision_says_what_was_typed_with_its_keys_escaped() {
         let decision = |tool: &str, args: Value| ConsentDecision {
-            action: if tool == "close" { HeldAction::Close } else { HeldAction::Input },
+            action: if tool == "close" {
+                HeldAction::Close
+            } else {
+                HeldAction::Input
+            },
             client: None,
             call: "%1".into(),
             instance: "shell:build".into(),
