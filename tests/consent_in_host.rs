@@ -167,7 +167,10 @@ fn the_host_question_shows_controls_escaped_and_a_long_input_is_asked_elsewhere(
     let id = host.open_bash("mine");
     let (findings, server) = run_client(&host, "shown", None);
     // Folded at 76 characters for the dialog: whole once put together.
-    let question = findings["question"].as_str().unwrap_or_default().replace('\n', "");
+    let question = findings["question"]
+        .as_str()
+        .unwrap_or_default()
+        .replace('\n', "");
     assert!(
         question.starts_with(
             "Type `echo safe \\u{202E}\\u{2066}; touch F\\u{2069} \\u{2066}#\\u{2069}\\u{202C}\\u{200B}` ⏎ into shell:mine?"
@@ -175,7 +178,11 @@ fn the_host_question_shows_controls_escaped_and_a_long_input_is_asked_elsewhere(
         "{question}\n{server}"
     );
     for raw in ['\u{202e}', '\u{2066}', '\u{2069}', '\u{202c}', '\u{200b}'] {
-        assert!(!question.contains(raw), "U+{:04X} raw: {question}", u32::from(raw));
+        assert!(
+            !question.contains(raw),
+            "U+{:04X} raw: {question}",
+            u32::from(raw)
+        );
     }
     let long = findings["long_result"].as_str().unwrap_or_default();
     assert!(
@@ -186,7 +193,10 @@ fn the_host_question_shows_controls_escaped_and_a_long_input_is_asked_elsewhere(
     assert!(findings["refused_from_cli"].is_string(), "{findings}");
     // Neither was typed.
     let screen = host.screen(&id);
-    assert!(!screen.contains("safe") && !screen.contains("xxxx"), "{screen}");
+    assert!(
+        !screen.contains("safe") && !screen.contains("xxxx"),
+        "{screen}"
+    );
 }
 
 /// An answer in the Monitor (its `y`, in a real terminal) wins over the

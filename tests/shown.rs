@@ -19,7 +19,6 @@ mod common;
 
 use common::tmux::Tmux;
 use common::*;
-use std::process::{Command, Stdio};
 
 const CLAUDE: &[(&str, &str)] = &[("CLAUDECODE", "1")];
 
@@ -56,20 +55,7 @@ fn titled_shell(host: &Host) -> String {
 /// `tickloop ARGS` as the person runs it in a terminal (`script`): what it
 /// printed there.
 fn in_a_terminal(host: &Host, args: &str) -> String {
-    let line = format!("{} {args}", tickloop_bin());
-    let mut cmd = Command::new("script");
-    as_the_person(&mut cmd)
-        .args(["-qefc", &line, "/dev/null"])
-        .envs(
-            host.command(&[])
-                .get_envs()
-                .filter_map(|(k, v)| Some((k, v?))),
-        )
-        .current_dir(host.scratch())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let out = run_prepared(cmd, &[args]);
+    let out = run_prepared(host.in_a_terminal(args), &[args]);
     out.expect(0);
     out.stdout.replace("\r\n", "\n")
 }
@@ -115,7 +101,11 @@ fn approvals_on_a_terminal_shows_a_commands_tail_and_its_controls_escaped() {
     assert!(!shown.contains("type null"), "{shown}");
     assert!(shown.contains("asked by an agent (claude-code"), "{shown}");
     for raw in RAW {
-        assert!(!shown.contains(raw), "U+{:04X} raw: {shown}", u32::from(raw));
+        assert!(
+            !shown.contains(raw),
+            "U+{:04X} raw: {shown}",
+            u32::from(raw)
+        );
     }
 
     // A title a program set: escaped in `list` on a terminal, raw in JSON.
@@ -175,7 +165,11 @@ fn the_monitor_shows_a_commands_tail_and_its_controls_escaped() {
         "{shown}"
     );
     for raw in RAW {
-        assert!(!shown.contains(raw), "U+{:04X} raw: {shown}", u32::from(raw));
+        assert!(
+            !shown.contains(raw),
+            "U+{:04X} raw: {shown}",
+            u32::from(raw)
+        );
     }
     tmux.send_keys(&["n"]);
     typing.finish().expect(3);

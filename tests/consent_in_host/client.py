@@ -55,14 +55,15 @@ def tickloop(*args):
     return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
 
 
-async def approve_when_held(findings):
-    """Approves the first call that waits, as a person in a terminal would."""
+async def decide_when_held(findings, verb="approve"):
+    """Approves (or refuses) the first action that waits, as a person in a
+    terminal would; findings["approved_from_cli"] (or "refused_...") names it."""
     with anyio.fail_after(WAIT):
         while True:
             held = tickloop("approvals")
             if held:
-                tickloop("approve", held[0]["instance"], held[0]["call"])
-                findings["approved_from_cli"] = held[0]["call"]
+                tickloop(verb, held[0]["instance"], held[0]["call"])
+                findings[f"{verb}d_from_cli"] = held[0]["call"]
                 return
             await anyio.sleep(0.05)
 
@@ -135,7 +136,7 @@ async def main():
                     findings["questions"] = len(questions)
                 else:
                     async with anyio.create_task_group() as tasks:
-                        tasks.start_soon(approve_when_held, findings)
+                        tasks.start_soon(decide_when_held, findings)
                         result = await session.call_tool("counter__increment", {"amount": 4})
                     check(texts(result)[0].startswith("RESULT"), f"{MODE}: {texts(result)}")
                     check(value() == 4, f"{MODE}: the approved call ran once: {value()}")
@@ -187,18 +188,6 @@ async def elicit(session, answers, questions, withdrawn, findings):
 TROJAN = "echo safe \u202e\u2066; touch F\u2069 \u2066#\u2069\u202c\u200b"
 
 
-async def refuse_when_held(findings):
-    """Refuses the first action that waits, as a person in a terminal would."""
-    with anyio.fail_after(WAIT):
-        while True:
-            held = tickloop("approvals")
-            if held:
-                tickloop("refuse", held[0]["instance"], held[0]["call"])
-                findings["refused_from_cli"] = held[0]["call"]
-                return
-            await anyio.sleep(0.05)
-
-
 async def shown(session, answers, questions, findings):
     answers.append("decline")
     result = await session.call_tool(
@@ -209,7 +198,7 @@ async def shown(session, answers, questions, findings):
     # Too long for a host's dialog: asked only where it shows whole.
     long = "echo " + "x" * 1200
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(refuse_when_held, findings)
+        tasks.start_soon(decide_when_held, findings, "refuse")
         result = await session.call_tool(
             "TickManage", {"action": "input", "instance": "shell:mine", "text": long + "\r"})
     check(result.is_error, f"refused: {texts(result)}")

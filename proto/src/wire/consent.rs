@@ -178,6 +178,21 @@ impl HeldCall {
         crate::escape::escaped(&self.plainly_raw())
     }
 
+    /// [`Self::plainly`], and for a call its tool and arguments (a tool's
+    /// description may not name them all): `Add 2 to the counter? ·
+    /// increment {"amount":2}`; escaped.
+    pub fn plainly_with_call(&self) -> String {
+        match self.action {
+            HeldAction::Call => format!(
+                "{} · {} {}",
+                self.plainly(),
+                crate::escape::escaped(&self.tool),
+                crate::escape::json(&self.args)
+            ),
+            _ => self.plainly(),
+        }
+    }
+
     /// [`Self::plainly`] in at most `max` characters: whole when it fits,
     /// else cut (never inside an escape) with how much it hides and where
     /// it shows whole (`… 163 more characters: `tickloop approvals` shows

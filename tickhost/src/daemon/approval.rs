@@ -704,18 +704,9 @@ fn notify(held: &HeldCall) {
     let who = held
         .client
         .map_or_else(|| "an agent".to_string(), |c| c.actor());
-    // A call's description may not name its arguments.
-    let what = match held.action {
-        HeldAction::Call => format!(
-            "{} ({} {})",
-            held.plainly(),
-            escaped(&held.tool),
-            tickloop_proto::escape::json(&held.args)
-        ),
-        _ => held.plainly(),
-    };
     // A notification shows a few lines: a long question says how much it
     // hides and where it shows whole.
+    let what = held.plainly_with_call();
     let what = tickloop_proto::escape::within(&what, NOTIFICATION_CHARS, |hidden| {
         format!("… {hidden} more characters: `tickloop approvals` shows all")
     });

@@ -12,8 +12,7 @@ use crate::render::Frame;
 use std::sync::mpsc;
 use termwiz::input::{KeyCode, KeyEvent};
 use tickloop_client::Endpoint;
-use tickloop_proto::escape::escaped;
-use tickloop_proto::wire::{HeldAction, HeldCall};
+use tickloop_proto::wire::HeldCall;
 
 /// The overlays of one session, and what feeds them.
 pub(super) struct Overlays {
@@ -155,16 +154,7 @@ impl Overlays {
             held.client.map_or("an agent", |c| c.label()),
             prefix.key.name()
         );
-        // A call's description may not name its arguments.
-        let what = match held.action {
-            HeldAction::Call => format!(
-                "{} · {} {}",
-                held.plainly(),
-                escaped(&held.tool),
-                tickloop_proto::escape::json(&held.args)
-            ),
-            _ => held.plainly(),
-        };
+        let what = held.plainly_with_call();
         let room = cols.saturating_sub(tail.chars().count()).max(40);
         let what = tickloop_proto::escape::within(&what, room, |hidden| {
             format!(
