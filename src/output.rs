@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 use std::io::Write;
+use tickloop_proto::escape::escaped;
 use tickloop_proto::wire::{ClientError, ErrorKind};
 
 /// The exit of `approve` / `refuse` when the action was withdrawn by its
@@ -220,8 +221,9 @@ pub fn list_table(entries: &Value) -> String {
                 text(&e["id"]),
                 state,
                 owner_text(e),
-                text(&e["kind"]),
-                text(&e["title"]),
+                // Set by the program: shown escaped (the JSON keeps them raw).
+                escaped(&text(&e["kind"])),
+                escaped(&text(&e["title"])),
                 text(&e["seq"]),
                 text(&e["updates"]),
                 text(&e["pid"]),
@@ -252,7 +254,11 @@ pub fn list_table(entries: &Value) -> String {
     }
     for e in entries {
         if let Some(end) = e.get("ended").filter(|v| !v.is_null()) {
-            out.push_str(&format!("{}: {}\n", text(&e["id"]), text(&end["reason"])));
+            out.push_str(&format!(
+                "{}: {}\n",
+                text(&e["id"]),
+                escaped(&text(&end["reason"]))
+            ));
         }
     }
     out
@@ -275,8 +281,8 @@ pub fn open_text(v: &Value) -> String {
     let mut line = format!(
         "opened {} — {} (kind {}, revision {}), pid {}, launcher pid {}\n",
         text(&v["id"]),
-        text(&v["title"]),
-        text(&v["kind"]),
+        escaped(&text(&v["title"])),
+        escaped(&text(&v["kind"])),
         text(&v["revision"]),
         text(&v["pid"]),
         text(&v["launcher_pid"]),
@@ -347,6 +353,19 @@ mod tests {
     fn kinds_are_snake_case() {
         assert_eq!(kind_name(ErrorKind::NoSuchInstance), "no_such_instance");
         assert_eq!(kind_name(ErrorKind::NotATick), "not_a_tick");
+    }
+
+    #[test]
+    fn titles_a_program_set_are_shown_escaped() {
+        let table = list_table(
+            &json!([{"id":"shell:s","state":"running","ended":null,"kind":null,
+            "title":"vim \u{9b}31m\u{202e}txt.exe","seq":null,"updates":null,"pid":3,"views":0}]),
+        );
+        assert!(table.contains("vim \\u{9B}31m\\u{202E}txt.exe"), "{table}");
+        assert!(
+            !table.contains('\u{202e}') && !table.contains('\u{9b}'),
+            "{table}"
+        );
     }
 
     #[test]

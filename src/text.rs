@@ -5,6 +5,7 @@
 //! prints when piped, unchanged, and makes lines of text of it.
 
 use serde_json::Value;
+use tickloop_proto::escape::escaped;
 use tickloop_proto::wire::{ShellState, WaitReply};
 
 fn text(value: &Value) -> String {
@@ -298,31 +299,33 @@ fn waited(ms: u64) -> String {
     }
 }
 
-/// One action waiting for approval (a line of `approvals`): who wants what
-/// of which instance, how long it has waited, and how to answer.
+/// One action waiting for approval (a line of `approvals`): what will
+/// happen, whole and escaped (as every place that asks the person says
+/// it), who asks, how long it has waited, and how to answer.
 pub fn held(v: &Value) -> String {
     let kind = serde_json::from_value::<tickloop_proto::wire::ClientKind>(v["client"].clone());
     let who = match (v["client"].as_str(), kind) {
         (Some("mcp"), _) => "an agent (MCP)".to_string(),
         (Some("loop"), _) => "an agent (the Loop)".to_string(),
         (_, Ok(kind)) => kind.actor(),
-        (Some(other), _) => other.to_string(),
+        (Some(other), _) => escaped(other),
         (None, _) => "someone".to_string(),
     };
-    let (id, call) = (text(&v["instance"]), text(&v["call"]));
-    let what = match v["action"].as_str() {
-        // As JSON, so a newline or an escape sequence shows as what it is.
-        Some("input") => format!("type {} into {id}", v["args"]["text"]),
-        Some("close") => format!("close {id}"),
-        _ => format!(
-            "call {} {} on {id} (revision {})",
-            text(&v["tool"]),
-            v["args"],
-            text(&v["revision"])
+    let (id, call) = (escaped(&text(&v["instance"])), escaped(&text(&v["call"])));
+    let what = match serde_json::from_value::<tickloop_proto::wire::HeldCall>(v.clone()) {
+        Ok(held) if held.action == tickloop_proto::wire::HeldAction::Call => format!(
+            "{} · call {} {} on {id} (revision {})",
+            held.plainly(),
+            escaped(&held.tool),
+            tickloop_proto::escape::json(&held.args),
+            escaped(&held.revision)
         ),
+        Ok(held) => held.plainly(),
+        // Not a held action of this build: its JSON, escaped.
+        Err(_) => tickloop_proto::escape::json(v),
     };
     format!(
-        "{call}  {who} wants to {what} · waiting {}\n      tickloop approve {id} {call}   |   tickloop refuse {id} {call} [--reason TEXT]\n",
+        "{call}  {what}\n      asked by {who} · waiting {}\n      tickloop approve {id} {call}   |   tickloop refuse {id} {call} [--reason TEXT]\n",
         waited(v["waited_ms"].as_u64().unwrap_or(0))
     )
 }
@@ -376,26 +379,64 @@ mod tests {
 
     #[test]
     fn consent_says_who_wants_what_and_how_to_answer() {
-        let typing = held(
-            &json!({"action":"input","call":"%4","instance":"shell:bash",
-            "tool":"input","args":{"text":"ls\r"},"revision":"","client":"mcp","waited_ms":12000}),
+        let held_json = |action: &str, tool: &str, args: Value, client: &str, waited: u64| {
+            json!({"action":action,"call":"%4","instance":"shell:bash","tool":tool,
+            "description":"Add `amount`.","args":args,"revision":"1","client":client,
+            "since":"2026-12-02T07:00:00.000Z","waited_ms":waited,"timeout_ms":600000})
+        };
+        let typing = held(&held_json(
+            "input",
+            "input",
+            json!({"text":"ls\r"}),
+            "mcp",
+            12000,
+        ));
+        assert_eq!(
+            typing,
+            "%4  Type `ls` ⏎ into shell:bash?\n      asked by an agent (MCP) · waiting 12s\n      tickloop approve shell:bash %4   |   tickloop refuse shell:bash %4 [--reason TEXT]\n"
         );
+        // run and keys say what they type (never `type null`), whole.
+        let long = format!("ls{};touch FILE", " ".repeat(150));
+        let run = held(&held_json(
+            "input",
+            "run",
+            json!({"command": long}),
+            "mcp",
+            0,
+        ));
         assert!(
-            typing.contains(
-                "%4  an agent (MCP) wants to type \"ls\\r\" into shell:bash · waiting 12s"
-            ),
-            "{typing}"
+            run.contains(&format!("Run `{long}` at the prompt")),
+            "{run}"
         );
+        let keys = held(&held_json(
+            "input",
+            "keys",
+            json!({"text":"echo looks-harmless","keys":["C-a","r","m","Enter"]}),
+            "mcp",
+            0,
+        ));
         assert!(
-            typing.contains("tickloop approve shell:bash %4"),
-            "{typing}"
+            keys.contains("Type `echo looks-harmless` then press C-a r m Enter in shell:bash?"),
+            "{keys}"
         );
-        let call = held(
-            &json!({"action":"call","call":"%5","instance":"hosted:c","tool":"increment",
-            "args":{"amount":2},"revision":"1","client":"loop","waited_ms":61000}),
-        );
+        let trojan = held(&held_json(
+            "input",
+            "input",
+            json!({"text":"a\u{202e}b"}),
+            "mcp",
+            0,
+        ));
+        assert!(trojan.contains("`a\\u{202E}b`"), "{trojan}");
+        let call = held(&held_json(
+            "call",
+            "increment",
+            json!({"amount":2}),
+            "loop",
+            61000,
+        ));
         assert!(
-            call.contains("call increment {\"amount\":2} on hosted:c (revision 1) · waiting 1m01s"),
+            call.contains("Add 2? · call increment {\"amount\":2} on shell:bash (revision 1)")
+                && call.contains("asked by an agent (the Loop) · waiting 1m01s"),
             "{call}"
         );
         let logged = consent_entry(

@@ -438,7 +438,7 @@ fn a_held_call_pops_a_desktop_notification_when_asked() {
     });
     assert!(notified.contains("Tickloop: approve?"), "{notified}");
     assert!(
-        notified.contains(r#"Add an integer to the counter? (increment {"amount":5}) Asked by the person (cli); answer by "#)
+        notified.contains(r#"Add an integer to the counter? · increment {"amount":5} Asked by the person (cli); answer by "#)
             && notified.contains(&format!("`tickloop approve hosted:note {call}`")),
         "{notified}"
     );

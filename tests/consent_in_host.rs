@@ -156,6 +156,49 @@ fn a_host_without_elicitation_or_with_questions_off_is_not_asked() {
     }
 }
 
+/// What the host asks is what will run: an agent's input with Trojan
+/// Source's bidi controls and a zero-width space is asked about with each
+/// escaped (the SDK's elicitation callback gets the question), and an
+/// input too long for a host's dialog is not asked there at all: the
+/// agent is told why, and the person answers where it shows whole.
+#[test]
+fn the_host_question_shows_controls_escaped_and_a_long_input_is_asked_elsewhere() {
+    let host = Host::new();
+    let id = host.open_bash("mine");
+    let (findings, server) = run_client(&host, "shown", None);
+    // Folded at 76 characters for the dialog: whole once put together.
+    let question = findings["question"]
+        .as_str()
+        .unwrap_or_default()
+        .replace('\n', "");
+    assert!(
+        question.starts_with(
+            "Type `echo safe \\u{202E}\\u{2066}; touch F\\u{2069} \\u{2066}#\\u{2069}\\u{202C}\\u{200B}` ⏎ into shell:mine?"
+        ),
+        "{question}\n{server}"
+    );
+    for raw in ['\u{202e}', '\u{2066}', '\u{2069}', '\u{202c}', '\u{200b}'] {
+        assert!(
+            !question.contains(raw),
+            "U+{:04X} raw: {question}",
+            u32::from(raw)
+        );
+    }
+    let long = findings["long_result"].as_str().unwrap_or_default();
+    assert!(
+        long.contains("not in the agent host: the question is")
+            && long.contains("so it is asked only where it shows whole"),
+        "{long}"
+    );
+    assert!(findings["refused_from_cli"].is_string(), "{findings}");
+    // Neither was typed.
+    let screen = host.screen(&id);
+    assert!(
+        !screen.contains("safe") && !screen.contains("xxxx"),
+        "{screen}"
+    );
+}
+
 /// An answer in the Monitor (its `y`, in a real terminal) wins over the
 /// host's open question, which is withdrawn.
 #[test]

@@ -11,7 +11,6 @@
 mod common;
 
 use common::*;
-use std::process::{Command, Stdio};
 
 /// A small deterministic generator (xorshift).
 struct Rng(u64);
@@ -32,19 +31,7 @@ fn env_u64(name: &str) -> Option<u64> {
 /// `tickloop attach ID` in a terminal (`script`), to its end: the view's
 /// exit code and what it said.
 fn attach(host: &Host, id: &str) -> Out {
-    let line = format!("{} attach {id}", tickloop_bin());
-    let mut cmd = Command::new("script");
-    cmd.args(["-qefc", &line, "/dev/null"])
-        .envs(
-            host.command(&[])
-                .get_envs()
-                .filter_map(|(k, v)| Some((k, v?))),
-        )
-        .current_dir(host.scratch())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    run_prepared(cmd, &["attach", id])
+    run_prepared(host.in_a_terminal(&format!("attach {id}")), &["attach", id])
 }
 
 /// What went wrong with one answer, if anything.

@@ -15,6 +15,9 @@
 //! - an agent's held call (the MCP SDK through `tickloop mcp`) is a prompt
 //!   with the Monitor's text; approved in the page it runs once; approved
 //!   in the Monitor instead, the page's prompt goes away;
+//! - an agent's held input with Trojan Source's bidi controls, and a
+//!   title a program set with them, show every control escaped, each in
+//!   an element styled apart;
 //! - `--read-only` sends no input (the server refuses it, the counter
 //!   stays) and takes no action;
 //! - listening on 0.0.0.0 without TLS is refused unless `--insecure-listen`;
@@ -65,6 +68,10 @@ fn main() {
             Case {
                 name: "a_held_agent_call_is_prompted_and_the_first_answer_wins",
                 body: held_call_prompted,
+            },
+            Case {
+                name: "bidi_and_zero_width_characters_show_escaped_in_the_page",
+                body: trojan_source_shows_escaped,
             },
             Case {
                 name: "read_only_sends_no_input_and_takes_no_action",
@@ -602,6 +609,82 @@ fn held_call_prompted() {
         "() => document.querySelector('#held .prompt') === null",
     );
     assert_eq!(increments(&host), [2, 3], "each ran once");
+}
+
+/// Trojan Source (CVE-2021-42574) aimed at the person: an agent's held
+/// input whose bidi controls would show `echo safe # ; touch F` (the
+/// `touch` looking commented out) shows every control escaped, each in an
+/// element styled apart; a title a program set with a bidi override and a
+/// zero-width space shows escaped in the list too.
+fn trojan_source_shows_escaped() {
+    let host = Host::new();
+    let id = host.open_bash("mine");
+    let title_script = "printf '\\033]2;notes\\342\\200\\256txt.exe\\342\\200\\213\\007'; echo titled; exec sleep 600";
+    let titled = host.open_sh("titled", title_script, "titled");
+    let web = Web::start(&host, &[]);
+    let mut browser = Browser::start(&[]);
+    browser.log_in(&web);
+    let trojan = "echo safe \u{202e}\u{2066}; touch F\u{2069} \u{2066}#\u{2069}\u{202c}\r";
+    // The agent's own CLI, as Claude Code's shell tool runs it.
+    let typing = host.spawn_with(&[("CLAUDECODE", "1")], &["input", &id, trojan]);
+    browser.wait(
+        "the prompt for the agent's input",
+        "() => document.querySelector('#held .prompt pre') !== null",
+    );
+    let text = browser.eval(PROMPT_TEXT);
+    let text = text.as_str().unwrap_or_default().to_string();
+    assert!(
+        text.starts_with(&format!(
+            "Type `echo safe \\u{{202E}}\\u{{2066}}; touch F\\u{{2069}} \\u{{2066}}#\\u{{2069}}\\u{{202C}}` ⏎ into {id}?"
+        )),
+        "{text}"
+    );
+    for raw in ['\u{202e}', '\u{2066}', '\u{2069}', '\u{202c}'] {
+        assert!(
+            !text.contains(raw),
+            "U+{:04X} raw in the page: {text}",
+            u32::from(raw)
+        );
+    }
+    // Each escape in an element of its own, styled apart from text.
+    let escapes = browser.eval(
+        "() => [...document.querySelectorAll('#held .prompt pre .esc')].slice(0, 6).map(e => e.textContent + ' ' + getComputedStyle(e).borderTopStyle)",
+    );
+    assert_eq!(
+        escapes,
+        json!([
+            "\\u{202E} solid",
+            "\\u{2066} solid",
+            "\\u{2069} solid",
+            "\\u{2066} solid",
+            "\\u{2069} solid",
+            "\\u{202C} solid"
+        ])
+    );
+    // The title a program set, escaped in the list (its JSON stays raw).
+    let row = browser.wait(
+        "the titled shell's row",
+        &format!(
+            "() => [...document.querySelectorAll('#list tbody tr')].filter(r => r.dataset.id === '{titled}').map(r => r.children[2].innerHTML)[0] || null"
+        ),
+    );
+    assert_eq!(
+        row,
+        json!(
+            "notes<span class=\"esc\">\\u{202E}</span>txt.exe<span class=\"esc\">\\u{200B}</span>"
+        )
+    );
+    assert_eq!(
+        host.entry(&titled).expect("listed")["title"],
+        "notes\u{202e}txt.exe\u{200b}"
+    );
+    let call = host.the_waiting_one(common::WAIT)["call"]
+        .as_str()
+        .expect("a call id")
+        .to_string();
+    host.run(&["refuse", &id, &call]).expect(0);
+    typing.finish().expect(3);
+    assert!(!host.screen(&id).contains("touch"), "never typed");
 }
 
 fn read_only_sends_nothing() {

@@ -616,6 +616,51 @@ mod tests {
         }
     }
 
+    /// Every modifier a key name is accepted with reaches the program:
+    /// with C- the character becomes a control code, with M- an ESC comes
+    /// first, and S- on a letter makes it a capital; a modifier the
+    /// encoder would drop is refused by the name (`C-é`, `S-1`).
+    #[test]
+    fn no_modifier_a_key_name_is_accepted_with_is_dropped() {
+        let chars = ('!'..='~').chain([' ', 'é', 'ß', '日']);
+        let mut accepted = 0;
+        for c in chars {
+            for (ctrl, alt, shift) in (0..8).map(|m| (m & 1 != 0, m & 2 != 0, m & 4 != 0)) {
+                let name = format!(
+                    "{}{}{}{c}",
+                    if ctrl { "C-" } else { "" },
+                    if alt { "M-" } else { "" },
+                    if shift { "S-" } else { "" }
+                );
+                let Ok(pressed) = tickloop_proto::keys::parse(&name) else {
+                    continue;
+                };
+                accepted += 1;
+                let bytes = encode_keys(TermMode::empty(), &[pressed]).expect("encodable");
+                let text = String::from_utf8_lossy(&bytes);
+                let body = if alt {
+                    assert!(bytes.first() == Some(&0x1b), "{name:?}: {bytes:?}");
+                    &bytes[1..]
+                } else {
+                    &bytes[..]
+                };
+                if ctrl {
+                    assert!(
+                        body.len() == 1 && (body[0] < 0x20 || body[0] == 0x7f),
+                        "{name:?} sends a control code: {bytes:?}"
+                    );
+                } else if shift {
+                    assert_eq!(
+                        text.trim_start_matches('\x1b'),
+                        c.to_ascii_uppercase().to_string(),
+                        "{name:?}"
+                    );
+                }
+            }
+        }
+        assert!(accepted > 300, "{accepted} names accepted");
+    }
+
     #[test]
     fn plain_text_and_cursor() {
         let mut f = Fixture::new(20, 4);

@@ -25,6 +25,7 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, RequestHandle};
 use rmcp::{Peer, RoleServer};
 use std::collections::BTreeMap;
+use tickloop_proto::escape::escaped;
 use tickloop_proto::wire::{ClientReply, ClientRequest, HeldAction, HeldCall};
 use tokio::sync::oneshot;
 
@@ -36,63 +37,100 @@ pub const BY_HOST: &str = "mcp-host";
 /// margins (Claude Code indents it by two on each side).
 const WIDTH: usize = 76;
 
-/// `text` cut to `width` characters, with `…` when cut.
-fn cut(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        return text.to_string();
+/// The most lines a question may take: what an 80x24 host's dialog shows
+/// with its title and buttons. A question that needs more is not asked in
+/// the host (its dialog could hide the end of a command) but only where
+/// it shows whole.
+pub const MAX_LINES: usize = 12;
+
+/// Escaped text in lines of at most [`WIDTH`] characters, whole (the
+/// lines put together are the text), folded after a space when one is in
+/// the second half of the line, never inside an escape; `None` past `max`
+/// lines.
+fn wrapped(shown: &str, max: usize) -> Option<Vec<String>> {
+    if shown.chars().count() > WIDTH * max {
+        return None;
     }
-    let mut kept: String = text.chars().take(width.saturating_sub(1)).collect();
-    kept.push('…');
-    kept
+    let mut lines = Vec::new();
+    let mut rest = shown;
+    while !rest.is_empty() {
+        let mut line = match tickloop_proto::escape::prefix(rest, WIDTH) {
+            // An escape is shorter than a line: this is never taken.
+            "" => rest,
+            line => line,
+        };
+        if line.len() < rest.len() {
+            if let Some(space) = line.rfind(' ').filter(|&at| at >= line.len() / 2) {
+                line = &line[..=space];
+            }
+        }
+        lines.push(line.to_string());
+        rest = &rest[line.len()..];
+    }
+    (lines.len() <= max).then_some(lines)
 }
 
 /// The question put to the person about `held`, asked by `asker` (the
 /// agent of this host and session), in form mode with an empty form, so
-/// Accept and Decline are all the person needs. Four lines of at most 76
-/// characters (an 80-column host shows them unfolded): what will happen,
-/// in plain words; who asks; the deadline and what the buttons do; and
-/// last the details (the command that answers elsewhere, the tool, its
-/// arguments and catalog revision).
-pub fn question(held: &HeldCall, asker: &str) -> ElicitRequestParams {
-    // A call's instance stays on the first line, however long its words.
+/// Accept and Decline are all the person needs. Lines of at most 76
+/// characters (an 80-column host shows them unfolded), everything from
+/// the agent or the Tick escaped ([`tickloop_proto::escape`]) and nothing
+/// cut: what will happen, in plain words and whole; who asks; the deadline
+/// and what the buttons do; and last the details (the command that
+/// answers elsewhere, and for a call the tool, its arguments whole and its
+/// catalog revision). A question longer than [`MAX_LINES`] is not asked in
+/// the host: the error says why, for the agent.
+pub fn question(held: &HeldCall, asker: &str) -> Result<ElicitRequestParams, String> {
     let what = match held.action {
-        HeldAction::Call => {
-            let tail = format!(" · {}", held.instance);
-            let room = WIDTH.saturating_sub(tail.chars().count());
-            format!("{}{tail}", cut(&held.plainly(), room))
-        }
+        // A tool's description rarely names the instance.
+        HeldAction::Call => format!("{} · {}", held.plainly(), escaped(&held.instance)),
         _ => held.plainly(),
     };
-    let mut details = format!("tickloop approve|refuse {} {}", held.instance, held.call);
+    let mut details = format!(
+        "tickloop approve|refuse {} {}",
+        escaped(&held.instance),
+        escaped(&held.call)
+    );
     if held.action == HeldAction::Call {
         details.push_str(&format!(
             " · {} {} rev {}",
-            held.tool, held.args, held.revision
+            escaped(&held.tool),
+            tickloop_proto::escape::json(&held.args),
+            escaped(&held.revision)
         ));
     }
-    let lines = [
-        cut(&what, WIDTH),
-        cut(&format!("Asked by {asker}."), WIDTH),
-        cut(
-            &format!(
-                "Answer by {}. Accept runs it once; Decline refuses it.",
-                held.deadline_text()
-            ),
-            WIDTH,
+    let parts = [
+        what,
+        format!("Asked by {}.", escaped(asker)),
+        format!(
+            "Answer by {}. Accept runs it once; Decline refuses it.",
+            held.deadline_text()
         ),
-        cut(&details, WIDTH),
+        details,
     ];
-    ElicitRequestParams::FormElicitationParams {
+    let too_long = || {
+        let length: usize = parts.iter().map(|p| p.chars().count()).sum();
+        format!(
+            "the question is {length} characters long, more than an agent host's dialog shows whole ({MAX_LINES} lines of {WIDTH}), so it is asked only where it shows whole"
+        )
+    };
+    let mut lines = Vec::new();
+    for part in &parts {
+        let room = MAX_LINES.saturating_sub(lines.len());
+        lines.extend(wrapped(part, room).ok_or_else(too_long)?);
+    }
+    Ok(ElicitRequestParams::FormElicitationParams {
         meta: None,
         message: lines.join("\n"),
         requested_schema: ElicitationSchema::new(BTreeMap::new()),
-    }
+    })
 }
 
 /// The question as one of a 2026-07-28 input-required result's
-/// `inputRequests` ([`crate::held`], [`crate::tasks`]).
-pub fn input_request(held: &HeldCall, asker: &str) -> InputRequest {
-    InputRequest::Elicitation(ElicitRequest::new(question(held, asker)))
+/// `inputRequests` ([`crate::held`], [`crate::tasks`]); an error, for the
+/// agent, when it is too long to ask in the host ([`question`]).
+pub fn input_request(held: &HeldCall, asker: &str) -> Result<InputRequest, String> {
+    question(held, asker).map(|q| InputRequest::Elicitation(ElicitRequest::new(q)))
 }
 
 /// The agent host, as the approval log names it: `NAME VERSION` from its
@@ -181,10 +219,13 @@ impl HostQuestion {
         host_name(&self.peer).unwrap_or_else(|| "the agent host".into())
     }
 
-    /// Puts the question about `held` to the host; `None` when it cannot be
-    /// sent (said on stderr: the person still answers elsewhere).
-    pub async fn ask(&self, held: &HeldCall) -> Option<Asked> {
-        let request = ServerRequest::ElicitRequest(ElicitRequest::new(question(held, &self.asker)));
+    /// Puts the question about `held` to the host; `Ok(None)` when it
+    /// cannot be sent (said on stderr: the person still answers
+    /// elsewhere); an error, for the agent, when the question is too long
+    /// for the host's dialog ([`question`]).
+    pub async fn ask(&self, held: &HeldCall) -> Result<Option<Asked>, String> {
+        let request =
+            ServerRequest::ElicitRequest(ElicitRequest::new(question(held, &self.asker)?));
         let handle = match self
             .peer
             .send_cancellable_request(request, PeerRequestOptions::no_options())
@@ -196,7 +237,7 @@ impl HostQuestion {
                     "tickloop mcp: cannot ask the agent host about {}: {e}",
                     held.call
                 );
-                return None;
+                return Ok(None);
             }
         };
         let (withdraw, withdrawn) = oneshot::channel();
@@ -207,7 +248,7 @@ impl HostQuestion {
             host: host_name(&self.peer),
         };
         let task = tokio::spawn(wait_for_answer(handle, withdrawn, answer));
-        Some(Asked { withdraw, task })
+        Ok(Some(Asked { withdraw, task }))
     }
 }
 
@@ -305,12 +346,12 @@ mod tests {
     }
 
     #[test]
-    fn the_question_says_what_happens_first_then_who_asks_and_by_when_in_four_short_lines() {
+    fn the_question_says_what_happens_whole_then_who_asks_and_by_when_in_short_lines() {
         let mut call = held("increment", "3", json!({"amount": 2}));
         call.description = "Add `amount` (default 1) to the counter.".into();
         call.since = "2026-12-03T08:42:05.000Z".into();
         let asker = "this session's agent (Claude Code, session 9ec968c8)";
-        let params = question(&call, asker);
+        let params = question(&call, asker).expect("short enough");
         let wire = serde_json::to_value(&params).expect("encodes");
         assert_eq!(wire["mode"], "form");
         assert_eq!(
@@ -328,20 +369,49 @@ mod tests {
                 "tickloop approve|refuse hosted:counter %7 · increment {\"amount\":2} rev 3",
             ]
         );
-        let typing = question(&held("input", "", json!({"text": "ls\r"})), asker);
-        let wire = serde_json::to_value(&typing).expect("encodes");
-        let message = wire["message"].as_str().unwrap_or_default();
+        let message_of = |held: &HeldCall| {
+            let params = question(held, asker).expect("short enough");
+            let wire = serde_json::to_value(&params).expect("encodes");
+            wire["message"].as_str().unwrap_or_default().to_string()
+        };
+        let typing = message_of(&held("input", "", json!({"text": "ls\r"})));
         assert!(
-            message.starts_with("Type `ls` ⏎ into hosted:counter?"),
+            typing.starts_with("Type `ls` ⏎ into hosted:counter?"),
+            "{typing}"
+        );
+        // A command with a gap of 150 spaces: its tail is in the question,
+        // the lines folded at 76 characters, never cut.
+        let command = format!("ls{};touch FILE", " ".repeat(150));
+        let run = message_of(&held("input", "", json!({"text": command})));
+        assert!(run.lines().all(|l| l.chars().count() <= WIDTH), "{run}");
+        assert_eq!(
+            run.lines().take(3).collect::<String>(),
+            format!("Type `{command}` into hosted:counter?")
+        );
+        // Bidi and zero-width characters escaped, in the question and the
+        // details.
+        let mut trojan = held("note", "2", json!({"text": "a\u{202e}b\u{200b}"}));
+        trojan.description = "Write `text`.".into();
+        let message = message_of(&trojan);
+        assert!(
+            message.starts_with("Write \"a\\u{202E}b\\u{200B}\"? · hosted:counter"),
             "{message}"
         );
+        assert!(
+            message
+                .replace('\n', "")
+                .contains(r#"note {"text":"a\u{202E}b\u{200B}"} rev 2"#),
+            "{message}"
+        );
+        assert!(
+            !message.contains('\u{202e}') && !message.contains('\u{200b}'),
+            "{message}"
+        );
+        // Too long for the host's dialog: not asked there, and why.
         let long = question(&held("set", "1", json!({"text": "x".repeat(5000)})), asker);
-        let wire = serde_json::to_value(&long).expect("encodes");
-        let message = wire["message"].as_str().unwrap_or_default();
-        assert_eq!(message.lines().count(), 4, "{message}");
-        assert!(
-            message.lines().all(|l| l.chars().count() <= WIDTH),
-            "{message}"
-        );
+        let why = long.expect_err("too long for a dialog");
+        assert!(why.contains("only where it shows whole"), "{why}");
+        let input = question(&held("input", "", json!({"text": "y".repeat(900)})), asker);
+        assert!(input.is_err());
     }
 }

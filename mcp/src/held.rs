@@ -146,20 +146,27 @@ impl HostApproval {
             Some(held) = holds.recv() => {
                 // Later words of the same hold (every 30 s) need nobody.
                 tokio::spawn(async move { while holds.recv().await.is_some() {} });
-                self.ask(tool.to_string(), held, call, asker)
+                match crate::consent::input_request(&held, &asker) {
+                    Ok(input) => Ok(self.ask(tool.to_string(), held, call, asker, input)),
+                    // Too long for the host's dialog: the person answers
+                    // where it shows whole, and the call's outcome (its
+                    // note says where it waited) is the answer.
+                    Err(_) => finished(call.await),
+                }
             }
         }
     }
 
-    /// Keeps `call` under a new `requestState` and makes the question.
+    /// Keeps `call` under a new `requestState` and asks `input` (the
+    /// question about `held`).
     fn ask(
         &self,
         tool: String,
         held: HeldCall,
         call: Running,
         asker: String,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let input = crate::consent::input_request(&held, &asker);
+        input: rmcp::model::InputRequest,
+    ) -> CallToolResponse {
         let state = self.mint();
         {
             let mut asked = self.asked();
@@ -177,10 +184,7 @@ impl HostApproval {
         }
         let mut requests = InputRequests::new();
         requests.insert(KEY.to_string(), input);
-        Ok(CallToolResponse::InputRequired(InputRequiredResult::new(
-            Some(requests),
-            Some(state),
-        )))
+        CallToolResponse::InputRequired(InputRequiredResult::new(Some(requests), Some(state)))
     }
 
     /// An opaque, unguessable handle.
@@ -223,7 +227,12 @@ impl HostApproval {
             }
         };
         let Some(response) = responses.and_then(|r| r.get(KEY)) else {
-            return self.ask(asked.tool, asked.held, asked.call, asked.asker);
+            return match crate::consent::input_request(&asked.held, &asked.asker) {
+                Ok(input) => Ok(self.ask(asked.tool, asked.held, asked.call, asked.asker, input)),
+                // It was asked once, so it is short enough; were it not, the
+                // person answers elsewhere.
+                Err(_) => finished(asked.call.await),
+            };
         };
         let answer: ElicitResult = match serde_json::from_value(response.clone()) {
             Ok(a) => a,

@@ -132,8 +132,20 @@ async fn follow(
                 "waiting for a person to approve {} on {} (held call {}; `tickloop approve {} {}` or the Monitor)",
                 h.tool, h.instance, h.call, h.instance, h.call
             ));
-            if f.ask && !cancelled && asked.insert(h.call.clone()) {
-                let input = crate::consent::input_request(&h, &f.asker);
+            let input = match crate::consent::input_request(&h, &f.asker) {
+                Ok(input) => Some(input),
+                Err(why) => {
+                    // Asked only where it shows whole.
+                    f.context.set_status_message(format!(
+                        "waiting for a person to approve {} on {} (held call {}; `tickloop approve {} {}` or the Monitor); not asked here: {why}",
+                        h.tool, h.instance, h.call, h.instance, h.call
+                    ));
+                    None
+                }
+            };
+            if let Some(input) =
+                input.filter(|_| f.ask && !cancelled && asked.insert(h.call.clone()))
+            {
                 tokio::select! {
                     done = &mut call => return outcome(done),
                     answer = f.context.request_input(format!("approval-{}", h.call), input) => {

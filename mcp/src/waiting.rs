@@ -209,17 +209,22 @@ impl Waiting {
             }
             // tickhost repeats that the call waits every 30 s: asked once.
             let mut in_host = waited.as_ref().and_then(|w| w.in_host.clone());
-            if waited.is_none() && self.caller.ask.is_none() {
+            // A question too long for the host's dialog is asked only
+            // where it shows whole, and the agent is told.
+            let too_long = crate::consent::question(&held, &self.caller.asker).err();
+            let not_asked = self.caller.not_asked.clone().or(too_long);
+            if waited.is_none() && self.caller.ask.is_none() && not_asked.is_none() {
                 if let Some(question) = HostQuestion::of(&self.caller, &self.hosts, &self.instance)
                 {
-                    asked = question.ask(&held).await;
+                    // The question was made above: it is not too long.
+                    asked = question.ask(&held).await.ok().flatten();
                     in_host = asked.is_some().then(|| question.name());
                 }
             }
             let now = Waited {
                 held,
                 in_host,
-                not_asked: self.caller.not_asked.clone(),
+                not_asked,
             };
             step += 1.0;
             if let Some(token) = &self.caller.progress {

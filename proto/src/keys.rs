@@ -65,9 +65,11 @@ impl KeypadKey {
     }
 }
 
-/// A name that is no key; nothing was typed.
+/// A name that is no key (unknown, a control character, or a modifier a
+/// terminal cannot send with it); nothing was typed. The name is shown
+/// with Rust's escapes, so a control character in it is seen.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown key name {name:?}: {why}; keys are tmux's names (Enter, Escape, Tab, BTab, BSpace, Space, Up, Down, Left, Right, Home, End, PageUp, PageDown, IC, DC, F1-F12, KP0-KP9, KPEnter) or one character, each after C-, M- or S- as needed (C-c, M-x, S-Up); type text with `tickloop input`")]
+#[error("no key is named {name:?}: {why}; keys are tmux's names (Enter, Escape, Tab, BTab, BSpace, Space, Up, Down, Left, Right, Home, End, PageUp, PageDown, IC, DC, F1-F12, KP0-KP9, KPEnter) or one character, each after C-, M- or S- as needed (C-c, M-x, S-Up); type text with `tickloop input`")]
 pub struct KeyNameError {
     pub name: String,
     pub why: &'static str,
@@ -141,10 +143,22 @@ pub fn parse(name: &str) -> Result<Pressed, KeyNameError> {
     }
     let mut chars = rest.chars();
     if let (Some(c), None) = (chars.next(), chars.next()) {
-        return Ok(character(c, mods));
+        if let Some(why) = not_a_key(c) {
+            return Err(error(why));
+        }
+        let pressed = character(c, mods);
+        if let Some(why) = modifier_impossible(&pressed) {
+            return Err(error(why));
+        }
+        return Ok(pressed);
     }
     if let Some((_, key)) = NAMED.iter().find(|(n, _)| n.eq_ignore_ascii_case(rest)) {
-        return Ok(Pressed::Key { key: *key, mods });
+        let pressed = Pressed::Key { key: *key, mods };
+        // `S-Space` would be a plain space.
+        return match modifier_impossible(&pressed) {
+            Some(why) => Err(error(why)),
+            None => Ok(pressed),
+        };
     }
     if rest.eq_ignore_ascii_case("BTab") {
         // Shift+Tab: CSI Z.
@@ -154,20 +168,25 @@ pub fn parse(name: &str) -> Result<Pressed, KeyNameError> {
             mods,
         });
     }
-    if let Some((_, key)) = KEYPAD.iter().find(|(n, _)| n.eq_ignore_ascii_case(rest)) {
-        return Ok(Pressed::Keypad { key: *key, mods });
-    }
+    let keypad = KEYPAD
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(rest))
+        .map(|(_, key)| *key);
     let upper = rest.to_ascii_uppercase();
-    if let Some(digit) = upper.strip_prefix("KP") {
-        if let Ok(d @ 0..=9) = digit.parse::<u8>() {
-            if digit.len() == 1 {
-                return Ok(Pressed::Keypad {
-                    key: KeypadKey::Digit(d),
-                    mods,
-                });
-            }
+    let digit = upper
+        .strip_prefix("KP")
+        .filter(|d| d.len() == 1)
+        .and_then(|d| d.parse::<u8>().ok())
+        .map(KeypadKey::Digit);
+    if let Some(key) = keypad.or(digit) {
+        if mods.ctrl || mods.shift {
+            return Err(error(
+                "a keypad key takes no C- or S- (a terminal sends the same for it either way); M- goes with it",
+            ));
         }
+        return Ok(Pressed::Keypad { key, mods });
     }
+
     if let Some(number) = upper.strip_prefix('F') {
         if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) {
             return match number.parse::<u8>() {
@@ -180,6 +199,57 @@ pub fn parse(name: &str) -> Result<Pressed, KeyNameError> {
         }
     }
     Err(error("no key has that name"))
+}
+
+/// Why the character `c` is no key name: a control or an invisible
+/// character (it would break the question that shows it), with the name
+/// to use instead.
+fn not_a_key(c: char) -> Option<&'static str> {
+    if !crate::escape::is_escaped(c) {
+        return None;
+    }
+    Some(match c {
+        '\r' | '\n' => "it is a control character, not a key name: the key is Enter",
+        '\t' => "it is a control character, not a key name: the key is Tab",
+        '\u{1b}' => "it is a control character, not a key name: the key is Escape",
+        '\u{7f}' | '\u{8}' => "it is a control character, not a key name: the key is BSpace",
+        '\u{0}'..='\u{1f}' => {
+            "it is a control character, not a key name: name it with C- and its letter (C-c is Ctrl-C)"
+        }
+        _ => "it is an invisible or control character, not a key name: type it with `tickloop input` (the person sees it escaped)",
+    })
+}
+
+/// The characters a terminal has a control code for with Ctrl (xterm's
+/// and tmux's: `C-a`..`C-z`, `C-@`, `C-[`, `C-\\`, `C-]`, `C-^`, `C-_`,
+/// `C-?`, `C-Space`, and `C-2`..`C-8`, `` C-` ``, `C-{`, `C-|`, `C-}`,
+/// `C-~`, `C-/` as their synonyms).
+fn has_control_code(c: char) -> bool {
+    c.is_ascii_alphabetic() || "@`[{\\|]}^~_/?2345678 ".contains(c)
+}
+
+/// Why a modifier of `pressed` cannot be sent (the terminal would type the
+/// key without it): `C-` with a character that has no control code, `S-`
+/// with a character that is no letter (`S-a` is `A`).
+fn modifier_impossible(pressed: &Pressed) -> Option<&'static str> {
+    let Pressed::Key {
+        key: Key::Char(c),
+        mods,
+    } = pressed
+    else {
+        return None;
+    };
+    if mods.ctrl && !has_control_code(*c) {
+        return Some(
+            "a terminal has no Ctrl code for that character (C- goes with a letter, Space, @ [ \\ ] ^ _ ? / ` { | } ~ or a digit 2 to 8); type the character alone, or with M-",
+        );
+    }
+    if mods.shift && !c.is_ascii_alphabetic() {
+        return Some(
+            "S- goes with a letter or a named key (S-Up, S-Tab); for a shifted character name the character itself (`!`, not S-1)",
+        );
+    }
+    None
 }
 
 /// A one-character key: with ctrl, a letter is the same key in either case
@@ -286,7 +356,7 @@ mod tests {
             ("F12", key(Key::F(12), false, false, false)),
             ("q", key(Key::Char('q'), false, false, false)),
             ("-", key(Key::Char('-'), false, false, false)),
-            ("C--", key(Key::Char('-'), true, false, false)),
+            ("C-_", key(Key::Char('_'), true, false, false)),
             ("^", key(Key::Char('^'), false, false, false)),
             ("é", key(Key::Char('é'), false, false, false)),
             ("S-a", key(Key::Char('A'), false, false, false)),
@@ -320,6 +390,60 @@ mod tests {
             assert!(message.contains("tickloop input"), "{message}");
         }
         assert!(parse_all(&["Enter", "nope", "C-c"]).is_err());
+    }
+
+    #[test]
+    fn a_control_character_is_no_key_name_and_the_hint_names_the_key() {
+        for (bad, hint) in [
+            ("\u{3}", "C- and its letter"),
+            ("\r", "the key is Enter"),
+            ("\n", "the key is Enter"),
+            ("\t", "the key is Tab"),
+            ("\u{1b}", "the key is Escape"),
+            ("\u{7f}", "the key is BSpace"),
+            ("M-\u{3}", "C- and its letter"),
+            ("\u{85}", "tickloop input"),
+            ("\u{202e}", "tickloop input"),
+            ("\u{200b}", "tickloop input"),
+            ("\u{2028}", "tickloop input"),
+        ] {
+            let message = parse(bad).expect_err(bad).to_string();
+            assert!(message.contains(hint), "{bad:?}: {message}");
+            // The name in the message is escaped, never raw.
+            assert!(!message.contains(bad), "{bad:?}: {message}");
+        }
+    }
+
+    #[test]
+    fn a_modifier_a_terminal_cannot_send_is_refused_not_dropped() {
+        for bad in [
+            "C-é",
+            "C--",
+            "C-1",
+            "C-9",
+            "C-=",
+            "C-M-é",
+            "^é",
+            "S-1",
+            "S-é",
+            "S-Space",
+            "M-S-1",
+            "C-KP5",
+            "S-KPEnter",
+        ] {
+            let message = parse(bad).expect_err(bad).to_string();
+            assert!(
+                message.contains("C-") || message.contains("S-"),
+                "{bad}: {message}"
+            );
+        }
+        // What a terminal can send stays.
+        for good in [
+            "C-a", "C-@", "C-[", "C-\\", "C-]", "C-^", "C-_", "C-?", "C-Space", "C-2", "C-8",
+            "C-/", "M-é", "M-KP5", "C-S-a", "M-S-a", "S-Up", "C-Enter", "C-BSpace", "é",
+        ] {
+            assert!(parse(good).is_ok(), "{good}: {:?}", parse(good));
+        }
         assert_eq!(parse_all(&["Enter", "C-c"]).map(|k| k.len()), Ok(2));
     }
 
@@ -359,11 +483,19 @@ mod tests {
                 super_: false,
             });
         prop_oneof![
-            (keys, mods.clone()).prop_map(|(key, mods)| match character_or(key, mods) {
-                Some(p) => p,
-                None => Pressed::Key { key, mods },
-            }),
-            (keypad, mods).prop_map(|(key, mods)| Pressed::Keypad { key, mods }),
+            (keys, mods.clone())
+                .prop_map(|(key, mods)| match character_or(key, mods) {
+                    Some(p) => p,
+                    None => Pressed::Key { key, mods },
+                })
+                .prop_filter("a terminal can send it", |p| modifier_impossible(p)
+                    .is_none()),
+            (keypad, mods)
+                .prop_map(|(key, mods)| Pressed::Keypad { key, mods })
+                .prop_filter("a terminal can send it", |p| match p {
+                    Pressed::Keypad { mods, .. } => !mods.ctrl && !mods.shift,
+                    Pressed::Key { .. } => true,
+                }),
         ]
     }
 

@@ -377,6 +377,26 @@ impl Host {
         cmd
     }
 
+    /// `tickloop ARGS` (`args`: words as a shell reads them) in a terminal
+    /// of its own (`script`), as the person runs it, with this host's
+    /// environment; not yet started.
+    pub fn in_a_terminal(&self, args: &str) -> Command {
+        let line = format!("{} {args}", tickloop_bin());
+        let mut cmd = Command::new("script");
+        as_the_person(&mut cmd)
+            .args(["-qefc", &line, "/dev/null"])
+            .envs(
+                self.command(&[])
+                    .get_envs()
+                    .filter_map(|(k, v)| Some((k, v?))),
+            )
+            .current_dir(self.scratch())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd
+    }
+
     /// Runs `tickloop ARGS` to its end (at most [`COMMAND_DEADLINE`]).
     pub fn run(&self, args: &[&str]) -> Out {
         self.spawn(args).finish()

@@ -15,6 +15,11 @@
 #   off     with a callback but `[approval] ask_in_host = false`: no question.
 #   monitor with a callback that leaves the question open: the test answers
 #           in the Monitor (its `y`), which withdraws the host's question.
+#   shown   the agent types into the person's shell `shell:mine` (TickManage
+#           input): Trojan Source's bidi controls and a zero-width space
+#           are asked about escaped (declined: nothing typed); an input
+#           too long for a host's dialog is not asked in the host, the
+#           agent is told why, and the test's CLI refuses it.
 #
 # Usage: client.py TICKLOOP MODE SERVER_STDERR_FILE; the environment carries
 # the test's TICKLOOP_RUNTIME_DIR and XDG_CONFIG_HOME. Prints one JSON line
@@ -50,14 +55,15 @@ def tickloop(*args):
     return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
 
 
-async def approve_when_held(findings):
-    """Approves the first call that waits, as a person in a terminal would."""
+async def decide_when_held(findings, verb="approve"):
+    """Approves (or refuses) the first action that waits, as a person in a
+    terminal would; findings["approved_from_cli"] (or "refused_...") names it."""
     with anyio.fail_after(WAIT):
         while True:
             held = tickloop("approvals")
             if held:
-                tickloop("approve", held[0]["instance"], held[0]["call"])
-                findings["approved_from_cli"] = held[0]["call"]
+                tickloop(verb, held[0]["instance"], held[0]["call"])
+                findings[f"{verb}d_from_cli"] = held[0]["call"]
                 return
             await anyio.sleep(0.05)
 
@@ -118,6 +124,8 @@ async def main():
                 await session.list_tools()
                 if MODE == "elicit":
                     await elicit(session, answers, questions, withdrawn, findings)
+                elif MODE == "shown":
+                    await shown(session, answers, questions, findings)
                 elif MODE == "monitor":
                     result = await session.call_tool("counter__increment", {"amount": 6})
                     check(texts(result)[0].startswith("RESULT"), f"monitor: {texts(result)}")
@@ -128,7 +136,7 @@ async def main():
                     findings["questions"] = len(questions)
                 else:
                     async with anyio.create_task_group() as tasks:
-                        tasks.start_soon(approve_when_held, findings)
+                        tasks.start_soon(decide_when_held, findings)
                         result = await session.call_tool("counter__increment", {"amount": 4})
                     check(texts(result)[0].startswith("RESULT"), f"{MODE}: {texts(result)}")
                     check(value() == 4, f"{MODE}: the approved call ran once: {value()}")
@@ -175,6 +183,27 @@ async def elicit(session, answers, questions, withdrawn, findings):
     check(value() == 12, f"approved elsewhere, ran once: {value()}")
     findings["questions"] = len(questions)
     findings["withdrawn"] = len(withdrawn)
+
+
+TROJAN = "echo safe \u202e\u2066; touch F\u2069 \u2066#\u2069\u202c\u200b"
+
+
+async def shown(session, answers, questions, findings):
+    answers.append("decline")
+    result = await session.call_tool(
+        "TickManage", {"action": "input", "instance": "shell:mine", "text": TROJAN + "\r"})
+    check(result.is_error, f"declined: {texts(result)}")
+    check(len(questions) == 1, f"one question: {questions}")
+    findings["question"] = questions[0]["message"]
+    # Too long for a host's dialog: asked only where it shows whole.
+    long = "echo " + "x" * 1200
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(decide_when_held, findings, "refuse")
+        result = await session.call_tool(
+            "TickManage", {"action": "input", "instance": "shell:mine", "text": long + "\r"})
+    check(result.is_error, f"refused: {texts(result)}")
+    check(len(questions) == 1, f"the long input was asked in the host: {questions[1:]}")
+    findings["long_result"] = " ".join(texts(result))
 
 
 anyio.run(main)

@@ -18,6 +18,7 @@ use termwiz::cell::{CellAttributes, Intensity};
 use termwiz::color::{AnsiColor, ColorAttribute};
 use termwiz::input::{KeyCode, KeyEvent, Modifiers};
 use termwiz::surface::{Change, Surface};
+use tickloop_proto::escape::escaped;
 use tickloop_proto::wire::{
     ActivityEntry, ActivityEvent, ActivityOutcome, ActivityRecord, ClientReply, ClientRequest,
     RequestActivity,
@@ -150,11 +151,10 @@ pub fn clock(at: &str, offset: UtcOffset) -> String {
 
 /// JSON on one line, cut to `max` cells.
 fn compact(value: &Value, max: usize) -> String {
-    let text = match value {
-        Value::String(s) => format!("{s:?}"),
-        other => other.to_string(),
-    };
-    truncate(&text, max)
+    // Escaped as everything an agent or a Tick sent is shown.
+    tickloop_proto::escape::within(&tickloop_proto::escape::json(value), max, |_| {
+        "…".to_string()
+    })
 }
 
 /// Bytes as people read them: `512 B`, `1.2 KiB`.
@@ -377,13 +377,13 @@ fn details(entry: &ActivityEntry, offset: UtcOffset) -> Vec<String> {
             }
             lines.push(format!("outcome {}", outcome_text(r)));
             if let Some(error) = &r.error {
-                lines.push(format!("error: {error}"));
+                lines.push(format!("error: {}", escaped(error)));
             }
             for (name, value) in [("arguments", &r.args), ("result", &r.result)] {
                 if let Some(value) = value {
                     lines.push(format!("{name}:"));
                     let pretty = serde_json::to_string_pretty(value).unwrap_or_default();
-                    lines.extend(pretty.lines().map(|l| format!("  {l}")));
+                    lines.extend(pretty.lines().map(|l| format!("  {}", escaped(l))));
                 }
             }
         }

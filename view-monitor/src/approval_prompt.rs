@@ -5,15 +5,20 @@
 //! description with the arguments put in, the text to type with its keys
 //! named), then who asks, how long it has waited and until when, then the
 //! arguments pretty-printed, and last the tool and its catalog revision.
-//! `y` approves, `n` refuses, `v` shows the arguments whole.
+//! Everything from the agent or the Tick is escaped
+//! ([`tickloop_proto::escape`], the escapes in reverse video), and what
+//! will happen is wrapped, never cut. `y` approves, `n` refuses, `v` shows
+//! the arguments whole (a page at a time when they take more than the
+//! screen).
 //!
 //! Pure: [`draw`] paints a [`HeldCall`] on a surface; [`decide`] sends the
 //! answer to tickhost.
 
-use crate::cells::{at, draw_box, last_row_note, truncate};
+use crate::cells::{at, draw_box, last_row_note, shown_text, truncate, wrap};
 use termwiz::cell::{CellAttributes, Intensity};
-use termwiz::color::{AnsiColor, ColorAttribute};
+use termwiz::color::AnsiColor;
 use termwiz::surface::{Change, Surface};
+use tickloop_proto::escape::escaped;
 use tickloop_proto::wire::{ClientReply, ClientRequest, HeldAction, HeldCall};
 
 /// `90s` → `1m30s`: how long, for people.
@@ -26,31 +31,13 @@ fn duration(ms: u64) -> String {
     }
 }
 
-/// The prompt's lines (without the border): what, why, arguments, keys.
-/// `answers`: whether this view may answer (an agent's read-only Monitor
-/// may not: its key line says who does).
-pub fn lines(
-    held: &HeldCall,
-    more: usize,
-    whole: bool,
-    max_args: usize,
-    answers: bool,
-) -> Vec<String> {
-    let mut lines = question(held, more, whole, max_args);
-    let v = format!("v {} arguments", if whole { "fewer" } else { "whole" });
-    lines.push(if answers {
-        format!("y approve · n refuse · {v}")
-    } else {
-        format!("read-only: only the person answers · {v}")
-    });
-    lines
-}
-
-/// What the prompt asks, without the keys that answer it: what will
-/// happen, in plain words; who asks, how long it has waited and until
-/// when; the arguments; last the jargon (the tool and its catalog
-/// revision). Every surface that asks the person shows these lines (the
-/// Monitor, `tickloop web`).
+/// What the prompt asks, without the keys that answer it, escaped
+/// ([`tickloop_proto::escape`]): what will happen, in plain words and
+/// whole; who asks, how long it has waited and until when; the arguments
+/// (the first `max_args` lines of them unless `whole`); last the jargon
+/// (the tool and its catalog revision). Every surface that asks the
+/// person shows these lines (the Monitor, the attach view's overlay,
+/// `tickloop web`).
 pub fn question(held: &HeldCall, more: usize, whole: bool, max_args: usize) -> Vec<String> {
     let who = held
         .client
@@ -81,7 +68,7 @@ pub fn question(held: &HeldCall, more: usize, whole: bool, max_args: usize) -> V
     let args: Vec<&str> = pretty.lines().collect();
     let shown = if whole { args.len() } else { max_args };
     lines.push("arguments:".to_string());
-    lines.extend(args.iter().take(shown).map(|l| format!("  {l}")));
+    lines.extend(args.iter().take(shown).map(|l| format!("  {}", escaped(l))));
     if args.len() > shown {
         lines.push(format!(
             "  … {} more lines (v shows them)",
@@ -91,58 +78,107 @@ pub fn question(held: &HeldCall, more: usize, whole: bool, max_args: usize) -> V
     if held.action == HeldAction::Call {
         lines.push(format!(
             "tool {} · catalog revision {}",
-            held.tool, held.revision
+            escaped(&held.tool),
+            escaped(&held.revision)
         ));
     }
     lines
 }
 
+/// A prompt's rows: the question wrapped to the box, each row with
+/// whether it is bold (what will happen).
+fn rows_of(question: &[String], width: usize) -> Vec<(String, bool)> {
+    question
+        .iter()
+        .enumerate()
+        .flat_map(|(i, line)| wrap(line, width).into_iter().map(move |row| (row, i == 0)))
+        .collect()
+}
+
 /// Paints the prompt for `held` at the bottom of `screen` (`more`: calls
-/// waiting after it; `answers`: see [`lines`]). It takes at most two
-/// thirds of the screen; on a screen too small for a box, the last row says
-/// what to press.
-pub fn draw(screen: &mut Surface, held: &HeldCall, more: usize, whole: bool, answers: bool) {
+/// waiting after it). What will happen is wrapped, never cut. Usually the
+/// box takes two thirds of the screen (more when what will happen needs
+/// it) with the first lines of the arguments; `step` counts the `v`s
+/// pressed since the prompt showed: the next shows the arguments whole on
+/// the whole screen, a page at a time when it takes more than one, and
+/// after the last page the usual box again. On a screen too small for a
+/// box, the last row asks in short and says how much it hides. `answers`:
+/// whether this view may answer (an agent's read-only Monitor may not: its
+/// key line says who does).
+pub fn draw(screen: &mut Surface, held: &HeldCall, more: usize, step: usize, answers: bool) {
+    let yn = if answers {
+        "y approve · n refuse"
+    } else {
+        "read-only: only the person answers"
+    };
     let (cols, rows) = screen.dimensions();
     if cols == 0 || rows == 0 {
         return;
     }
-    let mut warn = CellAttributes::default();
-    warn.set_foreground(ColorAttribute::PaletteIndex(AnsiColor::Yellow as u8));
     if cols < 30 || rows < 8 {
+        let question = held.plainly_within(cols.saturating_sub(4));
         let keys = if answers { "y/n" } else { "(read-only)" };
-        last_row_note(screen, &format!("{} {keys}", held.plainly()));
+        last_row_note(screen, &format!("{question} {keys}"));
         return;
     }
-    let inner = cols - 2;
-    let max_height = (rows * 2 / 3).max(6);
-    // The box's border, the lines around the arguments, the tool's line.
-    let max_args = max_height.saturating_sub(7).clamp(1, 6);
-    let mut body = lines(held, more, whole, max_args, answers);
-    if body.len() + 2 > max_height {
-        // Keep the key line.
-        let keys = body.pop().unwrap_or_default();
-        body.truncate(max_height.saturating_sub(3));
-        body.push(keys);
-    }
-    let height = body.len() + 2;
+    // The border and a space each side.
+    let width = cols - 4;
+    // The border and the key line.
+    let room_whole = rows - 3;
+    let whole = rows_of(&question(held, more, true, usize::MAX), width);
+    let pages = whole.len().div_ceil(room_whole).max(1);
+    let page = step % (pages + 1);
+    let (body, keys, title_page) = if page == 0 {
+        let usual = (rows * 2 / 3).max(6);
+        let max_args = usual.saturating_sub(7).clamp(1, 6);
+        let mut body = rows_of(&question(held, more, false, max_args), width);
+        let what = body.iter().filter(|(_, bold)| *bold).count();
+        let room = usual.max(what + 4).min(rows) - 3;
+        if body.len() > room {
+            let keep = room.saturating_sub(1);
+            let hidden = body.len() - keep;
+            body.truncate(keep);
+            body.push((format!("… {hidden} more lines (v shows them)"), false));
+        }
+        let keys = format!("{yn} · v whole arguments");
+        (body, keys, String::new())
+    } else {
+        let from = (page - 1) * room_whole;
+        let body: Vec<(String, bool)> = whole.into_iter().skip(from).take(room_whole).collect();
+        let keys = if page < pages {
+            format!("{yn} · v next page ({}/{pages})", page + 1)
+        } else {
+            format!("{yn} · v fewer arguments")
+        };
+        let title_page = if pages > 1 {
+            format!(" · page {page}/{pages}")
+        } else {
+            String::new()
+        };
+        (body, keys, title_page)
+    };
+    let height = body.len() + 3;
     let top = rows - height;
     draw_box(
         screen,
         top,
-        &format!(" approve? {} · call {} ", held.instance, held.call),
+        &format!(
+            " approve? {} · call {}{title_page} ",
+            escaped(&held.instance),
+            escaped(&held.call)
+        ),
         AnsiColor::Yellow,
     );
-    let last = body.len() - 1;
+    let mut bold = CellAttributes::default();
+    bold.set_intensity(Intensity::Bold);
+    let plain = CellAttributes::default();
     let mut changes = Vec::new();
-    for (i, line) in body.iter().enumerate() {
-        let mut attrs = CellAttributes::default();
-        if i == 0 || i == last {
-            attrs.set_intensity(Intensity::Bold);
-        }
+    for (i, (row, is_bold)) in body.iter().enumerate() {
         changes.push(at(2, top + 1 + i));
-        changes.push(Change::AllAttributes(attrs));
-        changes.push(Change::Text(truncate(line, inner.saturating_sub(2))));
+        changes.extend(shown_text(row, if *is_bold { &bold } else { &plain }));
     }
+    changes.push(at(2, top + 1 + body.len()));
+    changes.extend(shown_text(&truncate(&keys, width), &bold));
     changes.push(Change::AllAttributes(CellAttributes::default()));
     screen.add_changes(changes);
 }
@@ -250,5 +286,58 @@ mod tests {
             !typing.iter().any(|l| l.contains("revision")),
             "no catalog for typing: {typing:?}"
         );
+    }
+
+    fn drawn(held: &HeldCall, cols: usize, rows: usize, step: usize) -> String {
+        let mut screen = Surface::new(cols, rows);
+        draw(&mut screen, held, 0, step, true);
+        screen.screen_chars_to_string()
+    }
+
+    #[test]
+    fn a_long_command_is_wrapped_whole_and_its_escapes_shown() {
+        let command = format!("ls{};touch FILE \u{202e}x", " ".repeat(150));
+        let run = held(HeldAction::Input, "run", json!({"command": command}));
+        for (cols, rows) in [(80, 24), (40, 12), (200, 10)] {
+            let shown = drawn(&run, cols, rows, 0);
+            assert!(shown.contains("Run `ls"), "{cols}x{rows}:\n{shown}");
+            assert!(
+                shown.contains(";touch FILE \\u{202E}x`"),
+                "{cols}x{rows}:\n{shown}"
+            );
+            assert!(
+                shown.contains("at the prompt of"),
+                "{cols}x{rows}:\n{shown}"
+            );
+            assert!(!shown.contains('\u{202e}'), "{shown}");
+        }
+    }
+
+    #[test]
+    fn v_pages_through_arguments_longer_than_the_screen_and_back() {
+        let args: serde_json::Map<String, serde_json::Value> =
+            (0..60).map(|i| (format!("k{i:02}"), json!(i))).collect();
+        let call = held(
+            HeldAction::Call,
+            "increment",
+            serde_json::Value::Object(args),
+        );
+        let usual = drawn(&call, 80, 24, 0);
+        assert!(usual.contains("more lines (v shows them)"), "{usual}");
+        let first = drawn(&call, 80, 24, 1);
+        assert!(
+            first.contains("page 1/") && first.contains("\"k00\": 0"),
+            "{first}"
+        );
+        assert!(first.contains("v next page (2/"), "{first}");
+        let pages: usize = (1..10)
+            .take_while(|&step| drawn(&call, 80, 24, step).contains("page "))
+            .count();
+        let last = drawn(&call, 80, 24, pages);
+        assert!(
+            last.contains("\"k59\": 59") && last.contains("v fewer"),
+            "{last}"
+        );
+        assert_eq!(drawn(&call, 80, 24, pages + 1), usual);
     }
 }

@@ -8,6 +8,7 @@
 use termwiz::cell::{unicode_column_width, CellAttributes};
 use termwiz::color::{AnsiColor, ColorAttribute};
 use termwiz::surface::{Change, Position, Surface};
+use tickloop_proto::escape::Part;
 use time::OffsetDateTime;
 
 /// Time since `at`, short: `12s`, `5m`, `3h`, `2d`; `-` without one.
@@ -92,6 +93,56 @@ pub fn skip_cells(s: &str, n: usize) -> String {
     out
 }
 
+/// Escaped text ([`tickloop_proto::escape`]) in rows of at most `max`
+/// cells, whole: cut at any character (a command's spaces are shown as
+/// they are), never inside an escape. At least one row.
+pub fn wrap(shown: &str, max: usize) -> Vec<String> {
+    let max = max.max(1);
+    let mut rows = vec![String::new()];
+    let mut used = 0;
+    let mut put = |unit: &str, rows: &mut Vec<String>| {
+        let w = width(unit);
+        if used + w > max && used > 0 {
+            rows.push(String::new());
+            used = 0;
+        }
+        if let Some(row) = rows.last_mut() {
+            row.push_str(unit);
+        }
+        used += w;
+    };
+    for part in tickloop_proto::escape::parts(shown) {
+        match part {
+            Part::Escape(escape) => put(escape, &mut rows),
+            Part::Text(text) => {
+                for c in text.chars() {
+                    put(c.encode_utf8(&mut [0; 4]), &mut rows);
+                }
+            }
+        }
+    }
+    rows
+}
+
+/// The changes that write escaped `text` with `attrs`, its escapes
+/// (`\u{202E}`) in reverse video, so they are not taken for text typed
+/// as it reads.
+pub fn shown_text(text: &str, attrs: &CellAttributes) -> Vec<Change> {
+    let mut escape = attrs.clone();
+    escape.set_reverse(!attrs.reverse());
+    let mut changes = Vec::new();
+    for part in tickloop_proto::escape::parts(text) {
+        let (piece, with) = match part {
+            Part::Text(t) => (t, attrs),
+            Part::Escape(e) => (e, &escape),
+        };
+        changes.push(Change::AllAttributes(with.clone()));
+        changes.push(Change::Text(piece.to_string()));
+    }
+    changes.push(Change::AllAttributes(attrs.clone()));
+    changes
+}
+
 /// Moves the cursor to column `x`, row `y`.
 pub fn at(x: usize, y: usize) -> Change {
     Change::CursorPosition {
@@ -169,6 +220,18 @@ mod tests {
         assert_eq!(age(at(3 * 86_400), now()), "3d");
         // A clock ahead of ours is "now", not negative.
         assert_eq!(age(at(-5), now()), "0s");
+    }
+
+    #[test]
+    fn wrapping_keeps_every_character_and_every_escape_whole() {
+        let shown =
+            tickloop_proto::escape::escaped(&format!("ls{};touch F\u{202e}x", " ".repeat(20)));
+        let rows = wrap(&shown, 8);
+        assert_eq!(rows.concat(), shown);
+        assert!(rows.iter().all(|r| width(r) <= 8), "{rows:?}");
+        assert!(rows.iter().any(|r| r == "\\u{202E}"), "{rows:?}");
+        assert_eq!(wrap("", 5), [""]);
+        assert_eq!(wrap("日本語", 4), ["日本", "語"]);
     }
 
     #[test]

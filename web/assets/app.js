@@ -1,7 +1,8 @@
 // tickloop web's page: the list of instances and the held actions (one
 // WebSocket, /ws/live), one instance's terminal (xterm.js on /ws/term),
 // its state, tools and activity. Everything a Tick or an agent wrote is
-// put in the page as text (textContent), never as markup.
+// put in the page as text (textContent), never as markup; in questions
+// and titles, what the server escaped shows in a style of its own.
 "use strict";
 (() => {
   const meta = (name) => {
@@ -15,6 +16,21 @@
     const node = document.createElement(tag);
     if (text !== undefined && text !== null) node.textContent = String(text);
     if (cls) node.className = cls;
+    return node;
+  };
+  // Escaped text as the server sends it (parts: {text} as it is, {escape}
+  // for a character shown as \u{202E}): each escape in an element of its
+  // own, styled apart, so it is never taken for text typed as it reads.
+  const shown = (node, parts, fallback) => {
+    node.replaceChildren();
+    if (!Array.isArray(parts)) {
+      node.textContent = fallback === undefined || fallback === null ? "" : String(fallback);
+      return node;
+    }
+    for (const part of parts) {
+      if (typeof part.escape === "string") node.append(el("span", part.escape, "esc"));
+      else node.append(document.createTextNode(String(part.text || "")));
+    }
     return node;
   };
   const wsUrl = (path) => (location.protocol === "https:" ? "wss://" : "ws://") + location.host + path;
@@ -117,7 +133,7 @@
         e.state === "ended" && e.ended ? `ended: ${e.ended.reason}` : e.state,
       ];
       cells.forEach((text, i) => {
-        const td = el("td", text);
+        const td = i === 2 ? shown(el("td"), e.title_parts, text) : el("td", text);
         if (i === 7 && e.approvals_waiting > 0) td.className = "waiting";
         if (i === 9) td.className = e.state;
         tr.append(td);
@@ -128,7 +144,7 @@
     $("empty").hidden = list.length > 0;
     if (selected) {
       const entry = list.find((e) => e.id === selected);
-      $("instance-title").textContent = entry ? entry.title || "" : "";
+      shown($("instance-title"), entry ? entry.title_parts : null, entry ? entry.title || "" : "");
     }
   }
 
@@ -146,7 +162,11 @@
         box.append(p.node);
         notify(key, h);
       }
-      p.text.textContent = h.question.join("\n");
+      p.text.replaceChildren();
+      (h.question_parts || h.question.map((line) => [{ text: line }])).forEach((line, i) => {
+        if (i > 0) p.text.append(document.createTextNode("\n"));
+        p.text.append(shown(el("span"), line));
+      });
     }
     for (const [key, p] of prompts) {
       if (!keep.has(key)) {
@@ -204,7 +224,7 @@
     if (notified.has(key)) return;
     notified.add(key);
     if (!("Notification" in window) || Notification.permission !== "granted") return;
-    const n = new Notification("Tickloop: approve?", { body: h.question[0], tag: key });
+    const n = new Notification("Tickloop: approve?", { body: h.notice || h.question[0], tag: key });
     n.onclick = () => { window.focus(); location.hash = encodeURIComponent(h.held.instance); };
   }
 
@@ -278,7 +298,7 @@
         return;
       }
       const m = JSON.parse(e.data);
-      if (m.type === "title") $("instance-title").textContent = m.title;
+      if (m.type === "title") shown($("instance-title"), m.title_parts, m.title);
       else if (m.type === "ended") notice(`ended: ${m.reason}`);
       else if (m.type === "refused") notice(m.message);
       else if (m.type === "bell") $("terminal").animate([{ opacity: 0.6 }, { opacity: 1 }], 150);

@@ -31,22 +31,56 @@ pub struct LiveContext {
     pub offset: time::UtcOffset,
 }
 
-/// The overview as the page reads it; each held action with its question,
-/// as the Monitor words it.
+/// Escaped text ([`tickloop_proto::escape`]) as the page draws it: its
+/// parts in order, `{"text": ...}` as it is and `{"escape": "\\u{202E}"}`
+/// set apart, so an escape is never taken for text typed as it reads.
+pub fn shown_parts(shown: &str) -> Value {
+    use tickloop_proto::escape::Part;
+    Value::Array(
+        tickloop_proto::escape::parts(shown)
+            .into_iter()
+            .map(|part| match part {
+                Part::Text(text) => json!({ "text": text }),
+                Part::Escape(escape) => json!({ "escape": escape }),
+            })
+            .collect(),
+    )
+}
+
+/// What a program set, escaped, as [`shown_parts`].
+pub fn raw_parts(raw: &str) -> Value {
+    shown_parts(&tickloop_proto::escape::escaped(raw))
+}
+
+/// The overview as the page reads it: the list, each entry with its title
+/// escaped (`title_parts`); each held action with its question, as the
+/// Monitor words it (`question`, escaped; `question_parts`, a line's
+/// parts each, [`shown_parts`]).
 pub fn overview_message(overview: &Overview) -> Value {
     let held: Vec<Value> = overview
         .held
         .iter()
         .map(|held| {
+            let question = view_monitor::approval_prompt::question(held, 0, true, usize::MAX);
+            let parts: Vec<Value> = question.iter().map(|l| shown_parts(l)).collect();
             json!({
                 "held": held,
-                "question": view_monitor::approval_prompt::question(held, 0, true, usize::MAX),
+                "question": question,
+                "question_parts": parts,
+                "notice": held.plainly_within(200),
             })
         })
         .collect();
+    let mut list = overview.list.clone();
+    for entry in list.as_array_mut().into_iter().flatten() {
+        let title = entry["title"].as_str().map(raw_parts);
+        if let (Some(title), Some(entry)) = (title, entry.as_object_mut()) {
+            entry.insert("title_parts".into(), title);
+        }
+    }
     json!({
         "type": "overview",
-        "list": overview.list,
+        "list": list,
         "held": held,
         "problem": overview.problem,
     })

@@ -219,7 +219,9 @@ impl Link {
     /// Draws the screen as it is now; false when the page is gone.
     async fn draw(&mut self) -> bool {
         if let Some(title) = self.screen.new_title() {
-            if !send_json(&mut self.ws, &json!({"type": "title", "title": title})).await {
+            let parts = crate::live::raw_parts(&title);
+            let message = json!({"type": "title", "title": title, "title_parts": parts});
+            if !send_json(&mut self.ws, &message).await {
                 return false;
             }
         }

@@ -169,42 +169,61 @@ impl HeldCall {
     }
 
     /// What will happen if the person says yes, in plain words, as a
-    /// question: `Type `make test` ⏎ into shell:build?`, `Close
-    /// shell:build?`, and for a call the first clause of the tool's
-    /// description with the arguments it names put in (`Add 3 (default 1)
-    /// to the counter?`).
+    /// question, whole (never cut) and escaped ([`crate::escape`]): `Type
+    /// `make test` ⏎ into shell:build?`, `Type `q` then press Enter C-c in
+    /// shell:build?`, `Close shell:build?`, and for a call the first clause
+    /// of the tool's description with the arguments it names put in (`Add 3
+    /// (default 1) to the counter?`).
     pub fn plainly(&self) -> String {
+        crate::escape::escaped(&self.plainly_raw())
+    }
+
+    /// [`Self::plainly`], and for a call its tool and arguments (a tool's
+    /// description may not name them all): `Add 2 to the counter? ·
+    /// increment {"amount":2}`; escaped.
+    pub fn plainly_with_call(&self) -> String {
         match self.action {
-            HeldAction::Input if self.tool == "run" => {
-                let command = self.args.get("command").and_then(Value::as_str);
+            HeldAction::Call => format!(
+                "{} · {} {}",
+                self.plainly(),
+                crate::escape::escaped(&self.tool),
+                crate::escape::json(&self.args)
+            ),
+            _ => self.plainly(),
+        }
+    }
+
+    /// [`Self::plainly`] in at most `max` characters: whole when it fits,
+    /// else cut (never inside an escape) with how much it hides and where
+    /// it shows whole (`… 163 more characters: `tickloop approvals` shows
+    /// all`). For a place that must be short: a view's last row, a
+    /// desktop notification.
+    pub fn plainly_within(&self, max: usize) -> String {
+        crate::escape::within(&self.plainly(), max, |hidden| {
+            format!("… {hidden} more characters: `tickloop approvals` shows all")
+        })
+    }
+
+    fn plainly_raw(&self) -> String {
+        match self.action {
+            HeldAction::Input if self.tool == "run" => format!(
+                "Run {} at the prompt of {}?",
+                typing(&self.tool, &self.args),
+                self.instance
+            ),
+            HeldAction::Input if self.tool == "keys" && self.args.get("text").is_none() => {
                 format!(
-                    "Run {} at the prompt of {}?",
-                    typed(command.unwrap_or(""), 48),
+                    "Press {} in {}?",
+                    typing(&self.tool, &self.args),
                     self.instance
                 )
             }
-            HeldAction::Input if self.tool == "keys" => {
-                let keys = match self.args.get("keys") {
-                    Some(Value::Array(keys)) => keys
-                        .iter()
-                        .map(|k| k.as_str().map_or_else(|| k.to_string(), str::to_string))
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                    _ => String::new(),
-                };
-                match self.args.get("text").and_then(Value::as_str) {
-                    Some(text) => format!(
-                        "Type {} then press {keys} in {}?",
-                        typed(text, 40),
-                        self.instance
-                    ),
-                    None => format!("Press {keys} in {}?", self.instance),
-                }
-            }
-            HeldAction::Input => {
-                let text = self.args.get("text").and_then(Value::as_str).unwrap_or("");
-                format!("Type {} into {}?", typed(text, 48), self.instance)
-            }
+            HeldAction::Input => format!(
+                "Type {} {} {}?",
+                typing(&self.tool, &self.args),
+                if self.tool == "keys" { "in" } else { "into" },
+                self.instance
+            ),
             HeldAction::Close => format!("Close {} (its program ends)?", self.instance),
             HeldAction::Call => {
                 let said = with_arguments(first_clause(&self.description), &self.args);
@@ -216,6 +235,45 @@ impl HeldCall {
                 }
             }
         }
+    }
+}
+
+/// What an agent's typing types, for people, not yet escaped: `input`'s
+/// text ([`typed`]), `run`'s command, `keys`' text then its keys by name
+/// (`` `echo hi` then press C-a r m Space Enter ``; `keys` without text:
+/// the keys alone).
+fn typing(tool: &str, args: &Value) -> String {
+    let text = args.get("text").and_then(Value::as_str);
+    match tool {
+        "run" => typed(args.get("command").and_then(Value::as_str).unwrap_or("")),
+        "keys" => {
+            let keys = key_names(args.get("keys"));
+            match text {
+                Some(text) => format!("{} then press {keys}", typed(text)),
+                None => keys,
+            }
+        }
+        _ => typed(text.unwrap_or("")),
+    }
+}
+
+/// Key names as [`crate::keys`] writes them (`C-a`, not `^a` or `c-A`); a
+/// name that is no key as the agent sent it; `no keys` for none.
+fn key_names(keys: Option<&Value>) -> String {
+    let names: Vec<String> = keys
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|k| match k.as_str() {
+            Some(name) => crate::keys::parse(name)
+                .map_or_else(|_| name.to_string(), |pressed| crate::keys::name(&pressed)),
+            None => k.to_string(),
+        })
+        .collect();
+    if names.is_empty() {
+        "no keys".to_string()
+    } else {
+        names.join(" ")
     }
 }
 
@@ -241,17 +299,14 @@ fn wait_text(ms: u64) -> String {
     }
 }
 
-/// Typed text as a person reads it: printable runs in backticks, keys by
-/// name (`make test` ⏎, Ctrl-C), at most `max` characters of it shown.
-pub fn typed(text: &str, max: usize) -> String {
+/// Typed text as a person reads it, whole: printable runs in backticks,
+/// the keys a keyboard types for C0 controls and DEL by name (`make test`
+/// ⏎, Ctrl-C). Not yet escaped: every other character that needs it is
+/// escaped with the sentence it goes in ([`crate::escape::escaped`]).
+fn typed(text: &str) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut run = String::new();
-    let mut cut = false;
-    for (shown, c) in text.chars().enumerate() {
-        if shown >= max {
-            cut = true;
-            break;
-        }
+    for c in text.chars() {
         let key = match c {
             '\r' => Some("⏎".to_string()),
             '\n' => Some("↵".to_string()),
@@ -259,7 +314,6 @@ pub fn typed(text: &str, max: usize) -> String {
             '\u{1b}' => Some("Esc".to_string()),
             '\u{7f}' => Some("Backspace".to_string()),
             c if (c as u32) < 0x20 => Some(format!("Ctrl-{}", char::from(b'@' + c as u8))),
-            c if c.is_control() => Some(format!("U+{:04X}", c as u32)),
             _ => None,
         };
         match key {
@@ -274,9 +328,6 @@ pub fn typed(text: &str, max: usize) -> String {
     }
     if !run.is_empty() {
         parts.push(format!("`{run}`"));
-    }
-    if cut {
-        parts.push("…".to_string());
     }
     if parts.is_empty() {
         "nothing".to_string()
@@ -349,23 +400,19 @@ pub struct ConsentDecision {
 }
 
 impl ConsentDecision {
-    /// What was asked, for people: `increment {"amount":2}`, `input
-    /// "ls\r"`, `close`.
-    pub fn what(&self, args_width: usize) -> String {
-        let mut args = match self.action {
-            HeldAction::Call => self.args.to_string(),
-            HeldAction::Input => ["text", "command", "keys"]
-                .iter()
-                .find_map(|k| self.args.get(*k))
-                .map(Value::to_string)
-                .unwrap_or_default(),
-            HeldAction::Close => String::new(),
+    /// What was asked, for people, escaped ([`crate::escape`]):
+    /// `increment {"amount":2}`, `input `ls` ⏎`, `keys `q` then press
+    /// Enter`, `close`; past `width` characters cut with how many more
+    /// there are.
+    pub fn what(&self, width: usize) -> String {
+        let raw = match self.action {
+            HeldAction::Call => format!("{} {}", self.tool, self.args),
+            HeldAction::Input => format!("{} {}", self.tool, typing(&self.tool, &self.args)),
+            HeldAction::Close => self.tool.clone(),
         };
-        if args.chars().count() > args_width {
-            args = args.chars().take(args_width.saturating_sub(1)).collect();
-            args.push('…');
-        }
-        format!("{} {args}", self.tool).trim_end().to_string()
+        crate::escape::within(&crate::escape::escaped(&raw), width, |hidden| {
+            format!(" … {hidden} more characters")
+        })
     }
 
     /// The decision, for people: `waits for the person`, `approved by the
@@ -391,7 +438,7 @@ impl ConsentDecision {
         };
         if let Some(reason) = self.reason.as_deref().filter(|r| !r.is_empty()) {
             text.push_str(": ");
-            text.push_str(reason);
+            text.push_str(&crate::escape::escaped(reason));
         }
         text
     }
@@ -472,7 +519,119 @@ mod tests {
             keys.plainly(),
             "Type `q` then press Enter C-c in shell:build?"
         );
-        assert_eq!(typed(&"x".repeat(60), 5), "`xxxxx` …");
-        assert_eq!(typed("", 5), "nothing");
+        assert_eq!(typed(""), "nothing");
+    }
+
+    #[test]
+    fn the_question_is_whole_its_keys_named_and_its_controls_escaped() {
+        // 150 spaces hide nothing: the tail is in the question.
+        let hidden_tail = format!("ls{};touch FILE", " ".repeat(150));
+        let run = held(
+            HeldAction::Input,
+            "run",
+            "",
+            json!({"command": hidden_tail}),
+        );
+        assert_eq!(
+            run.plainly(),
+            format!("Run `{hidden_tail}` at the prompt of shell:build?")
+        );
+        // Text with its keys, the keys by their canonical names.
+        let keys = held(
+            HeldAction::Input,
+            "keys",
+            "",
+            json!({"text": "echo looks-harmless", "keys": ["^a", "r", "m", "Space", "-", "r", "f", "space", "x", "enter"]}),
+        );
+        assert_eq!(
+            keys.plainly(),
+            "Type `echo looks-harmless` then press C-a r m Space - r f Space x Enter in shell:build?"
+        );
+        let bare = held(HeldAction::Input, "keys", "", json!({"keys": ["C-c"]}));
+        assert_eq!(bare.plainly(), "Press C-c in shell:build?");
+        // Bidi and zero-width characters escaped, C0 named as keys.
+        let trojan = held(
+            HeldAction::Input,
+            "input",
+            "",
+            json!({"text": "echo safe \u{202e}\u{2066}; touch F\u{2069} \u{2066}#\u{2069}\u{202c}\u{200b}\r"}),
+        );
+        assert_eq!(
+            trojan.plainly(),
+            "Type `echo safe \\u{202E}\\u{2066}; touch F\\u{2069} \\u{2066}#\\u{2069}\\u{202C}\\u{200B}` ⏎ into shell:build?"
+        );
+        // A call's description and arguments are escaped too.
+        let call = held(
+            HeldAction::Call,
+            "note",
+            "Write `text`.",
+            json!({"text": "a\u{2028}b"}),
+        );
+        assert_eq!(call.plainly(), "Write \"a\\u{2028}b\"?");
+    }
+
+    #[test]
+    fn a_short_question_says_how_much_it_hides_and_where_it_shows_whole() {
+        let command = format!("ls{};touch FILE", " ".repeat(150));
+        let run = held(HeldAction::Input, "run", "", json!({"command": command}));
+        let whole = run.plainly();
+        assert_eq!(run.plainly_within(1000), whole);
+        let short = run.plainly_within(100);
+        assert_eq!(short.chars().count(), 100, "{short}");
+        let hidden = whole.chars().count()
+            - (100
+                - "… NNN more characters: `tickloop approvals` shows all"
+                    .chars()
+                    .count());
+        assert!(
+            short.ends_with(&format!(
+                "… {hidden} more characters: `tickloop approvals` shows all"
+            )),
+            "{short}"
+        );
+        assert!(short.starts_with("Run `ls  "), "{short}");
+        // Never cut inside an escape.
+        let bidi = held(
+            HeldAction::Input,
+            "input",
+            "",
+            json!({"text": "\u{202e}".repeat(40)}),
+        );
+        let short = bidi.plainly_within(80);
+        let kept = short.split('…').next().unwrap_or_default();
+        assert!(kept.ends_with('}') || kept.ends_with('`'), "{short}");
+    }
+
+    #[test]
+    fn a_decision_says_what_was_typed_with_its_keys_escaped() {
+        let decision = |tool: &str, args: Value| ConsentDecision {
+            action: if tool == "close" {
+                HeldAction::Close
+            } else {
+                HeldAction::Input
+            },
+            client: None,
+            call: "%1".into(),
+            instance: "shell:build".into(),
+            tool: tool.into(),
+            args,
+            revision: String::new(),
+            decision: "held".into(),
+            by: "tickhost".into(),
+            reason: None,
+            host: None,
+        };
+        assert_eq!(
+            decision("keys", json!({"text": "echo x", "keys": ["C-a", "Enter"]})).what(120),
+            "keys `echo x` then press C-a Enter"
+        );
+        assert_eq!(
+            decision("run", json!({"command": "ls\u{202e}"})).what(120),
+            "run `ls\\u{202E}`"
+        );
+        assert_eq!(decision("close", json!({})).what(120), "close");
+        let long = decision("input", json!({"text": "y".repeat(300)})).what(60);
+        assert!(long.ends_with(" more characters"), "{long}");
+        assert!(long.chars().count() <= 60, "{long}");
     }
 }

@@ -39,6 +39,7 @@ use serde_json::{json, Value};
 use std::time::Duration;
 use tickloop_client::clock::now_rfc3339_millis;
 use tickloop_proto::core::codes::{APPROVAL_REFUSED, INVALID_PARAMS, STALE_REVISION};
+use tickloop_proto::escape::escaped;
 use tickloop_proto::wire::{
     ApprovalLogEntry, ApprovalPolicy, CallOutcome, CallRequest, Catalog, ClientKind,
     ConsentDecision, EndInfo, HeldAction, HeldCall, RpcError,
@@ -694,22 +695,26 @@ fn consent_refused_with(code: i64, message: String, decision: &str) -> Gate {
     )
 }
 
+/// The most of the question a desktop notification shows (notification
+/// daemons fold a body into a few lines and cut the rest unsaid).
+const NOTIFICATION_CHARS: usize = 240;
+
 /// A desktop notification, when `notify-send` is there.
 fn notify(held: &HeldCall) {
     let who = held
         .client
         .map_or_else(|| "an agent".to_string(), |c| c.actor());
-    // A call's description may not name its arguments.
-    let call = match held.action {
-        HeldAction::Call => format!(" ({} {})", held.tool, held.args),
-        _ => String::new(),
-    };
+    // A notification shows a few lines: a long question says how much it
+    // hides and where it shows whole.
+    let what = held.plainly_with_call();
+    let what = tickloop_proto::escape::within(&what, NOTIFICATION_CHARS, |hidden| {
+        format!("… {hidden} more characters: `tickloop approvals` shows all")
+    });
     let body = format!(
-        "{}{call} Asked by {who}; answer by {} — `tickloop approve {} {}` or the Monitor",
-        held.plainly(),
+        "{what} Asked by {who}; answer by {} — `tickloop approve {} {}` or the Monitor",
         held.deadline_text(),
-        held.instance,
-        held.call
+        escaped(&held.instance),
+        escaped(&held.call)
     );
     let spawned = std::process::Command::new("notify-send")
         .args(["--app-name=Tickloop", "Tickloop: approve?", &body])

@@ -79,7 +79,9 @@ impl Session<'_> {
             let _ = self.term.flush();
             self.guard.set_mouse(screen.mouse_mode);
         }
-        let asking = self.overlays.asking(&self.prefix);
+        let asking = self
+            .overlays
+            .asking(&self.prefix, usize::from(screen.view.0));
         let (note, force) = match (&asking, &self.last_row.flash, &self.opts.status) {
             (Some(text), _, _) => (text.as_str(), true),
             (None, Some((text, _)), _) => (text.as_str(), true),
@@ -149,9 +151,10 @@ fn osc52(selection: bool, text: &str) -> Vec<u8> {
     format!("\x1b]52;{target};{encoded}\x07").into_bytes()
 }
 
-/// OSC 2: the window title, with control characters taken out so the title
-/// cannot end the sequence early.
+/// OSC 2: the window title, escaped as everything a program sets is
+/// shown ([`tickloop_proto::escape`]): no control character ends the
+/// sequence early, and no bidi control turns the title around.
 fn osc_title(title: &str) -> Vec<u8> {
-    let clean: String = title.chars().filter(|c| !c.is_control()).collect();
-    format!("\x1b]2;{clean}\x07").into_bytes()
+    let shown = tickloop_proto::escape::escaped(title);
+    format!("\x1b]2;{shown}\x07").into_bytes()
 }

@@ -12,7 +12,7 @@ use crate::render::Frame;
 use std::sync::mpsc;
 use termwiz::input::{KeyCode, KeyEvent};
 use tickloop_client::Endpoint;
-use tickloop_proto::wire::{HeldAction, HeldCall};
+use tickloop_proto::wire::HeldCall;
 
 /// The overlays of one session, and what feeds them.
 pub(super) struct Overlays {
@@ -21,8 +21,8 @@ pub(super) struct Overlays {
     /// Calls of this instance waiting for approval: the last row says so;
     /// the activity overlay prompts for them (y/n/v).
     waiting: Vec<HeldCall>,
-    /// `v`: the prompt shows the arguments whole.
-    prompt_whole: bool,
+    /// The `v`s pressed since the prompt showed ([`crate::approval_prompt::draw`]).
+    prompt_step: usize,
     /// Asks tickhost for the waiting calls for as long as the session lasts.
     _approvals: Fetcher,
     /// The instance's tickhost, and the instance.
@@ -48,7 +48,7 @@ impl Overlays {
         Overlays {
             activity: None,
             waiting: Vec::new(),
-            prompt_whole: false,
+            prompt_step: 0,
             _approvals: approvals,
             endpoint: opts.endpoint(),
             instance: opts.instance.clone(),
@@ -98,7 +98,7 @@ impl Overlays {
             return false;
         }
         if held.first().map(|h| &h.call) != self.waiting.first().map(|h| &h.call) {
-            self.prompt_whole = false;
+            self.prompt_step = 0;
         }
         self.waiting = held;
         true
@@ -118,11 +118,11 @@ impl Overlays {
             return;
         };
         match key.key {
-            KeyCode::Char('v') => self.prompt_whole = !self.prompt_whole,
+            KeyCode::Char('v') => self.prompt_step = self.prompt_step.wrapping_add(1),
             KeyCode::Char(c) => {
                 let approve = c == 'y';
                 self.waiting.remove(0);
-                self.prompt_whole = false;
+                self.prompt_step = 0;
                 let endpoint = self.endpoint.clone();
                 let tx = self.notes.clone();
                 let waker = self.waker.clone();
@@ -144,24 +144,25 @@ impl Overlays {
         }
     }
 
-    /// What the last row says while a call waits and the overlay is closed.
-    pub(super) fn asking(&self, prefix: &Prefix) -> Option<String> {
-        self.waiting
-            .first()
-            .filter(|_| self.activity.is_none())
-            .map(|held| {
-                // A call's description may not name its arguments.
-                let call = match held.action {
-                    HeldAction::Call => format!(" · {} {}", held.tool, held.args),
-                    _ => String::new(),
-                };
-                format!(
-                    "{}{call} · asked by {} · {} m to approve or refuse",
-                    held.plainly(),
-                    held.client.map_or("an agent", |c| c.label()),
-                    prefix.key.name()
-                )
-            })
+    /// What the last row says while a call waits and the overlay is
+    /// closed, in `cols` characters: what will happen, cut only with how
+    /// much it hides and where it shows whole; who asks; how to answer.
+    pub(super) fn asking(&self, prefix: &Prefix, cols: usize) -> Option<String> {
+        let held = self.waiting.first().filter(|_| self.activity.is_none())?;
+        let tail = format!(
+            " · asked by {} · {} m to approve or refuse",
+            held.client.map_or("an agent", |c| c.label()),
+            prefix.key.name()
+        );
+        let what = held.plainly_with_call();
+        let room = cols.saturating_sub(tail.chars().count()).max(40);
+        let what = tickloop_proto::escape::within(&what, room, |hidden| {
+            format!(
+                "… {hidden} more characters: {} m or `tickloop approvals` shows all",
+                prefix.key.name()
+            )
+        });
+        Some(format!("{what}{tail}"))
     }
 
     /// Draws the open overlay, and the prompt over it, onto `frame`.
@@ -174,7 +175,7 @@ impl Overlays {
         crate::activity::draw(&mut frame.surface, panel, now, &hint, false);
         if let Some(held) = self.waiting.first() {
             let more = self.waiting.len() - 1;
-            crate::approval_prompt::draw(&mut frame.surface, held, more, self.prompt_whole, true);
+            crate::approval_prompt::draw(&mut frame.surface, held, more, self.prompt_step, true);
         }
         // The overlay covers the Tick's rows: compare cells, never
         // fingerprints, and never scroll.

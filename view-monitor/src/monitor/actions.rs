@@ -29,7 +29,7 @@ impl Monitor {
             return;
         }
         self.waiting.retain(|w| w.call != held.call);
-        self.prompt_whole = false;
+        self.prompt_step = 0;
         let Some((endpoint, raw)) = self.route(&held.instance) else {
             return;
         };

@@ -191,7 +191,7 @@ pub fn run(
             activity: None,
             activity_at_start: activity,
             waiting: Vec::new(),
-            prompt_whole: false,
+            prompt_step: 0,
             help: None,
             size: (clamp(size.cols), clamp(size.rows)),
             mouse: MouseTracking::Off,
@@ -434,8 +434,8 @@ struct Monitor {
     /// Calls waiting for approval: the first is prompted for (y/n/v) over
     /// whatever is shown.
     waiting: Vec<tickloop_proto::wire::HeldCall>,
-    /// `v`: the prompt shows the arguments whole.
-    prompt_whole: bool,
+    /// The `v`s pressed since the prompt showed ([`crate::approval_prompt::draw`]).
+    prompt_step: usize,
     /// `?`: the keys shown (its title and the keys), until any key.
     help: Option<(&'static str, Vec<help::KeyHelp>)>,
     size: (u16, u16),
@@ -518,7 +518,7 @@ impl Monitor {
                         let waiting: Vec<_> = self.waiting_of.iter().flatten().cloned().collect();
                         if waiting.first().map(|h| &h.call) != self.waiting.first().map(|h| &h.call)
                         {
-                            self.prompt_whole = false;
+                            self.prompt_step = 0;
                         }
                         if waiting != self.waiting {
                             self.waiting = waiting;
@@ -898,7 +898,7 @@ impl Monitor {
         if let Some(held) = self.waiting.first() {
             let more = self.waiting.len() - 1;
             let answers = self.read_only.is_none();
-            crate::approval_prompt::draw(&mut surface, held, more, self.prompt_whole, answers);
+            crate::approval_prompt::draw(&mut surface, held, more, self.prompt_step, answers);
             cursor = None;
             // Why a key did nothing stays readable: the prompt covers the
             // footer, and a read-only Monitor's prompt never goes away.

@@ -11,6 +11,7 @@ use serde_json::Value;
 use termwiz::cell::{AttributeChange, CellAttributes, Intensity};
 use termwiz::color::{AnsiColor, ColorAttribute};
 use termwiz::surface::{Change, Surface};
+use tickloop_proto::escape::escaped;
 use tickloop_proto::wire::{InstanceState, ListEntry, ScreenReply};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
@@ -43,7 +44,9 @@ pub struct Ended {
 }
 
 impl Row {
-    /// One `list` entry as a row; `None` when it has no id.
+    /// One `list` entry as a row, what its program set (kind, title, end
+    /// reason) escaped ([`tickloop_proto::escape`]); `None` when it has no
+    /// id.
     pub fn from_entry(entry: &ListEntry) -> Option<Row> {
         if entry.id.is_empty() {
             return None;
@@ -51,7 +54,7 @@ impl Row {
         let ended = match (&entry.ended, entry.state) {
             (Some(e), _) => Some(Ended {
                 kind: e.kind.as_str().to_string(),
-                reason: e.reason.clone(),
+                reason: escaped(&e.reason),
             }),
             (None, InstanceState::Ended) => Some(Ended {
                 kind: "ended".into(),
@@ -65,8 +68,9 @@ impl Row {
         };
         Some(Row {
             id: entry.id.clone(),
-            kind: entry.kind.clone(),
-            title: entry.title.clone(),
+            // What the program set, shown escaped.
+            kind: entry.kind.as_deref().map(escaped),
+            title: entry.title.as_deref().map(escaped),
             ended,
             seq: entry.seq,
             last_update_at: time(&entry.last_update_at),
@@ -795,6 +799,16 @@ mod tests {
         assert!(r[1].matches("ended"));
         assert!(!r[0].matches("ended"));
         assert!(r[1].matches(""));
+    }
+
+    #[test]
+    fn what_a_program_set_is_shown_escaped() {
+        let r = Row::all_from_json(&json!([{"id": "shell:x", "kind": null,
+            "title": "vim \u{9b}2J\u{202e}gnp.exe", "state": "ended",
+            "ended": {"reason": "exit\u{2028}1", "kind": "exited", "at": "x"},
+            "seq": null, "views": 0, "calls_in_flight": 0, "pid": 1, "argv": ["sh"]}]));
+        assert_eq!(r[0].title.as_deref(), Some("vim \\u{9B}2J\\u{202E}gnp.exe"));
+        assert_eq!(r[0].state_text(), "ended: exit\\u{2028}1");
     }
 
     #[test]
