@@ -310,7 +310,14 @@ pub fn held(v: &Value) -> String {
         (None, _) => "someone".to_string(),
     };
     let (id, call) = (text(&v["instance"]), text(&v["call"]));
+    let echo_off =
+        serde_json::from_value::<tickloop_proto::wire::EchoOffTyping>(v["echo_off"].clone());
     let what = match v["action"].as_str() {
+        // At a prompt with echo off: how much, never what.
+        Some("input") if echo_off.is_ok() => format!(
+            "{} into {id}",
+            echo_off.map(|t| t.asked()).unwrap_or_default()
+        ),
         // As JSON, so a newline or an escape sequence shows as what it is.
         Some("input") => format!("type {} into {id}", v["args"]["text"]),
         Some("close") => format!("close {id}"),
@@ -404,6 +411,21 @@ mod tests {
             "by":"mcp-host","reason":"declined in claude-code 2.1.332","host":"claude-code 2.1.332"}),
         );
         assert_eq!(logged, "2026-12-02T07:00:00.000Z %6 close → refused by the person, in the agent host: declined in claude-code 2.1.332 (in claude-code 2.1.332)\n");
+        // Typing at a prompt with echo off: how much, never what.
+        let secret = held(
+            &json!({"action":"input","call":"%7","instance":"shell:bash","tool":"input",
+            "args":{},"echo_off":{"characters":14},"revision":"","client":"mcp","waited_ms":0}),
+        );
+        assert!(
+            secret.contains("wants to type 14 characters at a prompt with echo off (a password?) into shell:bash"),
+            "{secret}"
+        );
+        let logged = consent_entry(
+            &json!({"at":"2026-12-02T07:00:00.000Z","action":"input","client":"mcp",
+            "call":"%7","instance":"shell:bash","tool":"input","args":{},
+            "echo_off":{"characters":14},"revision":"","decision":"approved","by":"monitor"}),
+        );
+        assert_eq!(logged, "2026-12-02T07:00:00.000Z %7 input 14 characters with echo off → approved by the person (monitor)\n");
         assert_eq!(
             decided(&json!({"instance":"hosted:c","call":"%5","approved":true})),
             "approved %5 of hosted:c\n"

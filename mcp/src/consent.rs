@@ -296,6 +296,7 @@ mod tests {
             tool: tool.into(),
             description: "adds".into(),
             args,
+            echo_off: None,
             revision: revision.into(),
             client: None,
             since: String::new(),
