@@ -131,9 +131,19 @@ pub fn call_result(result: &Value) -> String {
 pub fn input(id: &str, v: &Value) -> String {
     let bytes = v["bytes"].as_u64().unwrap_or(0);
     format!(
-        "typed {bytes} byte{} into {id}\n",
-        if bytes == 1 { "" } else { "s" }
+        "typed {bytes} byte{} into {id}{}\n",
+        if bytes == 1 { "" } else { "s" },
+        echo_off_note(v)
     )
+}
+
+/// What an answer to typing adds when it went to a prompt with echo off.
+pub fn echo_off_note(v: &Value) -> &'static str {
+    if v["echo_off"] == true {
+        " at a prompt with echo off (kept nowhere)"
+    } else {
+        ""
+    }
 }
 
 /// `close ID`: how it ended, or that an ended one is forgotten.
@@ -484,6 +494,10 @@ mod tests {
         assert_eq!(
             input("hosted:c", &json!({"ok":true,"bytes":1})),
             "typed 1 byte into hosted:c\n"
+        );
+        assert_eq!(
+            input("shell:pw", &json!({"ok":true,"bytes":14,"echo_off":true})),
+            "typed 14 bytes into shell:pw at a prompt with echo off (kept nowhere)\n"
         );
         assert_eq!(
             close(&json!({"id":"shell:s","ended":{"reason":"closed by the person (cli)"}})),

@@ -118,9 +118,10 @@ fn no_library_depends_on_the_daemon() {
     }
 }
 
-#[test]
-fn every_crate_says_what_it_is_for() {
-    let meta = metadata();
+/// The root file of every library and binary crate of the workspace (the
+/// benchmarks' aside).
+fn crate_roots(meta: &Value) -> Vec<PathBuf> {
+    let mut roots = Vec::new();
     for package in meta["packages"].as_array().expect("packages") {
         for target in package["targets"].as_array().into_iter().flatten() {
             let kinds: Vec<&str> = target["kind"]
@@ -129,19 +130,30 @@ fn every_crate_says_what_it_is_for() {
                 .flatten()
                 .filter_map(Value::as_str)
                 .collect();
-            if !kinds.iter().any(|k| *k == "lib" || *k == "bin") {
+            if !kinds
+                .iter()
+                .any(|k| matches!(*k, "lib" | "rlib" | "bin" | "proc-macro"))
+            {
                 continue;
             }
             let path = target["src_path"].as_str().unwrap_or_default();
-            if path.contains("/benches/") {
-                continue;
+            if !path.contains("/benches/") {
+                roots.push(PathBuf::from(path));
             }
-            let text = std::fs::read_to_string(path).expect("crate root is readable");
-            assert!(
-                text.trim_start().starts_with("//!"),
-                "{path} does not open with //! lines saying what it is for"
-            );
         }
+    }
+    roots
+}
+
+#[test]
+fn every_crate_says_what_it_is_for() {
+    for path in crate_roots(&metadata()) {
+        let text = std::fs::read_to_string(&path).expect("crate root is readable");
+        assert!(
+            text.trim_start().starts_with("//!"),
+            "{} does not open with //! lines saying what it is for",
+            path.display()
+        );
     }
 }
 
@@ -559,31 +571,9 @@ fn module_cycles(root: &Path) -> Vec<String> {
 
 #[test]
 fn no_module_imports_a_module_that_imports_it() {
-    let meta = metadata();
-    let mut cycles = Vec::new();
-    let mut crates = 0;
-    for package in meta["packages"].as_array().expect("packages") {
-        for target in package["targets"].as_array().into_iter().flatten() {
-            let kinds: Vec<&str> = target["kind"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .collect();
-            if !kinds
-                .iter()
-                .any(|k| matches!(*k, "lib" | "rlib" | "bin" | "proc-macro"))
-            {
-                continue;
-            }
-            let root = PathBuf::from(target["src_path"].as_str().unwrap_or_default());
-            if root.to_string_lossy().contains("/benches/") {
-                continue;
-            }
-            crates += 1;
-            cycles.extend(module_cycles(&root));
-        }
-    }
+    let roots = crate_roots(&metadata());
+    let crates = roots.len();
+    let cycles: Vec<String> = roots.iter().flat_map(|root| module_cycles(root)).collect();
     assert!(crates > 10, "only {crates} crates were read");
     assert!(
         cycles.is_empty(),

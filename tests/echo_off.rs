@@ -54,29 +54,21 @@ fn start_hidden_prompt(host: &Host, id: &str, command: &str) {
     });
 }
 
-/// Every file under `dir` whose bytes hold `needle`.
+/// Every file under `dir` that holds `needle` (`grep -rlF`).
 fn files_holding(dir: &Path, needle: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    let mut folders = vec![dir.to_path_buf()];
-    while let Some(folder) = folders.pop() {
-        let Ok(entries) = std::fs::read_dir(&folder) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            match entry.file_type() {
-                Ok(t) if t.is_dir() => folders.push(path),
-                Ok(t) if t.is_file() => {
-                    let bytes = std::fs::read(&path).unwrap_or_default();
-                    if bytes.windows(needle.len()).any(|w| w == needle.as_bytes()) {
-                        found.push(path.display().to_string());
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    found
+    let out = std::process::Command::new("grep")
+        .arg("-rlF")
+        .arg("--")
+        .arg(needle)
+        .arg(dir)
+        .output()
+        .expect("grep runs");
+    // 0: found, 1: found nowhere; anything else is grep failing.
+    assert!(matches!(out.status.code(), Some(0 | 1)), "grep: {out:?}");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
 }
 
 /// The `input` and `keys` entries of an activity record.
