@@ -132,9 +132,19 @@ pub fn call_result(result: &Value) -> String {
 pub fn input(id: &str, v: &Value) -> String {
     let bytes = v["bytes"].as_u64().unwrap_or(0);
     format!(
-        "typed {bytes} byte{} into {id}\n",
-        if bytes == 1 { "" } else { "s" }
+        "typed {bytes} byte{} into {id}{}\n",
+        if bytes == 1 { "" } else { "s" },
+        echo_off_note(v)
     )
+}
+
+/// What an answer to typing adds when it went to a prompt with echo off.
+pub fn echo_off_note(v: &Value) -> &'static str {
+    if v["echo_off"] == true {
+        " at a prompt with echo off (kept nowhere)"
+    } else {
+        ""
+    }
 }
 
 /// `close ID`: how it ended, or that an ended one is forgotten.
@@ -445,6 +455,21 @@ mod tests {
             "by":"mcp-host","reason":"declined in claude-code 2.1.332","host":"claude-code 2.1.332"}),
         );
         assert_eq!(logged, "2026-12-02T07:00:00.000Z %6 close → refused by the person, in the agent host: declined in claude-code 2.1.332 (in claude-code 2.1.332)\n");
+        // Typing at a prompt with echo off: how much, never what.
+        let secret = held(
+            &json!({"action":"input","call":"%7","instance":"shell:bash","tool":"input",
+            "args":{},"echo_off":{"characters":14},"revision":"","client":"mcp","waited_ms":0}),
+        );
+        assert!(
+            secret.contains("wants to type 14 characters at a prompt with echo off (a password?) into shell:bash"),
+            "{secret}"
+        );
+        let logged = consent_entry(
+            &json!({"at":"2026-12-02T07:00:00.000Z","action":"input","client":"mcp",
+            "call":"%7","instance":"shell:bash","tool":"input","args":{},
+            "echo_off":{"characters":14},"revision":"","decision":"approved","by":"monitor"}),
+        );
+        assert_eq!(logged, "2026-12-02T07:00:00.000Z %7 input 14 characters with echo off → approved by the person (monitor)\n");
         assert_eq!(
             decided(&json!({"instance":"hosted:c","call":"%5","approved":true})),
             "approved %5 of hosted:c\n"
@@ -503,6 +528,10 @@ mod tests {
         assert_eq!(
             input("hosted:c", &json!({"ok":true,"bytes":1})),
             "typed 1 byte into hosted:c\n"
+        );
+        assert_eq!(
+            input("shell:pw", &json!({"ok":true,"bytes":14,"echo_off":true})),
+            "typed 14 bytes into shell:pw at a prompt with echo off (kept nowhere)\n"
         );
         assert_eq!(
             close(&json!({"id":"shell:s","ended":{"reason":"closed by the person (cli)"}})),

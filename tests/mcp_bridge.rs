@@ -976,6 +976,55 @@ fn malformed_requests_get_the_json_rpc_errors_the_specs_name() {
     assert!(pong["result"].is_object(), "{pong}");
 }
 
+/// Issue 49: an `input` or `run` longer than tickhost reads (8 MiB as one
+/// request line) is refused by the bridge before anything is sent, saying
+/// the limit and what to do (it waited 90 s and blamed tickhost); nothing
+/// is typed, held or recorded, and the session goes on.
+#[test]
+fn a_request_over_tickhosts_line_limit_is_refused_before_it_is_sent() {
+    let host = Host::new();
+    host.open_counter("long");
+    let mut raw = Raw::start(&host);
+    let big = "x".repeat(tickloop_proto::wire::MAX_CLIENT_LINE + 1);
+    let cases = [
+        (
+            30,
+            json!({"action": "input", "instance": "long", "text": big}),
+            "one `input` each",
+        ),
+        (
+            31,
+            json!({"action": "run", "instance": "long", "command": big}),
+            "run that file",
+        ),
+    ];
+    for (id, arguments, advice) in cases {
+        raw.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "TickManage", "arguments": arguments}}));
+        let reply = raw.reply(&json!(id));
+        let result = &reply["result"];
+        assert_eq!(result["isError"], true, "{reply:.600}");
+        let said = result["content"][0]["text"].as_str().unwrap_or_default();
+        for part in ["8388608 bytes (8 MiB)", "nothing was sent", advice] {
+            assert!(said.contains(part), "{part}: {said:.600}");
+        }
+        assert!(!said.contains("xxxxxxxx"), "{said:.600}");
+    }
+    // Nothing reached the instance, nothing waits for the person.
+    let record = host.ok(&["activity", "long", "--json"]);
+    let entries = record["entries"].as_array().expect("entries");
+    assert!(
+        !entries
+            .iter()
+            .any(|e| e["type"] == "consent" || e["method"] == "input" || e["method"] == "run"),
+        "{record:.600}"
+    );
+    let held = host.run(&["approvals"]);
+    assert_eq!(held.stdout.trim(), "", "{held:?}");
+    raw.send(&json!({"jsonrpc": "2.0", "id": 32, "method": "ping"}));
+    assert!(raw.reply(&json!(32))["result"].is_object());
+}
+
 /// An MCP client's calls are in the instance's activity as MCP's (issue 20):
 /// through TickManage's `activity` action, and in the overlay a person pops
 /// over the Tick in `tickloop attach` (a real tmux as the terminal), next to

@@ -23,8 +23,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tickloop_proto::wire::{
-    ClientKind, ClientReply, ClientRequest, Envelope, HeldCall, Hello, HelloReply, ServerMessage,
-    WatchEvent,
+    ClientKind, ClientReply, ClientRequest, Envelope, ErrorKind, HeldCall, Hello, HelloReply,
+    ServerMessage, WatchEvent, MAX_CLIENT_LINE,
 };
 
 /// How long [`Client::connect_or_start`] waits for a new tickhost.
@@ -91,6 +91,61 @@ pub enum ClientError {
     Paths(#[from] crate::paths::PathsError),
     #[error(transparent)]
     Remote(#[from] crate::ssh::RemoteError),
+    #[error("{0}")]
+    TooLong(TooLong),
+}
+
+/// A request whose line is longer than tickhost reads
+/// ([`MAX_CLIENT_LINE`]): refused here, nothing sent.
+#[derive(Debug)]
+pub struct TooLong {
+    /// The line's length.
+    pub bytes: usize,
+    /// What to do instead, for this request.
+    pub advice: &'static str,
+}
+
+impl std::fmt::Display for TooLong {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the request is {} bytes as one line, over the {MAX_CLIENT_LINE} bytes (8 MiB) tickhost reads; nothing was sent: {}",
+            self.bytes, self.advice
+        )
+    }
+}
+
+impl TooLong {
+    /// The refusal a request too long to send is answered with, as
+    /// tickhost answers a bad request.
+    pub fn refusal(&self) -> tickloop_proto::wire::ClientError {
+        tickloop_proto::wire::ClientError {
+            kind: ErrorKind::BadRequest,
+            message: self.to_string(),
+            data: Some(serde_json::json!({
+                "bytes": self.bytes,
+                "limit_bytes": MAX_CLIENT_LINE,
+                "sent": false,
+            })),
+        }
+    }
+}
+
+/// What to do instead of sending `request` whole, when it is too long.
+fn too_long_advice(request: &ClientRequest) -> &'static str {
+    match request {
+        ClientRequest::Input { .. } | ClientRequest::Keys { .. } => {
+            "type the text in pieces of less than 8 MiB, one `input` each"
+        }
+        ClientRequest::Run { .. } => {
+            "write the command to a file and run that file (`run -- sh FILE`)"
+        }
+        ClientRequest::Call { .. } => {
+            "pass the Tick smaller arguments (a file's path rather than its contents)"
+        }
+        ClientRequest::Open(_) => "open it with a smaller environment or fewer, shorter arguments",
+        _ => "send less in one request",
+    }
 }
 
 impl ClientError {
@@ -391,10 +446,23 @@ impl Client {
         serde_json::from_str(&line).map_err(|e| ClientError::Protocol(format!("{e}: {line:.200}")))
     }
 
+    /// Sends `request` as one line; nothing is sent when the line would
+    /// be longer than tickhost reads ([`TooLong`]).
     fn send(&mut self, request: ClientRequest) -> Result<u64, ClientError> {
         let id = self.ids.next.fetch_add(1, Ordering::Relaxed);
+        let advice = too_long_advice(&request);
+        let mut line = serde_json::to_vec(&Envelope::new(id, request))
+            .map_err(|e| ClientError::Protocol(e.to_string()))?;
+        if line.len() > MAX_CLIENT_LINE {
+            return Err(ClientError::TooLong(TooLong {
+                bytes: line.len(),
+                advice,
+            }));
+        }
+        line.push(b'\n');
         let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        write_line_on(&mut writer, &Envelope::new(id, request))?;
+        writer.write_all(&line)?;
+        writer.flush()?;
         // Under the same lock: a withdrawal never names a request before
         // its line is out.
         self.ids.in_flight.store(id, Ordering::SeqCst);
@@ -453,7 +521,12 @@ impl Client {
             _ => REQUEST_TIMEOUT,
         })
         .saturating_add(wait);
-        let id = self.send(request)?;
+        let id = match self.send(request) {
+            Err(ClientError::TooLong(too_long)) => {
+                return Ok(ClientReply::Error(too_long.refusal()))
+            }
+            sent => sent?,
+        };
         self.reader.get_ref().set_read_timeout(Some(timeout))?;
         let reply = self.reply_to(id, timeout, &mut on_progress);
         self.ids.in_flight.store(0, Ordering::SeqCst);

@@ -21,5 +21,6 @@ pub mod whole_file;
 
 pub use connection::{
     caller_env, running_tickhost, screen_history, screen_rows, Client, ClientError, Endpoint,
-    Machine, WatchItem, Withdrawer, CALL_TIMEOUT, HELLO_TIMEOUT, REQUEST_TIMEOUT, START_TIMEOUT,
+    Machine, TooLong, WatchItem, Withdrawer, CALL_TIMEOUT, HELLO_TIMEOUT, REQUEST_TIMEOUT,
+    START_TIMEOUT,
 };

@@ -172,6 +172,7 @@ mod tests {
             method: "tick/call".into(),
             tool: Some(tool.into()),
             args: Some(json!({"amount": 2})),
+            echo_off: None,
             revision: Some("r1".into()),
             outcome: ActivityOutcome::Executed,
             error_code: None,

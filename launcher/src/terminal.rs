@@ -399,6 +399,26 @@ impl TerminalHandle {
         Ok(n)
     }
 
+    /// Whether the program's terminal does not echo what is typed now: a
+    /// prompt for a password (`read -s`, sudo, ssh), whose termios has
+    /// ECHO off while the line discipline is in canonical mode (ICANON). A
+    /// shell's line editor or a full-screen program turns ECHO off too,
+    /// but in raw mode, and draws what is typed itself: not this. Read
+    /// from the PTY master (whose termios calls reach the slave's) at each
+    /// call; when they cannot be read, it counts as off, so nothing typed
+    /// is kept for want of knowing.
+    pub fn echo_off(&self) -> bool {
+        // SAFETY: an all-zero termios is a valid value for tcgetattr to
+        // overwrite.
+        let mut modes: libc::termios = unsafe { std::mem::zeroed() };
+        // SAFETY: tcgetattr writes one termios through a pointer to ours;
+        // the master's descriptor is open while `self` lives.
+        if unsafe { libc::tcgetattr(self.pty_writer.master.as_raw_fd(), &mut modes) } != 0 {
+            return true;
+        }
+        modes.c_lflag & libc::ECHO == 0 && modes.c_lflag & libc::ICANON != 0
+    }
+
     /// The recordings of this terminal.
     pub fn recorder(&self) -> &Arc<Recorder> {
         &self.recorder

@@ -6,45 +6,18 @@
 //! person's approval, the client hears progress notifications, and the
 //! person is asked in the agent host too ([`crate::consent`]).
 
+use crate::caller::Caller;
 use crate::catalog::Catalog;
 use crate::hosts::{error_kind, HostError, Hosts};
 use crate::outcome::{self, CallSite};
 use crate::schema;
 use crate::tool_list::ToolList;
-use rmcp::model::{CallToolResult, ProgressToken};
-use rmcp::{ErrorData, Peer, RoleServer};
+use rmcp::model::CallToolResult;
+use rmcp::ErrorData;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::Arc;
-use tickloop_proto::wire::{CallOutcome, ClientReply, ClientRequest, HeldCall};
-use tokio_util::sync::CancellationToken;
-
-/// The agent request an action belongs to: the client that asked (the
-/// agent host, which may be asked too), and the progress token it gave.
-#[derive(Clone)]
-pub struct Caller {
-    pub peer: Peer<RoleServer>,
-    pub progress: Option<ProgressToken>,
-    /// In 2026-07-28, where each word of a hold goes for the host's
-    /// question: the input-required round trip ([`crate::held`]) or a
-    /// task's ([`crate::tasks`]). (The 2025 revisions ask with a request
-    /// of their own, [`crate::consent`].)
-    pub ask: Option<tokio::sync::mpsc::UnboundedSender<HeldCall>>,
-    /// Cancelled when the client cancels the request
-    /// (`notifications/cancelled`: its own timeout, or the person stopped
-    /// it): an action tickhost holds for it is then withdrawn, so it never
-    /// runs, whatever the person answers later.
-    pub cancelled: CancellationToken,
-    /// Why the agent host is not asked about what tickhost holds
-    /// ([`crate::host_asks`]); `None`: it is, when it can be.
-    pub not_asked: Option<String>,
-    /// Who asks, as the question names it
-    /// ([`crate::host_asks::HostFacts::asker`]).
-    pub asker: String,
-    /// The agent session the request came from, for TickManage `subscribe`
-    /// ([`crate::manage::loop_session`]).
-    pub loop_session: Option<(tickloop_loop::agent::Agent, String)>,
-}
+use tickloop_proto::wire::{CallOutcome, ClientReply, ClientRequest};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -16,7 +16,7 @@
 //! [`question`] is the question's text and form, the one place they are
 //! made (the 2026-07-28 input-required round trip asks the same).
 
-use crate::calls::Caller;
+use crate::caller::Caller;
 use crate::hosts::{error_kind, HostError, Hosts};
 use rmcp::model::{
     ClientResult, ElicitRequest, ElicitRequestParams, ElicitationAction, ElicitationSchema,
@@ -337,6 +337,7 @@ mod tests {
             tool: tool.into(),
             description: "adds".into(),
             args,
+            echo_off: None,
             revision: revision.into(),
             client: None,
             since: String::new(),

@@ -13,7 +13,7 @@
 //! the config says `[approval] ask_in_host = false`; otherwise the call
 //! waits as in the older revisions (progress notifications).
 
-use crate::calls::Caller;
+use crate::caller::Caller;
 use crate::host_asks::{AskInHost, HostFacts};
 use crate::hosts::Hosts;
 use crate::revisions;

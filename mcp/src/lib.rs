@@ -10,6 +10,7 @@
 //!
 //! Nothing here writes to stdout but the MCP transport.
 
+mod caller;
 mod calls;
 mod catalog;
 mod consent;

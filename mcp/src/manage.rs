@@ -3,7 +3,7 @@
 //! the packages, `open` (see [`crate::open`]), and the answers saying where to
 //! go instead (`show`; Loop `subscribe` outside Claude Code, `unsubscribe`).
 
-use crate::calls::Caller;
+use crate::caller::Caller;
 use crate::catalog::Catalog;
 use crate::hosts::{error_kind, HostError, Hosts};
 use crate::open::{Open, OpenArgs};

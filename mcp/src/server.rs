@@ -23,7 +23,8 @@
 //! on as data. What the bridge allows depends only on the catalog's
 //! structure (tool names, `mutates`, revision), never on that text.
 
-use crate::calls::{Caller, Calls};
+use crate::caller::Caller;
+use crate::calls::Calls;
 use crate::catalog::Catalog;
 use crate::describe::Describe;
 use crate::held::HostApproval;

@@ -7,7 +7,7 @@
 //! never runs; and a held request that did not go ahead says in its result
 //! where it waited ([`Waited::note`]).
 
-use crate::calls::Caller;
+use crate::caller::Caller;
 use crate::consent::HostQuestion;
 use crate::hosts::{HostError, Hosts};
 use rmcp::model::ProgressNotificationParam;

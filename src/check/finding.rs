@@ -1,7 +1,10 @@
 //! One rule's result ([`Finding`]: PASS, FAIL or NOT CHECKED, with what
-//! was seen and, for a FAIL, the one-line fix) and its constructors.
+//! was seen and, for a FAIL, the one-line fix), its constructors, and how
+//! a finding names a call and its outcome.
 
 use serde::Serialize;
+use serde_json::Value;
+use tickloop_proto::wire::CallOutcome;
 
 #[derive(Serialize, Clone, Copy, PartialEq, Eq, Debug)]
 #[serde(rename_all = "snake_case")]
@@ -54,5 +57,24 @@ pub fn not_checked(rule: &'static str, section: &'static str, why: impl Into<Str
         result: Verdict::NotChecked,
         detail: why.into(),
         fix: None,
+    }
+}
+
+/// `TOOL ARGS`, as a person would replay it with `tickloop call`.
+pub fn call_text(tool: &str, args: &Value) -> String {
+    format!("{tool} {args}")
+}
+
+/// A call's outcome, as a finding says it.
+pub fn outcome_text(outcome: &CallOutcome) -> String {
+    match outcome {
+        CallOutcome::Result { .. } => "a result (executed)".into(),
+        CallOutcome::NotExecuted { error } => {
+            format!("not executed, {} {}", error.code, error.message)
+        }
+        CallOutcome::Executed { error } => {
+            format!("executed with error {} {}", error.code, error.message)
+        }
+        CallOutcome::Unknown { reason } => format!("unknown outcome ({reason})"),
     }
 }

@@ -25,6 +25,7 @@
 mod args;
 mod finding;
 mod probe;
+mod rule;
 mod rules;
 mod termination;
 mod tool_calls;

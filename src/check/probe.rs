@@ -13,6 +13,9 @@ use tickloop_proto::wire::{
     ApprovalPolicy, CallOutcome, ClientKind, ClientReply, ClientRequest, OpenRequest,
 };
 
+/// How long an ended session may take to show as ended in `list`.
+pub const END_VISIBLE: Duration = Duration::from_secs(5);
+
 /// The Tick under check, and what the rules learnt of it so far.
 pub struct Probe {
     /// The private runtime directory.

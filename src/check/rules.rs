@@ -2,8 +2,9 @@
 //! rule, each checking the opened Tick ([`Probe`]) and giving one
 //! [`Finding`]; the order they run in and the order they are reported in.
 
-use super::finding::{fail, not_checked, pass, Finding};
+use super::finding::{fail, outcome_text, Finding};
 use super::probe::{ask, entry, updates, Probe};
+use super::rule::Rule;
 use super::{termination, tool_calls};
 use anyhow::{Context, Result};
 use serde::Serialize;
@@ -21,34 +22,10 @@ const DELIVERY_BUDGET: usize = 16 * 1024;
 const TYPICAL_STATE: usize = 4 * 1024;
 /// Requests a Tick must accept in flight at once (spec 3.3).
 const IN_FLIGHT: usize = 8;
-/// How long an ended session may take to show as ended in `list`.
-pub const END_VISIBLE: Duration = Duration::from_secs(5);
 /// How long updates are counted before and after a resize.
 const RESIZE_WINDOW: Duration = Duration::from_secs(1);
 /// The tool name no Tick declares.
 const NO_SUCH_TOOL: &str = "__tickloop_check_no_such_tool";
-
-/// One rule: its name and spec section (as reported) and the function that
-/// checks it on the opened Tick.
-pub struct Rule {
-    pub name: &'static str,
-    pub section: &'static str,
-    pub check: fn(&Rule, &mut Probe) -> Result<Finding>,
-}
-
-impl Rule {
-    pub fn pass(&self, detail: impl Into<String>) -> Finding {
-        pass(self.name, self.section, detail)
-    }
-
-    pub fn fail(&self, detail: impl Into<String>, fix: impl Into<String>) -> Finding {
-        fail(self.name, self.section, detail, fix)
-    }
-
-    pub fn not_checked(&self, why: impl Into<String>) -> Finding {
-        not_checked(self.name, self.section, why)
-    }
-}
 
 /// Every rule, in the order they run (each may use what the earlier ones
 /// learnt, and calls change the Tick's state); `describe` is first: when
@@ -477,19 +454,6 @@ fn seq_rule(rule: &Rule, probe: &mut Probe) -> Result<Finding> {
             seqs.len()
         )),
     })
-}
-
-pub fn outcome_text(outcome: &CallOutcome) -> String {
-    match outcome {
-        CallOutcome::Result { .. } => "a result (executed)".into(),
-        CallOutcome::NotExecuted { error } => {
-            format!("not executed, {} {}", error.code, error.message)
-        }
-        CallOutcome::Executed { error } => {
-            format!("executed with error {} {}", error.code, error.message)
-        }
-        CallOutcome::Unknown { reason } => format!("unknown outcome ({reason})"),
-    }
 }
 
 /// A tool to make refused calls on: a non-mutating one, else (only with

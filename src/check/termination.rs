@@ -13,10 +13,9 @@
 //! bound; tests assert the verdicts only.
 
 use super::args::valid_args;
-use super::finding::Finding;
+use super::finding::{call_text, Finding};
 use super::probe::Probe;
-use super::rules::Rule;
-use super::tool_calls::call_text;
+use super::rule::Rule;
 use anyhow::{Context, Result};
 use serde_json::{json, Value};
 use std::io::{BufReader, Read, Write};

@@ -6,9 +6,9 @@
 //! tool and the exact arguments, and the seed that made them.
 
 use super::args::{invalid_args, valid_args};
-use super::finding::Finding;
-use super::probe::{entry, wait_ended, Probe};
-use super::rules::{outcome_text, Rule, END_VISIBLE};
+use super::finding::{call_text, outcome_text, Finding};
+use super::probe::{entry, wait_ended, Probe, END_VISIBLE};
+use super::rule::Rule;
 use anyhow::Result;
 use serde_json::Value;
 use tickloop_proto::core::codes;
@@ -20,11 +20,6 @@ fn name_and_mutates(tool: &Value) -> (String, bool) {
         tool["name"].as_str().unwrap_or_default().to_string(),
         tool["mutates"].as_bool().unwrap_or(true),
     )
-}
-
-/// `TOOL ARGS`, as a person would replay it with `tickloop call`.
-pub fn call_text(tool: &str, args: &Value) -> String {
-    format!("{tool} {args}")
 }
 
 /// bad_args: every argument object the generator makes that a tool's

@@ -66,8 +66,9 @@ pub fn keys(target: &Target, id: String, keys: Vec<String>, json: bool) -> Resul
     } else {
         let n = value["keys"].as_u64().unwrap_or(0);
         out(&format!(
-            "pressed {n} key{} in {id}\n",
-            if n == 1 { "" } else { "s" }
+            "pressed {n} key{} in {id}{}\n",
+            if n == 1 { "" } else { "s" },
+            crate::text::echo_off_note(&value)
         ));
     }
     Ok(0)

@@ -188,6 +188,10 @@ pub fn entry_summary(
     match &entry.event {
         ActivityEvent::Request(r) => {
             let what = match (r.method.as_str(), &r.tool) {
+                (method, _) if r.echo_off.is_some() => format!(
+                    "{method} {}",
+                    r.echo_off.map(|t| t.what()).unwrap_or_default()
+                ),
                 ("tick/call", Some(tool)) => {
                     let args = r
                         .args
@@ -378,6 +382,9 @@ fn details(entry: &ActivityEntry, offset: UtcOffset) -> Vec<String> {
             lines.push(format!("outcome {}", outcome_text(r)));
             if let Some(error) = &r.error {
                 lines.push(format!("error: {}", escaped(error)));
+            }
+            if let Some(typing) = &r.echo_off {
+                lines.push(typing.said());
             }
             for (name, value) in [("arguments", &r.args), ("result", &r.result)] {
                 if let Some(value) = value {
@@ -757,5 +764,37 @@ pub const APPROVALS_EVERY: Duration = Duration::from_secs(1);
 impl Drop for Fetcher {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tickloop_proto::wire::{ClientKind, EchoOffTyping, RequestActivity};
+
+    /// Typing at a prompt with echo off is shown as how much was typed.
+    #[test]
+    fn typing_with_echo_off_shows_how_much() {
+        let entry = ActivityEntry {
+            n: 3,
+            at: "2026-12-02T07:00:00.000Z".into(),
+            event: ActivityEvent::Request(RequestActivity {
+                client: Some(ClientKind::Cli),
+                method: "input".into(),
+                tool: None,
+                args: None,
+                echo_off: Some(EchoOffTyping::of::<&str>(Some("Hunter2Secret!"), &[])),
+                revision: None,
+                outcome: ActivityOutcome::Ok,
+                error_code: None,
+                error: None,
+                result: None,
+                duration_ms: 1,
+            }),
+        };
+        assert_eq!(
+            entry_text(&entry, UtcOffset::UTC),
+            "07:00:00 CLI     input 14 characters with echo off → ok 1 ms"
+        );
     }
 }

@@ -245,6 +245,7 @@ mod tests {
             tool: tool.into(),
             description: "Add `amount` to the counter; it may be negative.".into(),
             args,
+            echo_off: None,
             revision: if action == HeldAction::Call {
                 "7".into()
             } else {

@@ -24,6 +24,7 @@ use super::teardown::{
     closed, closed_by, end_info, failed_open_screen, keep_activity, keep_last_screen,
     program_exited, Ending, Farewell, CLOSED_BY_USER, TEARDOWN_POLL,
 };
+use super::typing;
 use crate::activity::ActivityLog;
 use crate::shell_integration::Shell;
 use crate::shell_watch::ShellNow;
@@ -288,9 +289,13 @@ impl Instance {
         let protocol = match request {
             LauncherRequest::Status => return self.reply_status(id, &peer),
             LauncherRequest::Screen { history } => return self.reply_screen(id, peer, history),
-            LauncherRequest::Input { text } => return self.type_input(id, &peer, client, text),
+            LauncherRequest::Input { text } => {
+                let asked = (id, &peer, client);
+                return typing::input(&self.term, &mut self.activity, asked, text);
+            }
             LauncherRequest::Keys { text, keys } => {
-                return self.type_keys(id, &peer, client, text, keys)
+                let asked = (id, &peer, client);
+                return typing::keys(&self.term, &mut self.activity, asked, text, keys);
             }
             LauncherRequest::Wait(wait) => return self.wait(id, peer, wait),
             LauncherRequest::Run(run) => return self.run_command(id, peer, client, run),
@@ -374,36 +379,6 @@ impl Instance {
             };
             peer.reply(id, reply);
         });
-    }
-
-    /// `input`: typed on the terminal, as a person would.
-    fn type_input(&mut self, id: u64, peer: &Peer, client: Option<ClientKind>, text: String) {
-        let asked = Asked::new(client, "input").with_args(&json!(text));
-        let bytes = text.into_bytes();
-        let n = bytes.len();
-        let reply = match self.term.input(bytes) {
-            Ok(()) => ClientReply::Ok(json!({"ok": true, "bytes": n})),
-            Err(e) => error(ErrorKind::Internal, &e.to_string()),
-        };
-        answer(&mut self.activity, asked, id, peer, reply);
-    }
-
-    /// `keys`: named keys, encoded for the program's modes.
-    fn type_keys(
-        &mut self,
-        id: u64,
-        peer: &Peer,
-        client: Option<ClientKind>,
-        text: Option<String>,
-        keys: Vec<String>,
-    ) {
-        let args = match &text {
-            Some(text) => json!({"text": text, "keys": keys}),
-            None => json!(keys),
-        };
-        let asked = Asked::new(client, "keys").with_args(&args);
-        let reply = agent_terminal::keys(&self.term, text, &keys);
-        answer(&mut self.activity, asked, id, peer, reply);
     }
 
     /// The shell's integration now, if it has one.
@@ -1070,6 +1045,7 @@ impl Instance {
             generation: generations.map(|g| g.generation()),
             failed: generations.and_then(|g| g.failed().map(str::to_string)),
             restarts: generations.map(|g| g.restarts()),
+            echo_off: self.term.echo_off(),
         }
     }
 

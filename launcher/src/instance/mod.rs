@@ -8,6 +8,8 @@
 //! terminal threads all talk to it through channels.
 //!
 //! * `event_loop`: the loop and the dispatch of requests;
+//! * `typing`: an agent's `input` and `keys`, kept as how much at a prompt
+//!   with echo off;
 //! * `agent_terminal`: keys, waits, `run` and a shell's `read`/`describe`;
 //! * `process`: the Tick's process, its pipes and its exit;
 //! * `session`: its protocol session, and the state taken from it;
@@ -32,6 +34,7 @@ mod session;
 mod start_settle;
 mod status;
 mod teardown;
+mod typing;
 
 pub use report::{ReportFn, RunOutcome};
 pub use start_settle::SHELL_START_SETTLE;

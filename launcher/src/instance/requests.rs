@@ -7,7 +7,7 @@ use crate::socket::Peer;
 use std::collections::HashMap;
 use tickloop_client::clock::now_rfc3339_millis;
 use tickloop_proto::core::{ClientToken, SessionRequest};
-use tickloop_proto::wire::{ActivityOutcome, CallOutcome, ClientKind, ClientReply};
+use tickloop_proto::wire::{ActivityOutcome, CallOutcome, ClientKind, ClientReply, EchoOffTyping};
 use tokio::time::Instant;
 
 /// The requests waiting for the Tick's answer, by the token the session
@@ -82,6 +82,9 @@ pub(super) struct Asked {
     method: &'static str,
     tool: Option<String>,
     args: Option<serde_json::Value>,
+    /// Typing at a prompt with echo off, kept as how much in place of
+    /// `args`.
+    echo_off: Option<EchoOffTyping>,
     revision: Option<String>,
     at: String,
     since: Instant,
@@ -94,6 +97,7 @@ impl Asked {
             method,
             tool: None,
             args: None,
+            echo_off: None,
             revision: None,
             at: now_rfc3339_millis(),
             since: Instant::now(),
@@ -104,6 +108,15 @@ impl Asked {
     pub(super) fn with_args(self, args: &serde_json::Value) -> Asked {
         Asked {
             args: Some(kept(args)),
+            ..self
+        }
+    }
+
+    /// The same, typed at a prompt with echo off: how much, never what.
+    pub(super) fn with_echo_off(self, typing: EchoOffTyping) -> Asked {
+        Asked {
+            args: None,
+            echo_off: Some(typing),
             ..self
         }
     }
@@ -162,6 +175,7 @@ fn record_request(activity: &mut ActivityLog, asked: Asked, reply: &ClientReply)
             method: asked.method.to_string(),
             tool: asked.tool,
             args: asked.args,
+            echo_off: asked.echo_off,
             revision: asked.revision,
             outcome,
             error_code,

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{ClientKind, ConsentDecision};
+use super::{ClientKind, ConsentDecision, EchoOffTyping};
 
 /// What agents and views did with one instance, newest last: the last
 /// [`ActivityRecord::REQUESTS`] requests, the last [`ActivityRecord::UPDATES`]
@@ -98,6 +98,10 @@ pub struct RequestActivity {
     /// JSON (a string ending in `…` when cut); typed input as a string.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub args: Option<Value>,
+    /// `input` and `keys` typed at a prompt with echo off (a password):
+    /// how much was typed, kept in place of `args`, which is then absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub echo_off: Option<EchoOffTyping>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision: Option<String>,
     pub outcome: ActivityOutcome,

@@ -16,6 +16,11 @@ use super::{
     RunRequest, WaitRequest,
 };
 
+/// The longest request line tickhost reads from a client, in bytes (the
+/// line's `\n` aside): 8 MiB, so an `open` carries a whole environment. A
+/// client refuses a longer request itself, before sending anything.
+pub const MAX_CLIENT_LINE: usize = 8 * 1024 * 1024;
+
 /// What a client asks of tickhost. Instance ids are full ids (`hosted:NAME`,
 /// `shell:NAME`); a bare NAME is accepted when it names exactly one instance.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::ClientKind;
+use super::{ClientKind, EchoOffTyping};
 
 /// Whether a person approves an instance's `mutates: true` calls before
 /// they are written to the Tick.
@@ -127,8 +127,14 @@ pub struct HeldCall {
     /// The tool's description, so the person can judge the call.
     pub description: String,
     /// The call's arguments; `{"text": ...}` for input, `{"keys": [...]}`
-    /// for keys, `{"command": ...}` for run, `{}` for close.
+    /// for keys, `{"command": ...}` for run, `{}` for close (and for input
+    /// and keys at a prompt with echo off: see `echo_off`).
     pub args: Value,
+    /// Input or keys at a prompt with echo off (a password): how much
+    /// would be typed, shown and kept in place of the text and keys, which
+    /// `args` then leaves out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub echo_off: Option<EchoOffTyping>,
     /// The catalog revision the call was made for: approval is bound to it
     /// (empty for input and close).
     pub revision: String,
@@ -175,6 +181,18 @@ impl HeldCall {
     /// of the tool's description with the arguments it names put in (`Add 3
     /// (default 1) to the counter?`).
     pub fn plainly(&self) -> String {
+        if let (HeldAction::Input, Some(typing)) = (self.action, &self.echo_off) {
+            // `type 14 characters at a prompt with echo off (a password?)`
+            let asked = typing.asked();
+            let mut chars = asked.chars();
+            let first = chars.next().map(|c| c.to_ascii_uppercase());
+            return format!(
+                "{}{} into {}?",
+                first.map(String::from).unwrap_or_default(),
+                chars.as_str(),
+                self.instance
+            );
+        }
         crate::escape::escaped(&self.plainly_raw())
     }
 
@@ -382,6 +400,10 @@ pub struct ConsentDecision {
     pub instance: String,
     pub tool: String,
     pub args: Value,
+    /// Input or keys at a prompt with echo off: how much, in place of the
+    /// text and keys (see [`HeldCall::echo_off`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub echo_off: Option<EchoOffTyping>,
     pub revision: String,
     /// `approved`, `refused`, `timed_out`, `revision_changed`, `ended`,
     /// `withdrawn` (its caller stopped waiting, or withdrew it), `denied`
@@ -405,6 +427,9 @@ impl ConsentDecision {
     /// Enter`, `close`; past `width` characters cut with how many more
     /// there are.
     pub fn what(&self, width: usize) -> String {
+        if let (HeldAction::Input, Some(typing)) = (self.action, &self.echo_off) {
+            return format!("{} {}", self.tool, typing.what());
+        }
         let raw = match self.action {
             HeldAction::Call => format!("{} {}", self.tool, self.args),
             HeldAction::Input => format!("{} {}", self.tool, typing(&self.tool, &self.args)),
@@ -467,6 +492,7 @@ mod tests {
             tool: tool.into(),
             description: description.into(),
             args,
+            echo_off: None,
             revision: String::new(),
             client: None,
             since: "2026-12-03T08:42:05.000Z".into(),
@@ -620,6 +646,7 @@ mod tests {
             by: "tickhost".into(),
             reason: None,
             host: None,
+            echo_off: None,
         };
         assert_eq!(
             decision("keys", json!({"text": "echo x", "keys": ["C-a", "Enter"]})).what(120),
@@ -633,5 +660,17 @@ mod tests {
         let long = decision("input", json!({"text": "y".repeat(300)})).what(60);
         assert!(long.ends_with(" more characters"), "{long}");
         assert!(long.chars().count() <= 60, "{long}");
+    }
+
+    #[test]
+    fn typing_with_echo_off_is_asked_as_how_much_never_what() {
+        let secret = HeldCall {
+            echo_off: Some(EchoOffTyping::of::<&str>(Some("Hunter2Secret!"), &[])),
+            ..held(HeldAction::Input, "input", "", json!({}))
+        };
+        assert_eq!(
+            secret.plainly(),
+            "Type 14 characters at a prompt with echo off (a password?) into shell:build?"
+        );
     }
 }

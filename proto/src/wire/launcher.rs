@@ -148,6 +148,13 @@ pub struct LauncherStatus {
     /// stopped was started again (at most once a second).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restarts: Option<u64>,
+    /// The program's terminal did not echo what is typed when this status
+    /// was made: a prompt for a password (ECHO off in canonical mode, see
+    /// [`super::EchoOffTyping`]). A `status` request is answered with it
+    /// read at that moment; tickhost asks so before it holds an agent's
+    /// typing, to show and keep that typing as how much, never what.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub echo_off: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -1,8 +1,9 @@
 //! An instance's terminal used by an agent, the same on every hop: keys by
 //! name, waits the launcher is told about ([`WaitRequest`] answered by a
 //! [`WaitReply`]), a command run at a shell's prompt ([`RunRequest`],
-//! [`RunReply`]), and a shell's commands as state ([`ShellState`]), which
-//! `read shell:NAME` returns and deliveries carry.
+//! [`RunReply`]), a shell's commands as state ([`ShellState`]), which
+//! `read shell:NAME` returns and deliveries carry, and typing at a prompt
+//! that does not echo it, kept only as how much ([`EchoOffTyping`]).
 
 #[cfg(doc)]
 use super::{ClientRequest, LauncherRequest};
@@ -225,4 +226,147 @@ pub struct OutputCut {
     pub bytes: u64,
     /// A sentence saying so, for people and agents.
     pub note: String,
+}
+
+/// Typing at a prompt that does not echo it (a password: `read -s`, sudo,
+/// ssh, gpg): the terminal's ECHO is off while its line discipline is in
+/// canonical mode (ICANON), so the text goes to a program reading a line
+/// it does not show. Such typing is kept, shown and answered only as how
+/// much was typed, never as what (`typed 14 characters with echo off`).
+/// (A shell's line editor or a full-screen program turns ECHO off too, in
+/// raw mode, and draws what is typed itself: that typing is visible, and
+/// kept as it is.)
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct EchoOffTyping {
+    /// Characters of text typed.
+    pub characters: u64,
+    /// Keys pressed by name after the text.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub keys: u64,
+    /// Of the characters and keys, how many come after the first that ends
+    /// a line (Enter, CR, LF, C-m, C-j): the prompt has its line by then,
+    /// and they go to whatever reads next.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub after_line_end: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Whether key `name` (a tmux name) ends a line.
+fn ends_line(name: &str) -> bool {
+    use crate::attach::Key;
+    use crate::keys::{KeypadKey, Pressed};
+    match crate::keys::parse(name) {
+        Ok(Pressed::Key { key, mods }) => {
+            key == Key::Enter || (mods.ctrl && matches!(key, Key::Char('m' | 'j' | 'M' | 'J')))
+        }
+        Ok(Pressed::Keypad { key, .. }) => key == KeypadKey::Enter,
+        Err(_) => false,
+    }
+}
+
+impl EchoOffTyping {
+    /// How much `text` and then `keys` (tmux names) type.
+    pub fn of<S: AsRef<str>>(text: Option<&str>, keys: &[S]) -> EchoOffTyping {
+        let text = text.unwrap_or("");
+        let typed = text
+            .chars()
+            .map(|c| matches!(c, '\r' | '\n'))
+            .chain(keys.iter().map(|k| ends_line(k.as_ref())));
+        let after_line_end = typed.skip_while(|ends| !ends).skip(1).count();
+        let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+        EchoOffTyping {
+            characters: count(text.chars().count()),
+            keys: count(keys.len()),
+            after_line_end: count(after_line_end),
+        }
+    }
+
+    /// `14 characters`, `14 characters and 1 key`, `2 keys`.
+    fn amount(&self) -> String {
+        match (self.characters, self.keys) {
+            (c, 0) => plural(c, "character"),
+            (0, k) => plural(k, "key"),
+            (c, k) => format!("{} and {}", plural(c, "character"), plural(k, "key")),
+        }
+    }
+
+    /// How much, for a record's line: `14 characters with echo off`.
+    pub fn what(&self) -> String {
+        format!("{} with echo off", self.amount())
+    }
+
+    /// What was done, as the records keep it: `typed 14 characters with
+    /// echo off`.
+    pub fn said(&self) -> String {
+        format!("typed {}", self.what())
+    }
+
+    /// What would be done, as the person is asked: `type 14 characters at
+    /// a prompt with echo off (a password?)`, saying so when some of it
+    /// would go past the prompt's line.
+    pub fn asked(&self) -> String {
+        let mut text = format!(
+            "type {} at a prompt with echo off (a password?)",
+            self.amount()
+        );
+        if self.after_line_end > 0 {
+            text.push_str(&format!(
+                "; {} of them after its Enter, which go to whatever reads next",
+                self.after_line_end
+            ));
+        }
+        text
+    }
+}
+
+/// `1 key`, `2 keys`.
+fn plural(n: u64, one: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {one}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn echo_off_typing_is_said_as_how_much_never_what() {
+        let password = EchoOffTyping::of::<&str>(Some("Hunter2Secret!"), &[]);
+        assert_eq!(password.said(), "typed 14 characters with echo off");
+        assert_eq!(
+            password.asked(),
+            "type 14 characters at a prompt with echo off (a password?)"
+        );
+        let with_enter = EchoOffTyping::of(Some("Hunter2Secret!"), &["Enter"]);
+        assert_eq!(
+            with_enter,
+            EchoOffTyping {
+                characters: 14,
+                keys: 1,
+                after_line_end: 0
+            }
+        );
+        assert_eq!(
+            with_enter.said(),
+            "typed 14 characters and 1 key with echo off"
+        );
+        // Past the prompt's line: said, since another program reads it.
+        let more = EchoOffTyping::of(Some("pw\rrm -rf x"), &["C-m"]);
+        assert_eq!(more.after_line_end, 9);
+        assert!(more
+            .asked()
+            .ends_with("; 9 of them after its Enter, which go to whatever reads next"));
+        let keys = EchoOffTyping::of(None, &["a", "KPEnter"]);
+        assert_eq!(keys.said(), "typed 2 keys with echo off");
+        assert_eq!(keys.after_line_end, 0);
+        assert!(!serde_json::to_string(&password)
+            .unwrap_or_default()
+            .contains("Hunter"));
+    }
 }

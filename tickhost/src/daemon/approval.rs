@@ -42,7 +42,7 @@ use tickloop_proto::core::codes::{APPROVAL_REFUSED, INVALID_PARAMS, STALE_REVISI
 use tickloop_proto::escape::escaped;
 use tickloop_proto::wire::{
     ApprovalLogEntry, ApprovalPolicy, CallOutcome, CallRequest, Catalog, ClientKind,
-    ConsentDecision, EndInfo, HeldAction, HeldCall, RpcError,
+    ConsentDecision, EchoOffTyping, EndInfo, HeldAction, HeldCall, RpcError,
 };
 use tokio::sync::mpsc;
 
@@ -71,6 +71,9 @@ pub trait ConsentTarget: Sync {
     /// unless a newer one arrived meanwhile); `None` when it could not be
     /// described.
     fn describe(&self) -> impl std::future::Future<Output = Option<Catalog>> + Send;
+    /// Whether its terminal does not echo typing now (a prompt for a
+    /// password, [`EchoOffTyping`]), asked of it at this moment.
+    fn echo_off(&self) -> impl std::future::Future<Output = bool> + Send;
     /// How it ended, if it did.
     fn ended(&self) -> Option<EndInfo>;
     /// Its approval log (one JSON line per decision).
@@ -173,6 +176,7 @@ impl<T: ConsentTarget> Recorder<'_, T> {
             instance: held.instance.clone(),
             tool: held.tool.clone(),
             args: held.args.clone(),
+            echo_off: held.echo_off,
             revision: held.revision.clone(),
             decision: decision.to_string(),
             by: by.to_string(),
@@ -218,7 +222,7 @@ async fn plan(
     if policy == ApprovalPolicy::Auto {
         return Plan::Proceed;
     }
-    let (tool, description, args, revision) = match asked {
+    let (tool, description, mut args, revision) = match asked {
         Asked::Call(call) => {
             let (mutates, description) = match tool_of(target, call).await {
                 Ok(tool) => tool,
@@ -262,6 +266,20 @@ async fn plan(
             String::new(),
         ),
     };
+    // Typing at a prompt with echo off (a password) is asked and kept as
+    // how much, never what.
+    let echo_off = match asked {
+        Asked::Input(text) => Some(EchoOffTyping::of::<&str>(Some(text), &[])),
+        Asked::Keys(text, keys) => Some(EchoOffTyping::of(text, keys)),
+        _ => None,
+    };
+    let echo_off = match echo_off {
+        Some(typing) if target.echo_off().await => {
+            args = json!({});
+            Some(typing)
+        }
+        _ => None,
+    };
     let held = HeldCall {
         action,
         call: approvals.next_call(),
@@ -269,6 +287,7 @@ async fn plan(
         tool,
         description,
         args,
+        echo_off,
         revision,
         client,
         since: now_rfc3339_millis(),

@@ -540,6 +540,22 @@ impl Instance {
     }
 }
 
+impl Instance {
+    /// Whether its terminal does not echo typing now (a password prompt):
+    /// its launcher's status asked for at this moment, else the last one
+    /// it published.
+    pub async fn echo_off_now(&self) -> bool {
+        if let Some(conn) = self.conn() {
+            if let ClientReply::Ok(status) = conn.request(LauncherRequest::Status).await {
+                if let Ok(status) = serde_json::from_value::<LauncherStatus>(status) {
+                    return status.echo_off;
+                }
+            }
+        }
+        self.status().echo_off
+    }
+}
+
 impl Shared {
     /// Asks the Tick of `instance` for its catalog now and keeps it (so
     /// `list` and the gate see its current revision), unless the launcher
@@ -588,6 +604,10 @@ impl ConsentTarget for Consent<'_> {
 
     fn describe(&self) -> impl std::future::Future<Output = Option<Catalog>> + Send {
         self.shared.describe_again(self.instance)
+    }
+
+    fn echo_off(&self) -> impl std::future::Future<Output = bool> + Send {
+        self.instance.echo_off_now()
     }
 
     fn ended(&self) -> Option<EndInfo> {

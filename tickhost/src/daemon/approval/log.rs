@@ -72,6 +72,7 @@ mod tests {
                 instance: "hosted:c".into(),
                 tool: "increment".into(),
                 args: serde_json::json!({"amount": 1}),
+                echo_off: None,
                 revision: "1".into(),
                 decision: decision.into(),
                 by: "tickhost".into(),

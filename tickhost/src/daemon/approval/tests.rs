@@ -5,6 +5,7 @@
 
 use super::*;
 use std::sync::{Arc, Mutex};
+use tickloop_proto::wire::AgentHost;
 use tokio::sync::mpsc;
 
 /// An instance as the gate sees it, with one mutating tool `set` and one
@@ -19,6 +20,8 @@ struct Fake {
     describes: Mutex<usize>,
     log: std::path::PathBuf,
     noted: Mutex<Vec<String>>,
+    /// Whether its terminal echoes typing (false: a password prompt).
+    echo_off: Mutex<bool>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -42,6 +45,7 @@ impl Fake {
             describes: Mutex::default(),
             log,
             noted: Mutex::default(),
+            echo_off: Mutex::default(),
         }
     }
 
@@ -73,6 +77,9 @@ impl ConsentTarget for Fake {
             descriptor: Some(descriptor(&revision)),
             revision: Some(revision),
         }))
+    }
+    fn echo_off(&self) -> impl std::future::Future<Output = bool> + Send {
+        std::future::ready(*lock(&self.echo_off))
     }
     fn ended(&self) -> Option<EndInfo> {
         lock(&self.ended).clone()
@@ -319,6 +326,66 @@ async fn the_persons_own_typing_and_closing_never_wait_an_agents_do() {
         assert_eq!(error.code, APPROVAL_REFUSED);
         assert!(error.message.contains("refused by the person (monitor)"));
     }
+}
+
+/// An agent's typing at a prompt with echo off (a password) is held, asked,
+/// logged and noted as how much it types, never what; the same text with
+/// echo on is shown whole.
+#[tokio::test]
+async fn typing_at_a_prompt_with_echo_off_is_held_as_how_much_never_what() {
+    let scratch = Scratch::new("echo-off");
+    let target = scratch.fake(ApprovalPolicy::Ask, "approvals.jsonl");
+    *lock(&target.echo_off) = true;
+    let approvals = Approvals::new(Duration::from_secs(600), false);
+    let keys = ["Enter".to_string()];
+    for asked in [
+        Asked::Input("Hunter2Secret!"),
+        Asked::Keys(Some("Hunter2Secret!"), &keys),
+    ] {
+        let (progress, mut waiting) = mpsc::channel(1);
+        let mut waits = Box::pin(gate(
+            &approvals,
+            &target,
+            asked,
+            Some(ClientKind::AgentCli(AgentHost::ClaudeCode)),
+            progress,
+        ));
+        let held = until_held(&mut waits, &mut waiting).await;
+        assert_eq!(held.args, json!({}), "{asked:?}");
+        let typing = held.echo_off.expect("kept as how much");
+        assert_eq!(typing.characters, 14);
+        assert!(held.plainly().starts_with("Type 14 characters"));
+        assert!(held
+            .plainly()
+            .contains("at a prompt with echo off (a password?)"));
+        let (_, answered) = tokio::join!(
+            approvals.decide("hosted:fake", &held.call, person(true)),
+            &mut waits
+        );
+        assert_eq!(word(&answered), "approved");
+    }
+    let log = std::fs::read_to_string(&target.log).expect("the approval log");
+    assert!(!log.contains("Hunter2"), "{log}");
+    assert!(log.contains("\"echo_off\":{\"characters\":14"), "{log}");
+
+    *lock(&target.echo_off) = false;
+    let (progress, mut waiting) = mpsc::channel(1);
+    let mut waits = Box::pin(gate(
+        &approvals,
+        &target,
+        Asked::Input("ls\r"),
+        Some(ClientKind::Mcp),
+        progress,
+    ));
+    let held = until_held(&mut waits, &mut waiting).await;
+    assert_eq!(
+        (held.args["text"].as_str(), held.echo_off),
+        (Some("ls\r"), None)
+    );
+    let _ = tokio::join!(
+        approvals.decide("hosted:fake", &held.call, person(false)),
+        &mut waits
+    );
 }
 
 /// A person's approval at the very instant the deadline passes: both are
