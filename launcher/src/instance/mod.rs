@@ -8,7 +8,8 @@
 //! terminal threads all talk to it through channels.
 //!
 //! * `event_loop`: the loop and the dispatch of requests;
-//! * `agent_terminal`: keys, waits, `run` and a shell's `read`/`describe`;
+//! * `agent_terminal`: keys, waits and `run`;
+//! * `shell_side`: a `shell:` program's integration, `describe` and `read`;
 //! * `process`: the Tick's process, its pipes and its exit;
 //! * `session`: its protocol session, and the state taken from it;
 //! * `requests`: requests waiting for the Tick, and their activity;
@@ -29,6 +30,7 @@ mod report;
 mod requests;
 mod screen;
 mod session;
+mod shell_side;
 mod start_settle;
 mod status;
 mod teardown;
