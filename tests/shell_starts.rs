@@ -135,8 +135,11 @@ fn bash_started_every_common_way_runs_with_the_persons_files_and_run_works() {
 }
 
 #[test]
-fn bash_under_set_e_and_set_u_is_not_ended_by_the_integration() {
-    let host = host_with_home(&[(".bashrc", "PS1='eu> '\n")]);
+fn bash_under_set_e_and_set_u_is_not_ended_by_the_integration_nor_leaks_its_prompt_command() {
+    let host = host_with_home(&[(
+        ".bashrc",
+        "PS1='eu> '\nexport PROMPT_COMMAND='echo pc >> ~/pc.log'\n",
+    )]);
     let id = open_shell(&host, "eu", &["bash", "-eu"]);
     // A status the integration hands on at the prompt never ends the shell.
     let (code, _) = run(&host, &id, "! true");
@@ -147,6 +150,15 @@ fn bash_under_set_e_and_set_u_is_not_ended_by_the_integration() {
         out.starts_with("alive ") && out.contains('e') && out.contains('u'),
         "{out}"
     );
+    assert_eq!(
+        last_line(&host, "pc.log"),
+        "pc",
+        "their PROMPT_COMMAND runs"
+    );
+    // Tickloop's PROMPT_COMMAND names a function only this shell has: it is
+    // not passed on to the shells started from it.
+    let (_, out) = run(&host, &id, "printenv PROMPT_COMMAND || echo none");
+    assert_eq!(out, "none\n");
 }
 
 #[test]

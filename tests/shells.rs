@@ -535,13 +535,7 @@ fn marks_from_the_prompt_itself_are_read_the_same_and_integration_turns_off() {
     host.wait_screen("shell:plain", "bash-");
     let described = host.ok(&["describe", "shell:plain"]);
     assert_eq!(described["shell"], Value::Null, "{described}");
-    assert!(
-        described["no_integration"]
-            .as_str()
-            .unwrap_or_default()
-            .starts_with("turned off"),
-        "{described}"
-    );
+    says_turned_off(&described);
     host.run(&["read", "shell:plain"])
         .expect_error(1, "not_a_tick");
     let out = host.run(&["run", "shell:plain", "--", "true"]);
@@ -573,14 +567,13 @@ fn marks_from_the_prompt_itself_are_read_the_same_and_integration_turns_off() {
     std::fs::write(&config, "[shell]\nintegration = false\n").expect("config");
     host.ok(&["open", "--shell", "--name", "off", "--", "bash", "--norc"]);
     host.wait_screen("shell:off", "bash-");
-    let described = host.ok(&["describe", "shell:off"]);
-    assert!(
-        described["no_integration"]
-            .as_str()
-            .unwrap_or_default()
-            .starts_with("turned off"),
-        "{described}"
-    );
+    says_turned_off(&host.ok(&["describe", "shell:off"]));
+}
+
+/// `describe` says the integration was turned off.
+fn says_turned_off(described: &Value) {
+    let why = described["no_integration"].as_str().unwrap_or_default();
+    assert!(why.starts_with("turned off"), "{described}");
 }
 
 #[test]
