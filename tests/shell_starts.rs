@@ -162,6 +162,34 @@ fn bash_under_set_e_and_set_u_is_not_ended_by_the_integration_nor_leaks_its_prom
 }
 
 #[test]
+fn a_prompt_command_that_edits_prompt_command_sees_its_own_and_runs_once_a_prompt() {
+    // As bash-preexec does at the first prompt: PROMPT_COMMAND rewrites
+    // itself, from the value it finds.
+    let host = host_with_home(&[(
+        ".bashrc",
+        "late() { echo late >> ~/late.log; }\ninstall_late() { echo \"saw [$PROMPT_COMMAND]\" >> ~/late.log; PROMPT_COMMAND=\"late; ${PROMPT_COMMAND//install_late/}\"; }\nPROMPT_COMMAND=install_late\n",
+    )]);
+    let id = open_shell(&host, "late", &["bash"]);
+    let lines = || {
+        std::fs::read_to_string(home(&host).join("late.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        lines(),
+        ["saw [install_late]"],
+        "their own value, as bash has it"
+    );
+    for n in 1..=3 {
+        let (code, _) = run(&host, &id, "true");
+        assert_eq!(code, 0);
+        assert_eq!(lines().len(), 1 + n, "once a prompt: {:?}", lines());
+    }
+}
+
+#[test]
 fn zsh_and_fish_started_interactive_or_login_run_with_the_persons_files() {
     let host = host_with_home(&[
         (
