@@ -255,9 +255,17 @@ pub fn list_table(entries: &Value) -> String {
     for e in entries {
         if let Some(end) = e.get("ended").filter(|v| !v.is_null()) {
             out.push_str(&format!(
-                "{}: {}\n",
+                "{}: {}
+",
                 text(&e["id"]),
                 escaped(&text(&end["reason"]))
+            ));
+        } else if let Some(why) = e["no_integration"].as_str() {
+            out.push_str(&format!(
+                "{}: no integration: {}
+",
+                text(&e["id"]),
+                escaped(why)
             ));
         }
     }
@@ -287,6 +295,9 @@ pub fn open_text(v: &Value) -> String {
         text(&v["pid"]),
         text(&v["launcher_pid"]),
     );
+    if let Some(why) = v["no_integration"].as_str() {
+        line.push_str(&format!("no integration: {why}\n"));
+    }
     if v["state"] == "failed" {
         line.push_str(&format!(
             "generation {} failed: {}\nits screen shows why (`tickloop screen {}`); save the file to start it again\n",
@@ -327,6 +338,25 @@ pub fn open_text(v: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn open_and_list_say_why_a_shell_has_no_integration() {
+        let opened = json!({"id":"shell:b","title":"bash","state":"running","kind":null,"revision":null,
+            "pid":5,"launcher_pid":4,"no_integration":"-c runs a command: no interactive shell"});
+        assert!(
+            open_text(&opened)
+                .contains("\nno integration: -c runs a command: no interactive shell\n"),
+            "{}",
+            open_text(&opened)
+        );
+        let listed = json!([{"id":"shell:b","state":"running","owner":"person","ended":null,
+            "no_integration":"sh is a plain shell"}]);
+        assert!(
+            list_table(&listed).ends_with("shell:b: no integration: sh is a plain shell\n"),
+            "{}",
+            list_table(&listed)
+        );
+    }
 
     #[test]
     fn open_says_an_end_during_start_and_a_herdr_pane() {

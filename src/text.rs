@@ -56,18 +56,34 @@ fn arguments(schema: &Value) -> String {
         .join(", ")
 }
 
-/// `describe ID`: what the Tick is, its revision, its tools and how to
-/// call one.
+/// The commands that work with a Tick, as `describe` says them.
+const TICK_COMMANDS: &str =
+    "call, read, watch, screen, input, keys, wait --text/--quiet/--ended, attach, activity, close";
+
+/// `describe ID`: what the instance is (a Tick, a shell with integration,
+/// a plain program) and which commands work with it; a Tick's revision,
+/// its tools and how to call one.
 pub fn describe(id: &str, v: &Value) -> String {
+    let commands = v["commands"]
+        .as_array()
+        .map(|c| c.iter().map(text).collect::<Vec<_>>().join(", "))
+        .unwrap_or_default();
     if v["shell"].is_object() {
         return format!(
-            "{id} — {} ({}, {})\n{}\n",
+            "{id} — {} ({}, {})\n{}\ncommands: {commands}\n",
             text(&v["argv"][0]),
             text(&v["shell"]["shell"]),
             match v["shell"]["kind"].as_str() {
                 Some("injected") => "Tickloop's shell integration",
                 _ => "its prompt's own OSC 133 marks",
             },
+            text(&v["description"])
+        );
+    }
+    if let Some(why) = v["no_integration"].as_str() {
+        return format!(
+            "{id} — {} (a plain program; no integration: {why})\n{}\ncommands: {commands}\n",
+            text(&v["argv"][0]),
             text(&v["description"])
         );
     }
@@ -80,6 +96,7 @@ pub fn describe(id: &str, v: &Value) -> String {
     if let Some(description) = v["description"].as_str().filter(|d| !d.is_empty()) {
         out.push_str(&format!("{description}\n"));
     }
+    out.push_str(&format!("a Tick; commands: {TICK_COMMANDS}\n"));
     let tools = v["tools"].as_array().cloned().unwrap_or_default();
     if tools.is_empty() {
         out.push_str("no tools\n");
@@ -509,6 +526,23 @@ mod tests {
             t.contains("call one: tickloop call hosted:c increment '{...}' --revision 7"),
             "{t}"
         );
+    }
+
+    #[test]
+    fn describe_says_what_each_instance_is_and_what_works_with_it() {
+        let plain = json!({"id":"shell:py","kind":null,"argv":["python3"],"shell":null,
+            "no_integration":"python3 is not bash, zsh or fish",
+            "commands":["screen","input"],"description":"a plain terminal program"});
+        let t = describe("shell:py", &plain);
+        assert!(
+            t.starts_with(
+                "shell:py — python3 (a plain program; no integration: python3 is not bash, zsh or fish)\n"
+            ),
+            "{t}"
+        );
+        assert!(t.contains("\ncommands: screen, input\n"), "{t}");
+        let tick = json!({"title":"Counter","kind":"k","revision":"1","tools":[]});
+        assert!(describe("hosted:c", &tick).contains("a Tick; commands: call, read"));
     }
 
     #[test]

@@ -499,11 +499,20 @@ fn open_shell_hosts_a_plain_program_with_screen_and_input() {
 }
 
 #[test]
-fn describe_read_and_call_on_a_shell_instance_exit_1_not_a_tick() {
+fn read_and_call_on_a_shell_instance_exit_1_not_a_tick_and_describe_says_what_works() {
     let host = Host::new();
     host.ok(&["open", "--shell", "--id", "cat", "--", "cat"]);
-    host.run(&["describe", "shell:cat"])
-        .expect_error(1, "not_a_tick");
+    let described = host.ok(&["describe", "shell:cat"]);
+    assert_eq!(
+        described["no_integration"], "cat is not bash, zsh or fish",
+        "{described}"
+    );
+    assert!(
+        described["commands"]
+            .as_array()
+            .is_some_and(|c| c.contains(&Value::from("keys")) && !c.contains(&Value::from("read"))),
+        "{described}"
+    );
     host.run(&["read", "shell:cat"])
         .expect_error(1, "not_a_tick");
     host.run(&["call", "shell:cat", "x", "{}", "--revision", "1"])

@@ -11,6 +11,7 @@
 mod common;
 mod loop_support;
 
+use common::home::{home, host_with_home};
 use common::tmux::Tmux;
 use common::*;
 use serde_json::Value;
@@ -19,33 +20,6 @@ use tickloop_client::Client;
 use tickloop_proto::wire::{ClientKind, ClientReply, ClientRequest, HeldCall, RunRequest};
 
 const SHELLS: [&str; 3] = ["bash", "zsh", "fish"];
-
-/// A host whose commands (and so the shells it opens) have `HOME` in its
-/// scratch folder, with these files written there first.
-fn host_with_home(files: &[(&str, &str)]) -> Host {
-    let probe = Host::new();
-    let home = probe.scratch().join("home");
-    // zsh asks a new user to set up a .zshrc when there is none.
-    let mut all = vec![(".zshrc", "")];
-    all.extend_from_slice(files);
-    for (path, text) in all {
-        let path = home.join(path);
-        std::fs::create_dir_all(path.parent().expect("a folder")).expect("make the folder");
-        std::fs::write(&path, text).expect("write a person's file");
-    }
-    probe.with_env(vec![
-        ("HOME".into(), home.to_string_lossy().into_owned()),
-        // Tickloop's own settings stay where they were.
-        (
-            "XDG_CONFIG_HOME".into(),
-            home.join(".config").to_string_lossy().into_owned(),
-        ),
-    ])
-}
-
-fn home(host: &Host) -> std::path::PathBuf {
-    host.scratch().join("home")
-}
 
 /// Opens `program ARGS` as `shell:NAME` and waits for its first prompt.
 fn open_shell(host: &Host, name: &str, program: &[&str]) -> String {
@@ -559,7 +533,10 @@ fn marks_from_the_prompt_itself_are_read_the_same_and_integration_turns_off() {
         "--norc",
     ]);
     host.wait_screen("shell:plain", "bash-");
-    host.run(&["describe", "shell:plain"])
+    let described = host.ok(&["describe", "shell:plain"]);
+    assert_eq!(described["shell"], Value::Null, "{described}");
+    says_turned_off(&described);
+    host.run(&["read", "shell:plain"])
         .expect_error(1, "not_a_tick");
     let out = host.run(&["run", "shell:plain", "--", "true"]);
     out.expect_error(125, "not_a_tick");
@@ -576,8 +553,8 @@ fn marks_from_the_prompt_itself_are_read_the_same_and_integration_turns_off() {
     host.ok(&["input", "shell:plain", OWN_MARKS]);
     host.ok(&["keys", "shell:plain", "Enter"]);
     let described = wait_for("the shell's own marks to be seen", || {
-        let out = host.run(&["describe", "shell:plain"]);
-        (out.code == 0).then(|| out.json())
+        let described = host.ok(&["describe", "shell:plain"]);
+        described["shell"].is_object().then_some(described)
     });
     assert_eq!(described["shell"]["kind"], "marks");
     let (code, v, _) = run(&host, "shell:plain", "echo own-marks");
@@ -590,8 +567,13 @@ fn marks_from_the_prompt_itself_are_read_the_same_and_integration_turns_off() {
     std::fs::write(&config, "[shell]\nintegration = false\n").expect("config");
     host.ok(&["open", "--shell", "--name", "off", "--", "bash", "--norc"]);
     host.wait_screen("shell:off", "bash-");
-    host.run(&["describe", "shell:off"])
-        .expect_error(1, "not_a_tick");
+    says_turned_off(&host.ok(&["describe", "shell:off"]));
+}
+
+/// `describe` says the integration was turned off.
+fn says_turned_off(described: &Value) {
+    let why = described["no_integration"].as_str().unwrap_or_default();
+    assert!(why.starts_with("turned off"), "{described}");
 }
 
 #[test]

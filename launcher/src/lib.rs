@@ -44,6 +44,7 @@ macro_rules! eprintln {
 pub mod activity;
 pub mod artifact;
 pub mod emulator;
+pub mod foreground;
 pub mod history;
 pub mod instance;
 pub mod published;

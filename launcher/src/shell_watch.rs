@@ -89,6 +89,9 @@ pub enum ShellMsg {
 pub struct Run {
     pub bytes: Vec<u8>,
     pub first_prompt: bool,
+    /// The integration's file that marks the command as an agent's (run
+    /// with no pager): written with a new number just before it is typed.
+    pub marker: Option<std::path::PathBuf>,
     /// When the prompt's state refuses the command while input typed
     /// before it is unanswered (`keys C-u`, then `run`), say
     /// [`NotTyped::Unanswered`], so that the caller asks again once the
@@ -136,6 +139,8 @@ pub struct ShellWatch {
     /// The input written before the last output was read in which the
     /// shell took a line or began a prompt: it has answered that much.
     marked_input: u64,
+    /// `run`s typed: each marks its command with the next number.
+    runs_typed: u64,
 }
 
 /// What the emulator thread hands the watch: the screen's lines, asked
@@ -170,6 +175,7 @@ impl ShellWatch {
             published,
             clock,
             marked_input: 0,
+            runs_typed: 0,
         }
     }
 
@@ -341,6 +347,14 @@ impl ShellWatch {
             return;
         }
         let n = self.reader.next_command();
+        self.runs_typed += 1;
+        if let Some(marker) = &run.marker {
+            // Without it the command runs all the same, with the person's
+            // pagers.
+            if let Err(e) = crate::shell_integration::mark_run(marker, self.runs_typed) {
+                eprintln!("launcher: cannot mark the run in {}: {e}", marker.display());
+            }
+        }
         let mut input = Vec::new();
         if term.bracketed_paste() {
             input.extend(b"\x1b[200~");
@@ -496,6 +510,7 @@ mod tests {
         let msg = ShellMsg::Run(Run {
             bytes: command.as_bytes().to_vec(),
             first_prompt,
+            marker: None,
             wait_for_answer,
             typed,
             ended,
@@ -692,6 +707,49 @@ mod tests {
         // Bracketed paste: the text is never taken for editing keys, and an
         // ESC in it cannot end the paste.
         assert_eq!(screen.typed, b"\x1b[200~echo hi\x1b[201~\r");
+    }
+
+    #[test]
+    fn each_run_typed_marks_its_command_with_a_new_number_and_a_refused_one_none() {
+        let dir = tempfile::tempdir().expect("dir");
+        // The folder is made again when it was removed.
+        let marker = dir.path().join("gone/agent-run");
+        let marked = |command: &str| {
+            let (typed, typed_rx) = oneshot::channel();
+            let (ended, ended_rx) = oneshot::channel();
+            let msg = ShellMsg::Run(Run {
+                bytes: command.as_bytes().to_vec(),
+                first_prompt: false,
+                marker: Some(marker.clone()),
+                wait_for_answer: false,
+                typed,
+                ended,
+            });
+            (msg, typed_rx, ended_rx)
+        };
+        let (mut w, _published) = watch();
+        let mut screen = Screen::default();
+        // Not at a prompt: refused, and nothing marked.
+        let (msg, mut typed, _ended) = marked("true");
+        w.ask(msg, &mut screen);
+        assert!(matches!(typed.try_recv(), Ok(Err(NotTyped::NoIntegration))));
+        assert!(!marker.exists(), "a refused run marks nothing");
+        w.output(PROMPT, screen.written(), &mut screen);
+        let (msg, mut typed, _ended) = marked("git log");
+        w.ask(msg, &mut screen);
+        assert_eq!(typed.try_recv().ok(), Some(Ok(1)));
+        let first = std::fs::read_to_string(&marker).expect("marked");
+        w.output(
+            b"git log\r\n\x1b]133;C\x07\x1b]133;D;0\x07",
+            screen.written(),
+            &mut screen,
+        );
+        w.output(PROMPT, screen.written(), &mut screen);
+        let (msg, mut typed, _ended) = marked("man ls");
+        w.ask(msg, &mut screen);
+        assert_eq!(typed.try_recv().ok(), Some(Ok(2)));
+        let second = std::fs::read_to_string(&marker).expect("marked again");
+        assert_eq!((first.as_str(), second.as_str()), ("1\n", "2\n"));
     }
 
     #[test]

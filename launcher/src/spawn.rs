@@ -10,6 +10,7 @@
 //! integration ([`crate::shell_integration`]): its arguments and a few
 //! variables change, as that module says.
 
+use crate::shell_integration::Integration;
 use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -50,8 +51,9 @@ pub struct Spawned {
     pub pid: u32,
     /// argv with argv[0] resolved to an absolute path.
     pub argv: Vec<String>,
-    /// The shell whose integration was injected (`shell:` bash, zsh, fish).
-    pub integration: Option<crate::shell_integration::Shell>,
+    /// A `shell:` program's integration: the shell it was injected into
+    /// (bash, zsh, fish), or why it started without (`None` for a Tick).
+    pub integration: Option<Result<crate::shell_integration::Shell, String>>,
 }
 
 /// Resolve `program` the way `execvp` would, but with the spec's PATH and cwd.
@@ -121,11 +123,14 @@ pub fn spawn(spec: &LaunchSpec, tty: &Path) -> Result<Spawned, SpawnError> {
     };
 
     let folder = crate::shell_integration::folder(&spec.socket);
-    let integration = crate::shell_integration::prepare(spec, &folder);
-    let args = integration
-        .as_ref()
-        .map_or(&spec.program.argv[1..], |i| i.args.as_slice());
-    let extra_env = integration.as_ref().map_or(&[][..], |i| i.env.as_slice());
+    let integration = (spec.program.shell && spec.program.artifact.is_none())
+        .then(|| crate::shell_integration::prepare(spec, &folder));
+    let injected = match &integration {
+        Some(Integration::Injected(prepared)) => Some(prepared),
+        _ => None,
+    };
+    let args = injected.map_or(&spec.program.argv[1..], |i| i.args.as_slice());
+    let extra_env = injected.map_or(&[][..], |i| i.env.as_slice());
     let mut cmd = tokio::process::Command::new(&program);
     cmd.arg0(OsStr::new(&program_str))
         .args(args)
@@ -154,7 +159,7 @@ pub fn spawn(spec: &LaunchSpec, tty: &Path) -> Result<Spawned, SpawnError> {
         cmd.pre_exec(child_setup);
     }
     let child = cmd.spawn().map_err(|source| {
-        if integration.is_some() {
+        if injected.is_some() {
             let _ = std::fs::remove_dir_all(&folder);
         }
         SpawnError::Spawn {
@@ -172,7 +177,10 @@ pub fn spawn(spec: &LaunchSpec, tty: &Path) -> Result<Spawned, SpawnError> {
         child,
         pid,
         argv,
-        integration: integration.map(|i| i.shell),
+        integration: integration.map(|i| match i {
+            Integration::Injected(prepared) => Ok(prepared.shell),
+            Integration::None(why) => Err(why),
+        }),
     })
 }
 

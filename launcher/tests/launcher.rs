@@ -351,13 +351,25 @@ fn shell_program_has_a_screen_and_input_but_no_protocol() {
     assert!(status.revision.is_none() && catalog.is_none());
     let mut host = Host::connect(&launched.socket);
     host.wait_screen("shell says hi");
+    // A plain sh: `describe` says what it is and what works with it.
     match host.ask(LauncherRequest::Describe) {
+        ClientReply::Ok(described) => {
+            assert_eq!(described["shell"], serde_json::Value::Null);
+            assert_eq!(
+                described["no_integration"],
+                "sh is a plain shell; Tickloop's integration is for bash, zsh and fish"
+            );
+            assert_eq!(described["commands"][0], "screen", "{described}");
+        }
+        other => panic!("expected a description, got {other:?}"),
+    }
+    // `read` needs integration: what works instead is named, and why.
+    match host.ask(LauncherRequest::Read) {
         ClientReply::Error(e) => {
             assert_eq!(e.kind, ErrorKind::NotATick);
-            // A plain sh has no integration: what works instead is named.
             assert!(
                 e.message
-                    .starts_with("shell:sh (sh) has no shell integration")
+                    .starts_with("shell:sh (sh) has no shell integration (sh is a plain shell")
                     && e.message.contains("`screen`, `input`"),
                 "{}",
                 e.message

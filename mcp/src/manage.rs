@@ -462,8 +462,15 @@ fn wait_summary(instance: &str, answer: &WaitReply) -> String {
 fn run_summary(instance: &str, ran: &RunReply) -> String {
     let command = &ran.command;
     let status = if ran.timed_out {
+        let held = ran.foreground.as_ref().map_or_else(String::new, |f| {
+            if f.keys.is_empty() {
+                format!("; {} (TickManage screen shows it)", f.says())
+            } else {
+                format!("; {} (TickManage input with keys {:?})", f.says(), f.keys)
+            }
+        });
         format!(
-            "STILL RUNNING at the timeout (it was not stopped; TickManage wait with prompt: true waits for its end) in {instance}"
+            "STILL RUNNING at the timeout (it was not stopped; TickManage wait with prompt: true waits for its end) in {instance}{held}"
         )
     } else {
         match command.exit {

@@ -173,6 +173,9 @@ fn run_command(target: &Target, args: RunArgs, json: bool) -> Result<i32> {
             limit.as_secs_f64(),
             args.id
         );
+        if let Some(foreground) = &ran.foreground {
+            eprintln!("tickloop: {}", foreground_text(&args.id, foreground));
+        }
         return Ok(TIMED_OUT);
     }
     match ran.command.exit {
@@ -184,5 +187,19 @@ fn run_command(target: &Target, args: RunArgs, json: bool) -> Result<i32> {
             );
             Ok(1)
         }
+    }
+}
+
+/// What holds the terminal after a `run`'s timeout, with the command that
+/// leaves it.
+fn foreground_text(id: &str, foreground: &tickloop_proto::wire::Foreground) -> String {
+    if foreground.keys.is_empty() {
+        format!("{}: `tickloop screen {id}` shows it", foreground.says())
+    } else {
+        format!(
+            "{}: `tickloop keys {id} {}`",
+            foreground.says(),
+            foreground.keys.join(" ")
+        )
     }
 }

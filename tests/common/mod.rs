@@ -12,6 +12,7 @@
 //! sleep is used as synchronization and no test asserts on wall-clock time.
 #![allow(dead_code)]
 
+pub mod home;
 pub mod optional;
 pub mod python_sdk;
 pub mod script_term;

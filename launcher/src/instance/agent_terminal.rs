@@ -1,23 +1,23 @@
 //! What an agent does with the program's terminal beyond typing text:
 //! keys by name, waits (for text in the output, quiet, the shell's prompt,
 //! the end), `run` (a command typed at the shell's prompt and waited for),
-//! and a shell's state for `read` and `describe`.
+//! with what holds the terminal when it outlives its timeout.
 //!
 //! Waits and runs are tasks of their own that answer their request
 //! directly; the output they wait for is watched on the emulator thread
 //! ([`crate::shell_watch`]), the end by the instance loop ([`EndWaits`]).
 //! Nothing is polled.
 
-use crate::shell_watch::{NotTyped, Run, ShellMsg, ShellNow, Waited};
+use crate::shell_watch::{NotTyped, Run, ShellMsg, Waited};
 use crate::socket::{error, Peer};
 use crate::terminal::TerminalHandle;
 use serde_json::{json, Value};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tickloop_proto::wire::{
-    ClientReply, EndInfo, ErrorKind, IntegrationKind, RunReply, RunRequest, ShellIntegration,
-    WaitReply, WaitRequest,
+    ClientReply, EndInfo, ErrorKind, Foreground, RunReply, RunRequest, WaitReply, WaitRequest,
 };
 use tokio::sync::oneshot;
 use tokio::time::Instant;
@@ -43,68 +43,6 @@ pub(super) fn keys(term: &TerminalHandle, text: Option<String>, names: &[String]
         Ok(bytes) => ClientReply::Ok(json!({"ok": true, "keys": names.len(), "bytes": bytes})),
         Err(e) => error(ErrorKind::Internal, &e.to_string()),
     }
-}
-
-/// The instance's shell integration, when it has one: injected at its
-/// start, or marks its prompt emits itself.
-pub(super) fn integration(
-    injected: Option<&str>,
-    program: Option<&str>,
-    now: &ShellNow,
-) -> Option<ShellIntegration> {
-    match injected {
-        Some(shell) => Some(ShellIntegration {
-            shell: shell.to_string(),
-            kind: IntegrationKind::Injected,
-            active: now.marked,
-        }),
-        None if now.marked => Some(ShellIntegration {
-            shell: program
-                .and_then(|p| std::path::Path::new(p).file_name())
-                .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
-            kind: IntegrationKind::Marks,
-            active: true,
-        }),
-        None => None,
-    }
-}
-
-/// Why `instance` (a `shell:` program without integration) cannot do
-/// `what`.
-pub(super) fn no_integration(instance: &str, program: &str, what: &str) -> ClientReply {
-    error(
-        ErrorKind::NotATick,
-        &format!(
-            "{instance} ({program}) has no shell integration: {what} needs a bash, zsh or fish opened without --no-integration, or a prompt that emits OSC 133 marks; `screen`, `input`, `keys` and `wait --text/--quiet/--ended` work with it"
-        ),
-    )
-}
-
-/// `read` of a shell: its state, as a Tick's read answers.
-pub(super) fn read(now: &ShellNow) -> ClientReply {
-    ClientReply::Ok(json!({
-        "seq": now.updates,
-        "data": now.state,
-        "at": now.at,
-    }))
-}
-
-/// `describe` of a shell: what it runs and how its commands are known.
-pub(super) fn describe(instance: &str, argv: &[String], shell: &ShellIntegration) -> ClientReply {
-    ClientReply::Ok(json!({
-        "id": instance,
-        "kind": null,
-        "argv": argv,
-        "shell": shell,
-        "description": format!(
-            "a {} shell with {}: `read` gives its working directory, whether it is at its prompt, the running command and the last commands with their status and output; `run`, `wait --prompt`, `keys` and `watch` work with it",
-            shell.shell,
-            match shell.kind {
-                IntegrationKind::Injected => "Tickloop's shell integration",
-                IntegrationKind::Marks => "OSC 133 marks from its own prompt",
-            }
-        ),
-    }))
 }
 
 /// How long ago `started` was, in ms.
@@ -384,31 +322,42 @@ impl EndWaits {
     }
 }
 
+/// Where a `run` is typed: the instance, its shell's process, and what its
+/// integration offers.
+pub(super) struct RunIn {
+    pub instance: String,
+    /// The shell's pid: what holds its terminal at a timeout is asked
+    /// of its `/proc` entry.
+    pub shell_pid: u32,
+    /// The integration was injected: a shell that has not shown its first
+    /// prompt yet is waited for.
+    pub first_prompt: bool,
+    /// The file that marks the command as an agent's, for the
+    /// integration to run it with no pager.
+    pub marker: Option<PathBuf>,
+}
+
 /// Starts `run` of request `id`: the command typed at the prompt on the
 /// emulator thread (or refused there, nothing typed), then its end or the
 /// timeout (the command keeps running). `done` gets the reply too, for
 /// the activity record.
 pub(super) fn start_run(
     term: Arc<TerminalHandle>,
-    instance: String,
-    (run, first_prompt): (RunRequest, bool),
+    at: RunIn,
+    run: RunRequest,
     id: u64,
     peer: Peer,
     done: impl FnOnce(ClientReply) + Send + 'static,
 ) {
     tokio::spawn(async move {
-        let reply = run_to_end(&term, &instance, run, first_prompt).await;
+        let reply = run_to_end(&term, &at, run).await;
         peer.reply(id, reply.clone());
         done(reply);
     });
 }
 
-async fn run_to_end(
-    term: &TerminalHandle,
-    instance: &str,
-    run: RunRequest,
-    first_prompt: bool,
-) -> ClientReply {
+async fn run_to_end(term: &TerminalHandle, at: &RunIn, run: RunRequest) -> ClientReply {
+    let instance = at.instance.as_str();
     let started = Instant::now();
     let timeout = Duration::from_millis(run.timeout_ms);
     let answer_until = started + ANSWER_LIMIT.min(timeout);
@@ -419,7 +368,8 @@ async fn run_to_end(
         let (ended_tx, ended_rx) = oneshot::channel();
         let msg = ShellMsg::Run(Run {
             bytes: run.command.clone().into_bytes(),
-            first_prompt,
+            first_prompt: at.first_prompt,
+            marker: at.marker.clone(),
             wait_for_answer: answering && Instant::now() < answer_until,
             typed: typed_tx,
             ended: ended_tx,
@@ -455,6 +405,7 @@ async fn run_to_end(
                 timed_out: false,
                 command,
                 cwd: got.cwd,
+                foreground: None,
             }),
             None => error(ErrorKind::Internal, "the command's end came without it"),
         },
@@ -469,11 +420,13 @@ async fn run_to_end(
             } else {
                 None
             };
+            let alt_screen = term.view_snapshot(0).await.is_some_and(|s| s.alt_screen);
             match command {
                 Some(command) => reply_of(&RunReply {
                     timed_out: true,
                     command,
                     cwd: None,
+                    foreground: foreground(at.shell_pid, alt_screen).await,
                 }),
                 None => error(
                     ErrorKind::Internal,
@@ -485,6 +438,15 @@ async fn run_to_end(
             }
         }
     }
+}
+
+/// What holds the terminal of the shell `shell_pid` (`/proc` read off the
+/// runtime's threads).
+async fn foreground(shell_pid: u32, alt_screen: bool) -> Option<Foreground> {
+    tokio::task::spawn_blocking(move || crate::foreground::holding(shell_pid, alt_screen))
+        .await
+        .ok()
+        .flatten()
 }
 
 /// Waits for the screen's next change and then for [`ANSWER_QUIET`]

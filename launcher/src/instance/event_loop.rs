@@ -18,6 +18,7 @@ use super::report::{ReportFn, RunOutcome};
 use super::requests::{answer, record, Asked, Waiting};
 use super::screen::{history_limit, screen_reply};
 use super::session::{spec_limits, TickSession};
+use super::shell_side::ShellSide;
 use super::start_settle::StartSettle;
 use super::status::Publisher;
 use super::teardown::{
@@ -26,8 +27,6 @@ use super::teardown::{
 };
 use super::typing;
 use crate::activity::ActivityLog;
-use crate::shell_integration::Shell;
-use crate::shell_watch::ShellNow;
 use crate::socket::{self, error, Incoming, Peer, ServeContext};
 use crate::spawn::{spawn, Spawned};
 use crate::terminal::TerminalHandle;
@@ -83,10 +82,8 @@ pub(super) struct Instance {
     record_writer: Option<std::thread::JoinHandle<()>>,
     /// Until a Tick first speaks the protocol: the signs that it is none.
     probe: Probe,
-    /// The shell whose integration was injected at its start.
-    integration: Option<Shell>,
-    /// The shell's state read from the output (see [`crate::shell_watch`]).
-    shell_rx: watch::Receiver<Arc<ShellNow>>,
+    /// A `shell:` program's integration and state.
+    shell: ShellSide,
     /// `wait --ended` requests, answered at the end.
     end_waits: EndWaits,
     /// `run`s that ended, for the activity record.
@@ -116,7 +113,7 @@ impl Instance {
         generations: Option<Generations>,
         record_writer: Option<std::thread::JoinHandle<()>>,
     ) -> Instance {
-        let integration = spawned.integration;
+        let started_shell = spawned.integration.clone();
         let tick = TickProcess::start(spawned);
         let session = TickSession::new(&spec);
         let probe = Probe::new(!spec.program.shell && spec.program.artifact.is_none());
@@ -129,7 +126,11 @@ impl Instance {
         let views = ViewHub::start(term.clone());
         let title_rx = term.subscribe_title();
         let changes_rx = term.subscribe_changes();
-        let shell_rx = term.subscribe_shell();
+        let shell = ShellSide::new(
+            started_shell,
+            crate::shell_integration::folder(&spec.socket),
+            term.subscribe_shell(),
+        );
         let (ran_tx, ran_rx) = mpsc::unbounded_channel();
         let (rebinds_tx, rebinds_rx) = mpsc::channel(1);
         let home = Home::new(&spec.socket, rebinds_tx);
@@ -155,8 +156,7 @@ impl Instance {
             generations,
             record_writer,
             probe,
-            integration,
-            shell_rx,
+            shell,
             end_waits: EndWaits::default(),
             ran_tx,
             ran_rx,
@@ -235,7 +235,7 @@ impl Instance {
                 _ = tokio::time::sleep(TEARDOWN_POLL), if self.ending.is_some() => {}
                 Ok(()) = self.views_rx.changed() => self.on_views(),
                 Ok(()) = self.title_rx.changed() => self.publisher.mark_dirty(),
-                Ok(()) = self.shell_rx.changed() => self.publisher.mark_dirty(),
+                Ok(()) = self.shell.rx.changed() => self.publisher.mark_dirty(),
                 Some((asked, reply)) = self.ran_rx.recv() => {
                     record(&mut self.activity, asked, &reply);
                 }
@@ -386,11 +386,8 @@ impl Instance {
         if !self.spec.program.shell {
             return None;
         }
-        agent_terminal::integration(
-            self.integration.map(Shell::name),
-            self.spec.program.argv.first().map(String::as_str),
-            &self.shell_rx.borrow(),
-        )
+        self.shell
+            .integration(self.spec.program.argv.first().map(String::as_str))
     }
 
     /// Why a shell without integration cannot do `what`.
@@ -401,19 +398,19 @@ impl Instance {
             .argv
             .first()
             .map_or("the program", String::as_str);
-        agent_terminal::no_integration(&self.spec.instance, program, what)
+        self.shell.refusal(&self.spec.instance, program, what)
     }
 
-    /// `describe` and `read` of a `shell:` instance: its integration and its
-    /// state, when it has integration.
+    /// `describe` and `read` of a `shell:` instance: what it is and what
+    /// works with it; its state, when it has integration.
     fn shell_asked(&mut self, id: u64, peer: &Peer, client: Option<ClientKind>, read: bool) {
         let asked = Asked::new(client, if read { "read" } else { "describe" });
         let reply = match self.shell_integration() {
-            Some(_) if read => agent_terminal::read(&self.shell_rx.borrow()),
-            Some(shell) => {
-                agent_terminal::describe(&self.spec.instance, &self.spec.program.argv, &shell)
-            }
-            None => self.no_integration(if read { "`read`" } else { "`describe`" }),
+            Some(_) if read => self.shell.read(),
+            None if read => self.no_integration("`read`"),
+            _ => self
+                .shell
+                .describe(&self.spec.instance, &self.spec.program.argv),
         };
         answer(&mut self.activity, asked, id, peer, reply);
     }
@@ -423,7 +420,7 @@ impl Instance {
         if let Some(problem) = wait.problem() {
             return peer.reply(id, error(ErrorKind::BadRequest, &problem));
         }
-        if wait.prompt && self.integration.is_none() && !self.shell_rx.borrow().marked {
+        if wait.prompt && self.shell.injected().is_none() && !self.shell.rx.borrow().marked {
             return peer.reply(id, self.no_integration("`wait --prompt`"));
         }
         agent_terminal::start_wait(self.term.clone(), wait, id, peer, &mut self.end_waits);
@@ -436,21 +433,20 @@ impl Instance {
             let reply = error(ErrorKind::BadRequest, &problem);
             return answer(&mut self.activity, asked, id, &peer, reply);
         }
-        if self.shell_integration().is_none() && self.integration.is_none() {
+        if self.shell_integration().is_none() {
             let reply = self.no_integration("`run`");
             return answer(&mut self.activity, asked, id, &peer, reply);
         }
         let ran = self.ran_tx.clone();
-        agent_terminal::start_run(
-            self.term.clone(),
-            self.spec.instance.clone(),
-            (run, self.integration.is_some()),
-            id,
-            peer,
-            move |reply| {
-                let _ = ran.send((asked, reply));
-            },
-        );
+        let at = agent_terminal::RunIn {
+            instance: self.spec.instance.clone(),
+            shell_pid: self.tick.pid(),
+            first_prompt: self.shell.injected().is_some(),
+            marker: self.shell.run_file(),
+        };
+        agent_terminal::start_run(self.term.clone(), at, run, id, peer, move |reply| {
+            let _ = ran.send((asked, reply));
+        });
     }
 
     /// `activity`: the record, from after entry `after`.
@@ -918,8 +914,8 @@ impl Instance {
             settled.map(|s| s.lines).unwrap_or_default()
         };
         self.end_waits.ended(&info, &last_screen);
-        if self.integration.is_some() {
-            let _ = std::fs::remove_dir_all(crate::shell_integration::folder(&self.spec.socket));
+        if let Some(folder) = self.shell.folder() {
+            let _ = std::fs::remove_dir_all(folder);
         }
         // The screen is settled: every recording has all the output.
         self.term.recorder().end(&info.reason);
@@ -1003,7 +999,7 @@ impl Instance {
     fn status(&self) -> LauncherStatus {
         let generations = self.generations.as_ref();
         let shell = self.shell_integration();
-        let shell_now = self.shell_rx.borrow().clone();
+        let shell_now = self.shell.rx.borrow().clone();
         LauncherStatus {
             instance: self.spec.instance.clone(),
             launcher_pid: std::process::id(),
@@ -1042,6 +1038,7 @@ impl Instance {
             agent_input: self.spec.program.agent_input,
             agent_close: self.spec.program.agent_close,
             shell,
+            no_integration: self.shell.no_integration(),
             generation: generations.map(|g| g.generation()),
             failed: generations.and_then(|g| g.failed().map(str::to_string)),
             restarts: generations.map(|g| g.restarts()),

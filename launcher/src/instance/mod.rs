@@ -10,7 +10,8 @@
 //! * `event_loop`: the loop and the dispatch of requests;
 //! * `typing`: an agent's `input` and `keys`, kept as how much at a prompt
 //!   with echo off;
-//! * `agent_terminal`: keys, waits, `run` and a shell's `read`/`describe`;
+//! * `agent_terminal`: keys, waits and `run`;
+//! * `shell_side`: a `shell:` program's integration, `describe` and `read`;
 //! * `process`: the Tick's process, its pipes and its exit;
 //! * `session`: its protocol session, and the state taken from it;
 //! * `requests`: requests waiting for the Tick, and their activity;
@@ -31,6 +32,7 @@ mod report;
 mod requests;
 mod screen;
 mod session;
+mod shell_side;
 mod start_settle;
 mod status;
 mod teardown;

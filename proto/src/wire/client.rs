@@ -327,6 +327,10 @@ pub struct ListEntry {
     /// gives its commands, and `run` and `watch` work with it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shell: Option<super::ShellIntegration>,
+    /// `shell:` only, while it has no shell integration: why, in words
+    /// that follow "no integration: ".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_integration: Option<String>,
 }
 
 /// The answer to `open`.
@@ -356,6 +360,10 @@ pub struct OpenReply {
     pub ended: Option<EndInfo>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screen: Option<Vec<String>>,
+    /// `shell:` only, when it started without shell integration: why, in
+    /// words that follow "no integration: ".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_integration: Option<String>,
 }
 
 /// How an instance ended, for `list`, `watch` and the Monitor.

@@ -136,6 +136,11 @@ pub struct LauncherStatus {
     /// or marks its prompt emits itself).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shell: Option<ShellIntegration>,
+    /// `shell:` only, while it has no shell integration: why, in words
+    /// that follow "no integration: " (`python3 is not bash, zsh or fish`,
+    /// `-c runs a command: no interactive shell`, `turned off (...)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_integration: Option<String>,
     /// `artifact:` only: which version of the file runs, from 1, one more
     /// at each reload.
     #[serde(default, skip_serializing_if = "Option::is_none")]

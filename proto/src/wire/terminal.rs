@@ -148,6 +148,53 @@ pub struct RunReply {
     /// The shell's working directory after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
+    /// After a timeout: the program that holds the terminal, when it is a
+    /// pager or a full-screen program waiting for keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub foreground: Option<Foreground>,
+}
+
+/// A program that holds a shell's terminal waiting for keys, and how to
+/// leave it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Foreground {
+    /// Its name (`less`, `vim`), as the system lists its process.
+    pub program: String,
+    pub kind: ForegroundKind,
+    /// Keys by name (as `keys` takes them) that leave it; empty when not
+    /// known.
+    pub keys: Vec<String>,
+}
+
+/// What kind of program holds the terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ForegroundKind {
+    /// A pager (`less`, `more`) showing the command's output.
+    Pager,
+    /// A program that draws the whole screen (`vim`, `top`), or that
+    /// switched to the alternate screen.
+    FullScreen,
+}
+
+impl Foreground {
+    /// What holds the terminal, and the keys that leave it, in words
+    /// (each front end adds its own command to press them).
+    pub fn says(&self) -> String {
+        let what = match self.kind {
+            ForegroundKind::Pager => "a pager",
+            ForegroundKind::FullScreen => "a full-screen program",
+        };
+        let keys = if self.keys.is_empty() {
+            "its own keys leave it (look at its screen)".to_string()
+        } else {
+            format!("the keys {} leave it", self.keys.join(" "))
+        };
+        format!(
+            "{} ({what}) holds the terminal, waiting for keys; {keys}",
+            self.program
+        )
+    }
 }
 
 /// How a shell instance's commands are known.

@@ -549,5 +549,6 @@ pub fn open_reply(instance: &Instance, status: &LauncherStatus) -> OpenReply {
         cwd: (instance.kind == InstanceKind::Artifact).then(|| status.cwd.clone()),
         ended: None,
         screen: None,
+        no_integration: status.no_integration.clone(),
     }
 }

@@ -839,6 +839,7 @@ fn list_entry(instance: &Instance) -> ListEntry {
         approvals_waiting: 0,
         approval_tools: Vec::new(),
         shell: status.shell.clone(),
+        no_integration: status.no_integration.clone(),
     }
 }
 
