@@ -69,7 +69,9 @@ impl Monitor {
         match key.key {
             KeyCode::Char('y' | 'Y') if plain => self.decide(held, true),
             KeyCode::Char('n' | 'N') if plain => self.decide(held, false),
-            KeyCode::Char('v' | 'V') if plain => self.prompt_step = self.prompt_step.wrapping_add(1),
+            KeyCode::Char('v' | 'V') if plain => {
+                self.prompt_step = self.prompt_step.wrapping_add(1)
+            }
             _ => return false,
         }
         true
