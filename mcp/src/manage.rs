@@ -20,7 +20,7 @@ use tickloop_loop::agent::Agent;
 use tickloop_packages as packages;
 use tickloop_proto::wire::{
     ActivityEntry, ActivityEvent, ActivityRecord, CallOutcome, ClientReply, ClientRequest,
-    RunReply, RunRequest, WaitReply, WaitRequest, DEFAULT_WAIT_MS, MAX_WAIT_MS,
+    ReloadCause, RunReply, RunRequest, WaitReply, WaitRequest, DEFAULT_WAIT_MS, MAX_WAIT_MS,
 };
 
 #[derive(Debug, Deserialize)]
@@ -587,6 +587,19 @@ fn activity_line(entry: &ActivityEntry) -> String {
             decision.call,
             decision.what(usize::MAX),
             decision.verdict()
+        ),
+        ActivityEvent::Reload { client, cause } => match cause {
+            ReloadCause::Asked => format!("{} reload", client.map_or("?", |c| c.label())),
+            ReloadCause::FileChanged => "reload: its file changed".to_string(),
+        },
+        ActivityEvent::Recording {
+            client,
+            started,
+            recordings,
+        } => format!(
+            "{} recording {} ({recordings} running)",
+            client.map_or("open --record", |c| c.label()),
+            if *started { "started" } else { "stopped" }
         ),
     };
     format!("#{} {} {what}", entry.n, entry.at)

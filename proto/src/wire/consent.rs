@@ -99,6 +99,12 @@ pub enum HeldAction {
     Input,
     /// Closing the instance.
     Close,
+    /// Starting an `artifact:` instance's newest version now (`reload`):
+    /// its running program ends, as at a close, under `agent_close`.
+    Reload,
+    /// Recording the instance's terminal, what is typed into it and its
+    /// protocol into a file (`record`), under `agent_input`.
+    Record,
 }
 
 impl HeldAction {
@@ -107,6 +113,8 @@ impl HeldAction {
             HeldAction::Call => "call",
             HeldAction::Input => "input",
             HeldAction::Close => "close",
+            HeldAction::Reload => "reload",
+            HeldAction::Record => "record",
         }
     }
 }
@@ -122,12 +130,14 @@ pub struct HeldCall {
     /// approve INSTANCE CALL`.
     pub call: String,
     pub instance: String,
-    /// The tool called; `input`, `keys`, `run` or `close` for those actions.
+    /// The tool called; `input`, `keys`, `run`, `close`, `reload` or
+    /// `record` for those actions.
     pub tool: String,
     /// The tool's description, so the person can judge the call.
     pub description: String,
     /// The call's arguments; `{"text": ...}` for input, `{"keys": [...]}`
-    /// for keys, `{"command": ...}` for run, `{}` for close.
+    /// for keys, `{"command": ...}` for run, `{}` for close, reload and
+    /// record.
     pub args: Value,
     /// The catalog revision the call was made for: approval is bound to it
     /// (empty for input and close).
@@ -206,6 +216,14 @@ impl HeldCall {
                 format!("Type {} into {}?", typed(text, 48), self.instance)
             }
             HeldAction::Close => format!("Close {} (its program ends)?", self.instance),
+            HeldAction::Reload => format!(
+                "Reload {} (its program ends and its file's newest version starts)?",
+                self.instance
+            ),
+            HeldAction::Record => format!(
+                "Record {} (its screen, what is typed into it and its protocol, into a file)?",
+                self.instance
+            ),
             HeldAction::Call => {
                 let said = with_arguments(first_clause(&self.description), &self.args);
                 let said = said.trim().trim_end_matches(['.', '!', ':']).trim_end();
@@ -359,7 +377,7 @@ impl ConsentDecision {
                 .find_map(|k| self.args.get(*k))
                 .map(Value::to_string)
                 .unwrap_or_default(),
-            HeldAction::Close => String::new(),
+            HeldAction::Close | HeldAction::Reload | HeldAction::Record => String::new(),
         };
         if args.chars().count() > args_width {
             args = args.chars().take(args_width.saturating_sub(1)).collect();

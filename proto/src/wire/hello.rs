@@ -32,8 +32,9 @@ pub struct Hello {
 pub struct HelloBody {
     pub version: String,
     pub role: Role,
-    /// What kind of client this is (role `client` only): the activity record
-    /// of each instance says who asked. Absent: the CLI.
+    /// What kind of client this is (roles `client` and `recorder`): the
+    /// activity record of each instance says who asked, and who started a
+    /// recording. Absent: the CLI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<ClientKind>,
 }

@@ -148,6 +148,13 @@ pub struct LauncherStatus {
     /// stopped was started again (at most once a second).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restarts: Option<u64>,
+    /// Recordings running now (`tickloop record`, `open --record`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub recordings: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -4,19 +4,21 @@
 
 use super::approval::{tool_in, Approvals, ConsentTarget};
 use super::conn::LauncherConn;
+use super::log::log;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tickloop_client::clock::now_rfc3339;
+use tickloop_client::kept::Kept;
 use tickloop_client::paths::{parse_id, InstanceFiles, InstanceKind, RuntimeDir};
 use tickloop_proto::core::delivery::{trim, Trimmed};
 use tickloop_proto::core::descriptor::{Descriptor, Series};
 use tickloop_proto::core::limits::Limits;
 use tickloop_proto::wire::{
-    ApprovalPolicy, Catalog, ClientError, ClientReply, ConsentDecision, EndClass, EndInfo,
-    ErrorKind, HeldAction, LauncherRequest, LauncherStatus, Owner,
+    ApprovalPolicy, Catalog, ClientError, ClientKind, ClientReply, ConsentDecision, EndClass,
+    EndInfo, ErrorKind, HeldAction, LauncherRequest, LauncherStatus, Owner,
 };
 use tokio::sync::watch;
 
@@ -128,9 +130,10 @@ impl Shared {
         resolve_in(&registry.instances, name)
     }
 
-    /// Forgets `instance` (removing its files), if it is still the one known
-    /// by its id.
-    pub fn forget(&self, instance: &Arc<Instance>) {
+    /// Forgets `instance` (removing its folder, after keeping its record
+    /// in the data directory: [`Shared::keep_record`]), if it is still the
+    /// one known by its id; `by` forgot it.
+    pub fn forget(&self, instance: &Arc<Instance>, by: Option<ClientKind>) {
         {
             let mut registry = self.registry();
             if let Some(known) = registry.instances.get(&instance.id) {
@@ -139,8 +142,41 @@ impl Shared {
                 }
             }
         }
+        self.keep_record(instance, by);
         instance.files.remove();
         self.bump();
+    }
+
+    /// Keeps what `instance`'s folder holds of its record (its approval
+    /// log and activity) in the data directory, for `[records] keep_days`
+    /// ([`tickloop_client::kept`]), before its folder goes.
+    pub fn keep_record(&self, instance: &Instance, by: Option<ClientKind>) {
+        let Some(kept) = Kept::of_runtime(self.dir.root()) else {
+            return;
+        };
+        let keep = match tickloop_client::config::load() {
+            Ok(config) => config.keep_records(),
+            Err(e) => {
+                log(&format!(
+                    "{e}; a forgotten record is kept for the default time"
+                ));
+                tickloop_client::config::Config::default().keep_records()
+            }
+        };
+        let by = by.map_or_else(|| "tickhost".to_string(), ClientKind::actor);
+        match kept.keep(&instance.id, &instance.files, &by, keep) {
+            Ok(Some(folder)) => log(&format!(
+                "{}: its record is kept in {}",
+                instance.id,
+                folder.display()
+            )),
+            Ok(None) => {}
+            Err(e) => log(&format!(
+                "{}: its record could not be kept in {}: {e}",
+                instance.id,
+                kept.root().display()
+            )),
+        }
     }
 }
 
@@ -534,8 +570,10 @@ impl Instance {
         };
         match action {
             HeldAction::Call => status.approve.unwrap_or_default(),
-            HeldAction::Input => for_agents(status.agent_input),
-            HeldAction::Close => for_agents(status.agent_close),
+            // Recording keeps what is typed: under the typing's policy.
+            HeldAction::Input | HeldAction::Record => for_agents(status.agent_input),
+            // A reload ends the running program, as a close does.
+            HeldAction::Close | HeldAction::Reload => for_agents(status.agent_close),
         }
     }
 }
