@@ -168,9 +168,7 @@ impl Manage {
                 None,
             ),
             ("open", _) => self.open.open(&args.into_open()).await,
-            ("reload", Ok(instance)) => {
-                self.then_wake(ClientRequest::Reload { instance }).await
-            }
+            ("reload", Ok(instance)) => self.reload(instance, caller).await,
             ("close", Ok(instance)) => self.close(instance, caller).await,
             ("screen", Ok(instance)) => self.screen(instance, args.history.unwrap_or(0)).await,
             ("input", Ok(instance)) => match (args.text, args.keys) {
@@ -321,8 +319,19 @@ impl Manage {
         result
     }
 
-    /// A request tickhost may hold for the person (an agent's `input` or
-    /// `close` on a person's instance): answered as [`Hosts::answer`]
+    /// `reload`, which tickhost holds for the person as it holds a close
+    /// (it ends the running program); the poller then looks at once.
+    async fn reload(&self, instance: String, caller: &Caller) -> CallToolResult {
+        let request = ClientRequest::Reload {
+            instance: instance.clone(),
+        };
+        let result = self.held(request, &instance, caller).await;
+        self.catalog.wake();
+        result
+    }
+
+    /// A request tickhost may hold for the person (an agent's `input`,
+    /// `close` or `reload` on a person's instance): answered as [`Hosts::answer`]
     /// does, a refusal as not executed.
     async fn held(
         &self,
@@ -355,14 +364,6 @@ impl Manage {
                 outcome::failed("unreachable", &m, None)
             }
         }
-    }
-
-    /// A request that may end or start an instance; the poller then looks
-    /// at once.
-    async fn then_wake(&self, request: ClientRequest) -> CallToolResult {
-        let result = self.hosts.answer(request).await;
-        self.catalog.wake();
-        result
     }
 
     /// `screen`: the screen as plain text, with the JSON as structured
