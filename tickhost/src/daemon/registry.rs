@@ -43,6 +43,9 @@ pub struct Shared {
     /// The pids of launchers being started now (not yet able to take a
     /// signal).
     starting: Mutex<HashSet<u32>>,
+    /// Where forgotten instances' records are kept (none without a data
+    /// directory).
+    pub kept: Option<Kept>,
 }
 
 /// The instances by id, and the ids being opened or adopted right now.
@@ -61,6 +64,12 @@ impl Registry {
 
 impl Shared {
     pub fn new(dir: RuntimeDir, exe: PathBuf, limits: Limits) -> Arc<Self> {
+        let kept = Kept::of_runtime(dir.root());
+        Shared::keeping(dir, exe, limits, kept)
+    }
+
+    /// [`Shared::new`] keeping forgotten instances' records in `kept`.
+    pub fn keeping(dir: RuntimeDir, exe: PathBuf, limits: Limits, kept: Option<Kept>) -> Arc<Self> {
         Arc::new(Shared {
             dir,
             exe,
@@ -72,6 +81,7 @@ impl Shared {
             rediscover: tokio::sync::Notify::new(),
             leaving: AtomicBool::new(false),
             starting: Mutex::new(HashSet::new()),
+            kept,
         })
     }
 
@@ -151,7 +161,7 @@ impl Shared {
     /// log and activity) in the data directory, for `[records] keep_days`
     /// ([`tickloop_client::kept`]), before its folder goes.
     pub fn keep_record(&self, instance: &Instance, by: Option<ClientKind>) {
-        let Some(kept) = Kept::of_runtime(self.dir.root()) else {
+        let Some(kept) = &self.kept else {
             return;
         };
         let keep = match tickloop_client::config::load() {

@@ -14,3 +14,6 @@ pub mod gated;
 pub mod policy;
 pub mod reads;
 pub mod table;
+
+#[cfg(test)]
+mod tests;

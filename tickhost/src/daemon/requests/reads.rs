@@ -13,7 +13,7 @@ use crate::daemon::registry::{Instance, Shared};
 use serde_json::json;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use tickloop_client::kept::{Kept, KeptInstance};
+use tickloop_client::kept::KeptInstance;
 use tickloop_client::paths::InstanceKind;
 use tickloop_proto::wire::{
     ActivityRecord, ClientKind, ClientReply, ErrorKind, HeldAction, LauncherRequest, ListEntry,
@@ -166,7 +166,7 @@ pub fn approval_log(shared: &Shared, name: &str) -> ClientReply {
 
 /// The newest kept record of forgotten instance `name`.
 fn kept(shared: &Shared, name: &str) -> Option<KeptInstance> {
-    Kept::of_runtime(shared.dir.root())?.newest(name)
+    shared.kept.as_ref()?.newest(name)
 }
 
 /// `activity`: a running instance's record from its launcher, with the
