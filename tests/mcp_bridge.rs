@@ -1350,3 +1350,27 @@ async fn an_agents_reload_of_the_persons_artifact_waits_for_the_person() {
     assert_eq!(reloads, [&json!("mcp")], "{record}");
     mcp.stop().await;
 }
+
+/// Issue 49: an `input` over tickhost's 8 MiB request limit is refused at
+/// once, saying why, with nothing typed (it used to wait 90 s for an answer
+/// tickhost had sent to request 0, then blame tickhost).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_input_over_the_request_limit_is_refused_at_once_and_types_nothing() {
+    let host = Host::new();
+    let id = host.open_bash("long");
+    let mut mcp = Mcp::start(&host).await;
+    let text = format!("echo {}\r", "a".repeat(9 * 1024 * 1024));
+    let (message, result) = mcp
+        .call(
+            "TickManage",
+            json!({"action": "input", "instance": id, "text": text}),
+        )
+        .await;
+    assert_eq!(result.is_error, Some(true), "{message}");
+    assert!(
+        message.contains("over tickhost's 8388608-byte limit"),
+        "{message}"
+    );
+    assert!(!host.screen(&id).contains("aaaa"), "nothing typed");
+    mcp.stop().await;
+}

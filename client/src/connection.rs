@@ -453,6 +453,10 @@ impl Client {
             _ => REQUEST_TIMEOUT,
         })
         .saturating_add(wait);
+        if let Some(refusal) = crate::framing::over_request_limit(&request) {
+            // tickhost would refuse it unread: said here, nothing sent.
+            return Ok(refusal);
+        }
         let id = self.send(request)?;
         self.reader.get_ref().set_read_timeout(Some(timeout))?;
         let reply = self.reply_to(id, timeout, &mut on_progress);

@@ -22,6 +22,45 @@ pub enum Line {
     NotUtf8,
 }
 
+/// The longest request line tickhost reads from a client (an `open`
+/// carries the whole environment); a longer one is refused unread.
+pub const MAX_REQUEST_LINE: usize = 8 * 1024 * 1024;
+
+/// The answer tickhost would give to `request` if its line were over
+/// [`MAX_REQUEST_LINE`] (measured without building the line), so a client
+/// says so at once and sends nothing; `None` when it fits.
+pub fn over_request_limit(
+    request: &tickloop_proto::wire::ClientRequest,
+) -> Option<tickloop_proto::wire::ClientReply> {
+    use tickloop_proto::wire::{ClientError, ClientReply, ErrorKind};
+    /// Bytes written, counted.
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    // The envelope around it: `{"id":N,"request":...}`.
+    const ENVELOPE: usize = 64;
+    let mut count = Count(ENVELOPE);
+    serde_json::to_writer(&mut count, request).ok()?;
+    (count.0 > MAX_REQUEST_LINE).then(|| {
+        ClientReply::Error(ClientError {
+            kind: ErrorKind::BadRequest,
+            message: format!(
+                "the {}-byte request ({}) is over tickhost's {MAX_REQUEST_LINE}-byte limit for one request, so it was not sent and nothing was done; send less at a time (split long input into several requests)",
+                count.0,
+                request.op()
+            ),
+            data: None,
+        })
+    })
+}
+
 /// How much of an overlong line [`LineReader`] keeps ([`Line::TooLong`]'s
 /// `head`).
 pub const HEAD_KEPT: usize = 256;
@@ -280,6 +319,27 @@ mod tests {
             reader.next().await.ok().flatten(),
             Some(Line::Text("next".into()))
         );
+    }
+
+    #[test]
+    fn a_request_over_the_limit_is_answered_here_and_one_under_it_is_not() {
+        use tickloop_proto::wire::{ClientReply, ClientRequest, ErrorKind};
+        let input = |len: usize| ClientRequest::Input {
+            instance: "shell:x".into(),
+            text: "a".repeat(len),
+        };
+        assert_eq!(over_request_limit(&input(1000)), None);
+        match over_request_limit(&input(MAX_REQUEST_LINE)) {
+            Some(ClientReply::Error(e)) => {
+                assert_eq!(e.kind, ErrorKind::BadRequest);
+                assert!(
+                    e.message.contains("request (input) is over"),
+                    "{}",
+                    e.message
+                );
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

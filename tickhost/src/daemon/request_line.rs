@@ -6,8 +6,8 @@ use tickloop_client::framing::Line;
 use tickloop_proto::wire::{ClientRequest, Envelope};
 
 /// The longest request line accepted from a client (an `open` carries the
-/// whole environment).
-pub const MAX_CLIENT_LINE: usize = 8 * 1024 * 1024;
+/// whole environment); clients check it before sending too.
+pub const MAX_CLIENT_LINE: usize = tickloop_client::framing::MAX_REQUEST_LINE;
 
 const REQUEST_EXAMPLE: &str = r#"{"id":1,"request":{"op":"list"}}"#;
 
