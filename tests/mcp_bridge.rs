@@ -1358,7 +1358,7 @@ async fn an_agents_reload_of_the_persons_artifact_waits_for_the_person() {
 async fn an_input_over_the_request_limit_is_refused_at_once_and_types_nothing() {
     let host = Host::new();
     let id = host.open_bash("long");
-    let mut mcp = Mcp::start(&host).await;
+    let mcp = Mcp::start(&host).await;
     let text = format!("echo {}\r", "a".repeat(9 * 1024 * 1024));
     let (message, result) = mcp
         .call(

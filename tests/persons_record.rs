@@ -54,14 +54,30 @@ fn decisions(host: &Host, id: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// `tickloop ARGS` started as Claude Code's shell tool runs it, once its
+/// action of kind `action` waits for the person: the running command, the
+/// action as `approvals` shows it, and its call id.
+fn held_for_the_person(host: &Host, args: &[&str], action: &str) -> (Running, Value, String) {
+    let running = host.spawn_with(CLAUDE, args);
+    let waiting = host.the_waiting_one(WAIT);
+    assert_eq!(waiting["action"], action, "{waiting}");
+    assert_eq!(waiting["client"]["agent_cli"], "claude-code", "{waiting}");
+    let call = waiting["call"].as_str().expect("a call id").to_string();
+    (running, waiting, call)
+}
+
+/// Whether `stderr` says that action `tool` (`call`) waits, `plainly` as
+/// the question puts it, and until when.
+fn said_it_waits(stderr: &str, tool: &str, call: &str, plainly: &str) -> bool {
+    stderr.contains(&format!(
+        "waiting for approval of {tool} ({call}): {plainly}"
+    )) && stderr.contains("not executed if nobody answers by")
+}
+
 /// An agent's typing into the person's `id`, refused by the person: the
 /// approval log then holds it.
 fn refused_typing(host: &Host, id: &str) {
-    let typing = host.spawn_with(CLAUDE, &["input", id, "echo unasked\r"]);
-    let call = host.the_waiting_one(WAIT)["call"]
-        .as_str()
-        .expect("a call id")
-        .to_string();
+    let (typing, _, call) = held_for_the_person(host, &["input", id, "echo unasked\r"], "input");
     host.ok(&["refuse", id, &call, "--reason", "not now"]);
     typing.finish().expect_error(3, "refused");
 }
@@ -172,19 +188,13 @@ fn an_agents_reload_of_the_persons_artifact_waits_and_its_state_is_kept() {
     assert_eq!(count(&host, &id), 3);
 
     // Refused: nothing restarted, the count kept.
-    let reloading = host.spawn_with(CLAUDE, &["reload", &id]);
-    let waiting = host.the_waiting_one(WAIT);
-    assert_eq!(waiting["action"], "reload", "{waiting}");
-    assert_eq!(waiting["client"]["agent_cli"], "claude-code", "{waiting}");
+    let (reloading, _, call) = held_for_the_person(&host, &["reload", &id], "reload");
     assert_eq!(count(&host, &id), 3, "kept while it waits");
-    let call = waiting["call"].as_str().expect("a call id").to_string();
     host.ok(&["refuse", &id, &call]);
     let out = reloading.finish();
     out.expect_error(3, "refused");
     assert!(
-        out.stderr.contains(&format!(
-            "waiting for approval of reload ({call}): Reload {id}"
-        )) && out.stderr.contains("not executed if nobody answers by"),
+        said_it_waits(&out.stderr, "reload", &call, &format!("Reload {id}")),
         "says on stderr what waits and until when: {}",
         out.stderr
     );
@@ -192,11 +202,7 @@ fn an_agents_reload_of_the_persons_artifact_waits_and_its_state_is_kept() {
     assert_eq!(host.entry(&id).expect("listed")["generation"], 1);
 
     // Approved: the newest version starts (its count from 0).
-    let reloading = host.spawn_with(CLAUDE, &["reload", &id]);
-    let call = host.the_waiting_one(WAIT)["call"]
-        .as_str()
-        .expect("a call id")
-        .to_string();
+    let (reloading, _, call) = held_for_the_person(&host, &["reload", &id], "reload");
     host.ok(&["approve", &id, &call]);
     let reloaded = reloading.finish();
     reloaded.expect(0);
@@ -254,19 +260,15 @@ fn an_agents_record_of_the_persons_shell_waits_and_a_recording_shows_who_started
     let file_arg = file.to_string_lossy().into_owned();
 
     // Refused: nothing recorded, nothing written.
-    let recording = host.spawn_with(CLAUDE, &["record", &id, "-o", &file_arg]);
-    let waiting = host.the_waiting_one(WAIT);
-    assert_eq!(waiting["action"], "record", "{waiting}");
+    let record = ["record", &id, "-o", &file_arg];
+    let (recording, _, call) = held_for_the_person(&host, &record, "record");
     assert!(!file.exists(), "nothing written while it waits");
     assert_eq!(recordings_listed(&host, &id), 0);
-    let call = waiting["call"].as_str().expect("a call id").to_string();
     host.ok(&["refuse", &id, &call]);
     let out = recording.finish();
     out.expect_error(3, "refused");
     assert!(
-        out.stderr.contains(&format!(
-            "waiting for approval of record ({call}): Record {id}"
-        )),
+        said_it_waits(&out.stderr, "record", &call, &format!("Record {id}")),
         "{}",
         out.stderr
     );
@@ -274,11 +276,7 @@ fn an_agents_record_of_the_persons_shell_waits_and_a_recording_shows_who_started
     assert!(recordings(&host, &id).is_empty());
 
     // Approved: it records, listed and in the activity with its agent.
-    let recording = host.spawn_with(CLAUDE, &["record", &id, "-o", &file_arg]);
-    let call = host.the_waiting_one(WAIT)["call"]
-        .as_str()
-        .expect("a call id")
-        .to_string();
+    let (recording, _, call) = held_for_the_person(&host, &record, "record");
     host.ok(&["approve", &id, &call]);
     wait_for("the recording to be listed", || {
         (recordings_listed(&host, &id) == 1).then_some(())

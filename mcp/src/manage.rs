@@ -168,8 +168,18 @@ impl Manage {
                 None,
             ),
             ("open", _) => self.open.open(&args.into_open()).await,
-            ("reload", Ok(instance)) => self.reload(instance, caller).await,
-            ("close", Ok(instance)) => self.close(instance, caller).await,
+            ("reload", Ok(instance)) => {
+                let request = ClientRequest::Reload {
+                    instance: instance.clone(),
+                };
+                self.held_then_wake(request, &instance, caller).await
+            }
+            ("close", Ok(instance)) => {
+                let request = ClientRequest::Close {
+                    instance: instance.clone(),
+                };
+                self.held_then_wake(request, &instance, caller).await
+            }
             ("screen", Ok(instance)) => self.screen(instance, args.history.unwrap_or(0)).await,
             ("input", Ok(instance)) => match (args.text, args.keys) {
                 (text, Some(keys)) => {
@@ -308,24 +318,16 @@ impl Manage {
         }
     }
 
-    /// `close`, which tickhost may hold for the person; the poller then
+    /// `close` or `reload`, which tickhost may hold for the person (a
+    /// reload ends the running program as a close does); the poller then
     /// looks at once.
-    async fn close(&self, instance: String, caller: &Caller) -> CallToolResult {
-        let request = ClientRequest::Close {
-            instance: instance.clone(),
-        };
-        let result = self.held(request, &instance, caller).await;
-        self.catalog.wake();
-        result
-    }
-
-    /// `reload`, which tickhost holds for the person as it holds a close
-    /// (it ends the running program); the poller then looks at once.
-    async fn reload(&self, instance: String, caller: &Caller) -> CallToolResult {
-        let request = ClientRequest::Reload {
-            instance: instance.clone(),
-        };
-        let result = self.held(request, &instance, caller).await;
+    async fn held_then_wake(
+        &self,
+        request: ClientRequest,
+        instance: &str,
+        caller: &Caller,
+    ) -> CallToolResult {
+        let result = self.held(request, instance, caller).await;
         self.catalog.wake();
         result
     }

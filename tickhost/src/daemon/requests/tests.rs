@@ -137,6 +137,17 @@ fn ok(reply: ClientReply) -> Value {
     }
 }
 
+/// The error `reply` is, asserting its kind; its message.
+fn failed(reply: ClientReply, kind: ErrorKind) -> String {
+    match reply {
+        ClientReply::Error(e) => {
+            assert_eq!(e.kind, kind, "{}", e.message);
+            e.message
+        }
+        other => panic!("expected a {kind:?} error, got {other:?}"),
+    }
+}
+
 fn refused(reply: ClientReply) -> String {
     match reply {
         ClientReply::Error(e) if e.kind == ErrorKind::Refused => {
@@ -212,10 +223,10 @@ async fn an_agent_never_forgets_the_persons_ended_instance_and_its_record_outliv
     };
     assert_eq!(ok(person.ask(activity).await)["last"], 7);
     // An id never seen is still no such instance.
-    match person.ask(approval_log("shell:other")).await {
-        ClientReply::Error(e) => assert_eq!(e.kind, ErrorKind::NoSuchInstance),
-        other => panic!("{other:?}"),
-    }
+    failed(
+        person.ask(approval_log("shell:other")).await,
+        ErrorKind::NoSuchInstance,
+    );
 }
 
 #[tokio::test]
@@ -259,21 +270,15 @@ async fn what_only_the_person_may_do_is_refused_to_every_kind_of_agent() {
     // The bridge relaying the person's answer in the agent host passes the
     // table (nothing waits here, so the decision finds nothing held).
     let mut bridge = daemon.connect(Some(ClientKind::Mcp));
-    match bridge.ask(decide("mcp-host")).await {
-        ClientReply::Error(e) => assert_eq!(e.kind, ErrorKind::BadRequest, "{}", e.message),
-        other => panic!("{other:?}"),
-    }
+    failed(bridge.ask(decide("mcp-host")).await, ErrorKind::BadRequest);
     // On the agent's own instance, its policies are its own.
     let mut agent = daemon.connect(CLAUDE);
     let own = ClientRequest::SetApproval {
         instance: "shell:theirs".into(),
         change: Default::default(),
     };
-    match agent.ask(own).await {
-        // Admitted: it reaches the launcher, which this test has none of.
-        ClientReply::Error(e) => assert_eq!(e.kind, ErrorKind::Unresponsive, "{}", e.message),
-        other => panic!("{other:?}"),
-    }
+    // Admitted: it reaches the launcher, which this test has none of.
+    failed(agent.ask(own).await, ErrorKind::Unresponsive);
 }
 
 /// A held action in memory: an agent's `reload` and `record` of the
@@ -337,10 +342,7 @@ async fn an_agents_reload_and_record_of_the_persons_instance_wait_for_the_person
     let wrong = ClientRequest::Reload {
         instance: "shell:mine".into(),
     };
-    match agent.ask(wrong).await {
-        ClientReply::Error(e) => assert_eq!(e.kind, ErrorKind::BadRequest, "{}", e.message),
-        other => panic!("{other:?}"),
-    }
+    failed(agent.ask(wrong).await, ErrorKind::BadRequest);
 }
 
 #[tokio::test]
@@ -358,17 +360,8 @@ async fn a_request_over_the_line_limit_is_refused_by_its_own_id_and_the_connecti
         panic!("expected a reply");
     };
     assert_eq!(id, 42, "answered by its own id, not 0");
-    match reply {
-        ClientReply::Error(e) => {
-            assert_eq!(e.kind, ErrorKind::BadRequest);
-            assert!(
-                e.message.contains("request (input) is over"),
-                "{}",
-                e.message
-            );
-        }
-        other => panic!("{other:?}"),
-    }
+    let message = failed(reply, ErrorKind::BadRequest);
+    assert!(message.contains("request (input) is over"), "{message}");
     agent.next_id = 43;
     assert_eq!(ok(agent.ask(ClientRequest::List).await), json!([]));
 }
