@@ -24,13 +24,12 @@ fn bad(message: String, exit: i32) -> anyhow::Error {
 }
 
 /// A FILE to record into: absolute, not there yet, in an existing folder,
-/// and in none of Tickloop's own folders (its config and data folders,
-/// the runtime directory `runtime`).
-pub fn new_file(path: &Path, runtime: &Path) -> Result<PathBuf> {
+/// and in neither of Tickloop's own folders (its config and data folders).
+pub fn new_file(path: &Path) -> Result<PathBuf> {
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let path = std::path::absolute(here.join(path))
         .with_context(|| format!("cannot make {} absolute", path.display()))?;
-    if let Some(why) = tickloop_client::own_folders::refuse_own(&path, runtime, "recording") {
+    if let Some(why) = tickloop_client::own_folders::refuse_own(&path, "recording") {
         return Err(bad(why, 2));
     }
     if path.symlink_metadata().is_ok() {
@@ -72,7 +71,7 @@ pub fn prepare(runtime: &Path, id: &str, list: &Value, file: Option<PathBuf>) ->
     let (instance, socket) = view_monitor::attach_view::resolve(runtime, id, list)
         .map_err(|e| CliError::new(e.kind(), e.to_string(), 1))?;
     let file = match file {
-        Some(f) => new_file(&f, runtime)?,
+        Some(f) => new_file(&f)?,
         None => {
             let stamp = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -81,7 +80,7 @@ pub fn prepare(runtime: &Path, id: &str, list: &Value, file: Option<PathBuf>) ->
             let name = instance
                 .split_once(':')
                 .map_or(instance.as_str(), |(_, n)| n);
-            new_file(Path::new(&format!("{name}-{stamp}.cast")), runtime)?
+            new_file(Path::new(&format!("{name}-{stamp}.cast")))?
         }
     };
     Ok(Prepared {

@@ -314,6 +314,10 @@ pub fn held(v: &Value) -> String {
         // As JSON, so a newline or an escape sequence shows as what it is.
         Some("input") => format!("type {} into {id}", v["args"]["text"]),
         Some("close") => format!("close {id}"),
+        Some("reload") => {
+            format!("reload {id} (its program ends; its file's newest version starts)")
+        }
+        Some("record") => format!("record {id} (its screen and what is typed, into a file)"),
         _ => format!(
             "call {} {} on {id} (revision {})",
             text(&v["tool"]),
@@ -389,6 +393,16 @@ mod tests {
         assert!(
             typing.contains("tickloop approve shell:bash %4"),
             "{typing}"
+        );
+        let reload = held(
+            &json!({"action":"reload","call":"%6","instance":"artifact:b","tool":"reload",
+            "args":{},"revision":"","client":{"agent_cli":"codex"},"waited_ms":0}),
+        );
+        assert!(
+            reload.contains(
+                "an agent (codex, shell tool) wants to reload artifact:b (its program ends"
+            ),
+            "{reload}"
         );
         let call = held(
             &json!({"action":"call","call":"%5","instance":"hosted:c","tool":"increment",

@@ -91,6 +91,8 @@ impl Mcp {
             .args(["mcp", "--interval", interval])
             .env("TICKLOOP_RUNTIME_DIR", host.runtime())
             .env(MARK_VAR, host.runtime())
+            // The data directory (kept records): the host's own.
+            .env("XDG_DATA_HOME", host.scratch().join("data"))
             .env("TICKLOOP_PACKAGES_PATH", packages_dir())
             .current_dir(host.scratch());
         let transport = TokioChildProcess::new(command).expect("start tickloop mcp");
@@ -812,6 +814,7 @@ impl Raw {
             .args(["mcp", "--interval", "200"])
             .env("TICKLOOP_RUNTIME_DIR", host.runtime())
             .env(MARK_VAR, host.runtime())
+            .env("XDG_DATA_HOME", host.scratch().join("data"))
             .current_dir(host.scratch())
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())

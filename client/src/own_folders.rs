@@ -1,18 +1,18 @@
-//! Tickloop's own folders, which an option that writes a file the user
-//! names (`record -o FILE`, `open --record FILE`, `new NAME`) never writes
-//! into: the config folder (`~/.config/tickloop`, where `config.toml`
-//! lives), the data folder (`~/.local/share/tickloop`: kept records, the
-//! shipped packages, Herdr's plugin) and the runtime directory. A file
-//! written there could break the person's next command (a recording named
-//! `config.toml`) or pass for a record Tickloop keeps.
+//! Tickloop's own folders, which an option that writes a recording the
+//! user names (`record -o FILE`, `open --record FILE`) never writes into:
+//! the config folder (`~/.config/tickloop`, where `config.toml` lives) and
+//! the data folder (`~/.local/share/tickloop`: kept records, the shipped
+//! packages, Herdr's plugin). A file written there could break the
+//! person's next command (a recording named `config.toml`) or pass for a
+//! record Tickloop keeps. (`tickloop new` may make a package in
+//! `~/.config/tickloop/packages`, where the person's own packages live.)
 
 use std::path::{Path, PathBuf};
 
 /// Tickloop's folder that `path` is in (or is): what it is for people,
-/// and the folder; `None` when it is in none of them. `runtime` is the
-/// runtime directory in use. Symbolic links are followed as far as the
-/// path exists.
-pub fn own_folder(path: &Path, runtime: &Path) -> Option<(&'static str, PathBuf)> {
+/// and the folder; `None` when it is in none of them. Symbolic links are
+/// followed as far as the path exists.
+pub fn own_folder(path: &Path) -> Option<(&'static str, PathBuf)> {
     let own = [
         (
             "Tickloop's config folder",
@@ -22,8 +22,15 @@ pub fn own_folder(path: &Path, runtime: &Path) -> Option<(&'static str, PathBuf)
             "Tickloop's data folder",
             dirs::data_dir().map(|d| d.join("tickloop")),
         ),
-        ("Tickloop's runtime directory", Some(runtime.to_path_buf())),
     ];
+    own_among(path, own)
+}
+
+/// The first of `own` (what it is, its folder) that `path` is in.
+fn own_among<const N: usize>(
+    path: &Path,
+    own: [(&'static str, Option<PathBuf>); N],
+) -> Option<(&'static str, PathBuf)> {
     let path = resolved(path);
     own.into_iter().find_map(|(what, folder)| {
         let folder = resolved(&folder?);
@@ -33,8 +40,8 @@ pub fn own_folder(path: &Path, runtime: &Path) -> Option<(&'static str, PathBuf)
 
 /// The error of an option that would write `path` into one of Tickloop's
 /// own folders, saying what to do; `None` when it may.
-pub fn refuse_own(path: &Path, runtime: &Path, what_file: &str) -> Option<String> {
-    let (what, folder) = own_folder(path, runtime)?;
+pub fn refuse_own(path: &Path, what_file: &str) -> Option<String> {
+    let (what, folder) = own_folder(path)?;
     Some(format!(
         "{} is in {what} ({}); a {what_file} is never written there, so name a file elsewhere",
         path.display(),
@@ -66,21 +73,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_runtime_directory_is_refused_through_a_link_and_elsewhere_is_not() {
+    fn a_folder_is_refused_through_a_link_and_elsewhere_is_not() {
         let dir = tempfile::tempdir().unwrap();
-        let runtime = dir.path().join("run");
-        std::fs::create_dir(&runtime).unwrap();
+        let own = dir.path().join("own");
+        std::fs::create_dir(&own).unwrap();
         let link = dir.path().join("link");
-        std::os::unix::fs::symlink(&runtime, &link).unwrap();
-        let (what, _) = own_folder(&link.join("i").join("new.cast"), &runtime).unwrap();
-        assert_eq!(what, "Tickloop's runtime directory");
-        let message = refuse_own(&runtime.join("x.cast"), &runtime, "recording").unwrap();
-        assert!(message.contains("never written there"), "{message}");
-        assert_eq!(own_folder(&dir.path().join("x.cast"), &runtime), None);
-        // `..` out of it is not in it.
+        std::os::unix::fs::symlink(&own, &link).unwrap();
+        let folders = || [("its folder", Some(own.clone()))];
+        let (what, _) = own_among(&link.join("i").join("new.cast"), folders()).unwrap();
+        assert_eq!(what, "its folder");
         assert_eq!(
-            own_folder(&runtime.join("..").join("x.cast"), &runtime),
-            None
+            own_among(&own.join("x.cast"), folders()).map(|f| f.0),
+            Some("its folder")
         );
+        assert_eq!(own_among(&dir.path().join("x.cast"), folders()), None);
+        // `..` out of it is not in it.
+        assert_eq!(own_among(&own.join("..").join("x.cast"), folders()), None);
     }
 }

@@ -156,7 +156,7 @@ fn open_here(
     let record = args
         .record
         .as_deref()
-        .map(|file| recording::new_file(file, &target.runtime))
+        .map(recording::new_file)
         .transpose()?;
     let package_error = |e: tickloop_packages::PackageError| {
         let kind = match e {

@@ -89,9 +89,7 @@ pub async fn open(
         return refused;
     }
     if let Some(record) = &request.program.record {
-        if let Some(why) =
-            tickloop_client::own_folders::refuse_own(record, shared.dir.root(), "recording")
-        {
+        if let Some(why) = tickloop_client::own_folders::refuse_own(record, "recording") {
             return bad_request(why);
         }
     }
@@ -303,7 +301,7 @@ fn reserve(
                         "{id} is in use by a running instance; choose another --id or `tickloop close {id}` first"
                     )));
                 }
-                if !opener.licence.forget_persons && known.owner() == Owner::Person {
+                if !opener.licence.forget_persons && !known.agents_may_forget() {
                     return Err(open_over_refusal(opener.client, &id));
                 }
                 // An ended instance of that name is replaced.

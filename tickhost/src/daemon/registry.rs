@@ -588,6 +588,17 @@ impl Instance {
     }
 }
 
+impl Instance {
+    /// Whether an agent may forget it once it has ended (`close` of it,
+    /// `open` over it, `shutdown`): its own, or the person's when the
+    /// person lets agents close it (`agent_close auto`; its record is kept
+    /// in the data directory all the same).
+    pub fn agents_may_forget(&self) -> bool {
+        self.owner() == Owner::Agent
+            || self.consent_policy(HeldAction::Close) == ApprovalPolicy::Auto
+    }
+}
+
 impl Shared {
     /// Asks the Tick of `instance` for its catalog now and keeps it (so
     /// `list` and the gate see its current revision), unless the launcher

@@ -69,7 +69,7 @@ pub async fn admit(
                 .and_then(|name| shared.resolve(name).ok())
                 .filter(|i| i.ended().is_some());
             match ended {
-                Some(instance) if agent && instance.owner() == Owner::Person => {
+                Some(instance) if agent && !instance.agents_may_forget() => {
                     Some(forget_refusal(client, &instance.id))
                 }
                 Some(_) => None,
@@ -182,10 +182,14 @@ fn persons_on_theirs(
             )))
         }
         ClientRequest::Shutdown => {
+            // The person's running instances, and their ended ones no
+            // agent may forget.
             let theirs: Vec<Arc<Instance>> = shared
                 .all()
                 .into_iter()
-                .filter(|i| i.owner() == Owner::Person)
+                .filter(|i| {
+                    i.owner() == Owner::Person && (i.ended().is_none() || !i.agents_may_forget())
+                })
                 .collect();
             if theirs.is_empty() {
                 return None;
@@ -233,15 +237,14 @@ fn over_persons_ended(
     let kind = InstanceKind::of_open(open.program.shell, open.program.artifact.is_some());
     let id = kind.id(name);
     let known = shared.resolve(&id).ok()?;
-    (known.ended().is_some() && known.owner() == Owner::Person)
-        .then(|| open_over_refusal(client, &id))
+    (known.ended().is_some() && !known.agents_may_forget()).then(|| open_over_refusal(client, &id))
 }
 
 /// The refusal of an agent's forgetting of the person's ended instance
-/// `id` (`close` of it).
+/// `id` (`close` of it), unless the person lets agents close it.
 pub fn forget_refusal(client: Option<ClientKind>, id: &str) -> ClientReply {
     refused(format!(
-        "{} may not forget {id}: it has ended, and its last screen, activity and approval log are the person's record of it. It stays listed; the person forgets it with `tickloop close {id}` (`tickloop approvals --log {id}` and `tickloop activity {id}` read it meanwhile)",
+        "{} may not forget {id}: it has ended, and its last screen, activity and approval log are the person's record of it. It stays listed; the person forgets it with `tickloop close {id}` (`tickloop approvals --log {id}` and `tickloop activity {id}` read it meanwhile), or lets agents close it with `tickloop approve-policy {id} --close auto`",
         who(client)
     ))
 }

@@ -3,9 +3,9 @@
 //! and forgets them all. Forgetting removes an instance's folder from the
 //! runtime directory; its approval log and activity stay in the data
 //! directory for `[records] keep_days` (`Shared::forget`). An agent never
-//! forgets the person's instances: [`super::admit`] refuses it, and the
-//! [`Licence`] it gives says so again here, where the instance is looked at
-//! last.
+//! forgets the person's instances unless the person lets agents close them
+//! (`agent_close auto`): [`super::admit`] refuses it, and the [`Licence`]
+//! it gives says so again here, where the instance is looked at last.
 
 use super::admit::{forget_refusal, Licence};
 use super::forward::close_wait;
@@ -15,7 +15,7 @@ use crate::daemon::registry::{end_info, Instance, Shared};
 use serde_json::json;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use tickloop_proto::wire::{ClientKind, ClientReply, EndClass, EndInfo, LauncherRequest, Owner};
+use tickloop_proto::wire::{ClientKind, ClientReply, EndClass, EndInfo, LauncherRequest};
 
 /// `close`: ends a running instance (it stays listed, ended), or forgets
 /// an ended one when `licence` allows; `client` is named as who closed it.
@@ -30,7 +30,7 @@ pub async fn close(
         Err(e) => return ClientReply::Error(e),
     };
     if let Some(end) = instance.ended() {
-        if !licence.forget_persons && instance.owner() == Owner::Person {
+        if !licence.forget_persons && !instance.agents_may_forget() {
             return forget_refusal(client, &instance.id);
         }
         shared.forget(&instance, client);

@@ -32,12 +32,13 @@ pub enum ConsentClass {
     /// Tick's `approve` policy whoever makes it, when its tool mutates.
     Held(HeldAction),
     /// `close`: held as [`ConsentClass::Held`] `close` while the instance
-    /// runs; once it has ended, closing it forgets it with its record,
-    /// which is [`ConsentClass::PersonsOnTheirs`].
+    /// runs; once it has ended, closing it forgets it, which is
+    /// [`ConsentClass::PersonsOnTheirs`] unless the person lets agents
+    /// close it (`agent_close auto`).
     CloseOrForget,
     /// `open`: what it opens is the opener's own (an agent's opens follow
     /// `[agents] open`); over an ended instance of the same id it replaces
-    /// (forgets) that one, which is [`ConsentClass::PersonsOnTheirs`].
+    /// (forgets) that one, which is as forgetting it by `close`.
     OpenOwn,
     /// Only the asker's own: `withdraw` of its own held request on the
     /// same connection.

@@ -222,6 +222,18 @@ async fn an_agent_never_forgets_the_persons_ended_instance_and_its_record_outliv
         after: None,
     };
     assert_eq!(ok(person.ask(activity).await)["last"], 7);
+    // An instance whose closing the person left to agents (`agent_close
+    // auto`) the agent may forget; its record is kept all the same.
+    let delegated = daemon.instance(InstanceKind::Shell, "delegated", Owner::Person, true);
+    let mut status = (*delegated.status()).clone();
+    status.agent_close = Some(tickloop_proto::wire::ApprovalPolicy::Auto);
+    delegated.set_status(status);
+    assert_eq!(
+        ok(agent.ask(close("shell:delegated")).await)["forgotten"],
+        true
+    );
+    let kept = ok(agent.ask(approval_log("shell:delegated")).await);
+    assert_eq!(kept[0]["instance"], "shell:delegated", "{kept}");
     // An id never seen is still no such instance.
     failed(
         person.ask(approval_log("shell:other")).await,
