@@ -446,6 +446,11 @@ mod tests {
             keys.contains("Type `echo looks-harmless` then press C-a r m Enter in shell:bash?"),
             "{keys}"
         );
+        let reload = held(&held_json("reload", "reload", json!({}), "mcp", 0));
+        assert!(
+            reload.contains("Reload shell:bash (its program ends"),
+            "{reload}"
+        );
         let trojan = held(&held_json(
             "input",
             "input",
