@@ -545,6 +545,11 @@ fn main() {
         ),
         trial("print_mode_is_not_asked", print_mode_is_not_asked, &missing),
         agents::trial_of(
+            "origin_facts",
+            || agents::origin::facts(&CLAUDE_CODE),
+            &missing,
+        ),
+        agents::trial_of(
             "shell_tool_waits_for_the_person",
             || agents::trials::shell_tool_waits_for_the_person(&CLAUDE_CODE),
             &missing,

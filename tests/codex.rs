@@ -406,6 +406,7 @@ fn main() {
         agents::trial_of(name, move || f(codex), &missing)
     };
     let trials = vec![
+        with_codex("origin_facts", agents::origin::facts),
         with_codex(
             "tick_read_reaches_the_model",
             trials::tick_read_reaches_the_model,

@@ -272,6 +272,7 @@ fn main() {
         agents::trial_of(name, move || f(gemini), &missing)
     };
     let trials = vec![
+        with_gemini("origin_facts", agents::origin::facts),
         with_gemini(
             "tick_read_reaches_the_model",
             trials::tick_read_reaches_the_model,

@@ -392,6 +392,7 @@ fn main() {
         agents::trial_of(name, move || f(opencode), &missing)
     };
     let trials = vec![
+        with_opencode("origin_facts", agents::origin::facts),
         with_opencode(
             "tick_read_reaches_the_model",
             trials::tick_read_reaches_the_model,
