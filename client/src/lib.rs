@@ -7,6 +7,7 @@
 //! settings file and the one RFC 3339 clock. The daemon itself is the
 //! `tickhost` crate; the messages are `tickloop-proto`'s.
 
+pub mod actor;
 pub mod clock;
 pub mod config;
 mod connection;
@@ -15,6 +16,7 @@ pub mod legacy_layout;
 pub mod outbox;
 pub mod paths;
 pub mod peer;
+pub mod process;
 pub mod runtime_procs;
 pub mod ssh;
 pub mod whole_file;
