@@ -19,14 +19,18 @@
 //!
 //! 1. the process reading its stdout (the socket's peer, or the pipe's
 //!    reader) is one of its ancestors: its MCP client;
-//! 2. the bridge runs in that client's session;
+//! 2. the bridge runs in that client's session, or leads a session of its
+//!    own as that client's child (the official Python SDK starts its
+//!    servers so);
 //! 3. the client's own environment can be read and names no agent;
-//! 4. whatever writes its stdin runs in that session too.
+//! 4. whatever writes its stdin runs in the client's session.
 //!
-//! An agent's client fails 3 (it runs in its tool's environment), and a
-//! bridge wired to the host's own pipes from a shell tool fails 2. A
-//! process that clears its own environment first is beyond this, as it is
-//! beyond `src/actor.rs`: same user, same rights.
+//! An agent's client fails 3 (it runs in its tool's environment); a bridge
+//! run by a shell tool with its stdout on the host's own pipe fails 2 or 4
+//! (its stdin is the tool's `/dev/null`, or written by the agent's process
+//! in the tool's session). A process that clears its own environment
+//! first is beyond this, as it is beyond `src/actor.rs`: same user, same
+//! rights.
 
 use tickloop_client::process::{End, Processes, Proc};
 
@@ -83,7 +87,8 @@ fn client(processes: &dyn Processes) -> Result<Proc, String> {
         .into_iter()
         .find(|a| readers.contains(&a.pid))
         .ok_or("the process reading its answers did not start it")?;
-    if client.sid != me.sid {
+    let leads_own = me.sid == me.pid && me.ppid == client.pid;
+    if client.sid != me.sid && !leads_own {
         return Err(format!(
             "it runs in a session apart from its MCP client {}, as an agent's shell tool runs its commands",
             client.named()
@@ -231,6 +236,16 @@ mod tests {
             sock(30),
         );
         assert!(Launch::judge(&wrapped).not_asked().is_none());
+        // The Python SDK's client: its child, in a session of its own.
+        let sdk = table(
+            vec![
+                proc(43, 37, 43, "tickloop", None),
+                proc(37, 20, 10, "python3", None),
+            ],
+            pipe(37, false),
+            pipe(37, true),
+        );
+        assert!(Launch::judge(&sdk).not_asked().is_none());
     }
 
     #[test]
@@ -262,7 +277,32 @@ mod tests {
             End::Socket { peer: Some(30) },
         );
         let why = Launch::judge(&exec).not_asked().expect("not asked");
+        assert!(why.contains("/dev/null"), "{why}");
+        // The same, not exec'd (the tool's bash between): a session apart.
+        let nested = table(
+            vec![
+                proc(55, 44, 44, "tickloop", Some(AgentHost::Codex)),
+                proc(44, 30, 44, "bash", Some(AgentHost::Codex)),
+                proc(30, 20, 10, "codex", None),
+            ],
+            End::Other("/dev/null".into()),
+            pipe(30, true),
+        );
+        let why = Launch::judge(&nested).not_asked().expect("not asked");
         assert!(why.contains("session apart"), "{why}");
+        // Exec'd with its stdin on a fifo the agent's background process
+        // writes, in the tool's session.
+        let fifo_exec = table(
+            vec![
+                proc(56, 30, 56, "tickloop", Some(AgentHost::Codex)),
+                proc(30, 20, 10, "codex", None),
+                proc(57, 56, 56, "python3", Some(AgentHost::Codex)),
+            ],
+            pipe(57, false),
+            pipe(30, true),
+        );
+        let why = Launch::judge(&fifo_exec).not_asked().expect("not asked");
+        assert!(why.contains("outside its MCP client's session"), "{why}");
         // A client that cleaned its environment, fed from a fifo another
         // of the agent's processes writes: the writer's session tells.
         let fifo = table(
