@@ -550,6 +550,16 @@ fn main() {
             &missing,
         ),
         agents::trial_of(
+            "an_own_client_cannot_answer_its_question",
+            || agents::origin::an_own_client_cannot_answer_its_question(&CLAUDE_CODE),
+            &missing,
+        ),
+        agents::trial_of(
+            "a_forged_hook_neither_arms_nor_subscribes",
+            || agents::origin::a_forged_hook_neither_arms_nor_subscribes(&CLAUDE_CODE),
+            &missing,
+        ),
+        agents::trial_of(
             "shell_tool_waits_for_the_person",
             || agents::trials::shell_tool_waits_for_the_person(&CLAUDE_CODE),
             &missing,
