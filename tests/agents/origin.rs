@@ -199,7 +199,11 @@ pub fn measure(agent: &'static dyn AgentCli) -> Vec<Value> {
     );
     p.say(false, "Probe, please.").expect(0);
     let name = agent.name();
-    for label in ["shell", "shell-client", "shell-client/child", "mcp"] {
+    let hooks = ["hook-user-prompt-submit", "hook-stop"];
+    for label in ["shell", "shell-client", "shell-client/child", "mcp"]
+        .into_iter()
+        .chain(hooks)
+    {
         record(&p, &format!("{name}/{label}"));
     }
     let all = records(&p);
@@ -337,7 +341,9 @@ pub fn an_own_client_cannot_answer_its_question(agent: &'static dyn AgentCli) {
         .collect::<Vec<_>>()
         .join(" ");
         json!([
-            agent.shell_call(&format!("mkdir -p '{}' && {line}", out.display())),
+            // The client makes its folder (opencode asks the person before
+            // a `mkdir` outside the project).
+            agent.shell_call(&line),
             {"text": "tried", "after_file": scratch.join("gate")}
         ])
     });
@@ -345,6 +351,15 @@ pub fn an_own_client_cannot_answer_its_question(agent: &'static dyn AgentCli) {
     let out = p.host.scratch().join("own");
     let turn = p.start(false, "Type into my shell with your own client.");
     let progress: Value = crate::common::wait_for_within(COMMAND_DEADLINE, "the held input's progress", || {
+        // The model's next request comes only when the tool ended: the
+        // client failed before its input was held.
+        let ended = p.api.turns().len() > 1;
+        assert!(
+            !ended,
+            "the client ended first: {:?}; its server said: {}",
+            p.tool_results(),
+            std::fs::read_to_string(out.join("mcp-stderr.txt")).unwrap_or_default()
+        );
         serde_json::from_str(&std::fs::read_to_string(out.join("progress.json")).ok()?).ok()
     });
     let message = progress["message"].as_str().unwrap_or_default();

@@ -6,7 +6,7 @@
 # client, or `claude-code`), and would accept any question at once. It asks
 # to type `echo own-42` into the person's shell `shell:mine`.
 #
-# Usage: own_client.py TICKLOOP CLIENT_NAME OUT_DIR
+# Usage: own_client.py TICKLOOP CLIENT_NAME OUT_DIR (made when missing)
 #
 # When the first progress of the held input arrives it writes
 # OUT_DIR/progress.json (the test then answers as the person, elsewhere);
@@ -23,6 +23,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 import mcp.types as types
 
 TICKLOOP, NAME, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
+os.makedirs(OUT, exist_ok=True)
 
 
 def write(name, value):
