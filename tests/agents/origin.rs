@@ -42,20 +42,53 @@ pub fn probe_line(out: &Path, mode: &str, label: &str) -> String {
         .join(" ")
 }
 
-/// Every record so far.
-pub fn records(p: &Project) -> Vec<Value> {
-    std::fs::read_to_string(records_file(p))
+/// Every record so far in `file`.
+pub fn records_in(file: &Path) -> Vec<Value> {
+    std::fs::read_to_string(file)
         .unwrap_or_default()
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
 }
 
-/// The record labelled `label`, once it is there.
-pub fn record(p: &Project, label: &str) -> Value {
-    crate::common::wait_for_within(COMMAND_DEADLINE, &format!("the probe's {label}"), || {
-        records(p).into_iter().find(|r| r["label"] == label)
-    })
+/// The labels a session's probe records, each after its `NAME/`.
+pub const LABELS: [&str; 6] = [
+    "shell",
+    "shell-client",
+    "shell-client/child",
+    "mcp",
+    "hook-user-prompt-submit",
+    "hook-stop",
+];
+
+/// Waits for every record of [`LABELS`] under `name` in `file`, keeps them
+/// when asked (`TICKLOOP_ORIGIN_RECORD=DIR`: `DIR/NAME.jsonl`), and
+/// returns them all.
+pub fn collect(file: &Path, name: &str) -> Vec<Value> {
+    for label in LABELS {
+        let label = format!("{name}/{label}");
+        crate::common::wait_for_within(COMMAND_DEADLINE, &format!("the probe's {label}"), || {
+            records_in(file).into_iter().find(|r| r["label"] == label)
+        });
+    }
+    let all = records_in(file);
+    if let Some(dir) = std::env::var_os("TICKLOOP_ORIGIN_RECORD") {
+        let dir = PathBuf::from(dir);
+        std::fs::create_dir_all(&dir).expect("the record's folder");
+        let text: String = all.iter().map(|r| format!("{r}\n")).collect();
+        std::fs::write(dir.join(format!("{name}.jsonl")), text).expect("keep the records");
+    }
+    all
+}
+
+/// The scripted model's replies of a probed session: the probe through the
+/// shell tool, plain and as the agent's own client, then `probed`.
+pub fn probe_replies(agent: &dyn AgentCli, out: &Path, name: &str) -> Value {
+    json!([
+        agent.shell_call(&probe_line(out, "shell", &format!("{name}/shell"))),
+        agent.shell_call(&probe_line(out, "client", &format!("{name}/shell-client"))),
+        {"text": "probed"}
+    ])
 }
 
 /// Registers the probe beside what install wrote: an MCP server named
@@ -67,7 +100,10 @@ pub fn register_probe(p: &Project) {
     let hook = |event: &str| probe_line(&out, "hook", &format!("{name}/hook-{event}"));
     let mcp = probe_args(&out, "mcp", &format!("{name}/mcp"));
     match name {
-        "claude-code" => claude_code(p, &mcp, &hook),
+        "claude-code" => {
+            claude_code_hooks(&p.dir, &hook);
+            claude_code_mcp(p.agent_command(), &mcp);
+        }
         "codex" => codex(p, &mcp, &hook),
         "gemini" => gemini(p, &mcp, &hook),
         "opencode" => opencode(p, &mcp, &out),
@@ -87,8 +123,9 @@ fn push_hook(hooks: &mut Value, event: &str, entry: Value) {
     list.push(json!({"hooks": [entry]}));
 }
 
-fn claude_code(p: &Project, mcp: &[String], hook: &dyn Fn(&str) -> String) {
-    edit_json(&p.dir.join(".claude/settings.json"), |s| {
+/// The probe's hooks beside install's in a Claude Code project `dir`.
+pub fn claude_code_hooks(dir: &Path, hook: &dyn Fn(&str) -> String) {
+    edit_json(&dir.join(".claude/settings.json"), |s| {
         for (event, word) in [("UserPromptSubmit", "user-prompt-submit"), ("Stop", "stop")] {
             push_hook(
                 &mut s["hooks"],
@@ -97,8 +134,11 @@ fn claude_code(p: &Project, mcp: &[String], hook: &dyn Fn(&str) -> String) {
             );
         }
     });
-    let added = p
-        .agent_command()
+}
+
+/// `claude mcp add probe -- MCP...` with `claude` as `claude` is set up.
+pub fn claude_code_mcp(mut claude: std::process::Command, mcp: &[String]) {
+    let added = claude
         .args(["mcp", "add", "probe", "--"])
         .args(mcp)
         .stdin(std::process::Stdio::null())
@@ -180,40 +220,17 @@ export const OriginProbe = async ({{ directory }}) => ({{
 
 /// Trial: one session in which the host starts the probe as its MCP server
 /// and its hooks, and the model runs it through its shell tool, plain and
-/// as an agent's own MCP client. Keeps the records when asked, and returns
-/// them by label.
+/// as an agent's own MCP client. Returns the records.
 pub fn measure(agent: &'static dyn AgentCli) -> Vec<Value> {
+    let name = agent.name();
     let p = Project::with_setup(
         agent,
         60_000,
-        |scratch| {
-            let out = scratch.join("origin.jsonl");
-            let name = agent.name();
-            json!([
-                agent.shell_call(&probe_line(&out, "shell", &format!("{name}/shell"))),
-                agent.shell_call(&probe_line(&out, "client", &format!("{name}/shell-client"))),
-                {"text": "probed"}
-            ])
-        },
+        |scratch| probe_replies(agent, &scratch.join("origin.jsonl"), name),
         register_probe,
     );
     p.say(false, "Probe, please.").expect(0);
-    let name = agent.name();
-    let hooks = ["hook-user-prompt-submit", "hook-stop"];
-    for label in ["shell", "shell-client", "shell-client/child", "mcp"]
-        .into_iter()
-        .chain(hooks)
-    {
-        record(&p, &format!("{name}/{label}"));
-    }
-    let all = records(&p);
-    if let Some(dir) = std::env::var_os("TICKLOOP_ORIGIN_RECORD") {
-        let dir = PathBuf::from(dir);
-        std::fs::create_dir_all(&dir).expect("the record's folder");
-        let text: String = all.iter().map(|r| format!("{r}\n")).collect();
-        std::fs::write(dir.join(format!("{name}.jsonl")), text).expect("keep the records");
-    }
-    all
+    collect(&records_file(&p), name)
 }
 
 /// The agent host a record's process (or ancestor) names in its own
@@ -267,8 +284,11 @@ fn ancestor_among<'a>(record: &'a Value, pids: &[i64]) -> Option<&'a Value> {
 /// (`mcp/src/launch.rs`, `agent-loop/src/hook_origin.rs`), as this CLI
 /// showed them: a failure names the fact this version no longer shows.
 pub fn facts(agent: &'static dyn AgentCli) {
-    let records = measure(agent);
-    let name = agent.name();
+    check(agent.name(), &measure(agent));
+}
+
+/// The facts of [`facts`] in the records of a session probed as `name`.
+pub fn check(name: &str, records: &[Value]) {
     let by = |label: &str| -> &Value {
         records
             .iter()
