@@ -4,7 +4,8 @@
 //! processes, and writing its files whole), the bounded line framing of
 //! every socket (async and blocking) and the one writer task per
 //! connection, the person's
-//! settings file and the one RFC 3339 clock. The daemon itself is the
+//! settings file and the one RFC 3339 clock; who acts (the markers of an
+//! environment) and what `/proc` tells of a process and who started it. The daemon itself is the
 //! `tickhost` crate; the messages are `tickloop-proto`'s.
 
 pub mod actor;
