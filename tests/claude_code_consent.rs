@@ -588,7 +588,11 @@ fn main() {
             || agents::origin::facts(&CLAUDE_CODE),
             &missing,
         ),
-        trial("origin_facts_full_screen", origin_facts_full_screen, &missing),
+        trial(
+            "origin_facts_full_screen",
+            origin_facts_full_screen,
+            &missing,
+        ),
         agents::trial_of(
             "an_own_client_cannot_answer_its_question",
             || agents::origin::an_own_client_cannot_answer_its_question(&CLAUDE_CODE),

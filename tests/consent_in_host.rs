@@ -248,7 +248,10 @@ const CLAUDE_BASH: [(&str, &str); 5] = [
     ("CLAUDECODE", "1"),
     ("AI_AGENT", "claude-code_2-1-332_agent"),
     ("CLAUDE_CODE_ENTRYPOINT", "cli"),
-    ("CLAUDE_CODE_SESSION_ID", "07e5a8da-a01a-48f8-894c-1553da1d1817"),
+    (
+        "CLAUDE_CODE_SESSION_ID",
+        "07e5a8da-a01a-48f8-894c-1553da1d1817",
+    ),
     ("TICKLOOP_AGENT", "claude-code"),
 ];
 
@@ -289,7 +292,11 @@ fn an_agents_own_client_cannot_answer_its_own_question() {
             &std::fs::read_to_string(out.join("findings.json")).expect("findings"),
         )
         .expect("findings JSON");
-        assert_eq!(findings["questions"], serde_json::json!([]), "{name}: {findings}");
+        assert_eq!(
+            findings["questions"],
+            serde_json::json!([]),
+            "{name}: {findings}"
+        );
         assert_eq!(findings["is_error"], true, "{name}: {findings}");
         // What the person types shows; the agent's text never did.
         host.ok(&["input", &id, "echo person-$((6*7))\r"]);

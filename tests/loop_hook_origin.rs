@@ -29,7 +29,11 @@ fn markers(agent: &str) -> Vec<(&'static str, &'static str)> {
             ("TICKLOOP_AGENT", "codex"),
         ],
         "gemini" => vec![("GEMINI_CLI", "1")],
-        _ => vec![("OPENCODE", "1"), ("AGENT", "1"), ("TICKLOOP_AGENT", "opencode")],
+        _ => vec![
+            ("OPENCODE", "1"),
+            ("AGENT", "1"),
+            ("TICKLOOP_AGENT", "opencode"),
+        ],
     }
 }
 
@@ -82,12 +86,16 @@ fn hook_env(cmd: &mut Command, host: &Host, dirs: &Dirs) {
 /// hook EVENT`, in a session of its own, with the host's markers.
 fn forged(host: &Host, dirs: &Dirs, agent: &str, event: &str, input: &str) -> Output {
     let mut cmd = Command::new("setsid");
-    cmd.args(["bash", "-c", r#"printf '%s' "$1" | "$0" loop "$2" hook "$3""#])
-        .arg(tickloop_bin())
-        .arg(input)
-        .arg(agent)
-        .arg(event)
-        .stdin(Stdio::null());
+    cmd.args([
+        "bash",
+        "-c",
+        r#"printf '%s' "$1" | "$0" loop "$2" hook "$3""#,
+    ])
+    .arg(tickloop_bin())
+    .arg(input)
+    .arg(agent)
+    .arg(event)
+    .stdin(Stdio::null());
     hook_env(&mut cmd, host, dirs);
     cmd.envs(markers(agent));
     cmd.output().expect("run the forged hook")
@@ -126,7 +134,10 @@ fn calls() -> [(&'static str, String); 4] {
         ("user-prompt-submit", prompt("hello", "p1")),
         ("stop", stop),
         ("user-prompt-submit", prompt("/tick 256", "p2")),
-        ("user-prompt-submit", prompt("/tick subscribe shell:mine", "p3")),
+        (
+            "user-prompt-submit",
+            prompt("/tick subscribe shell:mine", "p3"),
+        ),
     ]
 }
 
@@ -157,7 +168,10 @@ fn a_forged_hook_call_from_a_shell_neither_arms_nor_subscribes() {
                 stderr.contains("refused") && stderr.contains("did not come from"),
                 "{agent} {event}: {stderr}"
             );
-            assert!(out.stdout.is_empty(), "{agent} {event}: no decision printed");
+            assert!(
+                out.stdout.is_empty(),
+                "{agent} {event}: no decision printed"
+            );
         }
         assert_eq!(
             dirs.written(),
@@ -206,12 +220,27 @@ fn a_subscription_with_controls_is_refused_escaped() {
     let host = Host::new();
     std::fs::write(host.scratch().join("loop.json"), "{}").expect("loop.json");
     let dirs = Dirs::new(&host, "claude-code");
-    let bad = prompt("/tick subscribe shell:a\u{1b}]0;x\u{7} hosted:b\u{202e}c", "p9");
+    let bad = prompt(
+        "/tick subscribe shell:a\u{1b}]0;x\u{7} hosted:b\u{202e}c",
+        "p9",
+    );
     let out = as_the_host(&host, &dirs, "claude-code", "user-prompt-submit", &bad);
     let reply = String::from_utf8_lossy(&out.stdout);
-    assert!(reply.contains("refused") && reply.contains("not an instance id"), "{out:?}");
-    assert!(!reply.contains('\u{1b}') && !reply.contains('\u{202e}'), "{reply}");
-    let status = as_the_host(&host, &dirs, "claude-code", "user-prompt-submit", &prompt("/tick status", "p10"));
+    assert!(
+        reply.contains("refused") && reply.contains("not an instance id"),
+        "{out:?}"
+    );
+    assert!(
+        !reply.contains('\u{1b}') && !reply.contains('\u{202e}'),
+        "{reply}"
+    );
+    let status = as_the_host(
+        &host,
+        &dirs,
+        "claude-code",
+        "user-prompt-submit",
+        &prompt("/tick status", "p10"),
+    );
     let status = String::from_utf8_lossy(&status.stdout);
     assert!(!status.contains("subscribed"), "{status}");
 }

@@ -157,7 +157,12 @@ mod tests {
         assert_eq!(from_host(&claude), Ok(()));
         // Codex: its child, no markers, a pipe it already closed or still
         // holds.
-        let codex = |stdin| table(vec![proc(41, 31, "tickloop", None), proc(31, 20, "codex", None)], stdin);
+        let codex = |stdin| {
+            table(
+                vec![proc(41, 31, "tickloop", None), proc(31, 20, "codex", None)],
+                stdin,
+            )
+        };
         assert_eq!(from_host(&codex(End::Pipe { holders: vec![] })), Ok(()));
         assert_eq!(from_host(&codex(writer(31))), Ok(()));
     }
@@ -166,7 +171,12 @@ mod tests {
     fn a_shell_tool_s_forged_calls_are_refused() {
         // `echo JSON | tickloop loop claude-code hook ...` in the Bash tool.
         let piped = table(
-            vec![proc(50, 44, "tickloop", CLAUDE), proc(44, 30, "bash", CLAUDE), proc(45, 44, "bash", CLAUDE), proc(30, 20, "claude", None)],
+            vec![
+                proc(50, 44, "tickloop", CLAUDE),
+                proc(44, 30, "bash", CLAUDE),
+                proc(45, 44, "bash", CLAUDE),
+                proc(30, 20, "claude", None),
+            ],
             writer(45),
         );
         let why = from_host(&piped).expect_err("refused");
@@ -181,14 +191,24 @@ mod tests {
         assert!(from_host(&cleared).is_err());
         // A socket pair the agent's own script made.
         let own = table(
-            vec![proc(51, 46, "tickloop", Some(AgentHost::Gemini)), proc(46, 30, "python3", Some(AgentHost::Gemini)), proc(30, 20, "node", None)],
+            vec![
+                proc(51, 46, "tickloop", Some(AgentHost::Gemini)),
+                proc(46, 30, "python3", Some(AgentHost::Gemini)),
+                proc(30, 20, "node", None),
+            ],
             End::Socket { peer: Some(46) },
         );
         assert!(from_host(&own).is_err());
         // A file, or a socket whose peer did not start it.
-        let file = table(vec![proc(52, 31, "tickloop", None), proc(31, 20, "codex", None)], End::Other("/tmp/forged.json".into()));
+        let file = table(
+            vec![proc(52, 31, "tickloop", None), proc(31, 20, "codex", None)],
+            End::Other("/tmp/forged.json".into()),
+        );
         assert!(from_host(&file).is_err());
-        let stranger = table(vec![proc(53, 31, "tickloop", None), proc(31, 20, "codex", None)], End::Socket { peer: Some(99) });
+        let stranger = table(
+            vec![proc(53, 31, "tickloop", None), proc(31, 20, "codex", None)],
+            End::Socket { peer: Some(99) },
+        );
         assert!(from_host(&stranger).is_err());
     }
 }

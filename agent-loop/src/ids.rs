@@ -25,6 +25,21 @@ pub fn hides_or_controls(c: char) -> bool {
             | '\u{FEFF}')
 }
 
+/// `text` with every character [`hides_or_controls`] escaped
+/// (`\u{202e}`), for a subscription a state saved before ids were checked
+/// may hold.
+pub fn shown(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if hides_or_controls(c) {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 /// Checks a session id an agent host (or a harness) gave: 1 to
 /// [`MAX_SESSION_ID`] characters, none of them [`hides_or_controls`].
 pub fn check_session_id(id: &str) -> Result<(), String> {
@@ -68,7 +83,13 @@ mod tests {
     fn ids_with_controls_or_invisible_characters_are_refused_escaped() {
         assert!(check_session_id("9ec968c8-1d7c-4f55-8a2b-3c1f0e7b2a11").is_ok());
         assert!(check_session_id("ses_db676300abcdefghij").is_ok());
-        for bad in ["a\u{1b}[2Jb", "x\u{202E}y", "z\u{200B}", "l\u{2028}", "\u{7f}"] {
+        for bad in [
+            "a\u{1b}[2Jb",
+            "x\u{202E}y",
+            "z\u{200B}",
+            "l\u{2028}",
+            "\u{7f}",
+        ] {
             let why = check_session_id(bad).expect_err(bad);
             assert!(!why.chars().any(hides_or_controls), "escaped: {why}");
         }
@@ -77,6 +98,7 @@ mod tests {
         for good in ["hosted:counter", "shell:sh", "artifact:notes.py", "counter"] {
             assert_eq!(check_instance_id(good), Ok(()), "{good}");
         }
+        assert_eq!(shown("a\u{1b}b\u{202e}"), "a\\u{1b}b\\u{202e}");
         for bad in ["hosted:\u{1b}]0;x", "shell:a\u{202E}b", "nope:x", "a b", ""] {
             let why = check_instance_id(bad).expect_err(bad);
             assert!(!why.chars().any(hides_or_controls), "escaped: {why}");

@@ -757,7 +757,8 @@ impl LoopCore {
             let subs: Vec<String> = self
                 .subscriptions
                 .iter()
-                .map(|i| match self.inbox.pending(i) {
+                .map(|i| (crate::ids::shown(i), self.inbox.pending(i)))
+                .map(|(i, pending)| match pending {
                     None => format!("{i} (nothing pending)"),
                     Some((n, ended)) => format!(
                         "{i} ({n} update{} pending{})",

@@ -76,7 +76,9 @@ fn host_named(value: &str) -> AgentHost {
 /// `/proc/PID/environ` holds them) says acts, if it says an agent does; an
 /// unreadable `TICKLOOP_ACTOR` counts as an agent (`other`): a process that
 /// says anything but `person` there is not taken for the person.
-pub fn agent_in<'a>(vars: impl IntoIterator<Item = (&'a str, &'a str)> + Clone) -> Option<AgentHost> {
+pub fn agent_in<'a>(
+    vars: impl IntoIterator<Item = (&'a str, &'a str)> + Clone,
+) -> Option<AgentHost> {
     let get = |name: &str| {
         vars.clone()
             .into_iter()

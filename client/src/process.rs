@@ -102,10 +102,8 @@ impl Processes for Live {
         let agent = match std::fs::read(format!("/proc/{pid}/environ")) {
             Ok(bytes) => {
                 let text = String::from_utf8_lossy(&bytes);
-                let vars: Vec<(&str, &str)> = text
-                    .split('\0')
-                    .filter_map(|v| v.split_once('='))
-                    .collect();
+                let vars: Vec<(&str, &str)> =
+                    text.split('\0').filter_map(|v| v.split_once('=')).collect();
                 Ok(crate::actor::agent_in(vars.iter().copied()))
             }
             Err(e) => Err(format!("its environment cannot be read ({e})")),
@@ -205,10 +203,7 @@ fn pipe_holders(target: &str) -> Vec<Holder> {
 /// The access mode (`O_RDONLY`, `O_WRONLY`, `O_RDWR`) of an fdinfo file.
 fn access_mode(fdinfo: &str) -> Option<i32> {
     let text = std::fs::read_to_string(fdinfo).ok()?;
-    let flags = text
-        .lines()
-        .find_map(|l| l.strip_prefix("flags:"))?
-        .trim();
+    let flags = text.lines().find_map(|l| l.strip_prefix("flags:"))?.trim();
     i32::from_str_radix(flags, 8)
         .ok()
         .map(|f| f & libc::O_ACCMODE)

@@ -32,7 +32,7 @@
 //! first is beyond this, as it is beyond `src/actor.rs`: same user, same
 //! rights.
 
-use tickloop_client::process::{End, Processes, Proc};
+use tickloop_client::process::{End, Proc, Processes};
 
 /// How far up the bridge looks for its MCP client.
 const ANCESTORS: usize = 32;
@@ -319,13 +319,19 @@ mod tests {
         // A client that is not an ancestor, and one whose environment
         // cannot be read.
         let stranger = table(
-            vec![proc(53, 30, 10, "tickloop", None), proc(30, 20, 10, "x", None)],
+            vec![
+                proc(53, 30, 10, "tickloop", None),
+                proc(30, 20, 10, "x", None),
+            ],
             pipe(70, false),
             pipe(70, true),
         );
         assert!(Launch::judge(&stranger).not_asked().is_some());
         let mut hidden = table(
-            vec![proc(54, 30, 10, "tickloop", None), proc(30, 20, 10, "x", None)],
+            vec![
+                proc(54, 30, 10, "tickloop", None),
+                proc(30, 20, 10, "x", None),
+            ],
             pipe(30, false),
             pipe(30, true),
         );

@@ -172,7 +172,10 @@ fn gemini(p: &Project, mcp: &[String], hook: &dyn Fn(&str) -> String) {
     edit_json(&p.dir.join(".gemini/settings.json"), |s| {
         s["mcpServers"]["probe"] =
             json!({"command": mcp[0], "args": mcp[1..], "trust": true, "timeout": 20000});
-        for (event, word) in [("BeforeAgent", "user-prompt-submit"), ("AfterAgent", "stop")] {
+        for (event, word) in [
+            ("BeforeAgent", "user-prompt-submit"),
+            ("AfterAgent", "stop"),
+        ] {
             push_hook(
                 &mut s["hooks"],
                 event,
@@ -246,10 +249,10 @@ fn marked(proc: &Value) -> Result<Option<String>, String> {
         .flatten()
         .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
         .collect();
-    Ok(tickloop_client::actor::agent_in(
-        values.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+    Ok(
+        tickloop_client::actor::agent_in(values.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .map(|h| h.as_str().to_string()),
     )
-    .map(|h| h.as_str().to_string()))
 }
 
 fn sid(proc: &Value) -> i64 {
@@ -300,10 +303,21 @@ pub fn check(name: &str, records: &[Value]) {
     let mcp = by("mcp");
     let client = ancestor_among(mcp, &other_end(mcp, "1", "r"))
         .unwrap_or_else(|| panic!("{name}: the MCP client is an ancestor: {mcp}"));
-    assert_eq!(marked(client), Ok(None), "{name}: the host's own environment");
-    assert_eq!(sid(client), sid(&mcp["self"]), "{name}: the MCP server in the host's session");
+    assert_eq!(
+        marked(client),
+        Ok(None),
+        "{name}: the host's own environment"
+    );
+    assert_eq!(
+        sid(client),
+        sid(&mcp["self"]),
+        "{name}: the MCP server in the host's session"
+    );
     let writers = other_end(mcp, "0", "w");
-    assert!(!writers.is_empty(), "{name}: something writes the MCP server's stdin: {mcp}");
+    assert!(
+        !writers.is_empty(),
+        "{name}: something writes the MCP server's stdin: {mcp}"
+    );
     // The shell tool: a session of its own, the markers set; the agent's
     // own client's server the same.
     for label in ["shell", "shell-client/child"] {
@@ -312,24 +326,41 @@ pub fn check(name: &str, records: &[Value]) {
             matches!(marked(&r["self"]), Ok(Some(_))),
             "{name} {label}: the markers are set"
         );
-        assert_ne!(sid(&r["self"]), sid(client), "{name} {label}: a session apart");
+        assert_ne!(
+            sid(&r["self"]),
+            sid(client),
+            "{name} {label}: a session apart"
+        );
     }
     // The hooks: on a socket pair from an ancestor with no marker, or on a
     // pipe with no marker on the hook or its parent.
     for label in ["hook-user-prompt-submit", "hook-stop"] {
         let hook = by(label);
         let stdin = &hook["fds"]["0"];
-        if stdin["target"].as_str().is_some_and(|t| t.starts_with("socket:")) {
+        if stdin["target"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("socket:"))
+        {
             let peer = ancestor_among(hook, &other_end(hook, "0", "w"))
                 .unwrap_or_else(|| panic!("{name} {label}: the peer is an ancestor: {hook}"));
-            assert_eq!(marked(peer), Ok(None), "{name} {label}: the host's own environment");
+            assert_eq!(
+                marked(peer),
+                Ok(None),
+                "{name} {label}: the host's own environment"
+            );
         } else {
             assert!(
-                stdin["target"].as_str().is_some_and(|t| t.starts_with("pipe:")),
+                stdin["target"]
+                    .as_str()
+                    .is_some_and(|t| t.starts_with("pipe:")),
                 "{name} {label}: a pipe or a socket: {stdin}"
             );
             assert_eq!(marked(&hook["self"]), Ok(None), "{name} {label}: no marker");
-            assert_eq!(marked(&hook["ancestors"][0]), Ok(None), "{name} {label}: its parent");
+            assert_eq!(
+                marked(&hook["ancestors"][0]),
+                Ok(None),
+                "{name} {label}: its parent"
+            );
         }
     }
     // The shell tool's stdin, which a forged hook call would have.
@@ -370,18 +401,19 @@ pub fn an_own_client_cannot_answer_its_question(agent: &'static dyn AgentCli) {
     p.host.open_bash("mine");
     let out = p.host.scratch().join("own");
     let turn = p.start(false, "Type into my shell with your own client.");
-    let progress: Value = crate::common::wait_for_within(COMMAND_DEADLINE, "the held input's progress", || {
-        // The model's next request comes only when the tool ended: the
-        // client failed before its input was held.
-        let ended = p.api.turns().len() > 1;
-        assert!(
-            !ended,
-            "the client ended first: {:?}; its server said: {}",
-            p.tool_results(),
-            std::fs::read_to_string(out.join("mcp-stderr.txt")).unwrap_or_default()
-        );
-        serde_json::from_str(&std::fs::read_to_string(out.join("progress.json")).ok()?).ok()
-    });
+    let progress: Value =
+        crate::common::wait_for_within(COMMAND_DEADLINE, "the held input's progress", || {
+            // The model's next request comes only when the tool ended: the
+            // client failed before its input was held.
+            let ended = p.api.turns().len() > 1;
+            assert!(
+                !ended,
+                "the client ended first: {:?}; its server said: {}",
+                p.tool_results(),
+                std::fs::read_to_string(out.join("mcp-stderr.txt")).unwrap_or_default()
+            );
+            serde_json::from_str(&std::fs::read_to_string(out.join("progress.json")).ok()?).ok()
+        });
     let message = progress["message"].as_str().unwrap_or_default();
     assert!(
         message.contains("not started by the agent host itself") && message.contains("the Monitor"),
@@ -391,9 +423,10 @@ pub fn an_own_client_cannot_answer_its_question(agent: &'static dyn AgentCli) {
     assert_eq!(waiting["action"], "input", "{waiting}");
     let call = waiting["call"].as_str().expect("a call id").to_string();
     p.host.ok(&["refuse", id, &call, "--reason", "not now"]);
-    let findings: Value = crate::common::wait_for_within(COMMAND_DEADLINE, "the client's findings", || {
-        serde_json::from_str(&std::fs::read_to_string(out.join("findings.json")).ok()?).ok()
-    });
+    let findings: Value =
+        crate::common::wait_for_within(COMMAND_DEADLINE, "the client's findings", || {
+            serde_json::from_str(&std::fs::read_to_string(out.join("findings.json")).ok()?).ok()
+        });
     std::fs::write(p.host.scratch().join("gate"), "").expect("open the gate");
     turn.finish();
     assert_eq!(findings["questions"], json!([]), "{findings}");
@@ -407,7 +440,10 @@ pub fn an_own_client_cannot_answer_its_question(agent: &'static dyn AgentCli) {
         .collect();
     assert_eq!(
         decided,
-        [("held".into(), "tickhost".into()), ("refused".into(), "cli".into())]
+        [
+            ("held".into(), "tickhost".into()),
+            ("refused".into(), "cli".into())
+        ]
     );
 }
 
@@ -463,5 +499,8 @@ pub fn a_forged_hook_neither_arms_nor_subscribes(agent: &'static dyn AgentCli) {
         .flatten()
         .filter_map(|e| std::fs::read_to_string(e.path()).ok())
         .collect();
-    assert!(!states.contains("shell:mine"), "nothing subscribed: {states}");
+    assert!(
+        !states.contains("shell:mine"),
+        "nothing subscribed: {states}"
+    );
 }

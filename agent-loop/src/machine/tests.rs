@@ -478,7 +478,10 @@ fn a_subscription_of_an_id_with_controls_is_refused_whole() {
         let effects = c.handle(Input::Subscribe(vec!["hosted:a".into(), bad.into()]));
         let (ok, text) = reply(&effects);
         assert!(!ok, "{text}");
-        assert!(!text.chars().any(crate::ids::hides_or_controls), "escaped: {text}");
+        assert!(
+            !text.chars().any(crate::ids::hides_or_controls),
+            "escaped: {text}"
+        );
         assert!(c.subscriptions().is_empty(), "nothing subscribed");
     }
     let (ok, text) = reply(&c.handle(cmd("/tick subscribe shell:\u{1b}]0;owned\u{7}")));
