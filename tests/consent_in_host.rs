@@ -302,18 +302,8 @@ fn an_agents_own_client_cannot_answer_its_own_question() {
         host.ok(&["input", &id, "echo person-$((6*7))\r"]);
         let screen = host.wait_screen(&id, "person-42");
         assert!(!screen.contains("own-42"), "{name}: never typed: {screen}");
-        let decided: Vec<(String, String)> = host.ok(&["activity", &id])["entries"]
-            .as_array()
-            .expect("entries")
-            .iter()
-            .filter(|e| e["type"] == "consent")
-            .map(|e| {
-                let text = |k: &str| e[k].as_str().unwrap_or("").to_string();
-                (text("decision"), text("by"))
-            })
-            .collect();
         assert_eq!(
-            decided,
+            host.decisions(&id),
             [
                 ("held".into(), "tickhost".into()),
                 ("refused".into(), "cli".into())

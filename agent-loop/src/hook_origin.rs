@@ -91,27 +91,8 @@ fn named(processes: &dyn Processes, pid: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
-    use tickloop_client::process::Holder;
+    use tickloop_client::process::{Holder, Table};
     use tickloop_proto::wire::AgentHost;
-
-    struct Table {
-        me: u32,
-        procs: HashMap<u32, Proc>,
-        stdin: End,
-    }
-
-    impl Processes for Table {
-        fn this(&self) -> u32 {
-            self.me
-        }
-        fn proc(&self, pid: u32) -> Option<Proc> {
-            self.procs.get(&pid).cloned()
-        }
-        fn end(&self, _fd: i32) -> End {
-            self.stdin.clone()
-        }
-    }
 
     fn proc(pid: u32, ppid: u32, comm: &str, agent: Option<AgentHost>) -> Proc {
         Proc {
@@ -123,12 +104,9 @@ mod tests {
         }
     }
 
+    /// A hook's table: only its stdin matters.
     fn table(procs: Vec<Proc>, stdin: End) -> Table {
-        Table {
-            me: procs[0].pid,
-            procs: procs.into_iter().map(|p| (p.pid, p)).collect(),
-            stdin,
-        }
+        Table::new(procs, stdin, End::Other("a socket to the host".into()))
     }
 
     const CLAUDE: Option<AgentHost> = Some(AgentHost::ClaudeCode);

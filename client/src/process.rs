@@ -80,6 +80,46 @@ pub trait Processes {
     }
 }
 
+/// [`Processes`] answered from a table: what the system shows, as a test
+/// (or a recorded trial) says. The first process given is this one.
+#[derive(Debug, Clone, Default)]
+pub struct Table {
+    pub me: u32,
+    pub procs: std::collections::HashMap<u32, Proc>,
+    /// What fds 0 and 1 reach; any other is closed.
+    pub stdin: Option<End>,
+    pub stdout: Option<End>,
+}
+
+impl Table {
+    /// `procs` (this process first), and what its stdin and stdout reach.
+    pub fn new(procs: Vec<Proc>, stdin: End, stdout: End) -> Table {
+        Table {
+            me: procs.first().map_or(0, |p| p.pid),
+            procs: procs.into_iter().map(|p| (p.pid, p)).collect(),
+            stdin: Some(stdin),
+            stdout: Some(stdout),
+        }
+    }
+}
+
+impl Processes for Table {
+    fn this(&self) -> u32 {
+        self.me
+    }
+    fn proc(&self, pid: u32) -> Option<Proc> {
+        self.procs.get(&pid).cloned()
+    }
+    fn end(&self, fd: i32) -> End {
+        let end = match fd {
+            0 => self.stdin.clone(),
+            1 => self.stdout.clone(),
+            _ => None,
+        };
+        end.unwrap_or_else(|| End::Other(format!("fd {fd}: closed")))
+    }
+}
+
 /// [`Processes`] of this system, from `/proc`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Live;

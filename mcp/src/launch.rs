@@ -136,33 +136,8 @@ fn stdin_in_session(processes: &dyn Processes, sid: u32) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
-    use tickloop_client::process::Holder;
+    use tickloop_client::process::{Holder, Table};
     use tickloop_proto::wire::AgentHost;
-
-    /// A process table, as the trials saw them.
-    struct Table {
-        me: u32,
-        procs: HashMap<u32, Proc>,
-        stdin: End,
-        stdout: End,
-    }
-
-    impl Processes for Table {
-        fn this(&self) -> u32 {
-            self.me
-        }
-        fn proc(&self, pid: u32) -> Option<Proc> {
-            self.procs.get(&pid).cloned()
-        }
-        fn end(&self, fd: i32) -> End {
-            if fd == 0 {
-                self.stdin.clone()
-            } else {
-                self.stdout.clone()
-            }
-        }
-    }
 
     fn proc(pid: u32, ppid: u32, sid: u32, comm: &str, agent: Option<AgentHost>) -> Proc {
         Proc {
@@ -185,12 +160,7 @@ mod tests {
     }
 
     fn table(procs: Vec<Proc>, stdin: End, stdout: End) -> Table {
-        Table {
-            me: procs[0].pid,
-            procs: procs.into_iter().map(|p| (p.pid, p)).collect(),
-            stdin,
-            stdout,
-        }
+        Table::new(procs, stdin, stdout)
     }
 
     const CLAUDE: Option<AgentHost> = Some(AgentHost::ClaudeCode);

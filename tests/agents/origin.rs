@@ -434,12 +434,8 @@ pub fn an_own_client_cannot_answer_its_question(agent: &'static dyn AgentCli) {
     p.host.ok(&["input", id, "echo person-$((6*7))\r"]);
     let screen = p.host.wait_screen(id, "person-42");
     assert!(!screen.contains("own-42"), "never typed: {screen}");
-    let decided: Vec<(String, String)> = super::trials::consents(&p.host, id)
-        .into_iter()
-        .map(|(_, decision, _, by)| (decision, by))
-        .collect();
     assert_eq!(
-        decided,
+        p.host.decisions(id),
         [
             ("held".into(), "tickhost".into()),
             ("refused".into(), "cli".into())
