@@ -244,3 +244,58 @@ fn a_subscription_with_controls_is_refused_escaped() {
     let status = String::from_utf8_lossy(&status.stdout);
     assert!(!status.contains("subscribed"), "{status}");
 }
+
+/// TickManage `subscribe` with Codex's `_meta` session, through a bridge a
+/// person's SDK application started (the host's own launch): a session id
+/// no hook of Codex's ever started (made up, or with controls) reaches
+/// nothing, and no state is written; the session the host's own hook call
+/// started is subscribed.
+#[test]
+fn mcp_subscribe_reaches_only_a_session_its_hooks_started() {
+    let host = Host::new();
+    std::fs::write(host.scratch().join("loop.json"), "{}").expect("loop.json");
+    let dirs = Dirs::new(&host, "codex");
+    let subscribe = |session: &str| -> serde_json::Value {
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/mcp_python/subscribe_session.py");
+        let mut cmd = Command::new(common::python_sdk::sdk_python());
+        cmd.arg(script)
+            .arg(tickloop_bin())
+            .arg(session)
+            .arg("hosted:counter")
+            .stdin(Stdio::null());
+        hook_env(&mut cmd, &host, &dirs);
+        let out = cmd.output().expect("run the SDK client");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{out:?}");
+        serde_json::from_str(stdout.lines().last().unwrap_or("")).expect("its JSON line")
+    };
+    for made_up in ["0199-made-up-session", "real\u{1b}[2J"] {
+        let answer = subscribe(made_up);
+        assert_eq!(answer["is_error"], true, "{answer}");
+        assert!(
+            answer["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("has no Loop") || t.contains("control")),
+            "{answer}"
+        );
+    }
+    assert_eq!(dirs.written(), Vec::<PathBuf>::new(), "no state written");
+    // Codex's own prompt hook starts the session's Loop; then it is reached.
+    let out = as_the_host(
+        &host,
+        &dirs,
+        "codex",
+        "user-prompt-submit",
+        &prompt("hello", "p1"),
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let answer = subscribe(SESSION);
+    assert_eq!(answer["is_error"], false, "{answer}");
+    assert!(
+        answer["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("subscribed: hosted:counter")),
+        "{answer}"
+    );
+}
