@@ -41,7 +41,7 @@ fn run_client(host: &Host, mode: &str, config: Option<&str>) -> (Value, String) 
     }
     let server_stderr = host.scratch().join("mcp-stderr.txt");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/consent_in_host/client.py");
-    let out = Command::new(sdk_python())
+    let out = common::as_the_person(&mut Command::new(sdk_python()))
         .arg(&script)
         .arg(tickloop_bin())
         .arg(mode)
@@ -169,7 +169,7 @@ fn an_answer_in_the_monitor_withdraws_the_hosts_question() {
     let host = asking_counter();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/consent_in_host/client.py");
     let server_stderr = host.scratch().join("mcp-stderr.txt");
-    let client = Command::new(sdk_python())
+    let client = common::as_the_person(&mut Command::new(sdk_python()))
         .arg(&script)
         .arg(tickloop_bin())
         .arg("monitor")
