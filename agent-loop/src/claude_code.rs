@@ -882,13 +882,8 @@ pub fn run_hook(event: HookEvent, runtime_dir: PathBuf) -> i32 {
 
 /// [`run_hook`] for `agent`'s hooks.
 pub fn run_agent_hook(agent: Agent, event: HookEvent, runtime_dir: PathBuf) -> i32 {
-    if let Err(why) = super::hook_origin::from_host(&tickloop_client::process::Live) {
-        eprintln!(
-            "tickloop loop {name} hook {event}: refused, nothing was read or changed: this call did not come from {host} itself ({why}). The hook is {host}'s to run; the person types `/tick` in {host}.",
-            name = agent.name(),
-            event = event.name(),
-            host = agent.title(),
-        );
+    if let Some(refused) = super::hook_origin::refusal(agent, event.name()) {
+        eprintln!("{refused}");
         return 1;
     }
     let result = (|| {

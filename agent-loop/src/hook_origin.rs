@@ -29,10 +29,22 @@
 //! a terminal) is refused. A process that clears its own environment first
 //! is beyond this, as it is beyond `src/actor.rs`: same user, same rights.
 
+use crate::agent::Agent;
 use tickloop_client::process::{End, Proc, Processes};
 
 /// How far up the hook looks for its host.
 const ANCESTORS: usize = 32;
+
+/// What `tickloop loop AGENT hook EVENT` says when this call's input did
+/// not come from `agent` itself (from `/proc`); `None`: it did.
+pub fn refusal(agent: Agent, event: &str) -> Option<String> {
+    let why = from_host(&tickloop_client::process::Live).err()?;
+    Some(format!(
+        "tickloop loop {name} hook {event}: refused, nothing was read or changed: this call did not come from {host} itself ({why}). The hook is {host}'s to run; the person types `/tick` in {host}.",
+        name = agent.name(),
+        host = agent.title(),
+    ))
+}
 
 /// `Ok` when this hook call's input comes from the agent host itself; else
 /// why not, for the error.
