@@ -4,16 +4,9 @@
 //! `agent_cli`, named by host): its typing and closing of the person's
 //! instances wait for the person, and the activity names it.
 //!
-//! Decided from the environment, in this order:
-//!
-//! 1. `TICKLOOP_ACTOR=agent|person`, said explicitly (with `agent`, the host
-//!    is named by what follows, else `other`);
-//! 2. `TICKLOOP_AGENT=HOST`, which `tickloop loop AGENT install` adds to the
-//!    host's tool environment (Claude Code's settings `env`, Codex's
-//!    `shell_environment_policy.set`, opencode's plugin `shell.env`);
-//! 3. the variables the hosts set in their tools' processes themselves:
-//!    `CLAUDECODE=1` (Claude Code), `CODEX_THREAD_ID` (Codex CLI),
-//!    `GEMINI_CLI=1` (Gemini CLI), `OPENCODE=1` (opencode), and `AI_AGENT`.
+//! Decided from the environment by [`tickloop_client::actor`] (the
+//! explicit `TICKLOOP_ACTOR`, then install's `TICKLOOP_AGENT`, then the
+//! hosts' own markers).
 //!
 //! With none of them, it is the person's CLI, which never waits for
 //! itself. The person's own views refuse an agent's CLI
@@ -22,50 +15,13 @@
 //! any process of this user, and can tell no more).
 
 use crate::output::CliError;
-use tickloop_proto::wire::{AgentHost, ClientKind};
+use tickloop_proto::wire::ClientKind;
 
-/// The variable that says who acts explicitly: `agent` or `person`.
-pub const ACTOR_VAR: &str = "TICKLOOP_ACTOR";
-/// The variable `loop AGENT install` adds to the host's tool environment.
-pub const AGENT_VAR: &str = "TICKLOOP_AGENT";
-
-/// The hosts' own markers in their tools' processes, and whose they are.
-const MARKERS: [(&str, AgentHost); 4] = [
-    ("CLAUDECODE", AgentHost::ClaudeCode),
-    ("CODEX_THREAD_ID", AgentHost::Codex),
-    ("GEMINI_CLI", AgentHost::Gemini),
-    ("OPENCODE", AgentHost::Opencode),
-];
-
-/// This process's client kind, from its environment; an error says what is
-/// wrong with `TICKLOOP_ACTOR`.
+/// This process's client kind, from its environment
+/// ([`tickloop_client::actor::from_env`]); an error says what is wrong with
+/// `TICKLOOP_ACTOR`.
 pub fn client_kind() -> Result<ClientKind, String> {
-    from_env(|name| std::env::var(name).ok())
-}
-
-/// The client kind the variables `get` returns say.
-pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<ClientKind, String> {
-    let set = |name: &str| get(name).filter(|v| !v.trim().is_empty());
-    let named = || set(AGENT_VAR).map(|v| host_named(&v));
-    let marked = || {
-        MARKERS
-            .iter()
-            .find(|(var, _)| set(var).is_some_and(|v| v != "0"))
-            .map(|(_, host)| *host)
-            .or_else(|| set("AI_AGENT").map(|v| host_named(&v)))
-    };
-    match set(ACTOR_VAR).as_deref().map(str::trim) {
-        Some("person") => Ok(ClientKind::Cli),
-        Some("agent") => Ok(ClientKind::AgentCli(
-            named().or_else(marked).unwrap_or(AgentHost::Other),
-        )),
-        Some(other) => Err(format!(
-            "{ACTOR_VAR}={other:?} is neither `agent` nor `person`; unset it, or set it to one of those"
-        )),
-        None => Ok(named()
-            .or_else(marked)
-            .map_or(ClientKind::Cli, ClientKind::AgentCli)),
-    }
+    tickloop_client::actor::from_env(|name| std::env::var(name).ok())
 }
 
 /// The refusal (`refused`, exit 3, nothing started) of one of the person's
@@ -90,81 +46,4 @@ pub fn persons_view(kind: ClientKind, what: &str, instead: &str) -> Result<(), C
         "client": kind,
     }));
     Err(refused)
-}
-
-/// The host a variable's value names: `claude-code`, `codex`, `gemini`,
-/// `opencode` (also as the first word of `AI_AGENT`'s
-/// `claude-code_2-1-332_agent`), else `other`.
-fn host_named(value: &str) -> AgentHost {
-    let value = value.trim();
-    let first = value.split('_').next().unwrap_or(value);
-    AgentHost::parse(value)
-        .or_else(|| AgentHost::parse(first))
-        .unwrap_or(AgentHost::Other)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn kind(vars: &[(&str, &str)]) -> Result<ClientKind, String> {
-        from_env(|name| {
-            vars.iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| v.to_string())
-        })
-    }
-
-    #[test]
-    fn the_person_unless_something_says_an_agent() {
-        assert_eq!(kind(&[]), Ok(ClientKind::Cli));
-        assert_eq!(kind(&[("CLAUDECODE", "")]), Ok(ClientKind::Cli));
-        assert_eq!(kind(&[("GEMINI_CLI", "0")]), Ok(ClientKind::Cli));
-        let claude = ClientKind::AgentCli(AgentHost::ClaudeCode);
-        assert_eq!(kind(&[("CLAUDECODE", "1")]), Ok(claude));
-        assert_eq!(
-            kind(&[("CODEX_THREAD_ID", "01a2")]),
-            Ok(ClientKind::AgentCli(AgentHost::Codex))
-        );
-        assert_eq!(
-            kind(&[("OPENCODE", "1")]),
-            Ok(ClientKind::AgentCli(AgentHost::Opencode))
-        );
-        assert_eq!(
-            kind(&[("AI_AGENT", "claude-code_2-1-332_agent")]),
-            Ok(claude)
-        );
-        assert_eq!(
-            kind(&[("AI_AGENT", "aider")]),
-            Ok(ClientKind::AgentCli(AgentHost::Other))
-        );
-    }
-
-    #[test]
-    fn the_explicit_word_then_install_s_variable_then_the_markers() {
-        // The person said so, in a host's tool: the person.
-        assert_eq!(
-            kind(&[("TICKLOOP_ACTOR", "person"), ("CLAUDECODE", "1")]),
-            Ok(ClientKind::Cli)
-        );
-        // An agent that names no host.
-        assert_eq!(
-            kind(&[("TICKLOOP_ACTOR", "agent")]),
-            Ok(ClientKind::AgentCli(AgentHost::Other))
-        );
-        assert_eq!(
-            kind(&[("TICKLOOP_ACTOR", "agent"), ("GEMINI_CLI", "1")]),
-            Ok(ClientKind::AgentCli(AgentHost::Gemini))
-        );
-        // Install's variable names the host before a marker does.
-        assert_eq!(
-            kind(&[("TICKLOOP_AGENT", "codex"), ("CLAUDECODE", "1")]),
-            Ok(ClientKind::AgentCli(AgentHost::Codex))
-        );
-        let wrong = kind(&[("TICKLOOP_ACTOR", "robot")]).expect_err("refused");
-        assert!(
-            wrong.contains("TICKLOOP_ACTOR") && wrong.contains("person"),
-            "{wrong}"
-        );
-    }
 }

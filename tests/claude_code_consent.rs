@@ -514,6 +514,45 @@ fn approve_from_cli(p: &Project) {
     p.host.ok(&["approve", "hosted:counter", call]);
 }
 
+/// The origin probe (`tests/agents/origin.rs`) in Claude Code's full
+/// screen, where a host question is asked: its MCP server, its hooks and its
+/// Bash tool, measured and checked as in `claude -p`; the records kept as
+/// `claude-code-full-screen` when asked.
+fn origin_facts_full_screen() {
+    let name = "claude-code-full-screen";
+    let p = Project::new();
+    let out = p.host.scratch().join("origin.jsonl");
+    let api = p.api(agents::origin::probe_replies(&CLAUDE_CODE, &out, name));
+    agents::origin::claude_code_hooks(&p.dir, &|event| {
+        agents::origin::probe_line(&out, "hook", &format!("{name}/hook-{event}"))
+    });
+    agents::origin::claude_code_mcp(
+        p.claude_command(api.port, 100),
+        &agents::origin::probe_args(&out, "mcp", &format!("{name}/mcp")),
+    );
+    skip_first_run(&p);
+    let mut cmd = p.claude_command(api.port, 100);
+    cmd.args([
+        "Probe, please.",
+        "--allowedTools",
+        "Bash",
+        "--permission-mode",
+        "default",
+    ]);
+    let tmux = Tmux::start(&p.host, 100, 40, &shell_line(&cmd));
+    tmux.wait_text("probed");
+    let records = agents::origin::collect(&out, name);
+    agents::origin::check(name, &records);
+    let mcp = records
+        .iter()
+        .find(|r| r["label"] == format!("{name}/mcp"))
+        .expect("the MCP server's record");
+    assert_eq!(
+        mcp["self"]["environ"]["values"]["CLAUDE_CODE_ENTRYPOINT"], "cli",
+        "interactive: {mcp}"
+    );
+}
+
 fn main() {
     let args = Arguments::from_args();
     let missing = claude_bin().err();
@@ -544,6 +583,26 @@ fn main() {
             &missing,
         ),
         trial("print_mode_is_not_asked", print_mode_is_not_asked, &missing),
+        agents::trial_of(
+            "origin_facts",
+            || agents::origin::facts(&CLAUDE_CODE),
+            &missing,
+        ),
+        trial(
+            "origin_facts_full_screen",
+            origin_facts_full_screen,
+            &missing,
+        ),
+        agents::trial_of(
+            "an_own_client_cannot_answer_its_question",
+            || agents::origin::an_own_client_cannot_answer_its_question(&CLAUDE_CODE),
+            &missing,
+        ),
+        agents::trial_of(
+            "a_forged_hook_neither_arms_nor_subscribes",
+            || agents::origin::a_forged_hook_neither_arms_nor_subscribes(&CLAUDE_CODE),
+            &missing,
+        ),
         agents::trial_of(
             "shell_tool_waits_for_the_person",
             || agents::trials::shell_tool_waits_for_the_person(&CLAUDE_CODE),

@@ -406,6 +406,15 @@ fn main() {
         agents::trial_of(name, move || f(codex), &missing)
     };
     let trials = vec![
+        with_codex("origin_facts", agents::origin::facts),
+        with_codex(
+            "an_own_client_cannot_answer_its_question",
+            agents::origin::an_own_client_cannot_answer_its_question,
+        ),
+        with_codex(
+            "a_forged_hook_neither_arms_nor_subscribes",
+            agents::origin::a_forged_hook_neither_arms_nor_subscribes,
+        ),
         with_codex(
             "tick_read_reaches_the_model",
             trials::tick_read_reaches_the_model,

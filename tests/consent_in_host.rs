@@ -9,6 +9,12 @@
 //! elicitation callback, with `[approval] ask_in_host = false`, or with a
 //! config file that cannot be read, nothing is asked in the host and the call waits for a person as before. The counter's
 //! own log proves what reached it; the approval log names the host.
+//!
+//! And only a bridge the host started asks (issue 49): an agent's own
+//! client, started from its shell tool with the markers set
+//! (`tests/consent_in_host/own_client.py`), is asked nothing, whatever it
+//! declares and however it names itself; its held input waits for the
+//! person elsewhere, and nothing is decided `by: "mcp-host"`.
 
 mod common;
 
@@ -35,7 +41,7 @@ fn run_client(host: &Host, mode: &str, config: Option<&str>) -> (Value, String) 
     }
     let server_stderr = host.scratch().join("mcp-stderr.txt");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/consent_in_host/client.py");
-    let out = Command::new(sdk_python())
+    let out = common::as_the_person(&mut Command::new(sdk_python()))
         .arg(&script)
         .arg(tickloop_bin())
         .arg(mode)
@@ -206,7 +212,7 @@ fn an_answer_in_the_monitor_withdraws_the_hosts_question() {
     let host = asking_counter();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/consent_in_host/client.py");
     let server_stderr = host.scratch().join("mcp-stderr.txt");
-    let client = Command::new(sdk_python())
+    let client = common::as_the_person(&mut Command::new(sdk_python()))
         .arg(&script)
         .arg(tickloop_bin())
         .arg("monitor")
@@ -248,4 +254,104 @@ fn an_answer_in_the_monitor_withdraws_the_hosts_question() {
         .map(|e| e["by"].clone())
         .collect();
     assert_eq!(approved, ["monitor"]);
+}
+
+/// What an agent's shell tool would run: `own_client.py` as `name`, with
+/// `markers` set, in a session of its own (`setsid`, as every host runs its
+/// shell tool's commands). Returns the client, and where it writes.
+fn start_own_client(
+    host: &Host,
+    name: &str,
+    markers: &[(&str, &str)],
+) -> (std::process::Child, std::path::PathBuf) {
+    let out = host.scratch().join(format!("own-{name}"));
+    std::fs::create_dir_all(&out).expect("the client's folder");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/consent_in_host/own_client.py");
+    let mut cmd = Command::new("setsid");
+    common::as_the_person(&mut cmd)
+        .arg(sdk_python())
+        .arg(&script)
+        .arg(tickloop_bin())
+        .arg(name)
+        .arg(&out)
+        .env("TICKLOOP_RUNTIME_DIR", host.runtime())
+        .env("XDG_CONFIG_HOME", host.scratch().join("no-config"))
+        .env(MARK_VAR, host.runtime())
+        .envs(markers.iter().copied())
+        .current_dir(host.scratch())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    (cmd.spawn().expect("start the agent's own client"), out)
+}
+
+/// The markers Claude Code's Bash tool sets (interactive: the entrypoint
+/// a host-started bridge is asked in), as the trials saw them.
+const CLAUDE_BASH: [(&str, &str); 5] = [
+    ("CLAUDECODE", "1"),
+    ("AI_AGENT", "claude-code_2-1-332_agent"),
+    ("CLAUDE_CODE_ENTRYPOINT", "cli"),
+    (
+        "CLAUDE_CODE_SESSION_ID",
+        "07e5a8da-a01a-48f8-894c-1553da1d1817",
+    ),
+    ("TICKLOOP_AGENT", "claude-code"),
+];
+
+/// An agent's own MCP client, started from its shell with the markers set,
+/// named as a generic client and as `claude-code`, cannot answer its own
+/// question: it is asked nothing (the progress says why and where the
+/// person is asked), the input stays held until the person refuses it,
+/// nothing is typed, and nothing is decided `by: "mcp-host"`.
+#[test]
+fn an_agents_own_client_cannot_answer_its_own_question() {
+    for name in ["sdk-agent", "claude-code"] {
+        let host = Host::new();
+        let id = host.open_bash("mine");
+        let (client, out) = start_own_client(&host, name, &CLAUDE_BASH);
+        let progress: Value = common::wait_for("the held input's progress", || {
+            let text = std::fs::read_to_string(out.join("progress.json")).ok()?;
+            serde_json::from_str(&text).ok()
+        });
+        let message = progress["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("not in the agent host")
+                && message.contains("not started by the agent host itself")
+                && message.contains("the Monitor"),
+            "{name}: the agent is told why and where: {message}"
+        );
+        let waiting = host.the_waiting_one(common::COMMAND_DEADLINE);
+        assert_eq!(waiting["action"], "input", "{waiting}");
+        let call = waiting["call"].as_str().expect("a call id").to_string();
+        host.ok(&["refuse", &id, &call, "--reason", "not now"]);
+        let done = client.wait_with_output().expect("the client ends");
+        assert!(
+            done.status.success(),
+            "{name}: {}\n{}",
+            String::from_utf8_lossy(&done.stdout),
+            String::from_utf8_lossy(&done.stderr)
+        );
+        let findings: Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join("findings.json")).expect("findings"),
+        )
+        .expect("findings JSON");
+        assert_eq!(
+            findings["questions"],
+            serde_json::json!([]),
+            "{name}: {findings}"
+        );
+        assert_eq!(findings["is_error"], true, "{name}: {findings}");
+        // What the person types shows; the agent's text never did.
+        host.ok(&["input", &id, "echo person-$((6*7))\r"]);
+        let screen = host.wait_screen(&id, "person-42");
+        assert!(!screen.contains("own-42"), "{name}: never typed: {screen}");
+        assert_eq!(
+            host.decisions(&id),
+            [
+                ("held".into(), "tickhost".into()),
+                ("refused".into(), "cli".into())
+            ],
+            "{name}"
+        );
+    }
 }

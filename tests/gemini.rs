@@ -272,6 +272,15 @@ fn main() {
         agents::trial_of(name, move || f(gemini), &missing)
     };
     let trials = vec![
+        with_gemini("origin_facts", agents::origin::facts),
+        with_gemini(
+            "an_own_client_cannot_answer_its_question",
+            agents::origin::an_own_client_cannot_answer_its_question,
+        ),
+        with_gemini(
+            "a_forged_hook_neither_arms_nor_subscribes",
+            agents::origin::a_forged_hook_neither_arms_nor_subscribes,
+        ),
         with_gemini(
             "tick_read_reaches_the_model",
             trials::tick_read_reaches_the_model,

@@ -48,7 +48,7 @@ fn the_python_sdk_lists_calls_and_follows_a_resource_with_strict_schemas() {
         &tick("counter.py"),
     ]);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_python/client.py");
-    let out = Command::new(&python)
+    let out = common::as_the_person(&mut Command::new(&python))
         .arg(&script)
         .arg(tickloop_bin())
         .arg(tick("counter.py"))
@@ -93,7 +93,7 @@ fn client_2026(host: &Host, scenario: &str, mcp_args: &[&str], home: Option<&Pat
     let python = sdk_python();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_python/client_2026.py");
     let mut command = Command::new(&python);
-    command
+    common::as_the_person(&mut command)
         .arg(&script)
         .arg(tickloop_bin())
         .arg(tick("counter.py"))
@@ -332,7 +332,7 @@ fn the_python_sdk_runs_waits_and_presses_keys_in_a_shell() {
     let home = host.scratch().join("home");
     std::fs::create_dir_all(&home).expect("home");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_python/client_shell.py");
-    let out = Command::new(&python)
+    let out = common::as_the_person(&mut Command::new(&python))
         .arg(&script)
         .arg(tickloop_bin())
         .env("TICKLOOP_RUNTIME_DIR", host.runtime())

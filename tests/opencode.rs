@@ -392,6 +392,15 @@ fn main() {
         agents::trial_of(name, move || f(opencode), &missing)
     };
     let trials = vec![
+        with_opencode("origin_facts", agents::origin::facts),
+        with_opencode(
+            "an_own_client_cannot_answer_its_question",
+            agents::origin::an_own_client_cannot_answer_its_question,
+        ),
+        with_opencode(
+            "a_forged_hook_neither_arms_nor_subscribes",
+            agents::origin::a_forged_hook_neither_arms_nor_subscribes,
+        ),
         with_opencode(
             "tick_read_reaches_the_model",
             trials::tick_read_reaches_the_model,

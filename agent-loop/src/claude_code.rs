@@ -90,6 +90,8 @@ pub enum HookError {
     State { path: PathBuf, message: String },
     #[error("no state directory: set {STATE_DIR_ENV}")]
     NoStateDir,
+    #[error("{agent}'s session {session:?} has no Loop: its hooks never ran in it (a subscription goes only to a session its host's hooks started; is `tickloop loop {name} install` done?)", agent = agent.title(), name = agent.name())]
+    NoSession { agent: Agent, session: String },
 }
 
 fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> HookError + 'a {
@@ -122,9 +124,8 @@ impl HookInput {
     pub fn parse(text: &str) -> Result<HookInput, HookError> {
         let input: HookInput =
             serde_json::from_str(text).map_err(|e| HookError::Input(e.to_string()))?;
-        if input.session_id.trim().is_empty() {
-            return Err(HookError::Input("`session_id` is empty".into()));
-        }
+        super::ids::check_session_id(&input.session_id)
+            .map_err(|why| HookError::Input(format!("`session_id`: {why}")))?;
         Ok(input)
     }
 }
@@ -279,6 +280,7 @@ fn lock_state(env: &HookEnv, session_id: &str) -> Result<Locked, HookError> {
                     delay_ms: env.delay_ms,
                     run_id_prefix: run_id_prefix(),
                     first_step_after_next_turn: env.agent.first_step_after_next_turn(),
+                    command_plane: format!("{} prompt hook", env.agent.name()),
                 },
                 policies,
             );
@@ -880,6 +882,10 @@ pub fn run_hook(event: HookEvent, runtime_dir: PathBuf) -> i32 {
 
 /// [`run_hook`] for `agent`'s hooks.
 pub fn run_agent_hook(agent: Agent, event: HookEvent, runtime_dir: PathBuf) -> i32 {
+    if let Some(refused) = super::hook_origin::refusal(agent, event.name()) {
+        eprintln!("{refused}");
+        return 1;
+    }
     let result = (|| {
         let mut text = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
@@ -908,15 +914,24 @@ pub fn run_agent_hook(agent: Agent, event: HookEvent, runtime_dir: PathBuf) -> i
 }
 
 /// A Loop subscription from outside a hook (TickManage `subscribe` in the
-/// MCP bridge Claude Code started, which has its `CLAUDE_CODE_SESSION_ID`):
-/// the same [`Input::Subscribe`] as `/tick subscribe`. Returns the core's
-/// reply (`ok`, text).
+/// MCP bridge Claude Code or Codex started, which tells it the session):
+/// the same [`Input::Subscribe`] as `/tick subscribe`, into a session whose
+/// state the host's own hook calls made (a made-up session id reaches
+/// nothing). Returns the core's reply (`ok`, text).
 pub fn subscribe_session(
     session_id: &str,
     instances: Vec<String>,
     env: &HookEnv,
 ) -> Result<(bool, String), HookError> {
+    super::ids::check_session_id(session_id)
+        .map_err(|why| HookError::Input(format!("the session: {why}")))?;
     let mut locked = lock_state(env, session_id)?;
+    if locked.fresh {
+        return Err(HookError::NoSession {
+            agent: env.agent,
+            session: session_id.to_string(),
+        });
+    }
     let mut reply = (false, "no reply".to_string());
     for effect in locked.state.core.handle(Input::Subscribe(instances)) {
         if let Effect::Reply { ok, text } = effect {

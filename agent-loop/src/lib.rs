@@ -16,6 +16,9 @@
 //!   Gemini CLI and opencode (its in-process plugin); [`installer`] picks one.
 //! * [`install_kit`] — the file edits those installs share, undone byte for
 //!   byte.
+//! * [`hook_origin`] — whether a hook call came from the agent host itself
+//!   (an agent's shell tool running the hook command is refused).
+//! * [`ids`] — the session and instance ids the Loop takes.
 
 pub mod agent;
 pub mod audit;
@@ -24,6 +27,8 @@ pub mod codex;
 pub mod command;
 pub mod envelope;
 pub mod gemini;
+pub mod hook_origin;
+pub mod ids;
 pub mod install_kit;
 pub mod installer;
 pub mod machine;

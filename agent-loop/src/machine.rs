@@ -107,8 +107,14 @@ pub enum Input {
     Message(TranscriptMessage),
     /// The latest turn ended with this terminal.
     TurnEnd(TurnStatus),
-    /// A control command line (`/tick ...`). Never model input.
+    /// The person's control command line (`/tick ...`), as the session's
+    /// command plane passed it ([`LoopSettings::command_plane`]). Never
+    /// model input.
     Command(String),
+    /// An agent's control command line, where a harness takes them (`loop
+    /// run`'s `"by": "agent"`): it may ask `status` and `policies`,
+    /// subscribe and stop, but never arm a run (only the person does).
+    AgentCommand(String),
     /// Subscribe the session to these Tick instances.
     Subscribe(Vec<String>),
     /// A `watch` delivery for a subscribed instance.
@@ -214,6 +220,16 @@ pub struct LoopSettings {
     /// `waiting` state) instead of a timer no turn would carry.
     #[serde(default)]
     pub first_step_after_next_turn: bool,
+    /// Where the person's control commands come from, which the ledger's
+    /// `loop_armed` names (`armedVia`): `claude-code prompt hook`, `loop
+    /// run`, ...
+    #[serde(default = "unnamed_plane")]
+    pub command_plane: String,
+}
+
+/// The command plane of a state saved before it was named.
+fn unnamed_plane() -> String {
+    "prompt hook".into()
 }
 
 /// One agent session's Loop.
@@ -288,7 +304,8 @@ impl LoopCore {
         match input {
             Input::Message(m) => self.on_message(m),
             Input::TurnEnd(status) => self.on_turn_end(status, &mut out),
-            Input::Command(text) => self.on_command(&text, &mut out),
+            Input::Command(text) => self.on_command(&text, true, &mut out),
+            Input::AgentCommand(text) => self.on_command(&text, false, &mut out),
             Input::Subscribe(instances) => self.on_subscribe(instances, &mut out),
             Input::Delivery(d) => {
                 if self.subscriptions.contains(&d.instance) {
@@ -469,8 +486,13 @@ impl LoopCore {
         });
     }
 
-    fn on_command(&mut self, text: &str, out: &mut Vec<Effect>) {
+    /// A control command, the person's (`by_person`) or an agent's.
+    fn on_command(&mut self, text: &str, by_person: bool, out: &mut Vec<Effect>) {
         let reply = match command::parse(text) {
+            Ok(Command::Start { .. }) if !by_person => Err(
+                "an agent's command cannot arm a run: only the person arms one, typing /tick"
+                    .to_string(),
+            ),
             Ok(Command::Subscribe(instances)) => return self.on_subscribe(instances, out),
             Err(e) => Err(e.to_string()),
             Ok(Command::Policies) => Ok(self.policies_text()),
@@ -583,6 +605,8 @@ impl LoopCore {
                 "targetCount": start + u64::from(count),
                 "resume": resume_boundary.is_some(),
                 "waiting": waiting,
+                "armedBy": "person",
+                "armedVia": self.settings.command_plane,
             })),
             out,
         );
@@ -618,6 +642,17 @@ impl LoopCore {
             out.push(Effect::Reply {
                 ok: false,
                 text: "refused: subscribe needs at least one instance".into(),
+            });
+            return;
+        }
+        // One bad id refuses them all: nothing is subscribed.
+        if let Some(why) = instances
+            .iter()
+            .find_map(|i| crate::ids::check_instance_id(i).err())
+        {
+            out.push(Effect::Reply {
+                ok: false,
+                text: format!("refused: {why}"),
             });
             return;
         }
@@ -722,7 +757,8 @@ impl LoopCore {
             let subs: Vec<String> = self
                 .subscriptions
                 .iter()
-                .map(|i| match self.inbox.pending(i) {
+                .map(|i| (crate::ids::shown(i), self.inbox.pending(i)))
+                .map(|(i, pending)| match pending {
                     None => format!("{i} (nothing pending)"),
                     Some((n, ended)) => format!(
                         "{i} ({n} update{} pending{})",

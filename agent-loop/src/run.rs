@@ -12,7 +12,7 @@
 //! ```text
 //! {"type":"message","role":"user","source":{"kind":"user"},"content":[...]}
 //! {"type":"turn_end","status":"completed"|"interrupted"|"error"}
-//! {"type":"command","text":"/tick 3"}
+//! {"type":"command","text":"/tick 3"}            (the person's; "by":"agent" for an agent's, which never arms a run)
 //! {"type":"subscribe","instances":["hosted:counter"]}
 //! ```
 //!
@@ -186,6 +186,10 @@ enum InputLine {
     },
     Command {
         text: String,
+        /// Who typed it: `person` (the default: the harness's command
+        /// plane is the person's) or `agent` (which never arms a run).
+        #[serde(default)]
+        by: CommandBy,
     },
     TurnEnd {
         status: String,
@@ -193,6 +197,15 @@ enum InputLine {
     Subscribe {
         instances: Vec<String>,
     },
+}
+
+/// Who a command line is from.
+#[derive(Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum CommandBy {
+    #[default]
+    Person,
+    Agent,
 }
 
 /// `"source": "user"` or `"source": {"kind": "plugin", "plugin": "..."}`.
@@ -226,7 +239,14 @@ fn parse_line(line: &str) -> Result<Option<Input>, String> {
             role,
             source: source.into(),
         }),
-        InputLine::Command { text } => Input::Command(text),
+        InputLine::Command {
+            text,
+            by: CommandBy::Person,
+        } => Input::Command(text),
+        InputLine::Command {
+            text,
+            by: CommandBy::Agent,
+        } => Input::AgentCommand(text),
         InputLine::TurnEnd { status } => Input::TurnEnd(TurnStatus::parse(&status)),
         InputLine::Subscribe { instances } => Input::Subscribe(instances),
     }))
@@ -310,8 +330,8 @@ pub async fn run_with<W: Write>(
     mut output: W,
     source: Arc<dyn DeliverySource>,
 ) -> Result<(), RunError> {
-    if opts.session.trim().is_empty() {
-        return Err(RunError::Usage("--session needs a non-empty id".into()));
+    if let Err(why) = super::ids::check_session_id(&opts.session) {
+        return Err(RunError::Usage(format!("--session: {why}")));
     }
     let policies = load_policies(opts.config.as_deref())?;
     let audit_dir = match &opts.audit_dir {
@@ -330,6 +350,7 @@ pub async fn run_with<W: Write>(
                 delay_ms: opts.delay_ms,
                 run_id_prefix: run_id_prefix(),
                 first_step_after_next_turn: false,
+                command_plane: "loop run".into(),
             },
             policies,
         ),

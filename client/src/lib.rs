@@ -5,9 +5,11 @@
 //! every socket (async and blocking) and the one writer task per
 //! connection, the person's
 //! settings file, what is kept of a forgotten instance (in the data
-//! directory) and the one RFC 3339 clock. The daemon itself is the
+//! directory), the one RFC 3339 clock; who acts (the markers of an
+//! environment) and what `/proc` tells of a process and who started it. The daemon itself is the
 //! `tickhost` crate; the messages are `tickloop-proto`'s.
 
+pub mod actor;
 pub mod clock;
 pub mod config;
 mod connection;
@@ -18,6 +20,7 @@ pub mod outbox;
 pub mod own_folders;
 pub mod paths;
 pub mod peer;
+pub mod process;
 pub mod runtime_procs;
 pub mod ssh;
 pub mod whole_file;

@@ -30,6 +30,6 @@ pub struct Caller {
     /// ([`crate::host_asks::HostFacts::asker`]).
     pub asker: String,
     /// The agent session the request came from, for TickManage `subscribe`
-    /// ([`crate::manage::loop_session`]).
-    pub loop_session: Option<(tickloop_loop::agent::Agent, String)>,
+    /// ([`crate::manage::loop_session`]), or why there is none.
+    pub loop_session: Result<(tickloop_loop::agent::Agent, String), String>,
 }

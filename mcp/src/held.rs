@@ -16,6 +16,7 @@
 use crate::caller::Caller;
 use crate::host_asks::{AskInHost, HostFacts};
 use crate::hosts::Hosts;
+use crate::launch::Launch;
 use crate::revisions;
 use rmcp::model::{
     CallToolResponse, CallToolResult, ElicitResult, ElicitationAction, InputRequests,
@@ -63,15 +64,18 @@ pub struct HostApproval {
     /// Which hosts are asked (`--ask-in-host`; `never` when the config says
     /// `[approval] ask_in_host = false`).
     mode: AskInHost,
+    /// Who started the bridge: only the host's own asks in it.
+    launch: Launch,
     asked: Mutex<HashMap<String, Asked>>,
     minted: AtomicU64,
 }
 
 impl HostApproval {
-    pub fn new(hosts: Hosts, mode: AskInHost) -> HostApproval {
+    pub fn new(hosts: Hosts, mode: AskInHost, launch: Launch) -> HostApproval {
         HostApproval {
             hosts,
             mode,
+            launch,
             asked: Mutex::new(HashMap::new()),
             minted: AtomicU64::new(0),
         }
@@ -102,6 +106,9 @@ impl HostApproval {
     /// Why the request's host is not asked about a held action (for the
     /// agent's progress and result); `None`: it is.
     pub fn not_asked(&self, context: &RequestContext<RoleServer>) -> Option<String> {
+        if let Some(why) = self.launch.not_asked() {
+            return Some(why);
+        }
         let declared = context
             .client_capabilities()
             .and_then(|c| c.elicitation)
@@ -279,6 +286,15 @@ impl HostApproval {
         reason: Option<&str>,
         host: Option<String>,
     ) {
+        if let Some(why) = self.launch.not_asked() {
+            // Never reached through a question (none is asked), but no
+            // answer of an agent's own client is the person's.
+            eprintln!(
+                "tickloop mcp: not deciding {} {} as the agent host: {why}",
+                held.instance, held.call
+            );
+            return;
+        }
         let reason = reason.map(str::to_string);
         let request = ClientRequest::Decide {
             instance: held.instance.clone(),

@@ -25,6 +25,9 @@
 //! * Any other host that declares form elicitation is asked (the official
 //!   SDKs' clients answer through a callback their application gives).
 //!
+//! Before any of this, a bridge the agent host did not start itself asks
+//! no host at all ([`crate::launch`]).
+//!
 //! `tickloop mcp --ask-in-host always` asks every host that declares
 //! elicitation (an SDK application that shows the question to its person),
 //! `never` none; `[approval] ask_in_host = false` in the config file is

@@ -18,6 +18,7 @@ mod describe;
 mod held;
 mod host_asks;
 mod hosts;
+mod launch;
 mod listen;
 mod manage;
 mod names;
@@ -94,7 +95,12 @@ pub fn run(options: Options) -> Result<(), McpError> {
         offered: revisions::offered(options.max_protocol.as_deref()).map_err(McpError::Usage)?,
         ask_in_host: ask_in_host(options.ask_in_host),
         tasks: options.tasks,
+        // Decided now, while the process that started it holds its pipes.
+        launch: launch::Launch::of_this_process(),
     };
+    if let launch::Launch::Other(why) = &settings.launch {
+        eprintln!("tickloop mcp: {why}");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -504,14 +504,18 @@ fn packages_value() -> CallToolResult {
 }
 
 /// `subscribe`: a Loop subscription of `instance` for the agent session
-/// the request came from ([`loop_session`]); without one, where to go.
-fn loop_subscribe(instance: String, session: Option<&(Agent, String)>) -> CallToolResult {
-    let Some((agent, session)) = session else {
-        return outcome::failed(
-            "not_available",
-            &format!("this agent host does not tell its MCP servers which session they serve, so `subscribe` cannot reach its Loop: ask the person to type `/tick subscribe {instance}` in this session (with `tickloop loop AGENT install`: Codex CLI, Gemini CLI, opencode, Claude Code), then each time step carries {instance}'s changes. Meanwhile, subscribe to the resource tick://NAME/state to be notified (notifications/resources/updated) when its state changes"),
-            None,
-        );
+/// the request came from ([`loop_session`]), which its host's hooks
+/// started; without one, where to go.
+fn loop_subscribe(instance: String, session: Result<&(Agent, String), &String>) -> CallToolResult {
+    let (agent, session) = match session {
+        Ok(found) => found,
+        Err(why) => {
+            return outcome::failed(
+                "not_available",
+                &format!("`subscribe` cannot reach this session's Loop: {why}. Ask the person to type `/tick subscribe {instance}` in this session (with `tickloop loop AGENT install`: Codex CLI, Gemini CLI, opencode, Claude Code), then each time step carries {instance}'s changes. Meanwhile, subscribe to the resource tick://NAME/state to be notified (notifications/resources/updated) when its state changes"),
+                None,
+            )
+        }
     };
     let env = tickloop_loop::claude_code::HookEnv::for_agent(
         *agent,
@@ -535,7 +539,14 @@ fn loop_subscribe(instance: String, session: Option<&(Agent, String)>) -> CallTo
 /// `_meta["x-codex-turn-metadata"].session_id` (it sends it with every tool
 /// call); Claude Code's, from `CLAUDE_CODE_SESSION_ID` (it sets it for the
 /// MCP servers it starts). Gemini CLI and opencode tell their servers none.
-pub fn loop_session(context: &RequestContext<RoleServer>) -> Option<(Agent, String)> {
+/// Asked only of a bridge the host started ([`crate::launch`]).
+pub fn loop_session(context: &RequestContext<RoleServer>) -> Result<(Agent, String), String> {
+    told_session(context).ok_or_else(|| {
+        "this agent host does not tell its MCP servers which session they serve".to_string()
+    })
+}
+
+fn told_session(context: &RequestContext<RoleServer>) -> Option<(Agent, String)> {
     let codex = context
         .meta
         .0

@@ -89,6 +89,8 @@ struct Parts {
     notices: Notices,
     listeners: Listeners,
     held: Arc<HostApproval>,
+    /// Who started the bridge.
+    launch: crate::launch::Launch,
     tasks: Tasks,
     /// The revisions offered (`--max-protocol`), oldest first.
     offered: &'static [ProtocolVersion],
@@ -109,6 +111,9 @@ pub struct Settings {
     pub ask_in_host: crate::host_asks::AskInHost,
     /// Offer the tasks extension (`--tasks`).
     pub tasks: bool,
+    /// Who started the bridge ([`crate::launch`]): only the host's own
+    /// asks in it, and reaches an agent session's Loop.
+    pub launch: crate::launch::Launch,
 }
 
 impl Bridge {
@@ -130,7 +135,12 @@ impl Bridge {
                 describe: Describe::new(hosts.clone(), catalog.clone()),
                 calls: Calls::new(hosts.clone(), catalog.clone(), tools.clone()),
                 listeners: Listeners::new(resources.clone()),
-                held: Arc::new(HostApproval::new(hosts, settings.ask_in_host)),
+                held: Arc::new(HostApproval::new(
+                    hosts,
+                    settings.ask_in_host,
+                    settings.launch.clone(),
+                )),
+                launch: settings.launch,
                 tasks: Tasks::new(settings.tasks),
                 offered: settings.offered,
                 pace,
@@ -307,7 +317,10 @@ impl ServerHandler for Bridge {
             cancelled: context.ct.clone(),
             not_asked: p.held.not_asked(&context),
             asker: crate::host_asks::HostFacts::of(&context).asker(),
-            loop_session: crate::manage::loop_session(&context),
+            loop_session: match p.launch.not_asked() {
+                None => crate::manage::loop_session(&context),
+                Some(why) => Err(why),
+            },
         };
         let asker = caller.asker.clone();
         let name = request.name.to_string();

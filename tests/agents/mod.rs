@@ -6,6 +6,7 @@
 //! trials run in each host ([`trials`]).
 #![allow(dead_code)]
 
+pub mod origin;
 pub mod project;
 pub mod trials;
 

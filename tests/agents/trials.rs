@@ -33,11 +33,8 @@ pub fn the_waiting_one(host: &Host) -> Value {
 
 /// `id`'s consent entries: (tool, decision, client, by).
 pub fn consents(host: &Host, id: &str) -> Vec<(String, String, Value, String)> {
-    host.ok(&["activity", id])["entries"]
-        .as_array()
-        .expect("entries")
+    host.consent_entries(id)
         .iter()
-        .filter(|e| e["type"] == "consent")
         .map(|e| {
             let text = |k: &str| e[k].as_str().unwrap_or("").to_string();
             (

@@ -545,6 +545,26 @@ impl Host {
         })
     }
 
+    /// `id`'s consent entries in its activity, in order.
+    pub fn consent_entries(&self, id: &str) -> Vec<Value> {
+        let activity = self.ok(&["activity", id]);
+        let entries = activity["entries"].as_array().expect("entries");
+        entries
+            .iter()
+            .filter(|e| e["type"] == "consent")
+            .cloned()
+            .collect()
+    }
+
+    /// `id`'s consent decisions in its activity, in order: (decision, by).
+    pub fn decisions(&self, id: &str) -> Vec<(String, String)> {
+        let text = |e: &Value, k: &str| e[k].as_str().unwrap_or("").to_string();
+        self.consent_entries(id)
+            .iter()
+            .map(|e| (text(e, "decision"), text(e, "by")))
+            .collect()
+    }
+
     /// `tickloop screen ID` as text (asserting exit 0).
     pub fn screen(&self, id: &str) -> String {
         self.run(&["screen", id]).expect(0).stdout.clone()

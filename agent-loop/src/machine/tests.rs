@@ -16,6 +16,7 @@ fn core_with(policies: PolicySet) -> LoopCore {
             delay_ms: 10,
             run_id_prefix: "r".into(),
             first_step_after_next_turn: false,
+            command_plane: "test".into(),
         },
         policies,
     )
@@ -447,4 +448,43 @@ fn first_step_after_the_next_turn() {
         audits(&c.handle(end("completed"))),
         ["tick_terminal", "loop_complete"]
     );
+}
+
+#[test]
+fn the_ledger_says_who_armed_a_run_and_an_agent_never_does() {
+    let mut c = core();
+    turn(&mut c, "completed");
+    let (ok, text) = reply(&c.handle(Input::AgentCommand("/tick 256".into())));
+    assert!(!ok && text.contains("only the person arms"), "{text}");
+    assert!(c.run().is_none(), "nothing armed");
+    let (ok, _) = reply(&c.handle(Input::AgentCommand("/tick status".into())));
+    assert!(ok, "an agent may ask the status");
+    let effects = c.handle(cmd("/tick 2"));
+    let armed = effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::Audit(r) if r.kind == crate::audit::AuditKind::LoopArmed => Some(r),
+            _ => None,
+        })
+        .expect("loop_armed");
+    assert_eq!(armed.details["armedBy"], "person");
+    assert_eq!(armed.details["armedVia"], "test");
+}
+
+#[test]
+fn a_subscription_of_an_id_with_controls_is_refused_whole() {
+    let mut c = core();
+    for bad in ["shell:x\u{1b}[2J", "hosted:a\u{202E}b", "\u{200B}"] {
+        let effects = c.handle(Input::Subscribe(vec!["hosted:a".into(), bad.into()]));
+        let (ok, text) = reply(&effects);
+        assert!(!ok, "{text}");
+        assert!(
+            !text.chars().any(crate::ids::hides_or_controls),
+            "escaped: {text}"
+        );
+        assert!(c.subscriptions().is_empty(), "nothing subscribed");
+    }
+    let (ok, text) = reply(&c.handle(cmd("/tick subscribe shell:\u{1b}]0;owned\u{7}")));
+    assert!(!ok && text.contains("not an instance id"), "{text}");
+    assert!(c.subscriptions().is_empty());
 }
