@@ -59,7 +59,7 @@ pub fn close(target: &Target, id: String, json: bool) -> Result<i32> {
         .connect()?
         .request_with_progress(
             ClientRequest::Close { instance: id },
-            super::held::tell_once(),
+            super::held::tell_once(target),
         )
         .map_err(|e| target.lost(e))?;
     let value = crate::target::value_of(reply)?;

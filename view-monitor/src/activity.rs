@@ -26,7 +26,7 @@ use termwiz::input::{KeyCode, KeyEvent, Modifiers};
 use termwiz::surface::{Change, Surface};
 use tickloop_proto::escape::escaped;
 use tickloop_proto::wire::{
-    ActivityEntry, ActivityEvent, ActivityRecord, ClientReply, ClientRequest,
+    ActivityEntry, ActivityEvent, ActivityOutcome, ActivityRecord, ClientReply, ClientRequest,
 };
 use time::format_description::well_known::Rfc3339;
 use time::{OffsetDateTime, UtcOffset};
@@ -218,7 +218,7 @@ fn details(entry: &ActivityEntry, offset: UtcOffset) -> Vec<String> {
             }
             lines.push(format!("outcome {}", r.came_to()));
             // A failure's message ends the outcome's line already.
-            if let Some(error) = r.error.as_ref().filter(|_| r.outcome.label() != "failed") {
+            if let Some(error) = r.error.as_ref().filter(|_| r.outcome != ActivityOutcome::Failed) {
                 lines.push(format!("error: {}", escaped(error)));
             }
             if let Some(typing) = &r.echo_off {

@@ -235,6 +235,15 @@ pub fn login(runtime: &std::path::Path, asker: ClientKind) -> Result<String, Con
     }
 }
 
+/// The page's URL of the server running for `runtime`, when one runs and
+/// answers within a second (asked by `asker`; no login is minted).
+pub fn page_url(runtime: &std::path::Path, asker: ClientKind) -> Option<String> {
+    match control::ask_within(runtime, asker, &WebControl::Where, control::WHERE_WAIT) {
+        Ok(WebControlReply::Serving { url, .. }) => Some(url),
+        _ => None,
+    }
+}
+
 /// A refusal or error answered by the server, or an answer to something else.
 fn unexpected(reply: WebControlReply) -> ControlError {
     match reply {

@@ -7,7 +7,8 @@
 //! and a tone for its colour.
 
 use tickloop_proto::wire::{
-    ActivityEntry, ActivityEvent, ClientKind, ReloadCause, TimelineEntry,
+    ActivityEntry, ActivityEvent, ActivityOutcome, ClientKind, ReloadCause, TerminalOutcome,
+    TimelineEntry,
 };
 use time::format_description::well_known::Rfc3339;
 use time::{OffsetDateTime, UtcOffset};
@@ -71,17 +72,13 @@ fn size(bytes: usize) -> String {
 pub fn entry_summary(entry: &ActivityEntry, args_width: usize) -> (String, Option<Tone>) {
     match &entry.event {
         ActivityEvent::Request(r) => {
-            let tone = match r.went_well() {
-                Some(true) => Tone::Done,
-                Some(false) if r.terminal.is_some() && r.outcome.label() == "ok" => {
-                    match r.terminal {
-                        Some(tickloop_proto::wire::TerminalOutcome::Exited { .. }) => Tone::Failed,
-                        _ => Tone::NotDone,
-                    }
-                }
-                Some(false) if r.outcome.label() == "not executed" => Tone::NotDone,
-                Some(false) if r.terminal.is_some() => Tone::NotDone,
-                Some(false) | None => Tone::Failed,
+            let tone = match (r.went_well(), &r.terminal, r.outcome) {
+                (Some(true), _, _) => Tone::Done,
+                (_, Some(TerminalOutcome::Exited { status: Some(_) }), _) => Tone::Failed,
+                // Still running, nothing typed, or a status not said.
+                (_, Some(_), _) => Tone::NotDone,
+                (_, None, ActivityOutcome::NotExecuted) => Tone::NotDone,
+                _ => Tone::Failed,
             };
             (
                 format!("{} → {}", r.what(args_width), r.came_to()),
@@ -210,9 +207,7 @@ pub fn timeline_text(entry: &TimelineEntry, offset: UtcOffset) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
-    use tickloop_proto::wire::{
-        ActivityOutcome, AgentHost, EchoOffTyping, NotTypedWhy, RequestActivity, TerminalOutcome,
-    };
+    use tickloop_proto::wire::{AgentHost, EchoOffTyping, NotTypedWhy, RequestActivity};
 
     fn request(method: &str, args: serde_json::Value, terminal: TerminalOutcome) -> ActivityEntry {
         ActivityEntry {
