@@ -125,7 +125,7 @@ impl ActivityView {
     }
 }
 
-fn tone_color(tone: Tone) -> ColorAttribute {
+pub(crate) fn tone_color(tone: Tone) -> ColorAttribute {
     ColorAttribute::PaletteIndex(match tone {
         Tone::Done => AnsiColor::Green,
         Tone::NotDone => AnsiColor::Olive,
@@ -195,7 +195,7 @@ fn header(view: &ActivityView, now: OffsetDateTime) -> String {
 }
 
 /// The selected entry, whole: one line a field, JSON pretty-printed.
-fn details(entry: &ActivityEntry, offset: UtcOffset) -> Vec<String> {
+pub(crate) fn details(entry: &ActivityEntry, offset: UtcOffset) -> Vec<String> {
     let mut lines = vec![format!(
         "#{} at {} ({})",
         entry.n,

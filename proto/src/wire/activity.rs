@@ -220,11 +220,11 @@ pub enum ActivityOutcome {
 }
 
 /// One entry of the timeline across instances (`tickloop activity` with
-/// no ID): an entry of instance `instance`'s record.
+/// no ID): an entry of instance `instance`'s record, as that record has
+/// it (not flattened: a consent decision names its instance too).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TimelineEntry {
     pub instance: String,
-    #[serde(flatten)]
     pub entry: ActivityEntry,
 }
 

@@ -36,6 +36,7 @@ pub mod overlay;
 #[cfg(test)]
 mod snapshots;
 pub mod table;
+mod timeline;
 
 use crate::attach_view;
 use crate::error::AttachError;
@@ -99,6 +100,8 @@ enum Event {
     Message(String),
     /// The activity view's data (`i`), fetched.
     Activity(crate::activity::Fetched),
+    /// What agents did on every instance (`w`), fetched from one machine.
+    Timeline(timeline::Fetched),
     /// The calls waiting for approval (every instance of source `.0`),
     /// oldest first.
     Approvals(usize, Vec<tickloop_proto::wire::HeldCall>),
@@ -190,6 +193,7 @@ pub fn run(
             overlay: None,
             activity: None,
             activity_at_start: activity,
+            timeline: None,
             waiting: Vec::new(),
             prompt_step: 0,
             help: None,
@@ -431,6 +435,8 @@ struct Monitor {
     activity: Option<(crate::activity::ActivityView, crate::activity::Fetcher)>,
     /// `--activity`: open it for the selected instance once the list came.
     activity_at_start: bool,
+    /// What agents did on every instance (`w`), over everything.
+    timeline: Option<timeline::Timeline>,
     /// Calls waiting for approval: the first is prompted for (y/n/v) over
     /// whatever is shown.
     waiting: Vec<tickloop_proto::wire::HeldCall>,
@@ -531,6 +537,7 @@ impl Monitor {
                             dirty = true;
                         }
                     }
+                    Ok(Event::Timeline(fetched)) => dirty |= self.timeline_fetched(fetched),
                     Ok(Event::Signal) => return Ok(()),
                     Err(mpsc::TryRecvError::Empty) => break,
                     Err(mpsc::TryRecvError::Disconnected) => break,
@@ -889,6 +896,9 @@ impl Monitor {
         }
         if let Some((view, _)) = &self.activity {
             crate::activity::draw(&mut surface, view, (self.clock)(), "", false);
+            cursor = None;
+        }
+        if self.draw_timeline(&mut surface) {
             cursor = None;
         }
         if let Some((title, keys)) = &self.help {
