@@ -18,6 +18,9 @@
 //! - an agent's held input with Trojan Source's bidi controls, and a
 //!   title a program set with them, show every control escaped, each in
 //!   an element styled apart;
+//! - "What agents did" lists two instances' agent actions in order, each
+//!   line the words `tickloop activity` prints on a terminal, a failed
+//!   call styled apart, and follows what an agent does next;
 //! - `--read-only` sends no input (the server refuses it, the counter
 //!   stays) and takes no action;
 //! - listening on 0.0.0.0 without TLS is refused unless `--insecure-listen`;
@@ -29,7 +32,7 @@ mod common;
 
 use common::optional::{self, Case};
 use common::python_sdk::{sdk_python, venv_python, PLAYWRIGHT};
-use common::{tickloop_bin, Host, MARK_VAR};
+use common::{run_prepared, tickloop_bin, Host, MARK_VAR};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -76,6 +79,10 @@ fn main() {
             Case {
                 name: "read_only_sends_no_input_and_takes_no_action",
                 body: read_only_sends_nothing,
+            },
+            Case {
+                name: "what_agents_did_lists_every_instance_in_the_clis_words",
+                body: what_agents_did,
             },
             Case {
                 name: "beyond_loopback_needs_tls_or_insecure_listen",
@@ -685,6 +692,83 @@ fn trojan_source_shows_escaped() {
     host.run(&["refuse", &id, &call]).expect(0);
     typing.finish().expect(3);
     assert!(!host.screen(&id).contains("touch"), "never typed");
+}
+
+const TIMELINE_TEXT: &str =
+    "() => [...document.querySelectorAll('#timeline li')].map(li => li.textContent)";
+
+/// The page's "what agents did": two counters, an agent's CLI (as Claude
+/// Code's shell tool runs it) calling each; the page lists its calls in
+/// order, in the words `tickloop activity` prints on a terminal, and
+/// follows the next one.
+fn what_agents_did() {
+    let host = Host::new();
+    host.open_counter("one");
+    host.open_counter("two");
+    let agent = [("CLAUDECODE", "1")];
+    let call = |id: &str, tool: &str, args: &str| {
+        host.spawn_with(&agent, &["call", id, tool, args, "--revision", "1"])
+            .finish()
+    };
+    call("one", "increment", r#"{"amount":2}"#).expect(0);
+    call("two", "fail", "{}").expect(4);
+    // The person's own call is not an agent's: not listed.
+    host.ok(&[
+        "call",
+        "one",
+        "increment",
+        r#"{"amount":5}"#,
+        "--revision",
+        "1",
+    ]);
+    let web = Web::start(&host, &[]);
+    let mut browser = Browser::start(&[]);
+    browser.log_in(&web);
+    browser.cmd(json!({"op": "click", "selector": "#timeline-pane summary"}));
+    let shown = browser.wait(
+        "two agent actions in the timeline",
+        "() => { const l = [...document.querySelectorAll('#timeline li')]; return l.length >= 2 && l.map(li => li.textContent); }",
+    );
+    let shown: Vec<String> = serde_json::from_value(shown).expect("lines");
+    assert_eq!(shown.len(), 2, "only the agent's two calls: {shown:?}");
+    assert!(
+        shown[0].contains("hosted:one") && shown[0].contains("increment"),
+        "{shown:?}"
+    );
+    assert!(
+        shown[1].contains("hosted:two") && shown[1].contains("fail"),
+        "{shown:?}"
+    );
+    // Word for word what `tickloop activity` prints on a terminal.
+    let out = run_prepared(host.in_a_terminal("activity"), &["activity"]);
+    out.expect(0);
+    let printed: Vec<String> = out
+        .stdout
+        .replace("\r\n", "\n")
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(shown, printed);
+    // The failed call is styled apart; the empty-state line is hidden.
+    let classes = browser
+        .eval("() => [...document.querySelectorAll('#timeline li')].map(li => li.className)");
+    assert_eq!(classes[1], "failed", "{classes}");
+    assert_eq!(
+        browser.eval("() => document.getElementById('timeline-empty').hidden"),
+        true
+    );
+    // What an agent does next shows up last, without reloading.
+    call("two", "increment", r#"{"amount":3}"#).expect(0);
+    browser.wait(
+        "the third agent action",
+        "() => document.querySelectorAll('#timeline li').length === 3",
+    );
+    let shown = browser.eval(TIMELINE_TEXT);
+    let last = shown[2].as_str().unwrap_or_default();
+    assert!(
+        last.contains("hosted:two") && last.contains("increment"),
+        "{shown}"
+    );
 }
 
 fn read_only_sends_nothing() {

@@ -11,9 +11,10 @@
 //! Origin), `peer` (loopback connections of this user only), `routes`
 //! (every request checked, then served), `server` (HTTP over TCP or TLS), `websocket` (upgrades, the first auth message),
 //! `tickhost` and `live` (the bridge to tickhost, a page's live socket),
+//! `timeline` (the page's "what agents did", on the live socket),
 //! `terminal` and `screen` (the bridge to a launcher, the screen drawn for
 //! xterm.js), [`assets`] (the embedded page and xterm.js), [`control`]
-//! (`RUNTIME/web.sock`: `--revoke`, `--login`).
+//! (`RUNTIME/web.sock`: `--revoke`, `--login`, where the page is).
 
 pub mod assets;
 pub mod auth;
@@ -27,6 +28,7 @@ mod screen;
 mod server;
 mod terminal;
 mod tickhost;
+mod timeline;
 pub mod tls;
 mod websocket;
 
