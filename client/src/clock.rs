@@ -56,7 +56,8 @@ pub fn since(text: &str, now_millis: i128, offset_seconds: i32) -> Result<i128, 
     if let Some(at) = unix_millis(text) {
         return Ok(at);
     }
-    let offset = time::UtcOffset::from_whole_seconds(offset_seconds).unwrap_or(time::UtcOffset::UTC);
+    let offset =
+        time::UtcOffset::from_whole_seconds(offset_seconds).unwrap_or(time::UtcOffset::UTC);
     let now = time::OffsetDateTime::from_unix_timestamp_nanos(now_millis * 1_000_000)
         .map_err(|e| format!("the clock is out of range: {e}"))?
         .to_offset(offset);
@@ -74,7 +75,9 @@ pub fn since(text: &str, now_millis: i128, offset_seconds: i32) -> Result<i128, 
         _ => None,
     };
     let Some(time_of_day) = time_of_day else {
-        return Err(format!("--since {text:?} is neither a duration nor a time: {takes}"));
+        return Err(format!(
+            "--since {text:?} is neither a duration nor a time: {takes}"
+        ));
     };
     let mut at = now.replace_time(time_of_day);
     if at > now {
@@ -140,7 +143,10 @@ mod tests {
         assert_eq!(fraction.trim_end_matches('Z').len(), 3, "{millis}");
         let back = unix_millis(&millis).and_then(rfc3339_millis_at);
         assert_eq!(back.as_deref(), Some(millis.as_str()));
-        assert_eq!(unix_millis("2026-12-02T08:00:00+01:00"), unix_millis("2026-12-02T07:00:00Z"));
+        assert_eq!(
+            unix_millis("2026-12-02T08:00:00+01:00"),
+            unix_millis("2026-12-02T07:00:00Z")
+        );
         assert_eq!(unix_millis("yesterday"), None);
     }
 
@@ -158,7 +164,10 @@ mod tests {
         );
         // Local 11:00 is 10:00 UTC; local 12:00 is still to come today, so
         // it is yesterday's.
-        assert_eq!(since("11:00", now, hour), unix_millis("2026-12-02T10:00:00Z").ok_or_else(String::new));
+        assert_eq!(
+            since("11:00", now, hour),
+            unix_millis("2026-12-02T10:00:00Z").ok_or_else(String::new)
+        );
         assert_eq!(
             since("12:00:30", now, hour),
             unix_millis("2026-12-01T11:00:30Z").ok_or_else(String::new)
@@ -169,7 +178,10 @@ mod tests {
         );
         for wrong in ["", "10", "ten minutes", "25:00", "1h30", "m", "7:5"] {
             let error = since(wrong, now, hour).unwrap_err();
-            assert!(error.contains("10m") && error.contains("14:05"), "{wrong}: {error}");
+            assert!(
+                error.contains("10m") && error.contains("14:05"),
+                "{wrong}: {error}"
+            );
         }
     }
 }

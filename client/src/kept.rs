@@ -155,7 +155,12 @@ impl Kept {
         };
         let mut found: Vec<(u128, KeptInstance)> = instances
             .flatten()
-            .filter_map(|e| Some((crate::paths::id_of_folder(e.file_name().to_str()?)?, e.path())))
+            .filter_map(|e| {
+                Some((
+                    crate::paths::id_of_folder(e.file_name().to_str()?)?,
+                    e.path(),
+                ))
+            })
             .flat_map(|(id, folder)| {
                 stamped(&folder)
                     .into_iter()

@@ -22,14 +22,16 @@ impl Only {
     /// `--since WHEN` and `--agent NAME` read; a usage error (exit 2) saying
     /// what each takes.
     pub fn parse(since: Option<&str>, agent: Option<&str>) -> Result<Only> {
-        let usage = |message: String| -> anyhow::Error { CliError::new("bad_request", message, 2).into() };
+        let usage =
+            |message: String| -> anyhow::Error { CliError::new("bad_request", message, 2).into() };
         let since = match since {
             Some(text) => {
                 let now = unix_millis(&tickloop_client::clock::now_rfc3339_millis()).unwrap_or(0);
                 let offset = view_monitor::activity::local_offset().whole_seconds();
                 let at = tickloop_client::clock::since(text, now, offset).map_err(usage)?;
-                let text = rfc3339_millis_at(at)
-                    .ok_or_else(|| usage(format!("--since {text:?} is out of the calendar's range")))?;
+                let text = rfc3339_millis_at(at).ok_or_else(|| {
+                    usage(format!("--since {text:?} is out of the calendar's range"))
+                })?;
                 Some((at, text))
             }
             None => None,
@@ -40,11 +42,12 @@ impl Only {
 
     /// Whether `entry` is kept.
     pub fn keeps(&self, entry: &ActivityEntry) -> bool {
-        let since_ok = self
-            .since
-            .as_ref()
-            .map_or(true, |(from, _)| unix_millis(&entry.at).is_some_and(|at| at >= *from));
-        let agent_ok = self.agent.map_or(true, |agent| entry.agent() == Some(agent));
+        let since_ok = self.since.as_ref().map_or(true, |(from, _)| {
+            unix_millis(&entry.at).is_some_and(|at| at >= *from)
+        });
+        let agent_ok = self
+            .agent
+            .map_or(true, |agent| entry.agent() == Some(agent));
         since_ok && agent_ok
     }
 }
@@ -151,6 +154,9 @@ mod tests {
         assert_eq!(agent_named("mcp"), Ok(ClientKind::Mcp));
         assert_eq!(agent_named("loop"), Ok(ClientKind::Loop));
         let wrong = agent_named("cli").unwrap_err();
-        assert!(wrong.contains("claude-code, codex") && wrong.contains("mcp"), "{wrong}");
+        assert!(
+            wrong.contains("claude-code, codex") && wrong.contains("mcp"),
+            "{wrong}"
+        );
     }
 }

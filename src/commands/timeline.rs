@@ -32,8 +32,9 @@ pub fn run(target: &Target, follow: bool, only: &Only, json: bool) -> Result<i32
             limit: None,
         };
         let reply: TimelineReply = match client.request(request).map_err(|e| target.lost(e))? {
-            ClientReply::Ok(value) => serde_json::from_value(value)
-                .context("tickhost sent an unreadable timeline")?,
+            ClientReply::Ok(value) => {
+                serde_json::from_value(value).context("tickhost sent an unreadable timeline")?
+            }
             ClientReply::Error(e) => return Err(CliError::from_reply(e).into()),
             ClientReply::Call(_) => anyhow::bail!("tickhost answered timeline with a call outcome"),
         };

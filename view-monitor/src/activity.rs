@@ -218,7 +218,11 @@ pub(crate) fn details(entry: &ActivityEntry, offset: UtcOffset) -> Vec<String> {
             }
             lines.push(format!("outcome {}", r.came_to()));
             // A failure's message ends the outcome's line already.
-            if let Some(error) = r.error.as_ref().filter(|_| r.outcome != ActivityOutcome::Failed) {
+            if let Some(error) = r
+                .error
+                .as_ref()
+                .filter(|_| r.outcome != ActivityOutcome::Failed)
+            {
                 lines.push(format!("error: {}", escaped(error)));
             }
             if let Some(typing) = &r.echo_off {

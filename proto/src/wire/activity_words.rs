@@ -81,7 +81,9 @@ impl TerminalOutcome {
     pub fn words(&self, duration_ms: u64) -> String {
         match self {
             TerminalOutcome::Typed => "typed".into(),
-            TerminalOutcome::Exited { status: Some(status) } => {
+            TerminalOutcome::Exited {
+                status: Some(status),
+            } => {
                 format!("exited {status} ({})", duration(duration_ms))
             }
             TerminalOutcome::Exited { status: None } => format!(
@@ -137,7 +139,9 @@ fn as_held(method: &str, args: &Value) -> Value {
 
 /// Escaped text past `width` characters cut, saying how many more.
 fn cut(shown: &str, width: usize) -> String {
-    crate::escape::within(shown, width, |hidden| format!(" … {hidden} more characters"))
+    crate::escape::within(shown, width, |hidden| {
+        format!(" … {hidden} more characters")
+    })
 }
 
 /// `3 ms`, `1.2 s`, `2 min 5 s`.
@@ -231,14 +235,15 @@ mod tests {
         assert_eq!(line(&input), "input `ls` ⏎ → typed");
         let keys = request("keys", json!(["C-c", "Enter"]), typed.clone());
         assert_eq!(line(&keys), "keys C-c Enter → pressed");
-        let both = request("keys", json!({"text": "q", "keys": ["Enter"]}), typed.clone());
+        let both = request(
+            "keys",
+            json!({"text": "q", "keys": ["Enter"]}),
+            typed.clone(),
+        );
         assert_eq!(line(&both), "keys `q` then press Enter → pressed");
         // A bidi override an agent typed is shown escaped, never applied.
         let sneaky = request("input", json!("echo \u{202E}gnp.exe"), typed.clone());
-        assert_eq!(
-            line(&sneaky),
-            "input `echo \\u{202E}gnp.exe` → typed"
-        );
+        assert_eq!(line(&sneaky), "input `echo \\u{202E}gnp.exe` → typed");
         let mut password = request("input", json!(null), typed);
         password.args = None;
         password.echo_off = Some(EchoOffTyping::of::<&str>(Some("Hunter2Secret!"), &[]));
@@ -260,6 +265,10 @@ mod tests {
         read.error = Some("the Tick did not answer".into());
         assert_eq!(line(&read), "read → failed 1 ms: the Tick did not answer");
         let long = request("run", json!("x".repeat(300)), None);
-        assert!(long.what(40).ends_with(" more characters"), "{}", long.what(40));
+        assert!(
+            long.what(40).ends_with(" more characters"),
+            "{}",
+            long.what(40)
+        );
     }
 }

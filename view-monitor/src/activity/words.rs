@@ -288,12 +288,20 @@ mod tests {
                 Tone::NotDone,
             ),
             (
-                request("keys", json!(["C-c", "Up", "Enter"]), TerminalOutcome::Typed),
+                request(
+                    "keys",
+                    json!(["C-c", "Up", "Enter"]),
+                    TerminalOutcome::Typed,
+                ),
                 "keys C-c Up Enter → pressed",
                 Tone::Done,
             ),
             (
-                request("input", json!("rm -rf x\u{1b}[31m\r"), TerminalOutcome::Typed),
+                request(
+                    "input",
+                    json!("rm -rf x\u{1b}[31m\r"),
+                    TerminalOutcome::Typed,
+                ),
                 "input `rm -rf x` Esc `[31m` ⏎ → typed",
                 Tone::Done,
             ),

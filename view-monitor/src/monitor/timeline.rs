@@ -127,7 +127,9 @@ impl Monitor {
         for (index, source) in self.sources.iter().enumerate() {
             let (tx, waker) = (self.events_tx.clone(), self.waker.clone());
             fetchers.push(Fetcher::start(source.clone(), move |got| {
-                let sent = tx.send(Event::Timeline(Fetched { source: index, got })).is_ok();
+                let sent = tx
+                    .send(Event::Timeline(Fetched { source: index, got }))
+                    .is_ok();
                 let _ = waker.wake();
                 sent
             }));
@@ -184,10 +186,18 @@ fn draw(screen: &mut Surface, timeline: &Timeline) {
     let (cols, rows) = screen.dimensions();
     screen.add_change(Change::ClearScreen(ColorAttribute::Default));
     if cols < 20 || rows < 5 {
-        screen.add_changes(vec![at(0, 0), Change::Text(truncate("what agents did: too small", cols))]);
+        screen.add_changes(vec![
+            at(0, 0),
+            Change::Text(truncate("what agents did: too small", cols)),
+        ]);
         return;
     }
-    draw_box(screen, 0, " what agents did · every instance ", AnsiColor::Aqua);
+    draw_box(
+        screen,
+        0,
+        " what agents did · every instance ",
+        AnsiColor::Aqua,
+    );
     let text_width = cols.saturating_sub(4);
     let body_rows = rows.saturating_sub(3);
     let mut changes = Vec::new();
@@ -222,10 +232,19 @@ fn draw(screen: &mut Surface, timeline: &Timeline) {
     let selected = timeline.selected();
     if timeline.opened {
         let entry = &timeline.entries[selected];
-        let mut lines = vec![format!("instance {}", tickloop_proto::escape::escaped(&entry.instance))];
+        let mut lines = vec![format!(
+            "instance {}",
+            tickloop_proto::escape::escaped(&entry.instance)
+        )];
         lines.extend(crate::activity::details(&entry.entry, timeline.offset));
         for (i, text) in lines.iter().take(body_rows).enumerate() {
-            line(&mut changes, 1 + i, text, CellAttributes::default(), text_width);
+            line(
+                &mut changes,
+                1 + i,
+                text,
+                CellAttributes::default(),
+                text_width,
+            );
         }
         screen.add_changes(changes);
         return;
@@ -240,7 +259,14 @@ fn draw(screen: &mut Surface, timeline: &Timeline) {
         .take(body_rows)
         .enumerate()
     {
-        entry_row(&mut changes, 1 + row, entry, i == selected, timeline.offset, text_width);
+        entry_row(
+            &mut changes,
+            1 + row,
+            entry,
+            i == selected,
+            timeline.offset,
+            text_width,
+        );
     }
     screen.add_changes(changes);
 }
@@ -420,16 +446,33 @@ mod tests {
         });
         t.update(Fetched {
             source: 1,
-            got: Ok(vec![entry("box:shell:b", "2026-12-02T07:00:02.000Z", "ls", 0)]),
+            got: Ok(vec![entry(
+                "box:shell:b",
+                "2026-12-02T07:00:02.000Z",
+                "ls",
+                0,
+            )]),
         });
         let said = shown(&t, 100, 10);
         let rows: Vec<&str> = said.lines().collect();
         assert!(rows[0].contains("what agents did"), "{said}");
-        assert!(rows[1].contains("07:00:01 shell:a Claude Code (shell) run `make` → exited 0"), "{said}");
-        assert!(rows[2].contains("07:00:02 box:shell:b Claude Code (shell) run `ls` → exited 0"), "{said}");
-        assert!(rows[3].contains("07:00:03 shell:a Claude Code (shell) run `make test` → exited 2"), "{said}");
+        assert!(
+            rows[1].contains("07:00:01 shell:a Claude Code (shell) run `make` → exited 0"),
+            "{said}"
+        );
+        assert!(
+            rows[2].contains("07:00:02 box:shell:b Claude Code (shell) run `ls` → exited 0"),
+            "{said}"
+        );
+        assert!(
+            rows[3].contains("07:00:03 shell:a Claude Code (shell) run `make test` → exited 2"),
+            "{said}"
+        );
         // Up selects the one before; Enter shows it whole; End follows again.
-        let key = |k| KeyEvent { key: k, modifiers: Modifiers::NONE };
+        let key = |k| KeyEvent {
+            key: k,
+            modifiers: Modifiers::NONE,
+        };
         t.on_key(&key(KeyCode::UpArrow));
         assert_eq!(t.selected(), 1);
         t.on_key(&key(KeyCode::Enter));
@@ -439,7 +482,10 @@ mod tests {
         t.on_key(&key(KeyCode::Escape));
         t.on_key(&key(KeyCode::End));
         assert_eq!(t.selected, None);
-        assert!(matches!(t.on_key(&key(KeyCode::Char('w'))), TimelineKey::Close));
+        assert!(matches!(
+            t.on_key(&key(KeyCode::Char('w'))),
+            TimelineKey::Close
+        ));
     }
 
     #[test]
@@ -455,7 +501,10 @@ mod tests {
             got: Err("cannot reach tickhost: gone".into()),
         });
         let said = shown(&t, 100, 10);
-        assert!(said.contains("nothing yet: no agent has done anything"), "{said}");
+        assert!(
+            said.contains("nothing yet: no agent has done anything"),
+            "{said}"
+        );
         assert!(said.contains("cannot reach tickhost: gone"), "{said}");
     }
 }

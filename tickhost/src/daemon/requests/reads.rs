@@ -223,10 +223,7 @@ pub async fn record_of(
 }
 
 /// An activity record kept in `path`, its entries after `after`.
-pub fn kept_activity(
-    path: &std::path::Path,
-    after: Option<u64>,
-) -> Result<ActivityRecord, String> {
+pub fn kept_activity(path: &std::path::Path, after: Option<u64>) -> Result<ActivityRecord, String> {
     let bytes = std::fs::read(path)
         .map_err(|e| format!("the activity kept in {} is unreadable: {e}", path.display()))?;
     serde_json::from_slice::<ActivityRecord>(&bytes)

@@ -66,7 +66,9 @@ pub async fn timeline(shared: &Arc<Shared>, asked: Asked) -> ClientReply {
     let cursor_at = match (cursor.at.is_empty(), unix_millis(&cursor.at)) {
         (true, _) => None,
         (false, Some(at)) => Some(at),
-        (false, None) => return bad("the cursor's time is unreadable: pass `next` back as it came".into()),
+        (false, None) => {
+            return bad("the cursor's time is unreadable: pass `next` back as it came".into())
+        }
     };
     let (mut reads, mut unread) = running_and_ended(shared, &cursor.records).await;
     // Kept records forgotten before either bound hold nothing wanted.
