@@ -3,7 +3,9 @@
 //! the test makes under the target directory). Each trial starts its own
 //! tickhost, `tickloop web` and browser:
 //!
-//! - the login URL works once; a request without the cookie is refused;
+//! - the login URL works once (a reused link's refusal is logged); a
+//!   request without the cookie is refused; a second `tickloop web` names
+//!   the running page's URL;
 //!   `--revoke` logs the page out; no token reaches a log;
 //! - another site (a page on another port of 127.0.0.1, which the browser
 //!   sends the cookie to) cannot open the WebSockets, cannot POST, cannot
@@ -356,6 +358,25 @@ fn login_works_once() {
     // Used once, the link is void.
     let again = browser.goto(&web.login_url());
     assert_eq!(again["status"], 403, "{again}");
+    // ... and its refusal is logged (without the token: checked below).
+    assert!(
+        web.stderr().contains("refused a login link used already"),
+        "{}",
+        web.stderr()
+    );
+    // A second server is refused, naming the running page's URL (no
+    // socket path, no login).
+    let second = host.run(&["web"]);
+    assert_ne!(second.code, 0, "{second:#?}");
+    assert!(
+        second
+            .stderr
+            .contains(&format!("already runs for this user at {}", web.url())),
+        "{}",
+        second.stderr
+    );
+    assert!(!second.stderr.contains("web.sock"), "{}", second.stderr);
+    assert!(!second.stdout.contains("token="), "{}", second.stdout);
     // A new one from the running server works; --revoke logs everyone out.
     let login = host.run(&["web", "--login"]);
     login.expect(0);
