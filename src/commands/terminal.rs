@@ -95,7 +95,7 @@ pub fn wait(target: &Target, args: WaitArgs, json: bool) -> Result<i32> {
     if json {
         print_json(&value);
     } else {
-        out(&crate::text::wait_answer(&args.id, &answer));
+        out(&crate::text::wait_answer(&args.id, &answer, args.screen));
     }
     if answer.timed_out {
         eprintln!(
