@@ -202,6 +202,7 @@ mod tests {
             error: None,
             result: Some(json!({"count": 2})),
             duration_ms: 3,
+            terminal: None,
         }
     }
 

@@ -42,12 +42,11 @@ impl Only {
 
     /// Whether `entry` is kept.
     pub fn keeps(&self, entry: &ActivityEntry) -> bool {
-        let since_ok = self.since.as_ref().map_or(true, |(from, _)| {
-            unix_millis(&entry.at).is_some_and(|at| at >= *from)
-        });
-        let agent_ok = self
-            .agent
-            .map_or(true, |agent| entry.agent() == Some(agent));
+        let since_ok = self
+            .since
+            .as_ref()
+            .is_none_or(|(from, _)| unix_millis(&entry.at).is_some_and(|at| at >= *from));
+        let agent_ok = self.agent.is_none_or(|agent| entry.agent() == Some(agent));
         since_ok && agent_ok
     }
 }

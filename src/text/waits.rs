@@ -24,7 +24,7 @@ pub fn wait_answer(id: &str, answer: &WaitReply, whole_screen: bool) -> String {
         out.push_str(&format!("timed out after {} ms\n", answer.waited_ms));
     } else if let Some(matched) = &answer.matched {
         out.push_str(&format!(
-            "matched {:?} after {} ms\n",
+            "matched \"{}\" after {} ms\n",
             escaped(matched),
             answer.waited_ms
         ));

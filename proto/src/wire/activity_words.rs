@@ -158,7 +158,7 @@ fn seconds(ms: u64) -> String {
     let s = (ms + 500) / 1000;
     match s {
         0..=119 => format!("{s} s"),
-        _ if s % 60 == 0 => format!("{} min", s / 60),
+        _ if s.is_multiple_of(60) => format!("{} min", s / 60),
         _ => format!("{} min {} s", s / 60, s % 60),
     }
 }

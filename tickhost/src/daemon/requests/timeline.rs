@@ -94,8 +94,8 @@ pub async fn timeline(shared: &Arc<Shared>, asked: Asked) -> ClientReply {
             let Some(agent) = entry.agent() else { continue };
             let at = unix_millis(&entry.at).unwrap_or(0);
             let wanted = entry.n > after
-                && asked.agent.map_or(true, |a| a == agent)
-                && since.map_or(true, |since| at >= since);
+                && asked.agent.is_none_or(|a| a == agent)
+                && since.is_none_or(|since| at >= since);
             if wanted {
                 let instance = read.instance.clone();
                 entries.push((at, read.key.clone(), TimelineEntry { instance, entry }));
