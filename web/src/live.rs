@@ -31,26 +31,7 @@ pub struct LiveContext {
     pub offset: time::UtcOffset,
 }
 
-/// Escaped text ([`tickloop_proto::escape`]) as the page draws it: its
-/// parts in order, `{"text": ...}` as it is and `{"escape": "\\u{202E}"}`
-/// set apart, so an escape is never taken for text typed as it reads.
-pub fn shown_parts(shown: &str) -> Value {
-    use tickloop_proto::escape::Part;
-    Value::Array(
-        tickloop_proto::escape::parts(shown)
-            .into_iter()
-            .map(|part| match part {
-                Part::Text(text) => json!({ "text": text }),
-                Part::Escape(escape) => json!({ "escape": escape }),
-            })
-            .collect(),
-    )
-}
-
-/// What a program set, escaped, as [`shown_parts`].
-pub fn raw_parts(raw: &str) -> Value {
-    shown_parts(&tickloop_proto::escape::escaped(raw))
-}
+pub use crate::shown::{raw_parts, shown_parts};
 
 /// The overview as the page reads it: the list, each entry with its title
 /// escaped (`title_parts`); each held action with its question, as the
@@ -141,7 +122,8 @@ pub async fn serve(mut ws: Ws, ctx: LiveContext) {
             }
             Woke::State(event) => on_state(&mut ws, &mut open, event).await,
             Woke::Activity => {
-                send_activity(&mut ws, &ctx, &mut open).await && timeline.send(&mut ws, &ctx).await
+                send_activity(&mut ws, &ctx, &mut open).await
+                    && timeline.send(&mut ws, &ctx.tickhost, ctx.offset).await
             }
             Woke::Revoked if !ctx.auth.is_open(&ctx.session) => {
                 websocket::close_with(&mut ws, "revoked: log in again").await;

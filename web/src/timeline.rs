@@ -6,7 +6,8 @@
 //! first (the newest [`KEPT`]), then, each time the live socket's clock
 //! ticks, what came after. tickhost merges the records (`timeline`).
 
-use crate::live::{shown_parts, LiveContext};
+use crate::shown::shown_parts;
+use crate::tickhost::Tickhost;
 use crate::websocket::{send_json, Ws};
 use serde_json::{json, Value};
 use tickloop_proto::wire::{ClientReply, ClientRequest, TimelineCursor, TimelineReply};
@@ -25,7 +26,12 @@ impl Feed {
     /// Asks tickhost for what came after and sends it (the first time,
     /// even when empty, so the page can say so); false when the page is
     /// gone.
-    pub async fn send(&mut self, ws: &mut Ws, ctx: &LiveContext) -> bool {
+    pub async fn send(
+        &mut self,
+        ws: &mut Ws,
+        tickhost: &Tickhost,
+        offset: time::UtcOffset,
+    ) -> bool {
         let first = self.after.is_none();
         let request = ClientRequest::Timeline {
             since: None,
@@ -33,7 +39,7 @@ impl Feed {
             after: self.after.clone(),
             limit: Some(KEPT),
         };
-        let reply = match ctx.tickhost.request(request).await {
+        let reply = match tickhost.request(request).await {
             Ok(ClientReply::Ok(value)) => serde_json::from_value::<TimelineReply>(value)
                 .map_err(|e| format!("unreadable timeline: {e}")),
             Ok(ClientReply::Error(e)) => Err(e.message),
@@ -57,7 +63,7 @@ impl Feed {
                             "instance": e.instance,
                             "at": e.entry.at,
                             "who": entry_client(&e.entry),
-                            "parts": shown_parts(&timeline_text(e, ctx.offset)),
+                            "parts": shown_parts(&timeline_text(e, offset)),
                             "tone": tone.map(tone_name),
                             "entry": e.entry,
                         })
