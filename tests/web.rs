@@ -19,7 +19,8 @@
 //!   in the Monitor instead, the page's prompt goes away;
 //! - an agent's held input with Trojan Source's bidi controls, and a
 //!   title a program set with them, show every control escaped, each in
-//!   an element styled apart;
+//!   an element styled apart; the agent's wait names the page's URL
+//!   among the places to answer;
 //! - "What agents did" lists two instances' agent actions in order, each
 //!   line the words `tickloop activity` prints on a terminal, a failed
 //!   call styled apart, and follows what an agent does next;
@@ -711,7 +712,18 @@ fn trojan_source_shows_escaped() {
         .expect("a call id")
         .to_string();
     host.run(&["refuse", &id, &call]).expect(0);
-    typing.finish().expect(3);
+    let typed = typing.finish();
+    typed.expect(3);
+    // The agent's wait named every place to answer, the page's URL among
+    // them, and by when.
+    for place in [
+        "the Monitor, the Tick's view, Herdr, ".to_string(),
+        format!("the web page ({}), ", web.url()),
+        format!("`tickloop approve {id} {call}`"),
+        "not executed if nobody answers by ".to_string(),
+    ] {
+        assert!(typed.stderr.contains(&place), "{place}: {}", typed.stderr);
+    }
     assert!(!host.screen(&id).contains("touch"), "never typed");
 }
 
