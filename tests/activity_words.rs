@@ -29,23 +29,6 @@ fn as_agent(host: &Host, args: &[&str]) -> i32 {
     host.spawn_with(&AGENT, args).finish().code
 }
 
-/// A bash whose agents' typing the person lets through.
-fn open_shell(host: &Host, name: &str) -> String {
-    host.ok(&[
-        "open",
-        "--shell",
-        "--id",
-        name,
-        "--agent-input",
-        "auto",
-        "--",
-        "bash",
-        "--norc",
-        "--noprofile",
-    ]);
-    format!("shell:{name}")
-}
-
 /// The one line of `lines` that holds `what`.
 fn line_with<'a>(lines: &'a [String], what: &str) -> &'a str {
     let found: Vec<&String> = lines.iter().filter(|l| l.contains(what)).collect();
@@ -56,7 +39,7 @@ fn line_with<'a>(lines: &'a [String], what: &str) -> &'a str {
 #[test]
 fn activity_on_a_terminal_names_each_command_the_keys_and_what_each_came_to() {
     let host = Host::new();
-    let id = open_shell(&host, "work");
+    let id = host.open_bash_agents_type_in("work");
     assert_eq!(as_agent(&host, &["run", &id, "--", "echo hi"]), 0);
     assert_eq!(as_agent(&host, &["run", &id, "--", "false"]), 1);
     assert_eq!(
@@ -117,8 +100,8 @@ fn activity_on_a_terminal_names_each_command_the_keys_and_what_each_came_to() {
 #[test]
 fn the_timeline_lists_two_instances_agent_actions_in_order() {
     let host = Host::new();
-    let a = open_shell(&host, "alpha");
-    let b = open_shell(&host, "beta");
+    let a = host.open_bash_agents_type_in("alpha");
+    let b = host.open_bash_agents_type_in("beta");
     assert_eq!(as_agent(&host, &["run", &a, "--", "echo one"]), 0);
     assert_eq!(as_agent(&host, &["run", &b, "--", "echo two"]), 0);
     // The person's own run: not an agent's, not listed.

@@ -514,30 +514,13 @@ fn r_reloads_an_artifact_from_the_list() {
     tmux.wait_text("ATTACH-EXIT 0");
 }
 
-/// A bash whose agents' typing the person lets through; its id.
-fn open_agents_shell(host: &Host, name: &str) -> String {
-    host.ok(&[
-        "open",
-        "--shell",
-        "--id",
-        name,
-        "--agent-input",
-        "auto",
-        "--",
-        "bash",
-        "--norc",
-        "--noprofile",
-    ]);
-    format!("shell:{name}")
-}
-
 /// `w` opens "what agents did": two instances' agent actions in order, in
 /// the words of `tickloop activity`, the next one followed; Esc goes back.
 #[test]
 fn w_shows_what_agents_did_on_every_instance_in_order_and_follows() {
     let host = Host::new();
-    let alpha = open_agents_shell(&host, "alpha");
-    let beta = open_agents_shell(&host, "beta");
+    let alpha = host.open_bash_agents_type_in("alpha");
+    let beta = host.open_bash_agents_type_in("beta");
     let agent = [("CLAUDECODE", "1")];
     host.spawn_with(&agent, &["run", &alpha, "--", "echo one"])
         .finish()
