@@ -4,7 +4,8 @@
 //! running after 1 s`, `not typed: the prompt had text`, `refused by you`):
 //! a failed command and a timed-out run never read `ok`. `tickloop
 //! activity` with no ID lists two instances' agent actions in order, each
-//! naming its instance, and not the person's; piped, one JSON entry a line.
+//! naming its instance, and not the person's; piped, one JSON entry a line;
+//! `--since`, `--agent` and `--follow` keep and follow what they say.
 
 mod common;
 
@@ -168,4 +169,53 @@ fn the_timeline_lists_two_instances_agent_actions_in_order() {
     later.expect(0);
     assert!(later.stdout.is_empty(), "{}", later.stdout);
     assert!(later.stderr.contains("nothing done"), "{}", later.stderr);
+    // --agent: only that agent's; a name that is none is exit 2.
+    assert_eq!(
+        host.run(&["activity", "--agent", "claude-code"])
+            .stdout
+            .lines()
+            .count(),
+        3
+    );
+    let codex = host.run(&["activity", "--agent", "codex"]);
+    codex.expect(0);
+    assert!(codex.stdout.is_empty(), "{}", codex.stdout);
+    let bad = host.run(&["activity", "--agent", "clippy"]);
+    bad.expect(2);
+    assert!(bad.stderr.contains("claude-code"), "{}", bad.stderr);
+}
+
+#[test]
+fn the_timeline_follows_what_agents_do_next() {
+    let host = Host::new();
+    let id = host.open_bash_agents_type_in("next");
+    assert_eq!(as_agent(&host, &["run", &id, "--", "echo before"]), 0);
+    let mut follow = host
+        .command(&["activity", "--follow"])
+        .spawn()
+        .expect("start activity --follow");
+    let stdout = follow.stdout.take().expect("stdout");
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let next = |what: &str| -> Value {
+        let line = lines
+            .recv_timeout(WAIT)
+            .unwrap_or_else(|_| panic!("activity --follow never printed {what}"));
+        serde_json::from_str(&line).expect("a JSON line")
+    };
+    assert_eq!(next("the entry before")["entry"]["args"], "echo before");
+    assert_eq!(as_agent(&host, &["run", &id, "--", "echo after"]), 0);
+    let after = next("the entry after");
+    assert_eq!(after["entry"]["args"], "echo after");
+    assert_eq!(after["instance"], id.as_str());
+    let _ = follow.kill();
+    let _ = follow.wait();
 }
