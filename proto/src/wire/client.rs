@@ -331,6 +331,11 @@ pub struct ListEntry {
     /// that follow "no integration: ".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub no_integration: Option<String>,
+    /// `shell:` only, with shell integration: its state in short (where it
+    /// is, what it runs or last ran, the state's `seq`); `read` has the
+    /// whole of it. `seq` above stays null for a shell.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shell_state: Option<super::ShellSummary>,
 }
 
 /// The answer to `open`.

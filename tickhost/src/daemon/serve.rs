@@ -26,6 +26,7 @@ use tickloop_proto::wire::CallOutcome;
 use tickloop_proto::wire::{
     ActivityRecord, CallRequest, ClientError, ClientKind, ClientReply, ClientRequest, ErrorKind,
     HeldAction, Hello, HelloReply, LauncherRequest, LauncherStatus, ListEntry, Role, ServerMessage,
+    ShellSummary,
 };
 use tokio::net::UnixStream;
 
@@ -840,6 +841,13 @@ fn list_entry(instance: &Instance) -> ListEntry {
         approval_tools: Vec::new(),
         shell: status.shell.clone(),
         no_integration: status.no_integration.clone(),
+        // Its state in short (the rows of the person's views); `read` has
+        // the whole, with each command's output.
+        shell_state: status
+            .state
+            .as_ref()
+            .filter(|_| instance.kind == InstanceKind::Shell && status.shell.is_some())
+            .and_then(|s| ShellSummary::of_state(s.seq, &s.data)),
     }
 }
 
