@@ -36,10 +36,12 @@
 //! file holds the main loop, the state it keeps and the frame it draws.
 
 mod actions;
+mod columns;
 mod full_screen;
 pub mod help;
 mod keys;
 pub mod overlay;
+mod row;
 #[cfg(test)]
 mod snapshots;
 mod sources;
@@ -54,12 +56,13 @@ use crate::prefix::{Prefix, PrefixKey};
 use crate::render::{self, Frame};
 use crate::tty::{self, clamp, RestoreGuard};
 use overlay::{Geometry, Overlay};
+use row::Row;
 use serde_json::Value;
 use sources::{spawn_poller, Poke, Poller, PreviewTarget};
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
-use table::{Filter, ListView, Preview, Row};
+use table::{Filter, ListView, Preview};
 use termwiz::caps::Capabilities;
 use termwiz::input::InputEvent;
 use termwiz::surface::{Change, Surface};

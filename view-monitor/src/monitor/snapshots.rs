@@ -10,7 +10,8 @@
 //! the diff of the `.txt` files, and commit them.
 
 use super::overlay::{self, Geometry, Overlay, Stop};
-use super::table::{self, Filter, ListView, Preview, Row};
+use super::row::Row;
+use super::table::{self, Filter, ListView, Preview};
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::PathBuf;
