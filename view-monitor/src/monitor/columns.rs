@@ -1,7 +1,8 @@
-//! The Monitor's list in columns: which columns there are, the order they
-//! are dropped in when the terminal is narrow (never ID or STATE), their
-//! widths fitted to the terminal, and each row's cells in them (long text
-//! cut with `…`, numbers never). No I/O; time is an input.
+//! The Monitor's list in columns: which columns there are (CWD and COMMAND
+//! while a shell's state is known), the order they are dropped in when the
+//! terminal is narrow (never ID or STATE), their widths fitted to the
+//! terminal, and each row's cells in them (long text cut with `…`, a
+//! directory kept by its end, numbers never). No I/O; time is an input.
 
 use super::row::Row;
 use crate::cells::{age, fit, truncate, width};
@@ -13,8 +14,13 @@ pub enum Col {
     Id,
     Kind,
     Title,
+    /// A shell's working directory.
+    Cwd,
+    /// A shell's command running, or its last with its status.
+    Command,
     Seq,
-    /// Time since the Tick's last `tick/update` (`-` for shells).
+    /// Time since the Tick's last `tick/update`, or a shell's last command
+    /// started or ended (`-` for a shell without integration).
     Updated,
     /// Time since the program last wrote to its terminal.
     Active,
@@ -26,10 +32,12 @@ pub enum Col {
 }
 
 /// The columns, left to right.
-pub const COLUMNS: [Col; 10] = [
+pub const COLUMNS: [Col; 12] = [
     Col::Id,
     Col::Kind,
     Col::Title,
+    Col::Cwd,
+    Col::Command,
     Col::Seq,
     Col::Updated,
     Col::Active,
@@ -42,21 +50,43 @@ pub const COLUMNS: [Col; 10] = [
 /// The order columns are dropped in when the terminal is too narrow for
 /// them all; ID and STATE never are. APPROVE is not in it: see
 /// [`drop_order`].
-pub const DROP_ORDER: [Col; 7] = [
+pub const DROP_ORDER: [Col; 9] = [
     Col::Views,
     Col::Calls,
     Col::Seq,
     Col::Kind,
     Col::Updated,
+    Col::Cwd,
     Col::Title,
+    Col::Command,
     Col::Active,
 ];
 
-/// [`DROP_ORDER`] with APPROVE: first while no call waits for approval,
-/// last (after ACTIVE) while one does, for the person looking.
+/// Whether the list has CWD and COMMAND: while a shell's state is known.
+fn shells_shown(rows: &[Row]) -> bool {
+    rows.iter().any(Row::has_shell_state)
+}
+
+/// The columns `rows` are shown in, at most: [`COLUMNS`], without CWD and
+/// COMMAND while no shell's state is known.
+pub fn columns(rows: &[Row]) -> Vec<Col> {
+    let shells = shells_shown(rows);
+    COLUMNS
+        .into_iter()
+        .filter(|c| shells || !matches!(c, Col::Cwd | Col::Command))
+        .collect()
+}
+
+/// [`DROP_ORDER`] (of the [`columns`] shown) with APPROVE: first while no
+/// call waits for approval, last (after ACTIVE) while one does, for the
+/// person looking.
 pub fn drop_order(rows: &[Row]) -> Vec<Col> {
     let waiting = rows.iter().any(|r| r.approvals_waiting > 0);
-    let mut order = DROP_ORDER.to_vec();
+    let shown = columns(rows);
+    let mut order: Vec<Col> = DROP_ORDER
+        .into_iter()
+        .filter(|c| shown.contains(c))
+        .collect();
     if waiting {
         order.push(Col::Approve);
     } else {
@@ -74,6 +104,8 @@ impl Col {
             Col::Id => "ID",
             Col::Kind => "KIND",
             Col::Title => "TITLE",
+            Col::Cwd => "CWD",
+            Col::Command => "COMMAND",
             Col::Seq => "SEQ",
             Col::Updated => "UPDATED",
             Col::Active => "ACTIVE",
@@ -98,8 +130,15 @@ impl Col {
             Col::Id => r.id.clone(),
             Col::Kind => r.kind.clone().unwrap_or_else(|| "-".into()),
             Col::Title => r.title.clone().unwrap_or_default(),
+            Col::Cwd => r
+                .shell
+                .as_ref()
+                .map_or("-".into(), |s| s.cwd_cell(usize::MAX)),
+            Col::Command => r
+                .shell
+                .as_ref()
+                .map_or("-".into(), |s| s.command_cell(now, usize::MAX)),
             Col::Seq => r.seq.map(|s| s.to_string()).unwrap_or_else(|| "-".into()),
-            Col::Updated if r.is_shell() => "-".into(),
             Col::Updated => age(r.last_update_at, now),
             Col::Active => age(r.last_output_at, now),
             // An ended instance has neither (its last status may still count them).
@@ -116,6 +155,9 @@ impl Col {
         match self {
             Col::Id => need.min(16),
             Col::Kind | Col::Title => need.min(10),
+            Col::Cwd => need.min(20),
+            // The status (`exit 2 · 3.1s`) and the start of the command.
+            Col::Command => need.min(28),
             // "running", or the end's kind (the detail line has the reason).
             Col::State => need.min(9),
             _ => need,
@@ -129,9 +171,9 @@ pub type Layout = Vec<(Col, usize)>;
 /// The columns for `rows` at a terminal `cols` wide. Every column first
 /// gets what its content needs (numbers at least their header); while the
 /// shown columns at their [`Col::comfortable`] widths do not fit, the next
-/// of [`DROP_ORDER`] goes; then the text columns give way (STATE, TITLE,
-/// KIND, ID, each to its comfortable width, then all to a minimum); what is
-/// left over goes to STATE, the last.
+/// of [`drop_order`] goes; then the text columns give way (STATE, CWD,
+/// TITLE, COMMAND, KIND, ID, each to its comfortable width, then all to a
+/// minimum); what is left over goes to STATE, the last.
 pub fn layout(rows: &[Row], cols: usize, now: OffsetDateTime) -> Layout {
     let need = |c: Col| -> usize {
         rows.iter()
@@ -140,7 +182,7 @@ pub fn layout(rows: &[Row], cols: usize, now: OffsetDateTime) -> Layout {
             .max()
             .unwrap_or(0)
     };
-    let mut shown: Layout = COLUMNS.iter().map(|&c| (c, need(c))).collect();
+    let mut shown: Layout = columns(rows).into_iter().map(|c| (c, need(c))).collect();
     let total = |l: &Layout, f: &dyn Fn(Col, usize) -> usize| -> usize {
         l.iter().map(|&(c, w)| f(c, w)).sum::<usize>() + l.len().saturating_sub(1)
     };
@@ -150,7 +192,14 @@ pub fn layout(rows: &[Row], cols: usize, now: OffsetDateTime) -> Layout {
         }
         shown.retain(|&(c, _)| c != drop);
     }
-    let order = [Col::State, Col::Title, Col::Kind, Col::Id];
+    let order = [
+        Col::State,
+        Col::Cwd,
+        Col::Title,
+        Col::Command,
+        Col::Kind,
+        Col::Id,
+    ];
     for floor in [None, Some(MIN_TEXT)] {
         for col in order {
             let over = total(&shown, &|_, w| w).saturating_sub(cols);
@@ -212,16 +261,16 @@ pub(super) fn segments(
 
 /// The fields of a row in `layout`'s columns. A STATE too wide for its
 /// column says only how the instance ended (`closed`, `exited`,
-/// `violation`…): the detail line has the whole reason.
+/// `violation`…): the detail line has the whole reason. A shell's
+/// directory keeps its end, and its command its status, in their width.
 pub fn row_fields(r: &Row, layout: &Layout, now: OffsetDateTime) -> Vec<String> {
     layout
         .iter()
-        .map(|&(c, w)| {
-            let full = c.field(r, now);
-            match (&r.ended, c) {
-                (Some(e), Col::State) if width(&full) > w => e.kind.clone(),
-                _ => full,
-            }
+        .map(|&(c, w)| match (&r.ended, c, &r.shell) {
+            (_, Col::Cwd, Some(shell)) => shell.cwd_cell(w),
+            (_, Col::Command, Some(shell)) => shell.command_cell(now, w),
+            (Some(e), Col::State, _) if width(&c.field(r, now)) > w => e.kind.clone(),
+            _ => c.field(r, now),
         })
         .collect()
 }
@@ -278,7 +327,7 @@ mod tests {
     fn narrow_terminals_drop_columns_by_priority() {
         let r = rows();
         let shown = |cols| -> Vec<Col> { layout(&r, cols, now()).iter().map(|c| c.0).collect() };
-        assert_eq!(shown(200), COLUMNS.to_vec());
+        assert_eq!(shown(200), columns(&r));
         let at60 = shown(60);
         assert!(
             !at60.contains(&Col::Views) && at60.contains(&Col::Active),
@@ -289,7 +338,7 @@ mod tests {
         // Dropping follows DROP_ORDER as the terminal narrows.
         let mut dropped = Vec::new();
         for cols in (20..=200).rev() {
-            for c in COLUMNS {
+            for c in columns(&r) {
                 if !shown(cols).contains(&c) && !dropped.contains(&c) {
                     dropped.push(c);
                 }
@@ -304,5 +353,50 @@ mod tests {
             |cols| -> Vec<Col> { layout(&waiting, cols, now()).iter().map(|c| c.0).collect() };
         assert_eq!(shown(34), vec![Col::Id, Col::Approve, Col::State]);
         assert_eq!(drop_order(&waiting).last(), Some(&Col::Approve));
+    }
+
+    /// CWD and COMMAND come with a shell whose state is known; narrowed,
+    /// the directory keeps its end and the command its status.
+    #[test]
+    fn a_shells_directory_and_command_have_columns_of_their_own() {
+        assert!(!columns(&rows()).contains(&Col::Cwd));
+        let mut r = rows();
+        r.extend(Row::all_from_json(&serde_json::json!([{
+            "id": "shell:w", "state": "running", "pid": 7, "argv": ["bash"],
+            "shell": {"shell": "bash", "kind": "injected", "active": true},
+            "shell_state": {"seq": 4, "cwd": "/home/ada/src/tickloop/view-monitor",
+                "at_prompt": true, "running": null, "commands_total": 2,
+                "last": {"n": 2, "command": "cargo test --workspace", "exit": 101,
+                    "started": "2026-11-29T20:59:00Z", "ended": "2026-11-29T20:59:41Z",
+                    "duration_ms": 41000}}
+        }])));
+        assert_eq!(r[2].kind.as_deref(), Some("bash"));
+        assert_eq!(r[2].seq, Some(4));
+        assert!(columns(&r).contains(&Col::Cwd) && columns(&r).contains(&Col::Command));
+        let w = layout(&r, 100, now());
+        let cells: Vec<(Col, String)> = w
+            .iter()
+            .map(|c| c.0)
+            .zip(row_fields(&r[2], &w, now()))
+            .collect();
+        let cell = |col| {
+            cells
+                .iter()
+                .find(|(c, _)| *c == col)
+                .map(|(_, t)| t.as_str())
+        };
+        assert_eq!(cell(Col::Cwd), Some("…/view-monitor"), "{w:?}");
+        let command = cell(Col::Command).unwrap_or_default();
+        assert!(
+            command.starts_with("exit 101 · 41s · cargo test") && command.ends_with('…'),
+            "{command:?} in {w:?}"
+        );
+        // COMMAND outlasts TITLE and CWD as the terminal narrows.
+        let at = |cols| -> Vec<Col> { layout(&r, cols, now()).iter().map(|c| c.0).collect() };
+        assert_eq!(
+            at(70),
+            vec![Col::Id, Col::Title, Col::Command, Col::Active, Col::State]
+        );
+        assert_eq!(at(60), vec![Col::Id, Col::Command, Col::Active, Col::State]);
     }
 }

@@ -1,8 +1,9 @@
 //! One instance as the Monitor's list shows it ([`Row`]): parsed from a
-//! `list` entry, what its program set escaped, its state in words and its
-//! tone (the colour of its state), the detail line under the list, and the
-//! filter's match. No I/O.
+//! `list` entry, what its program set escaped, a shell's state
+//! ([`ShellRow`]), its state in words and its tone (the colour of its
+//! state), the detail line under the list, and the filter's match. No I/O.
 
+use crate::shell_row::ShellRow;
 use serde_json::Value;
 use tickloop_proto::escape::escaped;
 use tickloop_proto::wire::{InstanceState, ListEntry};
@@ -27,6 +28,8 @@ pub struct Row {
     pub views: u64,
     pub pid: Option<u64>,
     pub argv: Vec<String>,
+    /// A `shell:` instance: its shell (KIND), where it is and its command.
+    pub shell: Option<ShellRow>,
 }
 
 /// Why an instance ended.
@@ -59,13 +62,19 @@ impl Row {
             at.as_deref()
                 .and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok())
         };
+        let shell = ShellRow::of(entry);
         Some(Row {
             id: entry.id.clone(),
-            // What the program set, shown escaped.
-            kind: entry.kind.as_deref().map(escaped),
+            // What the program set, shown escaped; a shell's KIND is its
+            // shell (`bash`, or `plain` without integration).
+            kind: match &shell {
+                Some(shell) => Some(shell.kind.clone()),
+                None => entry.kind.as_deref().map(escaped),
+            },
             title: entry.title.as_deref().map(escaped),
             ended,
-            seq: entry.seq,
+            // A shell's is its state's, as `read` gives it.
+            seq: entry.seq.or(shell.as_ref().and_then(|s| s.seq)),
             last_update_at: time(&entry.last_update_at),
             last_output_at: time(&entry.last_output_at),
             calls_in_flight: u64::from(entry.calls_in_flight),
@@ -73,24 +82,30 @@ impl Row {
             views: u64::from(entry.views),
             pid: (entry.pid != 0).then_some(u64::from(entry.pid)),
             argv: entry.argv.clone(),
+            shell,
         })
     }
 
-    /// A `shell:` instance (no protocol session: no seq, no updates).
-    pub fn is_shell(&self) -> bool {
-        self.id.starts_with("shell:")
+    /// A shell with its state known (its commands, with integration): the
+    /// list then has its CWD and COMMAND columns.
+    pub fn has_shell_state(&self) -> bool {
+        self.shell.as_ref().is_some_and(|s| s.seq.is_some())
     }
 
-    /// Whether `filter` (lower case) is in its id, kind, title or state.
+    /// Whether `filter` (lower case) is in its id, kind, title, state, or
+    /// a shell's directory or command.
     pub fn matches(&self, filter: &str) -> bool {
         if filter.is_empty() {
             return true;
         }
+        let shell = self.shell.as_ref();
         [
             Some(self.id.as_str()),
             self.kind.as_deref(),
             self.title.as_deref(),
             Some(self.state_text().as_str()),
+            shell.and_then(|s| s.cwd.as_deref()),
+            shell.and_then(|s| Some(s.command.as_ref()?.line.as_str())),
         ]
         .into_iter()
         .flatten()
@@ -117,8 +132,9 @@ impl Row {
     }
 }
 
-/// The detail line for the selected row: its full end reason, or how it runs.
-pub fn detail(r: &Row) -> String {
+/// The detail line for the selected row: its full end reason, or how it
+/// runs (a shell's directory and command whole).
+pub fn detail(r: &Row, now: OffsetDateTime) -> String {
     match &r.ended {
         Some(e) => {
             let reason = if e.reason.is_empty() {
@@ -130,7 +146,15 @@ pub fn detail(r: &Row) -> String {
         }
         None => {
             let pid = r.pid.map(|p| format!(" · pid {p}")).unwrap_or_default();
-            format!("{} running{pid} · {}", r.id, r.argv.join(" "))
+            let mut line = format!("{} running{pid} · {}", r.id, r.argv.join(" "));
+            if let Some(shell) = r.shell.as_ref().filter(|_| r.has_shell_state()) {
+                line.push_str(&format!(
+                    " · in {} · {}",
+                    shell.cwd_cell(usize::MAX),
+                    shell.command_cell(now, usize::MAX)
+                ));
+            }
+            line
         }
     }
 }
@@ -196,11 +220,11 @@ mod tests {
         assert_eq!(age(r[0].last_update_at, now()), "12s");
         assert_eq!(age(r[1].last_update_at, now()), "-");
         assert_eq!(
-            detail(&r[1]),
+            detail(&r[1], now()),
             "shell:top ended (exited): exited with status 0"
         );
         assert_eq!(
-            detail(&r[0]),
+            detail(&r[0], now()),
             "hosted:counter running · pid 12 · python3 c.py"
         );
     }

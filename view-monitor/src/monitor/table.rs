@@ -8,6 +8,7 @@
 use super::columns::{header_fields, layout, row_fields, segments, table_line, Col};
 use super::row::{detail, Row, Tone};
 use crate::cells::{at, fit, skip_cells, take_cells, truncate, width};
+use crate::shell_row::keep_start;
 use termwiz::cell::{AttributeChange, CellAttributes, Intensity};
 use termwiz::color::{AnsiColor, ColorAttribute};
 use termwiz::surface::{Change, Surface};
@@ -42,6 +43,14 @@ fn cell_attrs(r: &Row, col: Option<Col>, now: OffsetDateTime) -> CellAttributes 
             let mut a = fg(AnsiColor::Yellow);
             a.set_intensity(Intensity::Bold);
             a
+        }
+        (Some(Col::Command), _)
+            if r.shell
+                .as_ref()
+                .and_then(|s| s.command.as_ref())
+                .is_some_and(|c| c.status.failed()) =>
+        {
+            fg(AnsiColor::Red)
         }
         (Some(Col::Kind), _) => fg(AnsiColor::Teal),
         (Some(Col::Id), _) => {
@@ -222,7 +231,11 @@ pub fn draw(view: &ListView, cols: usize, rows: usize) -> Surface {
                 Tone::EndedBadly => fg(AnsiColor::Red),
                 _ => CellAttributes::default(),
             };
-            s.add_changes(text_at(rows - 2, attrs, fit(&detail(r), cols)));
+            s.add_changes(text_at(
+                rows - 2,
+                attrs,
+                fit(&keep_start(&detail(r, view.now), cols), cols),
+            ));
         }
     }
     if rows >= 3 {
