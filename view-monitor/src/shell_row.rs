@@ -9,8 +9,9 @@
 //! whole escapes. No I/O; the clock is an input.
 
 use crate::cells::width;
+use serde::Deserialize;
 use tickloop_proto::escape::{parts, Part};
-use tickloop_proto::wire::ListEntry;
+use tickloop_proto::wire::{ListEntry, ShellIntegration, ShellSummary};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
@@ -55,14 +56,36 @@ pub enum Status {
 impl ShellRow {
     /// The row of a `list` entry; `None` when it is not a `shell:` instance.
     pub fn of(entry: &ListEntry) -> Option<ShellRow> {
-        if !entry.id.starts_with("shell:") {
+        ShellRow::of_parts(&entry.id, entry.shell.as_ref(), entry.shell_state.as_ref())
+    }
+
+    /// [`ShellRow::of`] for an entry of `list`'s JSON, reading only its
+    /// `id`, `shell` and `shell_state` (a table or a page that shows the
+    /// rest as it is).
+    pub fn of_json(entry: &serde_json::Value) -> Option<ShellRow> {
+        let id = entry.get("id")?.as_str()?;
+        let shell = entry
+            .get("shell")
+            .and_then(|v| ShellIntegration::deserialize(v).ok());
+        let state = entry
+            .get("shell_state")
+            .and_then(|v| ShellSummary::deserialize(v).ok());
+        ShellRow::of_parts(id, shell.as_ref(), state.as_ref())
+    }
+
+    fn of_parts(
+        id: &str,
+        shell: Option<&ShellIntegration>,
+        state: Option<&ShellSummary>,
+    ) -> Option<ShellRow> {
+        if !id.starts_with("shell:") {
             return None;
         }
-        let kind = match &entry.shell {
+        let kind = match shell {
             Some(integration) => tickloop_proto::escape::escaped(&integration.shell),
             None => PLAIN.to_string(),
         };
-        let Some(state) = &entry.shell_state else {
+        let Some(state) = state else {
             return Some(ShellRow {
                 kind,
                 seq: None,
@@ -122,18 +145,19 @@ impl ShellRow {
 }
 
 impl Status {
-    /// `running 12s`, `exit 0 · 0.3s`, `exit 2`, `exit unknown · 4s`.
+    /// `running 12s`, `exit 0 · 340ms`, `exit 2`, `exit unknown · 4.0s`.
     pub fn words(self, now: OffsetDateTime) -> String {
         match self {
             Status::Running { started: None } => "running".into(),
             Status::Running {
                 started: Some(started),
             } => {
-                let secs = (now - started).whole_seconds().max(0);
-                format!(
-                    "running {}",
-                    duration(u64::try_from(secs).unwrap_or(0) * 1000)
-                )
+                // Whole seconds: the row is drawn again each second.
+                let secs = u64::try_from((now - started).whole_seconds()).unwrap_or(0);
+                match secs {
+                    0..=59 => format!("running {secs}s"),
+                    _ => format!("running {}", duration(secs * 1000)),
+                }
             }
             Status::Ended { exit, duration_ms } => {
                 let exit = match exit {
@@ -155,11 +179,12 @@ impl Status {
     }
 }
 
-/// A duration, short: `0.3s`, `9.9s`, `41s`, `4m05s`, `2h03m`.
+/// A duration, short: `12ms`, `3.1s`, `41s`, `4m05s`, `2h03m`.
 pub fn duration(ms: u64) -> String {
     let secs = ms / 1000;
     match secs {
-        0..=9 => format!("{}.{}s", secs, (ms % 1000) / 100),
+        0 => format!("{ms}ms"),
+        1..=9 => format!("{}.{}s", secs, (ms % 1000) / 100),
         10..=59 => format!("{secs}s"),
         60..=3599 => format!("{}m{:02}s", secs / 60, secs % 60),
         _ => format!("{}h{:02}m", secs / 3600, (secs % 3600) / 60),
@@ -311,8 +336,9 @@ mod tests {
 
     #[test]
     fn durations_are_short() {
-        assert_eq!(duration(0), "0.0s");
-        assert_eq!(duration(340), "0.3s");
+        assert_eq!(duration(0), "0ms");
+        assert_eq!(duration(340), "340ms");
+        assert_eq!(duration(1_000), "1.0s");
         assert_eq!(duration(9_990), "9.9s");
         assert_eq!(duration(41_200), "41s");
         assert_eq!(duration(245_000), "4m05s");

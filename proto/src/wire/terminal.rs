@@ -344,7 +344,9 @@ impl LastCommand {
         let text = |name: &str| command.get(name)?.as_str().map(str::to_string);
         let started = text("started")?;
         let ended = text("ended");
-        let duration_ms = ended.as_deref().and_then(|ended| between_ms(&started, ended));
+        let duration_ms = ended
+            .as_deref()
+            .and_then(|ended| between_ms(&started, ended));
         Some(LastCommand {
             n: command.get("n")?.as_u64()?,
             command: text("command")?,
@@ -572,7 +574,10 @@ mod tests {
         };
         let data = serde_json::to_value(&running).unwrap_or_default();
         let summary = ShellSummary::of_state(6, &data).unwrap_or_default();
-        assert_eq!(summary.running.map(|r| r.command).as_deref(), Some("sleep 9"));
+        assert_eq!(
+            summary.running.map(|r| r.command).as_deref(),
+            Some("sleep 9")
+        );
         assert_eq!(summary.last, None);
         // A Tick's state is not a shell's.
         assert_eq!(
