@@ -236,7 +236,12 @@ pub fn list_table_at(entries: &Value, now: time::OffsetDateTime) -> String {
                 Some(end) if !end.is_null() => {
                     format!("ended ({})", text(&end["kind"]))
                 }
-                _ => text(&e["state"]),
+                // A recording that runs shows (`tickloop record`).
+                _ => match e["recordings"].as_u64().unwrap_or(0) {
+                    0 => text(&e["state"]),
+                    1 => format!("{} · recorded", text(&e["state"])),
+                    n => format!("{} · recorded ×{n}", text(&e["state"])),
+                },
             };
             let mut row = vec![
                 text(&e["id"]),

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tickloop_client::whole_file::{LineFile, WriteError};
-use tickloop_proto::wire::{Hello, HelloReply, Role};
+use tickloop_proto::wire::{ClientKind, Hello, HelloReply, Role};
 
 /// The prefix of the marker labels that carry protocol traffic.
 pub const MARKER_PREFIX: &str = launcher::recorder::MARKER_PREFIX;
@@ -23,11 +23,15 @@ fn bad(message: String, exit: i32) -> anyhow::Error {
     CliError::new("bad_request", message, exit).into()
 }
 
-/// A FILE to record into: absolute, not there yet, in an existing folder.
+/// A FILE to record into: absolute, not there yet, in an existing folder,
+/// and in neither of Tickloop's own folders (its config and data folders).
 pub fn new_file(path: &Path) -> Result<PathBuf> {
     let here = std::env::current_dir().context("cannot read the current directory")?;
     let path = std::path::absolute(here.join(path))
         .with_context(|| format!("cannot make {} absolute", path.display()))?;
+    if let Some(why) = tickloop_client::own_folders::refuse_own(&path, "recording") {
+        return Err(bad(why, 2));
+    }
     if path.symlink_metadata().is_ok() {
         return Err(bad(
             format!(
@@ -52,8 +56,18 @@ extern "C" fn on_sigint(_: libc::c_int) {
     STOP.store(true, Ordering::SeqCst);
 }
 
-/// `tickloop record`: returns the summary printed at the end.
-pub fn record(runtime: &Path, id: &str, list: &Value, file: Option<PathBuf>) -> Result<Value> {
+/// A recording about to start: the instance, its launcher's socket, and
+/// the new file.
+pub struct Prepared {
+    pub instance: String,
+    socket: PathBuf,
+    file: PathBuf,
+}
+
+/// `tickloop record`'s first step: the instance `id` found in `list`, and
+/// the file to write (`file`, else `NAME-UNIXTIME.cast` here), checked;
+/// nothing is asked or written yet.
+pub fn prepare(runtime: &Path, id: &str, list: &Value, file: Option<PathBuf>) -> Result<Prepared> {
     let (instance, socket) = view_monitor::attach_view::resolve(runtime, id, list)
         .map_err(|e| CliError::new(e.kind(), e.to_string(), 1))?;
     let file = match file {
@@ -69,6 +83,22 @@ pub fn record(runtime: &Path, id: &str, list: &Value, file: Option<PathBuf>) -> 
             new_file(Path::new(&format!("{name}-{stamp}.cast")))?
         }
     };
+    Ok(Prepared {
+        instance,
+        socket,
+        file,
+    })
+}
+
+/// `tickloop record`, once tickhost has let `client` record: asks the
+/// launcher for the recording (naming `client`, which its activity shows)
+/// and copies it into the file; returns the summary printed at the end.
+pub fn record(prepared: Prepared, client: ClientKind) -> Result<Value> {
+    let Prepared {
+        instance,
+        socket,
+        file,
+    } = prepared;
     let stream = std::os::unix::net::UnixStream::connect(&socket).with_context(|| {
         format!(
             "cannot connect to {instance}'s launcher at {}",
@@ -76,7 +106,9 @@ pub fn record(runtime: &Path, id: &str, list: &Value, file: Option<PathBuf>) -> 
         )
     })?;
     let mut writer = stream.try_clone().context("cannot clone the socket")?;
-    let mut hello = serde_json::to_vec(&Hello::new(Role::Recorder))?;
+    let mut hello = Hello::new(Role::Recorder);
+    hello.hello.client = Some(client);
+    let mut hello = serde_json::to_vec(&hello)?;
     hello.push(b'\n');
     writer
         .write_all(&hello)

@@ -446,6 +446,11 @@ mod tests {
             keys.contains("Type `echo looks-harmless` then press C-a r m Enter in shell:bash?"),
             "{keys}"
         );
+        let reload = held(&held_json("reload", "reload", json!({}), "mcp", 0));
+        assert!(
+            reload.contains("Reload shell:bash (its program ends"),
+            "{reload}"
+        );
         let trojan = held(&held_json(
             "input",
             "input",
@@ -473,12 +478,13 @@ mod tests {
         );
         assert_eq!(logged, "2026-12-02T07:00:00.000Z %6 close → refused by the person, in the agent host: declined in claude-code 2.1.332 (in claude-code 2.1.332)\n");
         // Typing at a prompt with echo off: how much, never what.
-        let secret = held(
-            &json!({"action":"input","call":"%7","instance":"shell:bash","tool":"input",
-            "args":{},"echo_off":{"characters":14},"revision":"","client":"mcp","waited_ms":0}),
-        );
+        let mut secret = held_json("input", "input", json!({}), "mcp", 0);
+        secret["echo_off"] = json!({"characters": 14});
+        let secret = held(&secret);
         assert!(
-            secret.contains("wants to type 14 characters at a prompt with echo off (a password?) into shell:bash"),
+            secret.contains(
+                "Type 14 characters at a prompt with echo off (a password?) into shell:bash?"
+            ),
             "{secret}"
         );
         let logged = consent_entry(

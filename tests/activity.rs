@@ -189,9 +189,16 @@ fn the_record_outlives_a_tickhost_restart_and_the_instance_s_end() {
         call_of(&ended, "increment")[0]["args"],
         serde_json::json!({"amount": 5})
     );
-    // Forgotten with the instance.
+    // Forgotten: gone from the list and the runtime directory, its record
+    // kept in the data directory and read as before (issue 49).
     host.ok(&["close", "keep"]);
-    host.run(&["activity", "keep"])
+    assert!(host.entry("hosted:keep").is_none());
+    let kept = activity(&host, "keep");
+    assert_eq!(
+        call_of(&kept, "increment")[0]["args"],
+        serde_json::json!({"amount": 5})
+    );
+    host.run(&["activity", "never"])
         .expect_error(1, "no_such_instance");
 }
 

@@ -144,6 +144,15 @@ fn a_refused_close_exits_3_and_the_instance_runs_on_and_an_approved_one_names_th
             .is_some_and(|m| m.contains("refused by the person (cli): not now")),
         "{error}"
     );
+    // It said, while it waited, what waits and until when.
+    assert!(
+        out.stderr.contains(&format!(
+            "waiting for approval of close ({}): Close {id} (its program ends)?",
+            waiting["call"].as_str().unwrap_or_default()
+        )) && out.stderr.contains("not executed if nobody answers by"),
+        "{}",
+        out.stderr
+    );
     assert!(host.entry(&id).expect("listed")["ended"].is_null());
     let decisions = consents(&host, &id);
     assert!(

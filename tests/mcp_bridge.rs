@@ -91,6 +91,8 @@ impl Mcp {
             .args(["mcp", "--interval", interval])
             .env("TICKLOOP_RUNTIME_DIR", host.runtime())
             .env(MARK_VAR, host.runtime())
+            // The data directory (kept records): the host's own.
+            .env("XDG_DATA_HOME", host.scratch().join("data"))
             .env("TICKLOOP_PACKAGES_PATH", packages_dir())
             .current_dir(host.scratch());
         let transport = TokioChildProcess::new(command).expect("start tickloop mcp");
@@ -812,6 +814,7 @@ impl Raw {
             .args(["mcp", "--interval", "200"])
             .env("TICKLOOP_RUNTIME_DIR", host.runtime())
             .env(MARK_VAR, host.runtime())
+            .env("XDG_DATA_HOME", host.scratch().join("data"))
             .current_dir(host.scratch())
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
@@ -1352,5 +1355,50 @@ async fn an_agents_typing_into_the_persons_shell_waits_for_the_person() {
     assert_eq!(result.is_error, Some(true), "{message}");
     assert!(message.contains("refused by the person (cli)"), "{message}");
     assert!(host.entry("shell:mine").expect("listed")["ended"].is_null());
+    mcp.stop().await;
+}
+
+/// Issue 49: an MCP agent's `TickManage reload` of the person's artifact
+/// waits for the person as its close does (nothing restarts meanwhile);
+/// approved, it reloads, and the activity names the agent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_reload_of_the_persons_artifact_waits_for_the_person() {
+    let host = Host::new();
+    let path = host.scratch().join("gadget.py");
+    std::fs::write(&path, artifact_source("ping", "1")).expect("writing the artifact");
+    host.ok(&["open", "--artifact", &path.to_string_lossy()]);
+    let mcp = Mcp::start(&host).await;
+    let Value::Object(args) = json!({"action": "reload", "instance": "artifact:gadget"}) else {
+        unreachable!()
+    };
+    let peer = mcp.client.peer().clone();
+    let reloading = tokio::spawn(async move {
+        peer.call_tool(CallToolRequestParams::new("TickManage").with_arguments(args))
+            .await
+    });
+    let held = common::wait_for("the agent's reload to wait", || {
+        let out = host.run(&["approvals"]);
+        serde_json::from_str::<Value>(out.stdout.trim()).ok()
+    });
+    assert_eq!(
+        (&held["action"], &held["client"]),
+        (&json!("reload"), &json!("mcp"))
+    );
+    let entry = host.entry("artifact:gadget").expect("listed");
+    assert_eq!(entry["generation"], 1, "not reloaded while it waits");
+    let call = held["call"].as_str().expect("a call id");
+    host.ok(&["approve", "artifact:gadget", call]);
+    let result = reloading.await.expect("the task").expect("tools/call");
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    assert_eq!(structured(&result)["generation"], 2, "{result:?}");
+    let record = host.ok(&["activity", "artifact:gadget"]);
+    let reloads: Vec<&Value> = record["entries"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["type"] == "reload")
+        .map(|e| &e["client"])
+        .collect();
+    assert_eq!(reloads, [&json!("mcp")], "{record}");
     mcp.stop().await;
 }

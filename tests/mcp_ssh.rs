@@ -73,6 +73,7 @@ async fn mcp_over_ssh_serves_the_ticks_of_the_other_machine() {
     command
         .args(["mcp", "--interval", "200"])
         .env("TICKLOOP_RUNTIME_DIR", local.runtime())
+        .env("XDG_DATA_HOME", local.scratch().join("data"))
         .env(MARK_VAR, local.runtime())
         .envs(sshd.client_env())
         .current_dir(local.scratch());
@@ -172,6 +173,7 @@ async fn one_mcp_server_serves_several_machines_with_host_prefixed_tool_names() 
             "beta",
         ])
         .env("TICKLOOP_RUNTIME_DIR", local.runtime())
+        .env("XDG_DATA_HOME", local.scratch().join("data"))
         .env(MARK_VAR, local.runtime())
         .envs(env)
         .current_dir(local.scratch());

@@ -45,6 +45,7 @@ async fn start(host: &Host, tasks: bool) -> RunningService<RoleClient, TaskClien
     command
         .args(["mcp", "--interval", "200"])
         .env("TICKLOOP_RUNTIME_DIR", host.runtime())
+        .env("XDG_DATA_HOME", host.scratch().join("data"))
         .env(MARK_VAR, host.runtime())
         .current_dir(host.scratch());
     if tasks {

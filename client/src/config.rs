@@ -19,6 +19,9 @@
 //!
 //! [shell]
 //! integration = false     # open bash, zsh and fish without Tickloop's shell integration (default true)
+//!
+//! [records]
+//! keep_days = 7           # days a forgotten instance's approval log and activity are kept (default 7; 0: none)
 //! ```
 
 use serde::Deserialize;
@@ -43,6 +46,29 @@ pub struct Config {
     pub agents: AgentSettings,
     #[serde(default)]
     pub shell: ShellSettings,
+    #[serde(default)]
+    pub records: RecordSettings,
+}
+
+/// `[records]`: what is kept of an instance once it is forgotten.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordSettings {
+    /// Days a forgotten instance's approval log and activity record are
+    /// kept in the data directory (default 7; 0 keeps none).
+    pub keep_days: Option<u64>,
+}
+
+/// How long a forgotten instance's record is kept by default.
+pub const DEFAULT_KEEP_DAYS: u64 = 7;
+
+impl Config {
+    /// How long a forgotten instance's record is kept
+    /// (`[records] keep_days`, else [`DEFAULT_KEEP_DAYS`]).
+    pub fn keep_records(&self) -> std::time::Duration {
+        let days = self.records.keep_days.unwrap_or(DEFAULT_KEEP_DAYS);
+        std::time::Duration::from_secs(days.saturating_mul(24 * 3600))
+    }
 }
 
 /// `[shell]`: how `shell:` instances start.
@@ -131,7 +157,7 @@ pub fn shell_integration() -> Option<bool> {
 
 /// The config file cannot be used.
 #[derive(Debug, thiserror::Error)]
-#[error("{path}: {problem}; fix or remove it (settings: detach_key, history, clipboard, approval_timeout_secs, notify, [approval] ask_in_host/agent_input/agent_close, [agents] open, [shell] integration)")]
+#[error("{path}: {problem}; fix or remove it (settings: detach_key, history, clipboard, approval_timeout_secs, notify, [approval] ask_in_host/agent_input/agent_close, [agents] open, [shell] integration, [records] keep_days)")]
 pub struct ConfigError {
     pub path: String,
     pub problem: String,
@@ -233,5 +259,17 @@ mod tests {
         assert_eq!(parse("").unwrap(), Config::default());
         assert!(parse("histroy = 10").unwrap_err().contains("histroy"));
         assert!(parse("history = \"lots\"").is_err());
+    }
+
+    #[test]
+    fn a_forgotten_instances_record_is_kept_a_week_unless_the_file_says() {
+        let day = std::time::Duration::from_secs(24 * 3600);
+        assert_eq!(Config::default().keep_records(), day * 7);
+        let two = parse("[records]\nkeep_days = 2\n").unwrap();
+        assert_eq!(two.keep_records(), day * 2);
+        let none = parse("[records]\nkeep_days = 0\n").unwrap();
+        assert_eq!(none.keep_records(), std::time::Duration::ZERO);
+        assert!(parse("[records]\nkeep = 2").is_err());
+        assert!(parse("[records]\nkeep_days = -1").is_err());
     }
 }

@@ -14,11 +14,17 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWrite
 pub enum Line {
     /// A complete line (without its `\n`), valid UTF-8.
     Text(String),
-    /// A line longer than the limit: it was skipped; the value is its length.
-    TooLong(usize),
+    /// A line longer than the limit: it was skipped. `len` is its length,
+    /// `head` its first [`HEAD_KEPT`] bytes (at most), kept so the request
+    /// it carried can still be answered by its id.
+    TooLong { len: usize, head: Vec<u8> },
     /// A line that is not UTF-8.
     NotUtf8,
 }
+
+/// How much of an overlong line [`LineReader`] keeps ([`Line::TooLong`]'s
+/// `head`).
+pub const HEAD_KEPT: usize = 256;
 
 /// Reads `\n`-terminated lines, never buffering more than `max` bytes of one.
 /// [`LineReader::next`] is cancel-safe: a partial line survives a dropped
@@ -28,6 +34,8 @@ pub struct LineReader<R> {
     max: usize,
     buf: Vec<u8>,
     skipped: usize,
+    /// The first bytes of the line being skipped.
+    head: Vec<u8>,
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
@@ -42,6 +50,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             max,
             buf: Vec::new(),
             skipped: 0,
+            head: Vec::new(),
         }
     }
 
@@ -61,8 +70,15 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 None => (available, None),
             };
             if self.skipped > 0 || self.buf.len() + chunk.len() > self.max {
-                self.skipped += self.buf.len() + chunk.len();
-                self.buf = Vec::new();
+                // The head: what was buffered, then what comes, up to
+                // HEAD_KEPT bytes.
+                let buffered = std::mem::take(&mut self.buf);
+                if self.skipped == 0 {
+                    self.head = buffered[..buffered.len().min(HEAD_KEPT)].to_vec();
+                }
+                let room = HEAD_KEPT.saturating_sub(self.head.len()).min(chunk.len());
+                self.head.extend_from_slice(&chunk[..room]);
+                self.skipped += buffered.len() + chunk.len();
             } else {
                 self.buf.extend_from_slice(chunk);
             }
@@ -79,7 +95,8 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
             let len = self.skipped;
             self.skipped = 0;
             self.buf.clear();
-            return Line::TooLong(len);
+            let head = std::mem::take(&mut self.head);
+            return Line::TooLong { len, head };
         }
         let bytes = std::mem::take(&mut self.buf);
         match String::from_utf8(bytes) {
@@ -227,13 +244,42 @@ mod tests {
             reader.next().await.ok().flatten(),
             Some(Line::Text("short".into()))
         );
-        assert_eq!(reader.next().await.ok().flatten(), Some(Line::TooLong(24)));
+        assert_eq!(
+            reader.next().await.ok().flatten(),
+            Some(Line::TooLong {
+                len: 24,
+                head: b"this one is far too long".to_vec()
+            })
+        );
         assert_eq!(reader.next().await.ok().flatten(), Some(Line::NotUtf8));
         assert_eq!(
             reader.next().await.ok().flatten(),
             Some(Line::Text("last".into()))
         );
         assert_eq!(reader.next().await.ok().flatten(), None);
+    }
+
+    #[tokio::test]
+    async fn an_overlong_line_keeps_its_head_however_it_arrives() {
+        let mut line = br#"{"id":7,"request":{"op":"input","text":""#.to_vec();
+        line.extend(std::iter::repeat_n(b'a', 5000));
+        line.extend_from_slice(b"\"}}\nnext\n");
+        // Chunks of 3 bytes: the head spans many reads.
+        let (mut client, server) = tokio::io::duplex(3);
+        let mut reader = LineReader::new(server, 100);
+        let sent = line.clone();
+        tokio::spawn(async move { client.write_all(&sent).await });
+        match reader.next().await.ok().flatten() {
+            Some(Line::TooLong { len, head }) => {
+                assert_eq!(len, line.len() - "\nnext\n".len());
+                assert_eq!(head, line[..HEAD_KEPT]);
+            }
+            other => panic!("expected a long line, got {other:?}"),
+        }
+        assert_eq!(
+            reader.next().await.ok().flatten(),
+            Some(Line::Text("next".into()))
+        );
     }
 
     #[test]

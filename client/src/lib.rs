@@ -4,15 +4,18 @@
 //! processes, and writing its files whole), the bounded line framing of
 //! every socket (async and blocking) and the one writer task per
 //! connection, the person's
-//! settings file and the one RFC 3339 clock. The daemon itself is the
+//! settings file, what is kept of a forgotten instance (in the data
+//! directory) and the one RFC 3339 clock. The daemon itself is the
 //! `tickhost` crate; the messages are `tickloop-proto`'s.
 
 pub mod clock;
 pub mod config;
 mod connection;
 pub mod framing;
+pub mod kept;
 pub mod legacy_layout;
 pub mod outbox;
+pub mod own_folders;
 pub mod paths;
 pub mod peer;
 pub mod runtime_procs;

@@ -62,6 +62,13 @@ pub enum InstanceKind {
 }
 
 impl InstanceKind {
+    /// Every kind.
+    pub const ALL: [InstanceKind; 3] = [
+        InstanceKind::Hosted,
+        InstanceKind::Shell,
+        InstanceKind::Artifact,
+    ];
+
     /// The id prefix (and file name prefix): `hosted`, `shell` or `artifact`.
     pub fn prefix(self) -> &'static str {
         match self {

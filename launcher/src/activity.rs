@@ -10,8 +10,8 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 use tickloop_proto::wire::{
-    ActivityEntry, ActivityEvent, ActivityRecord, ClientKind, ConsentDecision, RequestActivity,
-    ToolSummary,
+    ActivityEntry, ActivityEvent, ActivityRecord, ClientKind, ConsentDecision, ReloadCause,
+    RequestActivity, ToolSummary,
 };
 
 /// Updates closer together than this share one entry (a Tick updating 60
@@ -44,13 +44,13 @@ impl ActivityLog {
     fn push(&mut self, at: String, event: ActivityEvent) {
         self.last += 1;
         let (ring, limit) = match event {
-            ActivityEvent::Request(_) | ActivityEvent::Consent(_) => {
-                (&mut self.requests, ActivityRecord::REQUESTS)
-            }
+            ActivityEvent::Request(_)
+            | ActivityEvent::Consent(_)
+            | ActivityEvent::Reload { .. } => (&mut self.requests, ActivityRecord::REQUESTS),
             ActivityEvent::Update { .. } => (&mut self.updates, ActivityRecord::UPDATES),
-            ActivityEvent::View { .. } | ActivityEvent::Subscription { .. } => {
-                (&mut self.others, ActivityRecord::OTHERS)
-            }
+            ActivityEvent::View { .. }
+            | ActivityEvent::Subscription { .. }
+            | ActivityEvent::Recording { .. } => (&mut self.others, ActivityRecord::OTHERS),
         };
         if ring.len() == limit {
             ring.pop_front();
@@ -109,6 +109,28 @@ impl ActivityLog {
 
     pub fn subscription(&mut self, at: String, client: Option<ClientKind>, started: bool) {
         self.push(at, ActivityEvent::Subscription { client, started });
+    }
+
+    /// An artifact's newest version starts: `client` asked, or its file
+    /// changed.
+    pub fn reload(&mut self, at: String, client: Option<ClientKind>, cause: ReloadCause) {
+        self.push(at, ActivityEvent::Reload { client, cause });
+    }
+
+    /// A recording started or stopped; `recordings` run after it.
+    pub fn recording(
+        &mut self,
+        at: String,
+        client: Option<ClientKind>,
+        started: bool,
+        recordings: u32,
+    ) {
+        let event = ActivityEvent::Recording {
+            client,
+            started,
+            recordings,
+        };
+        self.push(at, event);
     }
 
     /// The entries numbered above `after` (every kept one when `None`),

@@ -27,6 +27,14 @@ pub const MARKER_PREFIX: &str = "tickloop ";
 /// How far a recording's reader may fall behind before it is ended.
 pub const MAX_QUEUED: usize = 64 * 1024 * 1024;
 
+/// A `tickloop record` connection started (after its screen was taken)
+/// or stopped recording; `client` is who it said it is at hello.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecorderNote {
+    pub client: Option<tickloop_proto::wire::ClientKind>,
+    pub started: bool,
+}
+
 /// One event of a recording, as the taps hand it over.
 enum Event {
     /// A whole line (the header).

@@ -123,6 +123,8 @@ pub struct ServeContext {
     pub views: Arc<ViewHub>,
     /// The terminal, for recordings (role `recorder`).
     pub term: Arc<crate::terminal::TerminalHandle>,
+    /// Where each recorder connection says it started or stopped.
+    pub recorders: mpsc::UnboundedSender<crate::recorder::RecorderNote>,
 }
 
 /// Accept connections until shutdown; a socket bound again at the same
@@ -201,7 +203,7 @@ async fn connection(stream: UnixStream, ctx: ServeContext) {
     }
 
     if hello.hello.role == Role::Recorder {
-        serve_recorder(reader, writer, ctx).await;
+        serve_recorder(reader, writer, ctx, hello.hello.client).await;
         return;
     }
 
@@ -223,9 +225,14 @@ async fn connection(stream: UnixStream, ctx: ServeContext) {
 }
 
 /// Streams a recording of the terminal and the protocol (asciicast v2
-/// lines, [`crate::recorder`]) until the Tick ends or the peer hangs up.
-async fn serve_recorder<R, W>(mut reader: R, mut writer: W, ctx: ServeContext)
-where
+/// lines, [`crate::recorder`]) until the Tick ends or the peer hangs up;
+/// the instance hears that `client` started and stopped it.
+async fn serve_recorder<R, W>(
+    mut reader: R,
+    mut writer: W,
+    ctx: ServeContext,
+    client: Option<ClientKind>,
+) where
     R: AsyncBufRead + Unpin,
     W: AsyncWrite + Unpin,
 {
@@ -234,6 +241,7 @@ where
     if !ctx.term.start_recording(sink).await {
         return;
     }
+    let _running = RecorderRunning::start(ctx.recorders.clone(), client);
     let _flushed = ctx.flushed.upgrade();
     let mut scratch = [0u8; 256];
     loop {
@@ -256,6 +264,37 @@ where
         }
     }
     let _ = writer.flush().await;
+}
+
+/// A recorder connection recording: said started when made, stopped when
+/// dropped (however the connection ends).
+struct RecorderRunning {
+    notes: mpsc::UnboundedSender<crate::recorder::RecorderNote>,
+    client: Option<ClientKind>,
+}
+
+impl RecorderRunning {
+    fn start(
+        notes: mpsc::UnboundedSender<crate::recorder::RecorderNote>,
+        client: Option<ClientKind>,
+    ) -> RecorderRunning {
+        let started = crate::recorder::RecorderNote {
+            client,
+            started: true,
+        };
+        let _ = notes.send(started);
+        RecorderRunning { notes, client }
+    }
+}
+
+impl Drop for RecorderRunning {
+    fn drop(&mut self) {
+        let stopped = crate::recorder::RecorderNote {
+            client: self.client,
+            started: false,
+        };
+        let _ = self.notes.send(stopped);
+    }
 }
 
 async fn read_loop<R: AsyncBufRead + Unpin>(

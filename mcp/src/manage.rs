@@ -20,7 +20,7 @@ use tickloop_loop::agent::Agent;
 use tickloop_packages as packages;
 use tickloop_proto::wire::{
     ActivityEntry, ActivityEvent, ActivityRecord, CallOutcome, ClientReply, ClientRequest,
-    RunReply, RunRequest, WaitReply, WaitRequest, DEFAULT_WAIT_MS, MAX_WAIT_MS,
+    ReloadCause, RunReply, RunRequest, WaitReply, WaitRequest, DEFAULT_WAIT_MS, MAX_WAIT_MS,
 };
 
 #[derive(Debug, Deserialize)]
@@ -169,9 +169,17 @@ impl Manage {
             ),
             ("open", _) => self.open.open(&args.into_open()).await,
             ("reload", Ok(instance)) => {
-                self.then_wake(ClientRequest::Reload { instance }).await
+                let request = ClientRequest::Reload {
+                    instance: instance.clone(),
+                };
+                self.held_then_wake(request, &instance, caller).await
             }
-            ("close", Ok(instance)) => self.close(instance, caller).await,
+            ("close", Ok(instance)) => {
+                let request = ClientRequest::Close {
+                    instance: instance.clone(),
+                };
+                self.held_then_wake(request, &instance, caller).await
+            }
             ("screen", Ok(instance)) => self.screen(instance, args.history.unwrap_or(0)).await,
             ("input", Ok(instance)) => match (args.text, args.keys) {
                 (text, Some(keys)) => {
@@ -310,19 +318,22 @@ impl Manage {
         }
     }
 
-    /// `close`, which tickhost may hold for the person; the poller then
+    /// `close` or `reload`, which tickhost may hold for the person (a
+    /// reload ends the running program as a close does); the poller then
     /// looks at once.
-    async fn close(&self, instance: String, caller: &Caller) -> CallToolResult {
-        let request = ClientRequest::Close {
-            instance: instance.clone(),
-        };
-        let result = self.held(request, &instance, caller).await;
+    async fn held_then_wake(
+        &self,
+        request: ClientRequest,
+        instance: &str,
+        caller: &Caller,
+    ) -> CallToolResult {
+        let result = self.held(request, instance, caller).await;
         self.catalog.wake();
         result
     }
 
-    /// A request tickhost may hold for the person (an agent's `input` or
-    /// `close` on a person's instance): answered as [`Hosts::answer`]
+    /// A request tickhost may hold for the person (an agent's `input`,
+    /// `close` or `reload` on a person's instance): answered as [`Hosts::answer`]
     /// does, a refusal as not executed.
     async fn held(
         &self,
@@ -355,14 +366,6 @@ impl Manage {
                 outcome::failed("unreachable", &m, None)
             }
         }
-    }
-
-    /// A request that may end or start an instance; the poller then looks
-    /// at once.
-    async fn then_wake(&self, request: ClientRequest) -> CallToolResult {
-        let result = self.hosts.answer(request).await;
-        self.catalog.wake();
-        result
     }
 
     /// `screen`: the screen as plain text, with the JSON as structured
@@ -594,6 +597,19 @@ fn activity_line(entry: &ActivityEntry) -> String {
             decision.call,
             decision.what(usize::MAX),
             decision.verdict()
+        ),
+        ActivityEvent::Reload { client, cause } => match cause {
+            ReloadCause::Asked => format!("{} reload", client.map_or("?", |c| c.label())),
+            ReloadCause::FileChanged => "reload: its file changed".to_string(),
+        },
+        ActivityEvent::Recording {
+            client,
+            started,
+            recordings,
+        } => format!(
+            "{} recording {} ({recordings} running)",
+            client.map_or("open --record", |c| c.label()),
+            if *started { "started" } else { "stopped" }
         ),
     };
     format!("#{} {} {what}", entry.n, entry.at)

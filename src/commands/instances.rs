@@ -52,9 +52,17 @@ pub fn read(target: &Target, id: String, json: bool) -> Result<i32> {
 }
 
 /// `close ID`: how it ended (or that it is forgotten); what could not be
-/// kept at its end (a full disk) is said on stderr.
+/// kept at its end (a full disk) is said on stderr, and so is an agent's
+/// close that waits for the person ([`super::held`]).
 pub fn close(target: &Target, id: String, json: bool) -> Result<i32> {
-    let value = target.simple(ClientRequest::Close { instance: id })?;
+    let reply = target
+        .connect()?
+        .request_with_progress(
+            ClientRequest::Close { instance: id },
+            super::held::tell_once(),
+        )
+        .map_err(|e| target.lost(e))?;
+    let value = crate::target::value_of(reply)?;
     show(&value, json, crate::text::close);
     if value["forgotten"] != true {
         for not_saved in value["ended"]["not_saved"].as_array().into_iter().flatten() {

@@ -10,10 +10,23 @@ use anyhow::Result;
 use std::path::PathBuf;
 use tickloop_proto::wire::ClientRequest;
 
-/// `record ID [-o FILE]`: until the instance ends or Ctrl-C.
+/// `record ID [-o FILE]`: until the instance ends or Ctrl-C. tickhost is
+/// asked first (an agent's recording of the person's instance waits for
+/// the person, saying so on stderr, and a refusal is exit 3 with nothing
+/// written); the launcher then names who records in its activity.
 pub fn record(target: &Target, id: &str, output: Option<PathBuf>, json: bool) -> Result<i32> {
+    let client = target.kind()?;
     let list = target.simple(ClientRequest::List)?;
-    let value = recording::record(&target.runtime, id, &list, output)?;
+    let prepared = recording::prepare(&target.runtime, id, &list, output)?;
+    let request = ClientRequest::Record {
+        instance: prepared.instance.clone(),
+    };
+    let reply = target
+        .connect()?
+        .request_with_progress(request, super::held::tell_once())
+        .map_err(|e| target.lost(e))?;
+    crate::target::value_of(reply)?;
+    let value = recording::record(prepared, client)?;
     show(&value, json, recording::record_text);
     Ok(0)
 }

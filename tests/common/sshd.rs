@@ -82,13 +82,16 @@ impl Sshd {
             probe.local_addr().expect("its address").port()
         };
         let runtime = remote.runtime().display().to_string();
+        // The remote side's data directory (kept records, shipped
+        // packages): the remote host's own, as its local commands have it.
+        let data = remote.scratch().join("data").display().to_string();
         let config = format!(
             "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nPidFile {d}/sshd.pid\n\
              UsePAM no\nStrictModes no\nPermitRootLogin yes\nPasswordAuthentication no\n\
              KbdInteractiveAuthentication no\nPubkeyAuthentication yes\n\
              AuthorizedKeysFile {d}/authorized_keys\nMaxStartups 100\nMaxSessions 100\n\
              SetEnv PATH={bin}:/usr/local/bin:/usr/bin:/bin TICKLOOP_RUNTIME_DIR={runtime} {MARK_VAR}={runtime} \
-             PYENV_REHASH_TIMEOUT=0\n",
+             XDG_DATA_HOME={data} PYENV_REHASH_TIMEOUT=0\n",
             d = d.display(),
             bin = bin_dir.display(),
         );

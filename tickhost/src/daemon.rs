@@ -12,19 +12,20 @@
 //!
 //! Submodules: [`registry`] (instances and their newest status), [`conn`]
 //! (the connection to each launcher), [`reader`] (its incoming lines),
-//! [`open`], [`serve`] (client connections and routing), [`request_line`]
-//! (one client request line), [`approval`] (the consent gate: actions held
-//! for a person, their one decision, the approval log), [`consent`] (a
-//! request through the gate on its caller's connection, and the person's
-//! answers), [`agent_limits`] (what only the person may do, refused to an
-//! agent's own CLI), [`watch`] (deliveries), [`discover`] (finding
+//! [`open`], [`serve`] (client connections), [`connection`] (one client's
+//! connection and the request on it), [`request_line`] (one client request
+//! line), [`requests`] (the request table, read in one place, the one
+//! dispatch and a file per family of requests), [`approval`] (the consent
+//! gate: actions held for a person, their one decision, the approval log),
+//! [`consent`] (a request through the gate on its caller's connection, and
+//! the person's answers), [`watch`] (deliveries), [`discover`] (finding
 //! launchers again), [`home`] (tickhost's own files, made again when
 //! removed), [`process`] (processes known by pid and start time, so a
 //! reused pid is never signalled), [`log`].
 
-pub mod agent_limits;
 pub mod approval;
 pub mod conn;
+pub mod connection;
 pub mod consent;
 pub mod discover;
 pub mod home;
@@ -34,6 +35,7 @@ pub mod process;
 pub mod reader;
 pub mod registry;
 pub mod request_line;
+pub mod requests;
 pub mod serve;
 pub mod watch;
 
@@ -52,6 +54,16 @@ use tickloop_proto::wire::{Hello, HelloReply, Role};
 
 /// The longest hello reply read when looking for a running tickhost.
 const MAX_HELLO_REPLY: usize = 64 * 1024;
+
+/// Removes the kept records of forgotten instances of `runtime` older
+/// than `[records] keep_days` (`tickloop_client::kept`).
+fn prune_kept(runtime: &std::path::Path) {
+    let Some(kept) = tickloop_client::kept::Kept::of_runtime(runtime) else {
+        return;
+    };
+    let config = tickloop_client::config::load().unwrap_or_default();
+    kept.prune(config.keep_records(), std::time::SystemTime::now());
+}
 
 /// Why the daemon could not start or went down.
 #[derive(Debug, thiserror::Error)]
@@ -126,6 +138,11 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         });
         let _ = tokio::time::timeout(ADOPT_BEFORE_READY, scan).await;
         tokio::spawn(discover::rescan_when_asked(shared.clone()));
+        // Forgotten instances' records past their time go.
+        tokio::task::spawn_blocking({
+            let root = shared.dir.root().to_path_buf();
+            move || prune_kept(&root)
+        });
         home.watch_launchers(&shared);
         // Launchers that lost their files while no tickhost ran make them
         // again, and are adopted as their records appear.

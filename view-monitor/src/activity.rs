@@ -21,7 +21,7 @@ use termwiz::surface::{Change, Surface};
 use tickloop_proto::escape::escaped;
 use tickloop_proto::wire::{
     ActivityEntry, ActivityEvent, ActivityOutcome, ActivityRecord, ClientReply, ClientRequest,
-    RequestActivity,
+    ReloadCause, RequestActivity,
 };
 use time::format_description::well_known::Rfc3339;
 use time::{OffsetDateTime, UtcOffset};
@@ -264,6 +264,30 @@ pub fn entry_summary(
                 }
             }),
         ),
+        ActivityEvent::Reload { cause, .. } => (
+            match cause {
+                ReloadCause::Asked => "reload: its file's newest version starts".to_string(),
+                ReloadCause::FileChanged => {
+                    "its file changed: its newest version starts".to_string()
+                }
+            },
+            None,
+        ),
+        ActivityEvent::Recording {
+            client,
+            started,
+            recordings,
+        } => (
+            format!(
+                "recording {} · {recordings} running",
+                match (started, client) {
+                    (true, None) => "started (open --record)",
+                    (true, Some(_)) => "started",
+                    (false, _) => "stopped",
+                }
+            ),
+            None,
+        ),
     }
 }
 
@@ -275,6 +299,13 @@ pub fn entry_client(entry: &ActivityEntry) -> &'static str {
         ActivityEvent::Update { .. } => "Tick",
         ActivityEvent::View { .. } => "view",
         ActivityEvent::Consent(decision) => decision.client.map_or("?", |c| c.label()),
+        ActivityEvent::Reload {
+            cause: ReloadCause::FileChanged,
+            ..
+        } => "file",
+        ActivityEvent::Reload { client, .. } | ActivityEvent::Recording { client, .. } => {
+            client.map_or("?", |c| c.label())
+        }
     }
 }
 

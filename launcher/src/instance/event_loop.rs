@@ -13,6 +13,7 @@ use super::agent_terminal::{self, EndWaits};
 use super::generations::{next_change, Generations, RELOADED};
 use super::not_a_tick::{with_hint, Probe};
 use super::process::{StdoutEvent, TickEvent, TickProcess, STDIN_UNREAD_MAX};
+use super::recordings::Recordings;
 use super::rehome::{Home, Restored};
 use super::report::{ReportFn, RunOutcome};
 use super::requests::{answer, record, Asked, Waiting};
@@ -37,8 +38,8 @@ use tickloop_client::clock::{now_rfc3339, now_rfc3339_millis};
 use tickloop_proto::core::{Action, ClientToken, EndKind, Reply, SessionRequest};
 use tickloop_proto::wire::{
     ApprovalPolicy, ClientKind, ClientReply, ConsentChange, EndClass, EndInfo, ErrorKind,
-    LaunchReport, LaunchSpec, LauncherRequest, LauncherStatus, RunRequest, StateSnapshot,
-    WaitRequest,
+    LaunchReport, LaunchSpec, LauncherRequest, LauncherStatus, ReloadCause, RunRequest,
+    StateSnapshot, WaitRequest,
 };
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
@@ -80,6 +81,8 @@ pub(super) struct Instance {
     generations: Option<Generations>,
     /// The thread writing `open --record FILE`, joined at the end.
     record_writer: Option<std::thread::JoinHandle<()>>,
+    /// The recordings running now.
+    recordings: Recordings,
     /// Until a Tick first speaks the protocol: the signs that it is none.
     probe: Probe,
     /// A `shell:` program's integration and state.
@@ -134,6 +137,7 @@ impl Instance {
         let (ran_tx, ran_rx) = mpsc::unbounded_channel();
         let (rebinds_tx, rebinds_rx) = mpsc::channel(1);
         let home = Home::new(&spec.socket, rebinds_tx);
+        let (recordings, recorders) = Recordings::new(record_writer.is_some());
         let mut instance = Instance {
             spec,
             term,
@@ -155,6 +159,7 @@ impl Instance {
             changes_rx,
             generations,
             record_writer,
+            recordings,
             probe,
             shell,
             end_waits: EndWaits::default(),
@@ -165,6 +170,7 @@ impl Instance {
             home,
             open_refused: None,
         };
+        instance.recordings.note_file(&mut instance.activity);
         let status = instance.status();
         instance.publisher.first(status);
         tokio::spawn(socket::serve(
@@ -176,6 +182,7 @@ impl Instance {
                 flushed,
                 views,
                 term: instance.term.clone(),
+                recorders,
             },
             rebinds_rx,
         ));
@@ -234,6 +241,10 @@ impl Instance {
                 }
                 _ = tokio::time::sleep(TEARDOWN_POLL), if self.ending.is_some() => {}
                 Ok(()) = self.views_rx.changed() => self.on_views(),
+                Some(note) = self.recordings.next() => {
+                    self.recordings.note(note, &mut self.activity);
+                    self.publisher.mark_dirty();
+                }
                 Ok(()) = self.title_rx.changed() => self.publisher.mark_dirty(),
                 Ok(()) = self.shell.rx.changed() => self.publisher.mark_dirty(),
                 Some((asked, reply)) = self.ran_rx.recv() => {
@@ -317,7 +328,7 @@ impl Instance {
                 return;
             }
             LauncherRequest::Close => return self.close(id, peer, client, now),
-            LauncherRequest::Reload => return self.reload_asked(id, peer, now),
+            LauncherRequest::Reload => return self.reload_asked(id, peer, client, now),
             LauncherRequest::Describe => SessionRequest::Describe,
             LauncherRequest::Read => SessionRequest::Read,
             LauncherRequest::Call(call) => SessionRequest::Call(call),
@@ -510,10 +521,18 @@ impl Instance {
     }
 
     /// `reload`: an artifact's newest version starts; answered when it is
-    /// up or failed.
-    fn reload_asked(&mut self, id: u64, peer: Peer, now: std::time::Instant) {
+    /// up or failed. The activity names who asked.
+    fn reload_asked(
+        &mut self,
+        id: u64,
+        peer: Peer,
+        client: Option<ClientKind>,
+        now: std::time::Instant,
+    ) {
         match self.generations.as_mut() {
             Some(generations) if !self.closing => {
+                let at = now_rfc3339_millis();
+                self.activity.reload(at, client, ReloadCause::Asked);
                 generations.add_reloader(id, peer);
                 self.reload(now);
             }
@@ -773,6 +792,8 @@ impl Instance {
             return;
         };
         if generations.saved(closing) {
+            let at = now_rfc3339_millis();
+            self.activity.reload(at, None, ReloadCause::FileChanged);
             self.reload(Instant::now().into_std());
         }
     }
@@ -1043,6 +1064,7 @@ impl Instance {
             failed: generations.and_then(|g| g.failed().map(str::to_string)),
             restarts: generations.map(|g| g.restarts()),
             echo_off: self.term.echo_off(),
+            recordings: self.recordings.running(),
         }
     }
 

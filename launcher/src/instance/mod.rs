@@ -27,6 +27,7 @@ mod event_loop;
 mod generations;
 pub mod not_a_tick;
 mod process;
+mod recordings;
 mod rehome;
 mod report;
 mod requests;

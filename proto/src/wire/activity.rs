@@ -83,6 +83,33 @@ pub enum ActivityEvent {
     /// An agent's action waited for a person, or was decided: held,
     /// approved, refused, timed out, denied by the policy, ...
     Consent(ConsentDecision),
+    /// An `artifact:` instance is starting its file's newest version:
+    /// asked by `client` (`tickloop reload`, TickManage `reload`, the
+    /// Monitor), or because its file changed.
+    Reload {
+        /// Who asked (absent when the file changed, or tickhost did not say).
+        client: Option<ClientKind>,
+        cause: ReloadCause,
+    },
+    /// A recording of the instance started or stopped: `tickloop record`
+    /// by `client`, or `open --record` (from its start).
+    Recording {
+        client: Option<ClientKind>,
+        started: bool,
+        /// Recordings running after it.
+        recordings: u32,
+    },
+}
+
+/// Why an `artifact:` instance started its newest version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReloadCause {
+    /// A client asked (`reload`).
+    Asked,
+    /// Its file was saved (by anyone: the person's editor, an agent's
+    /// write), and the launcher reloads it as designed.
+    FileChanged,
 }
 
 /// One request, with how it ended.

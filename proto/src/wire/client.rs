@@ -85,6 +85,12 @@ pub enum ClientRequest {
     Reload {
         instance: String,
     },
+    /// May this client record the instance (`tickloop record`, asked
+    /// before it connects to the launcher as a recorder)? Held for an
+    /// agent on the person's instance as typing is; answered once it may.
+    Record {
+        instance: String,
+    },
     /// Calls waiting for approval (of every instance), oldest first.
     Approvals,
     /// Approve or refuse a waiting call; `by` names the surface that decided.
@@ -135,6 +141,64 @@ pub enum ClientRequest {
     Shutdown,
 }
 
+impl ClientRequest {
+    /// Its `op` on the wire (`list`, `input`, `set_approval`, ...): what
+    /// tickhost's request table keys each request's consent class by.
+    pub fn op(&self) -> &'static str {
+        match self {
+            ClientRequest::Open(_) => "open",
+            ClientRequest::List => "list",
+            ClientRequest::Describe { .. } => "describe",
+            ClientRequest::Read { .. } => "read",
+            ClientRequest::Call { .. } => "call",
+            ClientRequest::Watch { .. } => "watch",
+            ClientRequest::Screen { .. } => "screen",
+            ClientRequest::Input { .. } => "input",
+            ClientRequest::Keys { .. } => "keys",
+            ClientRequest::Wait { .. } => "wait",
+            ClientRequest::Run { .. } => "run",
+            ClientRequest::Close { .. } => "close",
+            ClientRequest::Reload { .. } => "reload",
+            ClientRequest::Record { .. } => "record",
+            ClientRequest::Approvals => "approvals",
+            ClientRequest::Decide { .. } => "decide",
+            ClientRequest::SetApproval { .. } => "set_approval",
+            ClientRequest::Withdraw { .. } => "withdraw",
+            ClientRequest::ApprovalLog { .. } => "approval_log",
+            ClientRequest::Activity { .. } => "activity",
+            ClientRequest::Shutdown => "shutdown",
+        }
+    }
+
+    /// The instance it names, when it names one (`open` names a NAME to
+    /// make, not an instance).
+    pub fn instance(&self) -> Option<&str> {
+        match self {
+            ClientRequest::Describe { instance }
+            | ClientRequest::Read { instance }
+            | ClientRequest::Call { instance, .. }
+            | ClientRequest::Screen { instance, .. }
+            | ClientRequest::Input { instance, .. }
+            | ClientRequest::Keys { instance, .. }
+            | ClientRequest::Wait { instance, .. }
+            | ClientRequest::Run { instance, .. }
+            | ClientRequest::Close { instance }
+            | ClientRequest::Reload { instance }
+            | ClientRequest::Record { instance }
+            | ClientRequest::Decide { instance, .. }
+            | ClientRequest::SetApproval { instance, .. }
+            | ClientRequest::ApprovalLog { instance }
+            | ClientRequest::Activity { instance, .. } => Some(instance),
+            ClientRequest::Open(_)
+            | ClientRequest::List
+            | ClientRequest::Watch { .. }
+            | ClientRequest::Approvals
+            | ClientRequest::Withdraw { .. }
+            | ClientRequest::Shutdown => None,
+        }
+    }
+}
+
 /// One line from tickhost to a client.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -158,6 +222,10 @@ pub enum ClientReply {
     Call(CallOutcome),
     /// Refused or failed; nothing was changed.
     Error(ClientError),
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl ListEntry {
@@ -300,6 +368,9 @@ pub struct ListEntry {
     pub owner: Owner,
     pub agent_input: ApprovalPolicy,
     pub agent_close: ApprovalPolicy,
+    /// Recordings of it running now (`tickloop record`, `open --record`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub recordings: u32,
     /// `tick/update`s received.
     pub updates: u64,
     pub last_update_at: Option<String>,

@@ -99,6 +99,12 @@ pub enum HeldAction {
     Input,
     /// Closing the instance.
     Close,
+    /// Starting an `artifact:` instance's newest version now (`reload`):
+    /// its running program ends, as at a close, under `agent_close`.
+    Reload,
+    /// Recording the instance's terminal, what is typed into it and its
+    /// protocol into a file (`record`), under `agent_input`.
+    Record,
 }
 
 impl HeldAction {
@@ -107,6 +113,8 @@ impl HeldAction {
             HeldAction::Call => "call",
             HeldAction::Input => "input",
             HeldAction::Close => "close",
+            HeldAction::Reload => "reload",
+            HeldAction::Record => "record",
         }
     }
 }
@@ -122,13 +130,15 @@ pub struct HeldCall {
     /// approve INSTANCE CALL`.
     pub call: String,
     pub instance: String,
-    /// The tool called; `input`, `keys`, `run` or `close` for those actions.
+    /// The tool called; `input`, `keys`, `run`, `close`, `reload` or
+    /// `record` for those actions.
     pub tool: String,
     /// The tool's description, so the person can judge the call.
     pub description: String,
     /// The call's arguments; `{"text": ...}` for input, `{"keys": [...]}`
-    /// for keys, `{"command": ...}` for run, `{}` for close (and for input
-    /// and keys at a prompt with echo off: see `echo_off`).
+    /// for keys, `{"command": ...}` for run, `{}` for close, reload and
+    /// record (and for input and keys at a prompt with echo off: see
+    /// `echo_off`).
     pub args: Value,
     /// Input or keys at a prompt with echo off (a password): how much
     /// would be typed, shown and kept in place of the text and keys, which
@@ -243,6 +253,14 @@ impl HeldCall {
                 self.instance
             ),
             HeldAction::Close => format!("Close {} (its program ends)?", self.instance),
+            HeldAction::Reload => format!(
+                "Reload {} (its program ends and its file's newest version starts)?",
+                self.instance
+            ),
+            HeldAction::Record => format!(
+                "Record {} (its screen, what is typed into it and its protocol, into a file)?",
+                self.instance
+            ),
             HeldAction::Call => {
                 let said = with_arguments(first_clause(&self.description), &self.args);
                 let said = said.trim().trim_end_matches(['.', '!', ':']).trim_end();
@@ -433,7 +451,7 @@ impl ConsentDecision {
         let raw = match self.action {
             HeldAction::Call => format!("{} {}", self.tool, self.args),
             HeldAction::Input => format!("{} {}", self.tool, typing(&self.tool, &self.args)),
-            HeldAction::Close => self.tool.clone(),
+            HeldAction::Close | HeldAction::Reload | HeldAction::Record => self.tool.clone(),
         };
         crate::escape::within(&crate::escape::escaped(&raw), width, |hidden| {
             format!(" … {hidden} more characters")

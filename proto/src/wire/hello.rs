@@ -32,11 +32,12 @@ pub struct Hello {
 pub struct HelloBody {
     pub version: String,
     pub role: Role,
-    /// What kind of client this is (role `client`): the activity record
-    /// of each instance says who asked. Absent: the CLI. On a view (role
-    /// `view`), who it shows the screen to: a launcher takes no keys, no
-    /// size and no focus from a view that says it is an agent's (`mcp`,
-    /// `loop`, `agent_cli`); absent, the person's.
+    /// What kind of client this is (roles `client` and `recorder`): the
+    /// activity record of each instance says who asked, and who started a
+    /// recording. Absent: the CLI. On a view (role `view`), who it shows
+    /// the screen to: a launcher takes no keys, no size and no focus from a
+    /// view that says it is an agent's (`mcp`, `loop`, `agent_cli`);
+    /// absent, the person's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<ClientKind>,
 }

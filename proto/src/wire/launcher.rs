@@ -160,6 +160,13 @@ pub struct LauncherStatus {
     /// typing, to show and keep that typing as how much, never what.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub echo_off: bool,
+    /// Recordings running now (`tickloop record`, `open --record`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub recordings: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

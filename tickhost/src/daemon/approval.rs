@@ -9,7 +9,9 @@
 //! * an agent (MCP, the Loop) typing into the instance, and
 //! * an agent closing it, when its `agent_input` / `agent_close` policy is
 //!   `ask` (the default on a person's instance; the person's own `input`
-//!   and `close` never wait).
+//!   and `close` never wait); an agent's `reload` waits as its close does
+//!   (under `agent_close`), its `record` as its typing (under
+//!   `agent_input`).
 //!
 //! The gate fails closed: a call whose tool or revision tickhost's copy of
 //! the catalog does not know is described again before it is judged, and
@@ -111,14 +113,21 @@ pub enum Asked<'a> {
     /// `input` is, the question showing the command line.
     Run(&'a str),
     Close,
+    /// An `artifact:` instance's newest version started now.
+    Reload,
+    /// A recording of the instance (`tickloop record`).
+    Record,
 }
 
 impl Asked<'_> {
-    fn action(&self) -> HeldAction {
+    /// The kind of action it is.
+    pub fn action(&self) -> HeldAction {
         match self {
             Asked::Call(_) => HeldAction::Call,
             Asked::Input(_) | Asked::Keys(..) | Asked::Run(_) => HeldAction::Input,
             Asked::Close => HeldAction::Close,
+            Asked::Reload => HeldAction::Reload,
+            Asked::Record => HeldAction::Record,
         }
     }
 }
@@ -265,6 +274,18 @@ async fn plan(
             json!({}),
             String::new(),
         ),
+        Asked::Reload => (
+            "reload".to_string(),
+            "ends its running program and starts its file's newest version (what it holds now is lost)".to_string(),
+            json!({}),
+            String::new(),
+        ),
+        Asked::Record => (
+            "record".to_string(),
+            "records its screen, what is typed into it and its protocol into a file, until it ends or the recorder stops".to_string(),
+            json!({}),
+            String::new(),
+        ),
     };
     // Typing at a prompt with echo off (a password) is asked and kept as
     // how much, never what.
@@ -408,6 +429,12 @@ fn denied_message(target: &impl ConsentTarget, action: HeldAction) -> String {
         ),
         HeldAction::Close => format!(
             "{id} refuses to be closed by agents (agent_close deny); the person can allow it with `tickloop approve-policy {id} --close ask`"
+        ),
+        HeldAction::Reload => format!(
+            "{id} refuses to be reloaded by agents (agent_close deny: a reload ends its program as a close does); the person can allow it with `tickloop approve-policy {id} --close ask`"
+        ),
+        HeldAction::Record => format!(
+            "{id} refuses to be recorded by agents (agent_input deny: a recording keeps what is typed into it); the person can allow it with `tickloop approve-policy {id} --input ask`"
         ),
     }
 }
@@ -668,6 +695,8 @@ fn noun(action: HeldAction) -> &'static str {
         HeldAction::Call => "call",
         HeldAction::Input => "typing",
         HeldAction::Close => "close",
+        HeldAction::Reload => "reload",
+        HeldAction::Record => "recording",
     }
 }
 

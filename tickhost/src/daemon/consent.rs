@@ -9,29 +9,16 @@
 //! decision the action got: approved, or what it became instead.
 
 use super::approval::{self, Approvals, Asked, Decision, Gate, Settled, Undecided};
+use super::connection::Caller;
 use super::registry::{Consent, Instance, Shared};
 use super::request_line::parse_request;
 use serde_json::json;
 use std::future::Future;
-use std::os::unix::io::AsRawFd;
 use std::pin::Pin;
-use tickloop_client::framing::LineReader;
-use tickloop_client::outbox::Outbox;
 use tickloop_proto::wire::{
     ClientError, ClientKind, ClientReply, ClientRequest, ErrorKind, HeldCall, ServerMessage,
 };
-use tokio::net::unix::OwnedReadHalf;
 use tokio::sync::mpsc;
-
-/// The connection a request came on: read while the request is held,
-/// written through its outbox.
-pub struct Caller<'a> {
-    pub reader: &'a mut LineReader<OwnedReadHalf>,
-    pub out: &'a Outbox,
-    /// The id of the request's envelope.
-    pub id: u64,
-    pub client: Option<ClientKind>,
-}
 
 fn error(kind: ErrorKind, message: String, data: Option<serde_json::Value>) -> ClientReply {
     ClientReply::Error(ClientError {
@@ -51,31 +38,16 @@ pub async fn through_gate(
 ) -> Gate {
     let (progress, waiting) = mpsc::channel(1);
     let target = Consent { shared, instance };
-    let socket = caller.reader.get_ref().as_ref().as_raw_fd();
-    let connected = move || still_connected(socket);
+    let connected = caller.conn.probe();
     let gate = approval::gate_for(
         &shared.approvals,
         &target,
         asked,
-        caller.client,
+        caller.client(),
         progress,
         &connected,
     );
     watch_caller(&shared.approvals, gate, waiting, caller).await
-}
-
-/// Whether the peer of `socket` is still connected: no hang-up (nor
-/// half-close) or error on it, looked at without waiting.
-fn still_connected(socket: std::os::unix::io::RawFd) -> bool {
-    let mut poll = libc::pollfd {
-        fd: socket,
-        events: libc::POLLRDHUP,
-        revents: 0,
-    };
-    // SAFETY: poll reads and writes the one pollfd given, for no time.
-    let ready = unsafe { libc::poll(&mut poll, 1, 0) };
-    let gone = libc::POLLHUP | libc::POLLRDHUP | libc::POLLERR | libc::POLLNVAL;
-    !(ready > 0 && poll.revents & gone != 0)
 }
 
 /// A withdrawal on its way: the `withdraw` request's id and its answer.
@@ -99,7 +71,7 @@ async fn watch_caller<'a>(
         tokio::select! {
             biased;
             Some(now) = waiting.recv(), if here => {
-                caller.out.offer(&ServerMessage::Progress { id: caller.id, held: now.clone() });
+                caller.conn.out.offer(&ServerMessage::Progress { id: caller.id, held: now.clone() });
                 if held.is_none() {
                     if let Some((request, reason)) = wanted.take() {
                         withdrawing = Some(Box::pin(withdraw(approvals, now.clone(), caller, request, reason)));
@@ -111,17 +83,17 @@ async fn watch_caller<'a>(
             answered = async { match withdrawing.as_mut() { Some(w) => w.await, None => std::future::pending().await } }, if withdrawing.is_some() => {
                 withdrawing = None;
                 let (request, reply) = answered;
-                if caller.out.send(&ServerMessage::Reply { id: request, reply }).await.is_err() {
+                if caller.conn.out.send(&ServerMessage::Reply { id: request, reply }).await.is_err() {
                     here = false;
                     waiting.close();
                 }
             }
             // Its lines cannot be written any more: gone too.
-            () = caller.out.closed(), if here => {
+            () = caller.conn.out.closed(), if here => {
                 here = false;
                 waiting.close();
             }
-            line = caller.reader.next(), if here => {
+            line = caller.conn.reader.next(), if here => {
                 let envelope = match line {
                     Ok(Some(line)) => parse_request(line),
                     // The caller hung up: its action is withdrawn at once
@@ -163,7 +135,7 @@ async fn watch_caller<'a>(
                     },
                 };
                 if let Some((id, reply)) = refusal {
-                    if caller.out.send(&ServerMessage::Reply { id, reply }).await.is_err() {
+                    if caller.conn.out.send(&ServerMessage::Reply { id, reply }).await.is_err() {
                         here = false;
                         waiting.close();
                     }
@@ -173,7 +145,7 @@ async fn watch_caller<'a>(
     };
     // What the gate said just before it ended still goes out first.
     while let Ok(now) = waiting.try_recv() {
-        caller.out.offer(&ServerMessage::Progress {
+        caller.conn.out.offer(&ServerMessage::Progress {
             id: caller.id,
             held: now,
         });
@@ -181,6 +153,7 @@ async fn watch_caller<'a>(
     if let Some(withdrawing) = withdrawing {
         let (request, reply) = withdrawing.await;
         let _ = caller
+            .conn
             .out
             .send(&ServerMessage::Reply { id: request, reply })
             .await;
@@ -195,6 +168,7 @@ async fn watch_caller<'a>(
             None,
         );
         let _ = caller
+            .conn
             .out
             .send(&ServerMessage::Reply { id: request, reply })
             .await;
@@ -223,7 +197,7 @@ fn withdraw<'a>(
     request: u64,
     reason: Option<String>,
 ) -> impl Future<Output = (u64, ClientReply)> + Send + 'a {
-    let (client, held_request) = (caller.client, caller.id);
+    let (client, held_request) = (caller.client(), caller.id);
     async move { withdrawn(approvals, held, client, held_request, request, reason).await }
 }
 

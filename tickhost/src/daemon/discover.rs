@@ -32,7 +32,7 @@ pub async fn scan(shared: &Arc<Shared>) {
         .collect();
     for instance in vanished {
         log(&format!("{}: its record is gone; forgotten", instance.id));
-        shared.forget(&instance);
+        shared.forget(&instance, None);
     }
 }
 

@@ -6,6 +6,7 @@ use super::conn::LauncherConn;
 use super::log::log;
 use super::reader::spawn_reader;
 use super::registry::{CatalogFacts, Instance, Shared};
+use super::requests::admit::{open_over_refusal, Licence};
 use serde_json::json;
 use std::os::unix::fs::OpenOptionsExt;
 use std::process::Stdio;
@@ -76,18 +77,33 @@ impl Drop for Starting<'_> {
     }
 }
 
-/// Handles `open` from a client of kind `client`.
+/// Handles `open` from a client of kind `client`, admitted under
+/// `licence` (whether it may replace the person's ended instance).
 pub async fn open(
     shared: &Arc<Shared>,
     mut request: OpenRequest,
     client: Option<ClientKind>,
+    licence: Licence,
 ) -> ClientReply {
     if let Err(refused) = owned_by(&mut request.program, client) {
         return refused;
     }
-    match open_instance(shared, request).await {
+    if let Some(record) = &request.program.record {
+        if let Some(why) = tickloop_client::own_folders::refuse_own(record, "recording") {
+            return bad_request(why);
+        }
+    }
+    let opener = Opener { client, licence };
+    match open_instance(shared, request, opener).await {
         Ok(reply) | Err(reply) => reply,
     }
+}
+
+/// Who opens, and what they may replace.
+#[derive(Clone, Copy)]
+struct Opener {
+    client: Option<ClientKind>,
+    licence: Licence,
 }
 
 /// Makes `program` the opener's: its owner, and who approves what agents
@@ -139,10 +155,11 @@ fn owned_by(program: &mut ProgramSpec, client: Option<ClientKind>) -> Result<(),
 async fn open_instance(
     shared: &Arc<Shared>,
     request: OpenRequest,
+    opener: Opener,
 ) -> Result<ClientReply, ClientReply> {
     let program = program_name(&request.program)?;
     let kind = InstanceKind::of_open(request.program.shell, request.program.artifact.is_some());
-    let (id, name) = reserve(shared, kind, request.name.as_deref(), &program)?;
+    let (id, name) = reserve(shared, kind, request.name.as_deref(), &program, opener)?;
     let _reservation = Reservation {
         shared,
         id: id.clone(),
@@ -259,12 +276,14 @@ fn program_name(spec: &ProgramSpec) -> Result<String, ClientReply> {
 
 /// Chooses the instance's id and NAME (the one asked for, else one made
 /// from the program's name) and reserves the id while it opens; an ended
-/// instance of that id is replaced.
+/// instance of that id is replaced (forgotten, its record kept), unless it
+/// is the person's and `opener` may not forget it.
 fn reserve(
     shared: &Shared,
     kind: InstanceKind,
     asked: Option<&str>,
     program: &str,
+    opener: Opener,
 ) -> Result<(String, String), ClientReply> {
     let mut registry = shared.registry();
     let name = match asked {
@@ -282,8 +301,12 @@ fn reserve(
                         "{id} is in use by a running instance; choose another --id or `tickloop close {id}` first"
                     )));
                 }
+                if !opener.licence.forget_persons && !known.agents_may_forget() {
+                    return Err(open_over_refusal(opener.client, &id));
+                }
                 // An ended instance of that name is replaced.
                 registry.instances.remove(&id);
+                shared.keep_record(&known, opener.client);
                 known.files.remove();
             }
             name.to_string()

@@ -84,7 +84,7 @@ pub fn spawn_reader(
                         )),
                     }
                 }
-                Ok(Some(Line::TooLong(n))) => log(&format!(
+                Ok(Some(Line::TooLong { len: n, .. })) => log(&format!(
                     "{}: ignored a {n}-byte line from the launcher",
                     instance.id
                 )),

@@ -4,19 +4,21 @@
 
 use super::approval::{tool_in, Approvals, ConsentTarget};
 use super::conn::LauncherConn;
+use super::log::log;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tickloop_client::clock::now_rfc3339;
+use tickloop_client::kept::Kept;
 use tickloop_client::paths::{parse_id, InstanceFiles, InstanceKind, RuntimeDir};
 use tickloop_proto::core::delivery::{trim, Trimmed};
 use tickloop_proto::core::descriptor::{Descriptor, Series};
 use tickloop_proto::core::limits::Limits;
 use tickloop_proto::wire::{
-    ApprovalPolicy, Catalog, ClientError, ClientReply, ConsentDecision, EndClass, EndInfo,
-    ErrorKind, HeldAction, LauncherRequest, LauncherStatus, Owner,
+    ApprovalPolicy, Catalog, ClientError, ClientKind, ClientReply, ConsentDecision, EndClass,
+    EndInfo, ErrorKind, HeldAction, LauncherRequest, LauncherStatus, Owner,
 };
 use tokio::sync::watch;
 
@@ -41,6 +43,9 @@ pub struct Shared {
     /// The pids of launchers being started now (not yet able to take a
     /// signal).
     starting: Mutex<HashSet<u32>>,
+    /// Where forgotten instances' records are kept (none without a data
+    /// directory).
+    pub kept: Option<Kept>,
 }
 
 /// The instances by id, and the ids being opened or adopted right now.
@@ -59,6 +64,12 @@ impl Registry {
 
 impl Shared {
     pub fn new(dir: RuntimeDir, exe: PathBuf, limits: Limits) -> Arc<Self> {
+        let kept = Kept::of_runtime(dir.root());
+        Shared::keeping(dir, exe, limits, kept)
+    }
+
+    /// [`Shared::new`] keeping forgotten instances' records in `kept`.
+    pub fn keeping(dir: RuntimeDir, exe: PathBuf, limits: Limits, kept: Option<Kept>) -> Arc<Self> {
         Arc::new(Shared {
             dir,
             exe,
@@ -70,6 +81,7 @@ impl Shared {
             rediscover: tokio::sync::Notify::new(),
             leaving: AtomicBool::new(false),
             starting: Mutex::new(HashSet::new()),
+            kept,
         })
     }
 
@@ -128,9 +140,10 @@ impl Shared {
         resolve_in(&registry.instances, name)
     }
 
-    /// Forgets `instance` (removing its files), if it is still the one known
-    /// by its id.
-    pub fn forget(&self, instance: &Arc<Instance>) {
+    /// Forgets `instance` (removing its folder, after keeping its record
+    /// in the data directory: [`Shared::keep_record`]), if it is still the
+    /// one known by its id; `by` forgot it.
+    pub fn forget(&self, instance: &Arc<Instance>, by: Option<ClientKind>) {
         {
             let mut registry = self.registry();
             if let Some(known) = registry.instances.get(&instance.id) {
@@ -139,8 +152,41 @@ impl Shared {
                 }
             }
         }
+        self.keep_record(instance, by);
         instance.files.remove();
         self.bump();
+    }
+
+    /// Keeps what `instance`'s folder holds of its record (its approval
+    /// log and activity) in the data directory, for `[records] keep_days`
+    /// ([`tickloop_client::kept`]), before its folder goes.
+    pub fn keep_record(&self, instance: &Instance, by: Option<ClientKind>) {
+        let Some(kept) = &self.kept else {
+            return;
+        };
+        let keep = match tickloop_client::config::load() {
+            Ok(config) => config.keep_records(),
+            Err(e) => {
+                log(&format!(
+                    "{e}; a forgotten record is kept for the default time"
+                ));
+                tickloop_client::config::Config::default().keep_records()
+            }
+        };
+        let by = by.map_or_else(|| "tickhost".to_string(), ClientKind::actor);
+        match kept.keep(&instance.id, &instance.files, &by, keep) {
+            Ok(Some(folder)) => log(&format!(
+                "{}: its record is kept in {}",
+                instance.id,
+                folder.display()
+            )),
+            Ok(None) => {}
+            Err(e) => log(&format!(
+                "{}: its record could not be kept in {}: {e}",
+                instance.id,
+                kept.root().display()
+            )),
+        }
     }
 }
 
@@ -534,8 +580,10 @@ impl Instance {
         };
         match action {
             HeldAction::Call => status.approve.unwrap_or_default(),
-            HeldAction::Input => for_agents(status.agent_input),
-            HeldAction::Close => for_agents(status.agent_close),
+            // Recording keeps what is typed: under the typing's policy.
+            HeldAction::Input | HeldAction::Record => for_agents(status.agent_input),
+            // A reload ends the running program, as a close does.
+            HeldAction::Close | HeldAction::Reload => for_agents(status.agent_close),
         }
     }
 }
@@ -553,6 +601,15 @@ impl Instance {
             }
         }
         self.status().echo_off
+    }
+
+    /// Whether an agent may forget it once it has ended (`close` of it,
+    /// `open` over it, `shutdown`): its own, or the person's when the
+    /// person lets agents close it (`agent_close auto`; its record is kept
+    /// in the data directory all the same).
+    pub fn agents_may_forget(&self) -> bool {
+        self.owner() == Owner::Agent
+            || self.consent_policy(HeldAction::Close) == ApprovalPolicy::Auto
     }
 }
 

@@ -7,12 +7,12 @@
 //! The counting is per watcher and only compares the launcher's running
 //! total with what this watcher last saw, so nothing per update is stored.
 
+use super::connection::ClientLines;
 use super::registry::{Instance, Shared};
 use serde_json::json;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
-use tickloop_client::framing::LineReader;
 use tickloop_client::outbox::Outbox;
 use tickloop_client::paths::InstanceKind;
 use tickloop_proto::core::delivery::budget_for;
@@ -20,7 +20,6 @@ use tickloop_proto::wire::{
     ClientError, ClientKind, ClientReply, Delivery, EndedNotice, ErrorKind, LauncherRequest,
     LauncherStatus, ServerMessage, WatchEvent,
 };
-use tokio::net::unix::OwnedReadHalf;
 
 /// The shortest interval accepted.
 pub const MIN_INTERVAL_MS: u64 = 10;
@@ -96,7 +95,8 @@ pub fn make_delivery(
     }
 }
 
-/// Whether the client is still connected after a watch.
+/// Whether the client is still connected after a request (a watch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flow {
     Continue,
     HungUp,
@@ -114,7 +114,7 @@ pub async fn stream(
     id: u64,
     names: Vec<String>,
     interval_ms: u64,
-    reader: &mut LineReader<OwnedReadHalf>,
+    reader: &mut ClientLines,
     out: &Outbox,
 ) -> std::io::Result<Flow> {
     let refuse = |kind, message: String| ServerMessage::Reply {

@@ -26,6 +26,8 @@ pub struct Row {
     /// Calls held for a person's approval (not yet sent to the Tick).
     pub approvals_waiting: u64,
     pub views: u64,
+    /// Recordings of it running now (`tickloop record`, `open --record`).
+    pub recordings: u64,
     pub pid: Option<u64>,
     pub argv: Vec<String>,
     /// A `shell:` instance: its shell (KIND), where it is and its command.
@@ -80,6 +82,7 @@ impl Row {
             calls_in_flight: u64::from(entry.calls_in_flight),
             approvals_waiting: u64::try_from(entry.approvals_waiting).unwrap_or(u64::MAX),
             views: u64::from(entry.views),
+            recordings: u64::from(entry.recordings),
             pid: (entry.pid != 0).then_some(u64::from(entry.pid)),
             argv: entry.argv.clone(),
             shell,
@@ -122,9 +125,12 @@ impl Row {
             .collect()
     }
 
-    /// `running`, or `ended: REASON` (the end's kind when it has no reason).
+    /// `running` (`running · recorded` while a recording runs), or
+    /// `ended: REASON` (the end's kind when it has no reason).
     pub fn state_text(&self) -> String {
         match &self.ended {
+            None if self.recordings == 1 => "running · recorded".into(),
+            None if self.recordings > 1 => format!("running · recorded ×{}", self.recordings),
             None => "running".into(),
             Some(e) if e.reason.is_empty() => format!("ended ({})", e.kind),
             Some(e) => format!("ended: {}", e.reason),
@@ -217,6 +223,12 @@ mod tests {
         assert_eq!(r[0].seq, Some(3));
         assert_eq!(r[0].state_text(), "running");
         assert_eq!(r[1].state_text(), "ended: exited with status 0");
+        let recorded = Row::all_from_json(&json!([
+            {"id": "shell:bash", "state": "running", "recordings": 1},
+            {"id": "shell:zsh", "state": "running", "recordings": 2},
+        ]));
+        let states: Vec<String> = recorded.iter().map(Row::state_text).collect();
+        assert_eq!(states, ["running · recorded", "running · recorded ×2"]);
         assert_eq!(age(r[0].last_update_at, now()), "12s");
         assert_eq!(age(r[1].last_update_at, now()), "-");
         assert_eq!(
