@@ -51,6 +51,20 @@ fn three_shells(host: &Host) -> std::path::PathBuf {
     project
 }
 
+/// The table's header on the terminal's screen names each of `columns`.
+fn assert_columns(screen: &str, columns: &[&str]) {
+    let header = screen
+        .lines()
+        .find(|l| l.starts_with("ID "))
+        .unwrap_or_default();
+    for column in columns {
+        assert!(
+            header.split_whitespace().any(|h| h == *column),
+            "no {column}:\n{screen}"
+        );
+    }
+}
+
 /// The line of the terminal's screen that starts with `id`.
 fn row_of(screen: &str, id: &str) -> String {
     screen
@@ -68,13 +82,7 @@ fn list_on_a_terminal_shows_a_shells_directory_and_its_command_with_its_status()
     let term = ScriptTerm::start(&host, &[], 250, 20, &format!("{} list", tickloop_bin()));
     let (code, screen) = term.finish();
     assert_eq!(code, 0, "{screen}");
-    let header = screen
-        .lines()
-        .find(|l| l.starts_with("ID "))
-        .unwrap_or_default();
-    for column in ["KIND", "SEQ", "CWD", "COMMAND"] {
-        assert!(header.contains(column), "{screen}");
-    }
+    assert_columns(&screen, &["KIND", "SEQ", "CWD", "COMMAND"]);
 
     let bash = row_of(&screen, "shell:work");
     assert!(bash.contains(" bash "), "{screen}");
@@ -153,13 +161,7 @@ fn the_monitors_row_shows_the_same() {
         (s.contains("shell:work") && s.contains("shell:build") && s.contains("shell:plain"))
             .then_some(s)
     });
-    let header = screen
-        .lines()
-        .find(|l| l.starts_with("ID "))
-        .unwrap_or_default();
-    for column in ["KIND", "CWD", "COMMAND"] {
-        assert!(header.contains(column), "{screen}");
-    }
+    assert_columns(&screen, &["KIND", "SEQ", "CWD", "COMMAND"]);
     let bash = row_of(&screen, "shell:work");
     assert!(bash.contains(" bash "), "{screen}");
     assert!(bash.contains("/project"), "{screen}");
