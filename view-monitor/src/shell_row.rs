@@ -78,7 +78,9 @@ impl ShellRow {
         shell: Option<&ShellIntegration>,
         state: Option<&ShellSummary>,
     ) -> Option<ShellRow> {
-        if !id.starts_with("shell:") {
+        // `shell:NAME`, or `HOST:shell:NAME` in a Monitor of several
+        // machines (a NAME has no `:`).
+        if id.rsplit(':').nth(1) != Some("shell") {
             return None;
         }
         let kind = match shell {
@@ -313,6 +315,10 @@ mod tests {
             (None, "-".into())
         );
         assert_eq!(ShellRow::of(&entry(json!({"id": "hosted:counter"}))), None);
+        // Another machine's, in a Monitor of several.
+        let there = ShellRow::of_json(&json!({"id": "box:shell:py"})).expect("a shell");
+        assert_eq!(there.kind, PLAIN);
+        assert_eq!(ShellRow::of_json(&json!({"id": "shell:hosted:c"})), None);
     }
 
     #[test]
