@@ -211,7 +211,7 @@ pub fn list_table(entries: &Value) -> String {
 
 /// [`list_table`] at `now` (how long a shell's command has run). A shell
 /// says its shell as KIND (`bash`, or `plain` without integration) and its
-/// state's SEQ; while any shell's state is known, CWD and COMMAND (the
+/// state's SEQ; once any shell has run a command, CWD and COMMAND (the
 /// running command, or the last with its exit and duration) come last.
 pub fn list_table_at(entries: &Value, now: time::OffsetDateTime) -> String {
     let Some(entries) = entries.as_array() else {
@@ -221,7 +221,8 @@ pub fn list_table_at(entries: &Value, now: time::OffsetDateTime) -> String {
         return "no instances; `tickloop open -- PROGRAM` starts one\n".to_string();
     }
     let shells: Vec<Option<ShellRow>> = entries.iter().map(ShellRow::of_json).collect();
-    let with_state = shells.iter().flatten().any(|s| s.seq.is_some());
+    // A shell just opened has nothing for them but where it started.
+    let with_state = shells.iter().flatten().any(|s| s.command.is_some());
     let mut header = vec![
         "ID", "STATE", "OWNER", "KIND", "TITLE", "SEQ", "UPDATES", "PID", "VIEWS",
     ];

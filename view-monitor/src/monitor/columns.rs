@@ -1,5 +1,5 @@
 //! The Monitor's list in columns: which columns there are (CWD and COMMAND
-//! while a shell's state is known), the order they are dropped in when the
+//! once a shell has run a command), the order they are dropped in when the
 //! terminal is narrow (never ID or STATE), their widths fitted to the
 //! terminal, and each row's cells in them (long text cut with `…`, a
 //! directory kept by its end, numbers never). No I/O; time is an input.
@@ -62,13 +62,15 @@ pub const DROP_ORDER: [Col; 9] = [
     Col::Active,
 ];
 
-/// Whether the list has CWD and COMMAND: while a shell's state is known.
+/// Whether the list has CWD and COMMAND: once a shell has run a command
+/// (a shell just opened has nothing to show there but where it started,
+/// which the detail line says).
 fn shells_shown(rows: &[Row]) -> bool {
-    rows.iter().any(Row::has_shell_state)
+    rows.iter().any(Row::has_shell_command)
 }
 
 /// The columns `rows` are shown in, at most: [`COLUMNS`], without CWD and
-/// COMMAND while no shell's state is known.
+/// COMMAND until a shell has run a command.
 pub fn columns(rows: &[Row]) -> Vec<Col> {
     let shells = shells_shown(rows);
     COLUMNS
@@ -355,7 +357,7 @@ mod tests {
         assert_eq!(drop_order(&waiting).last(), Some(&Col::Approve));
     }
 
-    /// CWD and COMMAND come with a shell whose state is known; narrowed,
+    /// CWD and COMMAND come with a shell that ran a command; narrowed,
     /// the directory keeps its end and the command its status.
     #[test]
     fn a_shells_directory_and_command_have_columns_of_their_own() {

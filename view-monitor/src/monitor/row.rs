@@ -89,10 +89,10 @@ impl Row {
         })
     }
 
-    /// A shell with its state known (its commands, with integration): the
-    /// list then has its CWD and COMMAND columns.
-    pub fn has_shell_state(&self) -> bool {
-        self.shell.as_ref().is_some_and(|s| s.seq.is_some())
+    /// A shell that has run a command (or runs one), as its integration
+    /// told: the list then has its CWD and COMMAND columns.
+    pub fn has_shell_command(&self) -> bool {
+        self.shell.as_ref().is_some_and(|s| s.command.is_some())
     }
 
     /// Whether `filter` (lower case) is in its id, kind, title, state, or
@@ -153,12 +153,13 @@ pub fn detail(r: &Row, now: OffsetDateTime) -> String {
         None => {
             let pid = r.pid.map(|p| format!(" · pid {p}")).unwrap_or_default();
             let mut line = format!("{} running{pid} · {}", r.id, r.argv.join(" "));
-            if let Some(shell) = r.shell.as_ref().filter(|_| r.has_shell_state()) {
-                line.push_str(&format!(
-                    " · in {} · {}",
-                    shell.cwd_cell(usize::MAX),
-                    shell.command_cell(now, usize::MAX)
-                ));
+            if let Some(shell) = &r.shell {
+                if shell.cwd.is_some() {
+                    line.push_str(&format!(" · in {}", shell.cwd_cell(usize::MAX)));
+                }
+                if shell.command.is_some() {
+                    line.push_str(&format!(" · {}", shell.command_cell(now, usize::MAX)));
+                }
             }
             line
         }
