@@ -74,6 +74,10 @@ fn main() {
                 body: trojan_source_shows_escaped,
             },
             Case {
+                name: "a_shells_row_says_its_shell_directory_and_last_command",
+                body: shell_row_in_the_list,
+            },
+            Case {
                 name: "read_only_sends_no_input_and_takes_no_action",
                 body: read_only_sends_nothing,
             },
@@ -685,6 +689,50 @@ fn trojan_source_shows_escaped() {
     host.run(&["refuse", &id, &call]).expect(0);
     typing.finish().expect(3);
     assert!(!host.screen(&id).contains("touch"), "never typed");
+}
+
+/// A shell's row in the list (issue 50), in the words of `tickloop list`
+/// and the Monitor: KIND `bash`, its state's SEQ, and under its title its
+/// directory, its last command's status and the command, the failed status
+/// set apart.
+fn shell_row_in_the_list() {
+    let host = Host::new();
+    let id = host.open_bash("work");
+    host.run(&["wait", &id, "--prompt", "--timeout", "20"])
+        .expect(0);
+    let project = host.scratch().join("project");
+    std::fs::create_dir_all(&project).expect("the project folder");
+    let cd = format!("cd {}", project.display());
+    host.run(&["run", &id, "--timeout", "20", "--", &cd])
+        .expect(0);
+    let failed = host.run(&["run", &id, "--timeout", "20", "--", "sh -c 'exit 3'"]);
+    assert_eq!(failed.code, 3, "{failed:?}");
+    let seq = host.ok(&["read", &id])["seq"].clone();
+
+    let web = Web::start(&host, &[]);
+    let mut browser = Browser::start(&[]);
+    browser.log_in(&web);
+    let cells = browser.wait(
+        "the shell's row with its last command",
+        &format!(
+            "() => {{ const r = [...document.querySelectorAll('#list tbody tr')].find(r => r.dataset.id === {}); \
+             const l = r && r.querySelector('.shell-line'); \
+             return l && l.textContent.includes('exit 3') ? [...r.children].map(c => c.innerText) : null; }}",
+            json!(id)
+        ),
+    );
+    assert_eq!(cells[1], "bash", "{cells}");
+    assert_eq!(cells[4], seq.to_string(), "{cells}");
+    let title = cells[2].as_str().unwrap_or_default();
+    assert!(title.contains(&project.display().to_string()), "{title}");
+    assert!(title.contains("exit 3 · "), "{title}");
+    assert!(title.contains("sh -c 'exit 3'"), "{title}");
+    let failed_style = browser.eval(&format!(
+        "() => {{ const r = [...document.querySelectorAll('#list tbody tr')].find(r => r.dataset.id === {}); \
+         const s = r.querySelector('.shell-status.failed'); return s ? getComputedStyle(s).fontWeight : null; }}",
+        json!(id)
+    ));
+    assert_eq!(failed_style, "600", "the failed status set apart");
 }
 
 fn read_only_sends_nothing() {

@@ -112,6 +112,30 @@
     closeTerminal();
   }
 
+  // ---- a shell's row: its shell, where it is, its command ------------
+  // In the words of `tickloop list` and the Monitor, from the server's
+  // `shell_row` (what the shell reported comes escaped, in parts): KIND
+  // (bash, zsh, fish, plain), the state's SEQ, and under the title a line
+  // with the directory and the running command, or the last with its status.
+  function shellRow(e) {
+    const s = e.shell_row;
+    if (!s) return null;
+    const known = s.seq !== null && s.seq !== undefined;
+    const line = el("div", null, "shell-line");
+    if (s.cwd_parts) line.append(shown(el("span", null, "shell-cwd"), s.cwd_parts, s.cwd));
+    if (s.status) {
+      const status = s.running_since ? `running ${ago(s.running_since)}` : s.status;
+      line.append(el("span", status, s.failed ? "shell-status failed" : "shell-status"));
+    }
+    if (s.command_parts) line.append(shown(el("code", null, "shell-command"), s.command_parts, s.command));
+    return {
+      kind: s.kind,
+      seq: known ? s.seq : "-",
+      updated: known ? ago(e.last_update_at) : "-",
+      line: line.childElementCount > 0 ? line : null,
+    };
+  }
+
   function renderList() {
     const body = document.querySelector("#list tbody");
     body.replaceChildren();
@@ -120,13 +144,14 @@
       tr.dataset.id = e.id;
       if (e.id === selected) tr.classList.add("selected");
       const tick = e.seq !== null && e.seq !== undefined;
+      const shell = shellRow(e);
       const cells = [
         e.id,
-        e.kind || "-",
+        shell ? shell.kind : e.kind || "-",
         e.title || "",
         e.owner || "person",
-        tick ? e.seq : "-",
-        tick ? ago(e.last_update_at) : "-",
+        shell ? shell.seq : tick ? e.seq : "-",
+        shell ? shell.updated : tick ? ago(e.last_update_at) : "-",
         e.calls_in_flight,
         e.approvals_waiting,
         e.views,
@@ -136,6 +161,7 @@
         const td = i === 2 ? shown(el("td"), e.title_parts, text) : el("td", text);
         if (i === 7 && e.approvals_waiting > 0) td.className = "waiting";
         if (i === 9) td.className = e.state;
+        if (i === 2 && shell && shell.line) td.append(shell.line);
         tr.append(td);
       });
       tr.addEventListener("click", () => { location.hash = encodeURIComponent(e.id); });

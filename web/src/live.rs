@@ -16,7 +16,9 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
 use tickloop_proto::wire::{ActivityRecord, ClientReply, ClientRequest, WatchEvent};
+use time::format_description::well_known::Rfc3339;
 use tokio_tungstenite::tungstenite::Message;
+use view_monitor::shell_row::{ShellRow, Status};
 
 /// How often the open instance's activity is asked for.
 const ACTIVITY_INTERVAL: Duration = Duration::from_secs(1);
@@ -52,10 +54,39 @@ pub fn raw_parts(raw: &str) -> Value {
     shown_parts(&tickloop_proto::escape::escaped(raw))
 }
 
+/// A `shell:` entry's row as the page shows it, in the words of `tickloop
+/// list` and the Monitor ([`ShellRow`]): its KIND, its state's `seq`, its
+/// directory and command escaped (whole, and as [`shown_parts`]), and the
+/// command's status (`exit 2 · 3.1s`; a running one says since when, for
+/// the page's clock).
+pub fn shell_row_message(shell: &ShellRow) -> Value {
+    let command = shell.command.as_ref();
+    let (status, running_since) = match command.map(|c| c.status) {
+        Some(Status::Running { started }) => (
+            Some("running".to_string()),
+            started.and_then(|at| at.format(&Rfc3339).ok()),
+        ),
+        Some(ended) => (Some(ended.words(time::OffsetDateTime::now_utc())), None),
+        None => (None, None),
+    };
+    json!({
+        "kind": shell.kind,
+        "seq": shell.seq,
+        "cwd": shell.cwd,
+        "cwd_parts": shell.cwd.as_deref().map(shown_parts),
+        "command": command.map(|c| c.line.as_str()),
+        "command_parts": command.map(|c| shown_parts(&c.line)),
+        "status": status,
+        "running_since": running_since,
+        "failed": command.is_some_and(|c| c.status.failed()),
+    })
+}
+
 /// The overview as the page reads it: the list, each entry with its title
-/// escaped (`title_parts`); each held action with its question, as the
-/// Monitor words it (`question`, escaped; `question_parts`, a line's
-/// parts each, [`shown_parts`]).
+/// escaped (`title_parts`) and a shell's row ([`shell_row_message`],
+/// `shell_row`); each held action with its question, as the Monitor words
+/// it (`question`, escaped; `question_parts`, a line's parts each,
+/// [`shown_parts`]).
 pub fn overview_message(overview: &Overview) -> Value {
     let held: Vec<Value> = overview
         .held
@@ -74,8 +105,14 @@ pub fn overview_message(overview: &Overview) -> Value {
     let mut list = overview.list.clone();
     for entry in list.as_array_mut().into_iter().flatten() {
         let title = entry["title"].as_str().map(raw_parts);
-        if let (Some(title), Some(entry)) = (title, entry.as_object_mut()) {
-            entry.insert("title_parts".into(), title);
+        let shell = ShellRow::of_json(entry).map(|shell| shell_row_message(&shell));
+        if let Some(entry) = entry.as_object_mut() {
+            if let Some(title) = title {
+                entry.insert("title_parts".into(), title);
+            }
+            if let Some(shell) = shell {
+                entry.insert("shell_row".into(), shell);
+            }
         }
     }
     json!({
@@ -271,4 +308,53 @@ async fn send_activity(ws: &mut Ws, ctx: &LiveContext, open: &mut Option<Open>) 
         Err(why) => json!({"type": "activity", "instance": current.id, "error": why}),
     };
     send_json(ws, &message).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A shell's row reaches the page in the CLI's words, what the shell
+    /// reported escaped and in parts; a Tick's entry gets none.
+    #[test]
+    fn the_overview_gives_a_shells_row_in_the_clis_words() {
+        let overview = Overview {
+            list: json!([
+                {"id": "shell:work", "title": "bash",
+                 "shell": {"shell": "bash", "kind": "injected", "active": true},
+                 "shell_state": {"seq": 4, "cwd": "/srv/x\u{202e}y", "at_prompt": true,
+                    "running": null, "commands_total": 2,
+                    "last": {"n": 2, "command": "make test", "exit": 2,
+                        "started": "2026-12-01T00:00:01Z", "ended": "2026-12-01T00:00:04.1Z",
+                        "duration_ms": 3100}}},
+                {"id": "shell:build", "title": "zsh",
+                 "shell": {"shell": "zsh", "kind": "injected", "active": true},
+                 "shell_state": {"seq": 5, "cwd": null, "at_prompt": false,
+                    "running": {"n": 3, "command": "sleep 600",
+                        "started": "2026-12-01T00:00:48Z"},
+                    "last": null, "commands_total": 3}},
+                {"id": "shell:py", "title": "python3"},
+                {"id": "hosted:c", "title": "C", "kind": "k", "seq": 1},
+            ]),
+            ..Overview::default()
+        };
+        let message = overview_message(&overview);
+        let row = |i: usize| message["list"][i]["shell_row"].clone();
+        assert_eq!(row(0)["kind"], "bash");
+        assert_eq!(row(0)["seq"], 4);
+        assert_eq!(row(0)["cwd"], "/srv/x\\u{202E}y");
+        assert_eq!(
+            row(0)["cwd_parts"],
+            json!([{"text": "/srv/x"}, {"escape": "\\u{202E}"}, {"text": "y"}])
+        );
+        assert_eq!(row(0)["command"], "make test");
+        assert_eq!(row(0)["status"], "exit 2 · 3.1s");
+        assert_eq!(row(0)["failed"], true);
+        assert_eq!(row(1)["status"], "running");
+        assert_eq!(row(1)["running_since"], "2026-12-01T00:00:48Z");
+        assert_eq!(row(1)["failed"], false);
+        assert_eq!(row(2)["kind"], "plain");
+        assert_eq!(row(2)["command"], Value::Null);
+        assert_eq!(row(3), Value::Null);
+    }
 }

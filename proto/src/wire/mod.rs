@@ -32,6 +32,7 @@
 //! | `consent` | policies, owners, held actions and the decisions on them |
 //! | `activity` | what agents and views did with an instance |
 //! | `terminal` | keys, waits, `run` and a shell's state, the same on every hop |
+//! | `end` | how an instance ended, the same on every hop |
 //! | `web` | `tickloop web`'s control socket (`--revoke`, `--login`) |
 //!
 //! Every type is re-exported here: callers write `wire::ListEntry`.
@@ -40,6 +41,7 @@ mod activity;
 mod call;
 mod client;
 mod consent;
+mod end;
 mod hello;
 mod launcher;
 mod program;
@@ -50,6 +52,7 @@ pub use activity::*;
 pub use call::*;
 pub use client::*;
 pub use consent::*;
+pub use end::*;
 pub use hello::*;
 pub use launcher::*;
 pub use program::*;
