@@ -219,7 +219,7 @@ impl Link {
     /// Draws the screen as it is now; false when the page is gone.
     async fn draw(&mut self) -> bool {
         if let Some(title) = self.screen.new_title() {
-            let parts = crate::live::raw_parts(&title);
+            let parts = crate::parts::raw_parts(&title);
             let message = json!({"type": "title", "title": title, "title_parts": parts});
             if !send_json(&mut self.ws, &message).await {
                 return false;
