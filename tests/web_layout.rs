@@ -311,7 +311,7 @@ const UNDERSCORE: &str = r#"() => {
       if (i >= 0 && i < node.length) {
         const r = document.createRange(); r.setStart(node, i); r.setEnd(node, i + 1);
         const g = r.getBoundingClientRect(), line = row.getBoundingClientRect();
-        return {x: g.left, y: line.top, width: g.width, height: line.height};
+        return {x: g.left, y: line.top, width: g.width, height: line.height, ch: node.data[i]};
       }
       seen += node.length;
     }
@@ -319,7 +319,7 @@ const UNDERSCORE: &str = r#"() => {
   };
   for (const row of document.querySelectorAll('.xterm-rows > div')) {
     const at = row.textContent.lastIndexOf('echo $PROMPT_COMMAND');
-    if (at >= 0) return {underscore: cell(row, at + 13), blank: cell(row, at + 4), dollar: cell(row, at + 5)};
+    if (at >= 0) return {underscore: cell(row, at + 12), blank: cell(row, at + 4), dollar: cell(row, at + 5)};
   }
   return null;
 }"#;
@@ -338,14 +338,19 @@ fn underscores_show() {
         browser.cmd(json!({"op": "focus", "selector": ".xterm-helper-textarea"}));
         browser.cmd(json!({"op": "type", "text": "echo $PROMPT_COMMAND"}));
         let cells = browser.wait("the line typed", UNDERSCORE);
+        for (name, ch) in [("underscore", "_"), ("blank", " "), ("dollar", "$")] {
+            assert_eq!(cells[name]["ch"], ch, "{cells}");
+        }
         let ink = |browser: &mut Browser, cell: &Value| {
-            browser.cmd(json!({"op": "ink", "clip": cell}))["ink"]
+            let clip = json!({"x": cell["x"], "y": cell["y"], "width": cell["width"], "height": cell["height"]});
+            browser.cmd(json!({"op": "ink", "clip": clip}))["ink"]
                 .as_u64()
                 .unwrap_or(0)
         };
         let underscore = ink(&mut browser, &cells["underscore"]);
         let dollar = ink(&mut browser, &cells["dollar"]);
         let blank = ink(&mut browser, &cells["blank"]);
+        eprintln!("at {scale}×: ink of `_` {underscore}, of `$` {dollar}, of a blank {blank} (pixels)");
         assert!(dollar > 0, "at {scale}×, the measure sees no `$`: {cells}");
         assert_eq!(blank, 0, "at {scale}×, a blank cell has ink: {cells}");
         assert!(underscore > 0, "at {scale}×, the underscore is not drawn: {cells}");
