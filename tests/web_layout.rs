@@ -110,7 +110,7 @@ const GEOMETRY: &str = r#"() => {
     const r = b.getBoundingClientRect();
     return document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2) === b; });
   return {vw: innerWidth, vh: innerHeight, page: document.documentElement.scrollWidth,
-    terminal: box('#terminal'), host: box('#terminal-host'), screen: box('.xterm-screen'),
+    terminal: box('#terminal'), screen: box('.xterm-screen'),
     side: box('#side'), list: box('#list-pane'), head: box('#list thead tr'), row: box('#list tbody tr'),
     tabs_clickable: tabs};
 }"#;
@@ -128,8 +128,8 @@ fn assert_desktop_layout(browser: &mut Browser, what: &str) {
         "{what}: the terminal has less than half the width: {g}"
     );
     assert!(
-        num(&g["screen"]["right"]) <= num(&g["host"]["right"]) + 0.5
-            && num(&g["screen"]["bottom"]) <= num(&g["host"]["bottom"]) + 0.5,
+        num(&g["screen"]["right"]) <= num(&g["terminal"]["right"]) + 0.5
+            && num(&g["screen"]["bottom"]) <= num(&g["terminal"]["bottom"]) + 0.5,
         "{what}: the terminal is drawn past its column: {g}"
     );
     assert!(
@@ -153,9 +153,10 @@ fn wait_fitted(browser: &mut Browser, what: &str) {
     browser.wait(
         &format!("the terminal fitted to its column ({what})"),
         r#"() => {
-          const host = document.querySelector('#terminal-host'), screen = document.querySelector('.xterm-screen');
+          const term = document.querySelector('.xterm'), screen = document.querySelector('.xterm-screen');
           const rows = [...document.querySelectorAll('.xterm-rows > div')];
-          if (!host || !screen || !rows.length) return false;
+          if (!term || !screen || !rows.length) return false;
+          const host = term.parentElement, style = getComputedStyle(host);
           let cellW = 0;
           for (const row of rows) {
             const text = document.createTreeWalker(row, NodeFilter.SHOW_TEXT).nextNode();
@@ -164,9 +165,11 @@ fn wait_fitted(browser: &mut Browser, what: &str) {
             cellW = r.getBoundingClientRect().width;
             if (cellW) break;
           }
-          const h = host.getBoundingClientRect(), s = screen.getBoundingClientRect();
+          const s = screen.getBoundingClientRect();
+          const width = host.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+          const height = host.clientHeight - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom);
           const cellH = s.height / rows.length;
-          const spareW = h.width - s.width, spareH = h.height - s.height;
+          const spareW = width - s.width, spareH = height - s.height;
           return cellW > 0 && spareW > -0.5 && spareW < cellW + 1 && spareH > -0.5 && spareH < cellH + 1;
         }"#,
     );
@@ -206,9 +209,9 @@ fn assert_tput_is_drawn(browser: &mut Browser, what: &str, asked: u32) -> u64 {
           const cell = range.getBoundingClientRect();
           const next = rows[at + 1] ? rows[at + 1].textContent : '';
           const screen = document.querySelector('.xterm-screen').getBoundingClientRect();
-          const host = document.querySelector('#terminal-host').getBoundingClientRect();
+          const column = document.querySelector('#terminal').getBoundingClientRect();
           return {cols: +said[1], rows: +said[2], ruler: text.length, wrapped: next.startsWith('#'),
-            ruler_right: cell.right, cell: cell.width, screen_right: screen.right, host_right: host.right,
+            ruler_right: cell.right, cell: cell.width, screen_right: screen.right, column_right: column.right,
             drawn_rows: rows.length};
         }"#
         .replace("ANSWER", &json!(answer).to_string()),
@@ -221,7 +224,7 @@ fn assert_tput_is_drawn(browser: &mut Browser, what: &str, asked: u32) -> u64 {
         "{what}: the page draws more columns than tput cols: {seen}"
     );
     assert!(
-        num("ruler_right") <= num("host_right") + 0.5,
+        num("ruler_right") <= num("column_right") + 0.5,
         "{what}: the ruler's end is hidden: {seen}"
     );
     assert_eq!(
