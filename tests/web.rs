@@ -73,7 +73,6 @@ fn main() {
     )
 }
 
-
 /// A plain HTTP/1.1 request to `addr`; the status and body.
 fn http(addr: &str, request: &str) -> (u16, String) {
     let mut stream = std::net::TcpStream::connect(addr).expect("connect");

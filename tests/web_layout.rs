@@ -75,11 +75,15 @@ fn shell_with_a_long_state(host: &Host) -> String {
     let files = host.scratch().join("files");
     std::fs::create_dir_all(&files).expect("a folder");
     for n in 1..=57 {
-        std::fs::write(files.join(format!("file_with_a_long_name_{n}.txt")), "")
-            .expect("a file");
+        std::fs::write(files.join(format!("file_with_a_long_name_{n}.txt")), "").expect("a file");
     }
     let id = host.open_bash("work");
-    let long = host.ok(&["run", &id, "--", "head -c 3000 /dev/zero | tr '\\0' x; echo"]);
+    let long = host.ok(&[
+        "run",
+        &id,
+        "--",
+        "head -c 3000 /dev/zero | tr '\\0' x; echo",
+    ]);
     assert_eq!(long["command"]["exit"], 0, "{long}");
     let ls = host.ok(&["run", &id, "--", "ls -la files"]);
     assert_eq!(ls["command"]["exit"], 0, "{ls}");
@@ -122,7 +126,10 @@ fn assert_desktop_layout(browser: &mut Browser, what: &str) {
     let g = browser.eval(GEOMETRY);
     let num = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
     let vw = num(&g["vw"]);
-    assert!(num(&g["page"]) <= vw, "{what}: the page is wider than the window: {g}");
+    assert!(
+        num(&g["page"]) <= vw,
+        "{what}: the page is wider than the window: {g}"
+    );
     assert!(
         num(&g["terminal"]["width"]) >= vw / 2.0,
         "{what}: the terminal has less than half the width: {g}"
@@ -217,7 +224,10 @@ fn assert_tput_is_drawn(browser: &mut Browser, what: &str, asked: u32) -> u64 {
         .replace("ANSWER", &json!(answer).to_string()),
     );
     let num = |k: &str| seen[k].as_f64().unwrap_or(f64::NAN);
-    assert_eq!(seen["ruler"], seen["cols"], "{what}: a ruler of tput cols wrapped: {seen}");
+    assert_eq!(
+        seen["ruler"], seen["cols"],
+        "{what}: a ruler of tput cols wrapped: {seen}"
+    );
     assert_eq!(seen["wrapped"], false, "{what}: the ruler wrapped: {seen}");
     assert!(
         (num("screen_right") - num("ruler_right")).abs() < num("cell") / 2.0,
@@ -249,9 +259,11 @@ fn terminal_keeps_its_width() {
         "() => { const c = [...document.querySelectorAll('#state-shell .commands > li')]; return c.length === 2 && c.map((li) => li.querySelector('summary').textContent); }",
     );
     assert!(
-        commands[0].as_str().is_some_and(|s| s.starts_with("ls -la files")
-            && s.contains("exited 0")
-            && s.contains("60 lines")),
+        commands[0]
+            .as_str()
+            .is_some_and(|s| s.starts_with("ls -la files")
+                && s.contains("exited 0")
+                && s.contains("60 lines")),
         "{commands}"
     );
     let mut cols = Vec::new();
@@ -262,7 +274,9 @@ fn terminal_keeps_its_width() {
         assert_desktop_layout(&mut browser, &what);
         // The commands' output unfolded, then the JSON with its
         // 3,000-character line: the terminal keeps its width.
-        browser.cmd(json!({"op": "click", "selector": "#state-shell .commands > li[data-n='1'] summary"}));
+        browser.cmd(
+            json!({"op": "click", "selector": "#state-shell .commands > li[data-n='1'] summary"}),
+        );
         browser.wait(
             "the long line unfolded",
             "() => document.querySelector('#state-shell .commands > li[data-n=\"1\"] .output').textContent.length >= 3000",
@@ -277,7 +291,9 @@ fn terminal_keeps_its_width() {
         assert_desktop_layout(&mut browser, &format!("{what}, the JSON shown"));
         screenshot(&mut browser, &dir, &format!("{width}x{height}-json"));
         browser.cmd(json!({"op": "click", "selector": "#state-as-json"}));
-        browser.cmd(json!({"op": "click", "selector": "#state-shell .commands > li[data-n='1'] summary"}));
+        browser.cmd(
+            json!({"op": "click", "selector": "#state-shell .commands > li[data-n='1'] summary"}),
+        );
         // Typing reaches the shell, and its size is the size drawn.
         type_line(&mut browser, &format!("echo typed-$((6*{width}))"));
         let product = 6 * width;
@@ -288,7 +304,10 @@ fn terminal_keeps_its_width() {
         cols.push(assert_tput_is_drawn(&mut browser, &what, width));
         screenshot(&mut browser, &dir, &format!("{width}x{height}-tput"));
     }
-    assert!(cols[1] > cols[0], "a wider window gives more columns: {cols:?}");
+    assert!(
+        cols[1] > cols[0],
+        "a wider window gives more columns: {cols:?}"
+    );
     // The activity pane, in words: no state-update lines.
     browser.cmd(json!({"op": "click", "selector": "#side nav button[data-tab=activity]"}));
     let lines = browser.wait(
@@ -296,9 +315,9 @@ fn terminal_keeps_its_width() {
         "() => { const li = [...document.querySelectorAll('#tab-activity li')]; return li.length > 0 && li.map((l) => l.textContent); }",
     );
     assert!(
-        lines
-            .as_array()
-            .is_some_and(|l| l.iter().all(|l| !l.as_str().unwrap_or("").contains("update seq"))),
+        lines.as_array().is_some_and(|l| l
+            .iter()
+            .all(|l| !l.as_str().unwrap_or("").contains("update seq"))),
         "{lines}"
     );
     assert_desktop_layout(&mut browser, "the activity shown");
@@ -353,10 +372,15 @@ fn underscores_show() {
         let underscore = ink(&mut browser, &cells["underscore"]);
         let dollar = ink(&mut browser, &cells["dollar"]);
         let blank = ink(&mut browser, &cells["blank"]);
-        eprintln!("at {scale}×: ink of `_` {underscore}, of `$` {dollar}, of a blank {blank} (pixels)");
+        eprintln!(
+            "at {scale}×: ink of `_` {underscore}, of `$` {dollar}, of a blank {blank} (pixels)"
+        );
         assert!(dollar > 0, "at {scale}×, the measure sees no `$`: {cells}");
         assert_eq!(blank, 0, "at {scale}×, a blank cell has ink: {cells}");
-        assert!(underscore > 0, "at {scale}×, the underscore is not drawn: {cells}");
+        assert!(
+            underscore > 0,
+            "at {scale}×, the underscore is not drawn: {cells}"
+        );
         screenshot(&mut browser, &dir, &format!("{scale}x"));
         browser.cmd(json!({"op": "press", "key": "Control+U"}));
     }
@@ -366,7 +390,16 @@ fn on_a_phone() {
     let dir = screenshots("on_a_phone");
     let host = Host::new();
     let id = shell_with_a_long_state(&host);
-    host.ok(&["open", "--shell", "--name", "done", "--", "sh", "-c", "echo done"]);
+    host.ok(&[
+        "open",
+        "--shell",
+        "--name",
+        "done",
+        "--",
+        "sh",
+        "-c",
+        "echo done",
+    ]);
     host.wait_ended("shell:done");
     let web = Web::start(&host, &[]);
     let mut browser = Browser::start(&[]);
@@ -390,7 +423,9 @@ fn on_a_phone() {
     );
     assert_eq!(states[id.as_str()], "running", "{states}");
     assert!(
-        states["shell:done"].as_str().is_some_and(|s| s.starts_with("ended")),
+        states["shell:done"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("ended")),
         "{states}"
     );
     screenshot(&mut browser, &dir, "list");
@@ -417,7 +452,10 @@ fn on_a_phone() {
     assert_eq!(layout["list_shown"], false, "{layout}");
     assert_eq!(layout["state"], "running", "{layout}");
     let num = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
-    assert!(num(&layout["state_right"]) <= num(&layout["vw"]), "{layout}");
+    assert!(
+        num(&layout["state_right"]) <= num(&layout["vw"]),
+        "{layout}"
+    );
     assert!(num(&layout["page"]) <= num(&layout["vw"]), "{layout}");
     assert!(
         num(&layout["terminal"]["bottom"]) <= num(&layout["side"]["top"]) + 0.5,
@@ -429,14 +467,18 @@ fn on_a_phone() {
     );
     assert_tput_is_drawn(&mut browser, "390×844", 390);
     screenshot(&mut browser, &dir, "instance");
-    // Back to the list, and the ended one says so in its head too.
+    // Back to the list, and the ended one says so in its head too, and
+    // shows what it showed last.
     browser.cmd(json!({"op": "click", "selector": "#back"}));
     browser.cmd(json!({"op": "click", "selector": "#list tbody tr[data-id='shell:done']"}));
     let head = browser.wait(
         "the ended instance's head",
-        "() => { const s = document.querySelector('#instance-state'); return s.textContent.startsWith('ended') && s.getBoundingClientRect().right <= innerWidth && s.textContent; }",
+        "() => { const s = document.querySelector('#instance-state'); return s.textContent.startsWith('ended') && s.getBoundingClientRect().right <= innerWidth && document.querySelector('.xterm-rows').textContent.includes('done') && s.textContent; }",
     );
-    assert!(head.as_str().is_some_and(|s| s.starts_with("ended")), "{head}");
+    assert!(
+        head.as_str().is_some_and(|s| s.starts_with("ended")),
+        "{head}"
+    );
     screenshot(&mut browser, &dir, "ended-instance");
 }
 
