@@ -308,6 +308,27 @@ fn typing_changes_the_tick() {
     assert_eq!(host.entry("hosted:counter").expect("listed")["views"], 1);
     let text = browser.terminal_text();
     assert!(text.contains("value: 1"), "{text}");
+    // The activity pane says what agents and views did, not each state
+    // update the Tick published (the record has them; the state pane
+    // shows the newest).
+    let record = host.ok(&["activity", "hosted:counter"]);
+    assert!(
+        record["entries"]
+            .as_array()
+            .is_some_and(|e| e.iter().any(|e| e["type"] == "update")),
+        "{record}"
+    );
+    browser.cmd(json!({"op": "click", "selector": "#side nav button[data-tab=activity]"}));
+    let lines = browser.wait(
+        "the activity pane",
+        "() => { const li = [...document.querySelectorAll('#tab-activity li')]; return li.length > 0 && li.map((l) => l.textContent); }",
+    );
+    assert!(
+        lines.as_array().is_some_and(|l| l
+            .iter()
+            .all(|l| !l.as_str().unwrap_or("").contains("update seq"))),
+        "{lines}"
+    );
 }
 
 /// `tests/web/agent_call.py` calling increment AMOUNT through `tickloop mcp`.

@@ -321,6 +321,7 @@ fn terminal_keeps_its_width() {
         "{lines}"
     );
     assert_desktop_layout(&mut browser, "the activity shown");
+    screenshot(&mut browser, &dir, "1920x1080-activity");
 }
 
 /// Where the `_` of `PROMPT_COMMAND` (and, to check the measure, the
