@@ -319,9 +319,11 @@ fn typing_changes_the_tick() {
         "{record}"
     );
     browser.cmd(json!({"op": "click", "selector": "#side nav button[data-tab=activity]"}));
+    // The CLI's read came after the update: once the pane shows it, the
+    // update was in what the pane was sent.
     let lines = browser.wait(
-        "the activity pane",
-        "() => { const li = [...document.querySelectorAll('#tab-activity li')]; return li.length > 0 && li.map((l) => l.textContent); }",
+        "the activity pane to show the CLI's read",
+        "() => { const li = [...document.querySelectorAll('#tab-activity li')].map((l) => l.textContent); return li.some((l) => l.includes('CLI') && l.includes('read')) && li; }",
     );
     assert!(
         lines.as_array().is_some_and(|l| l
