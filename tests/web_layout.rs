@@ -276,26 +276,30 @@ fn terminal_keeps_its_width() {
         assert_desktop_layout(&mut browser, &what);
         // The commands' output unfolded, then the JSON with its
         // 3,000-character line: the terminal keeps its width.
-        browser.cmd(
-            json!({"op": "click", "selector": "#state-shell .commands > li[data-n='1'] summary"}),
-        );
-        browser.wait(
-            "the long line unfolded",
-            "() => document.querySelector('#state-shell .commands > li[data-n=\"1\"] .output').textContent.length >= 3000",
-        );
-        assert_desktop_layout(&mut browser, &format!("{what}, output unfolded"));
-        screenshot(&mut browser, &dir, &format!("{width}x{height}-commands"));
-        browser.cmd(json!({"op": "click", "selector": "#state-as-json"}));
-        browser.wait(
-            "the state's JSON",
-            "() => !document.querySelector('#state-raw').hidden && document.querySelector('#state-raw').textContent.includes('x'.repeat(3000))",
-        );
-        assert_desktop_layout(&mut browser, &format!("{what}, the JSON shown"));
-        screenshot(&mut browser, &dir, &format!("{width}x{height}-json"));
-        browser.cmd(json!({"op": "click", "selector": "#state-as-json"}));
-        browser.cmd(
-            json!({"op": "click", "selector": "#state-shell .commands > li[data-n='1'] summary"}),
-        );
+        let unfold = "#state-shell .commands > li[data-n='1'] summary";
+        let shown = [
+            (
+                unfold,
+                "output unfolded",
+                "() => document.querySelector('#state-shell .commands > li[data-n=\"1\"] .output').textContent.length >= 3000",
+                "commands",
+            ),
+            (
+                "#state-as-json",
+                "the JSON shown",
+                "() => !document.querySelector('#state-raw').hidden && document.querySelector('#state-raw').textContent.includes('x'.repeat(3000))",
+                "json",
+            ),
+        ];
+        for (click, shows, until, name) in shown {
+            browser.cmd(json!({"op": "click", "selector": click}));
+            browser.wait(shows, until);
+            assert_desktop_layout(&mut browser, &format!("{what}, {shows}"));
+            screenshot(&mut browser, &dir, &format!("{width}x{height}-{name}"));
+        }
+        for click in ["#state-as-json", unfold] {
+            browser.cmd(json!({"op": "click", "selector": click}));
+        }
         // Typing reaches the shell, and its size is the size drawn.
         type_line(&mut browser, &format!("echo typed-$((6*{width}))"));
         let product = 6 * width;
