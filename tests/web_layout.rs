@@ -128,6 +128,10 @@ fn assert_desktop_layout(browser: &mut Browser, what: &str) {
     let g = browser.eval(GEOMETRY);
     let num = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
     let vw = num(&g["vw"]);
+    eprintln!(
+        "{what}: terminal {} px of {vw}, side pane {} px, page {} px wide",
+        g["terminal"]["width"], g["side"]["width"], g["page"]
+    );
     assert!(
         num(&g["page"]) <= vw,
         "{what}: the page is wider than the window: {g}"
@@ -224,6 +228,10 @@ fn assert_tput_is_drawn(browser: &mut Browser, what: &str, asked: u32) -> u64 {
             drawn_rows: rows.length};
         }"#
         .replace("ANSWER", &json!(answer).to_string()),
+    );
+    eprintln!(
+        "{what}: tput cols {} lines {}; the page draws {} rows",
+        seen["cols"], seen["rows"], seen["drawn_rows"]
     );
     let num = |k: &str| seen[k].as_f64().unwrap_or(f64::NAN);
     assert_eq!(
