@@ -87,6 +87,8 @@
       case "overview":
         list = Array.isArray(m.list) ? m.list : [];
         renderList();
+        TickloopLayout.markColumns($("list"));
+        renderInstanceState();
         renderHeld(m.held || []);
         if (m.problem) status(m.problem, true);
         else status(`${list.length} instance${list.length === 1 ? "" : "s"}`);
@@ -266,36 +268,40 @@
 
   // ---- one instance: terminal, state, tools, activity ----------------
   let term = null;
-  let fit = null;
+  let fitNow = () => false;
   let termWs = null;
-  let resizeTimer = null;
 
   function ensureTerminal() {
     if (term) return;
     term = new window.Terminal({
-      fontFamily: "ui-monospace, Menlo, Consolas, monospace",
+      // The page's monospace fonts (app.css, --mono), and rows 1.2 times
+      // the font's height: at 1.0, DejaVu Sans Mono's `_` falls below its
+      // row and is not drawn at 1× pixel density (`PROMPT COMMAND`).
+      fontFamily: getComputedStyle(document.documentElement).getPropertyValue("--mono").trim()
+        || "monospace",
       fontSize: 14,
+      lineHeight: 1.2,
       scrollback: 0,
       cursorBlink: false,
       allowProposedApi: false,
     });
-    fit = new window.FitAddon.FitAddon();
+    const fit = new window.FitAddon.FitAddon();
     term.loadAddon(fit);
-    term.open($("terminal"));
+    term.open($("terminal-host"));
+    fitNow = TickloopLayout.fitTerminal(term, fit, $("terminal-host"));
     term.onData((data) => {
       if (termWs && termWs.readyState === WebSocket.OPEN) {
         termWs.send(JSON.stringify({ type: "input", data }));
       }
     });
+    // Each size xterm.js takes is sent at once (layout.js fits it at most
+    // once a frame), so the program's size is the size drawn, before any
+    // key typed after it.
     term.onResize(({ cols, rows }) => {
-      clearTimeout(resizeTimer);
-      resizeTimer = setTimeout(() => {
-        if (termWs && termWs.readyState === WebSocket.OPEN) {
-          termWs.send(JSON.stringify({ type: "resize", cols, rows }));
-        }
-      }, 80);
+      if (termWs && termWs.authed && termWs.readyState === WebSocket.OPEN) {
+        termWs.send(JSON.stringify({ type: "resize", cols, rows }));
+      }
     });
-    window.addEventListener("resize", () => { if (selected) fit.fit(); });
   }
 
   function closeTerminal() {
@@ -310,12 +316,16 @@
     closeTerminal();
     ensureTerminal();
     term.reset();
-    fit.fit();
     notice(readOnly ? "read-only: what you type is not sent" : "");
     const ws = new WebSocket(wsUrl(`/ws/term?instance=${encodeURIComponent(id)}`));
     ws.binaryType = "arraybuffer";
     ws.onopen = () => {
+      // Fitted now, after the page laid the instance out: the size sent
+      // first is the size drawn. (The auth message is the socket's first:
+      // a resize from this fit is not sent, the auth carries its size.)
+      fitNow();
       ws.send(JSON.stringify({ type: "auth", csrf, cols: term.cols, rows: term.rows }));
+      ws.authed = true;
       term.focus();
     };
     ws.onmessage = (e) => {
@@ -337,15 +347,52 @@
     termWs = ws;
   }
 
+  // ---- the state pane: a shell's commands in words, else JSON --------
+  let stateAsJson = false;
+
   function renderState(m) {
-    const box = $("tab-state");
-    if (m.error) box.textContent = m.error;
-    else if (m.ended) box.textContent = `ended: ${m.ended.reason}`;
-    else if (m.delivery) {
-      const d = m.delivery;
-      const head = `seq ${d.seq} · ${d.at}${d.trimmed ? " · trimmed to the delivery budget" : ""}\n\n`;
-      box.textContent = head + JSON.stringify(d.data, null, 2);
+    const head = $("state-head");
+    const raw = $("state-raw");
+    const shell = $("state-shell");
+    if (m.error || m.ended) {
+      head.textContent = m.error || `ended: ${m.ended.reason}`;
+      return;
     }
+    if (!m.delivery) return;
+    const d = m.delivery;
+    head.textContent = `seq ${d.seq} · ${d.at}${d.trimmed ? " · trimmed to the delivery budget" : ""}`;
+    raw.textContent = JSON.stringify(d.data, null, 2);
+    if (m.shell) TickloopShell.render(shell, m.instance, m.shell, el, shown);
+    $("state-as-json").hidden = !m.shell;
+    showStateAs(!!m.shell);
+  }
+
+  // Shows the shell's commands (when `readable`) or the state's JSON, as
+  // the JSON button says.
+  function showStateAs(readable) {
+    const json = !readable || stateAsJson;
+    $("state-shell").hidden = json;
+    $("state-raw").hidden = !json;
+    $("state-as-json").setAttribute("aria-pressed", String(stateAsJson));
+  }
+
+  function clearState() {
+    $("state-head").textContent = "";
+    $("state-raw").textContent = "";
+    $("state-shell").replaceChildren();
+    $("state-shell").hidden = true;
+    $("state-raw").hidden = false;
+    $("state-as-json").hidden = true;
+  }
+
+  // The open instance's state (running, ended) in its head: on a phone
+  // the list is out of sight.
+  function renderInstanceState() {
+    const box = $("instance-state");
+    const entry = selected ? list.find((e) => e.id === selected) : null;
+    box.className = `instance-state ${entry ? entry.state : ""}`;
+    box.textContent = !entry ? "" : entry.state === "ended" && entry.ended
+      ? `ended: ${entry.ended.reason}` : entry.state;
   }
 
   function renderActivity(m) {
@@ -379,7 +426,8 @@
     for (const tr of document.querySelectorAll("#list tbody tr")) {
       tr.classList.toggle("selected", tr.dataset.id === id);
     }
-    $("tab-state").textContent = "";
+    clearState();
+    renderInstanceState();
     $("tab-activity").replaceChildren();
     $("tab-tools").replaceChildren();
     if (live && live.readyState === WebSocket.OPEN) {
@@ -411,9 +459,13 @@
     for (const b of document.querySelectorAll("#side nav button")) {
       b.addEventListener("click", () => {
         for (const o of document.querySelectorAll("#side nav button")) o.classList.toggle("on", o === b);
-        for (const t of ["state", "tools", "activity"]) $(`tab-${t}`).hidden = t !== b.dataset.tab;
+        for (const t of document.querySelectorAll("#side .tab")) t.hidden = t.id !== `tab-${b.dataset.tab}`;
       });
     }
+    $("state-as-json").addEventListener("click", () => {
+      stateAsJson = !stateAsJson;
+      showStateAs(true);
+    });
     setUpNotifications();
     window.addEventListener("hashchange", fromHash);
     connectLive();

@@ -11,6 +11,8 @@
 //! Origin), `peer` (loopback connections of this user only), `routes`
 //! (every request checked, then served), `server` (HTTP over TCP or TLS), `websocket` (upgrades, the first auth message),
 //! `tickhost` and `live` (the bridge to tickhost, a page's live socket),
+//! `shell_view` (a shell's commands as the page shows them), `parts`
+//! (escaped text as the page draws it),
 //! `terminal` and `screen` (the bridge to a launcher, the screen drawn for
 //! xterm.js), [`assets`] (the embedded page and xterm.js), [`control`]
 //! (`RUNTIME/web.sock`: `--revoke`, `--login`).
@@ -21,10 +23,12 @@ pub mod control;
 pub mod listen;
 mod live;
 pub mod origin;
+mod parts;
 mod peer;
 mod routes;
 mod screen;
 mod server;
+mod shell_view;
 mod terminal;
 mod tickhost;
 pub mod tls;

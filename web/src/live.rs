@@ -15,7 +15,10 @@ use futures_util::StreamExt;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
-use tickloop_proto::wire::{ActivityRecord, ClientReply, ClientRequest, WatchEvent};
+use tickloop_proto::wire::{
+    ActivityEntry, ActivityEvent, ActivityRecord, ClientReply, ClientRequest, ShellState,
+    WatchEvent,
+};
 use time::format_description::well_known::Rfc3339;
 use tokio_tungstenite::tungstenite::Message;
 use view_monitor::shell_row::{ShellRow, Status};
@@ -33,26 +36,9 @@ pub struct LiveContext {
     pub offset: time::UtcOffset,
 }
 
-/// Escaped text ([`tickloop_proto::escape`]) as the page draws it: its
-/// parts in order, `{"text": ...}` as it is and `{"escape": "\\u{202E}"}`
-/// set apart, so an escape is never taken for text typed as it reads.
-pub fn shown_parts(shown: &str) -> Value {
-    use tickloop_proto::escape::Part;
-    Value::Array(
-        tickloop_proto::escape::parts(shown)
-            .into_iter()
-            .map(|part| match part {
-                Part::Text(text) => json!({ "text": text }),
-                Part::Escape(escape) => json!({ "escape": escape }),
-            })
-            .collect(),
-    )
-}
-
-/// What a program set, escaped, as [`shown_parts`].
-pub fn raw_parts(raw: &str) -> Value {
-    shown_parts(&tickloop_proto::escape::escaped(raw))
-}
+// The parts of escaped text live in their own module; these names stay
+// here too, for the callers that took them from this one.
+pub use crate::parts::{raw_parts, shown_parts};
 
 /// A `shell:` entry's row as the page shows it, in the words of `tickloop
 /// list` and the Monitor ([`ShellRow`]): its KIND, its state's `seq`, its
@@ -175,7 +161,7 @@ pub async fn serve(mut ws: Ws, ctx: LiveContext) {
                 let message = overview_message(&overview.borrow_and_update());
                 send_json(&mut ws, &message).await
             }
-            Woke::State(event) => on_state(&mut ws, &mut open, event).await,
+            Woke::State(event) => on_state(&mut ws, &mut open, event, ctx.offset).await,
             Woke::Activity => send_activity(&mut ws, &ctx, &mut open).await,
             Woke::Revoked if !ctx.auth.is_open(&ctx.session) => {
                 websocket::close_with(&mut ws, "revoked: log in again").await;
@@ -228,18 +214,22 @@ async fn on_page(ws: &mut Ws, ctx: &LiveContext, open: &mut Option<Open>, text: 
     send_activity(ws, ctx, open).await
 }
 
-/// A delivery (or the end) of the open instance's state.
+/// A delivery (or the end) of the open instance's state; a shell's comes
+/// with its commands as a person reads them ([`shell_view`]).
 async fn on_state(
     ws: &mut Ws,
     open: &mut Option<Open>,
     event: Option<Result<WatchEvent, String>>,
+    offset: time::UtcOffset,
 ) -> bool {
     let Some(current) = open.as_mut() else {
         return true;
     };
     let message = match event {
         Some(Ok(WatchEvent::Delivery(delivery))) => {
-            json!({"type": "state", "instance": current.id, "delivery": delivery})
+            let shell = shell_state(&current.id, &delivery.data)
+                .map(|state| crate::shell_view::shell_view(&state, offset));
+            json!({"type": "state", "instance": current.id, "delivery": delivery, "shell": shell})
         }
         Some(Ok(WatchEvent::Ended(notice))) => {
             json!({"type": "state", "instance": current.id, "ended": notice.ended})
@@ -252,6 +242,23 @@ async fn on_state(
         }
     };
     send_json(ws, &message).await
+}
+
+/// The state of a `shell:` instance as its commands, when `data` is one
+/// (not when it was trimmed to the delivery budget past reading).
+fn shell_state(id: &str, data: &Value) -> Option<ShellState> {
+    let (kind, _) = tickloop_client::paths::parse_id(id)?;
+    if kind != tickloop_client::paths::InstanceKind::Shell {
+        return None;
+    }
+    serde_json::from_value(data.clone()).ok()
+}
+
+/// Whether the page's activity pane shows `entry`: what agents and views
+/// did, not each state update a Tick or a shell published (the state pane
+/// shows the newest; `tickloop activity` keeps them all).
+fn in_the_page(entry: &ActivityEntry) -> bool {
+    !matches!(entry.event, ActivityEvent::Update { .. })
 }
 
 /// Asks for the open instance's activity after what was sent; sends what
@@ -288,6 +295,7 @@ async fn send_activity(ws: &mut Ws, ctx: &LiveContext, open: &mut Option<Open>) 
             let entries: Vec<Value> = record
                 .entries
                 .iter()
+                .filter(|entry| in_the_page(entry))
                 .map(|entry| {
                     json!({
                         "n": entry.n,
