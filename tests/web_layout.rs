@@ -302,7 +302,11 @@ fn terminal_keeps_its_width() {
         for (click, shows, until, name) in shown {
             browser.cmd(json!({"op": "click", "selector": click}));
             browser.wait(shows, until);
-            assert_desktop_layout(&mut browser, &format!("{what}, {shows}"));
+            // A pane that grows may move the column's edge for a moment:
+            // the layout is judged once xterm.js is fitted again.
+            let now = format!("{what}, {shows}");
+            wait_fitted(&mut browser, &now);
+            assert_desktop_layout(&mut browser, &now);
             screenshot(&mut browser, &dir, &format!("{width}x{height}-{name}"));
         }
         for click in ["#state-as-json", unfold] {
@@ -328,6 +332,7 @@ fn terminal_keeps_its_width() {
         "the activity",
         "() => document.querySelectorAll('#tab-activity li').length > 0",
     );
+    wait_fitted(&mut browser, "the activity shown");
     assert_desktop_layout(&mut browser, "the activity shown");
     screenshot(&mut browser, &dir, "1920x1080-activity");
 }
