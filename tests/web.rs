@@ -34,29 +34,16 @@
 mod common;
 
 use common::optional::{self, Case};
-use common::python_sdk::{sdk_python, venv_python, PLAYWRIGHT};
+use common::python_sdk::sdk_python;
+use common::web::{missing_chromium, Browser, Web};
 use common::{run_prepared, tickloop_bin, Host, MARK_VAR};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
-use std::time::Duration;
-
-/// Debian's Chromium, or `TICKLOOP_CHROMIUM`.
-fn chromium() -> Option<PathBuf> {
-    let path = std::env::var_os("TICKLOOP_CHROMIUM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
-    path.is_file().then_some(path)
-}
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 
 fn main() {
-    let missing = chromium().is_none().then(|| {
-        "no Chromium at /usr/bin/chromium (Debian: apt-get install chromium chromium-driver; \
-         or set TICKLOOP_CHROMIUM)"
-            .to_string()
-    });
+    let missing = missing_chromium();
     optional::run(
         vec![
             Case {
@@ -80,6 +67,10 @@ fn main() {
                 body: trojan_source_shows_escaped,
             },
             Case {
+                name: "a_shells_row_says_its_shell_directory_and_last_command",
+                body: shell_row_in_the_list,
+            },
+            Case {
                 name: "read_only_sends_no_input_and_takes_no_action",
                 body: read_only_sends_nothing,
             },
@@ -94,192 +85,6 @@ fn main() {
         ],
         missing,
     )
-}
-
-/// A running `tickloop web`.
-struct Web {
-    child: Child,
-    started: Value,
-    stderr: PathBuf,
-}
-
-impl Web {
-    fn start(host: &Host, args: &[&str]) -> Web {
-        let stderr = host.scratch().join(format!("web-{}.err", args.len()));
-        let mut full = vec!["web"];
-        full.extend_from_slice(args);
-        let mut child = host
-            .command(&full)
-            .stderr(std::fs::File::create(&stderr).expect("stderr file"))
-            .spawn()
-            .expect("start tickloop web");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = rx.recv_timeout(common::WAIT).unwrap_or_default();
-        let started: Value = serde_json::from_str(&line).unwrap_or_else(|_| {
-            panic!(
-                "tickloop web did not start: {line:?}; stderr: {}",
-                std::fs::read_to_string(&stderr).unwrap_or_default()
-            )
-        });
-        Web {
-            child,
-            started,
-            stderr,
-        }
-    }
-
-    fn login_url(&self) -> String {
-        self.started["login_url"]
-            .as_str()
-            .expect("login_url")
-            .to_string()
-    }
-
-    fn url(&self) -> String {
-        self.started["url"].as_str().expect("url").to_string()
-    }
-
-    fn addr(&self) -> String {
-        self.started["listen"].as_str().expect("listen").to_string()
-    }
-
-    fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.stderr).unwrap_or_default()
-    }
-}
-
-impl Drop for Web {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// One Chromium with one page, driven through `tests/web/browser.py`.
-struct Browser {
-    child: Child,
-    stdin: ChildStdin,
-    answers: Receiver<String>,
-}
-
-impl Browser {
-    fn start(extra: &[&str]) -> Browser {
-        let python = venv_python(&[PLAYWRIGHT]);
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/web/browser.py");
-        let mut child = Command::new(python)
-            .arg(script)
-            .arg(chromium().expect("chromium"))
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start the browser driver");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, answers) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Browser {
-            child,
-            stdin,
-            answers,
-        }
-    }
-
-    /// Runs one command; its value, or the driver's error.
-    fn try_cmd(&mut self, command: Value) -> Result<Value, String> {
-        writeln!(self.stdin, "{command}").expect("write to the browser driver");
-        let line = self
-            .answers
-            .recv_timeout(Duration::from_secs(90))
-            .unwrap_or_else(|_| panic!("the browser driver did not answer {command}"));
-        let answer: Value = serde_json::from_str(&line).expect("a JSON answer");
-        if answer["ok"] == true {
-            Ok(answer["value"].clone())
-        } else {
-            Err(answer["error"].as_str().unwrap_or("?").to_string())
-        }
-    }
-
-    fn cmd(&mut self, command: Value) -> Value {
-        let shown = command.to_string();
-        self.try_cmd(command)
-            .unwrap_or_else(|e| panic!("browser: {shown}: {e}"))
-    }
-
-    fn goto(&mut self, url: &str) -> Value {
-        self.cmd(json!({"op": "goto", "url": url}))
-    }
-
-    /// Waits until `js` (a function's source) is truthy in the page.
-    fn wait(&mut self, what: &str, js: &str) -> Value {
-        self.try_cmd(json!({"op": "wait", "js": js, "ms": 20000}))
-            .unwrap_or_else(|e| {
-                let console = self.cmd(json!({"op": "console"}));
-                panic!("waiting for {what}: {e}\nthe page logged: {console}")
-            })
-    }
-
-    fn eval(&mut self, js: &str) -> Value {
-        self.cmd(json!({"op": "eval", "js": js}))
-    }
-
-    /// The text the page's terminal shows.
-    fn terminal_text(&mut self) -> String {
-        self.eval("() => { const r = document.querySelector('.xterm-rows'); return r ? r.innerText : ''; }")
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
-    }
-
-    /// Logs in with `web`'s login URL and waits for the list.
-    fn log_in(&mut self, web: &Web) {
-        let page = self.goto(&web.login_url());
-        assert_eq!(page["status"], 200, "{page}");
-        self.wait(
-            "the list",
-            "() => document.querySelector('#list tbody tr') !== null",
-        );
-    }
-
-    /// Opens `id` in the page and waits until its terminal shows `text`.
-    fn open_instance(&mut self, id: &str, text: &str) {
-        self.eval(&format!("() => {{ location.hash = {}; }}", json!(id)));
-        self.wait(
-            &format!("{id}'s screen to show {text:?}"),
-            &format!(
-                "() => {{ const r = document.querySelector('.xterm-rows'); return r && r.innerText.includes({}); }}",
-                json!(text)
-            ),
-        );
-    }
-
-    /// Types `key` into the page's terminal.
-    fn type_key(&mut self, key: &str) {
-        self.cmd(json!({"op": "focus", "selector": ".xterm-helper-textarea"}));
-        self.cmd(json!({"op": "press", "key": key}));
-    }
-}
-
-impl Drop for Browser {
-    fn drop(&mut self) {
-        let _ = writeln!(self.stdin, "{}", json!({"op": "quit"}));
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// A plain HTTP/1.1 request to `addr`; the status and body.
@@ -536,6 +341,29 @@ fn typing_changes_the_tick() {
     assert_eq!(host.entry("hosted:counter").expect("listed")["views"], 1);
     let text = browser.terminal_text();
     assert!(text.contains("value: 1"), "{text}");
+    // The activity pane says what agents and views did, not each state
+    // update the Tick published (the record has them; the state pane
+    // shows the newest).
+    let record = host.ok(&["activity", "hosted:counter"]);
+    assert!(
+        record["entries"]
+            .as_array()
+            .is_some_and(|e| e.iter().any(|e| e["type"] == "update")),
+        "{record}"
+    );
+    browser.cmd(json!({"op": "click", "selector": "#side nav button[data-tab=activity]"}));
+    // The CLI's read came after the update: once the pane shows it, the
+    // update was in what the pane was sent.
+    let lines = browser.wait(
+        "the activity pane to show the CLI's read",
+        "() => { const li = [...document.querySelectorAll('#tab-activity li')].map((l) => l.textContent); return li.some((l) => l.includes('CLI') && l.includes('read')) && li; }",
+    );
+    assert!(
+        lines.as_array().is_some_and(|l| l
+            .iter()
+            .all(|l| !l.as_str().unwrap_or("").contains("update seq"))),
+        "{lines}"
+    );
 }
 
 /// `tests/web/agent_call.py` calling increment AMOUNT through `tickloop mcp`.
@@ -802,6 +630,50 @@ fn what_agents_did() {
         last.contains("hosted:two") && last.contains("increment"),
         "{shown}"
     );
+}
+
+/// A shell's row in the list (issue 50), in the words of `tickloop list`
+/// and the Monitor: KIND `bash`, its state's SEQ, and under its title its
+/// directory, its last command's status and the command, the failed status
+/// set apart.
+fn shell_row_in_the_list() {
+    let host = Host::new();
+    let id = host.open_bash("work");
+    host.run(&["wait", &id, "--prompt", "--timeout", "20"])
+        .expect(0);
+    let project = host.scratch().join("project");
+    std::fs::create_dir_all(&project).expect("the project folder");
+    let cd = format!("cd {}", project.display());
+    host.run(&["run", &id, "--timeout", "20", "--", &cd])
+        .expect(0);
+    let failed = host.run(&["run", &id, "--timeout", "20", "--", "sh -c 'exit 3'"]);
+    assert_eq!(failed.code, 3, "{failed:?}");
+    let seq = host.ok(&["read", &id])["seq"].clone();
+
+    let web = Web::start(&host, &[]);
+    let mut browser = Browser::start(&[]);
+    browser.log_in(&web);
+    let cells = browser.wait(
+        "the shell's row with its last command",
+        &format!(
+            "() => {{ const r = [...document.querySelectorAll('#list tbody tr')].find(r => r.dataset.id === {}); \
+             const l = r && r.querySelector('.shell-line'); \
+             return l && l.textContent.includes('exit 3') ? [...r.children].map(c => c.innerText) : null; }}",
+            json!(id)
+        ),
+    );
+    assert_eq!(cells[1], "bash", "{cells}");
+    assert_eq!(cells[4], seq.to_string(), "{cells}");
+    let title = cells[2].as_str().unwrap_or_default();
+    assert!(title.contains(&project.display().to_string()), "{title}");
+    assert!(title.contains("exit 3 · "), "{title}");
+    assert!(title.contains("sh -c 'exit 3'"), "{title}");
+    let failed_style = browser.eval(&format!(
+        "() => {{ const r = [...document.querySelectorAll('#list tbody tr')].find(r => r.dataset.id === {}); \
+         const s = r.querySelector('.shell-status.failed'); return s ? getComputedStyle(s).fontWeight : null; }}",
+        json!(id)
+    ));
+    assert_eq!(failed_style, "600", "the failed status set apart");
 }
 
 fn read_only_sends_nothing() {

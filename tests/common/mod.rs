@@ -19,6 +19,7 @@ pub mod script_term;
 pub mod sshd;
 pub mod tmpfs;
 pub mod tmux;
+pub mod web;
 
 use serde_json::Value;
 use std::collections::BTreeSet;

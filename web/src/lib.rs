@@ -11,7 +11,8 @@
 //! Origin), `peer` (loopback connections of this user only), `routes`
 //! (every request checked, then served), `server` (HTTP over TCP or TLS), `websocket` (upgrades, the first auth message),
 //! `tickhost` and `live` (the bridge to tickhost, a page's live socket),
-//! `timeline` (the page's "what agents did", on the live socket), `shown`
+//! `shell_view` (a shell's commands as the page shows them), `timeline`
+//! (the page's "what agents did", on the live socket), `parts`
 //! (escaped text as the page draws it),
 //! `terminal` and `screen` (the bridge to a launcher, the screen drawn for
 //! xterm.js), [`assets`] (the embedded page and xterm.js), [`control`]
@@ -23,11 +24,12 @@ pub mod control;
 pub mod listen;
 mod live;
 pub mod origin;
+mod parts;
 mod peer;
 mod routes;
 mod screen;
 mod server;
-mod shown;
+mod shell_view;
 mod terminal;
 mod tickhost;
 mod timeline;

@@ -6,7 +6,7 @@
 //! first (the newest [`KEPT`]), then, each time the live socket's clock
 //! ticks, what came after. tickhost merges the records (`timeline`).
 
-use crate::shown::shown_parts;
+use crate::parts::shown_parts;
 use crate::tickhost::Tickhost;
 use crate::websocket::{send_json, Ws};
 use serde_json::{json, Value};

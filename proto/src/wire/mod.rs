@@ -33,6 +33,7 @@
 //! | `activity` | what agents and views did with an instance, and the timeline across instances |
 //! | `activity_words` | the activity record in words, for people |
 //! | `terminal` | keys, waits, `run` and a shell's state, the same on every hop |
+//! | `end` | how an instance ended, the same on every hop |
 //! | `web` | `tickloop web`'s control socket (`--revoke`, `--login`) |
 //!
 //! Every type is re-exported here: callers write `wire::ListEntry`.
@@ -42,6 +43,7 @@ mod activity_words;
 mod call;
 mod client;
 mod consent;
+mod end;
 mod hello;
 mod launcher;
 mod program;
@@ -52,6 +54,7 @@ pub use activity::*;
 pub use call::*;
 pub use client::*;
 pub use consent::*;
+pub use end::*;
 pub use hello::*;
 pub use launcher::*;
 pub use program::*;

@@ -17,7 +17,7 @@ use tickloop_client::kept::KeptInstance;
 use tickloop_client::paths::InstanceKind;
 use tickloop_proto::wire::{
     ActivityRecord, ClientKind, ClientReply, ErrorKind, HeldAction, LauncherRequest, ListEntry,
-    ScreenReply, WaitReply, WaitRequest,
+    ScreenReply, ShellSummary, WaitReply, WaitRequest,
 };
 
 /// `list`: every instance from its newest status, sorted by id.
@@ -83,6 +83,13 @@ fn list_entry(instance: &Instance) -> ListEntry {
         approval_tools: Vec::new(),
         shell: status.shell.clone(),
         no_integration: status.no_integration.clone(),
+        // Its state in short (the rows of the person's views); `read` has
+        // the whole, with each command's output.
+        shell_state: status
+            .state
+            .as_ref()
+            .filter(|_| instance.kind == InstanceKind::Shell && status.shell.is_some())
+            .and_then(|s| ShellSummary::of_state(s.seq, &s.data)),
     }
 }
 
