@@ -313,6 +313,7 @@ fn terminal_keeps_its_width() {
             browser.cmd(json!({"op": "click", "selector": click}));
         }
         // Typing reaches the shell, and its size is the size drawn.
+        wait_fitted(&mut browser, &format!("{what}, the panes folded again"));
         type_line(&mut browser, &format!("echo typed-$((6*{width}))"));
         let product = 6 * width;
         browser.wait(

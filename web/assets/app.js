@@ -133,6 +133,8 @@
       line.append(el("span", status, s.failed ? "shell-status failed" : "shell-status"));
     }
     if (s.command_parts) line.append(shown(el("code", null, "shell-command"), s.command_parts, s.command));
+    // One line, cut with an ellipsis (app.css): the whole on hover.
+    line.title = line.textContent;
     return {
       kind: s.kind,
       seq: known ? s.seq : "-",
