@@ -3,7 +3,9 @@
 //! the test makes under the target directory). Each trial starts its own
 //! tickhost, `tickloop web` and browser:
 //!
-//! - the login URL works once; a request without the cookie is refused;
+//! - the login URL works once (a reused link's refusal is logged); a
+//!   request without the cookie is refused; a second `tickloop web` names
+//!   the running page's URL;
 //!   `--revoke` logs the page out; no token reaches a log;
 //! - another site (a page on another port of 127.0.0.1, which the browser
 //!   sends the cookie to) cannot open the WebSockets, cannot POST, cannot
@@ -17,7 +19,11 @@
 //!   in the Monitor instead, the page's prompt goes away;
 //! - an agent's held input with Trojan Source's bidi controls, and a
 //!   title a program set with them, show every control escaped, each in
-//!   an element styled apart;
+//!   an element styled apart; the agent's wait names the page's URL
+//!   among the places to answer;
+//! - "What agents did" lists two instances' agent actions in order, each
+//!   line the words `tickloop activity` prints on a terminal, a failed
+//!   call styled apart, and follows what an agent does next;
 //! - `--read-only` sends no input (the server refuses it, the counter
 //!   stays) and takes no action;
 //! - listening on 0.0.0.0 without TLS is refused unless `--insecure-listen`;
@@ -30,7 +36,7 @@ mod common;
 use common::optional::{self, Case};
 use common::python_sdk::sdk_python;
 use common::web::{missing_chromium, Browser, Web};
-use common::{tickloop_bin, Host, MARK_VAR};
+use common::{run_prepared, tickloop_bin, Host, MARK_VAR};
 use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::path::Path;
@@ -67,6 +73,10 @@ fn main() {
             Case {
                 name: "read_only_sends_no_input_and_takes_no_action",
                 body: read_only_sends_nothing,
+            },
+            Case {
+                name: "what_agents_did_lists_every_instance_in_the_clis_words",
+                body: what_agents_did,
             },
             Case {
                 name: "beyond_loopback_needs_tls_or_insecure_listen",
@@ -154,6 +164,25 @@ fn login_works_once() {
     // Used once, the link is void.
     let again = browser.goto(&web.login_url());
     assert_eq!(again["status"], 403, "{again}");
+    // ... and its refusal is logged (without the token: checked below).
+    assert!(
+        web.stderr().contains("refused a login link used already"),
+        "{}",
+        web.stderr()
+    );
+    // A second server is refused, naming the running page's URL (no
+    // socket path, no login).
+    let second = host.run(&["web"]);
+    assert_ne!(second.code, 0, "{second:#?}");
+    assert!(
+        second
+            .stderr
+            .contains(&format!("already runs for this user at {}", web.url())),
+        "{}",
+        second.stderr
+    );
+    assert!(!second.stderr.contains("web.sock"), "{}", second.stderr);
+    assert!(!second.stdout.contains("token="), "{}", second.stdout);
     // A new one from the running server works; --revoke logs everyone out.
     let login = host.run(&["web", "--login"]);
     login.expect(0);
@@ -511,8 +540,96 @@ fn trojan_source_shows_escaped() {
         .expect("a call id")
         .to_string();
     host.run(&["refuse", &id, &call]).expect(0);
-    typing.finish().expect(3);
+    let typed = typing.finish();
+    typed.expect(3);
+    // The agent's wait named every place to answer, the page's URL among
+    // them, and by when.
+    for place in [
+        "the Monitor, the Tick's view, Herdr, ".to_string(),
+        format!("the web page ({}), ", web.url()),
+        format!("`tickloop approve {id} {call}`"),
+        "not executed if nobody answers by ".to_string(),
+    ] {
+        assert!(typed.stderr.contains(&place), "{place}: {}", typed.stderr);
+    }
     assert!(!host.screen(&id).contains("touch"), "never typed");
+}
+
+const TIMELINE_TEXT: &str =
+    "() => [...document.querySelectorAll('#timeline li')].map(li => li.textContent)";
+
+/// The page's "what agents did": two counters, an agent's CLI (as Claude
+/// Code's shell tool runs it) calling each; the page lists its calls in
+/// order, in the words `tickloop activity` prints on a terminal, and
+/// follows the next one.
+fn what_agents_did() {
+    let host = Host::new();
+    host.open_counter("one");
+    host.open_counter("two");
+    let agent = [("CLAUDECODE", "1")];
+    let call = |id: &str, tool: &str, args: &str| {
+        host.spawn_with(&agent, &["call", id, tool, args, "--revision", "1"])
+            .finish()
+    };
+    call("one", "increment", r#"{"amount":2}"#).expect(0);
+    call("two", "fail", "{}").expect(4);
+    // The person's own call is not an agent's: not listed.
+    host.ok(&[
+        "call",
+        "one",
+        "increment",
+        r#"{"amount":5}"#,
+        "--revision",
+        "1",
+    ]);
+    let web = Web::start(&host, &[]);
+    let mut browser = Browser::start(&[]);
+    browser.log_in(&web);
+    browser.cmd(json!({"op": "click", "selector": "#timeline-pane summary"}));
+    let shown = browser.wait(
+        "two agent actions in the timeline",
+        "() => { const l = [...document.querySelectorAll('#timeline li')]; return l.length >= 2 && l.map(li => li.textContent); }",
+    );
+    let shown: Vec<String> = serde_json::from_value(shown).expect("lines");
+    assert_eq!(shown.len(), 2, "only the agent's two calls: {shown:?}");
+    assert!(
+        shown[0].contains("hosted:one") && shown[0].contains("increment"),
+        "{shown:?}"
+    );
+    assert!(
+        shown[1].contains("hosted:two") && shown[1].contains("fail"),
+        "{shown:?}"
+    );
+    // Word for word what `tickloop activity` prints on a terminal.
+    let out = run_prepared(host.in_a_terminal("activity"), &["activity"]);
+    out.expect(0);
+    let printed: Vec<String> = out
+        .stdout
+        .replace("\r\n", "\n")
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(shown, printed);
+    // The failed call is styled apart; the empty-state line is hidden.
+    let classes = browser
+        .eval("() => [...document.querySelectorAll('#timeline li')].map(li => li.className)");
+    assert_eq!(classes[1], "failed", "{classes}");
+    assert_eq!(
+        browser.eval("() => document.getElementById('timeline-empty').hidden"),
+        true
+    );
+    // What an agent does next shows up last, without reloading.
+    call("two", "increment", r#"{"amount":3}"#).expect(0);
+    browser.wait(
+        "the third agent action",
+        "() => document.querySelectorAll('#timeline li').length === 3",
+    );
+    let shown = browser.eval(TIMELINE_TEXT);
+    let last = shown[2].as_str().unwrap_or_default();
+    assert!(
+        last.contains("hosted:two") && last.contains("increment"),
+        "{shown}"
+    );
 }
 
 /// A shell's row in the list (issue 50), in the words of `tickloop list`

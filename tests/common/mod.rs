@@ -506,6 +506,24 @@ impl Host {
         format!("shell:{name}")
     }
 
+    /// [`Host::open_bash`] whose agents' typing and `run` the person lets
+    /// through (`--agent-input auto`); returns its id.
+    pub fn open_bash_agents_type_in(&self, name: &str) -> String {
+        self.ok(&[
+            "open",
+            "--shell",
+            "--id",
+            name,
+            "--agent-input",
+            "auto",
+            "--",
+            "bash",
+            "--norc",
+            "--noprofile",
+        ]);
+        format!("shell:{name}")
+    }
+
     /// Opens `bad.py MODE --log LOG` as `hosted:ID`; returns the open JSON.
     pub fn open_bad(&self, id: &str, mode: &str) -> Value {
         let log = self.log_path(id);

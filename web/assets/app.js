@@ -99,6 +99,9 @@
       case "activity":
         if (m.instance === selected) renderActivity(m);
         break;
+      case "timeline":
+        renderTimeline(m);
+        break;
       case "closed":
         if (/revoked/.test(m.reason || "")) logOut(m.reason);
         else status(m.reason, true);
@@ -418,6 +421,25 @@
       div.append(el("div", t.description));
       tools.append(div);
     }
+  }
+
+  // What agents did on every instance, newest last (at most 500 kept).
+  function renderTimeline(m) {
+    const ol = $("timeline");
+    if (m.error) {
+      ol.replaceChildren(el("li", m.error, "failed"));
+      return;
+    }
+    if (m.reset) ol.replaceChildren();
+    const follow = ol.scrollTop + ol.clientHeight >= ol.scrollHeight - 4;
+    for (const entry of m.entries || []) {
+      const li = shown(el("li", null, entry.tone || ""), entry.parts);
+      li.title = JSON.stringify(entry.entry, null, 2);
+      ol.append(li);
+    }
+    while (ol.children.length > 500) ol.firstElementChild.remove();
+    $("timeline-empty").hidden = ol.children.length > 0;
+    if (follow) ol.scrollTop = ol.scrollHeight;
   }
 
   function select(id) {

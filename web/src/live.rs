@@ -1,13 +1,13 @@
 //! A page's live WebSocket: the overview every page shows (every instance,
 //! the held actions with the Monitor's own prompt text), and for the
 //! instance the page has open, its newest state and its activity (with
-//! its tools). The overview is the one [`Tickhost`] asks for all pages;
+//! its tools); and what agents did on every instance ([`crate::timeline`]). The overview is the one [`Tickhost`] asks for all pages;
 //! the open instance's state is a `watch` of this page's, ended when the
 //! page looks elsewhere.
 //!
 //! Page → server: `{"type":"auth","csrf":...}` first, then
 //! `{"type":"select","instance":ID|null}`. Server → page: `hello`,
-//! `overview`, `state`, `activity`, `closed` (see docs/web.md).
+//! `overview`, `state`, `activity`, `timeline`, `closed` (see docs/web.md).
 
 use crate::tickhost::{Overview, StateWatch, Tickhost};
 use crate::websocket::{self, send_json, Ws};
@@ -140,6 +140,7 @@ pub async fn serve(mut ws: Ws, ctx: LiveContext) {
     let mut revocations = ctx.auth.revocations();
     let mut open: Option<Open> = None;
     let mut activity = tokio::time::interval(ACTIVITY_INTERVAL);
+    let mut timeline = crate::timeline::Feed::default();
     loop {
         let woke = tokio::select! {
             message = ws.next() => Woke::Page(message.and_then(Result::ok)),
@@ -162,7 +163,10 @@ pub async fn serve(mut ws: Ws, ctx: LiveContext) {
                 send_json(&mut ws, &message).await
             }
             Woke::State(event) => on_state(&mut ws, &mut open, event, ctx.offset).await,
-            Woke::Activity => send_activity(&mut ws, &ctx, &mut open).await,
+            Woke::Activity => {
+                send_activity(&mut ws, &ctx, &mut open).await
+                    && timeline.send(&mut ws, &ctx.tickhost, ctx.offset).await
+            }
             Woke::Revoked if !ctx.auth.is_open(&ctx.session) => {
                 websocket::close_with(&mut ws, "revoked: log in again").await;
                 false

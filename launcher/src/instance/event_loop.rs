@@ -38,8 +38,8 @@ use tickloop_client::clock::{now_rfc3339, now_rfc3339_millis};
 use tickloop_proto::core::{Action, ClientToken, EndKind, Reply, SessionRequest};
 use tickloop_proto::wire::{
     ApprovalPolicy, ClientKind, ClientReply, ConsentChange, EndClass, EndInfo, ErrorKind,
-    LaunchReport, LaunchSpec, LauncherRequest, LauncherStatus, ReloadCause, RunRequest,
-    StateSnapshot, WaitRequest,
+    LaunchReport, LaunchSpec, LauncherRequest, LauncherStatus, NotTypedWhy, ReloadCause,
+    RunRequest, StateSnapshot, TerminalOutcome, WaitRequest,
 };
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
@@ -446,6 +446,9 @@ impl Instance {
         }
         if self.shell_integration().is_none() {
             let reply = self.no_integration("`run`");
+            let asked = asked.came_to(Some(TerminalOutcome::NotTyped {
+                why: NotTypedWhy::NoIntegration,
+            }));
             return answer(&mut self.activity, asked, id, &peer, reply);
         }
         let ran = self.ran_tx.clone();
@@ -455,16 +458,25 @@ impl Instance {
             first_prompt: self.shell.injected().is_some(),
             marker: self.shell.run_file(),
         };
-        agent_terminal::start_run(self.term.clone(), at, run, id, peer, move |reply| {
-            let _ = ran.send((asked, reply));
-        });
+        agent_terminal::start_run(
+            self.term.clone(),
+            at,
+            run,
+            id,
+            peer,
+            move |reply, came_to| {
+                let _ = ran.send((asked.came_to(came_to), reply));
+            },
+        );
     }
 
     /// `activity`: the record, from after entry `after`.
     fn reply_activity(&self, id: u64, peer: &Peer, after: Option<u64>) {
-        let record = self
-            .activity
-            .record(&self.spec.instance, after, self.session.tools());
+        let record = self.activity.record(
+            (&self.spec.instance, std::process::id()),
+            after,
+            self.session.tools(),
+        );
         let reply = match serde_json::to_value(record) {
             Ok(value) => ClientReply::Ok(value),
             Err(e) => error(ErrorKind::Internal, &e.to_string()),
@@ -943,9 +955,11 @@ impl Instance {
         if let Some(writer) = self.record_writer.take() {
             let _ = tokio::task::spawn_blocking(move || writer.join()).await;
         }
-        let activity = self
-            .activity
-            .record(&self.spec.instance, None, self.session.tools());
+        let activity = self.activity.record(
+            (&self.spec.instance, std::process::id()),
+            None,
+            self.session.tools(),
+        );
         if came_up {
             info.not_saved
                 .extend(keep_activity(&self.spec.socket, &activity));

@@ -4,15 +4,15 @@
 //! [`ListEntry`], `open`'s [`OpenReply`], `watch`'s [`WatchEvent`]s).
 
 #[cfg(doc)]
-use super::{ActivityRecord, ApprovalLogEntry, RunReply, WaitReply};
+use super::{ActivityRecord, ApprovalLogEntry, RunReply, TimelineReply, WaitReply};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::PathBuf;
 
 use super::{
-    ApprovalPolicy, CallOutcome, CallRequest, ConsentChange, EndInfo, HeldCall, OpenRequest, Owner,
-    RunRequest, WaitRequest,
+    ApprovalPolicy, CallOutcome, CallRequest, ClientKind, ConsentChange, EndInfo, HeldCall,
+    OpenRequest, Owner, RunRequest, TimelineCursor, WaitRequest,
 };
 
 /// The longest request line tickhost reads from a client, in bytes (the
@@ -137,6 +137,23 @@ pub enum ClientRequest {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         after: Option<u64>,
     },
+    /// What agents did on every instance ([`TimelineReply`]): running,
+    /// ended, and forgotten ones whose record the data directory keeps.
+    Timeline {
+        /// Only entries at or after this time (RFC 3339).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        since: Option<String>,
+        /// Only this agent's (a client kind that is an agent's).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<ClientKind>,
+        /// Only what came after a previous answer's `next`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        after: Option<TimelineCursor>,
+        /// The newest this many entries at most (the answer counts the
+        /// older ones it left out).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<u64>,
+    },
     Shutdown,
 }
 
@@ -165,6 +182,7 @@ impl ClientRequest {
             ClientRequest::Withdraw { .. } => "withdraw",
             ClientRequest::ApprovalLog { .. } => "approval_log",
             ClientRequest::Activity { .. } => "activity",
+            ClientRequest::Timeline { .. } => "timeline",
             ClientRequest::Shutdown => "shutdown",
         }
     }
@@ -193,6 +211,7 @@ impl ClientRequest {
             | ClientRequest::Watch { .. }
             | ClientRequest::Approvals
             | ClientRequest::Withdraw { .. }
+            | ClientRequest::Timeline { .. }
             | ClientRequest::Shutdown => None,
         }
     }

@@ -46,6 +46,7 @@ mod row;
 mod snapshots;
 mod sources;
 pub mod table;
+mod timeline;
 
 pub use sources::{Source, POLL_INTERVAL};
 
@@ -111,6 +112,8 @@ enum Event {
     Message(String),
     /// The activity view's data (`i`), fetched.
     Activity(crate::activity::Fetched),
+    /// What agents did on every instance (`w`), fetched from one machine.
+    Timeline(timeline::Fetched),
     /// The calls waiting for approval (every instance of source `.0`),
     /// oldest first.
     Approvals(usize, Vec<tickloop_proto::wire::HeldCall>),
@@ -198,6 +201,7 @@ pub fn run(
             overlay: None,
             activity: None,
             activity_at_start: activity,
+            timeline: None,
             waiting: Vec::new(),
             prompt_step: 0,
             help: None,
@@ -276,6 +280,8 @@ struct Monitor {
     activity: Option<(crate::activity::ActivityView, crate::activity::Fetcher)>,
     /// `--activity`: open it for the selected instance once the list came.
     activity_at_start: bool,
+    /// What agents did on every instance (`w`), over everything.
+    timeline: Option<timeline::Timeline>,
     /// Calls waiting for approval: the first is prompted for (y/n/v) over
     /// whatever is shown.
     waiting: Vec<tickloop_proto::wire::HeldCall>,
@@ -376,6 +382,7 @@ impl Monitor {
                             dirty = true;
                         }
                     }
+                    Ok(Event::Timeline(fetched)) => dirty |= self.timeline_fetched(fetched),
                     Ok(Event::Signal) => return Ok(()),
                     Err(mpsc::TryRecvError::Empty) => break,
                     Err(mpsc::TryRecvError::Disconnected) => break,
@@ -669,6 +676,9 @@ impl Monitor {
         }
         if let Some((view, _)) = &self.activity {
             crate::activity::draw(&mut surface, view, (self.clock)(), "", false);
+            cursor = None;
+        }
+        if self.draw_timeline(&mut surface) {
             cursor = None;
         }
         if let Some((title, keys)) = &self.help {
