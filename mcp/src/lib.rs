@@ -94,11 +94,11 @@ pub fn run(options: Options) -> Result<(), McpError> {
     // Decided now, while the process that started it holds its pipes.
     let launch = launch::Launch::of_this_process();
     let ask_in_host = ask_in_host(options.ask_in_host);
-    let entrypoint = std::env::var("CLAUDE_CODE_ENTRYPOINT").ok();
+    let claude = host_asks::started_by_interactive_claude_code();
     let max = options
         .max_protocol
         .as_deref()
-        .or_else(|| host_asks::newest_revision(ask_in_host, &launch, entrypoint.as_deref()));
+        .or_else(|| host_asks::newest_revision(ask_in_host, &launch, claude));
     let settings = Settings {
         offered: revisions::offered(max).map_err(McpError::Usage)?,
         ask_in_host,
