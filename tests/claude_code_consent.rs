@@ -126,11 +126,7 @@ fn stream_json_in_2026_07_28() {
     assert_eq!(increments(&p), [3, 5], "the person's approval stood");
     // What Claude Code sent: the 2026-07-28 opener, the revision in each
     // request's `_meta`, and calls sent again with the answer.
-    let sent: Vec<Value> = std::fs::read_to_string(&record)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+    let sent = sent_to_bridge(&record);
     assert_eq!(
         sent.first().map(|m| m["method"].clone()),
         Some(json!("server/discover")),
@@ -158,6 +154,16 @@ fn stream_json_in_2026_07_28() {
         3,
         "each held call was sent again with the answer: {calls:#?}"
     );
+}
+
+/// The messages Claude Code sent the bridge, as [`add_bridge_recorded`]
+/// kept them.
+fn sent_to_bridge(record: &Path) -> Vec<Value> {
+    std::fs::read_to_string(record)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
 }
 
 /// The `increment` amounts that reached the counter, in order (its own log).
@@ -530,11 +536,7 @@ fn a_question_approved_elsewhere_leaves_the_screen() {
         [("approved", "cli")],
         "the person's answer, and nothing from the withdrawn dialog: {log:?}"
     );
-    let sent: Vec<Value> = std::fs::read_to_string(&record)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+    let sent = sent_to_bridge(&record);
     assert!(
         sent.iter().any(|m| m["method"] == "initialize"),
         "Claude Code fell back to initialize (2025-11-25): {sent:#?}"
