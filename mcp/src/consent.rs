@@ -186,14 +186,20 @@ pub struct IdZero(Arc<tokio::sync::OnceCell<()>>);
 
 impl IdZero {
     /// Sends the connection's first request, a `ping`, unless it was sent
-    /// (or anything else was: then id 0 is taken already). A client that
-    /// does not answer it delays nothing but this first question.
+    /// (or anything else was: then id 0 is taken already). The question
+    /// does not wait for its answer: the id is taken once it is sent.
     async fn spend(&self, peer: &Peer<RoleServer>) {
         self.0
             .get_or_init(|| async {
                 let ping = ServerRequest::PingRequest(PingRequest::default());
-                if let Err(e) = peer.send_request(ping).await {
-                    eprintln!("tickloop mcp: the agent host did not answer a ping: {e}");
+                match peer
+                    .send_cancellable_request(ping, PeerRequestOptions::no_options())
+                    .await
+                {
+                    Ok(handle) => {
+                        tokio::spawn(handle.await_response());
+                    }
+                    Err(e) => eprintln!("tickloop mcp: cannot ping the agent host: {e}"),
                 }
             })
             .await;
