@@ -182,7 +182,9 @@ pub enum Command {
         #[arg(long, default_value_t = 1000)]
         interval: u64,
         /// Offer MCP revisions up to VERSION only (e.g. 2025-11-25: hosts
-        /// that speak 2026-07-28 fall back to `initialize`); default: all.
+        /// that speak 2026-07-28 fall back to `initialize`); default: all,
+        /// but up to 2025-11-25 for interactive Claude Code that may be
+        /// asked (there a question answered elsewhere leaves its dialog).
         #[arg(long, value_name = "VERSION")]
         max_protocol: Option<String>,
         /// Offer the MCP tasks extension: a Tick call still running after
