@@ -33,6 +33,6 @@ pub struct Caller {
     /// ([`crate::manage::loop_session`]), or why there is none.
     pub loop_session: Result<(tickloop_loop::agent::Agent, String), String>,
     /// The connection's request id 0, spent before its first question
-    /// ([`crate::consent::IdZero`]).
-    pub id_zero: crate::consent::IdZero,
+    /// ([`crate::id_zero::IdZero`]).
+    pub id_zero: crate::id_zero::IdZero,
 }

@@ -18,6 +18,7 @@ mod describe;
 mod held;
 mod host_asks;
 mod hosts;
+mod id_zero;
 mod launch;
 mod listen;
 mod manage;

@@ -94,8 +94,8 @@ struct Parts {
     tasks: Tasks,
     /// The revisions offered (`--max-protocol`), oldest first.
     offered: &'static [ProtocolVersion],
-    /// The connection's request id 0 ([`crate::consent::IdZero`]).
-    id_zero: crate::consent::IdZero,
+    /// The connection's request id 0 ([`crate::id_zero::IdZero`]).
+    id_zero: crate::id_zero::IdZero,
 }
 
 /// The MCP server. Cheap to clone (one set of parts).
@@ -145,7 +145,7 @@ impl Bridge {
                 launch: settings.launch,
                 tasks: Tasks::new(settings.tasks),
                 offered: settings.offered,
-                id_zero: crate::consent::IdZero::default(),
+                id_zero: crate::id_zero::IdZero::default(),
                 pace,
                 catalog,
                 tools,
