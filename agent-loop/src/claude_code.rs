@@ -47,9 +47,14 @@ use super::machine::{
 };
 use super::policy::ConfigError;
 use super::run::{load_policies, run_id_prefix, DEFAULT_DELAY_MS};
-use tickloop_proto::wire::{Delivery, EndInfo};
 
+mod deliveries;
 pub mod install;
+mod transcript;
+
+pub use deliveries::{ClientDeliveries, Deliveries, Fetched};
+pub use transcript::classify_unended_turn;
+use transcript::last_assistant_is_error;
 
 /// Environment variable: milliseconds between a completed turn and the next
 /// time step (default [`DEFAULT_DELAY_MS`]).
@@ -70,8 +75,6 @@ const STATE_VERSION: u32 = 1;
 const PROMPT_MEMORY: usize = 16;
 /// How long the wake hook waits for the prompt hook's answer.
 const WAKE_WAIT: Duration = Duration::from_secs(20);
-/// How long a time step waits for the first delivery of a subscribed Tick.
-const DELIVERY_WAIT: Duration = Duration::from_secs(3);
 
 /// What went wrong in a hook call.
 #[derive(Debug, thiserror::Error)]
@@ -361,87 +364,6 @@ impl HookOutput {
     }
 }
 
-/// Where subscription deliveries come from in a hook call.
-pub trait Deliveries {
-    /// The current state of each instance (`watch`'s first delivery), or its
-    /// end; instances that cannot be reached are left out (and reported).
-    fn fetch(&self, instances: &[String]) -> Vec<Fetched>;
-}
-
-/// One instance's answer to [`Deliveries::fetch`].
-#[derive(Debug, Clone, PartialEq)]
-pub enum Fetched {
-    State(Delivery),
-    Ended { instance: String, ended: EndInfo },
-}
-
-/// Deliveries through tickhost's `watch` (the first delivery of a new watch
-/// is the current state). tickhost is not started for this: a subscribed
-/// Tick lives in a running tickhost or nowhere.
-#[derive(Debug, Clone)]
-pub struct ClientDeliveries {
-    pub runtime_dir: PathBuf,
-}
-
-impl Deliveries for ClientDeliveries {
-    fn fetch(&self, instances: &[String]) -> Vec<Fetched> {
-        let (tx, rx) = std::sync::mpsc::channel();
-        for instance in instances {
-            let tx = tx.clone();
-            let instance = instance.clone();
-            let runtime_dir = self.runtime_dir.clone();
-            // The reader thread may outlive a late answer: the process ends soon.
-            std::thread::spawn(move || {
-                let result = (|| {
-                    let mut client = tickloop_client::Client::connect(
-                        &runtime_dir,
-                        tickloop_proto::wire::ClientKind::Loop,
-                    )
-                    .map_err(|e| format!("cannot reach tickhost: {e}"))?;
-                    client
-                        .watch(vec![instance.clone()], 1000)
-                        .map_err(|e| format!("watch: {e}"))?;
-                    match client
-                        .next_watch_item()
-                        .map_err(|e| format!("watch: {e}"))?
-                    {
-                        tickloop_client::WatchItem::Event(
-                            tickloop_proto::wire::WatchEvent::Delivery(d),
-                        ) => Ok(Fetched::State(d)),
-                        tickloop_client::WatchItem::Event(
-                            tickloop_proto::wire::WatchEvent::Ended(n),
-                        ) => Ok(Fetched::Ended {
-                            instance: n.instance,
-                            ended: n.ended,
-                        }),
-                        tickloop_client::WatchItem::Done(reply) => {
-                            Err(format!("watch refused: {reply:?}"))
-                        }
-                    }
-                })();
-                let _ = tx.send((instance, result));
-            });
-        }
-        drop(tx);
-        let deadline = std::time::Instant::now() + DELIVERY_WAIT;
-        let mut out = Vec::new();
-        for _ in instances {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            match rx.recv_timeout(left) {
-                Ok((_, Ok(f))) => out.push(f),
-                Ok((instance, Err(e))) => {
-                    eprintln!("tickloop: subscription {instance}: {e}")
-                }
-                Err(_) => {
-                    eprintln!("tickloop: a subscribed Tick sent no state within {DELIVERY_WAIT:?}");
-                    break;
-                }
-            }
-        }
-        out
-    }
-}
-
 /// The hook events this adapter answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HookEvent {
@@ -585,68 +507,6 @@ fn reconcile(locked: &mut Locked, input: &HookInput, ledger: &mut Ledger) -> Res
     }
     locked.state.awaiting_carrier = false;
     Ok(())
-}
-
-/// How the latest turn of a transcript ended when no Stop hook said so.
-pub fn classify_unended_turn(transcript: &Path) -> TurnStatus {
-    match last_turn_entry(transcript) {
-        Some(LastEntry::Interrupted) => TurnStatus::Interrupted,
-        Some(LastEntry::ApiError) => TurnStatus::Error,
-        Some(LastEntry::Other) | None => TurnStatus::Unknown("without a Stop hook".into()),
-    }
-}
-
-enum LastEntry {
-    Interrupted,
-    ApiError,
-    Other,
-}
-
-/// The last user or assistant entry of a Claude Code transcript (JSONL).
-fn last_turn_entry(transcript: &Path) -> Option<LastEntry> {
-    let text = std::fs::read_to_string(transcript).ok()?;
-    for line in text.lines().rev() {
-        let Ok(entry) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        let kind = entry.get("type").and_then(Value::as_str).unwrap_or("");
-        if kind != "user" && kind != "assistant" {
-            continue;
-        }
-        if entry.get("isMeta").and_then(Value::as_bool) == Some(true) {
-            continue;
-        }
-        if kind == "assistant" {
-            if entry.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true) {
-                return Some(LastEntry::ApiError);
-            }
-            return Some(LastEntry::Other);
-        }
-        let content = &entry["message"]["content"];
-        let texts: Vec<&str> = match content {
-            Value::String(s) => vec![s.as_str()],
-            Value::Array(parts) => parts
-                .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect(),
-            _ => Vec::new(),
-        };
-        if texts
-            .iter()
-            .any(|t| t.starts_with("[Request interrupted by user"))
-        {
-            return Some(LastEntry::Interrupted);
-        }
-        return Some(LastEntry::Other);
-    }
-    None
-}
-
-fn last_assistant_is_error(transcript: Option<&Path>) -> bool {
-    matches!(
-        transcript.and_then(last_turn_entry),
-        Some(LastEntry::ApiError)
-    )
 }
 
 /// The `asyncRewake` hook: carries the first step of a run armed by this
@@ -986,29 +846,6 @@ mod tests {
     fn message_text_is_policy_text_then_data_lines() {
         let m = json!({"content": [{"type": "text", "text": "tick"}, {"type": "data", "data": {"instance": "hosted:c"}}]});
         assert_eq!(message_text(&m), "tick\n\n{\"instance\":\"hosted:c\"}");
-    }
-
-    #[test]
-    fn an_interrupted_turn_is_read_from_the_transcript() {
-        let d = scratch("transcript");
-        let t = d.join("t.jsonl");
-        std::fs::write(
-            &t,
-            "{\"type\":\"user\",\"message\":{\"content\":\"go\"}}\n{\"type\":\"assistant\",\"message\":{\"content\":[]}}\n{\"type\":\"user\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"[Request interrupted by user]\"}]}}\n{\"type\":\"system\"}\n",
-        )
-        .unwrap();
-        assert_eq!(classify_unended_turn(&t), TurnStatus::Interrupted);
-        std::fs::write(
-            &t,
-            "{\"type\":\"assistant\",\"isApiErrorMessage\":true,\"message\":{}}\n",
-        )
-        .unwrap();
-        assert_eq!(classify_unended_turn(&t), TurnStatus::Error);
-        assert!(matches!(
-            classify_unended_turn(&d.join("none")),
-            TurnStatus::Unknown(_)
-        ));
-        std::fs::remove_dir_all(&d).unwrap();
     }
 
     /// The hooks' whole cycle without Claude Code: a person's turn, `/tick 2`
