@@ -312,12 +312,12 @@ fn lock_state(env: &HookEnv, session_id: &str) -> Result<Locked, HookError> {
 
 impl Locked {
     fn save(&self) -> Result<(), HookError> {
-        use tickloop_client::whole_file::{write, Mode};
+        use tickloop_client::whole_file::{write, Durability, Mode};
         let bytes = serde_json::to_vec(&self.state).map_err(|e| HookError::State {
             path: self.path.clone(),
             message: e.to_string(),
         })?;
-        write(&self.path, &bytes, Mode::AsItWas).map_err(|e| HookError::Io {
+        write(&self.path, &bytes, Mode::AsItWas, Durability::Durable).map_err(|e| HookError::Io {
             what: "cannot write",
             path: e.path,
             source: e.source,

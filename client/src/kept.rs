@@ -121,6 +121,7 @@ impl Kept {
             &folder.join(FORGOTTEN_FILE),
             note.to_string().as_bytes(),
             crate::whole_file::Mode::Private,
+            crate::whole_file::Durability::Durable,
         )
         .map_err(|e| e.source)?;
         Ok(Some(folder))

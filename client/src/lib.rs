@@ -16,6 +16,7 @@ mod connection;
 pub mod framing;
 pub mod kept;
 pub mod legacy_layout;
+pub mod malloc_arena;
 pub mod outbox;
 pub mod own_folders;
 pub mod paths;

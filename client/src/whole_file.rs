@@ -1,9 +1,17 @@
 //! Writing a file whole or not at all: the bytes go to a temporary file
 //! beside it (`.NAME.PID.N.tmp`, a name no reader of Tickloop's folders
-//! takes for a file of its own), which is synced and then renamed over the
-//! file, and the folder is synced. A reader sees the old file or the new
-//! one, never a part; a full disk leaves the old file as it was (and no
-//! temporary file) and says so: [`WriteError::is_full`].
+//! takes for a file of its own), which is renamed over the file. A reader
+//! sees the old file or the new one, never a part; a full disk leaves the
+//! old file as it was (and no temporary file) and says so:
+//! [`WriteError::is_full`].
+//!
+//! A file that must outlive a crash of the machine (the data and config
+//! directories: [`Durability::Durable`]) is synced before the rename, and
+//! its folder after it. A file of the runtime directory
+//! ([`Durability::Volatile`]) is not: that directory is volatile (a tmpfs
+//! cleared at logout) and what it holds means nothing once its processes
+//! are gone, so the rename alone keeps it whole, without the milliseconds
+//! of two `fsync`s on every open (benches/cost-2026-12-06-mem.md).
 //!
 //! Every file Tickloop keeps (an instance's record, last screen and
 //! activity, tickhost's pid file, Herdr's view records, the Loop's state,
@@ -19,11 +27,22 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Who may read the file written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
-    /// 0600: the runtime directory's files.
+    /// 0600: the runtime directory's files, and the records kept of
+    /// forgotten instances.
     Private,
     /// The mode the file has now (a person's settings file stays as they
     /// set it); a new file gets the usual 0666 less the umask.
     AsItWas,
+}
+
+/// Whether a file is synced to the disk (see the module's text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// The runtime directory's files: renamed into place, never synced.
+    Volatile,
+    /// The data and config directories' files: synced, then renamed, then
+    /// the folder synced, so a crash leaves the old file or the new one.
+    Durable,
 }
 
 /// A file that could not be written; the file is as it was before.
@@ -65,17 +84,23 @@ pub fn is_full(e: &std::io::Error) -> bool {
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
 /// Writes `bytes` to `path` whole or not at all (see the module's text).
-pub fn write(path: &Path, bytes: &[u8], mode: Mode) -> Result<(), WriteError> {
-    write_with(path, bytes, mode, |_| Ok(())).map(drop)
+pub fn write(
+    path: &Path,
+    bytes: &[u8],
+    mode: Mode,
+    durability: Durability,
+) -> Result<(), WriteError> {
+    write_with(path, bytes, mode, durability, |_| Ok(())).map(drop)
 }
 
 /// [`write`], calling `before_rename` on the new file once its bytes are
-/// synced and before it takes the path (tickhost locks its pid file
-/// there); returns the file, still open.
+/// written (and synced when durable) and before it takes the path
+/// (tickhost locks its pid file there); returns the file, still open.
 pub fn write_with(
     path: &Path,
     bytes: &[u8],
     mode: Mode,
+    durability: Durability,
     before_rename: impl FnOnce(&std::fs::File) -> std::io::Result<()>,
 ) -> Result<std::fs::File, WriteError> {
     let fail = |source| WriteError {
@@ -110,7 +135,9 @@ pub fn write_with(
             file.set_permissions(std::fs::Permissions::from_mode(bits))?;
         }
         file.write_all(bytes)?;
-        file.sync_all()?;
+        if durability == Durability::Durable {
+            file.sync_all()?;
+        }
         before_rename(&file)?;
         std::fs::rename(&tmp, path)?;
         Ok(file)
@@ -124,8 +151,10 @@ pub fn write_with(
     };
     // The rename itself is on disk once the folder is synced; a folder
     // that cannot be opened or synced leaves the file written all the same.
-    if let Ok(folder) = std::fs::File::open(dir) {
-        let _ = folder.sync_all();
+    if durability == Durability::Durable {
+        if let Ok(folder) = std::fs::File::open(dir) {
+            let _ = folder.sync_all();
+        }
     }
     Ok(file)
 }
@@ -212,8 +241,8 @@ mod tests {
     fn a_file_is_replaced_whole_and_no_temporary_stays() {
         let dir = scratch("replace");
         let path = dir.join("record.json");
-        write(&path, b"one", Mode::Private).expect("first");
-        write(&path, b"two", Mode::Private).expect("second");
+        write(&path, b"one", Mode::Private, Durability::Durable).expect("first");
+        write(&path, b"two", Mode::Private, Durability::Volatile).expect("second");
         assert_eq!(std::fs::read(&path).expect("read"), b"two");
         assert_eq!(
             std::fs::metadata(&path).expect("meta").mode() & 0o777,
@@ -233,7 +262,7 @@ mod tests {
         let path = dir.join("settings.json");
         std::fs::write(&path, "{}").expect("write");
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).expect("chmod");
-        write(&path, b"{\"a\":1}", Mode::AsItWas).expect("replace");
+        write(&path, b"{\"a\":1}", Mode::AsItWas, Durability::Durable).expect("replace");
         assert_eq!(
             std::fs::metadata(&path).expect("meta").mode() & 0o777,
             0o640
@@ -265,7 +294,7 @@ mod tests {
     fn a_failed_write_leaves_the_file_and_says_where() {
         let dir = scratch("fail");
         let path = dir.join("gone").join("x.json");
-        let err = write(&path, b"x", Mode::Private).expect_err("no folder");
+        let err = write(&path, b"x", Mode::Private, Durability::Volatile).expect_err("no folder");
         assert!(err.to_string().contains("gone/x.json"), "{err}");
         assert!(!err.is_full());
         assert!(err

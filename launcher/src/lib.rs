@@ -100,7 +100,8 @@ pub fn main_from_stdin() -> anyhow::Result<()> {
         }
     };
     quiet_repeated_panics();
-    one_malloc_arena();
+    // One malloc arena: each thread's own would keep 100-200 KiB dirty.
+    tickloop_client::malloc_arena::limit_to_one();
     // One thread for every task: a request crosses no thread on its way
     // (the PTY's reader, writer and emulator have threads of their own).
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -123,20 +124,6 @@ pub fn main_from_stdin() -> anyhow::Result<()> {
     // Threads blocked on the PTY end with the process.
     runtime.shutdown_background();
     Ok(())
-}
-
-/// One malloc arena for the whole launcher: glibc gives each thread that
-/// allocates its own arena (the terminal thread, a recording's writer),
-/// each holding some 100-200 KiB of dirty pages of its own. A launcher's
-/// threads allocate little and rarely contend, and there may be a hundred
-/// launchers: one arena keeps each of them small (`benches/scale-*.txt`).
-fn one_malloc_arena() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets an allocator parameter; it is called before
-    // the launcher starts any thread.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 1);
-    }
 }
 
 /// How many panics the launcher's log tells in full.

@@ -2,7 +2,7 @@
 //! `wire::LauncherRecord`), written whole or not at all.
 
 use tickloop_client::paths::InstanceFiles;
-use tickloop_client::whole_file::{self, Mode, WriteError};
+use tickloop_client::whole_file::{self, Durability, Mode, WriteError};
 use tickloop_proto::wire::LauncherRecord;
 
 /// Writes `record` into the folder of its socket.
@@ -13,5 +13,6 @@ pub fn write_record(record: &LauncherRecord) -> Result<(), WriteError> {
         source: std::io::Error::other(e),
     })?;
     json.push(b'\n');
-    whole_file::write(&path, &json, Mode::Private)
+    // In the runtime directory: renamed whole, not synced (whole_file's text).
+    whole_file::write(&path, &json, Mode::Private, Durability::Volatile)
 }

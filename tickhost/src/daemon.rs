@@ -114,6 +114,9 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     // them again.
     no_other_tickhost(&dir)?;
 
+    // One malloc arena: tokio's blocking threads (files) and notify's
+    // watcher would each keep one of their own.
+    tickloop_client::malloc_arena::limit_to_one();
     // One thread for every task: a request relayed to a launcher crosses no
     // thread inside the daemon. Nothing here blocks (files and processes go
     // through tokio; `notify` has its own thread).

@@ -102,7 +102,7 @@ pub fn read(runtime: &Path) -> Vec<ViewRecord> {
 }
 
 fn write(runtime: &Path, views: &[ViewRecord]) -> Result<(), StateError> {
-    use tickloop_client::whole_file::{write, Mode};
+    use tickloop_client::whole_file::{write, Durability, Mode};
     let path = views_path(runtime);
     let body = serde_json::to_vec_pretty(&ViewsFile {
         views: views.to_vec(),
@@ -111,7 +111,8 @@ fn write(runtime: &Path, views: &[ViewRecord]) -> Result<(), StateError> {
         path: path.clone(),
         source: std::io::Error::other(e),
     })?;
-    write(&path, &body, Mode::Private).map_err(|e| StateError::Io {
+    // The runtime directory's: not synced (whole_file's text).
+    write(&path, &body, Mode::Private, Durability::Volatile).map_err(|e| StateError::Io {
         path: e.path,
         source: e.source,
     })

@@ -51,8 +51,8 @@ fn io<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> 
 /// Writes `text` to `path` whole or not at all, keeping the file's mode
 /// (`tickloop_client::whole_file`).
 pub fn write_atomic(path: &Path, text: &str) -> Result<(), InstallError> {
-    use tickloop_client::whole_file::{write, Mode};
-    write(path, text.as_bytes(), Mode::AsItWas).map_err(|e| InstallError::Io {
+    use tickloop_client::whole_file::{write, Durability, Mode};
+    write(path, text.as_bytes(), Mode::AsItWas, Durability::Durable).map_err(|e| InstallError::Io {
         what: "cannot write",
         path: e.path,
         source: e.source,

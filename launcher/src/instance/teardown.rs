@@ -13,7 +13,7 @@ use std::path::Path;
 use std::time::Duration;
 use tickloop_client::clock::now_rfc3339;
 use tickloop_client::paths::InstanceFiles;
-use tickloop_client::whole_file::{self, Mode};
+use tickloop_client::whole_file::{self, Durability, Mode};
 use tickloop_proto::core::EndReason;
 use tickloop_proto::wire::{ActivityRecord, ClientKind, ClientReply, EndClass, EndInfo, ErrorKind};
 use tokio::sync::{mpsc, watch};
@@ -182,7 +182,8 @@ fn keep(path: &Path, value: &impl serde::Serialize, what: &str) -> Option<String
         Ok(json) => json,
         Err(e) => return Some(format!("{what} was not saved: cannot encode it: {e}")),
     };
-    let error = whole_file::write(path, &json, Mode::Private).err()?;
+    // The instance's folder is in the runtime directory: not synced.
+    let error = whole_file::write(path, &json, Mode::Private, Durability::Volatile).err()?;
     let sentence = error.not_saved(what);
     eprintln!("launcher: {sentence}");
     Some(sentence)

@@ -241,7 +241,8 @@ fn bind(socket: &Path) -> Result<UnixListener, DaemonError> {
 pub fn write_pid_file(dir: &RuntimeDir) -> Result<std::fs::File, DaemonError> {
     let path = dir.pid_file();
     let pid = format!("{}\n", std::process::id());
-    whole_file::write_with(&path, pid.as_bytes(), whole_file::Mode::Private, |file| {
+    let (mode, durability) = (whole_file::Mode::Private, whole_file::Durability::Volatile);
+    whole_file::write_with(&path, pid.as_bytes(), mode, durability, |file| {
         // SAFETY: flock on a file descriptor we own.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
             Ok(())
