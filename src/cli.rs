@@ -142,12 +142,22 @@ pub enum Command {
         #[arg(long, value_name = "POLICY", value_parser = ["auto", "ask", "deny"])]
         close: Option<String>,
     },
-    /// What agents did with the instance: requests and their outcomes, updates, views, subscriptions.
+    /// What agents did: with one instance (its requests and their outcomes, updates, views,
+    /// subscriptions), or, with no ID, on every instance, newest last.
     Activity {
-        id: String,
-        /// Keep printing new entries as they come, until the instance ends.
+        /// The instance; none: every instance (running, ended, and forgotten ones whose record is kept).
+        id: Option<String>,
+        /// Keep printing new entries as they come (with an ID, until the instance ends).
         #[arg(long)]
         follow: bool,
+        /// Only entries from then on: a time (RFC 3339, a date, or HH:MM[:SS] today) or a
+        /// duration back from now (90s, 10m, 2h, 1d, 1h30m).
+        #[arg(long, value_name = "WHEN")]
+        since: Option<String>,
+        /// Only this agent's actions: claude-code, codex, gemini, opencode, other (an agent
+        /// host's shell tool), mcp, loop.
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
     },
     /// End the session (or forget an ended instance).
     Close { id: String },
@@ -172,7 +182,9 @@ pub enum Command {
         #[arg(long, default_value_t = 1000)]
         interval: u64,
         /// Offer MCP revisions up to VERSION only (e.g. 2025-11-25: hosts
-        /// that speak 2026-07-28 fall back to `initialize`); default: all.
+        /// that speak 2026-07-28 fall back to `initialize`); default: all,
+        /// but up to 2025-11-25 for interactive Claude Code that may be
+        /// asked (there a question answered elsewhere leaves its dialog).
         #[arg(long, value_name = "VERSION")]
         max_protocol: Option<String>,
         /// Offer the MCP tasks extension: a Tick call still running after

@@ -183,7 +183,18 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
             input,
             close,
         } => approvals::set_policy(t, id, [policy, input, close], json),
-        Command::Activity { id, follow } => activity::run(t, id, follow, json),
+        Command::Activity {
+            id,
+            follow,
+            since,
+            agent,
+        } => {
+            let only = activity::Only::parse(since.as_deref(), agent.as_deref())?;
+            match id {
+                Some(id) => activity::run(t, id, follow, &only, json),
+                None => commands::timeline::run(t, follow, &only, json),
+            }
+        }
         Command::Close { id } => instances::close(t, id, json),
         Command::Reload { id } => commands::answer_as(
             t,

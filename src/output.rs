@@ -5,6 +5,8 @@ use serde_json::Value;
 use std::io::Write;
 use tickloop_proto::escape::escaped;
 use tickloop_proto::wire::{ClientError, ErrorKind};
+use view_monitor::cells;
+use view_monitor::shell_row::ShellRow;
 
 /// The exit of `approve` / `refuse` when the action was withdrawn by its
 /// caller: not executed, like a call's exit 3.
@@ -197,20 +199,40 @@ fn owner_text(entry: &Value) -> String {
     }
 }
 
+/// How wide `list`'s table lets a shell's directory and command be (its
+/// JSON has them whole; the directory keeps its end, the command its start).
+const CWD_CELLS: usize = 32;
+const COMMAND_CELLS: usize = 60;
+
 /// `list` as a table for a person.
 pub fn list_table(entries: &Value) -> String {
+    list_table_at(entries, time::OffsetDateTime::now_utc())
+}
+
+/// [`list_table`] at `now` (how long a shell's command has run). A shell
+/// says its shell as KIND (`bash`, or `plain` without integration) and its
+/// state's SEQ; once any shell has run a command, CWD and COMMAND (the
+/// running command, or the last with its exit and duration) come last.
+pub fn list_table_at(entries: &Value, now: time::OffsetDateTime) -> String {
     let Some(entries) = entries.as_array() else {
         return format!("{entries}\n");
     };
     if entries.is_empty() {
         return "no instances; `tickloop open -- PROGRAM` starts one\n".to_string();
     }
-    let header = [
+    let shells: Vec<Option<ShellRow>> = entries.iter().map(ShellRow::of_json).collect();
+    // A shell just opened has nothing for them but where it started.
+    let with_state = shells.iter().flatten().any(|s| s.command.is_some());
+    let mut header = vec![
         "ID", "STATE", "OWNER", "KIND", "TITLE", "SEQ", "UPDATES", "PID", "VIEWS",
     ];
+    if with_state {
+        header.extend(["CWD", "COMMAND"]);
+    }
     let rows: Vec<Vec<String>> = entries
         .iter()
-        .map(|e| {
+        .zip(&shells)
+        .map(|(e, shell)| {
             let state = match e.get("ended") {
                 Some(end) if !end.is_null() => {
                     format!("ended ({})", text(&end["kind"]))
@@ -222,33 +244,48 @@ pub fn list_table(entries: &Value) -> String {
                     n => format!("{} · recorded ×{n}", text(&e["state"])),
                 },
             };
-            vec![
+            let mut row = vec![
                 text(&e["id"]),
                 state,
                 owner_text(e),
-                // Set by the program: shown escaped (the JSON keeps them raw).
-                escaped(&text(&e["kind"])),
+                match shell {
+                    // Set by the program: shown escaped (the JSON keeps them raw).
+                    None => escaped(&text(&e["kind"])),
+                    Some(shell) => shell.kind.clone(),
+                },
                 escaped(&text(&e["title"])),
-                text(&e["seq"]),
+                match shell.as_ref().and_then(|s| s.seq) {
+                    Some(seq) => seq.to_string(),
+                    None => text(&e["seq"]),
+                },
                 text(&e["updates"]),
                 text(&e["pid"]),
                 text(&e["views"]),
-            ]
+            ];
+            if with_state {
+                row.push(shell.as_ref().map_or("-".into(), |s| s.cwd_cell(CWD_CELLS)));
+                row.push(
+                    shell
+                        .as_ref()
+                        .map_or("-".into(), |s| s.command_cell(now, COMMAND_CELLS)),
+                );
+            }
+            row
         })
         .collect();
     let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
+            *w = (*w).max(cells::width(cell));
         }
     }
-    let line = |cells: Vec<String>| {
+    let line = |row: Vec<String>| {
         let mut out = String::new();
-        for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
-            if i + 1 == cells.len() {
-                out.push_str(cell);
-            } else {
-                out.push_str(&format!("{cell:<w$}  "));
+        for (i, (cell, w)) in row.iter().zip(&widths).enumerate() {
+            out.push_str(cell);
+            if i + 1 < row.len() {
+                let pad = w.saturating_sub(cells::width(cell)) + 2;
+                out.push_str(&" ".repeat(pad));
             }
         }
         out.trim_end().to_string() + "\n"
@@ -401,6 +438,68 @@ mod tests {
             !table.contains('\u{202e}') && !table.contains('\u{9b}'),
             "{table}"
         );
+    }
+
+    #[test]
+    fn a_shells_row_says_its_shell_directory_and_command_with_its_status() {
+        let now = time::OffsetDateTime::parse(
+            "2026-12-01T00:01:00Z",
+            &time::format_description::well_known::Rfc3339,
+        )
+        .expect("a time");
+        let shell = |id: &str, name: &str, state: Value| {
+            json!({"id": id, "state": "running", "ended": null, "kind": null, "title": name,
+                "seq": null, "updates": 4, "pid": 3, "views": 0,
+                "shell": {"shell": name, "kind": "injected", "active": true},
+                "shell_state": state})
+        };
+        let listed = json!([
+            {"id":"hosted:c","state":"running","ended":null,"kind":"k","title":"T","seq":1,"updates":2,"pid":3,"views":0},
+            shell("shell:work", "bash", json!({"seq": 4, "at_prompt": true, "running": null,
+                "commands_total": 2,
+                "cwd": "/home/ada/src/a-project-with-a-long-name/and/deeper\u{202e}",
+                "last": {"n": 2, "command": "make test\nmake lint", "exit": 2,
+                    "started": "2026-12-01T00:00:01Z", "ended": "2026-12-01T00:00:04.1Z",
+                    "duration_ms": 3100}})),
+            shell("shell:build", "zsh", json!({"seq": 5, "at_prompt": false, "cwd": "/srv",
+                "running": {"n": 3, "command": "sleep 600", "started": "2026-12-01T00:00:48Z"},
+                "last": null, "commands_total": 3})),
+            {"id":"shell:py","state":"running","ended":null,"kind":null,"title":"python3",
+                "seq":null,"updates":0,"pid":4,"views":0,
+                "no_integration":"python3 is not bash, zsh or fish"},
+        ]);
+        let t = list_table_at(&listed, now);
+        let row = |id: &str| {
+            t.lines()
+                .find(|l| l.starts_with(id))
+                .unwrap_or_default()
+                .to_string()
+        };
+        let header = t.lines().next().unwrap_or_default();
+        assert!(
+            header.contains("  CWD  ") && header.ends_with("  COMMAND"),
+            "{t}"
+        );
+        let work = row("shell:work");
+        assert!(work.contains("  bash  "), "{t}");
+        assert!(work.contains("  4  "), "{t}");
+        assert!(work.contains("…/and/deeper\\u{202E}  "), "{t}");
+        assert!(
+            work.ends_with("exit 2 · 3.1s · make test\\u{A}make lint"),
+            "{t}"
+        );
+        let build = row("shell:build");
+        assert!(build.contains("  zsh  ") && build.contains("  5  "), "{t}");
+        assert!(build.contains("  /srv  "), "{t}");
+        assert!(build.ends_with("  running 12s · sleep 600"), "{t}");
+        let py = row("shell:py");
+        assert!(py.contains("  plain  "), "{t}");
+        let py_cells: Vec<&str> = py.split_whitespace().collect();
+        assert_eq!(py_cells[py_cells.len() - 2..], ["-", "-"], "{t}");
+        assert!(row("hosted:c").contains("  k  "), "{t}");
+        // No shell's state known: the table is as it was.
+        let ticks = list_table_at(&json!([listed[0].clone(), listed[3].clone()]), now);
+        assert!(!ticks.contains("CWD"), "{ticks}");
     }
 
     #[test]

@@ -201,11 +201,11 @@ pub fn take_host_ids(command: &mut Command, hosts: &mut Vec<String>) -> anyhow::
         | Command::Attach { id, .. }
         | Command::Close { id }
         | Command::Reload { id }
-        | Command::Activity { id, .. }
         | Command::Approve { id, .. }
         | Command::Refuse { id, .. }
         | Command::ApprovePolicy { id, .. } => vec![id],
         Command::Watch { ids, .. } => ids.iter_mut().collect(),
+        Command::Activity { id, .. } => id.iter_mut().collect(),
         _ => return Ok(()),
     };
     let mut found: Option<SshHost> = None;

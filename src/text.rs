@@ -6,7 +6,10 @@
 
 use serde_json::Value;
 use tickloop_proto::escape::escaped;
-use tickloop_proto::wire::{ShellState, WaitReply};
+use tickloop_proto::wire::ShellState;
+
+mod waits;
+pub use waits::{wait_answer, WatchText};
 
 fn text(value: &Value) -> String {
     match value {
@@ -237,18 +240,19 @@ pub fn watch_event(v: &Value) -> String {
 
 /// A shell's state in a line: the running command, or the last one with
 /// its status, and where the shell is.
-fn shell_line(shell: &ShellState) -> String {
-    let place = shell.cwd.as_deref().unwrap_or("?");
+pub(crate) fn shell_line(shell: &ShellState) -> String {
+    let place = escaped(shell.cwd.as_deref().unwrap_or("?"));
     match (&shell.running, shell.commands.last()) {
         (Some(running), _) => format!(
             "command {} started: `{}` (in {place})",
-            running.n, running.command
+            running.n,
+            escaped(&running.command)
         ),
         (None, Some(last)) => format!(
             "command {} ended with status {}: `{}` (in {place}{})",
             last.n,
             last.exit.map_or("unknown".to_string(), |e| e.to_string()),
-            last.command,
+            escaped(&last.command),
             if shell.at_prompt {
                 ", at its prompt"
             } else {
@@ -264,37 +268,6 @@ fn shell_line(shell: &ShellState) -> String {
             }
         ),
     }
-}
-
-/// `wait`'s answer: what happened, and the screen.
-pub fn wait_answer(id: &str, answer: &WaitReply) -> String {
-    let mut out = String::new();
-    if answer.timed_out {
-        out.push_str(&format!("timed out after {} ms\n", answer.waited_ms));
-    } else if let Some(matched) = &answer.matched {
-        out.push_str(&format!(
-            "matched {matched:?} after {} ms\n",
-            answer.waited_ms
-        ));
-        if let Some(line) = &answer.line {
-            out.push_str(&format!("line: {line}\n"));
-        }
-    } else if let Some(shell) = &answer.shell {
-        out.push_str(&format!(
-            "{id} is at its prompt after {} ms: {}\n",
-            answer.waited_ms,
-            shell_line(shell)
-        ));
-    } else if let Some(ended) = &answer.ended {
-        out.push_str(&format!("{id} ended: {}\n", ended.reason));
-    } else {
-        out.push_str(&format!("quiet after {} ms\n", answer.waited_ms));
-    }
-    out.push_str("screen:\n");
-    for line in &answer.screen {
-        out.push_str(&format!("  {line}\n"));
-    }
-    out
 }
 
 /// `reload ID`: the artifact's new generation.

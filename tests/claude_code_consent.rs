@@ -12,9 +12,10 @@
 //! withdrawal a `control_cancel_request`; `--ask-in-host always`, since
 //! `claude -p` is asked nothing by default, which a trial checks too). An
 //! answer given first with `tickloop approve` ends the waiting call at once
-//! in 2025-11-25 (the dialog stays drawn, and answering it changes
-//! nothing); in 2026-07-28 the dialog keeps the call until it is answered,
-//! and then the call returns the person's answer at once. The shared agent
+//! in 2025-11-25 and the dialog leaves the screen (what the bridge offers
+//! interactive Claude Code by default: the first trial measures it); in
+//! 2026-07-28 the dialog keeps the call until it is answered, and then the
+//! call returns the person's answer at once. The shared agent
 //! trials run too: Claude Code's Bash tool typing into and closing the
 //! person's shell waits for the person (`tests/agents/trials.rs`).
 //!
@@ -125,11 +126,7 @@ fn stream_json_in_2026_07_28() {
     assert_eq!(increments(&p), [3, 5], "the person's approval stood");
     // What Claude Code sent: the 2026-07-28 opener, the revision in each
     // request's `_meta`, and calls sent again with the answer.
-    let sent: Vec<Value> = std::fs::read_to_string(&record)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+    let sent = sent_to_bridge(&record);
     assert_eq!(
         sent.first().map(|m| m["method"].clone()),
         Some(json!("server/discover")),
@@ -157,6 +154,16 @@ fn stream_json_in_2026_07_28() {
         3,
         "each held call was sent again with the answer: {calls:#?}"
     );
+}
+
+/// The messages Claude Code sent the bridge, as [`add_bridge_recorded`]
+/// kept them.
+fn sent_to_bridge(record: &Path) -> Vec<Value> {
+    std::fs::read_to_string(record)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
 }
 
 /// The `increment` amounts that reached the counter, in order (its own log).
@@ -447,25 +454,26 @@ fn full_screen(bridge: &[&str], elsewhere: fn(&Tmux, &Project)) {
     );
 }
 
-/// MCP 2025-11-25: an answer elsewhere ends the waiting call at once (the
-/// bridge withdraws the question with `notifications/cancelled`) and the
-/// agent's turn goes on; Claude Code leaves the dialog drawn, and
-/// answering it changes nothing.
+/// MCP 2025-11-25: an answer elsewhere ends the waiting call at once, the
+/// bridge withdraws the question with `notifications/cancelled`, the
+/// dialog leaves the screen and the agent's turn goes on.
 fn full_screen_in_2025_11_25() {
     full_screen(&MCP_2025, |tmux, _| {
+        common::wait_for("the withdrawn dialog to leave the screen", || {
+            (!tmux.capture().contains("requests your input")).then_some(())
+        });
         tmux.wait_text("third done");
-        if tmux.capture().contains("requests your input") {
-            choose(tmux, "Decline");
-        }
     });
 }
 
-/// MCP 2026-07-28 (Claude Code's default): the dialog holds the call (the
-/// server cannot withdraw a question in this revision); the approved call
-/// runs at once, and when the person answers the dialog, the call returns
-/// the real outcome at once (the Decline comes too late to refuse it).
+/// MCP 2026-07-28 (which Claude Code negotiates when offered; the bridge
+/// offers it to interactive Claude Code only with `--max-protocol
+/// 2026-07-28`): the dialog holds the call (the server cannot withdraw a
+/// question in this revision); the approved call runs at once, and when
+/// the person answers the dialog, the call returns the real outcome at
+/// once (the Decline comes too late to refuse it).
 fn full_screen_in_2026_07_28() {
-    full_screen(&["mcp"], |tmux, p| {
+    full_screen(&["mcp", "--max-protocol", "2026-07-28"], |tmux, p| {
         common::wait_for("the approved call to run", || {
             (increments(p) == [3, 5]).then_some(())
         });
@@ -477,6 +485,62 @@ fn full_screen_in_2026_07_28() {
         choose(tmux, "Decline");
         tmux.wait_text("third done");
     });
+}
+
+/// Claude Code full screen with the bridge as `claude mcp add` installs it
+/// (`tickloop mcp`, no flags): interactive Claude Code is offered MCP up to
+/// 2025-11-25 (it falls back from `server/discover` to `initialize`), so
+/// its first question, approved with `tickloop approve` while the dialog
+/// is up, is withdrawn and leaves the screen; the call runs once and the
+/// model gets its real result. Prints how long the dialog stayed after the
+/// approval (not a bound: the trial waits for it to go).
+fn a_question_approved_elsewhere_leaves_the_screen() {
+    let p = project_with_asking_counter();
+    let api = two_increments(&p);
+    let record = add_bridge_recorded(&p, &api, "");
+    skip_first_run(&p);
+    let mut cmd = p.claude_command(api.port, 100);
+    cmd.args(["Add 3 to the counter.", "--allowedTools", TOOL]);
+    let tmux = Tmux::start(&p.host, 80, 40, &shell_line(&cmd));
+    tmux.wait_text("requests your input");
+    let approved = std::time::Instant::now();
+    approve_from_cli(&p);
+    common::wait_for("the dialog to leave Claude Code's screen", || {
+        (!tmux.capture().contains("requests your input")).then_some(())
+    });
+    let gone = approved.elapsed();
+    tmux.wait_text("first done");
+    let answered = approved.elapsed();
+    eprintln!(
+        "measured: Claude Code's dialog left the screen {} ms after `tickloop approve` was started; the model's turn ended after {} ms",
+        gone.as_millis(),
+        answered.as_millis()
+    );
+    assert_eq!(increments(&p), [3], "the approved call ran once");
+    let results = tool_results(&api);
+    assert_eq!(results.len(), 1, "{results:#?}");
+    let result: Value = serde_json::from_str::<String>(&results[0])
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default();
+    assert_eq!(
+        result,
+        json!({"outcome": "result", "result": {"value": 3}}),
+        "the model got the Tick's real result: {results:#?}"
+    );
+    let log = decisions(&p);
+    assert_eq!(
+        log.iter()
+            .map(|(d, by, _)| (d.as_str(), by.as_str()))
+            .collect::<Vec<_>>(),
+        [("approved", "cli")],
+        "the person's answer, and nothing from the withdrawn dialog: {log:?}"
+    );
+    let sent = sent_to_bridge(&record);
+    assert!(
+        sent.iter().any(|m| m["method"] == "initialize"),
+        "Claude Code fell back to initialize (2025-11-25): {sent:#?}"
+    );
 }
 
 /// `claude -p` answers a server's question without the person (it
@@ -562,6 +626,11 @@ fn main() {
         );
     }
     let trials = vec![
+        trial(
+            "a_question_approved_elsewhere_leaves_the_screen",
+            a_question_approved_elsewhere_leaves_the_screen,
+            &missing,
+        ),
         trial(
             "stream_json_accept_and_decline",
             stream_json_accept_and_decline,

@@ -55,6 +55,54 @@ fn a_reader_that_goes_away_ends_a_command_quietly() {
     assert_eq!(out.code, 3, "{out:#?}");
 }
 
+/// README's install line names exactly the packages `tickloop packages`
+/// lists as shipped (in the executable, with no package folder of the
+/// person's), and Python 3 for exactly those that need it.
+#[test]
+fn the_readme_names_every_shipped_package() {
+    let host = Host::new();
+    let listed = host.ok(&["packages"]);
+    let listed = listed.as_array().expect("a list of packages");
+    let names: Vec<&str> = listed.iter().filter_map(|p| p["name"].as_str()).collect();
+    let needs_python: Vec<&str> = listed
+        .iter()
+        .filter(|p| {
+            p["prerequisites"]["commands"]
+                .as_array()
+                .is_some_and(|c| c.iter().any(|c| c == "python3"))
+        })
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    let readme =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+            .expect("README.md");
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with("tickloop packages ") && l.contains("ship inside tickloop"))
+        .expect("README's `tickloop packages` install line");
+    let said = line
+        .split_once('(')
+        .and_then(|(_, rest)| rest.split_once(" ship inside"))
+        .map(|(list, _)| list)
+        .unwrap_or_default();
+    let said: Vec<&str> = said.split(',').map(str::trim).collect();
+    assert_eq!(said, names, "README: {line}");
+    let python = readme
+        .lines()
+        .find(|l| l.contains("and Python 3 for the shipped"))
+        .expect("README's Python line");
+    let python_said = python
+        .split_once("for the shipped ")
+        .and_then(|(_, rest)| rest.split_once(')'))
+        .map(|(list, _)| list)
+        .unwrap_or_default();
+    let python_said: Vec<&str> = python_said
+        .split([',', ' '])
+        .filter(|w| !w.is_empty() && *w != "and")
+        .collect();
+    assert_eq!(python_said, needs_python, "README: {python}");
+}
+
 /// The files in the instances' folders under the runtime directory's `i/`,
 /// as `FOLDER/FILE`.
 fn launcher_files(host: &Host) -> Vec<String> {

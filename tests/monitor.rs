@@ -6,6 +6,7 @@
 //! overlay with the Tick still running, and an instance that ends (it exits,
 //! or `tickloop close`) shows its reason, in the overlay and in the list. At
 //! 100x30 and at 80x24; the terminal is restored at quit and at SIGTERM.
+//! `w` shows what agents did on every instance, in order, and follows.
 
 mod common;
 
@@ -509,6 +510,50 @@ fn r_reloads_an_artifact_from_the_list() {
     tmux.send_keys(&["r"]);
     tmux.wait_text("artifact:art reloaded: generation 2");
     assert_eq!(host.entry("artifact:art").expect("listed")["generation"], 2);
+    tmux.send_keys(&["q"]);
+    tmux.wait_text("ATTACH-EXIT 0");
+}
+
+/// `w` opens "what agents did": two instances' agent actions in order, in
+/// the words of `tickloop activity`, the next one followed; Esc goes back.
+#[test]
+fn w_shows_what_agents_did_on_every_instance_in_order_and_follows() {
+    let host = Host::new();
+    let alpha = host.open_bash_agents_type_in("alpha");
+    let beta = host.open_bash_agents_type_in("beta");
+    let agent = [("CLAUDECODE", "1")];
+    host.spawn_with(&agent, &["run", &alpha, "--", "echo one"])
+        .finish()
+        .expect(0);
+    host.spawn_with(&agent, &["run", &beta, "--", "false"])
+        .finish()
+        .expect(1);
+    let tmux = Tmux::start(&host, 120, 30, &monitor_command());
+    tmux.wait_text("2 running");
+    tmux.send_keys(&["w"]);
+    let screen = tmux.wait_text("run `false` → exited 1");
+    assert!(screen.contains("what agents did"), "{screen}");
+    let at = |text: &str| {
+        screen
+            .lines()
+            .position(|l| l.contains(text))
+            .unwrap_or_else(|| panic!("{text:?} not shown:\n{screen}"))
+    };
+    let one = at(&format!(
+        "{alpha} Claude Code (shell) run `echo one` → exited 0"
+    ));
+    let two = at(&format!(
+        "{beta} Claude Code (shell) run `false` → exited 1"
+    ));
+    assert!(one < two, "oldest first:\n{screen}");
+    // What an agent does next shows up while it is open.
+    host.spawn_with(&agent, &["keys", &alpha, "C-l"])
+        .finish()
+        .expect(0);
+    let screen = tmux.wait_text(&format!("{alpha} Claude Code (shell) keys C-l → pressed"));
+    assert!(screen.contains("run `echo one`"), "{screen}");
+    tmux.send_keys(&["Escape"]);
+    tmux.wait_text("Enter open ·");
     tmux.send_keys(&["q"]);
     tmux.wait_text("ATTACH-EXIT 0");
 }

@@ -3,7 +3,9 @@
 //! the test makes under the target directory). Each trial starts its own
 //! tickhost, `tickloop web` and browser:
 //!
-//! - the login URL works once; a request without the cookie is refused;
+//! - the login URL works once (a reused link's refusal is logged); a
+//!   request without the cookie is refused; a second `tickloop web` names
+//!   the running page's URL;
 //!   `--revoke` logs the page out; no token reaches a log;
 //! - another site (a page on another port of 127.0.0.1, which the browser
 //!   sends the cookie to) cannot open the WebSockets, cannot POST, cannot
@@ -17,7 +19,11 @@
 //!   in the Monitor instead, the page's prompt goes away;
 //! - an agent's held input with Trojan Source's bidi controls, and a
 //!   title a program set with them, show every control escaped, each in
-//!   an element styled apart;
+//!   an element styled apart; the agent's wait names the page's URL
+//!   among the places to answer;
+//! - "What agents did" lists two instances' agent actions in order, each
+//!   line the words `tickloop activity` prints on a terminal, a failed
+//!   call styled apart, and follows what an agent does next;
 //! - `--read-only` sends no input (the server refuses it, the counter
 //!   stays) and takes no action;
 //! - listening on 0.0.0.0 without TLS is refused unless `--insecure-listen`;
@@ -28,29 +34,16 @@
 mod common;
 
 use common::optional::{self, Case};
-use common::python_sdk::{sdk_python, venv_python, PLAYWRIGHT};
-use common::{tickloop_bin, Host, MARK_VAR};
+use common::python_sdk::sdk_python;
+use common::web::{missing_chromium, Browser, Web};
+use common::{run_prepared, tickloop_bin, Host, MARK_VAR};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
-use std::time::Duration;
-
-/// Debian's Chromium, or `TICKLOOP_CHROMIUM`.
-fn chromium() -> Option<PathBuf> {
-    let path = std::env::var_os("TICKLOOP_CHROMIUM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
-    path.is_file().then_some(path)
-}
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 
 fn main() {
-    let missing = chromium().is_none().then(|| {
-        "no Chromium at /usr/bin/chromium (Debian: apt-get install chromium chromium-driver; \
-         or set TICKLOOP_CHROMIUM)"
-            .to_string()
-    });
+    let missing = missing_chromium();
     optional::run(
         vec![
             Case {
@@ -74,8 +67,16 @@ fn main() {
                 body: trojan_source_shows_escaped,
             },
             Case {
+                name: "a_shells_row_says_its_shell_directory_and_last_command",
+                body: shell_row_in_the_list,
+            },
+            Case {
                 name: "read_only_sends_no_input_and_takes_no_action",
                 body: read_only_sends_nothing,
+            },
+            Case {
+                name: "what_agents_did_lists_every_instance_in_the_clis_words",
+                body: what_agents_did,
             },
             Case {
                 name: "beyond_loopback_needs_tls_or_insecure_listen",
@@ -84,192 +85,6 @@ fn main() {
         ],
         missing,
     )
-}
-
-/// A running `tickloop web`.
-struct Web {
-    child: Child,
-    started: Value,
-    stderr: PathBuf,
-}
-
-impl Web {
-    fn start(host: &Host, args: &[&str]) -> Web {
-        let stderr = host.scratch().join(format!("web-{}.err", args.len()));
-        let mut full = vec!["web"];
-        full.extend_from_slice(args);
-        let mut child = host
-            .command(&full)
-            .stderr(std::fs::File::create(&stderr).expect("stderr file"))
-            .spawn()
-            .expect("start tickloop web");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = rx.recv_timeout(common::WAIT).unwrap_or_default();
-        let started: Value = serde_json::from_str(&line).unwrap_or_else(|_| {
-            panic!(
-                "tickloop web did not start: {line:?}; stderr: {}",
-                std::fs::read_to_string(&stderr).unwrap_or_default()
-            )
-        });
-        Web {
-            child,
-            started,
-            stderr,
-        }
-    }
-
-    fn login_url(&self) -> String {
-        self.started["login_url"]
-            .as_str()
-            .expect("login_url")
-            .to_string()
-    }
-
-    fn url(&self) -> String {
-        self.started["url"].as_str().expect("url").to_string()
-    }
-
-    fn addr(&self) -> String {
-        self.started["listen"].as_str().expect("listen").to_string()
-    }
-
-    fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.stderr).unwrap_or_default()
-    }
-}
-
-impl Drop for Web {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// One Chromium with one page, driven through `tests/web/browser.py`.
-struct Browser {
-    child: Child,
-    stdin: ChildStdin,
-    answers: Receiver<String>,
-}
-
-impl Browser {
-    fn start(extra: &[&str]) -> Browser {
-        let python = venv_python(&[PLAYWRIGHT]);
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/web/browser.py");
-        let mut child = Command::new(python)
-            .arg(script)
-            .arg(chromium().expect("chromium"))
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start the browser driver");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, answers) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Browser {
-            child,
-            stdin,
-            answers,
-        }
-    }
-
-    /// Runs one command; its value, or the driver's error.
-    fn try_cmd(&mut self, command: Value) -> Result<Value, String> {
-        writeln!(self.stdin, "{command}").expect("write to the browser driver");
-        let line = self
-            .answers
-            .recv_timeout(Duration::from_secs(90))
-            .unwrap_or_else(|_| panic!("the browser driver did not answer {command}"));
-        let answer: Value = serde_json::from_str(&line).expect("a JSON answer");
-        if answer["ok"] == true {
-            Ok(answer["value"].clone())
-        } else {
-            Err(answer["error"].as_str().unwrap_or("?").to_string())
-        }
-    }
-
-    fn cmd(&mut self, command: Value) -> Value {
-        let shown = command.to_string();
-        self.try_cmd(command)
-            .unwrap_or_else(|e| panic!("browser: {shown}: {e}"))
-    }
-
-    fn goto(&mut self, url: &str) -> Value {
-        self.cmd(json!({"op": "goto", "url": url}))
-    }
-
-    /// Waits until `js` (a function's source) is truthy in the page.
-    fn wait(&mut self, what: &str, js: &str) -> Value {
-        self.try_cmd(json!({"op": "wait", "js": js, "ms": 20000}))
-            .unwrap_or_else(|e| {
-                let console = self.cmd(json!({"op": "console"}));
-                panic!("waiting for {what}: {e}\nthe page logged: {console}")
-            })
-    }
-
-    fn eval(&mut self, js: &str) -> Value {
-        self.cmd(json!({"op": "eval", "js": js}))
-    }
-
-    /// The text the page's terminal shows.
-    fn terminal_text(&mut self) -> String {
-        self.eval("() => { const r = document.querySelector('.xterm-rows'); return r ? r.innerText : ''; }")
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
-    }
-
-    /// Logs in with `web`'s login URL and waits for the list.
-    fn log_in(&mut self, web: &Web) {
-        let page = self.goto(&web.login_url());
-        assert_eq!(page["status"], 200, "{page}");
-        self.wait(
-            "the list",
-            "() => document.querySelector('#list tbody tr') !== null",
-        );
-    }
-
-    /// Opens `id` in the page and waits until its terminal shows `text`.
-    fn open_instance(&mut self, id: &str, text: &str) {
-        self.eval(&format!("() => {{ location.hash = {}; }}", json!(id)));
-        self.wait(
-            &format!("{id}'s screen to show {text:?}"),
-            &format!(
-                "() => {{ const r = document.querySelector('.xterm-rows'); return r && r.innerText.includes({}); }}",
-                json!(text)
-            ),
-        );
-    }
-
-    /// Types `key` into the page's terminal.
-    fn type_key(&mut self, key: &str) {
-        self.cmd(json!({"op": "focus", "selector": ".xterm-helper-textarea"}));
-        self.cmd(json!({"op": "press", "key": key}));
-    }
-}
-
-impl Drop for Browser {
-    fn drop(&mut self) {
-        let _ = writeln!(self.stdin, "{}", json!({"op": "quit"}));
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// A plain HTTP/1.1 request to `addr`; the status and body.
@@ -349,6 +164,25 @@ fn login_works_once() {
     // Used once, the link is void.
     let again = browser.goto(&web.login_url());
     assert_eq!(again["status"], 403, "{again}");
+    // ... and its refusal is logged (without the token: checked below).
+    assert!(
+        web.stderr().contains("refused a login link used already"),
+        "{}",
+        web.stderr()
+    );
+    // A second server is refused, naming the running page's URL (no
+    // socket path, no login).
+    let second = host.run(&["web"]);
+    assert_ne!(second.code, 0, "{second:#?}");
+    assert!(
+        second
+            .stderr
+            .contains(&format!("already runs for this user at {}", web.url())),
+        "{}",
+        second.stderr
+    );
+    assert!(!second.stderr.contains("web.sock"), "{}", second.stderr);
+    assert!(!second.stdout.contains("token="), "{}", second.stdout);
     // A new one from the running server works; --revoke logs everyone out.
     let login = host.run(&["web", "--login"]);
     login.expect(0);
@@ -507,6 +341,29 @@ fn typing_changes_the_tick() {
     assert_eq!(host.entry("hosted:counter").expect("listed")["views"], 1);
     let text = browser.terminal_text();
     assert!(text.contains("value: 1"), "{text}");
+    // The activity pane says what agents and views did, not each state
+    // update the Tick published (the record has them; the state pane
+    // shows the newest).
+    let record = host.ok(&["activity", "hosted:counter"]);
+    assert!(
+        record["entries"]
+            .as_array()
+            .is_some_and(|e| e.iter().any(|e| e["type"] == "update")),
+        "{record}"
+    );
+    browser.cmd(json!({"op": "click", "selector": "#side nav button[data-tab=activity]"}));
+    // The CLI's read came after the update: once the pane shows it, the
+    // update was in what the pane was sent.
+    let lines = browser.wait(
+        "the activity pane to show the CLI's read",
+        "() => { const li = [...document.querySelectorAll('#tab-activity li')].map((l) => l.textContent); return li.some((l) => l.includes('CLI') && l.includes('read')) && li; }",
+    );
+    assert!(
+        lines.as_array().is_some_and(|l| l
+            .iter()
+            .all(|l| !l.as_str().unwrap_or("").contains("update seq"))),
+        "{lines}"
+    );
 }
 
 /// `tests/web/agent_call.py` calling increment AMOUNT through `tickloop mcp`.
@@ -683,8 +540,140 @@ fn trojan_source_shows_escaped() {
         .expect("a call id")
         .to_string();
     host.run(&["refuse", &id, &call]).expect(0);
-    typing.finish().expect(3);
+    let typed = typing.finish();
+    typed.expect(3);
+    // The agent's wait named every place to answer, the page's URL among
+    // them, and by when.
+    for place in [
+        "the Monitor, the Tick's view, Herdr, ".to_string(),
+        format!("the web page ({}), ", web.url()),
+        format!("`tickloop approve {id} {call}`"),
+        "not executed if nobody answers by ".to_string(),
+    ] {
+        assert!(typed.stderr.contains(&place), "{place}: {}", typed.stderr);
+    }
     assert!(!host.screen(&id).contains("touch"), "never typed");
+}
+
+const TIMELINE_TEXT: &str =
+    "() => [...document.querySelectorAll('#timeline li')].map(li => li.textContent)";
+
+/// The page's "what agents did": two counters, an agent's CLI (as Claude
+/// Code's shell tool runs it) calling each; the page lists its calls in
+/// order, in the words `tickloop activity` prints on a terminal, and
+/// follows the next one.
+fn what_agents_did() {
+    let host = Host::new();
+    host.open_counter("one");
+    host.open_counter("two");
+    let agent = [("CLAUDECODE", "1")];
+    let call = |id: &str, tool: &str, args: &str| {
+        host.spawn_with(&agent, &["call", id, tool, args, "--revision", "1"])
+            .finish()
+    };
+    call("one", "increment", r#"{"amount":2}"#).expect(0);
+    call("two", "fail", "{}").expect(4);
+    // The person's own call is not an agent's: not listed.
+    host.ok(&[
+        "call",
+        "one",
+        "increment",
+        r#"{"amount":5}"#,
+        "--revision",
+        "1",
+    ]);
+    let web = Web::start(&host, &[]);
+    let mut browser = Browser::start(&[]);
+    browser.log_in(&web);
+    browser.cmd(json!({"op": "click", "selector": "#timeline-pane summary"}));
+    let shown = browser.wait(
+        "two agent actions in the timeline",
+        "() => { const l = [...document.querySelectorAll('#timeline li')]; return l.length >= 2 && l.map(li => li.textContent); }",
+    );
+    let shown: Vec<String> = serde_json::from_value(shown).expect("lines");
+    assert_eq!(shown.len(), 2, "only the agent's two calls: {shown:?}");
+    assert!(
+        shown[0].contains("hosted:one") && shown[0].contains("increment"),
+        "{shown:?}"
+    );
+    assert!(
+        shown[1].contains("hosted:two") && shown[1].contains("fail"),
+        "{shown:?}"
+    );
+    // Word for word what `tickloop activity` prints on a terminal.
+    let out = run_prepared(host.in_a_terminal("activity"), &["activity"]);
+    out.expect(0);
+    let printed: Vec<String> = out
+        .stdout
+        .replace("\r\n", "\n")
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(shown, printed);
+    // The failed call is styled apart; the empty-state line is hidden.
+    let classes = browser
+        .eval("() => [...document.querySelectorAll('#timeline li')].map(li => li.className)");
+    assert_eq!(classes[1], "failed", "{classes}");
+    assert_eq!(
+        browser.eval("() => document.getElementById('timeline-empty').hidden"),
+        true
+    );
+    // What an agent does next shows up last, without reloading.
+    call("two", "increment", r#"{"amount":3}"#).expect(0);
+    browser.wait(
+        "the third agent action",
+        "() => document.querySelectorAll('#timeline li').length === 3",
+    );
+    let shown = browser.eval(TIMELINE_TEXT);
+    let last = shown[2].as_str().unwrap_or_default();
+    assert!(
+        last.contains("hosted:two") && last.contains("increment"),
+        "{shown}"
+    );
+}
+
+/// A shell's row in the list (issue 50), in the words of `tickloop list`
+/// and the Monitor: KIND `bash`, its state's SEQ, and under its title its
+/// directory, its last command's status and the command, the failed status
+/// set apart.
+fn shell_row_in_the_list() {
+    let host = Host::new();
+    let id = host.open_bash("work");
+    host.run(&["wait", &id, "--prompt", "--timeout", "20"])
+        .expect(0);
+    let project = host.scratch().join("project");
+    std::fs::create_dir_all(&project).expect("the project folder");
+    let cd = format!("cd {}", project.display());
+    host.run(&["run", &id, "--timeout", "20", "--", &cd])
+        .expect(0);
+    let failed = host.run(&["run", &id, "--timeout", "20", "--", "sh -c 'exit 3'"]);
+    assert_eq!(failed.code, 3, "{failed:?}");
+    let seq = host.ok(&["read", &id])["seq"].clone();
+
+    let web = Web::start(&host, &[]);
+    let mut browser = Browser::start(&[]);
+    browser.log_in(&web);
+    let cells = browser.wait(
+        "the shell's row with its last command",
+        &format!(
+            "() => {{ const r = [...document.querySelectorAll('#list tbody tr')].find(r => r.dataset.id === {}); \
+             const l = r && r.querySelector('.shell-line'); \
+             return l && l.textContent.includes('exit 3') ? [...r.children].map(c => c.innerText) : null; }}",
+            json!(id)
+        ),
+    );
+    assert_eq!(cells[1], "bash", "{cells}");
+    assert_eq!(cells[4], seq.to_string(), "{cells}");
+    let title = cells[2].as_str().unwrap_or_default();
+    assert!(title.contains(&project.display().to_string()), "{title}");
+    assert!(title.contains("exit 3 · "), "{title}");
+    assert!(title.contains("sh -c 'exit 3'"), "{title}");
+    let failed_style = browser.eval(&format!(
+        "() => {{ const r = [...document.querySelectorAll('#list tbody tr')].find(r => r.dataset.id === {}); \
+         const s = r.querySelector('.shell-status.failed'); return s ? getComputedStyle(s).fontWeight : null; }}",
+        json!(id)
+    ));
+    assert_eq!(failed_style, "600", "the failed status set apart");
 }
 
 fn read_only_sends_nothing() {

@@ -146,6 +146,32 @@ impl Kept {
         }
     }
 
+    /// Every kept record of this runtime directory forgotten at
+    /// `from_millis` (ms since the epoch) or later, with when (the
+    /// timeline across instances reads them; older ones it read before).
+    pub fn forgotten_since(&self, from_millis: u128) -> Vec<(u128, KeptInstance)> {
+        let Ok(instances) = fs::read_dir(&self.root) else {
+            return Vec::new();
+        };
+        let mut found: Vec<(u128, KeptInstance)> = instances
+            .flatten()
+            .filter_map(|e| {
+                Some((
+                    crate::paths::id_of_folder(e.file_name().to_str()?)?,
+                    e.path(),
+                ))
+            })
+            .flat_map(|(id, folder)| {
+                stamped(&folder)
+                    .into_iter()
+                    .filter(|(millis, _)| *millis >= from_millis)
+                    .map(move |(millis, kept)| (millis, KeptInstance::in_folder(&id, kept)))
+            })
+            .collect();
+        found.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.folder.cmp(&b.1.folder)));
+        found
+    }
+
     /// Removes the kept records forgotten more than `keep` before `now`.
     pub fn prune(&self, keep: Duration, now: SystemTime) {
         let Ok(instances) = fs::read_dir(&self.root) else {
@@ -249,6 +275,23 @@ mod tests {
         kept.prune(week, SystemTime::now() + week + Duration::from_secs(60));
         assert_eq!(kept.newest("shell:x"), None);
         assert!(fs::read_dir(kept.root()).unwrap().next().is_none());
+    }
+
+    #[test]
+    fn every_record_forgotten_since_a_time_is_listed_with_its_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let kept = Kept::under(&dir.path().join("kept"), &dir.path().join("run"));
+        assert!(kept.forgotten_since(0).is_empty(), "nothing kept yet");
+        let week = Duration::from_secs(7 * 24 * 3600);
+        let files = instance(dir.path(), "{}\n");
+        let first = kept.keep("shell:x", &files, "cli", week).unwrap().unwrap();
+        let second = kept.keep("shell:x", &files, "cli", week).unwrap().unwrap();
+        let all = kept.forgotten_since(0);
+        let folders: Vec<&PathBuf> = all.iter().map(|(_, k)| &k.folder).collect();
+        assert_eq!(folders, [&first, &second]);
+        assert!(all.iter().all(|(_, k)| k.id == "shell:x"));
+        let after = all[1].0 + 1;
+        assert!(kept.forgotten_since(after).is_empty());
     }
 
     #[test]

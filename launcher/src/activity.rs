@@ -149,11 +149,11 @@ impl ActivityLog {
         entries
     }
 
-    /// The record as a reply, with the catalog `tools` (`subscribers` is
-    /// tickhost's to fill in).
+    /// The record as a reply, with the catalog `tools` and the pid of the
+    /// launcher keeping it (`subscribers` is tickhost's to fill in).
     pub fn record(
         &self,
-        instance: &str,
+        (instance, launcher_pid): (&str, u32),
         after: Option<u64>,
         tools: Vec<ToolSummary>,
     ) -> ActivityRecord {
@@ -163,6 +163,7 @@ impl ActivityLog {
             last: self.last,
             subscribers: 0,
             tools,
+            launcher_pid: Some(launcher_pid),
         }
     }
 }
@@ -201,6 +202,7 @@ mod tests {
             error: None,
             result: Some(json!({"count": 2})),
             duration_ms: 3,
+            terminal: None,
         }
     }
 

@@ -32,4 +32,7 @@ pub struct Caller {
     /// The agent session the request came from, for TickManage `subscribe`
     /// ([`crate::manage::loop_session`]), or why there is none.
     pub loop_session: Result<(tickloop_loop::agent::Agent, String), String>,
+    /// The connection's request id 0, spent before its first question
+    /// ([`crate::consent::IdZero`]).
+    pub id_zero: crate::consent::IdZero,
 }

@@ -11,7 +11,9 @@
 //! agent is told not executed, -32010), and an answer given elsewhere first
 //! (the Monitor, `tickloop approve`, Herdr) withdraws the host's question
 //! (`notifications/cancelled`). The approval log names the host that
-//! answered (its `clientInfo`).
+//! answered (its `clientInfo`). Claude Code ignores the withdrawal of a
+//! request whose id is 0 (the first rmcp sends on a connection), so a
+//! `ping` takes that id before the first question ([`IdZero`]).
 //!
 //! [`question`] is the question's text and form, the one place they are
 //! made (the 2026-07-28 input-required round trip asks the same).
@@ -20,11 +22,12 @@ use crate::caller::Caller;
 use crate::hosts::{error_kind, HostError, Hosts};
 use rmcp::model::{
     ClientResult, ElicitRequest, ElicitRequestParams, ElicitationAction, ElicitationSchema,
-    InputRequest, ProtocolVersion, ServerRequest,
+    InputRequest, PingRequest, ProtocolVersion, ServerRequest,
 };
 use rmcp::service::{PeerRequestOptions, RequestHandle};
 use rmcp::{Peer, RoleServer};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use tickloop_proto::escape::escaped;
 use tickloop_proto::wire::{ClientReply, ClientRequest, HeldAction, HeldCall};
 use tokio::sync::oneshot;
@@ -171,10 +174,43 @@ fn allowed_by_config() -> bool {
     }
 }
 
+/// Request id 0 of a connection, spent on a `ping` before its first
+/// question. rmcp numbers the requests a server sends from 0, and Claude
+/// Code 2.1.332 (its MCP SDK's `_oncancel` tests `!requestId`) ignores a
+/// `notifications/cancelled` for id 0: the first question answered
+/// elsewhere stayed drawn in its dialog, while later ones went (measured
+/// in `tests/claude_code_consent.rs`). One per connection, shared by its
+/// requests.
+#[derive(Clone, Default)]
+pub struct IdZero(Arc<tokio::sync::OnceCell<()>>);
+
+impl IdZero {
+    /// Sends the connection's first request, a `ping`, unless it was sent
+    /// (or anything else was: then id 0 is taken already). The question
+    /// does not wait for its answer: the id is taken once it is sent.
+    async fn spend(&self, peer: &Peer<RoleServer>) {
+        self.0
+            .get_or_init(|| async {
+                let ping = ServerRequest::PingRequest(PingRequest::default());
+                match peer
+                    .send_cancellable_request(ping, PeerRequestOptions::no_options())
+                    .await
+                {
+                    Ok(handle) => {
+                        tokio::spawn(handle.await_response());
+                    }
+                    Err(e) => eprintln!("tickloop mcp: cannot ping the agent host: {e}"),
+                }
+            })
+            .await;
+    }
+}
+
 /// The agent host that may be asked about one agent request's held
 /// actions.
 pub struct HostQuestion {
     peer: Peer<RoleServer>,
+    id_zero: IdZero,
     hosts: Hosts,
     /// The instance as this bridge names it (with several machines, its
     /// `HOST:` prefix): where the answer goes.
@@ -207,6 +243,7 @@ impl HostQuestion {
         (caller.not_asked.is_none() && asks_forms(peer) && allowed_by_config()).then(|| {
             HostQuestion {
                 peer: peer.clone(),
+                id_zero: caller.id_zero.clone(),
                 hosts: hosts.clone(),
                 instance: instance.to_string(),
                 asker: caller.asker.clone(),
@@ -226,6 +263,7 @@ impl HostQuestion {
     pub async fn ask(&self, held: &HeldCall) -> Result<Option<Asked>, String> {
         let request =
             ServerRequest::ElicitRequest(ElicitRequest::new(question(held, &self.asker)?));
+        self.id_zero.spend(&self.peer).await;
         let handle = match self
             .peer
             .send_cancellable_request(request, PeerRequestOptions::no_options())

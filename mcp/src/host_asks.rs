@@ -151,6 +151,34 @@ pub fn not_asked(mode: AskInHost, facts: &HostFacts) -> Option<String> {
     }
 }
 
+/// Whether this process's environment is what interactive Claude Code
+/// gives the MCP servers it starts: `CLAUDECODE=1` and
+/// `CLAUDE_CODE_ENTRYPOINT=cli`.
+pub fn started_by_interactive_claude_code() -> bool {
+    let var = |name: &str| std::env::var(name).ok();
+    var("CLAUDECODE").as_deref() == Some("1")
+        && var("CLAUDE_CODE_ENTRYPOINT").as_deref() == Some("cli")
+}
+
+/// The newest MCP revision offered when `--max-protocol` names none:
+/// 2025-11-25 to interactive Claude Code (`interactive_claude_code`, from
+/// [`started_by_interactive_claude_code`]) when the bridge may ask in it
+/// (`mode` not `never`, started by the host itself); `None` (every
+/// revision) otherwise. In 2026-07-28 a server cannot
+/// withdraw an `input_required` question, and Claude Code 2.1.332 keeps
+/// its dialog, and the agent's turn, until the person answers it there
+/// even when they answered elsewhere first; in 2025-11-25 the bridge
+/// withdraws its `elicitation/create` (`notifications/cancelled`) and the
+/// dialog leaves (`tests/claude_code_consent.rs`).
+pub fn newest_revision(
+    mode: AskInHost,
+    launch: &crate::launch::Launch,
+    interactive_claude_code: bool,
+) -> Option<&'static str> {
+    let asks = mode != AskInHost::Never && launch.not_asked().is_none();
+    (asks && interactive_claude_code).then_some("2025-11-25")
+}
+
 /// Codex is asked only in a turn where it asked the person something
 /// already (so its approval policy is not `never`), and never in `codex
 /// exec`.
@@ -216,5 +244,21 @@ mod tests {
         );
         assert!(not_asked(AskInHost::Never, &facts("x", None, None)).is_some());
         assert!(AskInHost::parse("sometimes").is_err());
+    }
+
+    #[test]
+    fn interactive_claude_code_that_may_be_asked_is_offered_2025_11_25() {
+        use crate::launch::Launch;
+        let host = Launch::Host("claude (pid 7)".into());
+        let other = Launch::Other("an agent's own client".into());
+        let auto = AskInHost::Auto;
+        assert_eq!(newest_revision(auto, &host, true), Some("2025-11-25"));
+        assert_eq!(
+            newest_revision(AskInHost::Always, &host, true),
+            Some("2025-11-25")
+        );
+        assert_eq!(newest_revision(auto, &host, false), None);
+        assert_eq!(newest_revision(auto, &other, true), None);
+        assert_eq!(newest_revision(AskInHost::Never, &host, true), None);
     }
 }

@@ -91,12 +91,19 @@ fn ask_in_host(flag: AskInHost) -> AskInHost {
 
 /// Serves MCP on stdin/stdout until the client closes stdin.
 pub fn run(options: Options) -> Result<(), McpError> {
+    // Decided now, while the process that started it holds its pipes.
+    let launch = launch::Launch::of_this_process();
+    let ask_in_host = ask_in_host(options.ask_in_host);
+    let claude = host_asks::started_by_interactive_claude_code();
+    let max = options
+        .max_protocol
+        .as_deref()
+        .or_else(|| host_asks::newest_revision(ask_in_host, &launch, claude));
     let settings = Settings {
-        offered: revisions::offered(options.max_protocol.as_deref()).map_err(McpError::Usage)?,
-        ask_in_host: ask_in_host(options.ask_in_host),
+        offered: revisions::offered(max).map_err(McpError::Usage)?,
+        ask_in_host,
         tasks: options.tasks,
-        // Decided now, while the process that started it holds its pipes.
-        launch: launch::Launch::of_this_process(),
+        launch,
     };
     if let launch::Launch::Other(why) = &settings.launch {
         eprintln!("tickloop mcp: {why}");

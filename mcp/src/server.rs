@@ -94,6 +94,8 @@ struct Parts {
     tasks: Tasks,
     /// The revisions offered (`--max-protocol`), oldest first.
     offered: &'static [ProtocolVersion],
+    /// The connection's request id 0 ([`crate::consent::IdZero`]).
+    id_zero: crate::consent::IdZero,
 }
 
 /// The MCP server. Cheap to clone (one set of parts).
@@ -143,6 +145,7 @@ impl Bridge {
                 launch: settings.launch,
                 tasks: Tasks::new(settings.tasks),
                 offered: settings.offered,
+                id_zero: crate::consent::IdZero::default(),
                 pace,
                 catalog,
                 tools,
@@ -321,6 +324,7 @@ impl ServerHandler for Bridge {
                 None => crate::manage::loop_session(&context),
                 Some(why) => Err(why),
             },
+            id_zero: p.id_zero.clone(),
         };
         let asker = caller.asker.clone();
         let name = request.name.to_string();

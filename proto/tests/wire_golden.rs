@@ -18,8 +18,8 @@ use tickloop_proto::attach::{ToView, ViewEvent, ViewHello};
 use tickloop_proto::wire::{
     canonical_json, wire_digest, wire_schema, wire_version, ActivityRecord, ClientRequest,
     Envelope, Hello, HelloReply, LaunchReport, LaunchSpec, LauncherMessage, LauncherRecord,
-    LauncherRequest, ListEntry, OpenReply, RunReply, ScreenReply, ServerMessage, WaitReply,
-    WebControl, WebControlReply,
+    LauncherRequest, ListEntry, OpenReply, RunReply, ScreenReply, ServerMessage, TimelineReply,
+    WaitReply, WebControl, WebControlReply,
 };
 
 fn golden(name: &str) -> PathBuf {
@@ -69,6 +69,7 @@ fn every_golden_message_parses_and_encodes_back_the_same() {
             "WaitReply" => round_trip::<WaitReply>(line, message),
             "RunReply" => round_trip::<RunReply>(line, message),
             "ActivityRecord" => round_trip::<ActivityRecord>(line, message),
+            "TimelineReply" => round_trip::<TimelineReply>(line, message),
             "ViewHello" => round_trip::<ViewHello>(line, message),
             "ViewEvent" => round_trip::<ViewEvent>(line, message),
             "ToView" => round_trip::<ToView>(line, message),
@@ -97,7 +98,7 @@ fn every_golden_message_parses_and_encodes_back_the_same() {
         "every LauncherRequest op: {:?}",
         ops("LauncherEnvelope")
     );
-    assert_eq!(seen.len(), 20, "{seen:?}");
+    assert_eq!(seen.len(), 21, "{seen:?}");
 }
 
 /// The `op`s of the variants of `name` (a tagged request enum) in the wire

@@ -36,7 +36,7 @@ pub fn run(target: &Target, args: CallArgs, json: bool) -> Result<i32> {
         },
     };
     let mut client = target.connect()?;
-    let reply = match client.request_with_progress(request, super::held::tell_once()) {
+    let reply = match client.request_with_progress(request, super::held::tell_once(target)) {
         Ok(reply) => reply,
         // Sent, and then tickhost went away or stopped answering: the call
         // may or may not have run. Never guessed, never retried.

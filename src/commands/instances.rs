@@ -59,7 +59,7 @@ pub fn close(target: &Target, id: String, json: bool) -> Result<i32> {
         .connect()?
         .request_with_progress(
             ClientRequest::Close { instance: id },
-            super::held::tell_once(),
+            super::held::tell_once(target),
         )
         .map_err(|e| target.lost(e))?;
     let value = crate::target::value_of(reply)?;
@@ -81,6 +81,7 @@ pub fn watch(target: &Target, ids: Vec<String>, interval: u64, json: bool) -> Re
     let mut client = target.connect()?;
     exit_0_at_interrupt();
     client.watch(ids, interval).map_err(|e| target.lost(e))?;
+    let mut words = crate::text::WatchText::default();
     loop {
         match client.next_watch_item().map_err(|e| target.lost(e))? {
             WatchItem::Event(event) => {
@@ -92,7 +93,7 @@ pub fn watch(target: &Target, ids: Vec<String>, interval: u64, json: bool) -> Re
                 let printed = if json {
                     print_json(&value)
                 } else {
-                    output::print_line(&crate::text::watch_event(&value))
+                    output::print_line(&words.line(&value))
                 };
                 if !printed {
                     // Whoever read our output is gone.

@@ -16,6 +16,7 @@ pub mod open;
 pub mod packages;
 pub mod recordings;
 pub mod terminal;
+pub mod timeline;
 pub mod views;
 pub mod web;
 
@@ -38,7 +39,7 @@ pub fn answer_as(
 ) -> Result<i32> {
     let reply = target
         .connect()?
-        .request_with_progress(request, held::tell_once())
+        .request_with_progress(request, held::tell_once(target))
         .map_err(|e| target.lost(e))?;
     let value = crate::target::value_of(reply)?;
     if json {

@@ -23,7 +23,7 @@ pub fn record(target: &Target, id: &str, output: Option<PathBuf>, json: bool) ->
     };
     let reply = target
         .connect()?
-        .request_with_progress(request, super::held::tell_once())
+        .request_with_progress(request, super::held::tell_once(target))
         .map_err(|e| target.lost(e))?;
     crate::target::value_of(reply)?;
     let value = recording::record(prepared, client)?;

@@ -11,7 +11,7 @@ use crate::target::{value_of, Target};
 use anyhow::Result;
 use serde_json::Value;
 use std::time::Duration;
-use tickloop_proto::wire::{ClientRequest, HeldCall, RunReply, RunRequest, WaitReply, WaitRequest};
+use tickloop_proto::wire::{ClientRequest, RunReply, RunRequest, WaitReply, WaitRequest};
 
 /// The exit of a wait that ran out, and of a `run` whose command still
 /// runs (timeout(1)'s).
@@ -33,19 +33,6 @@ fn timeout_ms(seconds: f64) -> Result<u64> {
     Ok((seconds * 1000.0).ceil() as u64)
 }
 
-/// What a held request tells the caller on stderr while a person decides.
-fn waiting_for_consent(what: &'static str) -> impl FnMut(&HeldCall) {
-    let mut told = false;
-    move |held: &HeldCall| {
-        if !std::mem::replace(&mut told, true) {
-            eprintln!(
-                "tickloop: waiting for the person to allow {what} ({}): they answer in the Monitor or the attach view, or with `tickloop approve {} {}`",
-                held.call, held.instance, held.call
-            );
-        }
-    }
-}
-
 /// `keys ID KEY...`: every name checked here first (exit 2, nothing typed).
 pub fn keys(target: &Target, id: String, keys: Vec<String>, json: bool) -> Result<i32> {
     if let Err(e) = tickloop_proto::keys::parse_all(&keys) {
@@ -58,7 +45,7 @@ pub fn keys(target: &Target, id: String, keys: Vec<String>, json: bool) -> Resul
     };
     let mut client = target.connect()?;
     let reply = client
-        .request_with_progress(request, waiting_for_consent("these keys"))
+        .request_with_progress(request, super::held::tell_once(target))
         .map_err(|e| target.lost(e))?;
     let value = value_of(reply)?;
     if json {
@@ -108,7 +95,7 @@ pub fn wait(target: &Target, args: WaitArgs, json: bool) -> Result<i32> {
     if json {
         print_json(&value);
     } else {
-        out(&crate::text::wait_answer(&args.id, &answer));
+        out(&crate::text::wait_answer(&args.id, &answer, args.screen));
     }
     if answer.timed_out {
         eprintln!(
@@ -152,7 +139,7 @@ fn run_command(target: &Target, args: RunArgs, json: bool) -> Result<i32> {
     };
     let mut client = target.connect()?;
     let reply = client
-        .request_waiting(request, limit, waiting_for_consent("this command"))
+        .request_waiting(request, limit, super::held::tell_once(target))
         .map_err(|e| target.lost(e))?;
     let value: Value = value_of(reply)?;
     let ran: RunReply = serde_json::from_value(value.clone())

@@ -19,6 +19,7 @@ pub mod script_term;
 pub mod sshd;
 pub mod tmpfs;
 pub mod tmux;
+pub mod web;
 
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -497,6 +498,24 @@ impl Host {
             "--shell",
             "--id",
             name,
+            "--",
+            "bash",
+            "--norc",
+            "--noprofile",
+        ]);
+        format!("shell:{name}")
+    }
+
+    /// [`Host::open_bash`] whose agents' typing and `run` the person lets
+    /// through (`--agent-input auto`); returns its id.
+    pub fn open_bash_agents_type_in(&self, name: &str) -> String {
+        self.ok(&[
+            "open",
+            "--shell",
+            "--id",
+            name,
+            "--agent-input",
+            "auto",
             "--",
             "bash",
             "--norc",

@@ -270,7 +270,8 @@ fn limits_from_env() -> Limits {
 const ADOPT_BEFORE_READY: Duration = Duration::from_millis(500);
 
 /// Opens and locks `tickhost.pid`. A daemon still exiting (after
-/// `shutdown`) holds it briefly, so this waits up to [`LOCK_WAIT`]; a lock
+/// `shutdown`) holds it briefly, so this waits up to [`LOCK_WAIT`], unless
+/// the holder answers on the socket (a start that lost a race); a lock
 /// taken on a file that was meanwhile removed is retried on the new one.
 fn lock_pid_file(dir: &RuntimeDir) -> Result<std::fs::File, DaemonError> {
     use std::os::unix::fs::MetadataExt;
@@ -296,7 +297,9 @@ fn lock_pid_file(dir: &RuntimeDir) -> Result<std::fs::File, DaemonError> {
             }
             continue;
         }
-        if std::time::Instant::now() >= deadline {
+        // The holder is up (not exiting): this start lost a race with
+        // another; give up now rather than at the deadline.
+        if std::time::Instant::now() >= deadline || answers_hello(dir) {
             let pid = std::fs::read_to_string(&path)
                 .ok()
                 .and_then(|s| s.trim().parse().ok());

@@ -8,6 +8,12 @@
 //! `tickloop activity` prints. Fetching lives with the views
 //! ([`Fetcher`]: a thread asking tickhost twice a second).
 
+mod words;
+
+pub use words::{
+    clock, entry_client, entry_summary, entry_text, local_offset, timeline_text, Tone,
+};
+
 use crate::cells::{age, at, draw_box, last_row_note, truncate, width};
 use serde_json::Value;
 
@@ -21,7 +27,6 @@ use termwiz::surface::{Change, Surface};
 use tickloop_proto::escape::escaped;
 use tickloop_proto::wire::{
     ActivityEntry, ActivityEvent, ActivityOutcome, ActivityRecord, ClientReply, ClientRequest,
-    ReloadCause, RequestActivity,
 };
 use time::format_description::well_known::Rfc3339;
 use time::{OffsetDateTime, UtcOffset};
@@ -120,210 +125,11 @@ impl ActivityView {
     }
 }
 
-/// The local time's offset from UTC now (UTC when it cannot be read).
-pub fn local_offset() -> UtcOffset {
-    let now = OffsetDateTime::now_utc().unix_timestamp();
-    #[allow(clippy::useless_conversion)]
-    let Ok(now) = libc::time_t::try_from(now);
-    // SAFETY: tm is plain data filled by localtime_r, which is thread-safe
-    // and only reads `now`.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    // SAFETY: both pointers are valid for the call.
-    if unsafe { libc::localtime_r(&now, &mut tm) }.is_null() {
-        return UtcOffset::UTC;
-    }
-    i32::try_from(tm.tm_gmtoff)
-        .ok()
-        .and_then(|s| UtcOffset::from_whole_seconds(s).ok())
-        .unwrap_or(UtcOffset::UTC)
-}
-
-/// `HH:MM:SS` of an RFC 3339 time, at `offset`.
-pub fn clock(at: &str, offset: UtcOffset) -> String {
-    match OffsetDateTime::parse(at, &Rfc3339) {
-        Ok(t) => {
-            let t = t.to_offset(offset);
-            format!("{:02}:{:02}:{:02}", t.hour(), t.minute(), t.second())
-        }
-        Err(_) => "--:--:--".to_string(),
-    }
-}
-
-/// JSON on one line, cut to `max` cells.
-fn compact(value: &Value, max: usize) -> String {
-    // Escaped as everything an agent or a Tick sent is shown.
-    tickloop_proto::escape::within(&tickloop_proto::escape::json(value), max, |_| {
-        "…".to_string()
-    })
-}
-
-/// Bytes as people read them: `512 B`, `1.2 KiB`.
-fn size(bytes: usize) -> String {
-    if bytes < 1024 {
-        format!("{bytes} B")
-    } else if bytes < 1024 * 1024 {
-        format!("{:.1} KiB", bytes as f64 / 1024.0)
-    } else {
-        format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
-    }
-}
-
-/// A request's outcome as shown after the arrow: `executed 3 ms`,
-/// `not executed -32602 3 ms`.
-fn outcome_text(r: &RequestActivity) -> String {
-    let mut text = r.outcome.label().to_string();
-    if let Some(code) = r.error_code {
-        text.push_str(&format!(" {code}"));
-    }
-    text.push_str(&format!(" {} ms", r.duration_ms));
-    text
-}
-
-/// What one entry says, without its time and client: `increment
-/// {"amount":2} → executed 3 ms`; the outcome, for its colour.
-pub fn entry_summary(
-    entry: &ActivityEntry,
-    args_width: usize,
-) -> (String, Option<ActivityOutcome>) {
-    match &entry.event {
-        ActivityEvent::Request(r) => {
-            let what = match (r.method.as_str(), &r.tool) {
-                (method, _) if r.echo_off.is_some() => format!(
-                    "{method} {}",
-                    r.echo_off.map(|t| t.what()).unwrap_or_default()
-                ),
-                ("tick/call", Some(tool)) => {
-                    let args = r
-                        .args
-                        .as_ref()
-                        .map(|a| compact(a, args_width))
-                        .unwrap_or_default();
-                    format!("{tool} {args}")
-                }
-                ("input", _) => format!(
-                    "input {}",
-                    r.args
-                        .as_ref()
-                        .map(|a| compact(a, args_width))
-                        .unwrap_or_default()
-                ),
-                (method, _) => method.trim_start_matches("tick/").to_string(),
-            };
-            (
-                format!("{} → {}", what.trim_end(), outcome_text(r)),
-                Some(r.outcome),
-            )
-        }
-        ActivityEvent::Update {
-            seq,
-            count,
-            bytes,
-            budget,
-        } => {
-            let merged = if *count > 1 {
-                format!(" (×{count})")
-            } else {
-                String::new()
-            };
-            (
-                format!(
-                    "update seq {seq}{merged} · {} of {}",
-                    size(*bytes),
-                    size(*budget)
-                ),
-                None,
-            )
-        }
-        ActivityEvent::View { attached, views } => (
-            format!(
-                "view {} · {views} attached",
-                if *attached { "attached" } else { "detached" }
-            ),
-            None,
-        ),
-        ActivityEvent::Subscription { started, .. } => (
-            if *started {
-                "subscribed to updates".to_string()
-            } else {
-                "unsubscribed".to_string()
-            },
-            None,
-        ),
-        ActivityEvent::Consent(decision) => (
-            format!(
-                "{} {} → {}",
-                decision.call,
-                decision.what(args_width),
-                decision.verdict()
-            ),
-            decision.went_ahead().map(|ahead| {
-                if ahead {
-                    ActivityOutcome::Ok
-                } else {
-                    ActivityOutcome::NotExecuted
-                }
-            }),
-        ),
-        ActivityEvent::Reload { cause, .. } => (
-            match cause {
-                ReloadCause::Asked => "reload: its file's newest version starts".to_string(),
-                ReloadCause::FileChanged => {
-                    "its file changed: its newest version starts".to_string()
-                }
-            },
-            None,
-        ),
-        ActivityEvent::Recording {
-            client,
-            started,
-            recordings,
-        } => (
-            format!(
-                "recording {} · {recordings} running",
-                match (started, client) {
-                    (true, None) => "started (open --record)",
-                    (true, Some(_)) => "started",
-                    (false, _) => "stopped",
-                }
-            ),
-            None,
-        ),
-    }
-}
-
-/// Who an entry came from: `MCP`, `CLI`, ...; `-` for the Tick's own.
-pub fn entry_client(entry: &ActivityEntry) -> &'static str {
-    match &entry.event {
-        ActivityEvent::Request(r) => r.client.map_or("?", |c| c.label()),
-        ActivityEvent::Subscription { client, .. } => client.map_or("?", |c| c.label()),
-        ActivityEvent::Update { .. } => "Tick",
-        ActivityEvent::View { .. } => "view",
-        ActivityEvent::Consent(decision) => decision.client.map_or("?", |c| c.label()),
-        ActivityEvent::Reload {
-            cause: ReloadCause::FileChanged,
-            ..
-        } => "file",
-        ActivityEvent::Reload { client, .. } | ActivityEvent::Recording { client, .. } => {
-            client.map_or("?", |c| c.label())
-        }
-    }
-}
-
-/// One line of `tickloop activity`: `12:04:31 MCP     increment {"amount":2} → executed 3 ms`.
-pub fn entry_text(entry: &ActivityEntry, offset: UtcOffset) -> String {
-    let (summary, _) = entry_summary(entry, 120);
-    format!(
-        "{} {:<7} {summary}",
-        clock(&entry.at, offset),
-        entry_client(entry)
-    )
-}
-
-fn outcome_color(outcome: ActivityOutcome) -> ColorAttribute {
-    ColorAttribute::PaletteIndex(match outcome {
-        ActivityOutcome::Executed | ActivityOutcome::Ok => AnsiColor::Green,
-        ActivityOutcome::NotExecuted => AnsiColor::Olive,
-        ActivityOutcome::Unknown | ActivityOutcome::Failed => AnsiColor::Red,
+pub(crate) fn tone_color(tone: Tone) -> ColorAttribute {
+    ColorAttribute::PaletteIndex(match tone {
+        Tone::Done => AnsiColor::Green,
+        Tone::NotDone => AnsiColor::Olive,
+        Tone::Failed => AnsiColor::Red,
     } as u8)
 }
 
@@ -389,7 +195,7 @@ fn header(view: &ActivityView, now: OffsetDateTime) -> String {
 }
 
 /// The selected entry, whole: one line a field, JSON pretty-printed.
-fn details(entry: &ActivityEntry, offset: UtcOffset) -> Vec<String> {
+pub(crate) fn details(entry: &ActivityEntry, offset: UtcOffset) -> Vec<String> {
     let mut lines = vec![format!(
         "#{} at {} ({})",
         entry.n,
@@ -404,14 +210,19 @@ fn details(entry: &ActivityEntry, offset: UtcOffset) -> Vec<String> {
                 r.method,
                 r.tool
                     .as_ref()
-                    .map(|t| format!(" · tool {t}"))
+                    .map(|t| format!(" · tool {}", escaped(t)))
                     .unwrap_or_default()
             ));
             if let Some(revision) = &r.revision {
-                lines.push(format!("revision {revision}"));
+                lines.push(format!("revision {}", escaped(revision)));
             }
-            lines.push(format!("outcome {}", outcome_text(r)));
-            if let Some(error) = &r.error {
+            lines.push(format!("outcome {}", r.came_to()));
+            // A failure's message ends the outcome's line already.
+            if let Some(error) = r
+                .error
+                .as_ref()
+                .filter(|_| r.outcome != ActivityOutcome::Failed)
+            {
                 lines.push(format!("error: {}", escaped(error)));
             }
             if let Some(typing) = &r.echo_off {
@@ -603,7 +414,7 @@ fn entry_line(
         (Some(outcome), Some(arrow)) => {
             changes.push(Change::Text(summary[..arrow].to_string()));
             let mut coloured = attrs.clone();
-            coloured.set_foreground(outcome_color(outcome));
+            coloured.set_foreground(tone_color(outcome));
             changes.push(Change::AllAttributes(coloured));
             changes.push(Change::Text(summary[arrow..].to_string()));
             changes.push(Change::AllAttributes(attrs.clone()));
@@ -795,37 +606,5 @@ pub const APPROVALS_EVERY: Duration = Duration::from_secs(1);
 impl Drop for Fetcher {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use tickloop_proto::wire::{ClientKind, EchoOffTyping, RequestActivity};
-
-    /// Typing at a prompt with echo off is shown as how much was typed.
-    #[test]
-    fn typing_with_echo_off_shows_how_much() {
-        let entry = ActivityEntry {
-            n: 3,
-            at: "2026-12-02T07:00:00.000Z".into(),
-            event: ActivityEvent::Request(RequestActivity {
-                client: Some(ClientKind::Cli),
-                method: "input".into(),
-                tool: None,
-                args: None,
-                echo_off: Some(EchoOffTyping::of::<&str>(Some("Hunter2Secret!"), &[])),
-                revision: None,
-                outcome: ActivityOutcome::Ok,
-                error_code: None,
-                error: None,
-                result: None,
-                duration_ms: 1,
-            }),
-        };
-        assert_eq!(
-            entry_text(&entry, UtcOffset::UTC),
-            "07:00:00 CLI     input 14 characters with echo off → ok 1 ms"
-        );
     }
 }

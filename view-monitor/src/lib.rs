@@ -4,7 +4,8 @@
 //! Both views reach launchers through `launcher_link`, take the terminal
 //! through `tty`, and draw the activity overlay ([`activity`]) and the
 //! approval prompt ([`approval_prompt`]) with the text and cell helpers of
-//! [`cells`].
+//! [`cells`]. A shell's row (`list`'s table, the Monitor's and the web
+//! page's lists) is worded once, in [`shell_row`].
 
 pub mod activity;
 pub mod approval_prompt;
@@ -16,4 +17,5 @@ mod launcher_link;
 pub mod monitor;
 pub mod prefix;
 pub mod render;
+pub mod shell_row;
 mod tty;

@@ -87,6 +87,8 @@
       case "overview":
         list = Array.isArray(m.list) ? m.list : [];
         renderList();
+        TickloopLayout.markColumns($("list"));
+        renderInstanceState();
         renderHeld(m.held || []);
         if (m.problem) status(m.problem, true);
         else status(`${list.length} instance${list.length === 1 ? "" : "s"}`);
@@ -96,6 +98,9 @@
         break;
       case "activity":
         if (m.instance === selected) renderActivity(m);
+        break;
+      case "timeline":
+        renderTimeline(m);
         break;
       case "closed":
         if (/revoked/.test(m.reason || "")) logOut(m.reason);
@@ -112,6 +117,32 @@
     closeTerminal();
   }
 
+  // ---- a shell's row: its shell, where it is, its command ------------
+  // In the words of `tickloop list` and the Monitor, from the server's
+  // `shell_row` (what the shell reported comes escaped, in parts): KIND
+  // (bash, zsh, fish, plain), the state's SEQ, and under the title a line
+  // with the directory and the running command, or the last with its status.
+  function shellRow(e) {
+    const s = e.shell_row;
+    if (!s) return null;
+    const known = s.seq !== null && s.seq !== undefined;
+    const line = el("div", null, "shell-line");
+    if (s.cwd_parts) line.append(shown(el("span", null, "shell-cwd"), s.cwd_parts, s.cwd));
+    if (s.status) {
+      const status = s.running_since ? `running ${ago(s.running_since)}` : s.status;
+      line.append(el("span", status, s.failed ? "shell-status failed" : "shell-status"));
+    }
+    if (s.command_parts) line.append(shown(el("code", null, "shell-command"), s.command_parts, s.command));
+    // One line, cut with an ellipsis (app.css): the whole on hover.
+    line.title = line.textContent;
+    return {
+      kind: s.kind,
+      seq: known ? s.seq : "-",
+      updated: known ? ago(e.last_update_at) : "-",
+      line: line.childElementCount > 0 ? line : null,
+    };
+  }
+
   function renderList() {
     const body = document.querySelector("#list tbody");
     body.replaceChildren();
@@ -120,13 +151,14 @@
       tr.dataset.id = e.id;
       if (e.id === selected) tr.classList.add("selected");
       const tick = e.seq !== null && e.seq !== undefined;
+      const shell = shellRow(e);
       const cells = [
         e.id,
-        e.kind || "-",
+        shell ? shell.kind : e.kind || "-",
         e.title || "",
         e.owner || "person",
-        tick ? e.seq : "-",
-        tick ? ago(e.last_update_at) : "-",
+        shell ? shell.seq : tick ? e.seq : "-",
+        shell ? shell.updated : tick ? ago(e.last_update_at) : "-",
         e.calls_in_flight,
         e.approvals_waiting,
         e.views,
@@ -136,6 +168,7 @@
         const td = i === 2 ? shown(el("td"), e.title_parts, text) : el("td", text);
         if (i === 7 && e.approvals_waiting > 0) td.className = "waiting";
         if (i === 9) td.className = e.state;
+        if (i === 2 && shell && shell.line) td.append(shell.line);
         tr.append(td);
       });
       tr.addEventListener("click", () => { location.hash = encodeURIComponent(e.id); });
@@ -240,36 +273,40 @@
 
   // ---- one instance: terminal, state, tools, activity ----------------
   let term = null;
-  let fit = null;
+  let fitNow = () => false;
   let termWs = null;
-  let resizeTimer = null;
 
   function ensureTerminal() {
     if (term) return;
     term = new window.Terminal({
-      fontFamily: "ui-monospace, Menlo, Consolas, monospace",
+      // The page's monospace fonts (app.css, --mono), and rows 1.2 times
+      // the font's height: at 1.0, DejaVu Sans Mono's `_` falls below its
+      // row and is not drawn at 1× pixel density (`PROMPT COMMAND`).
+      fontFamily: getComputedStyle(document.documentElement).getPropertyValue("--mono").trim()
+        || "monospace",
       fontSize: 14,
+      lineHeight: 1.2,
       scrollback: 0,
       cursorBlink: false,
       allowProposedApi: false,
     });
-    fit = new window.FitAddon.FitAddon();
+    const fit = new window.FitAddon.FitAddon();
     term.loadAddon(fit);
-    term.open($("terminal"));
+    term.open($("terminal-host"));
+    fitNow = TickloopLayout.fitTerminal(term, fit, $("terminal-host"));
     term.onData((data) => {
       if (termWs && termWs.readyState === WebSocket.OPEN) {
         termWs.send(JSON.stringify({ type: "input", data }));
       }
     });
+    // Each size xterm.js takes is sent at once (layout.js fits it at most
+    // once a frame), so the program's size is the size drawn, before any
+    // key typed after it.
     term.onResize(({ cols, rows }) => {
-      clearTimeout(resizeTimer);
-      resizeTimer = setTimeout(() => {
-        if (termWs && termWs.readyState === WebSocket.OPEN) {
-          termWs.send(JSON.stringify({ type: "resize", cols, rows }));
-        }
-      }, 80);
+      if (termWs && termWs.authed && termWs.readyState === WebSocket.OPEN) {
+        termWs.send(JSON.stringify({ type: "resize", cols, rows }));
+      }
     });
-    window.addEventListener("resize", () => { if (selected) fit.fit(); });
   }
 
   function closeTerminal() {
@@ -284,12 +321,16 @@
     closeTerminal();
     ensureTerminal();
     term.reset();
-    fit.fit();
     notice(readOnly ? "read-only: what you type is not sent" : "");
     const ws = new WebSocket(wsUrl(`/ws/term?instance=${encodeURIComponent(id)}`));
     ws.binaryType = "arraybuffer";
     ws.onopen = () => {
+      // Fitted now, after the page laid the instance out: the size sent
+      // first is the size drawn. (The auth message is the socket's first:
+      // a resize from this fit is not sent, the auth carries its size.)
+      fitNow();
       ws.send(JSON.stringify({ type: "auth", csrf, cols: term.cols, rows: term.rows }));
+      ws.authed = true;
       term.focus();
     };
     ws.onmessage = (e) => {
@@ -311,15 +352,52 @@
     termWs = ws;
   }
 
+  // ---- the state pane: a shell's commands in words, else JSON --------
+  let stateAsJson = false;
+
   function renderState(m) {
-    const box = $("tab-state");
-    if (m.error) box.textContent = m.error;
-    else if (m.ended) box.textContent = `ended: ${m.ended.reason}`;
-    else if (m.delivery) {
-      const d = m.delivery;
-      const head = `seq ${d.seq} · ${d.at}${d.trimmed ? " · trimmed to the delivery budget" : ""}\n\n`;
-      box.textContent = head + JSON.stringify(d.data, null, 2);
+    const head = $("state-head");
+    const raw = $("state-raw");
+    const shell = $("state-shell");
+    if (m.error || m.ended) {
+      head.textContent = m.error || `ended: ${m.ended.reason}`;
+      return;
     }
+    if (!m.delivery) return;
+    const d = m.delivery;
+    head.textContent = `seq ${d.seq} · ${d.at}${d.trimmed ? " · trimmed to the delivery budget" : ""}`;
+    raw.textContent = JSON.stringify(d.data, null, 2);
+    if (m.shell) TickloopShell.render(shell, m.instance, m.shell, el, shown);
+    $("state-as-json").hidden = !m.shell;
+    showStateAs(!!m.shell);
+  }
+
+  // Shows the shell's commands (when `readable`) or the state's JSON, as
+  // the JSON button says.
+  function showStateAs(readable) {
+    const json = !readable || stateAsJson;
+    $("state-shell").hidden = json;
+    $("state-raw").hidden = !json;
+    $("state-as-json").setAttribute("aria-pressed", String(stateAsJson));
+  }
+
+  function clearState() {
+    $("state-head").textContent = "";
+    $("state-raw").textContent = "";
+    $("state-shell").replaceChildren();
+    $("state-shell").hidden = true;
+    $("state-raw").hidden = false;
+    $("state-as-json").hidden = true;
+  }
+
+  // The open instance's state (running, ended) in its head: on a phone
+  // the list is out of sight.
+  function renderInstanceState() {
+    const box = $("instance-state");
+    const entry = selected ? list.find((e) => e.id === selected) : null;
+    box.className = `instance-state ${entry ? entry.state : ""}`;
+    box.textContent = !entry ? "" : entry.state === "ended" && entry.ended
+      ? `ended: ${entry.ended.reason}` : entry.state;
   }
 
   function renderActivity(m) {
@@ -345,6 +423,25 @@
     }
   }
 
+  // What agents did on every instance, newest last (at most 500 kept).
+  function renderTimeline(m) {
+    const ol = $("timeline");
+    if (m.error) {
+      ol.replaceChildren(el("li", m.error, "failed"));
+      return;
+    }
+    if (m.reset) ol.replaceChildren();
+    const follow = ol.scrollTop + ol.clientHeight >= ol.scrollHeight - 4;
+    for (const entry of m.entries || []) {
+      const li = shown(el("li", null, entry.tone || ""), entry.parts);
+      li.title = JSON.stringify(entry.entry, null, 2);
+      ol.append(li);
+    }
+    while (ol.children.length > 500) ol.firstElementChild.remove();
+    $("timeline-empty").hidden = ol.children.length > 0;
+    if (follow) ol.scrollTop = ol.scrollHeight;
+  }
+
   function select(id) {
     if (id === selected) return;
     selected = id;
@@ -353,7 +450,8 @@
     for (const tr of document.querySelectorAll("#list tbody tr")) {
       tr.classList.toggle("selected", tr.dataset.id === id);
     }
-    $("tab-state").textContent = "";
+    clearState();
+    renderInstanceState();
     $("tab-activity").replaceChildren();
     $("tab-tools").replaceChildren();
     if (live && live.readyState === WebSocket.OPEN) {
@@ -385,9 +483,13 @@
     for (const b of document.querySelectorAll("#side nav button")) {
       b.addEventListener("click", () => {
         for (const o of document.querySelectorAll("#side nav button")) o.classList.toggle("on", o === b);
-        for (const t of ["state", "tools", "activity"]) $(`tab-${t}`).hidden = t !== b.dataset.tab;
+        for (const t of document.querySelectorAll("#side .tab")) t.hidden = t.id !== `tab-${b.dataset.tab}`;
       });
     }
+    $("state-as-json").addEventListener("click", () => {
+      stateAsJson = !stateAsJson;
+      showStateAs(true);
+    });
     setUpNotifications();
     window.addEventListener("hashchange", fromHash);
     connectLive();

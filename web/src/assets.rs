@@ -18,6 +18,14 @@ pub fn asset(name: &str) -> Option<Asset> {
             include_bytes!("../assets/app.js"),
             "text/javascript; charset=utf-8",
         ),
+        "layout.js" => (
+            include_bytes!("../assets/layout.js"),
+            "text/javascript; charset=utf-8",
+        ),
+        "shell.js" => (
+            include_bytes!("../assets/shell.js"),
+            "text/javascript; charset=utf-8",
+        ),
         "app.css" => (
             include_bytes!("../assets/app.css"),
             "text/css; charset=utf-8",
@@ -93,6 +101,8 @@ mod tests {
     fn every_asset_is_there_and_text_is_escaped() {
         for name in [
             "app.js",
+            "layout.js",
+            "shell.js",
             "app.css",
             "xterm.js",
             "xterm.css",

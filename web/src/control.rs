@@ -3,7 +3,9 @@
 //! in): `tickloop web --revoke` ends every session there, `tickloop web
 //! --login` gets a new one-time login URL. Both are the person's: a hello
 //! that says an agent asks (kind `mcp`, `loop`, `agent_cli`) is refused, no
-//! URL minted. It also keeps the server single per runtime directory.
+//! URL minted. Where the page is (its URL, no login) anyone may ask: a
+//! second `tickloop web` and an approval wait's message name it. It also
+//! keeps the server single per runtime directory.
 //! Messages: `tickloop_proto::wire::WebControl`.
 
 use crate::auth::Auth;
@@ -33,10 +35,14 @@ pub fn bind(runtime: &Path) -> Result<UnixListener, String> {
     let path = socket_path(runtime);
     if path.exists() {
         if std::os::unix::net::UnixStream::connect(&path).is_ok() {
+            let at = match ask_within(runtime, ClientKind::Cli, &WebControl::Where, WHERE_WAIT) {
+                Ok(WebControlReply::Serving { url, .. }) => format!("at {url}"),
+                Ok(other) => format!("(it did not say where: {other:?})"),
+                Err(e) => format!("(it did not say where: {e})"),
+            };
             return Err(format!(
-                "tickloop web already runs for this user ({}): `tickloop web --login` \
-                 prints a login URL for it, `tickloop web --revoke` logs every page out",
-                path.display()
+                "tickloop web already runs for this user {at}: `tickloop web --login` \
+                 prints a login URL for it, `tickloop web --revoke` logs every page out"
             ));
         }
         let _ = std::fs::remove_file(&path);
@@ -64,24 +70,31 @@ impl Control {
     }
 
     fn answer(&self, request: &WebControl, asker: Option<ClientKind>) -> WebControlReply {
-        if let Some(agent) = asker.filter(|k| k.is_agent()) {
-            eprintln!(
-                "tickloop web: control socket: refused {request:?} from {}",
-                agent.actor()
-            );
-            return WebControlReply::Refused {
-                message: refusal(request, agent),
-            };
-        }
-        match request {
-            WebControl::Revoke => {
+        let agent = asker.filter(|k| k.is_agent());
+        match (request, agent) {
+            // Where the page is: anyone of this user may know it (the page
+            // lets nobody in without a login).
+            (WebControl::Where, _) => WebControlReply::Serving {
+                url: format!("{}/", self.base_url),
+                listen: self.listen.clone(),
+            },
+            (_, Some(agent)) => {
+                eprintln!(
+                    "tickloop web: control socket: refused {request:?} from {}",
+                    agent.actor()
+                );
+                WebControlReply::Refused {
+                    message: refusal(request, agent),
+                }
+            }
+            (WebControl::Revoke, None) => {
                 let sessions = self.auth.revoke_all();
                 eprintln!(
                     "tickloop web: revoked: {sessions} sessions ended, every login link void"
                 );
                 WebControlReply::Revoked { sessions }
             }
-            WebControl::Login => match self.login_url() {
+            (WebControl::Login, None) => match self.login_url() {
                 Ok(url) => WebControlReply::Login {
                     url,
                     listen: self.listen.clone(),
@@ -133,6 +146,7 @@ fn refusal(request: &WebControl, agent: ClientKind) -> String {
     let what = match request {
         WebControl::Login => "take a login link of the person's `tickloop web` (it would let its holder into the person's page as the person)",
         WebControl::Revoke => "log the person's browsers out of `tickloop web`",
+        WebControl::Where => "know where the page is",
     };
     format!(
         "not executed: {} may not {what}; only the person does this, in their own terminal",
@@ -154,6 +168,20 @@ pub fn ask(
     asker: ClientKind,
     request: &WebControl,
 ) -> Result<WebControlReply, String> {
+    ask_within(runtime, asker, request, WAIT)
+}
+
+/// How long a question of where the page is waits: it is asked in
+/// passing (a second server's error, an approval wait's message).
+pub const WHERE_WAIT: Duration = Duration::from_secs(1);
+
+/// [`ask`], waiting at most `wait` for each answer.
+pub fn ask_within(
+    runtime: &Path,
+    asker: ClientKind,
+    request: &WebControl,
+    wait: Duration,
+) -> Result<WebControlReply, String> {
     let path = socket_path(runtime);
     let stream = std::os::unix::net::UnixStream::connect(&path).map_err(|e| {
         format!(
@@ -162,7 +190,8 @@ pub fn ask(
         )
     })?;
     let lost = |e: std::io::Error| format!("lost tickloop web's control socket: {e}");
-    stream.set_read_timeout(Some(WAIT)).map_err(lost)?;
+    stream.set_read_timeout(Some(wait)).map_err(lost)?;
+    stream.set_write_timeout(Some(wait)).map_err(lost)?;
     let mut writer = stream.try_clone().map_err(lost)?;
     let mut reader = BufReader::new(stream);
     let mut read = || -> Result<Vec<u8>, String> {

@@ -11,9 +11,12 @@
 //! Origin), `peer` (loopback connections of this user only), `routes`
 //! (every request checked, then served), `server` (HTTP over TCP or TLS), `websocket` (upgrades, the first auth message),
 //! `tickhost` and `live` (the bridge to tickhost, a page's live socket),
+//! `shell_view` (a shell's commands as the page shows them), `timeline`
+//! (the page's "what agents did", on the live socket), `parts`
+//! (escaped text as the page draws it),
 //! `terminal` and `screen` (the bridge to a launcher, the screen drawn for
 //! xterm.js), [`assets`] (the embedded page and xterm.js), [`control`]
-//! (`RUNTIME/web.sock`: `--revoke`, `--login`).
+//! (`RUNTIME/web.sock`: `--revoke`, `--login`, where the page is).
 
 pub mod assets;
 pub mod auth;
@@ -21,12 +24,15 @@ pub mod control;
 pub mod listen;
 mod live;
 pub mod origin;
+mod parts;
 mod peer;
 mod routes;
 mod screen;
 mod server;
+mod shell_view;
 mod terminal;
 mod tickhost;
+mod timeline;
 pub mod tls;
 mod websocket;
 
@@ -232,6 +238,15 @@ pub fn login(runtime: &std::path::Path, asker: ClientKind) -> Result<String, Con
     match control::ask(runtime, asker, &WebControl::Login).map_err(ControlError::Unreachable)? {
         WebControlReply::Login { url, .. } => Ok(url),
         other => Err(unexpected(other)),
+    }
+}
+
+/// The page's URL of the server running for `runtime`, when one runs and
+/// answers within a second (asked by `asker`; no login is minted).
+pub fn page_url(runtime: &std::path::Path, asker: ClientKind) -> Option<String> {
+    match control::ask_within(runtime, asker, &WebControl::Where, control::WHERE_WAIT) {
+        Ok(WebControlReply::Serving { url, .. }) => Some(url),
+        _ => None,
     }
 }
 

@@ -1,13 +1,13 @@
 //! A page's live WebSocket: the overview every page shows (every instance,
 //! the held actions with the Monitor's own prompt text), and for the
 //! instance the page has open, its newest state and its activity (with
-//! its tools). The overview is the one [`Tickhost`] asks for all pages;
+//! its tools); and what agents did on every instance ([`crate::timeline`]). The overview is the one [`Tickhost`] asks for all pages;
 //! the open instance's state is a `watch` of this page's, ended when the
 //! page looks elsewhere.
 //!
 //! Page → server: `{"type":"auth","csrf":...}` first, then
 //! `{"type":"select","instance":ID|null}`. Server → page: `hello`,
-//! `overview`, `state`, `activity`, `closed` (see docs/web.md).
+//! `overview`, `state`, `activity`, `timeline`, `closed` (see docs/web.md).
 
 use crate::tickhost::{Overview, StateWatch, Tickhost};
 use crate::websocket::{self, send_json, Ws};
@@ -15,8 +15,13 @@ use futures_util::StreamExt;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
-use tickloop_proto::wire::{ActivityRecord, ClientReply, ClientRequest, WatchEvent};
+use tickloop_proto::wire::{
+    ActivityEntry, ActivityEvent, ActivityRecord, ClientReply, ClientRequest, ShellState,
+    WatchEvent,
+};
+use time::format_description::well_known::Rfc3339;
 use tokio_tungstenite::tungstenite::Message;
+use view_monitor::shell_row::{ShellRow, Status};
 
 /// How often the open instance's activity is asked for.
 const ACTIVITY_INTERVAL: Duration = Duration::from_secs(1);
@@ -31,31 +36,43 @@ pub struct LiveContext {
     pub offset: time::UtcOffset,
 }
 
-/// Escaped text ([`tickloop_proto::escape`]) as the page draws it: its
-/// parts in order, `{"text": ...}` as it is and `{"escape": "\\u{202E}"}`
-/// set apart, so an escape is never taken for text typed as it reads.
-pub fn shown_parts(shown: &str) -> Value {
-    use tickloop_proto::escape::Part;
-    Value::Array(
-        tickloop_proto::escape::parts(shown)
-            .into_iter()
-            .map(|part| match part {
-                Part::Text(text) => json!({ "text": text }),
-                Part::Escape(escape) => json!({ "escape": escape }),
-            })
-            .collect(),
-    )
-}
+// The parts of escaped text live in their own module; these names stay
+// here too, for the callers that took them from this one.
+pub use crate::parts::{raw_parts, shown_parts};
 
-/// What a program set, escaped, as [`shown_parts`].
-pub fn raw_parts(raw: &str) -> Value {
-    shown_parts(&tickloop_proto::escape::escaped(raw))
+/// A `shell:` entry's row as the page shows it, in the words of `tickloop
+/// list` and the Monitor ([`ShellRow`]): its KIND, its state's `seq`, its
+/// directory and command escaped (whole, and as [`shown_parts`]), and the
+/// command's status (`exit 2 · 3.1s`; a running one says since when, for
+/// the page's clock).
+pub fn shell_row_message(shell: &ShellRow) -> Value {
+    let command = shell.command.as_ref();
+    let (status, running_since) = match command.map(|c| c.status) {
+        Some(Status::Running { started }) => (
+            Some("running".to_string()),
+            started.and_then(|at| at.format(&Rfc3339).ok()),
+        ),
+        Some(ended) => (Some(ended.words(time::OffsetDateTime::now_utc())), None),
+        None => (None, None),
+    };
+    json!({
+        "kind": shell.kind,
+        "seq": shell.seq,
+        "cwd": shell.cwd,
+        "cwd_parts": shell.cwd.as_deref().map(shown_parts),
+        "command": command.map(|c| c.line.as_str()),
+        "command_parts": command.map(|c| shown_parts(&c.line)),
+        "status": status,
+        "running_since": running_since,
+        "failed": command.is_some_and(|c| c.status.failed()),
+    })
 }
 
 /// The overview as the page reads it: the list, each entry with its title
-/// escaped (`title_parts`); each held action with its question, as the
-/// Monitor words it (`question`, escaped; `question_parts`, a line's
-/// parts each, [`shown_parts`]).
+/// escaped (`title_parts`) and a shell's row ([`shell_row_message`],
+/// `shell_row`); each held action with its question, as the Monitor words
+/// it (`question`, escaped; `question_parts`, a line's parts each,
+/// [`shown_parts`]).
 pub fn overview_message(overview: &Overview) -> Value {
     let held: Vec<Value> = overview
         .held
@@ -74,8 +91,14 @@ pub fn overview_message(overview: &Overview) -> Value {
     let mut list = overview.list.clone();
     for entry in list.as_array_mut().into_iter().flatten() {
         let title = entry["title"].as_str().map(raw_parts);
-        if let (Some(title), Some(entry)) = (title, entry.as_object_mut()) {
-            entry.insert("title_parts".into(), title);
+        let shell = ShellRow::of_json(entry).map(|shell| shell_row_message(&shell));
+        if let Some(entry) = entry.as_object_mut() {
+            if let Some(title) = title {
+                entry.insert("title_parts".into(), title);
+            }
+            if let Some(shell) = shell {
+                entry.insert("shell_row".into(), shell);
+            }
         }
     }
     json!({
@@ -117,6 +140,7 @@ pub async fn serve(mut ws: Ws, ctx: LiveContext) {
     let mut revocations = ctx.auth.revocations();
     let mut open: Option<Open> = None;
     let mut activity = tokio::time::interval(ACTIVITY_INTERVAL);
+    let mut timeline = crate::timeline::Feed::default();
     loop {
         let woke = tokio::select! {
             message = ws.next() => Woke::Page(message.and_then(Result::ok)),
@@ -138,8 +162,11 @@ pub async fn serve(mut ws: Ws, ctx: LiveContext) {
                 let message = overview_message(&overview.borrow_and_update());
                 send_json(&mut ws, &message).await
             }
-            Woke::State(event) => on_state(&mut ws, &mut open, event).await,
-            Woke::Activity => send_activity(&mut ws, &ctx, &mut open).await,
+            Woke::State(event) => on_state(&mut ws, &mut open, event, ctx.offset).await,
+            Woke::Activity => {
+                send_activity(&mut ws, &ctx, &mut open).await
+                    && timeline.send(&mut ws, &ctx.tickhost, ctx.offset).await
+            }
             Woke::Revoked if !ctx.auth.is_open(&ctx.session) => {
                 websocket::close_with(&mut ws, "revoked: log in again").await;
                 false
@@ -191,18 +218,22 @@ async fn on_page(ws: &mut Ws, ctx: &LiveContext, open: &mut Option<Open>, text: 
     send_activity(ws, ctx, open).await
 }
 
-/// A delivery (or the end) of the open instance's state.
+/// A delivery (or the end) of the open instance's state; a shell's comes
+/// with its commands as a person reads them ([`shell_view`]).
 async fn on_state(
     ws: &mut Ws,
     open: &mut Option<Open>,
     event: Option<Result<WatchEvent, String>>,
+    offset: time::UtcOffset,
 ) -> bool {
     let Some(current) = open.as_mut() else {
         return true;
     };
     let message = match event {
         Some(Ok(WatchEvent::Delivery(delivery))) => {
-            json!({"type": "state", "instance": current.id, "delivery": delivery})
+            let shell = shell_state(&current.id, &delivery.data)
+                .map(|state| crate::shell_view::shell_view(&state, offset));
+            json!({"type": "state", "instance": current.id, "delivery": delivery, "shell": shell})
         }
         Some(Ok(WatchEvent::Ended(notice))) => {
             json!({"type": "state", "instance": current.id, "ended": notice.ended})
@@ -215,6 +246,23 @@ async fn on_state(
         }
     };
     send_json(ws, &message).await
+}
+
+/// The state of a `shell:` instance as its commands, when `data` is one
+/// (not when it was trimmed to the delivery budget past reading).
+fn shell_state(id: &str, data: &Value) -> Option<ShellState> {
+    let (kind, _) = tickloop_client::paths::parse_id(id)?;
+    if kind != tickloop_client::paths::InstanceKind::Shell {
+        return None;
+    }
+    serde_json::from_value(data.clone()).ok()
+}
+
+/// Whether the page's activity pane shows `entry`: what agents and views
+/// did, not each state update a Tick or a shell published (the state pane
+/// shows the newest; `tickloop activity` keeps them all).
+fn in_the_page(entry: &ActivityEntry) -> bool {
+    !matches!(entry.event, ActivityEvent::Update { .. })
 }
 
 /// Asks for the open instance's activity after what was sent; sends what
@@ -251,6 +299,7 @@ async fn send_activity(ws: &mut Ws, ctx: &LiveContext, open: &mut Option<Open>) 
             let entries: Vec<Value> = record
                 .entries
                 .iter()
+                .filter(|entry| in_the_page(entry))
                 .map(|entry| {
                     json!({
                         "n": entry.n,
@@ -271,4 +320,53 @@ async fn send_activity(ws: &mut Ws, ctx: &LiveContext, open: &mut Option<Open>) 
         Err(why) => json!({"type": "activity", "instance": current.id, "error": why}),
     };
     send_json(ws, &message).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A shell's row reaches the page in the CLI's words, what the shell
+    /// reported escaped and in parts; a Tick's entry gets none.
+    #[test]
+    fn the_overview_gives_a_shells_row_in_the_clis_words() {
+        let overview = Overview {
+            list: json!([
+                {"id": "shell:work", "title": "bash",
+                 "shell": {"shell": "bash", "kind": "injected", "active": true},
+                 "shell_state": {"seq": 4, "cwd": "/srv/x\u{202e}y", "at_prompt": true,
+                    "running": null, "commands_total": 2,
+                    "last": {"n": 2, "command": "make test", "exit": 2,
+                        "started": "2026-12-01T00:00:01Z", "ended": "2026-12-01T00:00:04.1Z",
+                        "duration_ms": 3100}}},
+                {"id": "shell:build", "title": "zsh",
+                 "shell": {"shell": "zsh", "kind": "injected", "active": true},
+                 "shell_state": {"seq": 5, "cwd": null, "at_prompt": false,
+                    "running": {"n": 3, "command": "sleep 600",
+                        "started": "2026-12-01T00:00:48Z"},
+                    "last": null, "commands_total": 3}},
+                {"id": "shell:py", "title": "python3"},
+                {"id": "hosted:c", "title": "C", "kind": "k", "seq": 1},
+            ]),
+            ..Overview::default()
+        };
+        let message = overview_message(&overview);
+        let row = |i: usize| message["list"][i]["shell_row"].clone();
+        assert_eq!(row(0)["kind"], "bash");
+        assert_eq!(row(0)["seq"], 4);
+        assert_eq!(row(0)["cwd"], "/srv/x\\u{202E}y");
+        assert_eq!(
+            row(0)["cwd_parts"],
+            json!([{"text": "/srv/x"}, {"escape": "\\u{202E}"}, {"text": "y"}])
+        );
+        assert_eq!(row(0)["command"], "make test");
+        assert_eq!(row(0)["status"], "exit 2 · 3.1s");
+        assert_eq!(row(0)["failed"], true);
+        assert_eq!(row(1)["status"], "running");
+        assert_eq!(row(1)["running_since"], "2026-12-01T00:00:48Z");
+        assert_eq!(row(1)["failed"], false);
+        assert_eq!(row(2)["kind"], "plain");
+        assert_eq!(row(2)["command"], Value::Null);
+        assert_eq!(row(3), Value::Null);
+    }
 }

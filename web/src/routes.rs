@@ -125,6 +125,7 @@ pub async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Reply, Infa
         return Ok(login(&app, &req));
     }
     let Some(session) = app.auth.session(header(&req, COOKIE)) else {
+        eprintln!("tickloop web: refused a request without a session (not logged in)");
         return Ok(page(
             StatusCode::UNAUTHORIZED,
             "Log in",
@@ -182,16 +183,22 @@ fn login(app: &App, req: &Request<Incoming>) -> Reply {
             }
             reply
         }
-        Ok(None) => page(
-            StatusCode::FORBIDDEN,
-            "Login link used or revoked",
-            "Each login link works once. Get a new one with `tickloop web --login`.",
-        ),
-        Err(e) => page(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "No login",
-            &e.to_string(),
-        ),
+        Ok(None) => {
+            eprintln!("tickloop web: refused a login link used already, revoked or unknown");
+            page(
+                StatusCode::FORBIDDEN,
+                "Login link used or revoked",
+                "Each login link works once. Get a new one with `tickloop web --login`.",
+            )
+        }
+        Err(e) => {
+            eprintln!("tickloop web: refused a login: {e}");
+            page(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "No login",
+                &e.to_string(),
+            )
+        }
     }
 }
 

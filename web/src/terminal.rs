@@ -60,7 +60,16 @@ pub async fn serve(mut ws: Ws, instance: String, ctx: TermContext) {
     let attached = attach(&instance, &ctx, page_size).await;
     let (reader, writer, first_frame) = match attached {
         Ok(parts) => parts,
-        Err(why) => return websocket::close_with(&mut ws, &why).await,
+        Err(why) => match last_screen(&ctx, &instance).await {
+            // Its launcher is gone because it ended: what it showed last.
+            Some(text) => {
+                if ws.send(Message::Binary(text.into())).await.is_err() {
+                    return;
+                }
+                return websocket::close_with(&mut ws, "ended: this is what it showed last").await;
+            }
+            None => return websocket::close_with(&mut ws, &why).await,
+        },
     };
     let snapshot = match first_frame {
         ToView::Snapshot(s) => s,
@@ -154,6 +163,28 @@ async fn tick_size(ctx: &TermContext, instance: &str) -> Result<(u16, u16), Stri
     }
 }
 
+/// The last screen of `instance` when it has ended (tickhost keeps it), as
+/// text for the page's terminal: its rows, every control escaped.
+async fn last_screen(ctx: &TermContext, instance: &str) -> Option<String> {
+    let request = ClientRequest::Screen {
+        instance: instance.to_string(),
+        history: 0,
+    };
+    let ClientReply::Ok(value) = ctx.tickhost.request(request).await.ok()? else {
+        return None;
+    };
+    let screen: ScreenReply = serde_json::from_value(value).ok()?;
+    screen.ended.then(|| {
+        let rows: Vec<String> = screen
+            .lines
+            .iter()
+            .map(|line| tickloop_proto::escape::escaped(line))
+            .collect();
+        // Home, clear, the rows; the cursor hidden (nothing types there).
+        format!("\x1b[H\x1b[2J{}\x1b[?25l", rows.join("\r\n"))
+    })
+}
+
 /// The next line from the launcher, as `T`.
 async fn read_json<T: serde::de::DeserializeOwned>(
     reader: &mut LineReader<OwnedReadHalf>,
@@ -219,7 +250,7 @@ impl Link {
     /// Draws the screen as it is now; false when the page is gone.
     async fn draw(&mut self) -> bool {
         if let Some(title) = self.screen.new_title() {
-            let parts = crate::live::raw_parts(&title);
+            let parts = crate::parts::raw_parts(&title);
             let message = json!({"type": "title", "title": title, "title_parts": parts});
             if !send_json(&mut self.ws, &message).await {
                 return false;

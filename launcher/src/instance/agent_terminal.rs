@@ -17,7 +17,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tickloop_proto::wire::{
-    ClientReply, EndInfo, ErrorKind, Foreground, RunReply, RunRequest, WaitReply, WaitRequest,
+    ClientReply, EndInfo, ErrorKind, Foreground, NotTypedWhy, RunReply, RunRequest,
+    TerminalOutcome, WaitReply, WaitRequest,
 };
 use tokio::sync::oneshot;
 use tokio::time::Instant;
@@ -174,10 +175,6 @@ async fn ask_prompt(
         reply,
     };
     term.ask_shell(msg).await.then_some(answer)
-}
-
-fn emulator_gone() -> ClientReply {
-    error(ErrorKind::Internal, "the terminal emulator is gone")
 }
 
 /// Replies to wait `id` with what it got, or with its timeout.
@@ -339,24 +336,37 @@ pub(super) struct RunIn {
 
 /// Starts `run` of request `id`: the command typed at the prompt on the
 /// emulator thread (or refused there, nothing typed), then its end or the
-/// timeout (the command keeps running). `done` gets the reply too, for
-/// the activity record.
+/// timeout (the command keeps running). `done` gets the reply too, and
+/// what the run came to, for the activity record.
 pub(super) fn start_run(
     term: Arc<TerminalHandle>,
     at: RunIn,
     run: RunRequest,
     id: u64,
     peer: Peer,
-    done: impl FnOnce(ClientReply) + Send + 'static,
+    done: impl FnOnce(ClientReply, Option<TerminalOutcome>) + Send + 'static,
 ) {
     tokio::spawn(async move {
-        let reply = run_to_end(&term, &at, run).await;
+        let (reply, came_to) = run_to_end(&term, &at, run).await;
         peer.reply(id, reply.clone());
-        done(reply);
+        done(reply, came_to);
     });
 }
 
-async fn run_to_end(term: &TerminalHandle, at: &RunIn, run: RunRequest) -> ClientReply {
+/// A run's reply, and what it came to when it came to something on the
+/// terminal (typed and ended, still running, or nothing typed).
+type RunEnd = (ClientReply, Option<TerminalOutcome>);
+
+/// Nothing was typed, for `why`: the reply saying so and what to do.
+fn refused(instance: &str, why: NotTyped) -> RunEnd {
+    let came_to = TerminalOutcome::NotTyped {
+        why: not_typed_why(&why),
+    };
+    let message = not_typed(instance, why);
+    (error(ErrorKind::BadRequest, &message), Some(came_to))
+}
+
+async fn run_to_end(term: &TerminalHandle, at: &RunIn, run: RunRequest) -> RunEnd {
     let instance = at.instance.as_str();
     let started = Instant::now();
     let timeout = Duration::from_millis(run.timeout_ms);
@@ -376,7 +386,7 @@ async fn run_to_end(term: &TerminalHandle, at: &RunIn, run: RunRequest) -> Clien
         });
         changes.borrow_and_update();
         if !term.ask_shell(msg).await {
-            return error(ErrorKind::Internal, "the terminal emulator is gone");
+            return (emulator_gone(), None);
         }
         let left = timeout.saturating_sub(started.elapsed());
         match tokio::time::timeout(left, typed_rx).await {
@@ -385,7 +395,10 @@ async fn run_to_end(term: &TerminalHandle, at: &RunIn, run: RunRequest) -> Clien
                     "{instance} showed no prompt within {:.1} s; nothing was typed",
                     timeout.as_secs_f64()
                 );
-                return error(ErrorKind::BadRequest, &message);
+                let came_to = TerminalOutcome::NotTyped {
+                    why: NotTypedWhy::NoPrompt,
+                };
+                return (error(ErrorKind::BadRequest, &message), Some(came_to));
             }
             Ok(Ok(Ok(n))) => break (n, ended_rx),
             // Keys typed just before have not been answered: the shell's
@@ -394,24 +407,34 @@ async fn run_to_end(term: &TerminalHandle, at: &RunIn, run: RunRequest) -> Clien
             Ok(Ok(Err(NotTyped::Unanswered))) => {
                 answering = answered(&mut changes, answer_until).await;
             }
-            Ok(Ok(Err(why))) => return error(ErrorKind::BadRequest, &not_typed(instance, why)),
-            Ok(Err(_)) => return error(ErrorKind::Internal, "the terminal emulator is gone"),
+            Ok(Ok(Err(why))) => return refused(instance, why),
+            Ok(Err(_)) => return (emulator_gone(), None),
         }
     };
     let timeout = Duration::from_millis(run.timeout_ms).saturating_sub(started.elapsed());
     match tokio::time::timeout(timeout, ended_rx).await {
         Ok(Ok(got)) => match got.command {
-            Some(command) => reply_of(&RunReply {
-                timed_out: false,
-                command,
-                cwd: got.cwd,
-                foreground: None,
-            }),
-            None => error(ErrorKind::Internal, "the command's end came without it"),
+            Some(command) => {
+                let status = command.exit;
+                let reply = reply_of(&RunReply {
+                    timed_out: false,
+                    command,
+                    cwd: got.cwd,
+                    foreground: None,
+                });
+                (reply, Some(TerminalOutcome::Exited { status }))
+            }
+            None => (
+                error(ErrorKind::Internal, "the command's end came without it"),
+                None,
+            ),
         },
-        Ok(Err(_)) => error(
-            ErrorKind::Ended,
-            &format!("{instance} ended while `{}` ran", run.command),
+        Ok(Err(_)) => (
+            error(
+                ErrorKind::Ended,
+                &format!("{instance} ended while `{}` ran", run.command),
+            ),
+            None,
         ),
         Err(_) => {
             let (reply, now) = oneshot::channel();
@@ -421,12 +444,17 @@ async fn run_to_end(term: &TerminalHandle, at: &RunIn, run: RunRequest) -> Clien
                 None
             };
             let alt_screen = term.view_snapshot(0).await.is_some_and(|s| s.alt_screen);
-            match command {
+            let foreground = foreground(at.shell_pid, alt_screen).await;
+            let came_to = TerminalOutcome::StillRunning {
+                after_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                foreground: foreground.clone(),
+            };
+            let reply = match command {
                 Some(command) => reply_of(&RunReply {
                     timed_out: true,
                     command,
                     cwd: None,
-                    foreground: foreground(at.shell_pid, alt_screen).await,
+                    foreground,
                 }),
                 None => error(
                     ErrorKind::Internal,
@@ -435,9 +463,14 @@ async fn run_to_end(term: &TerminalHandle, at: &RunIn, run: RunRequest) -> Clien
                         run.command
                     ),
                 ),
-            }
+            };
+            (reply, Some(came_to))
         }
     }
+}
+
+fn emulator_gone() -> ClientReply {
+    error(ErrorKind::Internal, "the terminal emulator is gone")
 }
 
 /// What holds the terminal of the shell `shell_pid` (`/proc` read off the
@@ -465,6 +498,17 @@ async fn answered(changes: &mut tokio::sync::watch::Receiver<u64>, until: Instan
             Ok(Err(_)) => return false,
             _ => return true,
         }
+    }
+}
+
+/// Why a command was not typed, as the activity keeps it.
+fn not_typed_why(why: &NotTyped) -> NotTypedWhy {
+    match why {
+        NotTyped::NoIntegration => NotTypedWhy::NoIntegration,
+        NotTyped::NotAtPrompt(_) => NotTypedWhy::NotAtPrompt,
+        NotTyped::LineNotEmpty(_) => NotTypedWhy::PromptHadText,
+        NotTyped::Busy => NotTypedWhy::AnotherRun,
+        NotTyped::Unanswered => NotTypedWhy::Unanswered,
     }
 }
 

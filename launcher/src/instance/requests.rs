@@ -7,7 +7,9 @@ use crate::socket::Peer;
 use std::collections::HashMap;
 use tickloop_client::clock::now_rfc3339_millis;
 use tickloop_proto::core::{ClientToken, SessionRequest};
-use tickloop_proto::wire::{ActivityOutcome, CallOutcome, ClientKind, ClientReply, EchoOffTyping};
+use tickloop_proto::wire::{
+    ActivityOutcome, CallOutcome, ClientKind, ClientReply, EchoOffTyping, TerminalOutcome,
+};
 use tokio::time::Instant;
 
 /// The requests waiting for the Tick's answer, by the token the session
@@ -86,6 +88,8 @@ pub(super) struct Asked {
     /// `args`.
     echo_off: Option<EchoOffTyping>,
     revision: Option<String>,
+    /// Typing and `run`: what it came to on the terminal.
+    terminal: Option<TerminalOutcome>,
     at: String,
     since: Instant,
 }
@@ -99,6 +103,7 @@ impl Asked {
             args: None,
             echo_off: None,
             revision: None,
+            terminal: None,
             at: now_rfc3339_millis(),
             since: Instant::now(),
         }
@@ -119,6 +124,11 @@ impl Asked {
             echo_off: Some(typing),
             ..self
         }
+    }
+
+    /// The same, having come to `terminal` (typing, a `run`).
+    pub(super) fn came_to(self, terminal: Option<TerminalOutcome>) -> Asked {
+        Asked { terminal, ..self }
     }
 
     pub(super) fn of(client: Option<ClientKind>, request: &SessionRequest) -> Asked {
@@ -182,6 +192,7 @@ fn record_request(activity: &mut ActivityLog, asked: Asked, reply: &ClientReply)
             error: message,
             result,
             duration_ms,
+            terminal: asked.terminal,
         },
     );
 }

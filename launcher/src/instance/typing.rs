@@ -12,7 +12,7 @@ use crate::activity::ActivityLog;
 use crate::socket::{error, Peer};
 use crate::terminal::TerminalHandle;
 use serde_json::json;
-use tickloop_proto::wire::{ClientKind, ClientReply, EchoOffTyping, ErrorKind};
+use tickloop_proto::wire::{ClientKind, ClientReply, EchoOffTyping, ErrorKind, TerminalOutcome};
 
 /// `input`: `text` typed on the terminal, as a person would.
 pub(super) fn input(
@@ -34,7 +34,7 @@ pub(super) fn input(
         Ok(()) => ClientReply::Ok(with_echo_off(json!({"ok": true, "bytes": n}), echo_off)),
         Err(e) => error(ErrorKind::Internal, &e.to_string()),
     };
-    answer(activity, asked, id, peer, reply);
+    answer(activity, typed_if_ok(asked, &reply), id, peer, reply);
 }
 
 /// `keys`: named keys after `text`, encoded for the program's modes.
@@ -65,7 +65,15 @@ pub(super) fn keys(
         ),
         other => other,
     };
-    answer(activity, asked, id, peer, reply);
+    answer(activity, typed_if_ok(asked, &reply), id, peer, reply);
+}
+
+/// `asked`, noted as typed when `reply` says it was.
+fn typed_if_ok(asked: Asked, reply: &ClientReply) -> Asked {
+    match reply {
+        ClientReply::Ok(_) => asked.came_to(Some(TerminalOutcome::Typed)),
+        _ => asked,
+    }
 }
 
 /// An answer to typing, saying when it went to a prompt with echo off (so

@@ -5,7 +5,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{ClientKind, ConsentDecision, EchoOffTyping};
+use std::collections::BTreeMap;
+
+use super::{ClientKind, ConsentDecision, EchoOffTyping, Foreground};
 
 /// What agents and views did with one instance, newest last: the last
 /// [`ActivityRecord::REQUESTS`] requests, the last [`ActivityRecord::UPDATES`]
@@ -27,6 +29,11 @@ pub struct ActivityRecord {
     /// The Tick's tool catalog now (empty for `shell:`), for the overlay.
     #[serde(default)]
     pub tools: Vec<ToolSummary>,
+    /// The pid of the launcher that kept it (its status's `launcher_pid`):
+    /// with the id, what tells this record from that of an instance of the
+    /// same id opened before or after (absent in records of older builds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launcher_pid: Option<u32>,
 }
 
 /// A tool of the catalog, as the activity overlay lists it.
@@ -142,6 +149,52 @@ pub struct RequestActivity {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
     pub duration_ms: u64,
+    /// Typing and `run` on a terminal (`input`, `keys`, `run`): what it
+    /// came to, beyond the request's `outcome` (a `run` whose command
+    /// exited 2 is a request that went `ok`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminal: Option<TerminalOutcome>,
+}
+
+/// What an agent's typing or `run` on a terminal came to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TerminalOutcome {
+    /// `input` or `keys`: written to the program's terminal.
+    Typed,
+    /// `run`: the command ended with `status` (absent when the shell did
+    /// not say; 128+N when signal N ended it).
+    Exited {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<i32>,
+    },
+    /// `run`: the command outlived the run's timeout and still runs
+    /// (it is never stopped), with what held the terminal then.
+    StillRunning {
+        after_ms: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        foreground: Option<Foreground>,
+    },
+    /// `run`: nothing was typed.
+    NotTyped { why: NotTypedWhy },
+}
+
+/// Why a `run` typed nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NotTypedWhy {
+    /// Text was typed on the prompt already (the person's, perhaps).
+    PromptHadText,
+    /// A command ran, or the prompt was not drawn.
+    NotAtPrompt,
+    /// The shell has no integration, or showed no mark of it yet.
+    NoIntegration,
+    /// No prompt came within the run's timeout.
+    NoPrompt,
+    /// Another `run` was being typed.
+    AnotherRun,
+    /// The shell had not answered keys typed just before.
+    Unanswered,
 }
 
 impl RequestActivity {
@@ -164,6 +217,65 @@ pub enum ActivityOutcome {
     Ok,
     /// A describe, read or input that failed.
     Failed,
+}
+
+/// One entry of the timeline across instances (`tickloop activity` with
+/// no ID): an entry of instance `instance`'s record, as that record has
+/// it (not flattened: a consent decision names its instance too).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TimelineEntry {
+    pub instance: String,
+    pub entry: ActivityEntry,
+}
+
+/// Where a timeline was read up to: pass it back (`after`) for what came
+/// next.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TimelineCursor {
+    /// When tickhost began answering (RFC 3339): records kept in the data
+    /// directory before it were read then, and are not read again.
+    pub at: String,
+    /// The newest entry number read of each record, by its key
+    /// (`ID#LAUNCHER_PID`, or `ID#kept-MILLIS` for a kept record of an
+    /// older build).
+    pub records: BTreeMap<String, u64>,
+}
+
+/// The answer to `timeline`: agents' actions on every instance (running,
+/// ended, and forgotten ones whose record the data directory keeps),
+/// oldest first.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TimelineReply {
+    pub entries: Vec<TimelineEntry>,
+    /// Ask again with `after` set to it for what comes next.
+    pub next: TimelineCursor,
+    /// Records that could not be read, a sentence each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unread: Vec<String>,
+    /// Older entries left out for the request's `limit`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub left_out: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl ActivityEntry {
+    /// Who did it, when an agent did: a request, a consent decision on
+    /// its action, a reload, recording or subscription it asked for.
+    /// `None` for the person's, a Tick's own updates, views, file changes.
+    pub fn agent(&self) -> Option<ClientKind> {
+        let client = match &self.event {
+            ActivityEvent::Request(r) => r.client,
+            ActivityEvent::Consent(d) => d.client,
+            ActivityEvent::Reload { client, .. }
+            | ActivityEvent::Recording { client, .. }
+            | ActivityEvent::Subscription { client, .. } => *client,
+            ActivityEvent::Update { .. } | ActivityEvent::View { .. } => None,
+        };
+        client.filter(|c| c.is_agent())
+    }
 }
 
 impl ActivityOutcome {

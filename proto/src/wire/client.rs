@@ -1,19 +1,18 @@
 //! client ↔ tickhost on `RUNTIME/tickhost.sock`: what a client asks
 //! ([`ClientRequest`]), what tickhost answers ([`ServerMessage`],
 //! [`ClientReply`], [`ClientError`]), and the typed answers (`list`'s
-//! [`ListEntry`], `open`'s [`OpenReply`], `watch`'s [`WatchEvent`]s, how an
-//! instance ended: [`EndInfo`]).
+//! [`ListEntry`], `open`'s [`OpenReply`], `watch`'s [`WatchEvent`]s).
 
 #[cfg(doc)]
-use super::{ActivityRecord, ApprovalLogEntry, RunReply, WaitReply};
+use super::{ActivityRecord, ApprovalLogEntry, RunReply, TimelineReply, WaitReply};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::PathBuf;
 
 use super::{
-    ApprovalPolicy, CallOutcome, CallRequest, ConsentChange, HeldCall, OpenRequest, Owner,
-    RunRequest, WaitRequest,
+    ApprovalPolicy, CallOutcome, CallRequest, ClientKind, ConsentChange, EndInfo, HeldCall,
+    OpenRequest, Owner, RunRequest, TimelineCursor, WaitRequest,
 };
 
 /// The longest request line tickhost reads from a client, in bytes (the
@@ -138,6 +137,23 @@ pub enum ClientRequest {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         after: Option<u64>,
     },
+    /// What agents did on every instance ([`TimelineReply`]): running,
+    /// ended, and forgotten ones whose record the data directory keeps.
+    Timeline {
+        /// Only entries at or after this time (RFC 3339).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        since: Option<String>,
+        /// Only this agent's (a client kind that is an agent's).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<ClientKind>,
+        /// Only what came after a previous answer's `next`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        after: Option<TimelineCursor>,
+        /// The newest this many entries at most (the answer counts the
+        /// older ones it left out).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<u64>,
+    },
     Shutdown,
 }
 
@@ -166,6 +182,7 @@ impl ClientRequest {
             ClientRequest::Withdraw { .. } => "withdraw",
             ClientRequest::ApprovalLog { .. } => "approval_log",
             ClientRequest::Activity { .. } => "activity",
+            ClientRequest::Timeline { .. } => "timeline",
             ClientRequest::Shutdown => "shutdown",
         }
     }
@@ -194,6 +211,7 @@ impl ClientRequest {
             | ClientRequest::Watch { .. }
             | ClientRequest::Approvals
             | ClientRequest::Withdraw { .. }
+            | ClientRequest::Timeline { .. }
             | ClientRequest::Shutdown => None,
         }
     }
@@ -402,6 +420,11 @@ pub struct ListEntry {
     /// that follow "no integration: ".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub no_integration: Option<String>,
+    /// `shell:` only, with shell integration: its state in short (where it
+    /// is, what it runs or last ran, the state's `seq`); `read` has the
+    /// whole of it. `seq` above stays null for a shell.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shell_state: Option<super::ShellSummary>,
 }
 
 /// The answer to `open`.
@@ -435,62 +458,4 @@ pub struct OpenReply {
     /// words that follow "no integration: ".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_integration: Option<String>,
-}
-
-/// How an instance ended, for `list`, `watch` and the Monitor.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct EndInfo {
-    /// A sentence a person can read.
-    pub reason: String,
-    /// Machine-readable class.
-    pub kind: EndClass,
-    /// For violations: the first bytes of the offending line.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub offending: Option<String>,
-    /// RFC 3339 time of the end.
-    pub at: String,
-    /// What of the instance could not be kept at its end (its last screen,
-    /// its activity, its record), each a sentence naming the file and why:
-    /// `no space left on the device of PATH: the last screen was not saved`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub not_saved: Vec<String>,
-}
-
-/// How an instance ended, as a class a program can branch on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum EndClass {
-    /// The program exited (or was killed by a signal).
-    Exited,
-    /// The Tick broke the protocol (spec 3.6).
-    Violation,
-    /// Closed on request (`tickloop close`, a signal to its launcher).
-    Closed,
-    /// Initialization failed (a timeout, an error answer, a bad descriptor).
-    InitFailed,
-    /// Its launcher went away without reporting an end.
-    LauncherLost,
-}
-
-impl EndClass {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EndClass::Exited => "exited",
-            EndClass::Violation => "violation",
-            EndClass::Closed => "closed",
-            EndClass::InitFailed => "init_failed",
-            EndClass::LauncherLost => "launcher_lost",
-        }
-    }
-}
-
-impl From<&crate::core::EndKind> for EndClass {
-    fn from(kind: &crate::core::EndKind) -> Self {
-        match kind {
-            crate::core::EndKind::InitFailed => EndClass::InitFailed,
-            crate::core::EndKind::Violation(_) => EndClass::Violation,
-            crate::core::EndKind::Exited => EndClass::Exited,
-            crate::core::EndKind::Closed => EndClass::Closed,
-        }
-    }
 }

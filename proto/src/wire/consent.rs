@@ -278,7 +278,7 @@ impl HeldCall {
 /// text ([`typed`]), `run`'s command, `keys`' text then its keys by name
 /// (`` `echo hi` then press C-a r m Space Enter ``; `keys` without text:
 /// the keys alone).
-fn typing(tool: &str, args: &Value) -> String {
+pub(super) fn typing(tool: &str, args: &Value) -> String {
     let text = args.get("text").and_then(Value::as_str);
     match tool {
         "run" => typed(args.get("command").and_then(Value::as_str).unwrap_or("")),
@@ -462,13 +462,24 @@ impl ConsentDecision {
     /// person (monitor)`, `refused by the person (cli): not now`, `denied
     /// by its policy`, `timed out`.
     pub fn verdict(&self) -> String {
+        self.verdict_of("the person")
+    }
+
+    /// [`Self::verdict`] said to the person: `waits for you`, `approved by
+    /// you (monitor)`, `refused by you (cli): not now` (their activity, on
+    /// their terminal, the Monitor and the web page).
+    pub fn verdict_to_you(&self) -> String {
+        self.verdict_of("you")
+    }
+
+    fn verdict_of(&self, person: &str) -> String {
         let by = match self.by.as_str() {
             "tickhost" | "policy" | "config" => "tickhost".to_string(),
-            "mcp-host" => "the person, in the agent host".to_string(),
-            by => format!("the person ({by})"),
+            "mcp-host" => format!("{person}, in the agent host"),
+            by => format!("{person} ({by})"),
         };
         let mut text = match self.decision.as_str() {
-            "held" => "waits for the person".to_string(),
+            "held" => format!("waits for {person}"),
             "approved" if self.by == "policy" => "let through (its policy was set to auto)".into(),
             "approved" => format!("approved by {by}"),
             "refused" => format!("refused by {by}"),

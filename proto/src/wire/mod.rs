@@ -30,16 +30,20 @@
 //! | `call` | a tool call and its outcome, the same on every hop |
 //! | `program` | what an instance runs (`open`'s request, shared with the launch) |
 //! | `consent` | policies, owners, held actions and the decisions on them |
-//! | `activity` | what agents and views did with an instance |
+//! | `activity` | what agents and views did with an instance, and the timeline across instances |
+//! | `activity_words` | the activity record in words, for people |
 //! | `terminal` | keys, waits, `run` and a shell's state, the same on every hop |
+//! | `end` | how an instance ended, the same on every hop |
 //! | `web` | `tickloop web`'s control socket (`--revoke`, `--login`) |
 //!
 //! Every type is re-exported here: callers write `wire::ListEntry`.
 
 mod activity;
+mod activity_words;
 mod call;
 mod client;
 mod consent;
+mod end;
 mod hello;
 mod launcher;
 mod program;
@@ -50,6 +54,7 @@ pub use activity::*;
 pub use call::*;
 pub use client::*;
 pub use consent::*;
+pub use end::*;
 pub use hello::*;
 pub use launcher::*;
 pub use program::*;
@@ -110,6 +115,7 @@ struct AllMessages {
     wait_reply: WaitReply,
     run_reply: RunReply,
     activity_record: ActivityRecord,
+    timeline_reply: TimelineReply,
     approval_log_entry: ApprovalLogEntry,
     web_control: WebControl,
     web_control_reply: WebControlReply,

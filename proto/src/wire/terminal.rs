@@ -2,7 +2,8 @@
 //! name, waits the launcher is told about ([`WaitRequest`] answered by a
 //! [`WaitReply`]), a command run at a shell's prompt ([`RunRequest`],
 //! [`RunReply`]), a shell's commands as state ([`ShellState`]), which
-//! `read shell:NAME` returns and deliveries carry, and typing at a prompt
+//! `read shell:NAME` returns and deliveries carry, and in short
+//! ([`ShellSummary`]), as `list` gives it, and typing at a prompt
 //! that does not echo it, kept only as how much ([`EchoOffTyping`]).
 
 #[cfg(doc)]
@@ -275,6 +276,99 @@ pub struct OutputCut {
     pub note: String,
 }
 
+/// A shell's state in short, as `list` gives it for a `shell:` instance
+/// with shell integration (the Monitor's and the web page's rows, `list`'s
+/// table): where it is, and what it runs or last ran, without any output.
+/// `read` has the whole of it ([`ShellState`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ShellSummary {
+    /// The state's `seq`, as `read` gives it (each command's start and end
+    /// is one update).
+    pub seq: u64,
+    /// The working directory the shell last reported (OSC 7).
+    pub cwd: Option<String>,
+    /// The shell shows its prompt and runs nothing.
+    pub at_prompt: bool,
+    /// The command running now.
+    pub running: Option<RunningCommand>,
+    /// The last command that ended.
+    pub last: Option<LastCommand>,
+    /// Commands started since the shell started.
+    pub commands_total: u64,
+}
+
+/// The last command a shell ran: a [`ShellCommand`] without its output.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LastCommand {
+    pub n: u64,
+    /// The command line (empty when the shell did not say it).
+    pub command: String,
+    /// Its exit status (`null` when the shell did not say); 128+N when
+    /// signal N ended it.
+    pub exit: Option<i32>,
+    pub started: String,
+    pub ended: Option<String>,
+    /// From `started` to `ended`, when both are known.
+    pub duration_ms: Option<u64>,
+}
+
+impl ShellSummary {
+    /// The summary of a shell's state as its launcher publishes it (`data`,
+    /// a [`ShellState`] as JSON, at `seq`); `None` when `data` is not one.
+    /// Only the fields shown are read: the commands' output is left where
+    /// it is.
+    pub fn of_state(seq: u64, data: &serde_json::Value) -> Option<ShellSummary> {
+        let object = data.as_object()?;
+        let running = match object.get("running") {
+            None | Some(serde_json::Value::Null) => None,
+            Some(running) => Some(RunningCommand::deserialize(running).ok()?),
+        };
+        let last = match object.get("commands").and_then(|c| c.as_array()?.last()) {
+            None => None,
+            Some(command) => Some(LastCommand::of(command)?),
+        };
+        Some(ShellSummary {
+            seq,
+            cwd: object.get("cwd")?.as_str().map(str::to_string),
+            at_prompt: object.get("at_prompt")?.as_bool()?,
+            running,
+            last,
+            commands_total: object.get("commands_total")?.as_u64()?,
+        })
+    }
+}
+
+impl LastCommand {
+    /// A [`ShellCommand`] as JSON, without its output.
+    fn of(command: &serde_json::Value) -> Option<LastCommand> {
+        let text = |name: &str| command.get(name)?.as_str().map(str::to_string);
+        let started = text("started")?;
+        let ended = text("ended");
+        let duration_ms = ended
+            .as_deref()
+            .and_then(|ended| between_ms(&started, ended));
+        Some(LastCommand {
+            n: command.get("n")?.as_u64()?,
+            command: text("command")?,
+            exit: match command.get("exit") {
+                None | Some(serde_json::Value::Null) => None,
+                Some(exit) => Some(i32::try_from(exit.as_i64()?).ok()?),
+            },
+            started,
+            ended,
+            duration_ms,
+        })
+    }
+}
+
+/// Milliseconds from one RFC 3339 time to a later one.
+fn between_ms(from: &str, to: &str) -> Option<u64> {
+    use time::format_description::well_known::Rfc3339;
+    let from = time::OffsetDateTime::parse(from, &Rfc3339).ok()?;
+    let to = time::OffsetDateTime::parse(to, &Rfc3339).ok()?;
+    u64::try_from((to - from).whole_milliseconds()).ok()
+}
+
 /// Typing at a prompt that does not echo it (a password: `read -s`, sudo,
 /// ssh, gpg): the terminal's ECHO is off while its line discipline is in
 /// canonical mode (ICANON), so the text goes to a program reading a line
@@ -415,5 +509,80 @@ mod tests {
         assert!(!serde_json::to_string(&password)
             .unwrap_or_default()
             .contains("Hunter"));
+    }
+
+    /// The summary `list` gives reads what a launcher publishes: the last
+    /// command (status, duration, no output), or the one running.
+    #[test]
+    fn a_shells_summary_is_its_state_in_short() {
+        let state = ShellState {
+            cwd: Some("/home/u/src".into()),
+            at_prompt: true,
+            running: None,
+            commands: vec![
+                ShellCommand {
+                    n: 1,
+                    command: "ls".into(),
+                    exit: Some(0),
+                    started: "2026-12-01T00:00:00Z".into(),
+                    ended: Some("2026-12-01T00:00:00.250Z".into()),
+                    output: "a b".into(),
+                    output_cut: None,
+                },
+                ShellCommand {
+                    n: 2,
+                    command: "make test".into(),
+                    exit: Some(2),
+                    started: "2026-12-01T00:00:01Z".into(),
+                    ended: Some("2026-12-01T00:00:04.100Z".into()),
+                    output: "x".repeat(4000),
+                    output_cut: None,
+                },
+            ],
+            commands_total: 2,
+        };
+        let data = serde_json::to_value(&state).unwrap_or_default();
+        let summary = ShellSummary::of_state(5, &data);
+        assert_eq!(
+            summary,
+            Some(ShellSummary {
+                seq: 5,
+                cwd: Some("/home/u/src".into()),
+                at_prompt: true,
+                running: None,
+                last: Some(LastCommand {
+                    n: 2,
+                    command: "make test".into(),
+                    exit: Some(2),
+                    started: "2026-12-01T00:00:01Z".into(),
+                    ended: Some("2026-12-01T00:00:04.100Z".into()),
+                    duration_ms: Some(3100),
+                }),
+                commands_total: 2,
+            })
+        );
+        let running = ShellState {
+            at_prompt: false,
+            running: Some(RunningCommand {
+                n: 3,
+                command: "sleep 9".into(),
+                started: "2026-12-01T00:00:05Z".into(),
+            }),
+            commands: Vec::new(),
+            commands_total: 3,
+            cwd: None,
+        };
+        let data = serde_json::to_value(&running).unwrap_or_default();
+        let summary = ShellSummary::of_state(6, &data).unwrap_or_default();
+        assert_eq!(
+            summary.running.map(|r| r.command).as_deref(),
+            Some("sleep 9")
+        );
+        assert_eq!(summary.last, None);
+        // A Tick's state is not a shell's.
+        assert_eq!(
+            ShellSummary::of_state(1, &serde_json::json!({"value": 3})),
+            None
+        );
     }
 }

@@ -15,6 +15,10 @@ pub enum WebControl {
     Revoke,
     /// A new one-time login URL.
     Login,
+    /// The page's URL (no login minted): where the person answers, for
+    /// the places that name it (a second `tickloop web`, the approval
+    /// wait's message). Anyone of this user may ask.
+    Where,
 }
 
 /// The running server's answer.
@@ -25,6 +29,8 @@ pub enum WebControlReply {
     Revoked { sessions: usize },
     /// A one-time login URL, and where the server listens.
     Login { url: String, listen: String },
+    /// The page's URL, and where the server listens.
+    Serving { url: String, listen: String },
     /// Nothing was done, and why.
     Error { message: String },
     /// Nothing was done: only the person may ask this, and an agent asked.

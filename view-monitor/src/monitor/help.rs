@@ -21,6 +21,7 @@ pub fn list_keys() -> Vec<KeyHelp> {
         ("Enter", "the overlay: its live screen"),
         ("a", "attach full screen; detach comes back"),
         ("i", "what agents did with it (activity)"),
+        ("w", "what agents did on every instance"),
         ("x", "close it, after asking; forget if ended"),
         ("r", "reload an artifact: (its current file)"),
         ("/", "filter as you type; Esc clears it"),
@@ -140,7 +141,7 @@ mod tests {
         let mut screen = Surface::new(80, 8);
         draw(&mut screen, "keys", &list_keys());
         let shown = text(&screen);
-        assert!(shown.contains("… 8 more"), "{shown}");
+        assert!(shown.contains("… 9 more"), "{shown}");
         assert!(shown.contains("any key closes this"), "{shown}");
     }
 }

@@ -1,5 +1,5 @@
 //! What a key does in the Monitor: a call waiting for approval takes y, n
-//! and v first, then the help, the activity, the overlay (every key to the
+//! and v first, then the help, what agents did, the activity, the overlay (every key to the
 //! Tick but the prefix key; an agent's read-only Monitor types nothing),
 //! the filter being typed, or the list's keys.
 
@@ -19,7 +19,7 @@ impl Monitor {
             if self.approval_key(key) {
                 return Flow::Go;
             }
-            if self.help.take().is_some() {
+            if self.help.take().is_some() || self.timeline_key(key) {
                 return Flow::Go;
             }
         }
@@ -191,6 +191,7 @@ impl Monitor {
                 self.help = Some((title, help::list_keys()));
             }
             KeyCode::Char('i') if !ctrl => self.open_activity(),
+            KeyCode::Char('w') if !ctrl => self.open_timeline(),
             KeyCode::Char('r') if !ctrl => self.reload_selected(),
             KeyCode::Char('x') if !ctrl => {
                 let id = self.rows.get(self.selected).map(|r| r.id.clone());

@@ -28,14 +28,27 @@
 //! screen, termwiz `Surface` + `diff_screens`) and restored the same way on
 //! every exit path: quitting, SIGTERM/SIGINT/SIGQUIT/SIGHUP, the terminal
 //! going away, panics.
+//!
+//! The parts, one job each: `sources` asks each machine's tickhost for the
+//! list (its pollers); `table` draws the list and the preview; `overlay`
+//! shows one instance's live screen; `keys` reads the keys and `actions`
+//! does what they ask (`full_screen` for `a`); `help` lists the keys. This
+//! file holds the main loop, the state it keeps and the frame it draws.
 
 mod actions;
+mod columns;
+mod full_screen;
 pub mod help;
 mod keys;
 pub mod overlay;
+mod row;
 #[cfg(test)]
 mod snapshots;
+mod sources;
 pub mod table;
+mod timeline;
+
+pub use sources::{Source, POLL_INTERVAL};
 
 use crate::attach_view;
 use crate::error::AttachError;
@@ -44,22 +57,22 @@ use crate::prefix::{Prefix, PrefixKey};
 use crate::render::{self, Frame};
 use crate::tty::{self, clamp, RestoreGuard};
 use overlay::{Geometry, Overlay};
+use row::Row;
 use serde_json::Value;
+use sources::{spawn_poller, Poke, Poller, PreviewTarget};
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
-use table::{Filter, ListView, Preview, Row};
+use table::{Filter, ListView, Preview};
 use termwiz::caps::Capabilities;
 use termwiz::input::InputEvent;
 use termwiz::surface::{Change, Surface};
 use termwiz::terminal::{Terminal, TerminalWaker, UnixTerminal};
 use tickloop_client::Client;
 use tickloop_proto::attach::MouseTracking;
-use tickloop_proto::wire::{AgentHost, ClientKind, ClientReply, ClientRequest, ScreenReply};
+use tickloop_proto::wire::{AgentHost, ClientKind};
 use time::OffsetDateTime;
 
-/// How often the list is asked for.
-pub const POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// A burst of resizes reaches the Tick as one, this long after the last.
 const RESIZE_DEBOUNCE: Duration = Duration::from_millis(60);
 
@@ -99,15 +112,13 @@ enum Event {
     Message(String),
     /// The activity view's data (`i`), fetched.
     Activity(crate::activity::Fetched),
+    /// What agents did on every instance (`w`), fetched from one machine.
+    Timeline(timeline::Fetched),
     /// The calls waiting for approval (every instance of source `.0`),
     /// oldest first.
     Approvals(usize, Vec<tickloop_proto::wire::HeldCall>),
     Signal,
 }
-
-/// What the poller is asked to fetch besides the list: the screen of the
-/// instance selected while the preview is on.
-type PreviewTarget = Arc<Mutex<Option<String>>>;
 
 /// Runs the Monitor on the current terminal until the user quits. `client`
 /// is a connection to the tickhost of `runtime` (the CLI starts tickhost when
@@ -190,6 +201,7 @@ pub fn run(
             overlay: None,
             activity: None,
             activity_at_start: activity,
+            timeline: None,
             waiting: Vec::new(),
             prompt_step: 0,
             help: None,
@@ -208,14 +220,6 @@ pub fn run(
     result
 }
 
-/// A line of `tickloop attach`'s stderr without its `tickloop: ` and
-/// `error: ` prefixes.
-fn clean(line: &str) -> String {
-    let line = line.trim();
-    let line = line.strip_prefix("tickloop: ").unwrap_or(line);
-    line.strip_prefix("error: ").unwrap_or(line).to_string()
-}
-
 /// Signals end the Monitor cleanly (the terminal is restored).
 fn spawn_signals(tx: mpsc::Sender<Event>, waker: TerminalWaker) -> Result<(), MonitorError> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
@@ -228,161 +232,6 @@ fn spawn_signals(tx: mpsc::Sender<Event>, waker: TerminalWaker) -> Result<(), Mo
         }
     });
     Ok(())
-}
-
-/// One machine whose instances the Monitor shows: this one or another over
-/// ssh, and the prefix its ids carry in the list (`HOST:hosted:NAME`) when
-/// the Monitor shows several machines.
-#[derive(Debug, Clone)]
-pub struct Source {
-    pub prefix: Option<String>,
-    pub endpoint: tickloop_client::Endpoint,
-}
-
-impl Source {
-    /// `id` as the Monitor shows it.
-    pub fn wrap(&self, id: &str) -> String {
-        match &self.prefix {
-            Some(p) => format!("{p}:{id}"),
-            None => id.to_string(),
-        }
-    }
-
-    /// The id on its machine, when `id` is this source's.
-    pub fn unwrap<'a>(&self, id: &'a str) -> Option<&'a str> {
-        match &self.prefix {
-            None => tickloop_client::paths::parse_id(id).map(|_| id),
-            Some(p) => id
-                .strip_prefix(p.as_str())
-                .and_then(|rest| rest.strip_prefix(':'))
-                .filter(|rest| tickloop_client::paths::parse_id(rest).is_some()),
-        }
-    }
-
-    /// A `list` answer with its ids as the Monitor shows them.
-    fn wrap_list(&self, mut list: Value) -> Value {
-        if self.prefix.is_some() {
-            for entry in list.as_array_mut().into_iter().flatten() {
-                if let Some(id) = entry.get("id").and_then(Value::as_str) {
-                    let wrapped = self.wrap(id);
-                    entry["id"] = Value::String(wrapped);
-                }
-            }
-        }
-        list
-    }
-
-    /// [`Source::wrap_list`] undone.
-    fn unwrap_list(&self, mut list: Value) -> Value {
-        for entry in list.as_array_mut().into_iter().flatten() {
-            let raw = entry
-                .get("id")
-                .and_then(Value::as_str)
-                .and_then(|id| self.unwrap(id))
-                .map(str::to_string);
-            if let Some(raw) = raw {
-                entry["id"] = Value::String(raw);
-            }
-        }
-        list
-    }
-}
-
-/// Asks every poller for the list (and preview) at once.
-#[derive(Clone)]
-struct Poke(Vec<mpsc::Sender<()>>);
-
-impl Poke {
-    fn send(&self, (): ()) -> Result<(), ()> {
-        let mut any = false;
-        for poke in &self.0 {
-            any |= poke.send(()).is_ok();
-        }
-        if any {
-            Ok(())
-        } else {
-            Err(())
-        }
-    }
-}
-
-/// The poller's ends: where it reports, and what it is asked for.
-struct Poller {
-    tx: mpsc::Sender<Event>,
-    waker: TerminalWaker,
-    target: PreviewTarget,
-    /// A message asks for the list (and preview) at once.
-    poked: mpsc::Receiver<()>,
-}
-
-/// Asks tickhost for `list` (then the preview's `screen`) every
-/// [`POLL_INTERVAL`], or at once when poked, on one connection,
-/// reconnecting (without starting tickhost) when it is lost.
-fn spawn_poller(index: usize, source: Source, client: Option<Client>, p: Poller) {
-    std::thread::spawn(move || {
-        let endpoint = source.endpoint.clone();
-        let mut client = client;
-        loop {
-            let event = match client.as_mut() {
-                None => match endpoint.connect_running() {
-                    Ok(c) => {
-                        client = Some(c);
-                        continue;
-                    }
-                    Err(e) => Event::ListFailed(index, format!("{e}")),
-                },
-                Some(c) => match c.request(ClientRequest::List) {
-                    Ok(ClientReply::Ok(list)) => {
-                        let mut waiting = crate::approval_prompt::fetch_waiting(c, &list);
-                        for held in &mut waiting {
-                            held.instance = source.wrap(&held.instance);
-                        }
-                        if p.tx.send(Event::Approvals(index, waiting)).is_err() {
-                            return;
-                        }
-                        Event::List(index, source.wrap_list(list))
-                    }
-                    Ok(ClientReply::Error(e)) => Event::ListFailed(index, e.message),
-                    Ok(ClientReply::Call(_)) => Event::ListFailed(
-                        index,
-                        "tickhost answered list with a call outcome".into(),
-                    ),
-                    Err(e) => {
-                        client = None;
-                        Event::ListFailed(index, format!("{e}"))
-                    }
-                },
-            };
-            let listed = matches!(event, Event::List(..));
-            if p.tx.send(event).is_err() {
-                return;
-            }
-            let target = p.target.lock().map(|t| t.clone()).unwrap_or_default();
-            // The preview's instance, when it is this source's.
-            let target = target.and_then(|id| Some((source.unwrap(&id)?.to_string(), id)));
-            if let (true, Some((raw, id)), Some(c)) = (listed, target, client.as_mut()) {
-                let asked = ClientRequest::Screen {
-                    instance: raw,
-                    history: 0,
-                };
-                // No screen (gone meanwhile, or an old launcher): the
-                // preview says it is asking until the next round.
-                if let Ok(ClientReply::Ok(v)) = c.request(asked) {
-                    if let Ok(screen) = serde_json::from_value::<ScreenReply>(v) {
-                        if p.tx.send(Event::Screen(Preview { id, screen })).is_err() {
-                            return;
-                        }
-                    }
-                }
-            }
-            let _ = p.waker.wake();
-            match p.poked.recv_timeout(POLL_INTERVAL) {
-                Ok(()) => while p.poked.try_recv().is_ok() {},
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => return,
-            }
-        }
-    });
 }
 
 struct Monitor {
@@ -431,6 +280,8 @@ struct Monitor {
     activity: Option<(crate::activity::ActivityView, crate::activity::Fetcher)>,
     /// `--activity`: open it for the selected instance once the list came.
     activity_at_start: bool,
+    /// What agents did on every instance (`w`), over everything.
+    timeline: Option<timeline::Timeline>,
     /// Calls waiting for approval: the first is prompted for (y/n/v) over
     /// whatever is shown.
     waiting: Vec<tickloop_proto::wire::HeldCall>,
@@ -531,6 +382,7 @@ impl Monitor {
                             dirty = true;
                         }
                     }
+                    Ok(Event::Timeline(fetched)) => dirty |= self.timeline_fetched(fetched),
                     Ok(Event::Signal) => return Ok(()),
                     Err(mpsc::TryRecvError::Empty) => break,
                     Err(mpsc::TryRecvError::Disconnected) => break,
@@ -699,71 +551,6 @@ impl Monitor {
         }
     }
 
-    /// `a`: gives the terminal to `tickloop attach ID` (a child process, so
-    /// its terminal handling is the attach view's own) and takes it back
-    /// when it detaches or the instance ends.
-    fn attach_full_screen(
-        &mut self,
-        term: &mut UnixTerminal,
-        guard: &RestoreGuard,
-        id: &str,
-    ) -> Result<(), MonitorError> {
-        guard.set_mouse(MouseTracking::Off);
-        self.mouse = MouseTracking::Off;
-        // Leave the alternate screen through termwiz, so it knows to enter
-        // it again afterwards: it writes nothing for a screen it believes
-        // it is still on, and the Monitor would then draw over the shell.
-        let _ = term.exit_alternate_screen();
-        let _ = term.flush();
-        guard.restore();
-        // Its stderr (how it ended, or why it could not attach) becomes
-        // the footer's message.
-        let outcome = std::env::current_exe()
-            .map_err(|e| format!("cannot find tickloop: {e}"))
-            .and_then(|exe| {
-                let (endpoint, raw) = self
-                    .route(id)
-                    .ok_or_else(|| format!("{id} is on no machine of this Monitor"))?;
-                let mut attach = std::process::Command::new(exe);
-                // An empty --host is this machine, whatever TICKLOOP_HOST says.
-                let host = endpoint.host().map(|h| h.label()).unwrap_or_default();
-                attach
-                    .args(["--host", &host])
-                    .args(["attach", &raw, "--detach-key", &self.prefix.key.name()])
-                    // Its prefix `m` returns here rather than nesting a Monitor.
-                    .env(attach_view::FROM_MONITOR_ENV, "1")
-                    .stdout(std::process::Stdio::inherit())
-                    .stderr(std::process::Stdio::piped())
-                    .spawn()
-                    .and_then(|child| child.wait_with_output())
-                    .map_err(|e| format!("cannot run tickloop attach: {e}"))
-            });
-        // The old guard's state went with the restore: save the terminal's
-        // again (the outer guard restores it at the end).
-        let again = RestoreGuard::install()?;
-        term.set_raw_mode()
-            .map_err(|e| MonitorError::Terminal(format!("cannot enter raw mode: {e}")))?;
-        term.enter_alternate_screen()
-            .map_err(|e| MonitorError::Terminal(e.to_string()))?;
-        again.entered_screen();
-        std::mem::forget(again);
-        self.message = Some(match outcome {
-            Ok(out) => {
-                let said = String::from_utf8_lossy(&out.stderr);
-                let said = said.lines().rev().find(|l| !l.trim().is_empty());
-                match (out.status.success(), said) {
-                    (true, Some(line)) => format!("back from {id}: {}", clean(line)),
-                    (true, None) => format!("back from {id}"),
-                    (false, Some(line)) => format!("cannot attach to {id}: {}", clean(line)),
-                    (false, None) => format!("tickloop attach {id} failed ({})", out.status),
-                }
-            }
-            Err(e) => e,
-        });
-        let _ = self.poke.send(());
-        Ok(())
-    }
-
     fn open_overlay(&mut self) {
         let Some(row) = self.rows.get(self.selected) else {
             return;
@@ -889,6 +676,9 @@ impl Monitor {
         }
         if let Some((view, _)) = &self.activity {
             crate::activity::draw(&mut surface, view, (self.clock)(), "", false);
+            cursor = None;
+        }
+        if self.draw_timeline(&mut surface) {
             cursor = None;
         }
         if let Some((title, keys)) = &self.help {

@@ -1,6 +1,6 @@
 //! Snapshot tests of whole Monitor screens: the list with its preview at
-//! 80x24, 120x30 and 200x50, a filtered narrow list, and the overlay of a
-//! Tick that ended while shown. Each screen is rendered to text (the cells)
+//! 80x24, 120x30 and 200x50, a filtered narrow list, shells' rows with what
+//! they reported escaped, and the overlay of a Tick that ended while shown. Each screen is rendered to text (the cells)
 //! followed by its colours (runs of cells per row with their attributes) and
 //! compared with `view-monitor/tests/snapshots/NAME.txt`. The clock is fixed,
 //! so the ages are too.
@@ -10,7 +10,8 @@
 //! the diff of the `.txt` files, and commit them.
 
 use super::overlay::{self, Geometry, Overlay, Stop};
-use super::table::{self, Filter, ListView, Preview, Row};
+use super::row::Row;
+use super::table::{self, Filter, ListView, Preview};
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -27,8 +28,9 @@ fn now() -> OffsetDateTime {
     OffsetDateTime::parse("2026-11-29T21:00:00Z", &Rfc3339).expect("a fixed time")
 }
 
-/// Five instances of every sort: a busy Tick, a shell running vim (its
-/// title from the program), a quiet shell, one closed, one that failed.
+/// Six instances of every sort: a busy Tick, one waiting for approval, a
+/// bash running vim (its title from the program), a zsh whose last command
+/// failed in a deep directory, a plain program closed, a Tick that failed.
 fn rows() -> Vec<Row> {
     Row::all_from_json(&json!([
         {"id": "hosted:counter", "kind": "example.counter", "title": "Counter",
@@ -41,8 +43,25 @@ fn rows() -> Vec<Row> {
          "pid": 4300, "argv": ["/usr/bin/python3", "todo.py"]},
         {"id": "shell:bash", "kind": null, "title": "vim notes.md", "state": "running",
          "ended": null, "seq": null, "views": 0, "calls_in_flight": 0,
-         "last_update_at": null, "last_output_at": "2026-11-29T20:59:59Z",
-         "pid": 4400, "argv": ["bash"]},
+         "last_update_at": "2026-11-29T20:51:10Z", "last_output_at": "2026-11-29T20:59:59Z",
+         "pid": 4400, "argv": ["bash"],
+         "shell": {"shell": "bash", "kind": "injected", "active": true},
+         "shell_state": {"seq": 11, "cwd": "/home/ada/notes", "at_prompt": false,
+            "running": {"n": 6, "command": "vim notes.md", "started": "2026-11-29T20:51:10Z"},
+            "last": {"n": 5, "command": "ls", "exit": 0, "started": "2026-11-29T20:51:02Z",
+                "ended": "2026-11-29T20:51:02.012Z", "duration_ms": 12},
+            "commands_total": 6}},
+        {"id": "shell:build", "kind": null, "title": "zsh", "state": "running",
+         "ended": null, "seq": null, "views": 1, "calls_in_flight": 0,
+         "last_update_at": "2026-11-29T20:58:30Z", "last_output_at": "2026-11-29T20:58:30Z",
+         "pid": 4450, "argv": ["zsh", "-l"],
+         "shell": {"shell": "zsh", "kind": "injected", "active": true},
+         "shell_state": {"seq": 4, "cwd": "/home/ada/src/tickloop/view-monitor/src/monitor",
+            "at_prompt": true, "running": null,
+            "last": {"n": 2, "command": "cargo test --workspace --all-targets -- --nocapture",
+                "exit": 101, "started": "2026-11-29T20:57:48.800Z",
+                "ended": "2026-11-29T20:58:30Z", "duration_ms": 41200},
+            "commands_total": 2}},
         {"id": "shell:logs", "kind": null, "title": "tail", "state": "ended",
          "ended": {"reason": "closed by the user", "kind": "closed", "at": "x"},
          "seq": null, "views": 0, "calls_in_flight": 0, "last_update_at": null,
@@ -226,6 +245,50 @@ fn narrow_list_filtered_while_typing_at_50x16() {
         "list-filter-50x16",
         &render(&list_screen(50, 16, Some(f), true)),
     );
+}
+
+/// Shells only, as a person opens them: a bash whose directory and last
+/// command hold what a program could hide (a newline, a right-to-left
+/// override), shown escaped; a fish running a command; a REPL without
+/// integration (`plain`). Their rows at 100 columns, the bash selected (its
+/// whole command on the detail line).
+#[test]
+fn shell_rows_escaped_at_100x12() {
+    let rows = Row::all_from_json(&json!([
+        {"id": "shell:odd", "title": "bash", "state": "running", "views": 0,
+         "last_update_at": "2026-11-29T20:59:50Z", "last_output_at": "2026-11-29T20:59:50Z",
+         "pid": 5100, "argv": ["bash", "-i"],
+         "shell": {"shell": "bash", "kind": "injected", "active": true},
+         "shell_state": {"seq": 9, "cwd": "/tmp/x\u{202e}gpj.sh", "at_prompt": true,
+            "running": null, "commands_total": 4,
+            "last": {"n": 4, "command": "for f in *; do\n  echo $f\ndone", "exit": 0,
+                "started": "2026-11-29T20:59:49.500Z", "ended": "2026-11-29T20:59:50Z",
+                "duration_ms": 500}}},
+        {"id": "shell:fish", "title": "fish", "state": "running", "views": 0,
+         "last_update_at": "2026-11-29T20:59:00Z", "last_output_at": "2026-11-29T20:59:58Z",
+         "pid": 5200, "argv": ["fish", "-l"],
+         "shell": {"shell": "fish", "kind": "injected", "active": true},
+         "shell_state": {"seq": 3, "cwd": "/srv/www", "at_prompt": false,
+            "running": {"n": 2, "command": "rsync -a build/ web:/srv/www/",
+                "started": "2026-11-29T20:59:00Z"},
+            "last": null, "commands_total": 2}},
+        {"id": "shell:python3", "title": "python3", "state": "running", "views": 0,
+         "last_output_at": "2026-11-29T20:40:00Z", "pid": 5300, "argv": ["python3"],
+         "no_integration": "python3 is not a shell Tickloop integrates"},
+    ]));
+    let view = ListView {
+        rows: &rows,
+        total: rows.len(),
+        running: rows.len(),
+        selected: 0,
+        top: 0,
+        footer: super::LIST_KEYS,
+        footer_alert: false,
+        filter: None,
+        preview: None,
+        now: now(),
+    };
+    check("list-shells-100x12", &render(&table::draw(&view, 100, 12)));
 }
 
 /// The overlay of a Tick that ended while shown: its last output stays,

@@ -14,8 +14,8 @@ use serde_json::json;
 use tickloop_client::clock::now_rfc3339_millis;
 use tickloop_proto::core::SessionRequest;
 use tickloop_proto::wire::{
-    ClientKind, ClientReply, ConsentChange, ErrorKind, LauncherRequest, ReloadCause, RunRequest,
-    WaitRequest,
+    ClientKind, ClientReply, ConsentChange, ErrorKind, LauncherRequest, NotTypedWhy, ReloadCause,
+    RunRequest, TerminalOutcome, WaitRequest,
 };
 use tokio::time::Instant;
 
@@ -184,6 +184,9 @@ impl Instance {
         }
         if self.shell_integration().is_none() {
             let reply = self.no_integration("`run`");
+            let asked = asked.came_to(Some(TerminalOutcome::NotTyped {
+                why: NotTypedWhy::NoIntegration,
+            }));
             return answer(&mut self.activity, asked, id, &peer, reply);
         }
         let ran = self.ran_tx.clone();
@@ -193,16 +196,25 @@ impl Instance {
             first_prompt: self.shell.injected().is_some(),
             marker: self.shell.run_file(),
         };
-        agent_terminal::start_run(self.term.clone(), at, run, id, peer, move |reply| {
-            let _ = ran.send((asked, reply));
-        });
+        agent_terminal::start_run(
+            self.term.clone(),
+            at,
+            run,
+            id,
+            peer,
+            move |reply, came_to| {
+                let _ = ran.send((asked.came_to(came_to), reply));
+            },
+        );
     }
 
     /// `activity`: the record, from after entry `after`.
     fn reply_activity(&self, id: u64, peer: &Peer, after: Option<u64>) {
-        let record = self
-            .activity
-            .record(&self.spec.instance, after, self.session.tools());
+        let record = self.activity.record(
+            (&self.spec.instance, std::process::id()),
+            after,
+            self.session.tools(),
+        );
         let reply = match serde_json::to_value(record) {
             Ok(value) => ClientReply::Ok(value),
             Err(e) => error(ErrorKind::Internal, &e.to_string()),

@@ -61,9 +61,11 @@ impl Instance {
         if let Some(writer) = self.record_writer.take() {
             let _ = tokio::task::spawn_blocking(move || writer.join()).await;
         }
-        let activity = self
-            .activity
-            .record(&self.spec.instance, None, self.session.tools());
+        let activity = self.activity.record(
+            (&self.spec.instance, std::process::id()),
+            None,
+            self.session.tools(),
+        );
         if came_up {
             info.not_saved
                 .extend(keep_activity(&self.spec.socket, &activity));

@@ -6,7 +6,7 @@
 //! handed on.
 
 use super::admit::{admit, Admission};
-use super::{ending, gated, policy, reads};
+use super::{ending, gated, policy, reads, timeline};
 use crate::daemon::connection::{Caller, Connection};
 use crate::daemon::consent;
 use crate::daemon::open::open;
@@ -78,6 +78,20 @@ pub async fn dispatch(
         ClientRequest::ApprovalLog { instance } => reads::approval_log(shared, &instance),
         ClientRequest::Activity { instance, after } => {
             reads::activity(shared, &instance, after).await
+        }
+        ClientRequest::Timeline {
+            since,
+            agent,
+            after,
+            limit,
+        } => {
+            let asked = timeline::Asked {
+                since,
+                agent,
+                after,
+                limit,
+            };
+            timeline::timeline(shared, asked).await
         }
         ClientRequest::Wait { instance, wait } => {
             match reads::wait(shared, &instance, wait, &mut caller).await {

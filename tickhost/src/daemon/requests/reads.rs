@@ -17,7 +17,7 @@ use tickloop_client::kept::KeptInstance;
 use tickloop_client::paths::InstanceKind;
 use tickloop_proto::wire::{
     ActivityRecord, ClientKind, ClientReply, ErrorKind, HeldAction, LauncherRequest, ListEntry,
-    ScreenReply, WaitReply, WaitRequest,
+    ScreenReply, ShellSummary, WaitReply, WaitRequest,
 };
 
 /// `list`: every instance from its newest status, sorted by id.
@@ -83,6 +83,13 @@ fn list_entry(instance: &Instance) -> ListEntry {
         approval_tools: Vec::new(),
         shell: status.shell.clone(),
         no_integration: status.no_integration.clone(),
+        // Its state in short (the rows of the person's views); `read` has
+        // the whole, with each command's output.
+        shell_state: status
+            .state
+            .as_ref()
+            .filter(|_| instance.kind == InstanceKind::Shell && status.shell.is_some())
+            .and_then(|s| ShellSummary::of_state(s.seq, &s.data)),
     }
 }
 
@@ -186,31 +193,44 @@ pub async fn activity(shared: &Arc<Shared>, name: &str, after: Option<u64>) -> C
             }
         }
     };
-    let request = LauncherRequest::Activity { after };
-    let running = while_running(shared, &instance, request, false, None).await;
-    let record = match (running, instance.ended()) {
-        (Some(ClientReply::Ok(value)), _) => serde_json::from_value::<ActivityRecord>(value)
-            .map_err(|e| format!("the launcher sent an unreadable activity record: {e}")),
-        (Some(other), _) => return other,
-        (None, None) => return launcher_gone(&instance),
-        // Ended before launchers kept their activity, or it could not be
-        // written: say how it ended.
-        (None, Some(end)) if !instance.files.activity.exists() => {
-            return ClientReply::Error(instance.not_kept(&end, "activity record"))
-        }
-        (None, Some(_)) => kept_activity(&instance.files.activity, after),
-    };
-    match record {
+    match record_of(shared, &instance, after).await {
         Ok(mut record) => {
             record.subscribers = instance.subscribers.load(Ordering::Relaxed);
             ClientReply::typed(&record)
         }
-        Err(message) => error(ErrorKind::Internal, message),
+        Err(reply) => reply,
     }
 }
 
+/// `instance`'s activity record, its entries after `after`: from its
+/// launcher while it runs, else as it was kept beside its last screen; the
+/// answer saying why not, when it cannot be had.
+pub async fn record_of(
+    shared: &Arc<Shared>,
+    instance: &Instance,
+    after: Option<u64>,
+) -> Result<ActivityRecord, ClientReply> {
+    let request = LauncherRequest::Activity { after };
+    let running = while_running(shared, instance, request, false, None).await;
+    let record = match (running, instance.ended()) {
+        (Some(ClientReply::Ok(value)), _) => serde_json::from_value::<ActivityRecord>(value)
+            .map_err(|e| format!("the launcher sent an unreadable activity record: {e}")),
+        (Some(other), _) => return Err(other),
+        (None, None) => return Err(launcher_gone(instance)),
+        // Ended before launchers kept their activity, or it could not be
+        // written: say how it ended.
+        (None, Some(end)) if !instance.files.activity.exists() => {
+            return Err(ClientReply::Error(
+                instance.not_kept(&end, "activity record"),
+            ))
+        }
+        (None, Some(_)) => kept_activity(&instance.files.activity, after),
+    };
+    record.map_err(|message| error(ErrorKind::Internal, message))
+}
+
 /// An activity record kept in `path`, its entries after `after`.
-fn kept_activity(path: &std::path::Path, after: Option<u64>) -> Result<ActivityRecord, String> {
+pub fn kept_activity(path: &std::path::Path, after: Option<u64>) -> Result<ActivityRecord, String> {
     let bytes = std::fs::read(path)
         .map_err(|e| format!("the activity kept in {} is unreadable: {e}", path.display()))?;
     serde_json::from_slice::<ActivityRecord>(&bytes)

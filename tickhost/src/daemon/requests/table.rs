@@ -56,6 +56,7 @@ pub const TABLE: &[(&str, ConsentClass)] = &[
     ("approvals", ConsentClass::Read),
     ("approval_log", ConsentClass::Read),
     ("activity", ConsentClass::Read),
+    ("timeline", ConsentClass::Read),
     ("decide", ConsentClass::Persons),
     ("set_approval", ConsentClass::PersonsOnTheirs),
     ("shutdown", ConsentClass::PersonsOnTheirs),

@@ -1,0 +1,263 @@
+//! The changes that bring a terminal from the frame it shows to the next:
+//! row fingerprints or cells compared, and the terminal scrolled when the
+//! Tick's output scrolled (as tmux does), so an update costs a few bytes.
+
+use super::frame::Frame;
+use super::kept::{scroll_count, scrolled_up_by, show};
+use termwiz::surface::{Change, CursorVisibility, Position, Surface};
+use tickloop_proto::attach::CursorShape;
+
+/// [`frame_changes`] for a terminal showing `shown`, whose Tick rows had
+/// the fingerprints `shown_keys` (from the frame drawn before; both are
+/// updated): rows are compared by fingerprint, and only the rows that
+/// differ (and the first row and the rows under the Tick's, which notes and
+/// markers use) are compared cell by cell. Without fingerprints on both
+/// sides, the same as [`frame_changes`].
+pub fn frame_changes_keyed(
+    shown: &mut Surface,
+    shown_keys: &mut Vec<Option<u64>>,
+    frame: &Frame,
+) -> Vec<Change> {
+    let region = frame.scroll_rows;
+    if frame.row_keys.len() != region
+        || shown_keys.len() != region
+        || shown.dimensions() != frame.surface.dimensions()
+    {
+        shown_keys.clone_from(&frame.row_keys);
+        return frame_changes(shown, frame);
+    }
+    let (cols, rows) = shown.dimensions();
+    let mut changes = Vec::new();
+    if let Some(count) = scroll_count(shown_keys, &frame.row_keys, region) {
+        changes.push(Change::ScrollRegionUp {
+            first_row: 0,
+            region_size: region,
+            scroll_count: count,
+        });
+        changes.push(Change::ScrollRegionUp {
+            first_row: 0,
+            region_size: rows,
+            scroll_count: 0,
+        });
+        show(shown, changes.clone());
+        shown_keys.drain(..count);
+        shown_keys.resize(region, None);
+    }
+    for row in 0..rows {
+        let same = row > 0 && row < region && shown_keys.get(row) == frame.row_keys.get(row);
+        if same {
+            continue;
+        }
+        let diff = shown.diff_region(0, row, cols, 1, &frame.surface, 0, row);
+        show(shown, diff.clone());
+        changes.extend(diff);
+    }
+    shown_keys.clone_from(&frame.row_keys);
+    changes.extend(cursor_changes(frame));
+    changes
+}
+
+/// The changes that make the terminal showing `shown` show `frame`, cursor
+/// included; `shown` is updated to match.
+pub fn frame_changes(shown: &mut Surface, frame: &Frame) -> Vec<Change> {
+    let mut changes = Vec::new();
+    // When the Tick's screen scrolled, scroll the terminal too (as tmux
+    // does): the rows that moved are not sent again, and the new rows are
+    // drawn whole rather than as scattered cell differences.
+    if let Some(count) = scrolled_up_by(shown, &frame.surface, frame.scroll_rows) {
+        let (_, rows) = shown.dimensions();
+        changes.push(Change::ScrollRegionUp {
+            first_row: 0,
+            region_size: frame.scroll_rows,
+            scroll_count: count,
+        });
+        // The scroll region back to the whole screen, without scrolling.
+        changes.push(Change::ScrollRegionUp {
+            first_row: 0,
+            region_size: rows,
+            scroll_count: 0,
+        });
+        show(shown, changes.clone());
+    }
+    let diff = shown.diff_screens(&frame.surface);
+    show(shown, diff.clone());
+    changes.extend(diff);
+    changes.extend(cursor_changes(frame));
+    changes
+}
+
+/// Where the cursor goes and how it looks, after a frame.
+fn cursor_changes(frame: &Frame) -> Vec<Change> {
+    match frame.cursor {
+        Some((x, y)) => vec![
+            Change::CursorPosition {
+                x: Position::Absolute(x),
+                y: Position::Absolute(y),
+            },
+            Change::CursorShape(cursor_shape(frame.cursor_shape)),
+            Change::CursorVisibility(CursorVisibility::Visible),
+        ],
+        None => vec![Change::CursorVisibility(CursorVisibility::Hidden)],
+    }
+}
+
+fn cursor_shape(shape: CursorShape) -> termwiz::surface::CursorShape {
+    use termwiz::surface::CursorShape as T;
+    match shape {
+        CursorShape::Default => T::Default,
+        CursorShape::BlinkingBlock => T::BlinkingBlock,
+        CursorShape::SteadyBlock => T::SteadyBlock,
+        CursorShape::BlinkingUnderline => T::BlinkingUnderline,
+        CursorShape::SteadyUnderline => T::SteadyUnderline,
+        CursorShape::BlinkingBar => T::BlinkingBar,
+        CursorShape::SteadyBar => T::SteadyBar,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::frame::compose;
+    use crate::render::snap_with;
+
+    #[test]
+    fn scrolled_output_scrolls_the_terminal_and_draws_new_rows_whole() {
+        let before = ["<a>", "<b>", "<c>", "<d>", "<e>", ""];
+        let after = ["<b>", "<c>", "<d>", "<e>", "<f>", ""];
+        let mut shown = Surface::new(10, 6);
+        let first = compose(&snap_with(&before, 10, 6), 10, 6, "", false);
+        frame_changes(&mut shown, &first);
+        let second = compose(&snap_with(&after, 10, 6), 10, 6, "", false);
+        let changes = frame_changes(&mut shown, &second);
+        assert!(
+            matches!(
+                changes[0],
+                Change::ScrollRegionUp {
+                    first_row: 0,
+                    region_size: 6,
+                    scroll_count: 1
+                }
+            ),
+            "{changes:?}"
+        );
+        let texts: Vec<&str> = changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::Text(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert!(texts.iter().any(|t| t.contains("<f>")), "{texts:?}");
+        assert_eq!(
+            shown.screen_chars_to_string(),
+            second.surface.screen_chars_to_string()
+        );
+        // An unrelated change is not taken for a scroll.
+        let other = compose(&snap_with(&["x", "y"], 10, 6), 10, 6, "", false);
+        let changes = frame_changes(&mut shown, &other);
+        assert!(!changes.iter().any(|c| matches!(
+            c,
+            Change::ScrollRegionUp {
+                scroll_count: 1..,
+                ..
+            }
+        )));
+    }
+
+    /// A view's shown surface lives as long as the view: if it kept its
+    /// log of changes, a view left open on a busy Tick grew without end.
+    #[test]
+    fn a_views_shown_surface_keeps_no_log_of_the_frames_drawn() {
+        // A surface with its log answers "what changed since the last
+        // change" with that change alone; without it, with a whole repaint.
+        let logs_changes = |shown: &Surface| {
+            let last = shown.current_seqno().saturating_sub(1);
+            matches!(shown.get_changes(last).1, std::borrow::Cow::Borrowed(_))
+        };
+        let mut logged = Surface::new(10, 6);
+        logged.add_changes(vec![Change::Text("x".into()), Change::Text("y".into())]);
+        assert!(logs_changes(&logged), "the check itself sees a log");
+        let mut plain = Surface::new(10, 6);
+        let mut keyed = Surface::new(10, 6);
+        let mut keys = Vec::new();
+        for i in 0..50 {
+            let line = format!("<{i}>");
+            let lines = ["top", line.as_str(), "", "", "", ""];
+            let frame = compose(&snap_with(&lines, 10, 6), 10, 6, "", false);
+            frame_changes(&mut plain, &frame);
+            frame_changes_keyed(&mut keyed, &mut keys, &frame);
+            assert!(!logs_changes(&plain), "frame_changes, frame {i}");
+            assert!(!logs_changes(&keyed), "frame_changes_keyed, frame {i}");
+            assert_eq!(
+                keyed.screen_chars_to_string(),
+                frame.surface.screen_chars_to_string()
+            );
+        }
+    }
+
+    #[test]
+    fn fingerprinted_frames_reach_the_same_screen_with_fewer_changes() {
+        let frames = [
+            (vec!["<a>", "<b>", "<c>", "<d>", "<e>", ""], "", false),
+            // Scrolled by one.
+            (vec!["<b>", "<c>", "<d>", "<e>", "<f>", ""], "", false),
+            // One row changed.
+            (vec!["<b>", "<c>", "<D>", "<e>", "<f>", ""], "", false),
+            // A note on a status line, then gone again.
+            (vec!["<b>", "<c>", "<D>", "<e>", "<f>", ""], "note", true),
+            (vec!["<b>", "<c>", "<D>", "<e>", "<f>", "g"], "", false),
+            (vec!["x"], "", false),
+        ];
+        let mut keyed = Surface::new(10, 6);
+        let mut keys = Vec::new();
+        let mut plain = Surface::new(10, 6);
+        for (i, (lines, note, force)) in frames.iter().enumerate() {
+            let frame = compose(&snap_with(lines, 10, 6), 10, 6, note, *force);
+            let changes = frame_changes_keyed(&mut keyed, &mut keys, &frame);
+            frame_changes(&mut plain, &frame);
+            assert!(keyed.diff_screens(&frame.surface).is_empty(), "frame {i}");
+            assert_eq!(
+                keyed.screen_chars_to_string(),
+                plain.screen_chars_to_string(),
+                "frame {i}"
+            );
+            if i == 2 {
+                // Only the changed row is drawn again.
+                let texts: Vec<&str> = changes
+                    .iter()
+                    .filter_map(|c| match c {
+                        Change::Text(t) => Some(t.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                assert_eq!(texts.concat().trim(), "D", "{changes:?}");
+            }
+            if i == 1 {
+                assert!(
+                    matches!(
+                        changes[0],
+                        Change::ScrollRegionUp {
+                            scroll_count: 1,
+                            ..
+                        }
+                    ),
+                    "{changes:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn diffs_are_small() {
+        let snap = snap_with(&["hello", "world"], 10, 3);
+        let mut shown = Surface::new(10, 3);
+        let first = frame_changes(&mut shown, &compose(&snap, 10, 3, "", false));
+        assert!(!first.is_empty());
+        let again = frame_changes(&mut shown, &compose(&snap, 10, 3, "", false));
+        // Nothing changed: only the cursor is placed again.
+        assert!(again.iter().all(|c| matches!(
+            c,
+            Change::CursorPosition { .. } | Change::CursorShape(_) | Change::CursorVisibility(_)
+        )));
+    }
+}

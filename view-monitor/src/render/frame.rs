@@ -1,0 +1,551 @@
+//! What a view shows of a Tick's screen: the attach protocol's [`Snapshot`]
+//! drawn on a termwiz [`Surface`], cropped or padded to the view's size,
+//! with a status line saying so and the history marker ([`Frame`]); from
+//! scratch ([`compose`]) or keeping the screen from frame to frame
+//! ([`Composer`]).
+
+use std::hash::{Hash, Hasher};
+
+use super::attrs::cell_attributes;
+use super::history::scroll_marker;
+use super::kept::{scroll_count, show};
+use termwiz::cell::CellAttributes;
+use termwiz::surface::{Change, Position, Surface};
+use tickloop_proto::attach::{CursorShape, Snapshot};
+
+/// The Tick's screen at its own size.
+pub fn model_surface(snap: &Snapshot) -> Surface {
+    let mut surface = Surface::new(usize::from(snap.cols), usize::from(snap.rows));
+    for (y, line) in snap.lines.iter().enumerate().take(usize::from(snap.rows)) {
+        if !line.runs.is_empty() {
+            surface.add_changes(line_changes(y, line, usize::from(snap.cols)));
+        }
+    }
+    surface
+}
+
+/// The changes that draw `line` on row `y` of a surface `cols` wide whose
+/// row is blank. A line wider than the row is cut at its end: a surface
+/// would carry the rest over onto the next row (or scroll, on the last).
+pub(super) fn line_changes(
+    y: usize,
+    line: &tickloop_proto::attach::Line,
+    cols: usize,
+) -> Vec<Change> {
+    let mut changes = vec![Change::CursorPosition {
+        x: Position::Absolute(0),
+        y: Position::Absolute(y),
+    }];
+    let mut room = cols;
+    for run in &line.runs {
+        let text = within(&run.text, &mut room);
+        changes.push(Change::AllAttributes(cell_attributes(&run.attrs)));
+        push_cells(&mut changes, text);
+        if text.len() < run.text.len() {
+            break;
+        }
+    }
+    changes
+}
+
+/// The start of `text` that fits in `room` cells, each cell as wide as
+/// [`push_cells`] draws it, and the room left after it.
+fn within<'a>(text: &'a str, room: &mut usize) -> &'a str {
+    use unicode_width::UnicodeWidthChar;
+    let mut after_base = false;
+    for (i, c) in text.char_indices() {
+        let joins = after_base && !c.is_control() && c.width() == Some(0);
+        let width = match (joins, c.is_control()) {
+            (true, _) => 0,
+            (false, true) => 1,
+            (false, false) => c.width().unwrap_or(1).max(1),
+        };
+        if width > *room {
+            return &text[..i];
+        }
+        *room -= width;
+        after_base = true;
+    }
+    text
+}
+
+/// A fingerprint of a line as the Tick's screen has it (`None`: blank).
+fn line_key(line: &tickloop_proto::attach::Line) -> Option<u64> {
+    (!line.runs.is_empty()).then(|| {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        for run in &line.runs {
+            run.text.hash(&mut hasher);
+            run.attrs.hash(&mut hasher);
+        }
+        hasher.finish()
+    })
+}
+
+/// Composes frames for one view, keeping the Tick's screen as a surface
+/// from frame to frame: only the lines that changed since the frame before
+/// are drawn into it again (a keystroke's echo changes one), where
+/// [`compose`] draws every line of the screen for each frame.
+#[derive(Default)]
+pub struct Composer {
+    model: Surface,
+    /// Each row's [`line_key`] as `model` has it.
+    keys: Vec<Option<u64>>,
+}
+
+impl Composer {
+    /// [`compose`], from the kept surface.
+    pub fn compose(
+        &mut self,
+        snap: &Snapshot,
+        cols: u16,
+        rows: u16,
+        note: &str,
+        force_status: bool,
+    ) -> Frame {
+        self.update(snap);
+        let model = self.model.clone();
+        compose_on(model, &self.keys, snap, cols, rows, note, force_status)
+    }
+
+    fn update(&mut self, snap: &Snapshot) {
+        let size = (usize::from(snap.cols), usize::from(snap.rows));
+        if self.model.dimensions() != size || self.keys.len() != size.1 {
+            self.model = Surface::new(size.0, size.1);
+            self.keys = vec![None; size.1];
+        }
+        let lines = &snap.lines[..size.1.min(snap.lines.len())];
+        let keys: Vec<Option<u64>> = lines.iter().map(line_key).collect();
+        let mut changes = Vec::new();
+        // Output that scrolled the Tick's screen moves the kept rows up
+        // rather than drawing every row again.
+        if let Some(count) = scroll_count(&self.keys, &keys, size.1) {
+            changes.push(Change::ScrollRegionUp {
+                first_row: 0,
+                region_size: size.1,
+                scroll_count: count,
+            });
+            self.keys.drain(..count);
+            self.keys.resize(size.1, None);
+        }
+        for (y, (line, key)) in lines.iter().zip(keys).enumerate() {
+            if self.keys[y] == key {
+                continue;
+            }
+            self.keys[y] = key;
+            changes.push(Change::CursorPosition {
+                x: Position::Absolute(0),
+                y: Position::Absolute(y),
+            });
+            changes.push(Change::ClearToEndOfLine(Default::default()));
+            if key.is_some() {
+                changes.extend(line_changes(y, line, size.0));
+            }
+        }
+        if !changes.is_empty() {
+            show(&mut self.model, changes);
+        }
+    }
+}
+
+/// The text of a run as surface changes whose cells sit in the columns the
+/// screen keeper gave them. The keeper gives each character its own width
+/// (a combining mark or joiner joins the cell before it), as tmux does;
+/// termwiz measures whole graphemes, which differ for emoji sequences. So
+/// ASCII goes as it is, every other cell goes as its own text (adjacent
+/// cells must not merge into one grapheme), and a cell termwiz would draw
+/// at another width is drawn as its base character, or blanks.
+fn push_cells(changes: &mut Vec<Change>, text: &str) {
+    use unicode_width::UnicodeWidthChar;
+    let mut plain = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        // Cells never hold control characters; make sure a stray one cannot
+        // move the surface's cursor.
+        let c = if c.is_control() { ' ' } else { c };
+        if c.is_ascii() && chars.peek().is_none_or(|n| n.width() != Some(0)) {
+            plain.push(c);
+            continue;
+        }
+        let mut cell = c.to_string();
+        while let Some(&next) = chars.peek() {
+            if next.width() != Some(0) || next.is_control() {
+                break;
+            }
+            // Invisible format characters (zero-width space, joiners, word
+            // joiner, BOM) draw nothing; termwiz would give them a cell.
+            if !matches!(next as u32, 0x200b..=0x200f | 0x2060..=0x2064 | 0xfeff) {
+                cell.push(next);
+            }
+            chars.next();
+        }
+        let width = c.width().unwrap_or(1).max(1);
+        if !plain.is_empty() {
+            changes.push(Change::Text(std::mem::take(&mut plain)));
+        }
+        let drawn = if termwiz::cell::unicode_column_width(&cell, None) == width {
+            cell
+        } else if termwiz::cell::unicode_column_width(&c.to_string(), None) == width {
+            c.to_string()
+        } else {
+            " ".repeat(width)
+        };
+        changes.push(Change::Text(drawn));
+    }
+    if !plain.is_empty() {
+        changes.push(Change::Text(plain));
+    }
+}
+
+/// How the view's size relates to the PTY's, as the status line says it;
+/// `None` when they are the same. The status line itself takes the view's
+/// last row, which counts as cropping when the PTY needs it.
+pub fn size_status(pty: (u16, u16), view: (u16, u16)) -> Option<String> {
+    if pty == view {
+        return None;
+    }
+    let (pc, pr) = pty;
+    let (vc, vr) = view;
+    let shown_rows = if vr > 1 { vr - 1 } else { vr };
+    let crop = pc > vc || pr > shown_rows;
+    let pad = pc < vc || pr < shown_rows;
+    let how = match (crop, pad) {
+        (true, true) => "cropped and padded",
+        (true, false) => "cropped",
+        _ => "padded",
+    };
+    // The launcher gives a view no more than the limit (`fit_size`).
+    let limit = if tickloop_proto::attach::too_large(vc, vr) {
+        format!(
+            " (a Tick's screen has at most {} cells)",
+            tickloop_proto::attach::MAX_SCREEN_CELLS
+        )
+    } else {
+        String::new()
+    };
+    Some(format!("PTY {pc}x{pr}, view {vc}x{vr}: {how}{limit}"))
+}
+
+/// What a view shows: the Tick's screen cropped or padded to `cols` x `rows`,
+/// and on the last row a status line when the sizes differ or `note` is set.
+pub struct Frame {
+    pub surface: Surface,
+    /// Where the terminal's cursor goes, `None` to hide it.
+    pub cursor: Option<(usize, usize)>,
+    pub cursor_shape: CursorShape,
+    /// The top rows that show the Tick's screen, which [`frame_changes`] may
+    /// scroll as a whole when the Tick's output scrolled (0: never scroll).
+    pub scroll_rows: usize,
+    /// A fingerprint of each of those rows as the Tick's screen has it
+    /// (`None`: blank), so [`frame_changes_keyed`] compares rows without
+    /// going through their cells; empty when not known.
+    pub row_keys: Vec<Option<u64>>,
+}
+
+/// Compose the view of `snap` at the view's size. `note` (for example how to
+/// detach) is appended to the status line, which only shows when the sizes
+/// differ or `force_status` is set.
+pub fn compose(snap: &Snapshot, cols: u16, rows: u16, note: &str, force_status: bool) -> Frame {
+    let line_keys: Vec<Option<u64>> = snap.lines.iter().map(line_key).collect();
+    compose_on(
+        model_surface(snap),
+        &line_keys,
+        snap,
+        cols,
+        rows,
+        note,
+        force_status,
+    )
+}
+
+/// [`compose`], with `model`, the Tick's screen drawn on a surface, and
+/// `line_keys`, each of its lines' [`line_key`].
+fn compose_on(
+    model: Surface,
+    line_keys: &[Option<u64>],
+    snap: &Snapshot,
+    cols: u16,
+    rows: u16,
+    note: &str,
+    force_status: bool,
+) -> Frame {
+    let (cols_u, rows_u) = (usize::from(cols), usize::from(rows));
+    let status = size_status((snap.cols, snap.rows), (cols, rows))
+        .or_else(|| force_status.then(String::new));
+    let status_rows = usize::from(status.is_some() && rows > 1);
+    let tick_rows = rows_u.saturating_sub(status_rows);
+    let width = cols_u.min(usize::from(snap.cols));
+    let height = tick_rows.min(usize::from(snap.rows));
+    let mut view = if (cols, rows) == (snap.cols, snap.rows) && status_rows == 0 {
+        // The common case: the view is the Tick's screen as it is.
+        model
+    } else {
+        let mut view = Surface::new(cols_u, rows_u);
+        let changes = view.diff_region(0, 0, width, height, &model, 0, 0);
+        view.add_changes(changes);
+        view
+    };
+    if let (Some(status), 1) = (status, status_rows) {
+        let mut text = status;
+        if !note.is_empty() {
+            if !text.is_empty() {
+                text.push_str(" — ");
+            }
+            text.push_str(note);
+        }
+        let text: String = text.chars().take(cols_u).collect();
+        let mut attrs = CellAttributes::default();
+        attrs.set_reverse(true);
+        view.add_changes(vec![
+            Change::CursorPosition {
+                x: Position::Absolute(0),
+                y: Position::Absolute(rows_u - 1),
+            },
+            Change::AllAttributes(attrs),
+            Change::Text(format!("{text:cols_u$}")),
+            Change::AllAttributes(CellAttributes::default()),
+        ]);
+    }
+    if let Some(marker) = scroll_marker(snap.scroll) {
+        let len = marker.chars().count();
+        if len <= cols_u && rows_u > 0 {
+            let mut attrs = CellAttributes::default();
+            attrs.set_reverse(true);
+            view.add_changes(vec![
+                Change::CursorPosition {
+                    x: Position::Absolute(cols_u - len),
+                    y: Position::Absolute(0),
+                },
+                Change::AllAttributes(attrs),
+                Change::Text(marker),
+                Change::AllAttributes(CellAttributes::default()),
+            ]);
+        }
+    }
+    let (cx, cy) = (usize::from(snap.cursor.x), usize::from(snap.cursor.y));
+    let cursor = (snap.cursor.visible && cx < width && cy < height).then_some((cx, cy));
+    // A row draws the same when its line and the crop are the same.
+    let row_keys = line_keys
+        .iter()
+        .take(height)
+        .map(|key| {
+            key.map(|key| {
+                let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                (snap.cols, snap.rows, width, key).hash(&mut hasher);
+                hasher.finish()
+            })
+        })
+        .collect();
+    Frame {
+        surface: view,
+        cursor,
+        cursor_shape: snap.cursor.shape,
+        scroll_rows: height,
+        row_keys,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::snap_with;
+    use tickloop_proto::attach::{Attrs, Line, Run};
+
+    /// The composer keeps the model between frames and draws only the
+    /// lines that changed; each of its frames must be the frame `compose`
+    /// makes from scratch, whatever the lines hold: wide characters,
+    /// combining marks, emoji, control characters, lines wider than the
+    /// screen, lines that go blank, runs with other attributes, output that
+    /// scrolls, and a change of the screen's size.
+    #[test]
+    fn the_composer_makes_the_frames_compose_makes() {
+        let pieces = [
+            "ab",
+            "中文",
+            "e\u{301}",
+            "👍🏽",
+            "\u{200d}",
+            "\t",
+            "x",
+            "",
+            "wide line ",
+            "\u{301}",
+            "ｶﾀｶﾅ",
+            "😀😀😀😀",
+        ];
+        // A small deterministic generator: the same frames on every run.
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            usize::try_from(seed % n as u64).expect("small")
+        };
+        let mut composer = Composer::default();
+        let (mut cols, mut rows) = (12u16, 5u16);
+        let mut snap = Snapshot::blank(cols, rows);
+        for frame_no in 0..400 {
+            if frame_no % 97 == 96 {
+                (cols, rows) = (
+                    8 + u16::try_from(next(10)).expect("small"),
+                    3 + u16::try_from(next(4)).expect("small"),
+                );
+                snap = Snapshot::blank(cols, rows);
+            }
+            if next(4) == 0 {
+                // Output scrolled the screen up by one or two rows.
+                let count = 1 + next(2);
+                snap.lines.rotate_left(count);
+                for line in snap.lines.iter_mut().rev().take(count) {
+                    *line = Line { runs: Vec::new() };
+                }
+            }
+            for _ in 0..=next(3) {
+                let row = next(usize::from(rows));
+                let runs = (0..next(4))
+                    .map(|_| Run {
+                        text: (0..=next(4)).map(|_| pieces[next(pieces.len())]).collect(),
+                        attrs: Attrs {
+                            bold: next(2) == 0,
+                            ..Attrs::default()
+                        },
+                    })
+                    .collect();
+                snap.lines[row] = Line { runs };
+            }
+            let kept = composer.compose(&snap, cols, rows, "", false);
+            let fresh = compose(&snap, cols, rows, "", false);
+            assert!(
+                kept.surface.diff_screens(&fresh.surface).is_empty()
+                    && fresh.surface.diff_screens(&kept.surface).is_empty(),
+                "frame {frame_no}:\n{}\n--- from scratch:\n{}",
+                kept.surface.screen_chars_to_string(),
+                fresh.surface.screen_chars_to_string()
+            );
+            assert_eq!(kept.row_keys, fresh.row_keys, "frame {frame_no}");
+        }
+    }
+
+    #[test]
+    fn same_size_has_no_status() {
+        let snap = snap_with(&["hello", "world"], 10, 3);
+        let frame = compose(&snap, 10, 3, "ctrl+\\ detaches", false);
+        assert_eq!(
+            frame.surface.screen_chars_to_string(),
+            "hello     \nworld     \n          \n"
+        );
+        assert_eq!(frame.cursor, Some((0, 0)));
+    }
+
+    #[test]
+    fn smaller_view_crops_and_says_so() {
+        let snap = snap_with(&["0123456789", "abcdefghij", "ABCDEFGHIJ"], 10, 3);
+        let frame = compose(&snap, 6, 3, "", false);
+        let text = frame.surface.screen_chars_to_string();
+        let rows: Vec<&str> = text.lines().collect();
+        assert_eq!(rows[0], "012345");
+        assert_eq!(rows[1], "abcdef");
+        assert_eq!(rows[2], "PTY 10");
+        let wide = compose(&snap, 40, 3, "", false);
+        let text = wide.surface.screen_chars_to_string();
+        assert!(
+            text.lines()
+                .nth(2)
+                .unwrap()
+                .starts_with("PTY 10x3, view 40x3: cropped and padded"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_view_past_the_limit_is_told_why_the_tick_is_smaller() {
+        assert_eq!(
+            size_status((2100, 1997), (2100, 2000)).as_deref(),
+            Some(
+                "PTY 2100x1997, view 2100x2000: padded (a Tick's screen has at most 4194304 cells)"
+            )
+        );
+        assert_eq!(
+            size_status((80, 24), (100, 30)).as_deref(),
+            Some("PTY 80x24, view 100x30: padded")
+        );
+    }
+
+    #[test]
+    fn larger_view_pads() {
+        let snap = snap_with(&["hi"], 4, 2);
+        let frame = compose(&snap, 60, 4, "ctrl+\\ detaches", false);
+        let text = frame.surface.screen_chars_to_string();
+        let rows: Vec<&str> = text.lines().collect();
+        assert_eq!(rows[0].trim_end(), "hi");
+        assert_eq!(rows[1].trim_end(), "");
+        assert_eq!(rows[2].trim_end(), "");
+        assert_eq!(
+            rows[3].trim_end(),
+            "PTY 4x2, view 60x4: padded — ctrl+\\ detaches"
+        );
+    }
+
+    #[test]
+    fn wide_and_combining_characters_keep_their_columns() {
+        let snap = snap_with(&["日本x", "e\u{301}!"], 6, 2);
+        let frame = compose(&snap, 6, 2, "", false);
+        let cells = frame.surface.get_screen_cells();
+        assert_eq!(cells[0][0].str(), "日");
+        assert_eq!(cells[0][2].str(), "本");
+        assert_eq!(cells[0][4].str(), "x");
+        assert_eq!(cells[1][0].str(), "e\u{301}");
+        assert_eq!(cells[1][1].str(), "!");
+    }
+}
+
+#[cfg(test)]
+mod width_agreement_tests {
+    use super::*;
+    use launcher::emulator::Emulator;
+
+    /// The column of `|` on row 0 of what a view draws.
+    fn view_column(surface: &Surface) -> Option<usize> {
+        let lines = surface.screen_lines();
+        let mut col = 0;
+        for cell in lines[0].visible_cells() {
+            if cell.str() == "|" {
+                return Some(col);
+            }
+            col = cell.cell_index() + cell.width();
+        }
+        None
+    }
+
+    #[test]
+    fn the_keeper_and_the_views_agree_on_character_widths() {
+        // Each text is followed by `|`: the keeper's cursor and the view's
+        // surface must put it in the same column, or every cell after a
+        // wide character would be drawn shifted.
+        let texts = [
+            "plain",
+            "漢字かな",
+            "e\u{301}x",
+            "👍",
+            "👍🏽",
+            "❤️",
+            "✔️",
+            "🇫🇷",
+            "한국어",
+            "ｆｕｌｌ",
+            "a\u{200b}b",
+            "👨\u{200d}👩\u{200d}👧",
+        ];
+        let mut disagree = Vec::new();
+        for text in texts {
+            let mut emu = Emulator::new(3, 40, 0, Box::new(std::io::sink()));
+            emu.feed(format!("{text}|").as_bytes());
+            let snap = emu.snapshot();
+            let keeper = usize::from(snap.cursor.x) - 1;
+            let view = view_column(&model_surface(&snap));
+            if view != Some(keeper) {
+                disagree.push(format!("{text:?}: keeper column {keeper}, view {view:?}"));
+            }
+        }
+        assert!(disagree.is_empty(), "{}", disagree.join("\n"));
+    }
+}
