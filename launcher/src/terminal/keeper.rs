@@ -18,6 +18,8 @@ use tokio::sync::{broadcast, watch};
 pub(super) struct Published {
     /// Bumped whenever the screen may have changed.
     pub(super) changes: watch::Sender<u64>,
+    /// The change applied when the thread last ran out of output.
+    pub(super) drained: watch::Sender<u64>,
     /// Bells and clipboard writes.
     pub(super) events: broadcast::Sender<TermEvent>,
     /// The terminal title.
@@ -110,6 +112,20 @@ impl Keeper {
                 .changes
                 .send_modify(|n| *n = n.wrapping_add(1));
         }
+    }
+}
+
+impl Published {
+    /// The thread has applied every byte it read and the master has no
+    /// more now: tells the views waiting to draw the end of a burst, once
+    /// for each change.
+    pub(super) fn tell_drained(&self) {
+        let change = *self.changes.borrow();
+        self.drained.send_if_modified(|drained| {
+            let news = *drained != change;
+            *drained = change;
+            news
+        });
     }
 }
 

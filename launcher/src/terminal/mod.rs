@@ -109,6 +109,9 @@ pub struct TerminalHandle {
     emu_tx: ToTerminal,
     /// Bumped by the terminal thread whenever the screen may have changed.
     changes_rx: watch::Receiver<u64>,
+    /// The change the terminal thread had applied when it last ran out of
+    /// output (see [`Self::subscribe_drained`]).
+    drained_rx: watch::Receiver<u64>,
     /// Bells and clipboard writes, for the views to pass on.
     events_tx: broadcast::Sender<TermEvent>,
     /// The title the program gave its terminal, as it changes.
@@ -191,11 +194,13 @@ impl TerminalHandle {
         let modes = Arc::new(AtomicU32::new(0));
         let echo = Arc::new(EchoFrame::default());
         let (changes_tx, changes_rx) = watch::channel(0u64);
+        let (drained_tx, drained_rx) = watch::channel(0u64);
         let (events_tx, _) = broadcast::channel(EVENTS_QUEUE);
         let (title_tx, title_rx) = watch::channel(String::new());
         let colors = AnswerColors::default();
         let published = Published {
             changes: changes_tx,
+            drained: drained_tx,
             events: events_tx.clone(),
             title: title_tx,
             modes: modes.clone(),
@@ -232,6 +237,7 @@ impl TerminalHandle {
             modes,
             emu_tx,
             changes_rx,
+            drained_rx,
             events_tx,
             title_rx,
             size: Mutex::new((START_COLS, START_ROWS)),
@@ -323,6 +329,15 @@ impl TerminalHandle {
     /// once however many changes happened since it was last marked seen.
     pub fn subscribe_changes(&self) -> watch::Receiver<u64> {
         self.changes_rx.clone()
+    }
+
+    /// The change (a value of [`Self::subscribe_changes`]) the terminal
+    /// thread had applied when it last found no more output to read: when
+    /// it equals the latest change, the output has stopped for now and the
+    /// screen is as the program left it. Told once each time the thread
+    /// runs out of output after a change.
+    pub fn subscribe_drained(&self) -> watch::Receiver<u64> {
+        self.drained_rx.clone()
     }
 
     /// The screen as a view's snapshot, scrolled `offset` lines back into

@@ -25,8 +25,12 @@ pub(super) const READ_CHUNK: usize = 16 * 1024;
 /// its messages again (a flood must not keep a snapshot waiting).
 pub(super) const READS_PER_TURN: usize = 4;
 /// The most output read ahead of the emulator ([`ReadAhead`]); past it
-/// the Tick waits for room in the PTY, as a real terminal makes it.
-pub(super) const READ_AHEAD: usize = 1024 * 1024;
+/// the Tick waits for room in the PTY, as a real terminal makes it. Each
+/// byte read ahead is a byte the screen shows late when a flood ends: at
+/// 1 MiB the last frame came some 60 ms after the program's last write
+/// (about what the emulator takes for a MiB); 128 KiB is still eight
+/// reads of the PTY for the Tick to write into while one is applied.
+pub(super) const READ_AHEAD: usize = 128 * 1024;
 
 /// Everything the terminal thread owns.
 pub(super) struct TerminalThread {
@@ -138,6 +142,7 @@ impl TerminalThread {
                 keeper.apply(EmuMsg::Output(chunk));
             }
             if ahead.is_empty() {
+                keeper.published.tell_drained();
                 wait(&master, &writer.wake, reading, writing.is_some());
             }
         }
