@@ -21,7 +21,7 @@ fn main() {
         // Release builds keep line tables (backtraces name file and line)
         // but compressed: std's symbolizer reads zlib sections, and the
         // installed executable is a third of the size
-        // (benches/cost-2026-12-02.md).
+        // (benches/results/cost-2026-12-02.md).
         if std::env::var("PROFILE").as_deref() == Ok("release") {
             println!("cargo:rustc-link-arg-bins=-Wl,--compress-debug-sections=zlib");
         }

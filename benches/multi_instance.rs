@@ -8,7 +8,7 @@
 //!
 //! This measures the alternative before building it: a process per
 //! instance is what isolates a Tick's crash, a stuck runtime or a leak to
-//! that Tick (`benches/cost-2026-12-03.md` says which is chosen and why).
+//! that Tick (`benches/results/cost-2026-12-03.md` says which is chosen and why).
 //!
 //! Run: `cargo bench --bench multi_instance` (options after `--`: `-n N`,
 //! default 100). The last line of stdout is one JSON object.

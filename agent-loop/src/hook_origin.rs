@@ -7,7 +7,7 @@
 //! written.
 //!
 //! What the four real CLIs showed (tests/agents/origin.rs; the runs kept in
-//! `benches/host-origin-2026-12-06/`):
+//! `benches/results/host-origin-2026-12-06/`):
 //!
 //! * Claude Code runs a hook as `sh -c COMMAND` in a session of its own,
 //!   with its markers set (`CLAUDECODE`, ...), its input on a socket pair

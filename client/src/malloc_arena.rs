@@ -4,7 +4,7 @@
 //! blocking threads for files, `notify`'s watcher), each keeping some 100-200
 //! KiB of dirty pages for the process's life. Their threads allocate little
 //! and rarely at once, and there may be a hundred launchers: one arena keeps
-//! each process small (`benches/cost-2026-12-06-mem.md`).
+//! each process small (`benches/results/cost-2026-12-06-mem.md`).
 
 /// Limits the process to one malloc arena; call it before starting threads.
 pub fn limit_to_one() {

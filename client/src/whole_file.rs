@@ -11,7 +11,7 @@
 //! ([`Durability::Volatile`]) is not: that directory is volatile (a tmpfs
 //! cleared at logout) and what it holds means nothing once its processes
 //! are gone, so the rename alone keeps it whole, without the milliseconds
-//! of two `fsync`s on every open (benches/cost-2026-12-06-mem.md).
+//! of two `fsync`s on every open (benches/results/cost-2026-12-06-mem.md).
 //!
 //! Every file Tickloop keeps (an instance's record, last screen and
 //! activity, tickhost's pid file, Herdr's view records, the Loop's state,

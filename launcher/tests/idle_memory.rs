@@ -67,7 +67,7 @@ fn live() -> (isize, isize) {
 }
 
 /// The most an idle shell's launcher may keep on the heap, reserved room
-/// apart: 258 kB measured (benches/cost-2026-12-06-mem.md), the screen's
+/// apart: 258 kB measured (benches/results/cost-2026-12-06-mem.md), the screen's
 /// 120x30 cells of 24 bytes (86 kB) its largest part. Issue 51's goal is
 /// about 200 kB private per launcher in all.
 const IDLE_HEAP_BOUND: isize = 320 * 1024;

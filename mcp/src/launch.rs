@@ -7,7 +7,7 @@
 //! that adds to an agent session's Loop (TickManage `subscribe`).
 //!
 //! What the four real CLIs showed (tests/agents/origin.rs; the runs kept in
-//! `benches/host-origin-2026-12-06/`): each starts its MCP servers as its
+//! `benches/results/host-origin-2026-12-06/`): each starts its MCP servers as its
 //! own children, in its own session, talking over a pipe (Codex) or a
 //! socket pair (Claude Code, Gemini CLI, opencode) that it holds itself,
 //! from a process whose own environment carries no agent marker. Each runs

@@ -5,7 +5,7 @@
 //! agent's own MCP client, in the same session. The records are the
 //! process, its ancestors, their environments' agent markers and its
 //! descriptors; `TICKLOOP_ORIGIN_RECORD=DIR` keeps them as
-//! `DIR/AGENT.jsonl` (the runs kept are `benches/host-origin-*`).
+//! `DIR/AGENT.jsonl` (the runs kept are `benches/results/host-origin-*`).
 
 use super::project::{AgentCli, Project};
 use crate::common::COMMAND_DEADLINE;

@@ -1,6 +1,7 @@
 //! Serving one view's connection: its hello, a snapshot, then the changed
-//! rows paced by a token bucket, its events applied to the terminal, and
-//! the end of the instance as its last line.
+//! rows paced by a token bucket while output keeps coming (the frame that
+//! shows where it stopped goes at once), its events applied to the
+//! terminal, and the end of the instance as its last line.
 
 use super::hub::ViewHub;
 use crate::terminal::TerminalHandle;
@@ -19,7 +20,10 @@ pub const FRAME_INTERVAL: Duration = Duration::from_millis(16);
 pub const FRAME_BURST: f64 = 8.0;
 
 /// A token bucket for a view's frames: [`FRAME_BURST`] at once, refilled at
-/// one per [`FRAME_INTERVAL`].
+/// one per [`FRAME_INTERVAL`]. The frame that shows the end of a burst may
+/// borrow the next interval's token ([`FramePacer::may_borrow`]): it goes
+/// at once, and the frame after it waits longer, so a program that prints
+/// in short bursts still gets at most one frame an interval.
 struct FramePacer {
     tokens: f64,
     refilled_at: Instant,
@@ -36,6 +40,13 @@ impl FramePacer {
     /// Takes one frame's token; returns when the next frame may go.
     fn sent(&mut self) -> Instant {
         self.sent_at(Instant::now())
+    }
+
+    /// Whether a frame may go at `now` ahead of its time, on the token of
+    /// the interval to come: none was borrowed that has not been paid back.
+    fn may_borrow(&self, now: Instant) -> bool {
+        let refill = (now - self.refilled_at).as_secs_f64() / FRAME_INTERVAL.as_secs_f64();
+        self.tokens + refill >= 0.0
     }
 
     /// [`FramePacer::sent`] for a frame sent at `now`.
@@ -115,6 +126,8 @@ where
     ));
 
     let mut changes = hub.term.subscribe_changes();
+    // Where the output stopped: the frame that shows it is not paced.
+    let mut drained = hub.term.subscribe_drained();
     let mut term_events = hub.term.subscribe_events();
     let mut status = ctx.status;
     let mut shutdown = ctx.shutdown;
@@ -126,6 +139,7 @@ where
     enum Step {
         Event(crate::emulator::TermEvent),
         Changed,
+        Drained,
         Frame,
         Status,
         Shutdown,
@@ -147,6 +161,10 @@ where
                 Err(_) => Step::Gone,
             },
             _ = frame_due(next_frame), if dirty && !typed.load(Ordering::Acquire) => Step::Frame,
+            r = drained.changed(), if dirty => match r {
+                Ok(()) => Step::Drained,
+                Err(_) => Step::Gone,
+            },
             _ = std::future::ready(()), if dirty && typed.load(Ordering::Acquire) => Step::Frame,
             r = status.changed() => match r {
                 Ok(()) => Step::Status,
@@ -169,6 +187,15 @@ where
                 }
             }
             Step::Changed => dirty = true,
+            Step::Drained => {
+                // The output stopped at the change this view has yet to
+                // draw: that frame goes now, not at the pacer's next tick.
+                let stopped_at = *drained.borrow_and_update();
+                let now = Instant::now();
+                if stopped_at == *changes.borrow() && now < next_frame && pacer.may_borrow(now) {
+                    next_frame = now;
+                }
+            }
             Step::Status => {}
             Step::Shutdown => {
                 if let Some(reason) = ended(&status) {
@@ -409,5 +436,27 @@ mod tests {
         // A quiet spell refills the bucket.
         let quiet = later + FRAME_INTERVAL * 20;
         assert_eq!(pacer.sent_at(quiet), quiet);
+    }
+
+    #[test]
+    fn the_end_of_a_burst_borrows_one_interval_and_no_more() {
+        let start = Instant::now();
+        // A view kept busy: its last frame took the last token.
+        let mut pacer = FramePacer {
+            tokens: 0.0,
+            refilled_at: start,
+        };
+        // The output stops a quarter interval later: its frame may go now...
+        let stop = start + FRAME_INTERVAL / 4;
+        assert!(pacer.may_borrow(stop));
+        // ... and the next one waits for the borrowed token to be paid back
+        // as well as its own.
+        let next = pacer.sent_at(stop);
+        assert_eq!(next, stop + FRAME_INTERVAL.mul_f64(1.75));
+        // Another stop before the debt is paid goes at the pacer's time.
+        let again = stop + FRAME_INTERVAL / 2;
+        assert!(!pacer.may_borrow(again));
+        // Once paid (tokens back at zero), one more may borrow.
+        assert!(pacer.may_borrow(stop + FRAME_INTERVAL.mul_f64(0.75)));
     }
 }

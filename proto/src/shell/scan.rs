@@ -51,9 +51,11 @@ pub enum Event<'a> {
 
 /// Where a scan's events go.
 pub trait Sink {
-    /// Whether printable text is wanted now (else it is skipped without
-    /// being decoded: a program's output costs little while nobody keeps
-    /// its lines).
+    /// Whether printable text and the controls that edit a line are wanted
+    /// now. When not, the scanner skips the output up to the next ESC at
+    /// once (`memchr`; only an ESC can start a mark), and the sink drops
+    /// what else comes: a program's output costs little while nobody keeps
+    /// its lines.
     fn wants_text(&self) -> bool {
         true
     }
@@ -123,6 +125,19 @@ impl Scanner {
     pub fn feed(&mut self, bytes: &[u8], on: &mut impl Sink) {
         let mut i = 0;
         while i < bytes.len() {
+            if self.state == State::Ground && !on.wants_text() {
+                // Only an ESC can start a mark: what comes before it is
+                // text and line edits, which nobody wants now.
+                self.partial.clear();
+                match memchr::memchr(0x1b, &bytes[i..]) {
+                    Some(at) => {
+                        i += at + 1;
+                        self.state = State::Escape;
+                        continue;
+                    }
+                    None => return,
+                }
+            }
             if self.state == State::Ground {
                 let run = bytes[i..]
                     .iter()
@@ -547,6 +562,42 @@ mod tests {
         );
     }
 
+    /// A sink that wants no text: it keeps the marks and drops the rest,
+    /// as the shell reader does.
+    struct MarksOnly(Vec<Mark>);
+
+    impl Sink for MarksOnly {
+        fn wants_text(&self) -> bool {
+            false
+        }
+
+        fn event(&mut self, event: Event<'_>) {
+            match event {
+                Event::Mark(mark) => self.0.push(mark),
+                Event::Text(_) | Event::Control(_) => {}
+            }
+        }
+    }
+
+    fn marks_only(chunks: &[&[u8]]) -> Vec<Mark> {
+        let mut scanner = Scanner::new();
+        let mut sink = MarksOnly(Vec::new());
+        for chunk in chunks {
+            scanner.feed(chunk, &mut sink);
+        }
+        sink.0
+    }
+
+    #[test]
+    fn a_sink_that_wants_no_text_gets_only_the_marks() {
+        let bytes =
+            b"plain\r\n\x1b[31mred\x1b[0m\x1b]133;A\x07$ \x1b]0;title\x07\x1b]7;file://h/tmp\x1b\\";
+        assert_eq!(
+            marks_only(&[bytes]),
+            vec![Mark::PromptStart, Mark::Cwd("/tmp".into())]
+        );
+    }
+
     fn piece() -> impl Strategy<Value = Vec<u8>> {
         prop_oneof![
             "[ -~]{0,8}".prop_map(String::into_bytes),
@@ -596,6 +647,23 @@ mod tests {
                 .filter(|p| p.starts_with(b"\x1b]133;") || p.starts_with(b"\x1b]7;"))
                 .count();
             prop_assert_eq!(marks, sent);
+        }
+
+        #[test]
+        fn marks_are_the_same_whether_text_is_wanted_or_not(
+            pieces in proptest::collection::vec(piece(), 0..20),
+            cut in any::<prop::sample::Index>(),
+        ) {
+            let bytes: Vec<u8> = pieces.concat();
+            let marks: Vec<Mark> = scan_chunks(&[&bytes])
+                .into_iter()
+                .filter_map(|e| match e {
+                    Owned::Mark(mark) => Some(mark),
+                    _ => None,
+                })
+                .collect();
+            let cut = cut.index(bytes.len() + 1);
+            prop_assert_eq!(marks_only(&[&bytes[..cut], &bytes[cut..]]), marks);
         }
 
         #[test]

@@ -75,7 +75,7 @@ use serde_json::Value;
 /// `tests/golden/wire-digest` beside the schema itself and checked against
 /// both by `tests/wire_golden.rs`: computing it at run time cost every
 /// process (each CLI command, each launcher) some 17 million instructions
-/// and a megabyte of heap (benches/cost-2026-12-02.md).
+/// and a megabyte of heap (benches/results/cost-2026-12-02.md).
 pub const WIRE_VERSION: &str = concat!(
     "tickloop-",
     env!("CARGO_PKG_VERSION"),

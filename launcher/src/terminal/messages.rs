@@ -1,0 +1,69 @@
+//! What the rest of the launcher asks of the terminal thread: the messages
+//! queued for it (output it read itself, snapshots, resizes, recordings,
+//! waits on the output, the history's upkeep), and the sender that rings
+//! its wake-up after queueing one.
+
+use super::fd::Wake;
+use crate::emulator::ScreenText;
+use crate::shell_watch::ShellMsg;
+use std::sync::Arc;
+use tickloop_proto::attach::Snapshot;
+use tokio::sync::{mpsc, oneshot};
+
+/// Messages for the terminal thread: queued, then the thread woken.
+#[derive(Clone)]
+pub(super) struct ToTerminal {
+    pub(super) tx: mpsc::Sender<EmuMsg>,
+    pub(super) wake: Arc<Wake>,
+}
+
+impl ToTerminal {
+    pub(super) async fn send(&self, msg: EmuMsg) -> bool {
+        let sent = self.tx.send(msg).await.is_ok();
+        self.wake.ring();
+        sent
+    }
+}
+
+/// Messages queued for the terminal thread (snapshots, resizes, recordings).
+pub(super) const EMULATOR_QUEUE: usize = 256;
+
+/// A chunk of output as the terminal thread read it from the master.
+pub(super) struct OutputChunk {
+    pub(super) bytes: Vec<u8>,
+    /// When it was read (the terminal thread's own clock, as it reads).
+    pub(super) read_at: std::time::Instant,
+    /// How much input had been written to the master before it was read
+    /// ([`super::pty_input::PtyWriter::written`]): the input this output may answer.
+    pub(super) input_before: u64,
+}
+
+pub(super) enum EmuMsg {
+    /// Output read from the PTY.
+    Output(OutputChunk),
+    /// Start a recording from the current screen ([`crate::recorder`]).
+    /// Acknowledged once the recording is registered.
+    Record(crate::recorder::RecordingSink, oneshot::Sender<()>),
+    Resize(u16, u16),
+    /// The screen as text with up to this many lines of history.
+    Snapshot(usize, oneshot::Sender<ScreenText>),
+    /// A view's snapshot, scrolled this many lines back into history.
+    ViewSnapshot(usize, oneshot::Sender<Snapshot>),
+    /// A wait on the output, or a `run` ([`crate::shell_watch::ShellWatch::ask`]).
+    Shell(ShellMsg),
+    /// Output has not paused for [`super::quiet::COMPACT_EVERY`]: move the rows that
+    /// scrolled off into the compact history.
+    Compact,
+    /// The screen has been quiet for [`super::quiet::RELEASE_AFTER`]: move the rows that
+    /// scrolled off into the compact history, give back what alacritty
+    /// held for them, and the allocator's free pages.
+    ReleaseSpare,
+}
+
+/// A message that must see every byte the Tick wrote so far.
+pub(super) fn wants_fresh_output(msg: &EmuMsg) -> bool {
+    matches!(
+        msg,
+        EmuMsg::Snapshot(..) | EmuMsg::ViewSnapshot(..) | EmuMsg::Record(..) | EmuMsg::Shell(..)
+    )
+}
