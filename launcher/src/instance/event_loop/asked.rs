@@ -141,12 +141,7 @@ impl Instance {
 
     /// Why a shell without integration cannot do `what`.
     fn no_integration(&self, what: &str) -> ClientReply {
-        let program = self
-            .spec
-            .program
-            .argv
-            .first()
-            .map_or("the program", String::as_str);
+        let program = self.program_name();
         self.shell.refusal(&self.spec.instance, program, what)
     }
 

@@ -104,6 +104,16 @@ pub(super) struct Instance {
 }
 
 impl Instance {
+    /// The program's name as a person reads it in a refusal or an end
+    /// reason (its argv[0], else "the program").
+    fn program_name(&self) -> &str {
+        self.spec
+            .program
+            .argv
+            .first()
+            .map_or("the program", String::as_str)
+    }
+
     /// The instance of the `spawned` Tick, with its socket served.
     pub(super) fn start(
         spec: LaunchSpec,

@@ -187,12 +187,7 @@ impl Instance {
     /// rather than at the end of the initialization time.
     pub(super) fn not_a_tick(&mut self, why: &str) {
         self.probe.stop();
-        let program = self
-            .spec
-            .program
-            .argv
-            .first()
-            .map_or("the program", String::as_str);
+        let program = self.program_name();
         self.begin_end(EndInfo {
             reason: format!("{program} {why}"),
             kind: EndClass::InitFailed,
