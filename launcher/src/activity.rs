@@ -50,7 +50,8 @@ impl ActivityLog {
             ActivityEvent::Update { .. } => (&mut self.updates, ActivityRecord::UPDATES),
             ActivityEvent::View { .. }
             | ActivityEvent::Subscription { .. }
-            | ActivityEvent::Recording { .. } => (&mut self.others, ActivityRecord::OTHERS),
+            | ActivityEvent::Recording { .. }
+            | ActivityEvent::ImagesDropped { .. } => (&mut self.others, ActivityRecord::OTHERS),
         };
         if ring.len() == limit {
             ring.pop_front();
@@ -129,6 +130,22 @@ impl ActivityLog {
             client,
             started,
             recordings,
+        };
+        self.push(at, event);
+    }
+
+    /// Images were dropped to keep the image memory under `limit_mb`.
+    pub fn images_dropped(
+        &mut self,
+        at: String,
+        dropped: crate::images::ImagesDropped,
+        limit_mb: u64,
+    ) {
+        let event = ActivityEvent::ImagesDropped {
+            images: dropped.images,
+            bytes: dropped.bytes,
+            too_large: dropped.too_large,
+            limit_mb,
         };
         self.push(at, event);
     }
