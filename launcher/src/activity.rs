@@ -134,17 +134,37 @@ impl ActivityLog {
         self.push(at, event);
     }
 
-    /// Images were dropped to keep the image memory under `limit_mb`.
+    /// Images were dropped to keep the image memory under `limit_mb`. When
+    /// the newest entry is such a note too, this one replaces it, counts
+    /// added and numbered anew (a loop drawing images is one entry, which
+    /// a follower sees again), so the record's other entries stay.
     pub fn images_dropped(
         &mut self,
         at: String,
         dropped: crate::images::ImagesDropped,
         limit_mb: u64,
     ) {
+        let mut total = dropped;
+        if let Some(newest) = self.others.back().filter(|e| e.n == self.last) {
+            if let ActivityEvent::ImagesDropped {
+                images,
+                bytes,
+                too_large,
+                ..
+            } = newest.event
+            {
+                total = total.add(crate::images::ImagesDropped {
+                    images,
+                    bytes,
+                    too_large,
+                });
+                self.others.pop_back();
+            }
+        }
         let event = ActivityEvent::ImagesDropped {
-            images: dropped.images,
-            bytes: dropped.bytes,
-            too_large: dropped.too_large,
+            images: total.images,
+            bytes: total.bytes,
+            too_large: total.too_large,
             limit_mb,
         };
         self.push(at, event);
