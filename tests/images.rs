@@ -4,7 +4,8 @@
 //! launcher hosts. `screen --json` lists each image with its cell;
 //! `screen --image N` writes a PNG of its size; an image scrolled past the
 //! history is dropped; 300 images keep the launcher under its bound and the
-//! shell goes on; a recording keeps the image's bytes.
+//! shell goes on; MCP's `TickManage` `screen` gives the image as PNG image
+//! content; a recording keeps the image's bytes.
 //!
 //! Without `img2sixel` or `chafa` (`.ci/run` installs both) every case is
 //! reported *ignored*, with the reason, never passed.
@@ -45,6 +46,10 @@ fn main() {
                 name:
                     "three_hundred_images_keep_the_launcher_under_its_bound_and_the_shell_goes_on",
                 body: three_hundred_images_keep_the_launcher_under_its_bound_and_the_shell_goes_on,
+            },
+            Case {
+                name: "mcp_screen_gives_the_image_as_png_image_content",
+                body: mcp_screen_gives_the_image_as_png_image_content,
             },
             Case {
                 name: "a_recording_keeps_the_image_bytes",
@@ -364,4 +369,65 @@ fn a_recording_keeps_the_image_bytes() {
         "the sixel with its raster attributes: {:?}",
         &output[start..start + 40.min(output.len() - start)]
     );
+}
+
+fn mcp_screen_gives_the_image_as_png_image_content() {
+    use rmcp::model::{CallToolRequestParams, ContentBlock};
+    use rmcp::ServiceExt;
+    let host = Host::new();
+    let picture = picture(&host, 100, 60);
+    let id = bash(&host, "mcp", &[]);
+    type_line(
+        &host,
+        &id,
+        &format!("img2sixel {}; echo drawn", picture.display()),
+    );
+    screen_with_images(&host, &id, 1, "drawn");
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    runtime.block_on(async {
+        let mut command = tokio::process::Command::new(tickloop_bin());
+        command
+            .arg("mcp")
+            .env("TICKLOOP_RUNTIME_DIR", host.runtime())
+            .env(MARK_VAR, host.runtime())
+            .env("XDG_DATA_HOME", host.scratch().join("data"))
+            .current_dir(host.scratch());
+        let transport =
+            rmcp::transport::TokioChildProcess::new(command).expect("start tickloop mcp");
+        let client = ().serve(transport).await.expect("initialize");
+        let args = serde_json::json!({"action": "screen", "instance": id});
+        let serde_json::Value::Object(args) = args else {
+            unreachable!("an object")
+        };
+        let result = client
+            .call_tool(CallToolRequestParams::new("TickManage").with_arguments(args))
+            .await
+            .expect("TickManage screen");
+        let text: String = result
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Text(t) => Some(t.text.clone()),
+                _ => None,
+            })
+            .collect();
+        assert!(text.contains("image 1: sixel 100x60 px"), "{text}");
+        let images: Vec<_> = result
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                ContentBlock::Image(image) => Some(image.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(images.len(), 1, "{text}");
+        assert_eq!(images[0].mime_type, "image/png");
+        use base64::Engine;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(&images[0].data)
+            .expect("base64");
+        let png = image::load_from_memory(&png).expect("a PNG").to_rgba8();
+        assert_eq!(png.dimensions(), (100, 60));
+        let _ = client.cancel().await;
+    });
 }
