@@ -4,7 +4,8 @@
 //! launcher hosts. `screen --json` lists each image with its cell;
 //! `screen --image N` writes a PNG of its size; an image scrolled past the
 //! history is dropped; 300 images keep the launcher under its bound and the
-//! shell goes on; MCP's `TickManage` `screen` gives the image as PNG image
+//! shell goes on; a view on the launcher's socket gets the placements
+//! and the bytes it asks for; MCP's `TickManage` `screen` gives the image as PNG image
 //! content; a recording keeps the image's bytes.
 //!
 //! Without `img2sixel` or `chafa` (`.ci/run` installs both) every case is
@@ -46,6 +47,10 @@ fn main() {
                 name:
                     "three_hundred_images_keep_the_launcher_under_its_bound_and_the_shell_goes_on",
                 body: three_hundred_images_keep_the_launcher_under_its_bound_and_the_shell_goes_on,
+            },
+            Case {
+                name: "a_view_gets_the_placements_after_its_snapshot_and_the_bytes_it_asks_for",
+                body: a_view_gets_the_placements_after_its_snapshot_and_the_bytes_it_asks_for,
             },
             Case {
                 name: "mcp_screen_gives_the_image_as_png_image_content",
@@ -430,4 +435,62 @@ fn mcp_screen_gives_the_image_as_png_image_content() {
         assert_eq!(png.dimensions(), (100, 60));
         let _ = client.cancel().await;
     });
+}
+
+fn a_view_gets_the_placements_after_its_snapshot_and_the_bytes_it_asks_for() {
+    use std::io::{BufRead, Write};
+    use tickloop_proto::attach::ToView;
+    use tickloop_proto::wire::{ClientKind, Hello, ImageEncoding};
+    let host = Host::new();
+    let picture = picture(&host, 100, 60);
+    let id = bash(&host, "view", &[]);
+    type_line(
+        &host,
+        &id,
+        &format!("clear; img2sixel {}; echo drawn", picture.display()),
+    );
+    let json = screen_with_images(&host, &id, 1, "drawn");
+    let listed = &json["images"][0];
+    // An agent's view (read-only) may read images too.
+    let hello = Hello::view(ClientKind::Mcp);
+    let (mut reader, mut writer, _) = common::raw_view::raw_view(&host, &id, &hello, 120, 30);
+    let mut next = || -> ToView {
+        let mut line = String::new();
+        reader
+            .read_line(&mut line)
+            .expect("a line from the launcher");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"))
+    };
+    let placements = loop {
+        match next() {
+            ToView::Images { placements } => break placements,
+            ToView::Rows(_) | ToView::Snapshot(_) | ToView::Resized { .. } => {}
+            other => panic!("expected the images: {other:?}"),
+        }
+    };
+    assert_eq!(placements.len(), 1);
+    let placed = &placements[0];
+    assert_eq!(serde_json::to_value(placed).expect("json"), *listed);
+    writeln!(writer, r#"{{"event":"image","index":{}}}"#, placed.index).expect("ask");
+    writeln!(writer, r#"{{"event":"image","index":77}}"#).expect("ask");
+    let mut answers = Vec::new();
+    while answers.len() < 2 {
+        if let ToView::Image { index, data } = next() {
+            answers.push((index, data));
+        }
+    }
+    let (index, data) = &answers[0];
+    assert_eq!(*index, placed.index);
+    let data = data.as_ref().expect("the image's data");
+    assert_eq!(data.encoding, ImageEncoding::Sixel);
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(&data.data)
+        .expect("base64");
+    assert!(
+        bytes.starts_with(b"\x1bP") && bytes.ends_with(b"\x1b\\"),
+        "the whole sequence"
+    );
+    assert_eq!(bytes.len() as u64, placed.bytes);
+    assert_eq!(answers[1], (77, None), "no image 77");
 }

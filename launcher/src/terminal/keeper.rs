@@ -13,6 +13,7 @@ use crate::shell_watch::ShellWatch;
 use alacritty_terminal::term::TermMode;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
+use tickloop_proto::wire::ImagePlacement;
 use tokio::sync::{broadcast, watch};
 
 /// What the terminal thread tells the rest of the launcher.
@@ -31,6 +32,9 @@ pub(super) struct Published {
     pub(super) echo: Arc<EchoFrame>,
     /// Images dropped for the image memory's limit, in all.
     pub(super) images_dropped: watch::Sender<ImagesDropped>,
+    /// The image placements on the screen shown, as the last screen read
+    /// found them (views send them on).
+    pub(super) placements: watch::Sender<Arc<Vec<ImagePlacement>>>,
 }
 
 pub(super) fn new_emulator(
@@ -84,15 +88,7 @@ impl Keeper {
             answers: &self.answers,
         };
         let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            handle_emulator_message(
-                &mut term,
-                msg,
-                &published.changes,
-                recorder,
-                &published.echo,
-                shell,
-                images,
-            );
+            handle_emulator_message(&mut term, msg, published, recorder, shell, images);
             let emulator = &mut *term.emulator;
             for event in emulator.take_events() {
                 // No view attached: nobody to tell.
@@ -176,12 +172,12 @@ impl crate::shell_watch::Terminal for EmulatorTerminal<'_> {
 pub(super) fn handle_emulator_message(
     term: &mut EmulatorTerminal<'_>,
     msg: EmuMsg,
-    changes: &watch::Sender<u64>,
+    published: &Published,
     recorder: &Recorder,
-    echo: &EchoFrame,
     shell: &mut ShellWatch,
     images: &mut Images,
 ) {
+    let (changes, echo) = (&published.changes, &*published.echo);
     match msg {
         EmuMsg::Output(OutputChunk {
             bytes,
@@ -210,31 +206,52 @@ pub(super) fn handle_emulator_message(
         }
         EmuMsg::Resize(rows, cols) => {
             term.emulator.resize(usize::from(rows), usize::from(cols));
-            images.kept.refresh(term.emulator, true);
+            refresh_images(images, term.emulator, true, &published.placements);
             recorder.resize(cols, rows);
             changes.send_modify(|n| *n = n.wrapping_add(1));
         }
         EmuMsg::Snapshot(history, reply) => {
             let mut text = term.emulator.text(history);
-            images.kept.refresh(term.emulator, false);
-            text.images = images.kept.placements(term.emulator.alt_screen());
+            text.images = refresh_images(images, term.emulator, false, &published.placements);
             text.image_bytes = images.kept.bytes();
             let _ = reply.send(text);
         }
         EmuMsg::Image(index, reply) => {
-            images.kept.refresh(term.emulator, false);
+            refresh_images(images, term.emulator, false, &published.placements);
             let _ = reply.send(images.kept.data(index, term.emulator.alt_screen()));
         }
         EmuMsg::ViewSnapshot(offset, reply) => {
             let _ = reply.send(term.emulator.snapshot_scrolled(offset));
+            refresh_images(images, term.emulator, false, &published.placements);
         }
         EmuMsg::Compact => term.emulator.compact(),
         EmuMsg::ReleaseSpare => {
             // Also what the launcher freed since the last quiet time (the
             // descriptor's schemas compiled once to check them, for one).
             term.emulator.release_spare_rows();
-            images.kept.refresh(term.emulator, false);
+            refresh_images(images, term.emulator, false, &published.placements);
             return_free_memory();
         }
     }
+}
+
+/// Looks where the kept images are now (see
+/// [`crate::images::KeptImages::refresh`]), publishes their placements
+/// when they changed, and returns them.
+fn refresh_images(
+    images: &mut Images,
+    emulator: &Emulator,
+    resized: bool,
+    placements: &watch::Sender<Arc<Vec<ImagePlacement>>>,
+) -> Vec<ImagePlacement> {
+    images.kept.refresh(emulator, resized);
+    let now = images.kept.placements(emulator.alt_screen());
+    placements.send_if_modified(|shown| {
+        let news = **shown != now;
+        if news {
+            *shown = Arc::new(now.clone());
+        }
+        news
+    });
+    now
 }

@@ -108,6 +108,8 @@ where
     // The view's events, applied as they come, on their own task (reading a
     // line is not cancel-safe, so it does not share a select with writing).
     let (gone_tx, mut gone_rx) = mpsc::channel::<()>(1);
+    // The images the view asks for, by index ([`ViewEvent::Image`]).
+    let (asked_tx, mut asked_rx) = mpsc::channel::<u32>(16);
     // How far back this view is scrolled; set by its reader task.
     let (scroll_tx, mut scroll_rx) = watch::channel(0usize);
     // Set when the view typed: the next frame (the echo) goes at once,
@@ -122,6 +124,7 @@ where
             typed: typed.clone(),
             gone: gone_tx,
             read_only: ctx.read_only,
+            images_asked: asked_tx,
         },
     ));
 
@@ -129,6 +132,9 @@ where
     // Where the output stopped: the frame that shows it is not paced.
     let mut drained = hub.term.subscribe_drained();
     let mut term_events = hub.term.subscribe_events();
+    let mut placements = hub.term.subscribe_images();
+    // The placements this view was last sent (none before the first).
+    let mut sent_images: Option<Arc<Vec<tickloop_proto::wire::ImagePlacement>>> = None;
     let mut status = ctx.status;
     let mut shutdown = ctx.shutdown;
     let mut last: Option<Snapshot> = None;
@@ -138,6 +144,7 @@ where
 
     enum Step {
         Event(crate::emulator::TermEvent),
+        ImageAsked(u32),
         Changed,
         Drained,
         Frame,
@@ -177,12 +184,22 @@ where
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => Step::Gone,
             },
+            Some(index) = asked_rx.recv() => Step::ImageAsked(index),
             _ = gone_rx.recv() => Step::Gone,
         };
         match step {
             Step::Event(crate::emulator::TermEvent::Clipboard { .. }) if ctx.read_only => {}
             Step::Event(event) => {
                 if send(&mut writer, &term_event_message(event)).await.is_err() {
+                    break;
+                }
+            }
+            Step::ImageAsked(index) => {
+                let data = hub.term.image(index).await;
+                if send(&mut writer, &ToView::Image { index, data })
+                    .await
+                    .is_err()
+                {
                     break;
                 }
             }
@@ -218,10 +235,26 @@ where
                         None => break,
                     },
                 };
+                let whole = last.as_ref().is_none_or(|prev| prev.diff(&snap).is_none());
                 if send_frame(&mut writer, last.as_ref(), &snap).await.is_err() {
                     break;
                 }
                 last = Some(snap);
+                // The images' places after the frame that shows their cells.
+                let now = placements.borrow_and_update().clone();
+                let news = match &sent_images {
+                    None => !now.is_empty(),
+                    Some(sent) => whole && !now.is_empty() || **sent != *now,
+                };
+                if news {
+                    let list = ToView::Images {
+                        placements: now.as_ref().clone(),
+                    };
+                    if send(&mut writer, &list).await.is_err() {
+                        break;
+                    }
+                    sent_images = Some(now);
+                }
                 // An echo is not paced: typing is not a flood.
                 if !typed.swap(false, Ordering::AcqRel) {
                     next_frame = pacer.sent();
@@ -276,6 +309,8 @@ struct ViewEvents {
     gone: mpsc::Sender<()>,
     /// An agent's view: only its scrolling is taken.
     read_only: bool,
+    /// Where the view's asks for an image's bytes go.
+    images_asked: mpsc::Sender<u32>,
 }
 
 /// Applies the view's events as they come, until it hangs up, sends a line
@@ -288,6 +323,7 @@ async fn apply_events<R: AsyncBufRead + Unpin>(mut reader: R, to: ViewEvents) {
         typed,
         gone,
         read_only,
+        images_asked,
     } = to;
     let mut refused_said = false;
     let mut line = Vec::new();
@@ -307,9 +343,13 @@ async fn apply_events<R: AsyncBufRead + Unpin>(mut reader: R, to: ViewEvents) {
             ViewEvent::Scroll { offset } => {
                 scroll.send_replace(usize::try_from(offset).unwrap_or(usize::MAX));
             }
-            // A read, which an agent's view may ask too: answered once the
-            // launcher keeps images.
-            ViewEvent::Image { .. } => {}
+            // A read, which an agent's view may ask too; a view that asks
+            // faster than it reads the answers waits.
+            ViewEvent::Image { index } => {
+                if images_asked.send(index).await.is_err() {
+                    break;
+                }
+            }
             // An agent's view types nothing, sizes nothing: dropped, said
             // once in the launcher's log.
             _ if read_only => {
