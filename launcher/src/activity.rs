@@ -153,7 +153,7 @@ impl ActivityLog {
                 ..
             } = newest.event
             {
-                total = total.add(crate::images::ImagesDropped {
+                total = total.plus(crate::images::ImagesDropped {
                     images,
                     bytes,
                     too_large,

@@ -299,7 +299,7 @@ fn convert_attrs(cell: &Cell) -> Attrs {
         // An image's space is marked with a link of its own: not a link.
         link: cell
             .hyperlink()
-            .filter(|link| !crate::emulator::image_cells::is_mark(link))
+            .filter(|link| !crate::image_mark::is_mark(link))
             .map(|link| link.uri().to_string()),
     }
 }

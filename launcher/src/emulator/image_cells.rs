@@ -1,7 +1,6 @@
 //! The cells an image covers, on the emulator's screen: a kept image
 //! ([`crate::images`]) gets a space of its size, made of blank cells that
-//! carry a mark of its own (a hyperlink whose id no program can write: it
-//! begins with a control character, which OSC 8 cannot carry). The marks
+//! carry a mark of its own ([`crate::image_mark`]). The marks
 //! go wherever the cells go, so the emulator itself keeps track of the
 //! image: scrolling, scroll regions, reflow on resize and the compact
 //! history move them; writing over a cell or clearing it takes its mark
@@ -10,19 +9,17 @@
 //! The marked cells are spaces whose colour is the background's, so no
 //! view shows anything there, and alacritty does not count them as empty
 //! (a reflow keeps them). Views never see the marks as links
-//! ([`is_mark`]).
+//! ([`crate::image_mark::is_mark`]).
 
 use super::Emulator;
 use crate::history;
+use crate::image_mark::{mark, mark_index};
 use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::{Column, Line as GridLine};
 use alacritty_terminal::term::cell::{Cell, Hyperlink};
 use alacritty_terminal::term::TermMode;
 use alacritty_terminal::vte::ansi::{Color, NamedColor};
 use std::collections::HashMap;
-
-/// The start of every mark's id.
-const MARK: &str = "\u{1}image:";
 
 /// Where the cursor goes once an image's space is made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,15 +42,6 @@ pub struct MarkSpan {
     pub col: usize,
     /// How many cells carry the mark.
     pub cells: usize,
-}
-
-/// Whether `link` is an image's mark rather than a program's hyperlink.
-pub fn is_mark(link: &Hyperlink) -> bool {
-    link.id().starts_with(MARK)
-}
-
-fn mark_index(link: &Hyperlink) -> Option<u32> {
-    link.id().strip_prefix(MARK)?.parse().ok()
 }
 
 impl Emulator {
@@ -80,10 +68,7 @@ impl Emulator {
             fg: Color::Named(NamedColor::Background),
             ..Cell::default()
         };
-        template.set_hyperlink(Some(Hyperlink::new(
-            Some(format!("{MARK}{index}")),
-            String::new(),
-        )));
+        template.set_hyperlink(Some(mark(index)));
         self.term.grid_mut().cursor.template = template;
         let mut bytes = Vec::with_capacity(rows * (width + 8));
         for row in 0..rows {

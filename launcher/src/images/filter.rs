@@ -9,10 +9,10 @@
 //! further.
 //!
 //! A DCS is a sixel only when its parameters are digits and `;` and its
-//! final byte is `q` with no intermediate (`ESC P $ q` is DECRQSS, `ESC P
-//! + q` XTGETTCAP: both pass on). A sequence is ended by `ESC \`; an ESC
-//! followed by anything else ends it too (as a VT parser does: the ESC
-//! begins the next sequence); CAN or SUB abandon it.
+//! final byte is `q` with no intermediate: DECRQSS (`ESC P $ q`) and
+//! XTGETTCAP (`ESC P + q`) pass on. A sequence is ended by `ESC \`; an
+//! ESC followed by anything else ends it too (as a VT parser does: the
+//! ESC begins the next sequence); CAN or SUB abandon it.
 
 use memchr::{memchr, memchr3};
 

@@ -26,7 +26,7 @@ pub struct ImagesDropped {
 
 impl ImagesDropped {
     /// These and `more`.
-    pub fn add(self, more: ImagesDropped) -> ImagesDropped {
+    pub fn plus(self, more: ImagesDropped) -> ImagesDropped {
         ImagesDropped {
             images: self.images + more.images,
             bytes: self.bytes + more.bytes,

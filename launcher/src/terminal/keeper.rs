@@ -97,7 +97,7 @@ impl Keeper {
             if let Some(dropped) = images.kept.take_dropped() {
                 published
                     .images_dropped
-                    .send_modify(|total| *total = total.add(dropped));
+                    .send_modify(|total| *total = total.plus(dropped));
             }
             if let Some(now) = emulator.take_title_change() {
                 published.title.send_replace(now);

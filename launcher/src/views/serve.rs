@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tickloop_client::framing::read_line_limited;
 use tickloop_proto::attach::{Snapshot, ToView, ViewEvent, ViewHello, MAX_VIEW_LINE};
+use tickloop_proto::wire::ImagePlacement;
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
@@ -132,9 +133,7 @@ where
     // Where the output stopped: the frame that shows it is not paced.
     let mut drained = hub.term.subscribe_drained();
     let mut term_events = hub.term.subscribe_events();
-    let mut placements = hub.term.subscribe_images();
-    // The placements this view was last sent (none before the first).
-    let mut sent_images: Option<Arc<Vec<tickloop_proto::wire::ImagePlacement>>> = None;
+    let mut images = ImagesSent::new(hub.term.subscribe_images());
     let mut status = ctx.status;
     let mut shutdown = ctx.shutdown;
     let mut last: Option<Snapshot> = None;
@@ -195,11 +194,11 @@ where
                 }
             }
             Step::ImageAsked(index) => {
-                let data = hub.term.image(index).await;
-                if send(&mut writer, &ToView::Image { index, data })
-                    .await
-                    .is_err()
-                {
+                let answer = ToView::Image {
+                    index,
+                    data: hub.term.image(index).await,
+                };
+                if send(&mut writer, &answer).await.is_err() {
                     break;
                 }
             }
@@ -235,25 +234,13 @@ where
                         None => break,
                     },
                 };
-                let whole = last.as_ref().is_none_or(|prev| prev.diff(&snap).is_none());
-                if send_frame(&mut writer, last.as_ref(), &snap).await.is_err() {
+                let Ok(whole) = send_frame(&mut writer, last.as_ref(), &snap).await else {
                     break;
-                }
+                };
                 last = Some(snap);
                 // The images' places after the frame that shows their cells.
-                let now = placements.borrow_and_update().clone();
-                let news = match &sent_images {
-                    None => !now.is_empty(),
-                    Some(sent) => whole && !now.is_empty() || **sent != *now,
-                };
-                if news {
-                    let list = ToView::Images {
-                        placements: now.as_ref().clone(),
-                    };
-                    if send(&mut writer, &list).await.is_err() {
-                        break;
-                    }
-                    sent_images = Some(now);
+                if images.after_frame(&mut writer, whole).await.is_err() {
+                    break;
                 }
                 // An echo is not paced: typing is not a flood.
                 if !typed.swap(false, Ordering::AcqRel) {
@@ -264,6 +251,45 @@ where
     }
     reader_task.abort();
     let _ = writer.shutdown().await;
+}
+
+/// The image placements a view was sent, and the terminal thread's.
+struct ImagesSent {
+    placements: watch::Receiver<Arc<Vec<ImagePlacement>>>,
+    /// None before the first list.
+    sent: Option<Arc<Vec<ImagePlacement>>>,
+}
+
+impl ImagesSent {
+    fn new(placements: watch::Receiver<Arc<Vec<ImagePlacement>>>) -> Self {
+        ImagesSent {
+            placements,
+            sent: None,
+        }
+    }
+
+    /// After a frame: the placements the terminal thread found last, when
+    /// they differ from what the view was sent, or after a whole snapshot
+    /// (`whole`) when there are any.
+    async fn after_frame<W: AsyncWrite + Unpin>(
+        &mut self,
+        writer: &mut W,
+        whole: bool,
+    ) -> std::io::Result<()> {
+        let now = self.placements.borrow_and_update().clone();
+        let news = match self.sent.as_ref() {
+            None => !now.is_empty(),
+            Some(sent) => whole && !now.is_empty() || **sent != *now,
+        };
+        if news {
+            let list = ToView::Images {
+                placements: now.as_ref().clone(),
+            };
+            send(writer, &list).await?;
+            self.sent = Some(now);
+        }
+        Ok(())
+    }
 }
 
 /// Reads the view's [`ViewHello`] (for at most [`VIEW_HELLO_TIMEOUT`]); a
@@ -404,24 +430,28 @@ impl Drop for Unregister {
 }
 
 /// Send what turns the view's copy `last` into `snap`: changed rows, or
-/// (first, or after a resize) the whole snapshot.
+/// (first, or after a resize) the whole snapshot; whether it was whole.
 async fn send_frame<W: AsyncWrite + Unpin>(
     writer: &mut W,
     last: Option<&Snapshot>,
     snap: &Snapshot,
-) -> std::io::Result<()> {
+) -> std::io::Result<bool> {
     match last.map(|prev| (prev, prev.diff(snap))) {
-        Some((prev, Some(rows))) if rows.is_noop(prev) => Ok(()),
-        Some((_, Some(rows))) => send(writer, &ToView::Rows(rows)).await,
+        Some((prev, Some(rows))) if rows.is_noop(prev) => Ok(false),
+        Some((_, Some(rows))) => send(writer, &ToView::Rows(rows)).await.map(|()| false),
         Some((_, None)) => {
             let resized = ToView::Resized {
                 cols: snap.cols,
                 rows: snap.rows,
             };
             send(writer, &resized).await?;
-            send(writer, &ToView::Snapshot(snap.clone())).await
+            send(writer, &ToView::Snapshot(snap.clone()))
+                .await
+                .map(|()| true)
         }
-        None => send(writer, &ToView::Snapshot(snap.clone())).await,
+        None => send(writer, &ToView::Snapshot(snap.clone()))
+            .await
+            .map(|()| true),
     }
 }
 
