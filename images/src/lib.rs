@@ -14,6 +14,7 @@
 use base64::Engine;
 use image::ImageEncoder;
 use std::io::Read;
+pub use tickloop_proto::wire::png_size;
 use tickloop_proto::wire::{ImageData, ImageEncoding, KittyPixels};
 
 /// The most bytes a compressed kitty PNG may inflate to.
@@ -118,15 +119,6 @@ fn inflate(bytes: &[u8], limit: u64) -> Result<Vec<u8>, PngError> {
         .read_to_end(&mut out)
         .map_err(PngError::Inflate)?;
     Ok(out)
-}
-
-/// The size a PNG's header gives.
-pub fn png_size(data: &[u8]) -> Option<(u32, u32)> {
-    if data.len() < 24 || &data[..8] != b"\x89PNG\r\n\x1a\n" || &data[12..16] != b"IHDR" {
-        return None;
-    }
-    let be = |at: usize| u32::from_be_bytes([data[at], data[at + 1], data[at + 2], data[at + 3]]);
-    Some((be(16), be(20)))
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@
 use super::Emulator;
 use crate::history;
 use crate::image_mark::{mark, mark_index};
-use alacritty_terminal::grid::Dimensions;
+use alacritty_terminal::grid::{Dimensions, Row};
 use alacritty_terminal::index::{Column, Line as GridLine};
 use alacritty_terminal::term::cell::{Cell, Hyperlink};
 use alacritty_terminal::term::TermMode;
@@ -99,49 +99,40 @@ impl Emulator {
     }
 
     /// Where the marked cells of each image are (by index), on the screen
-    /// shown now and in its history.
-    pub fn image_marks(&self) -> HashMap<u32, MarkSpan> {
+    /// shown now and in its history. The screen and the rows alacritty
+    /// still holds are read by reference; the compact history (decoded row
+    /// by row) only when one of the `wanted` images was not found there or
+    /// may reach up into it.
+    pub fn image_marks(&self, wanted: &[u32]) -> HashMap<u32, MarkSpan> {
         let mut found: HashMap<u32, MarkSpan> = HashMap::new();
         let cols = self.term.columns();
-        let mut note = |row: i64, cells: &mut dyn Iterator<Item = (usize, &Cell)>| {
-            let mut last: Option<(Hyperlink, u32)> = None;
-            for (col, cell) in cells {
-                // Most cells have no extra storage: no link to clone.
-                if cell.extra.is_none() {
-                    continue;
-                }
-                let Some(link) = cell.hyperlink() else {
-                    continue;
-                };
-                let index = match &last {
-                    Some((seen, index)) if *seen == link => *index,
-                    _ => {
-                        let Some(index) = mark_index(&link) else {
-                            continue;
-                        };
-                        last = Some((link, index));
-                        index
-                    }
-                };
-                found
-                    .entry(index)
-                    .and_modify(|span| span.cells += 1)
-                    .or_insert(MarkSpan { row, col, cells: 1 });
-            }
-        };
-        let held = history::shown_len(&self.term, &self.history);
-        for i in 0..held {
-            if let Some(row) = history::shown_row(&self.term, &self.history, i, cols) {
-                note(
-                    i as i64 - held as i64,
-                    &mut (0..cols).map(|c| (c, &row[Column(c)])),
-                );
-            }
-        }
         let grid = self.term.grid();
+        let held = history::shown_len(&self.term, &self.history);
+        let in_grid = if self.alt_screen() {
+            0
+        } else {
+            grid.history_size()
+        };
         for r in 0..grid.screen_lines() {
-            let row = &grid[GridLine(r as i32)];
-            note(r as i64, &mut (0..cols).map(|c| (c, &row[Column(c)])));
+            note_marks(&mut found, r as i64, &grid[GridLine(r as i32)], cols);
+        }
+        for back in 1..=in_grid {
+            note_marks(
+                &mut found,
+                -(back as i64),
+                &grid[GridLine(-(back as i32))],
+                cols,
+            );
+        }
+        let top = -(in_grid as i64);
+        let missing = wanted.iter().any(|index| !found.contains_key(index));
+        let reaches_up = held > in_grid && found.values().any(|span| span.row == top);
+        if missing || reaches_up {
+            for i in 0..held - in_grid {
+                if let Some(row) = history::shown_row(&self.term, &self.history, i, cols) {
+                    note_marks(&mut found, i as i64 - held as i64, &row, cols);
+                }
+            }
         }
         found
     }
@@ -160,5 +151,40 @@ impl Emulator {
     /// The screen's size: (rows, columns).
     pub fn size(&self) -> (usize, usize) {
         (self.term.screen_lines(), self.term.columns())
+    }
+}
+
+/// Counts the marked cells of `row` (row number `at`) into `found`,
+/// keeping each image's first cell in reading order.
+fn note_marks(found: &mut HashMap<u32, MarkSpan>, at: i64, row: &Row<Cell>, cols: usize) {
+    let mut last: Option<(Hyperlink, u32)> = None;
+    for col in 0..cols.min(row.len()) {
+        let cell = &row[Column(col)];
+        // Most cells have no extra storage: no link to clone.
+        if cell.extra.is_none() {
+            continue;
+        }
+        let Some(link) = cell.hyperlink() else {
+            continue;
+        };
+        let index = match &last {
+            Some((seen, index)) if *seen == link => *index,
+            _ => {
+                let Some(index) = mark_index(&link) else {
+                    continue;
+                };
+                last = Some((link, index));
+                index
+            }
+        };
+        let span = found.entry(index).or_insert(MarkSpan {
+            row: at,
+            col,
+            cells: 0,
+        });
+        span.cells += 1;
+        if (at, col) < (span.row, span.col) {
+            (span.row, span.col) = (at, col);
+        }
     }
 }

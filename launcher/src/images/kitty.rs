@@ -146,15 +146,6 @@ pub fn reply(control: &Control, outcome: &Result<(), String>) -> Option<Vec<u8>>
     Some(format!("\x1b_G{};{text}\x1b\\", keys.join(",")).into_bytes())
 }
 
-/// The size of a PNG from its header, when `data` starts with one.
-pub fn png_size(data: &[u8]) -> Option<(u32, u32)> {
-    if data.len() < 24 || &data[..8] != b"\x89PNG\r\n\x1a\n" || &data[12..16] != b"IHDR" {
-        return None;
-    }
-    let be = |at: usize| u32::from_be_bytes([data[at], data[at + 1], data[at + 2], data[at + 3]]);
-    Some((be(16), be(20)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -173,7 +173,11 @@ impl KeptImages {
             });
             match outcome {
                 Err(e) => answer(answers, &upload.control, &Err(e)),
-                Ok(()) if control.more => self.upload = Some(upload),
+                Ok(()) if control.more => {
+                    // Room for it as it grows: the oldest images go first.
+                    self.upload = Some(upload);
+                    self.bound();
+                }
                 Ok(()) => self.transmitted(upload.control, upload.data, emulator, answers),
             }
             return;
@@ -437,8 +441,14 @@ impl KeptImages {
         if self.placements.is_empty() {
             return;
         }
-        let marks = emulator.image_marks();
         let alt = emulator.alt_screen();
+        let wanted: Vec<u32> = self
+            .placements
+            .iter()
+            .filter(|p| p.alt == alt)
+            .map(|p| p.index)
+            .collect();
+        let marks = emulator.image_marks(&wanted);
         self.placements.retain_mut(|p| {
             if p.alt != alt {
                 // Normal-screen images wait behind the alternate screen;
@@ -503,7 +513,8 @@ fn kitty_image(control: &Control, data: Vec<u8>) -> Result<Image, String> {
         other => return Err(format!("EINVAL:unknown format f={other}")),
     };
     let (width_px, height_px) = if pixels == KittyPixels::Png && !control.zlib {
-        kitty::png_size(&data).ok_or_else(|| "EBADPNG:not a PNG image".to_string())?
+        tickloop_proto::wire::png_size(&data)
+            .ok_or_else(|| "EBADPNG:not a PNG image".to_string())?
     } else {
         (control.width, control.height)
     };

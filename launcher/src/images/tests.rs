@@ -272,3 +272,36 @@ fn past_the_bound_the_oldest_images_go_and_it_is_said() {
     s.feed(format!("\x1bPq{}\x1b\\", "~".repeat(20_000)).as_bytes());
     assert_eq!(s.images.kept.take_dropped().expect("told").too_large, 1);
 }
+
+#[test]
+fn a_kitty_png_takes_its_size_from_its_header() {
+    use base64::Engine;
+    // The start of a 30x40 PNG: its signature and IHDR.
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    png.extend(30u32.to_be_bytes());
+    png.extend(40u32.to_be_bytes());
+    png.extend([8, 6, 0, 0, 0]);
+    let data = base64::engine::general_purpose::STANDARD.encode(&png);
+    let mut s = Screen::new(24, 80, 100);
+    s.feed(format!("\x1b_Ga=T,f=100,i=4;{data}\x1b\\").as_bytes());
+    assert_eq!(s.answered(), "\x1b_Gi=4;OK\x1b\\");
+    assert_eq!(s.placed(), vec![(1, 0, 0, 2, 3)]);
+    s.feed(b"\x1b_Ga=T,f=100,i=5;AAAA\x1b\\");
+    assert!(s.answered().starts_with("\x1b_Gi=5;EBADPNG:"));
+}
+
+#[test]
+fn images_are_found_in_the_compact_history_too() {
+    let mut s = Screen::new(10, 40, 100);
+    s.feed(b"\x1b[4;1H");
+    s.feed(&sixel(20, 36)); // 2 rows at rows 3 and 4
+    s.feed(b"\x1b[10;1H");
+    for depth in 1..=12 {
+        s.feed(b"\r\n");
+        // The rows that scrolled off move into the compact history (all
+        // but the newest), as when the output pauses.
+        s.emu.release_spare_rows();
+        let top = 3 - depth as i64;
+        assert_eq!(s.placed(), vec![(1, top, 0, 2, 2)], "after {depth} lines");
+    }
+}

@@ -105,6 +105,17 @@ pub enum ImageEncoding {
     },
 }
 
+/// The size a PNG's header (its IHDR chunk) gives, when `data` starts
+/// with one: a kitty `f=100` image's size, and the PNG `screen --image N`
+/// writes.
+pub fn png_size(data: &[u8]) -> Option<(u32, u32)> {
+    if data.len() < 24 || &data[..8] != b"\x89PNG\r\n\x1a\n" || &data[12..16] != b"IHDR" {
+        return None;
+    }
+    let be = |at: usize| u32::from_be_bytes([data[at], data[at + 1], data[at + 2], data[at + 3]]);
+    Some((be(16), be(20)))
+}
+
 /// One kept image's bytes, in its original encoding: the answer to
 /// `screen --image N` (which the CLI makes a PNG of) and to
 /// [`crate::attach::ViewEvent::Image`].
