@@ -155,6 +155,22 @@ fn median(mut runs: Vec<f64>) -> f64 {
 fn main() {
     let text = log(40_000);
     let mb = text.len() as f64 / 1e6;
+    // `images_keep direct` or `images_keep filtered`: one pass of the log
+    // only, for callgrind (the difference of the two counts is the filter's
+    // cost, whatever the machine's load): benches/results/images-2026-12-06.md.
+    if let Some(mode) = std::env::args().nth(1).filter(|a| a == "direct" || a == "filtered") {
+        let mut emu = Emulator::new(30, 120, 2000, Box::new(std::io::sink()));
+        let mut images = Images::new(32 << 20);
+        let mut answers = std::io::sink();
+        time_feed(1, &text, |c| {
+            if mode == "direct" {
+                emu.feed(c);
+            } else {
+                images.feed(c, &mut emu, &mut answers);
+            }
+        });
+        return;
+    }
     // 1. Plain output: the emulator alone, and through the filter.
     let mut direct = Vec::new();
     let mut filtered = Vec::new();
