@@ -158,7 +158,10 @@ fn main() {
     // `images_keep direct` or `images_keep filtered`: one pass of the log
     // only, for callgrind (the difference of the two counts is the filter's
     // cost, whatever the machine's load): benches/results/images-2026-12-06.md.
-    if let Some(mode) = std::env::args().nth(1).filter(|a| a == "direct" || a == "filtered") {
+    if let Some(mode) = std::env::args()
+        .nth(1)
+        .filter(|a| a == "direct" || a == "filtered")
+    {
         let mut emu = Emulator::new(30, 120, 2000, Box::new(std::io::sink()));
         let mut images = Images::new(32 << 20);
         let mut answers = std::io::sink();
