@@ -8,6 +8,7 @@
 
 mod common;
 
+use common::raw_view::raw_view;
 use common::tmux::Tmux;
 use common::*;
 
@@ -228,52 +229,6 @@ fn a_view_past_the_size_limit_leaves_the_program_within_it_and_a_normal_attach_w
     });
     tmux.send_keys(&["C-\\", "d"]);
     tmux.wait_text("ATTACH-EXIT 0");
-}
-
-/// A raw view on `id`'s launcher, saying `hello` and `cols`x`rows`: its
-/// reader (after the first snapshot, returned) and writer.
-fn raw_view(
-    host: &Host,
-    id: &str,
-    hello: &tickloop_proto::wire::Hello,
-    cols: u16,
-    rows: u16,
-) -> (
-    std::io::BufReader<std::os::unix::net::UnixStream>,
-    std::os::unix::net::UnixStream,
-    tickloop_proto::attach::Snapshot,
-) {
-    use std::io::{BufRead, Write};
-    use tickloop_proto::attach::{TermCaps, ToView, ViewHello};
-    use tickloop_proto::wire::HelloReply;
-    let (kind, name) = tickloop_client::paths::parse_id(id).expect("an id");
-    let socket = tickloop_client::paths::RuntimeDir::at(host.runtime())
-        .instance_files(kind, name)
-        .expect("instance files")
-        .socket;
-    let stream = std::os::unix::net::UnixStream::connect(socket).expect("the launcher");
-    stream.set_read_timeout(Some(WAIT)).expect("timeout");
-    let mut writer = stream.try_clone().expect("clone");
-    let mut reader = std::io::BufReader::new(stream);
-    let mut send = |line: String| writeln!(writer, "{line}").expect("write to the launcher");
-    send(serde_json::to_string(hello).expect("json"));
-    let mut line = String::new();
-    reader.read_line(&mut line).expect("hello reply");
-    let reply: HelloReply = serde_json::from_str(&line).expect("hello reply JSON");
-    assert!(reply.refused.is_none(), "{line}");
-    let view = ViewHello {
-        cols,
-        rows,
-        term: TermCaps::default(),
-        client: Some("raw-test".into()),
-    };
-    send(serde_json::to_string(&view).expect("json"));
-    line.clear();
-    reader.read_line(&mut line).expect("the first snapshot");
-    let Ok(ToView::Snapshot(first)) = serde_json::from_str::<ToView>(&line) else {
-        panic!("expected a snapshot first: {line}");
-    };
-    (reader, writer, first)
 }
 
 #[test]

@@ -151,8 +151,11 @@ pub fn attach_lines(data: &[u8]) {
 /// A program's terminal output, any bytes: `data[0]` and `data[1]` size
 /// the screen and its history; then each chunk starts with a byte saying
 /// how long it is (its top bit set: a resize instead, to sizes taken from
-/// the next two bytes). The screen always has its size, its cursor on it,
-/// and no more history than its limit.
+/// the next two bytes). The output goes through the image filter as the
+/// keeper's does (sixel and kitty images kept, kitty's answers written).
+/// The screen always has its size, its cursor on it, and no more history
+/// than its limit; the images kept stay under their bound, each with its
+/// top-left cell on the screen or in the history held.
 pub fn pty_bytes(data: &[u8]) {
     let (cols, rows, history, mut rest) = match data {
         [a, b, rest @ ..] => (
@@ -165,6 +168,8 @@ pub fn pty_bytes(data: &[u8]) {
     };
     let mut emulator =
         launcher::emulator::Emulator::new(rows, cols, history, Box::new(std::io::sink()));
+    const IMAGE_BOUND: u64 = 64 * 1024;
+    let mut images = launcher::images::Images::new(IMAGE_BOUND);
     let (mut cols, mut rows) = (cols, rows);
     while let Some((&head, tail)) = rest.split_first() {
         if head & 0x80 != 0 {
@@ -173,12 +178,19 @@ pub fn pty_bytes(data: &[u8]) {
                 _ => (cols, rows),
             };
             emulator.resize(r, c);
+            images.kept.refresh(&emulator, true);
             (cols, rows) = (c, r);
             rest = tail.get(2..).unwrap_or_default();
         } else {
             let len = usize::from(head).min(tail.len());
-            emulator.feed(&tail[..len]);
+            images.feed(&tail[..len], &mut emulator, &mut std::io::sink());
             rest = &tail[len..];
+        }
+        images.kept.refresh(&emulator, false);
+        assert!(images.kept.bytes() <= IMAGE_BOUND);
+        for placed in images.kept.placements(emulator.alt_screen()) {
+            assert!(placed.row < rows as i64 && placed.row >= -(emulator.history_len() as i64));
+            assert!(usize::from(placed.col) < cols);
         }
         let snapshot = emulator.snapshot();
         assert_eq!(usize::from(snapshot.rows), rows);

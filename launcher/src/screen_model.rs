@@ -296,7 +296,11 @@ fn convert_attrs(cell: &Cell) -> Attrs {
         invisible: f.contains(Flags::HIDDEN),
         strikethrough: f.contains(Flags::STRIKEOUT),
         overline: false,
-        link: cell.hyperlink().map(|link| link.uri().to_string()),
+        // An image's space is marked with a link of its own: not a link.
+        link: cell
+            .hyperlink()
+            .filter(|link| !crate::image_mark::is_mark(link))
+            .map(|link| link.uri().to_string()),
     }
 }
 
@@ -390,9 +394,10 @@ pub fn encode_input(mode: TermMode, event: &ViewEvent) -> Result<Vec<u8>, InputE
         } else {
             Vec::new()
         }),
-        ViewEvent::Resize { .. } | ViewEvent::Scroll { .. } | ViewEvent::Colors(_) => {
-            Ok(Vec::new())
-        }
+        ViewEvent::Resize { .. }
+        | ViewEvent::Scroll { .. }
+        | ViewEvent::Colors(_)
+        | ViewEvent::Image { .. } => Ok(Vec::new()),
     }
 }
 

@@ -32,6 +32,7 @@ mod poller;
 mod resources;
 mod revisions;
 mod schema;
+mod screen_images;
 mod server;
 mod tasks;
 mod tool_list;

@@ -374,15 +374,24 @@ impl Manage {
         let request = ClientRequest::Screen {
             instance: instance.clone(),
             history,
+            image: None,
         };
         match self.hosts.simple(request).await {
             Ok(value) => {
-                let text = format!(
+                let mut text = format!(
                     "Screen of {} as plain text (a summary: structuredContent has the same rows as JSON, with the cursor, size and history):\n{}",
                     instance,
                     screen_text(&value)
                 );
-                outcome::summarized(text, value)
+                let (images, words) =
+                    crate::screen_images::image_blocks(&self.hosts, &instance, &value).await;
+                if !words.is_empty() {
+                    text.push_str("\nImages the program drew (blank cells on the text above):\n");
+                    text.push_str(&words.join("\n"));
+                }
+                let mut result = outcome::summarized(text, value);
+                result.content.extend(images);
+                result
             }
             Err(refusal) => refusal.failed(),
         }
@@ -622,6 +631,12 @@ fn activity_line(entry: &ActivityEntry) -> String {
             client.map_or("open --record", |c| c.label()),
             if *started { "started" } else { "stopped" }
         ),
+        ActivityEvent::ImagesDropped {
+            images,
+            bytes,
+            too_large,
+            limit_mb,
+        } => tickloop_proto::wire::images_dropped_words(*images, *bytes, *too_large, *limit_mb),
     };
     format!("#{} {} {what}", entry.n, entry.at)
 }

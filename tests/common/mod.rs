@@ -15,6 +15,7 @@
 pub mod home;
 pub mod optional;
 pub mod python_sdk;
+pub mod raw_view;
 pub mod script_term;
 pub mod sshd;
 pub mod tmpfs;

@@ -7,11 +7,13 @@ use super::messages::{EmuMsg, OutputChunk};
 use super::pty_input::{queue_input, AnswerWriter};
 use super::quiet::return_free_memory;
 use crate::emulator::{AnswerColors, Emulator, TermEvent};
+use crate::images::{Images, ImagesDropped};
 use crate::recorder::Recorder;
 use crate::shell_watch::ShellWatch;
 use alacritty_terminal::term::TermMode;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
+use tickloop_proto::wire::ImagePlacement;
 use tokio::sync::{broadcast, watch};
 
 /// What the terminal thread tells the rest of the launcher.
@@ -28,6 +30,11 @@ pub(super) struct Published {
     pub(super) modes: Arc<AtomicU32>,
     /// The live screen as it was right after a keystroke's echo.
     pub(super) echo: Arc<EchoFrame>,
+    /// Images dropped for the image memory's limit, in all.
+    pub(super) images_dropped: watch::Sender<ImagesDropped>,
+    /// The image placements on the screen shown, as the last screen read
+    /// found them (views send them on).
+    pub(super) placements: watch::Sender<Arc<Vec<ImagePlacement>>>,
 }
 
 pub(super) fn new_emulator(
@@ -53,6 +60,10 @@ pub(super) struct Keeper {
     pub(super) recorder: Arc<Recorder>,
     /// Kept across an emulator fault: what waits is still answered.
     pub(super) shell: ShellWatch,
+    /// The images the program drew, kept beside the emulator (made again
+    /// with it after a fault).
+    pub(super) images: Images,
+    pub(super) image_limit: u64,
     pub(super) panics: u64,
 }
 
@@ -71,23 +82,22 @@ impl Keeper {
         let published = &self.published;
         let recorder = &self.recorder;
         let shell = &mut self.shell;
+        let images = &mut self.images;
         let mut term = EmulatorTerminal {
             emulator: &mut self.emulator,
             answers: &self.answers,
         };
         let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            handle_emulator_message(
-                &mut term,
-                msg,
-                &published.changes,
-                recorder,
-                &published.echo,
-                shell,
-            );
+            handle_emulator_message(&mut term, msg, published, recorder, shell, images);
             let emulator = &mut *term.emulator;
             for event in emulator.take_events() {
                 // No view attached: nobody to tell.
                 let _ = published.events.send(event);
+            }
+            if let Some(dropped) = images.kept.take_dropped() {
+                published
+                    .images_dropped
+                    .send_modify(|total| *total = total.plus(dropped));
             }
             if let Some(now) = emulator.take_title_change() {
                 published.title.send_replace(now);
@@ -105,6 +115,7 @@ impl Keeper {
                 );
             }
             self.emulator = new_emulator(self.size, self.history, &self.answers, &self.colors);
+            self.images = Images::new(self.image_limit);
             self.emulator.feed(
                 b"\x1b[7m[tickloop: the screen was reset after an emulator fault]\x1b[0m\r\n",
             );
@@ -161,19 +172,22 @@ impl crate::shell_watch::Terminal for EmulatorTerminal<'_> {
 pub(super) fn handle_emulator_message(
     term: &mut EmulatorTerminal<'_>,
     msg: EmuMsg,
-    changes: &watch::Sender<u64>,
+    published: &Published,
     recorder: &Recorder,
-    echo: &EchoFrame,
     shell: &mut ShellWatch,
+    images: &mut Images,
 ) {
+    let (changes, echo) = (&published.changes, &*published.echo);
     match msg {
         EmuMsg::Output(OutputChunk {
             bytes,
             read_at,
             input_before,
         }) => {
+            // The recording keeps every byte, images too.
             recorder.output(&bytes, read_at);
-            term.emulator.feed(&bytes);
+            let mut answers = term.answers.clone();
+            images.feed(&bytes, term.emulator, &mut answers);
             let emulator = &mut *term.emulator;
             if echo.wanted.swap(false, Ordering::AcqRel) {
                 // Kept before the change is told, for the view it wakes.
@@ -192,21 +206,52 @@ pub(super) fn handle_emulator_message(
         }
         EmuMsg::Resize(rows, cols) => {
             term.emulator.resize(usize::from(rows), usize::from(cols));
+            refresh_images(images, term.emulator, true, &published.placements);
             recorder.resize(cols, rows);
             changes.send_modify(|n| *n = n.wrapping_add(1));
         }
         EmuMsg::Snapshot(history, reply) => {
-            let _ = reply.send(term.emulator.text(history));
+            let mut text = term.emulator.text(history);
+            text.images = refresh_images(images, term.emulator, false, &published.placements);
+            text.image_bytes = images.kept.bytes();
+            let _ = reply.send(text);
+        }
+        EmuMsg::Image(index, reply) => {
+            refresh_images(images, term.emulator, false, &published.placements);
+            let _ = reply.send(images.kept.data(index, term.emulator.alt_screen()));
         }
         EmuMsg::ViewSnapshot(offset, reply) => {
             let _ = reply.send(term.emulator.snapshot_scrolled(offset));
+            refresh_images(images, term.emulator, false, &published.placements);
         }
         EmuMsg::Compact => term.emulator.compact(),
         EmuMsg::ReleaseSpare => {
             // Also what the launcher freed since the last quiet time (the
             // descriptor's schemas compiled once to check them, for one).
             term.emulator.release_spare_rows();
+            refresh_images(images, term.emulator, false, &published.placements);
             return_free_memory();
         }
     }
+}
+
+/// Looks where the kept images are now (see
+/// [`crate::images::KeptImages::refresh`]), publishes their placements
+/// when they changed, and returns them.
+fn refresh_images(
+    images: &mut Images,
+    emulator: &Emulator,
+    resized: bool,
+    placements: &watch::Sender<Arc<Vec<ImagePlacement>>>,
+) -> Vec<ImagePlacement> {
+    images.kept.refresh(emulator, resized);
+    let now = images.kept.placements(emulator.alt_screen());
+    placements.send_if_modified(|shown| {
+        let news = **shown != now;
+        if news {
+            *shown = Arc::new(now.clone());
+        }
+        news
+    });
+    now
 }

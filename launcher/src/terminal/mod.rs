@@ -126,6 +126,11 @@ pub struct TerminalHandle {
     /// The shell's state read from the output, as the terminal thread last
     /// published it.
     shell_rx: watch::Receiver<Arc<ShellNow>>,
+    /// Images dropped for the image memory's limit, in all.
+    images_dropped_rx: watch::Receiver<crate::images::ImagesDropped>,
+    /// The image placements as the last screen read found them.
+    placements_rx: watch::Receiver<Arc<Vec<tickloop_proto::wire::ImagePlacement>>>,
+    image_limit_mb: u64,
 }
 
 impl TerminalHandle {
@@ -182,6 +187,7 @@ impl TerminalHandle {
             wake: wake.clone(),
         });
 
+        let image_limit = crate::images::Images::configured_limit();
         let (tx, emu_rx) = mpsc::channel::<EmuMsg>(EMULATOR_QUEUE);
         let emu_tx = ToTerminal {
             tx,
@@ -198,7 +204,12 @@ impl TerminalHandle {
         let (events_tx, _) = broadcast::channel(EVENTS_QUEUE);
         let (title_tx, title_rx) = watch::channel(String::new());
         let colors = AnswerColors::default();
+        let (images_dropped_tx, images_dropped_rx) =
+            watch::channel(crate::images::ImagesDropped::default());
+        let (placements_tx, placements_rx) = watch::channel(Arc::new(Vec::new()));
         let published = Published {
+            images_dropped: images_dropped_tx,
+            placements: placements_tx,
             changes: changes_tx,
             drained: drained_tx,
             events: events_tx.clone(),
@@ -218,6 +229,7 @@ impl TerminalHandle {
             history,
             recorder: recorder.clone(),
             shell,
+            image_limit,
         };
         spawn_thread("terminal", move || thread.run())?;
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
@@ -245,7 +257,24 @@ impl TerminalHandle {
             recorder,
             echo,
             shell_rx,
+            images_dropped_rx,
+            placements_rx,
+            image_limit_mb: image_limit / (1024 * 1024),
         }))
+    }
+
+    /// Images dropped for the image memory's limit, in all, and the limit
+    /// in MB (`image_memory_mb`).
+    pub fn subscribe_images_dropped(&self) -> (watch::Receiver<crate::images::ImagesDropped>, u64) {
+        (self.images_dropped_rx.clone(), self.image_limit_mb)
+    }
+
+    /// The kept images' placements on the screen shown, as the last read of
+    /// the screen (a view's frame, `screen`) found them, and their changes.
+    pub fn subscribe_images(
+        &self,
+    ) -> watch::Receiver<Arc<Vec<tickloop_proto::wire::ImagePlacement>>> {
+        self.placements_rx.clone()
     }
 
     /// The shell's state read from the output, and its changes.
@@ -349,6 +378,17 @@ impl TerminalHandle {
             return None;
         }
         rx.await.ok()
+    }
+
+    /// The kept image `index`'s bytes, in the encoding the program sent,
+    /// once every chunk read so far is applied; `None` when no image of
+    /// that index is kept (or the terminal thread is gone).
+    pub async fn image(&self, index: u32) -> Option<tickloop_proto::wire::ImageData> {
+        let (tx, rx) = oneshot::channel();
+        if !self.emu_tx.send(EmuMsg::Image(index, tx)).await {
+            return None;
+        }
+        rx.await.ok().flatten()
     }
 
     /// The live screen as the terminal thread took it when it applied

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tickloop_client::framing::read_line_limited;
 use tickloop_proto::attach::{Snapshot, ToView, ViewEvent, ViewHello, MAX_VIEW_LINE};
+use tickloop_proto::wire::ImagePlacement;
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
@@ -108,6 +109,8 @@ where
     // The view's events, applied as they come, on their own task (reading a
     // line is not cancel-safe, so it does not share a select with writing).
     let (gone_tx, mut gone_rx) = mpsc::channel::<()>(1);
+    // The images the view asks for, by index ([`ViewEvent::Image`]).
+    let (asked_tx, mut asked_rx) = mpsc::channel::<u32>(16);
     // How far back this view is scrolled; set by its reader task.
     let (scroll_tx, mut scroll_rx) = watch::channel(0usize);
     // Set when the view typed: the next frame (the echo) goes at once,
@@ -122,6 +125,7 @@ where
             typed: typed.clone(),
             gone: gone_tx,
             read_only: ctx.read_only,
+            images_asked: asked_tx,
         },
     ));
 
@@ -129,6 +133,7 @@ where
     // Where the output stopped: the frame that shows it is not paced.
     let mut drained = hub.term.subscribe_drained();
     let mut term_events = hub.term.subscribe_events();
+    let mut images = ImagesSent::new(hub.term.subscribe_images());
     let mut status = ctx.status;
     let mut shutdown = ctx.shutdown;
     let mut last: Option<Snapshot> = None;
@@ -138,6 +143,7 @@ where
 
     enum Step {
         Event(crate::emulator::TermEvent),
+        ImageAsked(u32),
         Changed,
         Drained,
         Frame,
@@ -177,12 +183,22 @@ where
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => Step::Gone,
             },
+            Some(index) = asked_rx.recv() => Step::ImageAsked(index),
             _ = gone_rx.recv() => Step::Gone,
         };
         match step {
             Step::Event(crate::emulator::TermEvent::Clipboard { .. }) if ctx.read_only => {}
             Step::Event(event) => {
                 if send(&mut writer, &term_event_message(event)).await.is_err() {
+                    break;
+                }
+            }
+            Step::ImageAsked(index) => {
+                let answer = ToView::Image {
+                    index,
+                    data: hub.term.image(index).await,
+                };
+                if send(&mut writer, &answer).await.is_err() {
                     break;
                 }
             }
@@ -218,10 +234,14 @@ where
                         None => break,
                     },
                 };
-                if send_frame(&mut writer, last.as_ref(), &snap).await.is_err() {
+                let Ok(whole) = send_frame(&mut writer, last.as_ref(), &snap).await else {
+                    break;
+                };
+                last = Some(snap);
+                // The images' places after the frame that shows their cells.
+                if images.after_frame(&mut writer, whole).await.is_err() {
                     break;
                 }
-                last = Some(snap);
                 // An echo is not paced: typing is not a flood.
                 if !typed.swap(false, Ordering::AcqRel) {
                     next_frame = pacer.sent();
@@ -231,6 +251,45 @@ where
     }
     reader_task.abort();
     let _ = writer.shutdown().await;
+}
+
+/// The image placements a view was sent, and the terminal thread's.
+struct ImagesSent {
+    placements: watch::Receiver<Arc<Vec<ImagePlacement>>>,
+    /// None before the first list.
+    sent: Option<Arc<Vec<ImagePlacement>>>,
+}
+
+impl ImagesSent {
+    fn new(placements: watch::Receiver<Arc<Vec<ImagePlacement>>>) -> Self {
+        ImagesSent {
+            placements,
+            sent: None,
+        }
+    }
+
+    /// After a frame: the placements the terminal thread found last, when
+    /// they differ from what the view was sent, or after a whole snapshot
+    /// (`whole`) when there are any.
+    async fn after_frame<W: AsyncWrite + Unpin>(
+        &mut self,
+        writer: &mut W,
+        whole: bool,
+    ) -> std::io::Result<()> {
+        let now = self.placements.borrow_and_update().clone();
+        let news = match self.sent.as_ref() {
+            None => !now.is_empty(),
+            Some(sent) => whole && !now.is_empty() || **sent != *now,
+        };
+        if news {
+            let list = ToView::Images {
+                placements: now.as_ref().clone(),
+            };
+            send(writer, &list).await?;
+            self.sent = Some(now);
+        }
+        Ok(())
+    }
 }
 
 /// Reads the view's [`ViewHello`] (for at most [`VIEW_HELLO_TIMEOUT`]); a
@@ -276,6 +335,8 @@ struct ViewEvents {
     gone: mpsc::Sender<()>,
     /// An agent's view: only its scrolling is taken.
     read_only: bool,
+    /// Where the view's asks for an image's bytes go.
+    images_asked: mpsc::Sender<u32>,
 }
 
 /// Applies the view's events as they come, until it hangs up, sends a line
@@ -288,6 +349,7 @@ async fn apply_events<R: AsyncBufRead + Unpin>(mut reader: R, to: ViewEvents) {
         typed,
         gone,
         read_only,
+        images_asked,
     } = to;
     let mut refused_said = false;
     let mut line = Vec::new();
@@ -306,6 +368,13 @@ async fn apply_events<R: AsyncBufRead + Unpin>(mut reader: R, to: ViewEvents) {
         match event {
             ViewEvent::Scroll { offset } => {
                 scroll.send_replace(usize::try_from(offset).unwrap_or(usize::MAX));
+            }
+            // A read, which an agent's view may ask too; a view that asks
+            // faster than it reads the answers waits.
+            ViewEvent::Image { index } => {
+                if images_asked.send(index).await.is_err() {
+                    break;
+                }
             }
             // An agent's view types nothing, sizes nothing: dropped, said
             // once in the launcher's log.
@@ -361,24 +430,28 @@ impl Drop for Unregister {
 }
 
 /// Send what turns the view's copy `last` into `snap`: changed rows, or
-/// (first, or after a resize) the whole snapshot.
+/// (first, or after a resize) the whole snapshot; whether it was whole.
 async fn send_frame<W: AsyncWrite + Unpin>(
     writer: &mut W,
     last: Option<&Snapshot>,
     snap: &Snapshot,
-) -> std::io::Result<()> {
+) -> std::io::Result<bool> {
     match last.map(|prev| (prev, prev.diff(snap))) {
-        Some((prev, Some(rows))) if rows.is_noop(prev) => Ok(()),
-        Some((_, Some(rows))) => send(writer, &ToView::Rows(rows)).await,
+        Some((prev, Some(rows))) if rows.is_noop(prev) => Ok(false),
+        Some((_, Some(rows))) => send(writer, &ToView::Rows(rows)).await.map(|()| false),
         Some((_, None)) => {
             let resized = ToView::Resized {
                 cols: snap.cols,
                 rows: snap.rows,
             };
             send(writer, &resized).await?;
-            send(writer, &ToView::Snapshot(snap.clone())).await
+            send(writer, &ToView::Snapshot(snap.clone()))
+                .await
+                .map(|()| true)
         }
-        None => send(writer, &ToView::Snapshot(snap.clone())).await,
+        None => send(writer, &ToView::Snapshot(snap.clone()))
+            .await
+            .map(|()| true),
     }
 }
 
