@@ -13,6 +13,7 @@ pub mod attach_view;
 pub mod cells;
 pub mod colors;
 mod error;
+pub mod graphics;
 mod launcher_link;
 pub mod monitor;
 pub mod prefix;
