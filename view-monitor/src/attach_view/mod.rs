@@ -21,6 +21,7 @@
 //! paste; `overlays` holds the activity overlay and the approval prompt.
 
 mod connect;
+mod images;
 mod input;
 mod note;
 mod output;

@@ -28,6 +28,7 @@ impl Session<'_> {
                     self.last_row.tick_drew_on_it();
                 }
                 self.screen.model = s;
+                self.images.due = true;
                 self.dirty = true;
             }
             ToView::Rows(rows) => {
@@ -92,12 +93,19 @@ impl Session<'_> {
             screen
                 .composer
                 .compose(&screen.model, screen.view.0, screen.view.1, note, force);
+        let offset = screen.model.scroll.offset;
+        self.images.mark(&mut frame, offset);
         self.overlays.draw(&mut frame, &self.prefix);
+        let covered = self.overlays.activity_open();
         let changes =
             render::frame_changes_keyed(&mut screen.shown, &mut screen.shown_keys, &frame);
         if self.term.render(&changes).is_err() || self.term.flush().is_err() {
             // The terminal is gone.
             return ControlFlow::Break(SessionEnd::Done(AttachOutcome::Hangup));
+        }
+        let images = self.images.after_draw(covered, offset, screen.view);
+        if !images.is_empty() {
+            self.guard.write_raw(&images);
         }
         ControlFlow::Continue(())
     }
@@ -110,6 +118,7 @@ impl Session<'_> {
         self.screen.shown_keys.clear();
         let _ = self.term.render(&[Change::ClearScreen(Default::default())]);
         self.screen.pending_resize = Some(Instant::now() + RESIZE_DEBOUNCE);
+        self.images.due = true;
         self.dirty = true;
     }
 

@@ -5,7 +5,7 @@
 //! RGBA as one transmit-and-display command, chunked at 4096 bytes of
 //! base64, for a terminal that draws the kitty protocol.
 
-use super::Rgba;
+use super::{KittyPixels, Rgba};
 use base64::Engine;
 use std::io::Read;
 
@@ -83,30 +83,51 @@ pub fn decode(bytes: &[u8]) -> Result<Rgba, KittyError> {
     for part in &parts {
         encoded.extend_from_slice(split_command(part)?.1);
     }
-    let mut data = base64::engine::general_purpose::STANDARD
+    let data = base64::engine::general_purpose::STANDARD
         .decode(&encoded)
         .map_err(|e| KittyError::Base64(e.to_string()))?;
-    if key("o") == Some("z") {
-        let mut inflated = Vec::new();
-        flate2::read::ZlibDecoder::new(&data[..])
-            .take(super::sixel::MAX_PIXELS as u64 * 4 + 1)
-            .read_to_end(&mut inflated)
-            .map_err(|e| KittyError::Inflate(e.to_string()))?;
-        data = inflated;
-    }
     let size = |k: &str| key(k).and_then(|v| v.parse::<u32>().ok()).unwrap_or(0);
-    let (w, h) = (size("s"), size("v"));
-    let format = key("f").unwrap_or("32");
-    let pixels = match format {
-        "100" => return png_to_rgba(&data),
-        "32" => data,
-        "24" => data
+    let pixels = match key("f").unwrap_or("32") {
+        "100" => KittyPixels::Png,
+        "32" => KittyPixels::Rgba,
+        "24" => KittyPixels::Rgb,
+        other => return Err(KittyError::Format(other.to_string())),
+    };
+    from_data(pixels, key("o") == Some("z"), (size("s"), size("v")), &data)
+}
+
+/// An image's data as the program transmitted it (base64 decoded, chunks
+/// joined: what the launcher keeps), into RGBA: `pixels` as its `f=` said,
+/// zlib-compressed when `zlib` (`o=z`), `size` its `s=`/`v=` (unused for
+/// a PNG, which says its own).
+pub fn from_data(
+    pixels: KittyPixels,
+    zlib: bool,
+    size: (u32, u32),
+    data: &[u8],
+) -> Result<Rgba, KittyError> {
+    let inflated;
+    let data = if zlib {
+        let mut out = Vec::new();
+        flate2::read::ZlibDecoder::new(data)
+            .take(super::sixel::MAX_PIXELS as u64 * 4 + 1)
+            .read_to_end(&mut out)
+            .map_err(|e| KittyError::Inflate(e.to_string()))?;
+        inflated = out;
+        &inflated[..]
+    } else {
+        data
+    };
+    let (w, h) = size;
+    let rgba = match pixels {
+        KittyPixels::Png => return png_to_rgba(data),
+        KittyPixels::Rgba => data.to_vec(),
+        KittyPixels::Rgb => data
             .chunks_exact(3)
             .flat_map(|p| [p[0], p[1], p[2], 255])
             .collect(),
-        other => return Err(KittyError::Format(other.to_string())),
     };
-    Rgba::new(w, h, pixels).ok_or(KittyError::Size(w, h))
+    Rgba::new(w, h, rgba).ok_or(KittyError::Size(w, h))
 }
 
 /// A PNG into RGBA, with the `png` crate (its transformations make every

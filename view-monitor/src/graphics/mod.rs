@@ -58,8 +58,11 @@ impl Rgba {
     }
 }
 
-/// The protocol an image was drawn with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+// The keeping half of issue 52 (branch i52-keep) defines these on the wire
+// (`tickloop_proto::wire::image`); until it lands, the same shapes here.
+
+/// The protocol an image was drawn with, and is kept in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ImageFormat {
     Sixel,
     Kitty,
@@ -74,25 +77,41 @@ impl ImageFormat {
     }
 }
 
-/// One image kept with the Tick's screen, anchored to a cell: what a view
-/// needs to show it.
+/// One image on the screen or in its history, as the launcher lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Placement {
-    /// Its number on the screen (`screen --image N`).
+pub struct ImagePlacement {
+    /// Its number in the instance, never reused.
     pub index: u32,
-    /// The cell of its top left corner, on the screen (0-based).
-    pub row: u16,
+    /// The row of its top-left cell: 0 is the live screen's top row,
+    /// history rows are negative.
+    pub row: i64,
     pub col: u16,
-    /// The cells it covers.
-    pub cols: u16,
+    /// Its size in cells.
     pub rows: u16,
+    pub cols: u16,
     /// Its size in pixels.
     pub width_px: u32,
     pub height_px: u32,
     pub format: ImageFormat,
-    /// The bytes the Tick wrote for it (`DCS … q … ST`, or the kitty
-    /// commands that transmitted it).
-    pub bytes: std::sync::Arc<[u8]>,
+    /// The bytes kept for it.
+    pub bytes: u64,
+}
+
+/// The pixels of a kitty image as the program transmitted them (`f=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KittyPixels {
+    Rgb,
+    Rgba,
+    Png,
+}
+
+/// How a kept image's bytes are encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImageEncoding {
+    /// The whole sixel sequence, `ESC P` to `ESC \`.
+    Sixel,
+    /// A kitty image's data, base64 decoded and chunks joined.
+    Kitty { pixels: KittyPixels, zlib: bool },
 }
 
 /// Why an image cannot be shown.
@@ -104,12 +123,21 @@ pub enum ImageError {
     Kitty(#[from] kitty::KittyError),
 }
 
-impl Placement {
-    /// Its pixels.
-    pub fn decode(&self) -> Result<Rgba, ImageError> {
-        Ok(match self.format {
-            ImageFormat::Sixel => sixel::decode(&self.bytes)?,
-            ImageFormat::Kitty => kitty::decode(&self.bytes)?,
+/// One kept image's bytes, as the launcher sent them to the view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptImage {
+    pub encoding: ImageEncoding,
+    pub data: Vec<u8>,
+}
+
+impl KeptImage {
+    /// Its pixels (`size`: the placement's, for raw kitty pixels).
+    pub fn decode(&self, size: (u32, u32)) -> Result<Rgba, ImageError> {
+        Ok(match self.encoding {
+            ImageEncoding::Sixel => sixel::decode(&self.data)?,
+            ImageEncoding::Kitty { pixels, zlib } => {
+                kitty::from_data(pixels, zlib, size, &self.data)?
+            }
         })
     }
 }

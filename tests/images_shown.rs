@@ -1,0 +1,245 @@
+//! Images a program drew, shown by `tickloop attach` (issue 52, item 2):
+//! the real `tickloop attach` runs in a `script` terminal whose other end
+//! is this test, which plays the view's terminal: it answers the view's
+//! questions as a sixel terminal (xterm in vt340 mode), a kitty terminal
+//! or a terminal that draws neither would, and reads what the view writes.
+//! The programs that draw are Debian's `img2sixel` (libsixel-bin) and
+//! `chafa`.
+
+mod common;
+
+use common::script_term::ScriptTerm;
+use common::*;
+use std::path::{Path, PathBuf};
+use view_monitor::graphics::{kitty, sixel, Rgba};
+
+/// The test image: a red left half, a blue right half, 320x120 pixels
+/// (32x6 cells of 10x20 pixels).
+const W: u32 = 320;
+const H: u32 = 120;
+
+fn test_image() -> Rgba {
+    let pixels = (0..W * H)
+        .flat_map(|i| {
+            if i % W < W / 2 {
+                [255, 0, 0, 255]
+            } else {
+                [0, 0, 255, 255]
+            }
+        })
+        .collect();
+    Rgba::new(W, H, pixels).expect("a whole image")
+}
+
+/// Writes the test image as a PNG in `dir`.
+fn write_png(dir: &Path) -> PathBuf {
+    let path = dir.join("halves.png");
+    let file = std::fs::File::create(&path).expect("creating the PNG");
+    let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), W, H);
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header().expect("the PNG's header");
+    writer
+        .write_image_data(&test_image().pixels)
+        .expect("the PNG's pixels");
+    writer.finish().expect("the PNG written");
+    path
+}
+
+/// Opens `shell:ID`, which runs `draw` (a command that draws the PNG, `{}`
+/// in it), says `drawn` and waits.
+fn open_drawing(host: &Host, id: &str, draw: &str) {
+    let png = write_png(host.scratch());
+    let line = format!(
+        "{}; echo drawn; exec cat",
+        draw.replace("{}", &png.to_string_lossy())
+    );
+    host.ok(&["open", "--shell", "--id", id, "--", "sh", "-c", &line]);
+    host.wait_screen(&format!("shell:{id}"), "drawn");
+}
+
+/// The device attributes query: the last of the view's questions.
+const DA1_QUERY: &[u8] = b"\x1b[c";
+const CELL_10X20: &[u8] = b"\x1b[6;20;10t";
+/// xterm -ti vt340: sixel (4) among its attributes.
+const SIXEL_TERMINAL: &[u8] = b"\x1b[?63;1;2;4;6;9;15;22c";
+/// kitty: no sixel; its graphics query answered OK.
+const KITTY_TERMINAL: &[u8] = b"\x1b_Gi=31;OK\x1b\\";
+const PLAIN_DA1: &[u8] = b"\x1b[?62;22c";
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Where the `n`th (from 1) device attributes query ends in `bytes`.
+fn nth_query_end(bytes: &[u8], n: usize) -> Option<usize> {
+    let mut from = 0;
+    for _ in 0..n {
+        from += find(&bytes[from..], DA1_QUERY)? + DA1_QUERY.len();
+    }
+    Some(from)
+}
+
+/// `tickloop attach ID`, twice in a row (the second after the first
+/// detaches), in a script terminal of 80x24.
+fn attach_twice(host: &Host, id: &str) -> ScriptTerm {
+    let bin = tickloop_bin();
+    ScriptTerm::start(
+        host,
+        &[],
+        80,
+        24,
+        &format!("trap '' QUIT INT; {bin} attach {id}; {bin} attach {id}"),
+    )
+}
+
+/// Waits for the view's `n`th round of questions and answers them with
+/// `answers`; where the view's writing after them starts.
+fn answer(term: &mut ScriptTerm, n: usize, answers: &[u8]) -> usize {
+    let at = term.wait_bytes(&format!("attach's questions, round {n}"), |b| {
+        nth_query_end(b, n)
+    });
+    term.type_text(&String::from_utf8_lossy(answers));
+    at
+}
+
+/// The first sixel (`ESC P … q … ESC \`) written from `from` on, and the
+/// bytes just before it.
+fn sixel_after(bytes: &[u8], from: usize) -> Option<(Vec<u8>, Vec<u8>)> {
+    let rest = &bytes[from..];
+    let start = find(rest, b"\x1bP")?;
+    let end = start + find(&rest[start..], b"\x1b\\")? + 2;
+    let body = &rest[start..end];
+    body.contains(&b'q').then(|| {
+        (
+            rest[start.saturating_sub(16)..start].to_vec(),
+            body.to_vec(),
+        )
+    })
+}
+
+/// The first kitty image transmitted (`ESC _ G a=T …` and its chunks, to
+/// the one with `m=0`) from `from` on.
+fn kitty_after(bytes: &[u8], from: usize) -> Option<Vec<u8>> {
+    let rest = &bytes[from..];
+    let start = find(rest, b"\x1b_Ga=T")?;
+    let mut end = start;
+    loop {
+        let close = end + find(&rest[end..], b"\x1b\\")? + 2;
+        let command = &rest[end..close];
+        end = close;
+        if find(command, b"m=0").is_some() || find(command, b"m=").is_none() {
+            return Some(rest[start..end].to_vec());
+        }
+    }
+}
+
+fn detach(term: &mut ScriptTerm) {
+    term.type_text("\x1cd");
+}
+
+fn assert_halves(image: &Rgba) {
+    assert_eq!((image.width, image.height), (W, H));
+    let at = |x: u32, y: u32| {
+        let i = ((y * W + x) * 4) as usize;
+        image.pixels[i..i + 4].to_vec()
+    };
+    // img2sixel keeps 97% of a full channel (sixel colours are percent).
+    let (red, blue) = (at(0, 0), at(W - 1, H - 1));
+    assert!(
+        red[0] > 200 && red[2] < 60 && red[3] == 255,
+        "the left half is red: {red:?}"
+    );
+    assert!(
+        blue[2] > 200 && blue[0] < 60 && blue[3] == 255,
+        "the right half is blue: {blue:?}"
+    );
+}
+
+#[test]
+fn a_sixel_terminal_gets_the_sixel_on_the_first_attach_and_again_on_a_second() {
+    let host = Host::new();
+    open_drawing(&host, "six", "img2sixel {}");
+    let mut term = attach_twice(&host, "shell:six");
+    let reply = [CELL_10X20, SIXEL_TERMINAL].concat();
+    for round in 1..=2 {
+        let from = answer(&mut term, round, &reply);
+        let (before, image) = term.wait_bytes(&format!("a sixel after attach {round}"), |b| {
+            sixel_after(b, from)
+        });
+        // At its cell, the cursor saved and restored around it.
+        assert!(
+            before.ends_with(b"\x1b7\x1b[1;1H"),
+            "attach {round}: before the image: {before:?}"
+        );
+        assert_halves(&sixel::decode(&image).expect("the sixel decodes"));
+        detach(&mut term);
+    }
+    let (code, _) = term.finish();
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn a_kitty_terminal_gets_the_image_in_the_kitty_protocol() {
+    let host = Host::new();
+    open_drawing(&host, "kit", "img2sixel {}");
+    let mut term = attach_twice(&host, "shell:kit");
+    let from = answer(
+        &mut term,
+        1,
+        &[KITTY_TERMINAL, CELL_10X20, PLAIN_DA1].concat(),
+    );
+    let image = term.wait_bytes("a kitty image", |b| kitty_after(b, from));
+    assert_halves(&kitty::decode(&image).expect("the kitty image decodes"));
+    let after = term.bytes()[from..].to_vec();
+    assert!(
+        sixel_after(&after, 0).is_none(),
+        "a kitty terminal got a sixel too"
+    );
+    detach(&mut term);
+    answer(&mut term, 2, &[KITTY_TERMINAL, PLAIN_DA1].concat());
+    detach(&mut term);
+    term.finish();
+}
+
+#[test]
+fn a_kitty_image_from_chafa_reaches_a_sixel_terminal_as_sixel() {
+    let host = Host::new();
+    // chafa -f kitty sends the image's pixels, scaled by chafa to the
+    // cells it asks for (--size in cells).
+    open_drawing(&host, "chafa", "chafa -f kitty --size 32x6 {}");
+    let mut term = attach_twice(&host, "shell:chafa");
+    let from = answer(&mut term, 1, &[CELL_10X20, SIXEL_TERMINAL].concat());
+    let (_, image) = term.wait_bytes("a sixel", |b| sixel_after(b, from));
+    let image = sixel::decode(&image).expect("the sixel decodes");
+    // Drawn at the image's cells at this terminal's cell size.
+    assert_eq!(image.width % 10, 0, "{}x{}", image.width, image.height);
+    assert_eq!(image.height % 20, 0, "{}x{}", image.width, image.height);
+    let left = &image.pixels[0..4];
+    assert!(left[0] > 200 && left[2] < 60, "red at the left: {left:?}");
+    detach(&mut term);
+    answer(&mut term, 2, PLAIN_DA1);
+    detach(&mut term);
+    term.finish();
+}
+
+#[test]
+fn a_terminal_that_draws_neither_gets_no_image_bytes_and_a_marked_box() {
+    let host = Host::new();
+    open_drawing(&host, "none", "img2sixel {}");
+    let mut term = attach_twice(&host, "shell:none");
+    let from = answer(&mut term, 1, PLAIN_DA1);
+    term.wait_text("[image 320×120 sixel]");
+    // What it drew after the answer: the screen, the box, no image.
+    term.wait_text("drawn");
+    let after = term.bytes()[from..].to_vec();
+    assert!(find(&after, b"\x1bP").is_none(), "a DCS was written");
+    assert!(
+        find(&after, b"\x1b_G").is_none(),
+        "a kitty command was written"
+    );
+    detach(&mut term);
+    answer(&mut term, 2, PLAIN_DA1);
+    detach(&mut term);
+    term.finish();
+}
