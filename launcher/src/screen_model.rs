@@ -390,9 +390,10 @@ pub fn encode_input(mode: TermMode, event: &ViewEvent) -> Result<Vec<u8>, InputE
         } else {
             Vec::new()
         }),
-        ViewEvent::Resize { .. } | ViewEvent::Scroll { .. } | ViewEvent::Colors(_) => {
-            Ok(Vec::new())
-        }
+        ViewEvent::Resize { .. }
+        | ViewEvent::Scroll { .. }
+        | ViewEvent::Colors(_)
+        | ViewEvent::Image { .. } => Ok(Vec::new()),
     }
 }
 

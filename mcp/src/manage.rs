@@ -374,6 +374,7 @@ impl Manage {
         let request = ClientRequest::Screen {
             instance: instance.clone(),
             history,
+            image: None,
         };
         match self.hosts.simple(request).await {
             Ok(value) => {

@@ -24,13 +24,16 @@
 //!      [`ToView::Resized`] when the PTY changes size, always followed by a
 //!      [`ToView::Snapshot`] at the new size;
 //!      [`ToView::Ended`] when the Tick's session ended (then the launcher
-//!      closes the connection).
+//!      closes the connection); [`ToView::Images`], the placements of the
+//!      images the program drew, after a snapshot or frame that changed
+//!      them.
 //!    * view → launcher: [`ViewEvent`]s: keys, paste, mouse and focus, which
 //!      the launcher encodes for the Tick's *current* modes (application
 //!      cursor keys, bracketed paste, mouse encoding), and its new size after
 //!      the view's terminal was resized; [`ViewEvent::Colors`] once its
 //!      terminal answered the view's colour questions (views ask at attach
-//!      and never wait for the answers).
+//!      and never wait for the answers); [`ViewEvent::Image`] to get one
+//!      kept image's bytes ([`ToView::Image`]).
 //!
 //! Views never see the raw PTY byte stream: their terminal would answer the
 //! Tick's queries a second time. Hanging up is a detach; it never touches the
@@ -135,6 +138,26 @@ pub enum ToView {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         selection: bool,
         text: String,
+    },
+    /// The images the program drew that are on the screen or in its
+    /// history now (sixel, kitty graphics; [`crate::wire::ImagePlacement`],
+    /// rows counted from the live screen's top whatever the view's scroll):
+    /// sent after every [`ToView::Snapshot`] when the screen holds any, and
+    /// after a frame whenever the list changed (an image drawn, moved by
+    /// scrolling or a resize, dropped); an empty list once the last one is
+    /// dropped. The list carries no pixels: a view that can draw images
+    /// asks for each one's bytes once ([`ViewEvent::Image`]; an image's
+    /// bytes never change while its index lives).
+    Images {
+        placements: Vec<crate::wire::ImagePlacement>,
+    },
+    /// The answer to [`ViewEvent::Image`]: the image's bytes in the
+    /// encoding the program sent (a sixel as its whole sequence; a kitty
+    /// image's decoded data), or `data: null` when that image is no longer
+    /// kept.
+    Image {
+        index: u32,
+        data: Option<crate::wire::ImageData>,
     },
 }
 
@@ -459,6 +482,9 @@ pub enum ViewEvent {
     /// launcher answers the Tick's OSC 10/11/4 queries with the colours of
     /// the most recently active view that sent them.
     Colors(TermColors),
+    /// Send me the bytes of the kept image `index` (from
+    /// [`ToView::Images`]); answered with [`ToView::Image`].
+    Image { index: u32 },
 }
 
 /// A terminal's colours as `#rrggbb`; what it did not say is left out.

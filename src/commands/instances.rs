@@ -22,6 +22,7 @@ pub fn screen(target: &Target, id: String, history: usize, forced_json: bool) ->
     let value = target.simple(ClientRequest::Screen {
         instance: id.clone(),
         history,
+        image: None,
     })?;
     if forced_json {
         print_json(&value);

@@ -100,6 +100,7 @@ fn last_screen(target: &Target, id: &str) -> Result<i32> {
     let screen = target.simple(ClientRequest::Screen {
         instance: full.clone(),
         history: 0,
+        image: None,
     })?;
     print!("{}", crate::output::screen_text(&screen));
     eprintln!(

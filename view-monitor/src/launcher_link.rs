@@ -242,6 +242,8 @@ pub(crate) fn spawn_link<N: From<LinkNote> + Send + 'static>(
                     | ToView::Resized { .. }
                     | ToView::Bell
                     | ToView::Clipboard { .. }
+                    | ToView::Images { .. }
+                    | ToView::Image { .. }
             )
         );
         if notes.send(N::from(note)).is_err() {

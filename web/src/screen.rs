@@ -122,7 +122,11 @@ impl PageScreen {
             ToView::Ended { reason } => Heard::Ended(reason),
             // The clipboard is the page's own (xterm.js has no OSC 52
             // without an addon, and a page should not write it unasked).
-            ToView::Resized { .. } | ToView::Clipboard { .. } => Heard::Nothing,
+            // Kept images are not drawn on the page yet.
+            ToView::Resized { .. }
+            | ToView::Clipboard { .. }
+            | ToView::Images { .. }
+            | ToView::Image { .. } => Heard::Nothing,
         })
     }
 

@@ -150,6 +150,7 @@ async fn tick_size(ctx: &TermContext, instance: &str) -> Result<(u16, u16), Stri
     let request = ClientRequest::Screen {
         instance: instance.to_string(),
         history: 0,
+        image: None,
     };
     match ctx.tickhost.request(request).await? {
         ClientReply::Ok(value) => {
@@ -169,6 +170,7 @@ async fn last_screen(ctx: &TermContext, instance: &str) -> Option<String> {
     let request = ClientRequest::Screen {
         instance: instance.to_string(),
         history: 0,
+        image: None,
     };
     let ClientReply::Ok(value) = ctx.tickhost.request(request).await.ok()? else {
         return None;

@@ -307,6 +307,9 @@ async fn apply_events<R: AsyncBufRead + Unpin>(mut reader: R, to: ViewEvents) {
             ViewEvent::Scroll { offset } => {
                 scroll.send_replace(usize::try_from(offset).unwrap_or(usize::MAX));
             }
+            // A read, which an agent's view may ask too: answered once the
+            // launcher keeps images.
+            ViewEvent::Image { .. } => {}
             // An agent's view types nothing, sizes nothing: dropped, said
             // once in the launcher's log.
             _ if read_only => {

@@ -233,7 +233,10 @@ impl Host {
     pub fn wait_screen(&mut self, needle: &str) -> Value {
         let mut last = json!(null);
         for _ in 0..600 {
-            last = self.ok(LauncherRequest::Screen { history: 0 });
+            last = self.ok(LauncherRequest::Screen {
+                history: 0,
+                image: None,
+            });
             let found = last["lines"].as_array().is_some_and(|lines| {
                 lines
                     .iter()

@@ -49,6 +49,10 @@ pub enum ClientRequest {
         /// Lines of history to include before the visible screen.
         #[serde(default)]
         history: usize,
+        /// The kept image of this index (`screen --image N`): answered
+        /// with its [`super::ImageData`] instead of the screen.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        image: Option<u32>,
     },
     Input {
         instance: String,

@@ -29,9 +29,13 @@ pub enum LauncherRequest {
     Call(CallRequest),
     /// The current screen as text ([`ScreenReply`]), one line per row,
     /// trailing blanks trimmed, with up to `history` lines of history.
+    /// With `image`, the kept image of that index instead
+    /// ([`super::ImageData`]).
     Screen {
         #[serde(default)]
         history: usize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        image: Option<u32>,
     },
     /// Bytes typed into the Tick's terminal.
     Input {
@@ -260,6 +264,14 @@ pub struct ScreenReply {
     /// screen, the alternate screen and the history; an estimate).
     #[serde(default)]
     pub memory_bytes: usize,
+    /// The images the program drew that are still on the screen or in the
+    /// history held, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<super::ImagePlacement>,
+    /// Bytes the kept images hold (what `[screen] image_memory_mb` bounds;
+    /// images transmitted and not shown count too).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub image_bytes: u64,
     /// Set when this is the last screen of an ended instance.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ended: bool,
@@ -286,4 +298,8 @@ pub struct LauncherRecord {
     /// lists an ended instance's kind and title.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub catalog: Option<Catalog>,
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
 }

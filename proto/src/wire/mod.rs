@@ -34,6 +34,7 @@
 //! | `activity_words` | the activity record in words, for people |
 //! | `terminal` | keys, waits, `run` and a shell's state, the same on every hop |
 //! | `end` | how an instance ended, the same on every hop |
+//! | `image` | images a program drew, kept with its screen: placements and bytes, the same on every hop |
 //! | `web` | `tickloop web`'s control socket (`--revoke`, `--login`) |
 //!
 //! Every type is re-exported here: callers write `wire::ListEntry`.
@@ -45,6 +46,7 @@ mod client;
 mod consent;
 mod end;
 mod hello;
+mod image;
 mod launcher;
 mod program;
 mod terminal;
@@ -56,6 +58,7 @@ pub use client::*;
 pub use consent::*;
 pub use end::*;
 pub use hello::*;
+pub use image::*;
 pub use launcher::*;
 pub use program::*;
 pub use terminal::*;
@@ -112,6 +115,7 @@ struct AllMessages {
     list_entry: ListEntry,
     open_reply: OpenReply,
     screen_reply: ScreenReply,
+    image_data: ImageData,
     wait_reply: WaitReply,
     run_reply: RunReply,
     activity_record: ActivityRecord,

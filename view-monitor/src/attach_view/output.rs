@@ -42,7 +42,8 @@ impl Session<'_> {
                     .map_err(|e| AttachError::Protocol(e.to_string()))?;
                 self.dirty = true;
             }
-            ToView::Resized { .. } => {}
+            // Drawing kept images is not done here yet.
+            ToView::Resized { .. } | ToView::Images { .. } | ToView::Image { .. } => {}
             ToView::Bell => {
                 let _ = self.term.flush();
                 self.guard.write_raw(b"\x07");

@@ -208,8 +208,14 @@ impl Overlay {
                 }
                 // The Monitor keeps its own title; a bell or clipboard
                 // write of a Tick shown small is not passed on.
+                // Images are shown by the views that draw them (not yet
+                // the overlay).
                 LinkNote::Frame(
-                    ToView::Resized { .. } | ToView::Bell | ToView::Clipboard { .. },
+                    ToView::Resized { .. }
+                    | ToView::Bell
+                    | ToView::Clipboard { .. }
+                    | ToView::Images { .. }
+                    | ToView::Image { .. },
                 ) => {}
                 LinkNote::Frame(ToView::Ended { reason }) => self.stop(Stop::Ended(reason)),
                 LinkNote::Lost(why) => self.stop(Stop::Lost(why)),

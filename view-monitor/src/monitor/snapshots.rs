@@ -97,6 +97,8 @@ fn preview() -> Preview {
             history_len: 0,
             history_limit: 2000,
             memory_bytes: 0,
+            images: Vec::new(),
+            image_bytes: 0,
             ended: false,
         },
     }

@@ -153,6 +153,7 @@ pub(super) fn spawn_poller(index: usize, source: Source, client: Option<Client>,
                 let asked = ClientRequest::Screen {
                     instance: raw,
                     history: 0,
+                    image: None,
                 };
                 // No screen (gone meanwhile, or an old launcher): the
                 // preview says it is asking until the next round.

@@ -342,6 +342,8 @@ mod tests {
             history_len: 0,
             history_limit: 0,
             memory_bytes: 0,
+            images: Vec::new(),
+            image_bytes: 0,
             ended: false,
         };
         assert_eq!(preview_origin(&screen(3, 10), 80, 9), (0, 0));

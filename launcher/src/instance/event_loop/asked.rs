@@ -37,7 +37,7 @@ impl Instance {
         let now = Instant::now().into_std();
         let protocol = match request {
             LauncherRequest::Status => return self.reply_status(id, &peer),
-            LauncherRequest::Screen { history } => return self.reply_screen(id, peer, history),
+            LauncherRequest::Screen { history, .. } => return self.reply_screen(id, peer, history),
             LauncherRequest::Input { text } => {
                 let asked = (id, &peer, client);
                 return typing::input(&self.term, &mut self.activity, asked, text);

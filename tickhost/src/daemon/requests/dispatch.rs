@@ -71,9 +71,11 @@ pub async fn dispatch(
         ClientRequest::List => reads::list(shared),
         ClientRequest::Describe { instance } => reads::describe(shared, &instance, client).await,
         ClientRequest::Read { instance } => reads::read(shared, &instance, client).await,
-        ClientRequest::Screen { instance, history } => {
-            reads::screen(shared, &instance, history).await
-        }
+        ClientRequest::Screen {
+            instance,
+            history,
+            image,
+        } => reads::screen(shared, &instance, history, image).await,
         ClientRequest::Approvals => reads::approvals(shared),
         ClientRequest::ApprovalLog { instance } => reads::approval_log(shared, &instance),
         ClientRequest::Activity { instance, after } => {

@@ -126,19 +126,29 @@ pub async fn read(shared: &Arc<Shared>, name: &str, client: Option<ClientKind>) 
 }
 
 /// `screen`: a running instance's screen from its launcher; an ended one's
-/// last screen, which its launcher left in its folder.
-pub async fn screen(shared: &Arc<Shared>, name: &str, history: usize) -> ClientReply {
+/// last screen, which its launcher left in its folder. With `image`, the
+/// kept image of that index (a running instance's only: an ended one's
+/// images were not kept).
+pub async fn screen(
+    shared: &Arc<Shared>,
+    name: &str,
+    history: usize,
+    image: Option<u32>,
+) -> ClientReply {
     let instance = match shared.resolve(name) {
         Ok(instance) => instance,
         Err(e) => return ClientReply::Error(e),
     };
-    let request = LauncherRequest::Screen { history };
+    let request = LauncherRequest::Screen { history, image };
     if let Some(reply) = while_running(shared, &instance, request, false, None).await {
         return reply;
     }
     let Some(end) = instance.ended() else {
         return launcher_gone(&instance);
     };
+    if image.is_some() {
+        return ClientReply::Error(instance.not_kept(&end, "images"));
+    }
     match last_screen(&instance) {
         Some(mut last) => {
             let skip = last.history.len().saturating_sub(history);
