@@ -8,6 +8,7 @@
 use super::session::Session;
 use crate::graphics::{mark_boxes, Capabilities, ImagePlacement, ImageWriter, KeptImage};
 use crate::render::Frame;
+use tickloop_proto::attach::ViewEvent;
 
 /// The images of one session.
 #[derive(Debug, Default)]
@@ -86,6 +87,6 @@ impl Session<'_> {
 impl Session<'_> {
     /// Asks the launcher for image `index`'s bytes.
     fn ask_image(&mut self, index: u32) {
-        let _ = index; // TEMP until the wire types land
+        self.link.queue(&ViewEvent::Image { index });
     }
 }

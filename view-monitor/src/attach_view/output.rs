@@ -7,6 +7,7 @@
 use super::note::Turn;
 use super::session::Session;
 use super::{AttachError, AttachOutcome, SessionEnd};
+use crate::graphics::KeptImage;
 use crate::render;
 use crate::tty::clamp;
 use std::ops::ControlFlow;
@@ -42,8 +43,12 @@ impl Session<'_> {
                     .map_err(|e| AttachError::Protocol(e.to_string()))?;
                 self.dirty = true;
             }
-            // Drawing kept images is not done here yet.
-            ToView::Resized { .. } | ToView::Images { .. } | ToView::Image { .. } => {}
+            ToView::Resized { .. } => {}
+            ToView::Images { placements } => self.on_placements(placements),
+            ToView::Image { index, data } => {
+                let image = data.as_ref().and_then(KeptImage::from_wire);
+                self.on_image(index, image);
+            }
             ToView::Bell => {
                 let _ = self.term.flush();
                 self.guard.write_raw(b"\x07");

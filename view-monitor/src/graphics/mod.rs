@@ -58,61 +58,9 @@ impl Rgba {
     }
 }
 
-// The keeping half of issue 52 (branch i52-keep) defines these on the wire
-// (`tickloop_proto::wire::image`); until it lands, the same shapes here.
-
-/// The protocol an image was drawn with, and is kept in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ImageFormat {
-    Sixel,
-    Kitty,
-}
-
-impl ImageFormat {
-    pub fn name(self) -> &'static str {
-        match self {
-            ImageFormat::Sixel => "sixel",
-            ImageFormat::Kitty => "kitty",
-        }
-    }
-}
-
-/// One image on the screen or in its history, as the launcher lists it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ImagePlacement {
-    /// Its number in the instance, never reused.
-    pub index: u32,
-    /// The row of its top-left cell: 0 is the live screen's top row,
-    /// history rows are negative.
-    pub row: i64,
-    pub col: u16,
-    /// Its size in cells.
-    pub rows: u16,
-    pub cols: u16,
-    /// Its size in pixels.
-    pub width_px: u32,
-    pub height_px: u32,
-    pub format: ImageFormat,
-    /// The bytes kept for it.
-    pub bytes: u64,
-}
-
-/// The pixels of a kitty image as the program transmitted them (`f=`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KittyPixels {
-    Rgb,
-    Rgba,
-    Png,
-}
-
-/// How a kept image's bytes are encoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ImageEncoding {
-    /// The whole sixel sequence, `ESC P` to `ESC \`.
-    Sixel,
-    /// A kitty image's data, base64 decoded and chunks joined.
-    Kitty { pixels: KittyPixels, zlib: bool },
-}
+pub use tickloop_proto::wire::{
+    ImageData, ImageEncoding, ImageFormat, ImagePlacement, KittyPixels,
+};
 
 /// Why an image cannot be shown.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -131,6 +79,19 @@ pub struct KeptImage {
 }
 
 impl KeptImage {
+    /// The bytes the launcher sent (`ToView::Image`), base64 decoded;
+    /// `None` when they are not base64.
+    pub fn from_wire(data: &ImageData) -> Option<Self> {
+        use base64::Engine;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&data.data)
+            .ok()?;
+        Some(KeptImage {
+            encoding: data.encoding,
+            data: bytes,
+        })
+    }
+
     /// Its pixels (`size`: the placement's, for raw kitty pixels).
     pub fn decode(&self, size: (u32, u32)) -> Result<Rgba, ImageError> {
         Ok(match self.encoding {
