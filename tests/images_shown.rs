@@ -243,3 +243,124 @@ fn a_terminal_that_draws_neither_gets_no_image_bytes_and_a_marked_box() {
     detach(&mut term);
     term.finish();
 }
+
+/// A process killed when dropped.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Xvfb on a display it picks itself (`-displayfd`); the display's name.
+fn start_xvfb() -> (Killed, String) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new("Xvfb")
+        .args([
+            "-displayfd",
+            "1",
+            "-screen",
+            "0",
+            "800x600x24",
+            "-nolisten",
+            "tcp",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("starting Xvfb (Debian's xvfb; .ci/run installs it)");
+    let stdout = child.stdout.take().expect("Xvfb's stdout");
+    let mut line = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("reading Xvfb's display number");
+    let display = format!(":{}", line.trim());
+    assert!(display.len() > 1, "Xvfb told no display number");
+    (Killed(child), display)
+}
+
+/// The whole X screen of `display`, with ImageMagick's `import`.
+fn screenshot(display: &str) -> Option<(Rgba, Vec<u8>)> {
+    let out = std::process::Command::new("import")
+        .args(["-display", display, "-window", "root", "png:-"])
+        .output()
+        .expect("running import (Debian's imagemagick; .ci/run installs it)");
+    if !out.status.success() {
+        return None;
+    }
+    let image = kitty::png_to_rgba(&out.stdout).ok()?;
+    Some((image, out.stdout))
+}
+
+/// The bounding box (left, top, right, bottom; inclusive) of the pixels
+/// that `is` picks.
+fn bounds(image: &Rgba, is: impl Fn(&[u8]) -> bool) -> Option<(u32, u32, u32, u32)> {
+    let mut found: Option<(u32, u32, u32, u32)> = None;
+    for (i, p) in image.pixels.chunks_exact(4).enumerate() {
+        if is(p) {
+            let (x, y) = (i as u32 % image.width, i as u32 / image.width);
+            found = Some(match found {
+                None => (x, y, x, y),
+                Some((l, t, r, b)) => (l.min(x), t.min(y), r.max(x), b.max(y)),
+            });
+        }
+    }
+    found
+}
+
+#[test]
+fn xterm_in_vt340_mode_shows_the_sixel_through_attach() {
+    let host = Host::new();
+    open_drawing(&host, "xt", "img2sixel {}");
+    let (_xvfb, display) = start_xvfb();
+    let attach = format!("{} attach shell:xt", tickloop_bin());
+    let mut xterm = std::process::Command::new("xterm");
+    for (key, value) in host.command(&[]).get_envs() {
+        match value {
+            Some(value) => xterm.env(key, value),
+            None => xterm.env_remove(key),
+        };
+    }
+    let _xterm = Killed(
+        xterm
+            .env("DISPLAY", &display)
+            .args(["-ti", "vt340", "-xrm", "XTerm*decTerminalID: vt340"])
+            .args(["-xrm", "XTerm*numColorRegisters: 256"])
+            .args(["-geometry", "80x24+0+0", "-e", "sh", "-c", &attach])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("starting xterm (Debian's xterm; .ci/run installs it)"),
+    );
+    let red = |p: &[u8]| p[0] > 200 && p[1] < 60 && p[2] < 60;
+    let blue = |p: &[u8]| p[2] > 200 && p[0] < 60 && p[1] < 60;
+    let (shot, png) = wait_for("xterm to show the image's red and blue halves", || {
+        let (shot, png) = screenshot(&display)?;
+        (bounds(&shot, red).is_some() && bounds(&shot, blue).is_some()).then_some((shot, png))
+    });
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("images-shown");
+    std::fs::create_dir_all(&dir).expect("the screenshots' directory");
+    let saved = dir.join("xterm-vt340-attach.png");
+    std::fs::write(&saved, png).expect("saving the screenshot");
+    eprintln!("screenshot: {}", saved.display());
+    let (rl, rt, rr, rb) = bounds(&shot, red).expect("red");
+    let (bl, bt, br, bb) = bounds(&shot, blue).expect("blue");
+    // Two halves side by side, the same height, the red one on the left,
+    // each a solid block (every pixel of its box is its colour).
+    assert_eq!((rt, rb), (bt, bb), "the halves' rows, red and blue");
+    assert!(
+        rr < bl && bl - rr <= 1,
+        "red ends where blue starts: {rr} {bl}"
+    );
+    assert!(rr - rl >= 20 && rb - rt >= 10, "a block, not a speck");
+    assert!((br - bl).abs_diff(rr - rl) <= 1, "halves of the same width");
+    for y in rt..=rb {
+        for x in rl..=br {
+            let i = ((y * shot.width + x) * 4) as usize;
+            let p = &shot.pixels[i..i + 4];
+            assert!(red(p) || blue(p), "a hole in the image at {x},{y}: {p:?}");
+        }
+    }
+}
