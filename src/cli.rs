@@ -65,12 +65,17 @@ pub enum Command {
         #[arg(long, default_value_t = 1000)]
         interval: u64,
     },
-    /// The Tick's current terminal screen as text (`--json`: rows, cols, cursor, lines, history).
+    /// The Tick's current terminal screen as text (`--json`: rows, cols, cursor, lines, history, images).
     Screen {
         id: String,
         /// Print up to N lines of history before the visible screen.
         #[arg(long, value_name = "N", default_value_t = 0)]
         history: usize,
+        /// Write the kept image N (an `index` of `--json`'s `images`) as
+        /// PNG to stdout, which must not be a terminal (`> file.png`);
+        /// with `--json`, its bytes as the program sent them.
+        #[arg(long, value_name = "N")]
+        image: Option<u32>,
     },
     /// Type TEXT into the Tick's terminal.
     Input {

@@ -157,7 +157,12 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
         Command::Read { id } => instances::read(t, id, json),
         Command::Call(args) => call::run(t, args, json),
         Command::Watch { ids, interval } => instances::watch(t, ids, interval, json),
-        Command::Screen { id, history } => instances::screen(t, id, history, forced_json),
+        Command::Screen {
+            id,
+            history: _,
+            image: Some(index),
+        } => instances::screen_image(t, id, index, forced_json),
+        Command::Screen { id, history, .. } => instances::screen(t, id, history, forced_json),
         Command::Input { id, text } => {
             let human = |v: &serde_json::Value| text::input(&id, v);
             let request = ClientRequest::Input {

@@ -8,6 +8,7 @@
 //! clipboard = false       # pass a Tick's clipboard writes on (default true)
 //! approval_timeout_secs = 300  # how long a call waits for approval (default 600)
 //! notify = true           # notify-send when a call waits for approval (default false)
+//! image_memory_mb = 64    # memory an instance keeps drawn images in (sixel, kitty; default 32)
 //!
 //! [approval]
 //! ask_in_host = false     # do not ask in the agent host (MCP elicitation; default true)
@@ -40,6 +41,9 @@ pub struct Config {
     /// Pop a desktop notification (`notify-send`) when a call waits for
     /// approval (default false).
     pub notify: Option<bool>,
+    /// The most memory an instance keeps images a program drew in, in MB
+    /// (default 32); past it the oldest are dropped.
+    pub image_memory_mb: Option<u64>,
     #[serde(default)]
     pub approval: ApprovalSettings,
     #[serde(default)]
@@ -157,7 +161,7 @@ pub fn shell_integration() -> Option<bool> {
 
 /// The config file cannot be used.
 #[derive(Debug, thiserror::Error)]
-#[error("{path}: {problem}; fix or remove it (settings: detach_key, history, clipboard, approval_timeout_secs, notify, [approval] ask_in_host/agent_input/agent_close, [agents] open, [shell] integration, [records] keep_days)")]
+#[error("{path}: {problem}; fix or remove it (settings: detach_key, history, clipboard, approval_timeout_secs, notify, image_memory_mb, [approval] ask_in_host/agent_input/agent_close, [agents] open, [shell] integration, [records] keep_days)")]
 pub struct ConfigError {
     pub path: String,
     pub problem: String,

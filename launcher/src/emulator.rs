@@ -17,6 +17,8 @@
 //! otherwise buffer all of it). Image protocols (sixel in DCS, kitty
 //! graphics in APC, iTerm2's OSC 1337) are ignored by the parser itself.
 
+pub mod image_cells;
+
 use crate::history::handler::{compact, move_all, trim, Feeding};
 use crate::history::{self, History};
 use crate::screen_model;
@@ -57,6 +59,11 @@ pub struct ScreenText {
     pub history_len: usize,
     /// Bytes the screen and its history hold ([`Footprint::cell_bytes`]).
     pub cell_bytes: usize,
+    /// The images on the screen shown and in its history (filled in by
+    /// the terminal thread, which keeps them: [`crate::images`]).
+    pub images: Vec<tickloop_proto::wire::ImagePlacement>,
+    /// Bytes the kept images hold.
+    pub image_bytes: u64,
 }
 
 impl ScreenText {
@@ -753,6 +760,8 @@ impl Emulator {
             history,
             history_len: held,
             cell_bytes,
+            images: Vec::new(),
+            image_bytes: 0,
         }
     }
 }

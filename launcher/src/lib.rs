@@ -46,6 +46,7 @@ pub mod artifact;
 pub mod emulator;
 pub mod foreground;
 pub mod history;
+pub mod images;
 pub mod instance;
 pub mod published;
 pub mod record;

@@ -296,7 +296,11 @@ fn convert_attrs(cell: &Cell) -> Attrs {
         invisible: f.contains(Flags::HIDDEN),
         strikethrough: f.contains(Flags::STRIKEOUT),
         overline: false,
-        link: cell.hyperlink().map(|link| link.uri().to_string()),
+        // An image's space is marked with a link of its own: not a link.
+        link: cell
+            .hyperlink()
+            .filter(|link| !crate::emulator::image_cells::is_mark(link))
+            .map(|link| link.uri().to_string()),
     }
 }
 

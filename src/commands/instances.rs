@@ -7,7 +7,7 @@ use crate::target::Target;
 use anyhow::{Context, Result};
 use serde_json::json;
 use tickloop_client::WatchItem;
-use tickloop_proto::wire::{ClientReply, ClientRequest, WatchEvent};
+use tickloop_proto::wire::{ClientReply, ClientRequest, ImageData, WatchEvent};
 
 /// `list`: a table on a terminal.
 pub fn list(target: &Target, json: bool) -> Result<i32> {
@@ -29,12 +29,54 @@ pub fn screen(target: &Target, id: String, history: usize, forced_json: bool) ->
     } else {
         print!("{}", output::screen_text(&value));
     }
+    if let Some(images) = value["images"].as_array().filter(|i| !i.is_empty()) {
+        // On stderr too: stdout is the screen.
+        let n = images.len();
+        eprintln!(
+            "tickloop: {n} image{} on this screen (`--json` lists them; `tickloop screen {id} --image N > image.png` writes one)",
+            if n == 1 { "" } else { "s" }
+        );
+    }
     if value["ended"] == true {
         // On stderr: stdout is the screen, as the contract has it.
         eprintln!(
             "tickloop: {id} has ended; this is its last screen (`tickloop close {id}` forgets it)"
         );
     }
+    Ok(0)
+}
+
+/// `screen ID --image N`: the kept image as PNG on stdout (not a
+/// terminal); with `--json`, its data as the launcher keeps it.
+pub fn screen_image(target: &Target, id: String, index: u32, forced_json: bool) -> Result<i32> {
+    use std::io::{IsTerminal, Write};
+    if !forced_json && std::io::stdout().is_terminal() {
+        return Err(CliError::new("bad_request", format!(
+            "`--image` writes a PNG file to stdout, not to a terminal: redirect it (`tickloop screen {id} --image {index} > image.png`), or add `--json` for its data"
+        ), 2)
+        .into());
+    }
+    let value = target.simple(ClientRequest::Screen {
+        instance: id.clone(),
+        history: 0,
+        image: Some(index),
+    })?;
+    if forced_json {
+        print_json(&value);
+        return Ok(0);
+    }
+    let data: ImageData = serde_json::from_value(value)
+        .with_context(|| format!("tickhost's answer for image {index} of {id} is not an image"))?;
+    let (png, width, height) = tickloop_images::to_png(&data)
+        .with_context(|| format!("image {index} of {id} cannot be written as PNG"))?;
+    let mut out = std::io::stdout().lock();
+    out.write_all(&png)
+        .and_then(|()| out.flush())
+        .context("cannot write the PNG to stdout")?;
+    eprintln!(
+        "tickloop: image {index} of {id}: {width}x{height} pixels, {} bytes of PNG",
+        png.len()
+    );
     Ok(0)
 }
 

@@ -26,8 +26,8 @@ pub(super) fn screen_reply(text: ScreenText, history_limit: usize, ended: bool) 
         history_len: text.history_len,
         history_limit,
         memory_bytes: text.cell_bytes,
-        images: Vec::new(),
-        image_bytes: 0,
+        images: text.images,
+        image_bytes: text.image_bytes,
         ended,
     }
 }

@@ -7,6 +7,7 @@ use super::messages::{EmuMsg, OutputChunk};
 use super::pty_input::{queue_input, AnswerWriter};
 use super::quiet::return_free_memory;
 use crate::emulator::{AnswerColors, Emulator, TermEvent};
+use crate::images::Images;
 use crate::recorder::Recorder;
 use crate::shell_watch::ShellWatch;
 use alacritty_terminal::term::TermMode;
@@ -53,6 +54,10 @@ pub(super) struct Keeper {
     pub(super) recorder: Arc<Recorder>,
     /// Kept across an emulator fault: what waits is still answered.
     pub(super) shell: ShellWatch,
+    /// The images the program drew, kept beside the emulator (made again
+    /// with it after a fault).
+    pub(super) images: Images,
+    pub(super) image_limit: u64,
     pub(super) panics: u64,
 }
 
@@ -71,6 +76,7 @@ impl Keeper {
         let published = &self.published;
         let recorder = &self.recorder;
         let shell = &mut self.shell;
+        let images = &mut self.images;
         let mut term = EmulatorTerminal {
             emulator: &mut self.emulator,
             answers: &self.answers,
@@ -83,6 +89,7 @@ impl Keeper {
                 recorder,
                 &published.echo,
                 shell,
+                images,
             );
             let emulator = &mut *term.emulator;
             for event in emulator.take_events() {
@@ -105,6 +112,7 @@ impl Keeper {
                 );
             }
             self.emulator = new_emulator(self.size, self.history, &self.answers, &self.colors);
+            self.images = Images::new(self.image_limit);
             self.emulator.feed(
                 b"\x1b[7m[tickloop: the screen was reset after an emulator fault]\x1b[0m\r\n",
             );
@@ -165,6 +173,7 @@ pub(super) fn handle_emulator_message(
     recorder: &Recorder,
     echo: &EchoFrame,
     shell: &mut ShellWatch,
+    images: &mut Images,
 ) {
     match msg {
         EmuMsg::Output(OutputChunk {
@@ -172,8 +181,10 @@ pub(super) fn handle_emulator_message(
             read_at,
             input_before,
         }) => {
+            // The recording keeps every byte, images too.
             recorder.output(&bytes, read_at);
-            term.emulator.feed(&bytes);
+            let mut answers = term.answers.clone();
+            images.feed(&bytes, term.emulator, &mut answers);
             let emulator = &mut *term.emulator;
             if echo.wanted.swap(false, Ordering::AcqRel) {
                 // Kept before the change is told, for the view it wakes.
@@ -192,11 +203,20 @@ pub(super) fn handle_emulator_message(
         }
         EmuMsg::Resize(rows, cols) => {
             term.emulator.resize(usize::from(rows), usize::from(cols));
+            images.kept.refresh(term.emulator, true);
             recorder.resize(cols, rows);
             changes.send_modify(|n| *n = n.wrapping_add(1));
         }
         EmuMsg::Snapshot(history, reply) => {
-            let _ = reply.send(term.emulator.text(history));
+            let mut text = term.emulator.text(history);
+            images.kept.refresh(term.emulator, false);
+            text.images = images.kept.placements(term.emulator.alt_screen());
+            text.image_bytes = images.kept.bytes();
+            let _ = reply.send(text);
+        }
+        EmuMsg::Image(index, reply) => {
+            images.kept.refresh(term.emulator, false);
+            let _ = reply.send(images.kept.data(index, term.emulator.alt_screen()));
         }
         EmuMsg::ViewSnapshot(offset, reply) => {
             let _ = reply.send(term.emulator.snapshot_scrolled(offset));
@@ -206,6 +226,7 @@ pub(super) fn handle_emulator_message(
             // Also what the launcher freed since the last quiet time (the
             // descriptor's schemas compiled once to check them, for one).
             term.emulator.release_spare_rows();
+            images.kept.refresh(term.emulator, false);
             return_free_memory();
         }
     }

@@ -8,6 +8,7 @@ use crate::emulator::ScreenText;
 use crate::shell_watch::ShellMsg;
 use std::sync::Arc;
 use tickloop_proto::attach::Snapshot;
+use tickloop_proto::wire::ImageData;
 use tokio::sync::{mpsc, oneshot};
 
 /// Messages for the terminal thread: queued, then the thread woken.
@@ -49,6 +50,8 @@ pub(super) enum EmuMsg {
     Snapshot(usize, oneshot::Sender<ScreenText>),
     /// A view's snapshot, scrolled this many lines back into history.
     ViewSnapshot(usize, oneshot::Sender<Snapshot>),
+    /// A kept image's bytes, by index (`None`: not kept).
+    Image(u32, oneshot::Sender<Option<ImageData>>),
     /// A wait on the output, or a `run` ([`crate::shell_watch::ShellWatch::ask`]).
     Shell(ShellMsg),
     /// Output has not paused for [`super::quiet::COMPACT_EVERY`]: move the rows that
@@ -64,6 +67,10 @@ pub(super) enum EmuMsg {
 pub(super) fn wants_fresh_output(msg: &EmuMsg) -> bool {
     matches!(
         msg,
-        EmuMsg::Snapshot(..) | EmuMsg::ViewSnapshot(..) | EmuMsg::Record(..) | EmuMsg::Shell(..)
+        EmuMsg::Snapshot(..)
+            | EmuMsg::ViewSnapshot(..)
+            | EmuMsg::Record(..)
+            | EmuMsg::Shell(..)
+            | EmuMsg::Image(..)
     )
 }

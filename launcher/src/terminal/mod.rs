@@ -218,6 +218,7 @@ impl TerminalHandle {
             history,
             recorder: recorder.clone(),
             shell,
+            image_limit: crate::images::Images::configured_limit(),
         };
         spawn_thread("terminal", move || thread.run())?;
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
@@ -349,6 +350,17 @@ impl TerminalHandle {
             return None;
         }
         rx.await.ok()
+    }
+
+    /// The kept image `index`'s bytes, in the encoding the program sent,
+    /// once every chunk read so far is applied; `None` when no image of
+    /// that index is kept (or the terminal thread is gone).
+    pub async fn image(&self, index: u32) -> Option<tickloop_proto::wire::ImageData> {
+        let (tx, rx) = oneshot::channel();
+        if !self.emu_tx.send(EmuMsg::Image(index, tx)).await {
+            return None;
+        }
+        rx.await.ok().flatten()
     }
 
     /// The live screen as the terminal thread took it when it applied

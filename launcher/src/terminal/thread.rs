@@ -45,6 +45,8 @@ pub(super) struct TerminalThread {
     pub(super) recorder: Arc<Recorder>,
     /// A shell's commands and agents' waits, read from the output.
     pub(super) shell: ShellWatch,
+    /// The most bytes of images the screen keeps.
+    pub(super) image_limit: u64,
 }
 
 /// What the terminal thread is writing: a chunk, and how much of it went.
@@ -65,6 +67,7 @@ impl TerminalThread {
             history,
             recorder,
             shell,
+            image_limit,
         } = self;
         let size = (usize::from(START_ROWS), usize::from(START_COLS));
         let mut keeper = Keeper {
@@ -76,6 +79,8 @@ impl TerminalThread {
             published,
             recorder,
             shell,
+            images: crate::images::Images::new(image_limit),
+            image_limit,
             panics: 0,
         };
         let mut buf = vec![0u8; READ_CHUNK];

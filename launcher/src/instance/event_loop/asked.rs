@@ -37,6 +37,9 @@ impl Instance {
         let now = Instant::now().into_std();
         let protocol = match request {
             LauncherRequest::Status => return self.reply_status(id, &peer),
+            LauncherRequest::Screen {
+                image: Some(index), ..
+            } => return self.reply_image(id, peer, index),
             LauncherRequest::Screen { history, .. } => return self.reply_screen(id, peer, history),
             LauncherRequest::Input { text } => {
                 let asked = (id, &peer, client);
@@ -125,6 +128,24 @@ impl Instance {
                     Err(e) => error(ErrorKind::Internal, &e.to_string()),
                 },
                 None => error(ErrorKind::Internal, "the terminal emulator is gone"),
+            };
+            peer.reply(id, reply);
+        });
+    }
+
+    /// `screen --image N`: the kept image's bytes as the program sent them.
+    fn reply_image(&self, id: u64, peer: Peer, index: u32) {
+        let term = self.term.clone();
+        let instance = self.spec.instance.clone();
+        tokio::spawn(async move {
+            let reply = match term.image(index).await {
+                Some(data) => ClientReply::typed(&data),
+                None => error(
+                    ErrorKind::BadRequest,
+                    &format!(
+                        "{instance} keeps no image {index}: `tickloop screen {instance} --json` lists the images it keeps (`images`, each with its `index`)"
+                    ),
+                ),
             };
             peer.reply(id, reply);
         });
