@@ -214,6 +214,10 @@ pub(super) fn handle_emulator_message(
             text.image_bytes = images.kept.bytes();
             let _ = reply.send(text);
         }
+        EmuMsg::Placements(reply) => {
+            images.kept.refresh(term.emulator, false);
+            let _ = reply.send(images.kept.placements(term.emulator.alt_screen()));
+        }
         EmuMsg::Image(index, reply) => {
             images.kept.refresh(term.emulator, false);
             let _ = reply.send(images.kept.data(index, term.emulator.alt_screen()));

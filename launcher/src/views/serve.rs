@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tickloop_client::framing::read_line_limited;
 use tickloop_proto::attach::{Snapshot, ToView, ViewEvent, ViewHello, MAX_VIEW_LINE};
+use tickloop_proto::wire::ImagePlacement;
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
@@ -110,6 +111,8 @@ where
     let (gone_tx, mut gone_rx) = mpsc::channel::<()>(1);
     // How far back this view is scrolled; set by its reader task.
     let (scroll_tx, mut scroll_rx) = watch::channel(0usize);
+    // The kept images whose bytes the view asked for (ViewEvent::Image).
+    let (image_tx, mut image_rx) = mpsc::channel::<u32>(16);
     // Set when the view typed: the next frame (the echo) goes at once,
     // whatever the pacing, and is not counted by it.
     let typed = Arc::new(AtomicBool::new(false));
@@ -121,6 +124,7 @@ where
             scroll: scroll_tx,
             typed: typed.clone(),
             gone: gone_tx,
+            images: image_tx,
             read_only: ctx.read_only,
         },
     ));
@@ -135,9 +139,12 @@ where
     let mut dirty = true;
     let mut next_frame = Instant::now();
     let mut pacer = FramePacer::new();
+    // The image placements the view was sent last.
+    let mut images_sent: Vec<ImagePlacement> = Vec::new();
 
     enum Step {
         Event(crate::emulator::TermEvent),
+        Image(u32),
         Changed,
         Drained,
         Frame,
@@ -177,12 +184,29 @@ where
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => Step::Gone,
             },
+            Some(index) = image_rx.recv() => Step::Image(index),
             _ = gone_rx.recv() => Step::Gone,
         };
         match step {
             Step::Event(crate::emulator::TermEvent::Clipboard { .. }) if ctx.read_only => {}
             Step::Event(event) => {
                 if send(&mut writer, &term_event_message(event)).await.is_err() {
+                    break;
+                }
+            }
+            Step::Image(index) => {
+                // An image too big for one line of the attach protocol is
+                // answered as not kept: the view's reader would drop the
+                // connection for it.
+                let data = hub
+                    .term
+                    .image(index)
+                    .await
+                    .filter(|d| d.data.len() + 64 * 1024 < MAX_VIEW_LINE);
+                if send(&mut writer, &ToView::Image { index, data })
+                    .await
+                    .is_err()
+                {
                     break;
                 }
             }
@@ -218,10 +242,25 @@ where
                         None => break,
                     },
                 };
-                if send_frame(&mut writer, last.as_ref(), &snap).await.is_err() {
-                    break;
-                }
+                let whole = match send_frame(&mut writer, last.as_ref(), &snap).await {
+                    Ok(whole) => whole,
+                    Err(_) => break,
+                };
                 last = Some(snap);
+                // The images' places after the frame: after a whole
+                // snapshot when there are any, else when they changed.
+                if let Some(placements) = hub.term.image_placements().await {
+                    let tell = placements != images_sent || (whole && !placements.is_empty());
+                    if tell {
+                        let images = ToView::Images {
+                            placements: placements.clone(),
+                        };
+                        if send(&mut writer, &images).await.is_err() {
+                            break;
+                        }
+                        images_sent = placements;
+                    }
+                }
                 // An echo is not paced: typing is not a flood.
                 if !typed.swap(false, Ordering::AcqRel) {
                     next_frame = pacer.sent();
@@ -274,6 +313,8 @@ struct ViewEvents {
     typed: Arc<AtomicBool>,
     /// Told when the view is gone (or detached for nonsense).
     gone: mpsc::Sender<()>,
+    /// The kept images the view asks the bytes of.
+    images: mpsc::Sender<u32>,
     /// An agent's view: only its scrolling is taken.
     read_only: bool,
 }
@@ -287,6 +328,7 @@ async fn apply_events<R: AsyncBufRead + Unpin>(mut reader: R, to: ViewEvents) {
         scroll,
         typed,
         gone,
+        images,
         read_only,
     } = to;
     let mut refused_said = false;
@@ -307,9 +349,13 @@ async fn apply_events<R: AsyncBufRead + Unpin>(mut reader: R, to: ViewEvents) {
             ViewEvent::Scroll { offset } => {
                 scroll.send_replace(usize::try_from(offset).unwrap_or(usize::MAX));
             }
-            // A read, which an agent's view may ask too: answered once the
-            // launcher keeps images.
-            ViewEvent::Image { .. } => {}
+            // A read, which an agent's view may ask too: answered by the
+            // writer, in order with the frames.
+            ViewEvent::Image { index } => {
+                if images.send(index).await.is_err() {
+                    break;
+                }
+            }
             // An agent's view types nothing, sizes nothing: dropped, said
             // once in the launcher's log.
             _ if read_only => {
@@ -364,24 +410,27 @@ impl Drop for Unregister {
 }
 
 /// Send what turns the view's copy `last` into `snap`: changed rows, or
-/// (first, or after a resize) the whole snapshot.
+/// (first, or after a resize) the whole snapshot; whether it was whole.
 async fn send_frame<W: AsyncWrite + Unpin>(
     writer: &mut W,
     last: Option<&Snapshot>,
     snap: &Snapshot,
-) -> std::io::Result<()> {
+) -> std::io::Result<bool> {
     match last.map(|prev| (prev, prev.diff(snap))) {
-        Some((prev, Some(rows))) if rows.is_noop(prev) => Ok(()),
-        Some((_, Some(rows))) => send(writer, &ToView::Rows(rows)).await,
+        Some((prev, Some(rows))) if rows.is_noop(prev) => Ok(false),
+        Some((_, Some(rows))) => send(writer, &ToView::Rows(rows)).await.map(|()| false),
         Some((_, None)) => {
             let resized = ToView::Resized {
                 cols: snap.cols,
                 rows: snap.rows,
             };
             send(writer, &resized).await?;
-            send(writer, &ToView::Snapshot(snap.clone())).await
+            send(writer, &ToView::Snapshot(snap.clone())).await?;
+            Ok(true)
         }
-        None => send(writer, &ToView::Snapshot(snap.clone())).await,
+        None => send(writer, &ToView::Snapshot(snap.clone()))
+            .await
+            .map(|()| true),
     }
 }
 

@@ -219,7 +219,7 @@ impl<'a> Session<'a> {
         }
         // The keystroke goes before anything is read or drawn.
         self.link.flush()?;
-        if ready.link {
+        if ready.link || self.link.buffered() {
             let mut notes = Vec::new();
             self.link.read(&mut notes);
             for note in notes {
@@ -252,6 +252,12 @@ impl<'a> Session<'a> {
         .into_iter()
         .flatten()
         .min();
+        // Lines read with the first snapshot wait: do not sleep.
+        let deadline = if self.link.buffered() {
+            Some(Instant::now())
+        } else {
+            deadline
+        };
         let timeout = deadline.map_or(-1, |at| {
             let left = at.saturating_duration_since(Instant::now());
             // Round up: waking a moment early only polls again.
