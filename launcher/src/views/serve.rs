@@ -195,18 +195,7 @@ where
                 }
             }
             Step::Image(index) => {
-                // An image too big for one line of the attach protocol is
-                // answered as not kept: the view's reader would drop the
-                // connection for it.
-                let data = hub
-                    .term
-                    .image(index)
-                    .await
-                    .filter(|d| d.data.len() + 64 * 1024 < MAX_VIEW_LINE);
-                if send(&mut writer, &ToView::Image { index, data })
-                    .await
-                    .is_err()
-                {
+                if send_image(&mut writer, &hub.term, index).await.is_err() {
                     break;
                 }
             }
@@ -247,19 +236,11 @@ where
                     Err(_) => break,
                 };
                 last = Some(snap);
-                // The images' places after the frame: after a whole
-                // snapshot when there are any, else when they changed.
-                if let Some(placements) = hub.term.image_placements().await {
-                    let tell = placements != images_sent || (whole && !placements.is_empty());
-                    if tell {
-                        let images = ToView::Images {
-                            placements: placements.clone(),
-                        };
-                        if send(&mut writer, &images).await.is_err() {
-                            break;
-                        }
-                        images_sent = placements;
-                    }
+                if send_images(&mut writer, &hub.term, whole, &mut images_sent)
+                    .await
+                    .is_err()
+                {
+                    break;
                 }
                 // An echo is not paced: typing is not a flood.
                 if !typed.swap(false, Ordering::AcqRel) {
@@ -432,6 +413,42 @@ async fn send_frame<W: AsyncWrite + Unpin>(
             .await
             .map(|()| true),
     }
+}
+
+/// The kept images' places, after a frame: after a whole snapshot when there
+/// are any, else when they changed since `sent`.
+async fn send_images<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    term: &TerminalHandle,
+    whole: bool,
+    sent: &mut Vec<ImagePlacement>,
+) -> std::io::Result<()> {
+    let Some(placements) = term.image_placements().await else {
+        return Ok(());
+    };
+    if placements != *sent || (whole && !placements.is_empty()) {
+        let images = ToView::Images {
+            placements: placements.clone(),
+        };
+        send(writer, &images).await?;
+        *sent = placements;
+    }
+    Ok(())
+}
+
+/// Kept image `index`'s bytes, for the view that asked. An image too big
+/// for one line of the attach protocol is answered as not kept: the view's
+/// reader would drop the connection for it.
+async fn send_image<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    term: &TerminalHandle,
+    index: u32,
+) -> std::io::Result<()> {
+    let data = term
+        .image(index)
+        .await
+        .filter(|d| d.data.len() + 64 * 1024 < MAX_VIEW_LINE);
+    send(writer, &ToView::Image { index, data }).await
 }
 
 /// The Tick's last output (the screen is final once the status says ended),

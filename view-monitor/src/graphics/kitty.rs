@@ -31,8 +31,11 @@ pub enum KittyError {
     Size(u32, u32),
 }
 
+/// A command's control keys (`a=T`: `("a", "T")`) and its payload.
+type Command<'a> = (Vec<(&'a str, &'a str)>, &'a [u8]);
+
 /// The control keys of one command, and its payload.
-fn split_command(bytes: &[u8]) -> Result<(Vec<(&str, &str)>, &[u8]), KittyError> {
+fn split_command(bytes: &[u8]) -> Result<Command<'_>, KittyError> {
     let body = bytes.strip_prefix(b"\x1b_G").ok_or(KittyError::NotKitty)?;
     let body = body.strip_suffix(b"\x1b\\").unwrap_or(body);
     let (control, payload) = match body.iter().position(|b| *b == b';') {
