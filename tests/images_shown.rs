@@ -34,15 +34,10 @@ fn test_image() -> Rgba {
 /// Writes the test image as a PNG in `dir`.
 fn write_png(dir: &Path) -> PathBuf {
     let path = dir.join("halves.png");
-    let file = std::fs::File::create(&path).expect("creating the PNG");
-    let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), W, H);
-    encoder.set_color(png::ColorType::Rgba);
-    encoder.set_depth(png::BitDepth::Eight);
-    let mut writer = encoder.write_header().expect("the PNG's header");
-    writer
-        .write_image_data(&test_image().pixels)
-        .expect("the PNG's pixels");
-    writer.finish().expect("the PNG written");
+    image::RgbaImage::from_raw(W, H, test_image().pixels)
+        .expect("a whole image")
+        .save(&path)
+        .expect("writing the PNG");
     path
 }
 

@@ -50,7 +50,8 @@ impl ActivityLog {
             ActivityEvent::Update { .. } => (&mut self.updates, ActivityRecord::UPDATES),
             ActivityEvent::View { .. }
             | ActivityEvent::Subscription { .. }
-            | ActivityEvent::Recording { .. } => (&mut self.others, ActivityRecord::OTHERS),
+            | ActivityEvent::Recording { .. }
+            | ActivityEvent::ImagesDropped { .. } => (&mut self.others, ActivityRecord::OTHERS),
         };
         if ring.len() == limit {
             ring.pop_front();
@@ -129,6 +130,42 @@ impl ActivityLog {
             client,
             started,
             recordings,
+        };
+        self.push(at, event);
+    }
+
+    /// Images were dropped to keep the image memory under `limit_mb`. When
+    /// the newest entry is such a note too, this one replaces it, counts
+    /// added and numbered anew (a loop drawing images is one entry, which
+    /// a follower sees again), so the record's other entries stay.
+    pub fn images_dropped(
+        &mut self,
+        at: String,
+        dropped: crate::images::ImagesDropped,
+        limit_mb: u64,
+    ) {
+        let mut total = dropped;
+        if let Some(newest) = self.others.back().filter(|e| e.n == self.last) {
+            if let ActivityEvent::ImagesDropped {
+                images,
+                bytes,
+                too_large,
+                ..
+            } = newest.event
+            {
+                total = total.add(crate::images::ImagesDropped {
+                    images,
+                    bytes,
+                    too_large,
+                });
+                self.others.pop_back();
+            }
+        }
+        let event = ActivityEvent::ImagesDropped {
+            images: total.images,
+            bytes: total.bytes,
+            too_large: total.too_large,
+            limit_mb,
         };
         self.push(at, event);
     }

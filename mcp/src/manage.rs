@@ -623,6 +623,12 @@ fn activity_line(entry: &ActivityEntry) -> String {
             client.map_or("open --record", |c| c.label()),
             if *started { "started" } else { "stopped" }
         ),
+        ActivityEvent::ImagesDropped {
+            images,
+            bytes,
+            too_large,
+            limit_mb,
+        } => tickloop_proto::wire::images_dropped_words(*images, *bytes, *too_large, *limit_mb),
     };
     format!("#{} {} {what}", entry.n, entry.at)
 }

@@ -26,7 +26,7 @@ pub mod kitty;
 pub mod sixel;
 mod store;
 
-pub use store::KeptImages;
+pub use store::{ImagesDropped, KeptImages};
 
 use crate::emulator::Emulator;
 use filter::{ImageFilter, Piece};

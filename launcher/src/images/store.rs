@@ -14,6 +14,36 @@ use tickloop_proto::wire::{
     NOMINAL_CELL_WIDTH_PX,
 };
 
+/// Images dropped to stay under the limit (counts add up).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ImagesDropped {
+    /// The oldest images dropped, and the bytes that freed.
+    pub images: u64,
+    pub bytes: u64,
+    /// Images larger than the limit, never kept.
+    pub too_large: u64,
+}
+
+impl ImagesDropped {
+    /// These and `more`.
+    pub fn add(self, more: ImagesDropped) -> ImagesDropped {
+        ImagesDropped {
+            images: self.images + more.images,
+            bytes: self.bytes + more.bytes,
+            too_large: self.too_large + more.too_large,
+        }
+    }
+
+    /// What was dropped since `earlier` (a total before this one).
+    pub fn since(self, earlier: ImagesDropped) -> ImagesDropped {
+        ImagesDropped {
+            images: self.images.saturating_sub(earlier.images),
+            bytes: self.bytes.saturating_sub(earlier.bytes),
+            too_large: self.too_large.saturating_sub(earlier.too_large),
+        }
+    }
+}
+
 /// One image's bytes as the program sent them.
 #[derive(Debug)]
 pub struct Image {
@@ -383,28 +413,20 @@ impl KeptImages {
         }
     }
 
-    /// What the activity should say about images dropped since the last
-    /// call, if anything.
-    pub fn take_note(&mut self) -> Option<String> {
-        let (count, bytes) = std::mem::take(&mut self.dropped);
-        let long = std::mem::take(&mut self.too_long);
-        let mut parts = Vec::new();
-        if count > 0 {
-            parts.push(format!(
-                "{count} oldest image{} dropped ({} kB) to keep this instance's images under {} MB (image_memory_mb)",
-                if count == 1 { "" } else { "s" },
-                bytes / 1024,
-                self.limit / (1024 * 1024)
-            ));
-        }
-        if long > 0 {
-            parts.push(format!(
-                "{long} image{} larger than {} MB not kept",
-                if long == 1 { "" } else { "s" },
-                self.limit / (1024 * 1024)
-            ));
-        }
-        (!parts.is_empty()).then(|| parts.join("; "))
+    /// Images dropped for the limit since the last call, if any.
+    pub fn take_dropped(&mut self) -> Option<ImagesDropped> {
+        let (images, bytes) = std::mem::take(&mut self.dropped);
+        let too_large = u64::from(std::mem::take(&mut self.too_long));
+        (images > 0 || too_large > 0).then_some(ImagesDropped {
+            images: u64::from(images),
+            bytes,
+            too_large,
+        })
+    }
+
+    /// The limit, in MB.
+    pub fn limit_mb(&self) -> u64 {
+        self.limit / (1024 * 1024)
     }
 
     /// Looks where each image's cells are now; drops those whose cells

@@ -264,15 +264,11 @@ fn past_the_bound_the_oldest_images_go_and_it_is_said() {
     let kept = s.placed();
     assert_eq!(kept.len() as u64, (10_000 / one).min(300));
     assert_eq!(kept.last().map(|p| p.0), Some(300), "the newest stay");
-    let note = s.images.kept.take_note().expect("a note");
-    assert!(note.contains("oldest images dropped"), "{note}");
-    assert_eq!(s.images.kept.take_note(), None, "said once");
+    let dropped = s.images.kept.take_dropped().expect("told");
+    assert_eq!(dropped.images, 300 - kept.len() as u64);
+    assert_eq!(dropped.bytes, dropped.images * one);
+    assert_eq!(s.images.kept.take_dropped(), None, "told once");
     // One larger than the bound is not kept at all.
     s.feed(format!("\x1bPq{}\x1b\\", "~".repeat(20_000)).as_bytes());
-    assert!(s
-        .images
-        .kept
-        .take_note()
-        .expect("a note")
-        .contains("larger than"));
+    assert_eq!(s.images.kept.take_dropped().expect("told").too_large, 1);
 }

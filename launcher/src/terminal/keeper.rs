@@ -7,7 +7,7 @@ use super::messages::{EmuMsg, OutputChunk};
 use super::pty_input::{queue_input, AnswerWriter};
 use super::quiet::return_free_memory;
 use crate::emulator::{AnswerColors, Emulator, TermEvent};
-use crate::images::Images;
+use crate::images::{Images, ImagesDropped};
 use crate::recorder::Recorder;
 use crate::shell_watch::ShellWatch;
 use alacritty_terminal::term::TermMode;
@@ -29,6 +29,8 @@ pub(super) struct Published {
     pub(super) modes: Arc<AtomicU32>,
     /// The live screen as it was right after a keystroke's echo.
     pub(super) echo: Arc<EchoFrame>,
+    /// Images dropped for the image memory's limit, in all.
+    pub(super) images_dropped: watch::Sender<ImagesDropped>,
 }
 
 pub(super) fn new_emulator(
@@ -95,6 +97,11 @@ impl Keeper {
             for event in emulator.take_events() {
                 // No view attached: nobody to tell.
                 let _ = published.events.send(event);
+            }
+            if let Some(dropped) = images.kept.take_dropped() {
+                published
+                    .images_dropped
+                    .send_modify(|total| *total = total.add(dropped));
             }
             if let Some(now) = emulator.take_title_change() {
                 published.title.send_replace(now);

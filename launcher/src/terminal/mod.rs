@@ -126,6 +126,9 @@ pub struct TerminalHandle {
     /// The shell's state read from the output, as the terminal thread last
     /// published it.
     shell_rx: watch::Receiver<Arc<ShellNow>>,
+    /// Images dropped for the image memory's limit, in all.
+    images_dropped_rx: watch::Receiver<crate::images::ImagesDropped>,
+    image_limit_mb: u64,
 }
 
 impl TerminalHandle {
@@ -182,6 +185,7 @@ impl TerminalHandle {
             wake: wake.clone(),
         });
 
+        let image_limit = crate::images::Images::configured_limit();
         let (tx, emu_rx) = mpsc::channel::<EmuMsg>(EMULATOR_QUEUE);
         let emu_tx = ToTerminal {
             tx,
@@ -198,7 +202,10 @@ impl TerminalHandle {
         let (events_tx, _) = broadcast::channel(EVENTS_QUEUE);
         let (title_tx, title_rx) = watch::channel(String::new());
         let colors = AnswerColors::default();
+        let (images_dropped_tx, images_dropped_rx) =
+            watch::channel(crate::images::ImagesDropped::default());
         let published = Published {
+            images_dropped: images_dropped_tx,
             changes: changes_tx,
             drained: drained_tx,
             events: events_tx.clone(),
@@ -218,7 +225,7 @@ impl TerminalHandle {
             history,
             recorder: recorder.clone(),
             shell,
-            image_limit: crate::images::Images::configured_limit(),
+            image_limit,
         };
         spawn_thread("terminal", move || thread.run())?;
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
@@ -246,7 +253,15 @@ impl TerminalHandle {
             recorder,
             echo,
             shell_rx,
+            images_dropped_rx,
+            image_limit_mb: image_limit / (1024 * 1024),
         }))
+    }
+
+    /// Images dropped for the image memory's limit, in all, and the limit
+    /// in MB (`image_memory_mb`).
+    pub fn subscribe_images_dropped(&self) -> (watch::Receiver<crate::images::ImagesDropped>, u64) {
+        (self.images_dropped_rx.clone(), self.image_limit_mb)
     }
 
     /// The shell's state read from the output, and its changes.

@@ -106,6 +106,17 @@ pub enum ActivityEvent {
         /// Recordings running after it.
         recordings: u32,
     },
+    /// Images the program drew were dropped to keep the instance's image
+    /// memory under its limit (`image_memory_mb`): the oldest `images`,
+    /// freeing `bytes`; `too_large` images larger than the limit were not
+    /// kept at all.
+    ImagesDropped {
+        images: u64,
+        bytes: u64,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        too_large: u64,
+        limit_mb: u64,
+    },
 }
 
 /// Why an `artifact:` instance started its newest version.
@@ -272,7 +283,9 @@ impl ActivityEntry {
             ActivityEvent::Reload { client, .. }
             | ActivityEvent::Recording { client, .. }
             | ActivityEvent::Subscription { client, .. } => *client,
-            ActivityEvent::Update { .. } | ActivityEvent::View { .. } => None,
+            ActivityEvent::Update { .. }
+            | ActivityEvent::View { .. }
+            | ActivityEvent::ImagesDropped { .. } => None,
         };
         client.filter(|c| c.is_agent())
     }

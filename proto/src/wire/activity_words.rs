@@ -10,6 +10,27 @@ use serde_json::{json, Value};
 use super::consent::typing;
 use super::{ActivityOutcome, NotTypedWhy, RequestActivity, TerminalOutcome};
 
+/// What an [`super::ActivityEvent::ImagesDropped`] says: `3 oldest images
+/// dropped (120 kB) to keep images under 32 MB (image_memory_mb)`.
+pub fn images_dropped_words(images: u64, bytes: u64, too_large: u64, limit_mb: u64) -> String {
+    let plural = |n: u64| if n == 1 { "" } else { "s" };
+    let mut parts = Vec::new();
+    if images > 0 {
+        parts.push(format!(
+            "{images} oldest image{} dropped ({} kB) to keep images under {limit_mb} MB (image_memory_mb)",
+            plural(images),
+            bytes / 1024
+        ));
+    }
+    if too_large > 0 {
+        parts.push(format!(
+            "{too_large} image{} larger than {limit_mb} MB not kept",
+            plural(too_large)
+        ));
+    }
+    parts.join("; ")
+}
+
 impl RequestActivity {
     /// What was asked, whole and escaped, past `width` characters cut with
     /// how many more there are: `run `make test``, `keys C-c Enter`,

@@ -53,6 +53,7 @@ mod terminal;
 mod web;
 
 pub use activity::*;
+pub use activity_words::images_dropped_words;
 pub use call::*;
 pub use client::*;
 pub use consent::*;

@@ -156,6 +156,15 @@ pub fn entry_summary(entry: &ActivityEntry, args_width: usize) -> (String, Optio
             ),
             None,
         ),
+        ActivityEvent::ImagesDropped {
+            images,
+            bytes,
+            too_large,
+            limit_mb,
+        } => (
+            tickloop_proto::wire::images_dropped_words(*images, *bytes, *too_large, *limit_mb),
+            None,
+        ),
     }
 }
 
@@ -166,7 +175,7 @@ pub fn entry_client(entry: &ActivityEntry) -> &'static str {
     match &entry.event {
         ActivityEvent::Request(r) => label(&r.client),
         ActivityEvent::Subscription { client, .. } => label(client),
-        ActivityEvent::Update { .. } => "Tick",
+        ActivityEvent::Update { .. } | ActivityEvent::ImagesDropped { .. } => "Tick",
         ActivityEvent::View { .. } => "view",
         ActivityEvent::Consent(decision) => label(&decision.client),
         ActivityEvent::Reload {

@@ -75,6 +75,10 @@ pub(super) struct Instance {
     title_rx: watch::Receiver<String>,
     /// Bumped when the screen may have changed: the program wrote output.
     changes_rx: watch::Receiver<u64>,
+    /// Images dropped for the image memory's limit, in all (and the limit
+    /// in MB); what the activity has told of them so far.
+    images_dropped: (watch::Receiver<crate::images::ImagesDropped>, u64),
+    images_dropped_told: crate::images::ImagesDropped,
     /// `Some` for an `artifact:` instance.
     generations: Option<Generations>,
     /// The thread writing `open --record FILE`, joined at the end.
@@ -137,6 +141,7 @@ impl Instance {
         let views = ViewHub::start(term.clone());
         let title_rx = term.subscribe_title();
         let changes_rx = term.subscribe_changes();
+        let images_dropped = term.subscribe_images_dropped();
         let shell = ShellSide::new(
             started_shell,
             crate::shell_integration::folder(&spec.socket),
@@ -165,6 +170,8 @@ impl Instance {
             views_rx: views.count(),
             title_rx,
             changes_rx,
+            images_dropped,
+            images_dropped_told: crate::images::ImagesDropped::default(),
             generations,
             record_writer,
             recordings,
@@ -253,6 +260,7 @@ impl Instance {
                     self.recordings.note(note, &mut self.activity);
                     self.publisher.mark_dirty();
                 }
+                Ok(()) = self.images_dropped.0.changed() => self.note_images_dropped(),
                 Ok(()) = self.title_rx.changed() => self.publisher.mark_dirty(),
                 Ok(()) = self.shell.rx.changed() => self.publisher.mark_dirty(),
                 Some((asked, reply)) = self.ran_rx.recv() => {
@@ -287,6 +295,23 @@ impl Instance {
             if self.publisher.take_dirty() {
                 self.publish();
             }
+        }
+    }
+}
+
+impl Instance {
+    /// Images were dropped for the image memory's limit: said in the
+    /// activity, once for each batch.
+    fn note_images_dropped(&mut self) {
+        let total = *self.images_dropped.0.borrow_and_update();
+        let news = total.since(self.images_dropped_told);
+        self.images_dropped_told = total;
+        if news != crate::images::ImagesDropped::default() {
+            self.activity.images_dropped(
+                tickloop_client::clock::now_rfc3339_millis(),
+                news,
+                self.images_dropped.1,
+            );
         }
     }
 }
