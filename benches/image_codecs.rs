@@ -8,6 +8,7 @@
 //! `cargo bench --bench image_codecs`; prints one Markdown table.
 
 use std::time::{Duration, Instant};
+use tickloop_proto::wire::{ImageData, ImageEncoding, ImageFormat, ImagePlacement};
 use view_monitor::graphics::{kitty, sixel, KittyPixels, Rgba};
 
 const W: u32 = 640;
@@ -52,14 +53,32 @@ fn photo() -> Rgba {
 }
 
 fn png_of(image: &Rgba) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut encoder = png::Encoder::new(&mut out, image.width, image.height);
-    encoder.set_color(png::ColorType::Rgba);
-    encoder.set_depth(png::BitDepth::Eight);
-    let mut writer = encoder.write_header().expect("a PNG header");
-    writer.write_image_data(&image.pixels).expect("PNG data");
-    writer.finish().expect("a PNG");
-    out
+    let mut out = std::io::Cursor::new(Vec::new());
+    image::RgbaImage::from_raw(image.width, image.height, image.pixels.clone())
+        .expect("a whole image")
+        .write_to(&mut out, image::ImageFormat::Png)
+        .expect("a PNG");
+    out.into_inner()
+}
+
+/// The sixel as the launcher keeps it, for `tickloop_images::to_png`.
+fn kept_sixel(sixel: &[u8]) -> ImageData {
+    use base64::Engine;
+    ImageData {
+        placement: ImagePlacement {
+            index: 1,
+            row: 0,
+            col: 0,
+            rows: 24,
+            cols: 64,
+            width_px: W,
+            height_px: H,
+            format: ImageFormat::Sixel,
+            bytes: sixel.len() as u64,
+        },
+        encoding: ImageEncoding::Sixel,
+        data: base64::engine::general_purpose::STANDARD.encode(sixel),
+    }
 }
 
 /// The median of `runs` timings of `f`.
@@ -99,6 +118,12 @@ fn main() {
             "| {name} | sixel::decode (ours) | {} | {} |",
             ms(t),
             image.pixels.len()
+        );
+        let kept = kept_sixel(&encoded);
+        let t = median(9, || drop(tickloop_images::to_png(&kept)));
+        println!(
+            "| {name} | sixel to PNG, tickloop_images (icy_sixel + image) | {} | - |",
+            ms(t)
         );
         let commands = kitty::encode(&image, 64, 24);
         let t = median(9, || drop(kitty::encode(&image, 64, 24)));
