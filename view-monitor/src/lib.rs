@@ -8,6 +8,7 @@
 //! page's lists) is worded once, in [`shell_row`].
 
 pub mod activity;
+mod answers;
 pub mod approval_prompt;
 pub mod attach_view;
 pub mod cells;

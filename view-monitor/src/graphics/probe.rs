@@ -14,6 +14,7 @@
 //! for the rest of an answer, the safety cap), and [`winsize_cell_px`] is
 //! the one read of the terminal (its size in pixels, `TIOCGWINSZ`).
 
+use crate::answers::Scan;
 use std::time::{Duration, Instant};
 
 /// The kitty graphics query's image id: its answer names it.
@@ -49,19 +50,6 @@ impl Capabilities {
 /// device attributes query: one answer then ends both.
 pub fn questions() -> Vec<u8> {
     format!("\x1b_Gi={KITTY_QUERY_ID},s=1,v=1,a=q,t=d,f=24;AAAA\x1b\\\x1b[16t\x1b[14t").into_bytes()
-}
-
-/// What the bytes from an ESC are.
-#[derive(Debug, PartialEq, Eq)]
-enum Scan {
-    /// An answer of this many bytes, taken out.
-    Answer(usize),
-    /// The device attributes answer, this many bytes, passed on.
-    Attributes(usize),
-    /// Maybe an answer; its end has not come yet.
-    Partial,
-    /// Not an answer: the ESC is a key's.
-    No,
 }
 
 /// Takes the answers to [`questions`] out of a terminal's input: the
@@ -101,43 +89,26 @@ impl ProbeFilter {
         grid: (u16, u16),
         out: &mut Vec<u8>,
     ) -> Option<Capabilities> {
-        let mut bytes = std::mem::take(&mut self.held);
-        bytes.extend_from_slice(input);
+        let mut held = std::mem::take(&mut self.held);
         let mut report = None;
-        let mut i = 0;
-        while i < bytes.len() {
-            if bytes[i] != 0x1b {
-                let next = bytes[i..]
-                    .iter()
-                    .position(|b| *b == 0x1b)
-                    .map_or(bytes.len(), |p| i + p);
-                out.extend_from_slice(&bytes[i..next]);
-                i = next;
-                continue;
-            }
-            match scan(&bytes[i..]) {
-                Scan::Answer(len) => {
-                    self.take(&bytes[i..i + len]);
-                    i += len;
-                }
-                Scan::Attributes(len) => {
-                    let answer = &bytes[i..i + len];
+        let awaiting = self.awaiting;
+        crate::answers::split(
+            &mut held,
+            input,
+            awaiting,
+            scan,
+            |answer| {
+                if answer.starts_with(b"\x1b[?") {
                     if !self.reported {
                         report = Some(self.finish(answer, grid));
                     }
-                    out.extend_from_slice(answer);
-                    i += len;
+                } else {
+                    self.take(answer);
                 }
-                Scan::Partial if self.awaiting || bytes.len() - i > 1 => {
-                    self.held = bytes[i..].to_vec();
-                    break;
-                }
-                Scan::Partial | Scan::No => {
-                    out.push(0x1b);
-                    i += 1;
-                }
-            }
-        }
+            },
+            out,
+        );
+        self.held = held;
         report
     }
 
@@ -224,20 +195,7 @@ fn scan_apc(bytes: &[u8]) -> Scan {
         Some(b'G') => {}
         Some(_) => return Scan::No,
     }
-    for (i, &b) in bytes.iter().enumerate().skip(3) {
-        match b {
-            0x1b => {
-                return match bytes.get(i + 1) {
-                    Some(b'\\') => Scan::Answer(i + 2),
-                    Some(_) => Scan::No,
-                    None => Scan::Partial,
-                }
-            }
-            _ if i >= MAX_ANSWER || b < 0x20 => return Scan::No,
-            _ => {}
-        }
-    }
-    Scan::Partial
+    crate::answers::until_terminator(bytes, 3, MAX_ANSWER, false)
 }
 
 /// `ESC [ (4|6) ; H ; W t` or `ESC [ ? (digits | ;)* c`.
@@ -251,7 +209,7 @@ fn scan_csi(bytes: &[u8]) -> Scan {
     let mut semicolons = 0;
     for (i, &b) in bytes.iter().enumerate().skip(3) {
         match b {
-            b'c' if attributes => return Scan::Attributes(i + 1),
+            b'c' if attributes => return Scan::Seen(i + 1),
             b't' if !attributes && semicolons == 2 => return Scan::Answer(i + 1),
             b';' if i < MAX_ANSWER => semicolons += 1,
             b'0'..=b'9' if i < MAX_ANSWER => {}
