@@ -359,3 +359,35 @@ fn xterm_in_vt340_mode_shows_the_sixel_through_attach() {
         }
     }
 }
+
+#[test]
+fn an_image_the_program_clears_is_cleared_from_a_sixel_terminal_too() {
+    let host = Host::new();
+    // Draws, then clears the screen when a line is typed.
+    let png = write_png(host.scratch());
+    let line = format!(
+        "img2sixel {}; echo waiting; read line; clear; echo cleared; exec cat",
+        png.display()
+    );
+    host.ok(&["open", "--shell", "--id", "clr", "--", "sh", "-c", &line]);
+    host.wait_screen("shell:clr", "waiting");
+    let mut term = attach_twice(&host, "shell:clr");
+    let from = answer(&mut term, 1, &[CELL_10X20, SIXEL_TERMINAL].concat());
+    term.wait_bytes("the sixel", |b| sixel_after(b, from));
+    host.ok(&["input", "shell:clr", "\r"]);
+    term.wait_text("cleared");
+    // The sixel terminal keeps an image's pixels until its cells are
+    // written: the view cleared its screen once the image was gone.
+    let screen = term.wait_bytes("the view to clear its screen", |b| {
+        let image_end = from + find(&b[from..], b"\x1bP")?;
+        find(&b[image_end..], b"\x1b[2J").map(|_| b[image_end..].to_vec())
+    });
+    assert!(
+        sixel_after(&screen, 2).is_none(),
+        "the image was drawn again after the program cleared it"
+    );
+    detach(&mut term);
+    answer(&mut term, 2, PLAIN_DA1);
+    detach(&mut term);
+    term.finish();
+}

@@ -23,6 +23,9 @@ pub(super) struct Images {
     pub(super) due: bool,
     /// An overlay was open at the last draw (images are not drawn over it).
     covered: bool,
+    /// Where the images were drawn last (index, view row, column): on a
+    /// sixel terminal their pixels stay there until the cells are written.
+    drawn: Vec<(u32, i64, u16)>,
 }
 
 impl Images {
@@ -37,6 +40,23 @@ impl Images {
         }
     }
 
+    /// Where the images are in a view scrolled `offset` rows back.
+    fn places(&self, offset: u32) -> Vec<(u32, i64, u16)> {
+        self.placements
+            .iter()
+            .map(|p| (p.index, p.row.saturating_add(i64::from(offset)), p.col))
+            .collect()
+    }
+
+    /// A sixel terminal still shows an image where it no longer is (it was
+    /// dropped, or moved other than by the terminal's own scrolling): the
+    /// screen must be cleared and drawn again whole, images and all. (A
+    /// kitty terminal has its images deleted before they are drawn again.)
+    pub(super) fn stale(&self, offset: u32) -> bool {
+        let sixel_only = self.caps.is_some_and(|c| c.sixel && !c.kitty);
+        sixel_only && !self.drawn.is_empty() && self.drawn != self.places(offset)
+    }
+
     /// The bytes to write after a draw: the images at their cells when due
     /// (and no overlay covers the screen), else nothing.
     pub(super) fn after_draw(&mut self, covered: bool, offset: u32, view: (u16, u16)) -> Vec<u8> {
@@ -49,6 +69,11 @@ impl Images {
         };
         self.due = false;
         let shown: &[ImagePlacement] = if covered { &[] } else { &self.placements };
+        self.drawn = if covered {
+            Vec::new()
+        } else {
+            self.places(offset)
+        };
         self.writer.frame(shown, offset, &caps, view)
     }
 }

@@ -80,6 +80,16 @@ impl Session<'_> {
     /// Draws the Tick's screen, the last row's note and the overlays; ends
     /// the session when the terminal is gone.
     pub(super) fn draw(&mut self) -> ControlFlow<SessionEnd> {
+        if self.images.stale(self.screen.model.scroll.offset) {
+            // Drawn whole again from a clear screen, images and all.
+            self.screen.shown = Surface::new(
+                usize::from(self.screen.view.0),
+                usize::from(self.screen.view.1),
+            );
+            self.screen.shown_keys.clear();
+            let _ = self.term.render(&[Change::ClearScreen(Default::default())]);
+            self.images.due = true;
+        }
         let screen = &mut self.screen;
         if screen.scroller.mouse_mode(&screen.model) != screen.mouse_mode {
             screen.mouse_mode = screen.scroller.mouse_mode(&screen.model);
