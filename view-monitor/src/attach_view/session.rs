@@ -14,7 +14,7 @@
 //! keys and mouse in [`super::input`], the activity overlay and the
 //! approval prompt in [`super::overlays`].
 
-use super::images::Images;
+use super::image_state::Images;
 use super::note::{Note, Turn, Waker};
 use super::overlays::Overlays;
 use super::screen::{LastRow, Screen, FLASH};
