@@ -22,6 +22,7 @@ pub mod assets;
 pub mod auth;
 pub mod control;
 pub mod listen;
+mod images;
 mod live;
 pub mod origin;
 mod parts;
