@@ -21,8 +21,8 @@
 pub mod assets;
 pub mod auth;
 pub mod control;
-pub mod listen;
 mod images;
+pub mod listen;
 mod live;
 pub mod origin;
 mod parts;

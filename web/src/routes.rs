@@ -45,7 +45,8 @@ pub const CSRF_HEADER: &str = "x-tickloop-csrf";
 /// without them (styles cannot run code). `'wasm-unsafe-eval'` lets the
 /// image addon compile its sixel decoder (WebAssembly, shipped inside
 /// `addon-image.js`); it allows no JavaScript `eval`.
-pub const CSP: &str = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; \
+pub const CSP: &str =
+    "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; \
      img-src 'self' data:; font-src 'self'; connect-src 'self'; base-uri 'none'; \
      form-action 'none'; frame-ancestors 'none'";
 

@@ -370,6 +370,9 @@ mod tests {
             Ok(Heard::AskImages(vec![]))
         );
         let again = String::from_utf8_lossy(&screen.draw()).into_owned();
-        assert!(again.contains("\x1b[2J") && again.contains("hello"), "{again:?}");
+        assert!(
+            again.contains("\x1b[2J") && again.contains("hello"),
+            "{again:?}"
+        );
     }
 }
