@@ -85,6 +85,17 @@ impl ScriptTerm {
         lines.join("\n")
     }
 
+    /// Every byte the command wrote to the terminal so far, as it wrote
+    /// them (escape sequences and all).
+    pub fn bytes(&self) -> Vec<u8> {
+        self.output.lock().map(|o| o.clone()).unwrap_or_default()
+    }
+
+    /// Waits until `found` finds something in the bytes written so far.
+    pub fn wait_bytes<T>(&self, what: &str, mut found: impl FnMut(&[u8]) -> Option<T>) -> T {
+        super::wait_for(what, || found(&self.bytes()))
+    }
+
     /// Waits until the terminal shows `text`; the screen then.
     pub fn wait_text(&self, text: &str) -> String {
         super::wait_shown("the script terminal", text, || self.screen())

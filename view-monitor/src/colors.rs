@@ -11,6 +11,7 @@
 //! colour queries with them, so a program picks its light or dark scheme
 //! from the person's terminal.
 
+use crate::answers::Scan;
 use std::time::{Duration, Instant};
 use tickloop_proto::attach::TermColors;
 
@@ -41,17 +42,6 @@ pub fn questions() -> Vec<u8> {
     }
     q.extend_from_slice(b"\x1b[c");
     q
-}
-
-/// What the bytes from an ESC are.
-#[derive(Debug, PartialEq, Eq)]
-enum Scan {
-    /// An answer of this many bytes.
-    Answer(usize),
-    /// Maybe an answer; its end has not come yet.
-    Partial,
-    /// Not an answer: the ESC is a key's.
-    No,
 }
 
 /// Picks the terminal's answers to [`questions`] out of its input stream:
@@ -89,41 +79,22 @@ impl AnswerFilter {
     /// Takes `input`; appends what is not an answer to `out`. Returns the
     /// colours when the device attributes answer came after new ones.
     pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Option<TermColors> {
-        let mut bytes = std::mem::take(&mut self.held);
-        bytes.extend_from_slice(input);
+        let mut held = std::mem::take(&mut self.held);
         let mut report = None;
-        let mut i = 0;
-        while i < bytes.len() {
-            if bytes[i] != 0x1b {
-                let next = bytes[i..]
-                    .iter()
-                    .position(|b| *b == 0x1b)
-                    .map_or(bytes.len(), |p| i + p);
-                out.extend_from_slice(&bytes[i..next]);
-                i = next;
-                continue;
-            }
-            match scan(&bytes[i..]) {
-                Scan::Answer(len) => {
-                    if let Some(colors) = self.take(&bytes[i..i + len]) {
-                        report = Some(colors);
-                    }
-                    i += len;
+        let awaiting = self.awaiting;
+        crate::answers::split(
+            &mut held,
+            input,
+            awaiting,
+            scan,
+            |answer| {
+                if let Some(colors) = self.take(answer) {
+                    report = Some(colors);
                 }
-                Scan::Partial if self.awaiting || bytes.len() - i > 1 => {
-                    self.held = bytes[i..].to_vec();
-                    break;
-                }
-                Scan::Partial => {
-                    out.push(0x1b);
-                    i += 1;
-                }
-                Scan::No => {
-                    out.push(0x1b);
-                    i += 1;
-                }
-            }
-        }
+            },
+            out,
+        );
+        self.held = held;
         report
     }
 
@@ -217,21 +188,7 @@ fn scan_osc(bytes: &[u8]) -> Scan {
         Some(b';') if matches!(code, b"4" | b"10" | b"11") => {}
         _ => return Scan::No,
     }
-    for (i, &b) in bytes.iter().enumerate().skip(3 + digits) {
-        match b {
-            0x07 => return Scan::Answer(i + 1),
-            0x1b => {
-                return match bytes.get(i + 1) {
-                    Some(b'\\') => Scan::Answer(i + 2),
-                    Some(_) => Scan::No,
-                    None => Scan::Partial,
-                }
-            }
-            _ if i >= MAX_ANSWER || b < 0x20 => return Scan::No,
-            _ => {}
-        }
-    }
-    Scan::Partial
+    crate::answers::until_terminator(bytes, 3 + digits, MAX_ANSWER, true)
 }
 
 /// `ESC [ ? (digits | ;)* c` (device attributes) or `ESC [ (0|3) n`

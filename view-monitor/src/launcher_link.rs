@@ -336,10 +336,19 @@ impl LineLink {
         Ok(())
     }
 
+    /// Whole lines were read before the link was made (with the first
+    /// snapshot) and wait to be taken: [`LineLink::read`] has work even
+    /// though the socket has nothing new.
+    pub(crate) fn buffered(&self) -> bool {
+        !self.done && self.incoming.contains(&b'\n')
+    }
+
     /// Reads what the launcher sent (until the socket has no more now) and
     /// appends its messages to `out`, in order; the connection's end, or a
     /// line that is not a message, comes last.
     pub(crate) fn read(&mut self, out: &mut Vec<LinkNote>) {
+        // What came with the first snapshot, in the same read.
+        self.take_lines(out);
         let mut buf = [0u8; 16 * 1024];
         while !self.done {
             match self.stream.read(&mut buf) {

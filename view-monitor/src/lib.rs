@@ -8,11 +8,13 @@
 //! page's lists) is worded once, in [`shell_row`].
 
 pub mod activity;
+mod answers;
 pub mod approval_prompt;
 pub mod attach_view;
 pub mod cells;
 pub mod colors;
 mod error;
+pub mod graphics;
 mod launcher_link;
 pub mod monitor;
 pub mod prefix;

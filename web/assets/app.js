@@ -292,6 +292,13 @@
     });
     const fit = new window.FitAddon.FitAddon();
     term.loadAddon(fit);
+    // Sixel images (a Tick's kept images come as sixel; the server never
+    // asks the page anything, so no size reports).
+    if (window.ImageAddon) {
+      term.loadAddon(new window.ImageAddon.ImageAddon({
+        sixelSupport: true, iipSupport: false, enableSizeReports: false,
+      }));
+    }
     term.open($("terminal-host"));
     fitNow = TickloopLayout.fitTerminal(term, fit, $("terminal-host"));
     term.onData((data) => {
@@ -304,9 +311,19 @@
     // key typed after it.
     term.onResize(({ cols, rows }) => {
       if (termWs && termWs.authed && termWs.readyState === WebSocket.OPEN) {
-        termWs.send(JSON.stringify({ type: "resize", cols, rows }));
+        termWs.send(JSON.stringify({ type: "resize", cols, rows, cell_px: cellPx() }));
       }
     });
+  }
+
+  // The size of a cell in CSS pixels, whole: the server draws a Tick's
+  // images to their cells at it.
+  function cellPx() {
+    const screen = term && term.element && term.element.querySelector(".xterm-screen");
+    if (!screen || !term.cols || !term.rows) return null;
+    const w = Math.round(screen.clientWidth / term.cols);
+    const h = Math.round(screen.clientHeight / term.rows);
+    return w > 0 && h > 0 ? [w, h] : null;
   }
 
   function closeTerminal() {
@@ -329,7 +346,9 @@
       // first is the size drawn. (The auth message is the socket's first:
       // a resize from this fit is not sent, the auth carries its size.)
       fitNow();
-      ws.send(JSON.stringify({ type: "auth", csrf, cols: term.cols, rows: term.rows }));
+      ws.send(JSON.stringify({
+        type: "auth", csrf, cols: term.cols, rows: term.rows, cell_px: cellPx(),
+      }));
       ws.authed = true;
       term.focus();
     };

@@ -42,6 +42,10 @@ pub fn asset(name: &str) -> Option<Asset> {
             include_bytes!("../vendor/xterm/addon-fit.js"),
             "text/javascript; charset=utf-8",
         ),
+        "addon-image.js" => (
+            include_bytes!("../vendor/xterm/addon-image.js"),
+            "text/javascript; charset=utf-8",
+        ),
         "icon.svg" => (include_bytes!("../assets/icon.svg"), "image/svg+xml"),
         _ => return None,
     };
@@ -107,6 +111,7 @@ mod tests {
             "xterm.js",
             "xterm.css",
             "addon-fit.js",
+            "addon-image.js",
             "icon.svg",
         ] {
             assert!(

@@ -21,6 +21,7 @@
 pub mod assets;
 pub mod auth;
 pub mod control;
+mod images;
 pub mod listen;
 mod live;
 pub mod origin;

@@ -42,8 +42,11 @@ pub const CSRF_HEADER: &str = "x-tickloop-csrf";
 /// script and no `eval`, never inside a frame (clickjacking). Inline
 /// styles are allowed: xterm.js's renderer writes its measurements and
 /// colours into `<style>` elements, and the terminal is drawn wrong
-/// without them (styles cannot run code).
-pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
+/// without them (styles cannot run code). `'wasm-unsafe-eval'` lets the
+/// image addon compile its sixel decoder (WebAssembly, shipped inside
+/// `addon-image.js`); it allows no JavaScript `eval`.
+pub const CSP: &str =
+    "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; \
      img-src 'self' data:; font-src 'self'; connect-src 'self'; base-uri 'none'; \
      form-action 'none'; frame-ancestors 'none'";
 

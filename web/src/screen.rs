@@ -26,6 +26,9 @@ pub enum Heard {
     Ended(String),
     /// Nothing to draw.
     Nothing,
+    /// Kept images' bytes to ask the launcher for (`ViewEvent::Image`),
+    /// then draw.
+    AskImages(Vec<u32>),
 }
 
 /// Escape sequences collected for the page (termwiz renders into it).
@@ -83,6 +86,8 @@ pub struct PageScreen {
     note: String,
     /// The first frame also turns on bracketed paste.
     started: bool,
+    /// The images the Tick drew, drawn by xterm.js's image addon.
+    images: crate::images::PageImages,
 }
 
 impl PageScreen {
@@ -104,6 +109,7 @@ impl PageScreen {
             translator: MouseTranslator::default(),
             note,
             started: false,
+            images: Default::default(),
         })
     }
 
@@ -120,13 +126,17 @@ impl PageScreen {
             }
             ToView::Bell => Heard::Bell,
             ToView::Ended { reason } => Heard::Ended(reason),
+            ToView::Images { placements } => Heard::AskImages(self.images.listed(placements)),
+            ToView::Image { index, data } => {
+                let image = data
+                    .as_ref()
+                    .and_then(view_monitor::graphics::KeptImage::from_wire);
+                self.images.answered(index, image);
+                Heard::Changed
+            }
             // The clipboard is the page's own (xterm.js has no OSC 52
             // without an addon, and a page should not write it unasked).
-            // Kept images are not drawn on the page yet.
-            ToView::Resized { .. }
-            | ToView::Clipboard { .. }
-            | ToView::Images { .. }
-            | ToView::Image { .. } => Heard::Nothing,
+            ToView::Resized { .. } | ToView::Clipboard { .. } => Heard::Nothing,
         })
     }
 
@@ -136,6 +146,13 @@ impl PageScreen {
         self.shown = Surface::new(usize::from(self.view.0), usize::from(self.view.1));
         self.shown_keys.clear();
         self.started = false;
+        self.images.redrawn();
+    }
+
+    /// The page's cell in pixels (`None`: not said): images are scaled to
+    /// their cells at it.
+    pub fn set_cell_px(&mut self, cell_px: Option<(u16, u16)>) {
+        self.images.set_cell_px(cell_px);
     }
 
     /// The Tick's title, when it changed since the last call.
@@ -152,10 +169,19 @@ impl PageScreen {
             bytes: Vec::new(),
             size: (usize::from(self.view.0), usize::from(self.view.1)),
         };
+        let offset = self.model.scroll.offset;
+        if self.images.stale(offset) {
+            // An image the page shows moved or went: drawn whole again.
+            self.shown = Surface::new(usize::from(self.view.0), usize::from(self.view.1));
+            self.shown_keys.clear();
+            sink.bytes.extend_from_slice(b"\x1b[H\x1b[2J");
+            self.images.redrawn();
+        }
         if !self.started {
             // A clean screen, and pastes reported as pastes.
             sink.bytes.extend_from_slice(b"\x1b[H\x1b[2J\x1b[?2004h");
             self.started = true;
+            self.images.redrawn();
         }
         let mouse = self.scroller.mouse_mode(&self.model);
         if self.mouse != Some(mouse) {
@@ -171,6 +197,8 @@ impl PageScreen {
         changes.push(Change::AllAttributes(Default::default()));
         // Rendering into memory cannot fail.
         let _ = self.renderer.render_to(&changes, &mut sink);
+        let images = self.images.after_draw(offset, self.view);
+        sink.bytes.extend_from_slice(&images);
         sink.bytes
     }
 
@@ -291,5 +319,60 @@ mod tests {
         );
         assert_eq!(screen.new_title(), Some("t".into()));
         assert_eq!(screen.new_title(), None);
+    }
+    #[test]
+    fn a_kept_image_is_asked_for_once_and_drawn_as_sixel_at_its_cell() {
+        use tickloop_proto::wire::{ImageData, ImageEncoding, ImageFormat, ImagePlacement};
+        let mut screen = screen_with("hello");
+        let _ = screen.draw();
+        // A 2x1-cell sixel (one red sixel column pair), drawn at row 1, col 3.
+        let sixel = b"\x1bPq\"1;1;20;6#0;2;100;0;0#0~~~~~~~~~~~~~~~~~~~~\x1b\\".to_vec();
+        let placement = ImagePlacement {
+            index: 7,
+            row: 1,
+            col: 3,
+            rows: 1,
+            cols: 2,
+            width_px: 20,
+            height_px: 6,
+            format: ImageFormat::Sixel,
+            bytes: sixel.len() as u64,
+        };
+        let listed = ToView::Images {
+            placements: vec![placement.clone()],
+        };
+        assert_eq!(screen.hear(listed.clone()), Ok(Heard::AskImages(vec![7])));
+        // Listed again: not asked twice.
+        assert_eq!(screen.hear(listed), Ok(Heard::AskImages(vec![])));
+        use base64::Engine;
+        let data = ImageData {
+            placement,
+            encoding: ImageEncoding::Sixel,
+            data: base64::engine::general_purpose::STANDARD.encode(&sixel),
+        };
+        let answer = ToView::Image {
+            index: 7,
+            data: Some(data),
+        };
+        assert_eq!(screen.hear(answer), Ok(Heard::Changed));
+        let drawn = screen.draw();
+        let at = b"\x1b7\x1b[2;4H\x1bPq";
+        assert!(
+            drawn.windows(at.len()).any(|w| w == at),
+            "{:?}",
+            String::from_utf8_lossy(&drawn)
+        );
+        // Drawn once: the next frame sends no image again.
+        assert!(!screen.draw().windows(3).any(|w| w == b"\x1bPq"));
+        // The image went: the page's screen is cleared and drawn whole.
+        assert_eq!(
+            screen.hear(ToView::Images { placements: vec![] }),
+            Ok(Heard::AskImages(vec![]))
+        );
+        let again = String::from_utf8_lossy(&screen.draw()).into_owned();
+        assert!(
+            again.contains("\x1b[2J") && again.contains("hello"),
+            "{again:?}"
+        );
     }
 }

@@ -46,6 +46,19 @@ fn size_of(message: &Value) -> Option<(u16, u16)> {
     Some((get("cols")?, get("rows")?))
 }
 
+/// The page's cell in pixels (`cell_px: [width, height]`, 1 to 200 each),
+/// when it said: kept images are drawn to their cells at that size.
+fn cell_px_of(message: &Value) -> Option<(u16, u16)> {
+    let pair = message.get("cell_px")?.as_array()?;
+    let get = |i: usize| {
+        pair.get(i)
+            .and_then(Value::as_u64)
+            .and_then(|n| u16::try_from(n).ok())
+            .filter(|n| (1..=200).contains(n))
+    };
+    Some((get(0)?, get(1)?))
+}
+
 /// Serves one page's terminal of `instance` until the page or the launcher
 /// hangs up, the instance ends or the session is revoked.
 pub async fn serve(mut ws: Ws, instance: String, ctx: TermContext) {
@@ -83,9 +96,10 @@ pub async fn serve(mut ws: Ws, instance: String, ctx: TermContext) {
         }
     };
     let note = format!("{instance} · the latest active view's size wins");
-    let Some(screen) = PageScreen::new(snapshot, page_size, note) else {
+    let Some(mut screen) = PageScreen::new(snapshot, page_size, note) else {
         return websocket::close_with(&mut ws, "cannot set up the terminal renderer").await;
     };
+    screen.set_cell_px(cell_px_of(&first));
     let link = Link {
         ws,
         reader,
@@ -267,6 +281,15 @@ impl Link {
             Ok(Heard::Changed) => self.draw().await,
             Ok(Heard::Bell) => send_json(&mut self.ws, &json!({"type": "bell"})).await,
             Ok(Heard::Nothing) => true,
+            // Reading an image is no write: asked under --read-only too.
+            Ok(Heard::AskImages(indices)) => {
+                for index in indices {
+                    if !self.send_launcher(&ViewEvent::Image { index }).await {
+                        return false;
+                    }
+                }
+                self.draw().await
+            }
             Ok(Heard::Ended(reason)) => {
                 let _ = send_json(&mut self.ws, &json!({"type": "ended", "reason": reason})).await;
                 let _ = self.ws.close(None).await;
@@ -305,6 +328,7 @@ impl Link {
             Some("resize") => match size_of(&message) {
                 Some((cols, rows)) => {
                     self.screen.resize(cols, rows);
+                    self.screen.set_cell_px(cell_px_of(&message));
                     let sent = if self.read_only {
                         true
                     } else {

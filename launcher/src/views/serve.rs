@@ -109,10 +109,10 @@ where
     // The view's events, applied as they come, on their own task (reading a
     // line is not cancel-safe, so it does not share a select with writing).
     let (gone_tx, mut gone_rx) = mpsc::channel::<()>(1);
-    // The images the view asks for, by index ([`ViewEvent::Image`]).
-    let (asked_tx, mut asked_rx) = mpsc::channel::<u32>(16);
     // How far back this view is scrolled; set by its reader task.
     let (scroll_tx, mut scroll_rx) = watch::channel(0usize);
+    // The kept images whose bytes the view asked for (ViewEvent::Image).
+    let (image_tx, mut image_rx) = mpsc::channel::<u32>(16);
     // Set when the view typed: the next frame (the echo) goes at once,
     // whatever the pacing, and is not counted by it.
     let typed = Arc::new(AtomicBool::new(false));
@@ -124,8 +124,8 @@ where
             scroll: scroll_tx,
             typed: typed.clone(),
             gone: gone_tx,
+            images: image_tx,
             read_only: ctx.read_only,
-            images_asked: asked_tx,
         },
     ));
 
@@ -143,7 +143,7 @@ where
 
     enum Step {
         Event(crate::emulator::TermEvent),
-        ImageAsked(u32),
+        Image(u32),
         Changed,
         Drained,
         Frame,
@@ -183,7 +183,7 @@ where
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => Step::Gone,
             },
-            Some(index) = asked_rx.recv() => Step::ImageAsked(index),
+            Some(index) = image_rx.recv() => Step::Image(index),
             _ = gone_rx.recv() => Step::Gone,
         };
         match step {
@@ -193,12 +193,8 @@ where
                     break;
                 }
             }
-            Step::ImageAsked(index) => {
-                let answer = ToView::Image {
-                    index,
-                    data: hub.term.image(index).await,
-                };
-                if send(&mut writer, &answer).await.is_err() {
+            Step::Image(index) => {
+                if send_image(&mut writer, &hub.term, index).await.is_err() {
                     break;
                 }
             }
@@ -234,8 +230,9 @@ where
                         None => break,
                     },
                 };
-                let Ok(whole) = send_frame(&mut writer, last.as_ref(), &snap).await else {
-                    break;
+                let whole = match send_frame(&mut writer, last.as_ref(), &snap).await {
+                    Ok(whole) => whole,
+                    Err(_) => break,
                 };
                 last = Some(snap);
                 // The images' places after the frame that shows their cells.
@@ -333,10 +330,10 @@ struct ViewEvents {
     typed: Arc<AtomicBool>,
     /// Told when the view is gone (or detached for nonsense).
     gone: mpsc::Sender<()>,
+    /// The kept images the view asks the bytes of.
+    images: mpsc::Sender<u32>,
     /// An agent's view: only its scrolling is taken.
     read_only: bool,
-    /// Where the view's asks for an image's bytes go.
-    images_asked: mpsc::Sender<u32>,
 }
 
 /// Applies the view's events as they come, until it hangs up, sends a line
@@ -348,8 +345,8 @@ async fn apply_events<R: AsyncBufRead + Unpin>(mut reader: R, to: ViewEvents) {
         scroll,
         typed,
         gone,
+        images,
         read_only,
-        images_asked,
     } = to;
     let mut refused_said = false;
     let mut line = Vec::new();
@@ -369,10 +366,10 @@ async fn apply_events<R: AsyncBufRead + Unpin>(mut reader: R, to: ViewEvents) {
             ViewEvent::Scroll { offset } => {
                 scroll.send_replace(usize::try_from(offset).unwrap_or(usize::MAX));
             }
-            // A read, which an agent's view may ask too; a view that asks
-            // faster than it reads the answers waits.
+            // A read, which an agent's view may ask too: answered by the
+            // writer, in order with the frames.
             ViewEvent::Image { index } => {
-                if images_asked.send(index).await.is_err() {
+                if images.send(index).await.is_err() {
                     break;
                 }
             }
@@ -445,14 +442,28 @@ async fn send_frame<W: AsyncWrite + Unpin>(
                 rows: snap.rows,
             };
             send(writer, &resized).await?;
-            send(writer, &ToView::Snapshot(snap.clone()))
-                .await
-                .map(|()| true)
+            send(writer, &ToView::Snapshot(snap.clone())).await?;
+            Ok(true)
         }
         None => send(writer, &ToView::Snapshot(snap.clone()))
             .await
             .map(|()| true),
     }
+}
+
+/// Kept image `index`'s bytes, for the view that asked. An image too big
+/// for one line of the attach protocol is answered as not kept: the view's
+/// reader would drop the connection for it.
+async fn send_image<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    term: &TerminalHandle,
+    index: u32,
+) -> std::io::Result<()> {
+    let data = term
+        .image(index)
+        .await
+        .filter(|d| d.data.len() + 64 * 1024 < MAX_VIEW_LINE);
+    send(writer, &ToView::Image { index, data }).await
 }
 
 /// The Tick's last output (the screen is final once the status says ended),

@@ -11,6 +11,7 @@ use crate::launcher_link::{dial, read_start, send_view_hello, view_hello, Dial, 
 use crate::render::InputReader;
 use crate::tty::{clamp, terminal_caps, RestoreGuard};
 use std::fs::OpenOptions;
+use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::time::Instant;
 use termwiz::terminal::{Terminal, UnixTerminal};
@@ -42,11 +43,22 @@ pub(super) fn run_session(opts: &AttachOptions) -> Result<SessionEnd, AttachErro
     term.set_raw_mode()
         .map_err(|e| AttachError::Terminal(format!("cannot enter raw mode: {e}")))?;
     // Asked in raw mode (the answers must not be echoed), never waited for:
-    // the loop takes the answers out of the input as they come.
-    guard.write_raw(&crate::colors::questions());
+    // the loop takes the answers out of the input as they come. What the
+    // terminal draws first, then the colours, which end with the device
+    // attributes query that ends both.
+    let cell_px = crate::graphics::probe::winsize_cell_px(tty.as_raw_fd());
+    guard.write_raw(
+        &[
+            crate::graphics::probe::questions(),
+            crate::colors::questions(),
+        ]
+        .concat(),
+    );
+    let now = Instant::now();
     let input = TtyIn {
         tty,
-        answers: crate::colors::TtyAnswers::asked(Instant::now()),
+        graphics: crate::graphics::probe::GraphicsAnswers::asked(now, cell_px),
+        answers: crate::colors::TtyAnswers::asked(now),
         keys: InputReader::default(),
         signals,
     };

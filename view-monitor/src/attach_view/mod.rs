@@ -21,6 +21,8 @@
 //! paste; `overlays` holds the activity overlay and the approval prompt.
 
 mod connect;
+mod image_state;
+mod images;
 mod input;
 mod note;
 mod output;

@@ -7,6 +7,7 @@
 use super::note::Turn;
 use super::session::Session;
 use super::{AttachError, AttachOutcome, SessionEnd};
+use crate::graphics::KeptImage;
 use crate::render;
 use crate::tty::clamp;
 use std::ops::ControlFlow;
@@ -28,6 +29,7 @@ impl Session<'_> {
                     self.last_row.tick_drew_on_it();
                 }
                 self.screen.model = s;
+                self.images.due = true;
                 self.dirty = true;
             }
             ToView::Rows(rows) => {
@@ -41,8 +43,12 @@ impl Session<'_> {
                     .map_err(|e| AttachError::Protocol(e.to_string()))?;
                 self.dirty = true;
             }
-            // Drawing kept images is not done here yet.
-            ToView::Resized { .. } | ToView::Images { .. } | ToView::Image { .. } => {}
+            ToView::Resized { .. } => {}
+            ToView::Images { placements } => self.on_placements(placements),
+            ToView::Image { index, data } => {
+                let image = data.as_ref().and_then(KeptImage::from_wire);
+                self.on_image(index, image);
+            }
             ToView::Bell => {
                 let _ = self.term.flush();
                 self.guard.write_raw(b"\x07");
@@ -74,6 +80,16 @@ impl Session<'_> {
     /// Draws the Tick's screen, the last row's note and the overlays; ends
     /// the session when the terminal is gone.
     pub(super) fn draw(&mut self) -> ControlFlow<SessionEnd> {
+        if self.images.stale(self.screen.model.scroll.offset) {
+            // Drawn whole again from a clear screen, images and all.
+            self.screen.shown = Surface::new(
+                usize::from(self.screen.view.0),
+                usize::from(self.screen.view.1),
+            );
+            self.screen.shown_keys.clear();
+            let _ = self.term.render(&[Change::ClearScreen(Default::default())]);
+            self.images.due = true;
+        }
         let screen = &mut self.screen;
         if screen.scroller.mouse_mode(&screen.model) != screen.mouse_mode {
             screen.mouse_mode = screen.scroller.mouse_mode(&screen.model);
@@ -93,12 +109,19 @@ impl Session<'_> {
             screen
                 .composer
                 .compose(&screen.model, screen.view.0, screen.view.1, note, force);
+        let offset = screen.model.scroll.offset;
+        self.images.mark(&mut frame, offset);
         self.overlays.draw(&mut frame, &self.prefix);
+        let covered = self.overlays.activity_open();
         let changes =
             render::frame_changes_keyed(&mut screen.shown, &mut screen.shown_keys, &frame);
         if self.term.render(&changes).is_err() || self.term.flush().is_err() {
             // The terminal is gone.
             return ControlFlow::Break(SessionEnd::Done(AttachOutcome::Hangup));
+        }
+        let images = self.images.after_draw(covered, offset, screen.view);
+        if !images.is_empty() {
+            self.guard.write_raw(&images);
         }
         ControlFlow::Continue(())
     }
@@ -111,6 +134,7 @@ impl Session<'_> {
         self.screen.shown_keys.clear();
         let _ = self.term.render(&[Change::ClearScreen(Default::default())]);
         self.screen.pending_resize = Some(Instant::now() + RESIZE_DEBOUNCE);
+        self.images.due = true;
         self.dirty = true;
     }
 

@@ -14,11 +14,13 @@
 //! keys and mouse in [`super::input`], the activity overlay and the
 //! approval prompt in [`super::overlays`].
 
+use super::image_state::Images;
 use super::note::{Note, Turn, Waker};
 use super::overlays::Overlays;
 use super::screen::{LastRow, Screen, FLASH};
 use super::{AttachError, AttachOptions, AttachOutcome, SessionEnd};
 use crate::colors::TtyAnswers;
+use crate::graphics::probe::GraphicsAnswers;
 use crate::launcher_link::{LineLink, LinkNote};
 use crate::prefix::Prefix;
 use crate::render::{InputReader, MouseTranslator};
@@ -34,11 +36,13 @@ use termwiz::surface::Change;
 use termwiz::terminal::{Terminal, UnixTerminal};
 use tickloop_proto::attach::{Snapshot, ViewEvent};
 
-/// The user's terminal as the loop reads it: the answers to the colour
-/// questions taken out, the rest parsed into keys, mouse and paste; and the
-/// signals that come with a terminal (its resizes, its hang-up).
+/// The user's terminal as the loop reads it: the answers to the graphics
+/// and colour questions taken out, the rest parsed into keys, mouse and
+/// paste; and the signals that come with a terminal (its resizes, its
+/// hang-up).
 pub(super) struct TtyIn {
     pub(super) tty: File,
+    pub(super) graphics: GraphicsAnswers,
     pub(super) answers: TtyAnswers,
     pub(super) keys: InputReader,
     pub(super) signals: Signals,
@@ -116,6 +120,8 @@ pub(super) struct Session<'a> {
     pub(super) prefix: Prefix,
     /// Mouse reports as the Tick wants them.
     pub(super) mouse: MouseTranslator,
+    /// The images the Tick drew, and what the terminal draws of them.
+    pub(super) images: Images,
     /// Something changed on screen since the last draw.
     pub(super) dirty: bool,
 }
@@ -160,6 +166,7 @@ impl<'a> Session<'a> {
             overlays,
             prefix,
             mouse: MouseTranslator::default(),
+            images: Images::default(),
             dirty: true,
         })
     }
@@ -212,7 +219,7 @@ impl<'a> Session<'a> {
         }
         // The keystroke goes before anything is read or drawn.
         self.link.flush()?;
-        if ready.link {
+        if ready.link || self.link.buffered() {
             let mut notes = Vec::new();
             self.link.read(&mut notes);
             for note in notes {
@@ -238,12 +245,19 @@ impl<'a> Session<'a> {
         let deadline = [
             self.screen.pending_resize,
             self.last_row.until(),
+            self.input.graphics.deadline(),
             self.input.answers.deadline(),
             self.input.keys.deadline(),
         ]
         .into_iter()
         .flatten()
         .min();
+        // Lines read with the first snapshot wait: do not sleep.
+        let deadline = if self.link.buffered() {
+            Some(Instant::now())
+        } else {
+            deadline
+        };
         let timeout = deadline.map_or(-1, |at| {
             let left = at.saturating_duration_since(Instant::now());
             // Round up: waking a moment early only polls again.
@@ -299,8 +313,16 @@ impl<'a> Session<'a> {
             // when the view is not the session leader).
             return Ok(ControlFlow::Break(SessionEnd::Done(AttachOutcome::Hangup)));
         }
+        let mut rest = Vec::new();
+        if let Some(caps) = self
+            .input
+            .graphics
+            .feed(&buf[..n], self.screen.view, now, &mut rest)
+        {
+            self.on_capabilities(caps);
+        }
         let mut keys = Vec::new();
-        if let Some(colors) = self.input.answers.feed(&buf[..n], now, &mut keys) {
+        if let Some(colors) = self.input.answers.feed(&rest, now, &mut keys) {
             self.link.queue(&ViewEvent::Colors(colors));
         }
         self.input.keys.feed(&keys, n == buf.len());
@@ -310,7 +332,20 @@ impl<'a> Session<'a> {
     /// What waited for a deadline: held bytes that were keys after all,
     /// colours reported without their end marker, a held key sequence.
     fn on_deadlines(&mut self, now: Instant) -> Turn {
+        let mut rest = Vec::new();
+        if let Some(caps) = self
+            .input
+            .graphics
+            .on_deadline(now, self.screen.view, &mut rest)
+        {
+            self.on_capabilities(caps);
+        }
         let mut keys = Vec::new();
+        if !rest.is_empty() {
+            if let Some(colors) = self.input.answers.feed(&rest, now, &mut keys) {
+                self.link.queue(&ViewEvent::Colors(colors));
+            }
+        }
         if let Some(colors) = self.input.answers.on_deadline(now, &mut keys) {
             self.link.queue(&ViewEvent::Colors(colors));
         }

@@ -6,6 +6,7 @@
 //! goes on.
 
 use crate::cells::{self, at, truncate};
+use crate::graphics::{mark_boxes, ImagePlacement};
 use crate::launcher_link::{self, LinkNote, Start};
 use crate::render::{self, MouseTranslator};
 use std::sync::mpsc;
@@ -64,6 +65,9 @@ pub struct Overlay {
     pub id: String,
     /// The Tick's screen; `None` until the first snapshot.
     pub model: Option<Snapshot>,
+    /// The images the Tick drew: a marked box in their cells (the overlay
+    /// draws no image).
+    pub images: Vec<ImagePlacement>,
     /// Makes the frames, keeping the model drawn between them.
     composer: render::Composer,
     /// Set once the overlay shows why it stopped (then any key closes it).
@@ -146,6 +150,7 @@ impl Overlay {
             composer: render::Composer::default(),
             id,
             model: None,
+            images: Vec::new(),
             stopped: None,
             notes,
             events: Some(event_tx),
@@ -168,6 +173,7 @@ impl Overlay {
             composer: render::Composer::default(),
             id: id.to_string(),
             model,
+            images: Vec::new(),
             stopped,
             notes,
             events: None,
@@ -206,15 +212,14 @@ impl Overlay {
                         )));
                     }
                 }
+                // Images are boxes here: their bytes are never asked for.
+                LinkNote::Frame(ToView::Images { placements }) => self.images = placements,
                 // The Monitor keeps its own title; a bell or clipboard
                 // write of a Tick shown small is not passed on.
-                // Images are shown by the views that draw them (not yet
-                // the overlay).
                 LinkNote::Frame(
                     ToView::Resized { .. }
                     | ToView::Bell
                     | ToView::Clipboard { .. }
-                    | ToView::Images { .. }
                     | ToView::Image { .. },
                 ) => {}
                 LinkNote::Frame(ToView::Ended { reason }) => self.stop(Stop::Ended(reason)),
@@ -363,10 +368,11 @@ pub fn draw(
     let inner = match &overlay.model {
         Some(model) => {
             let note = format!("{} d closes", overlay.prefix_name);
-            let frame =
+            let mut frame =
                 overlay
                     .composer
                     .compose(model, geo.inner_cols, geo.inner_rows, &note, false);
+            mark_boxes(&mut frame.surface, &overlay.images, model.scroll.offset);
             if overlay.stopped.is_none() {
                 cursor = (
                     frame.cursor.map(|(x, y)| (x + ox, y + oy)),
@@ -459,6 +465,7 @@ mod tests {
             composer: render::Composer::default(),
             id: "hosted:counter".into(),
             model,
+            images: Vec::new(),
             stopped,
             notes,
             events: None,
@@ -469,6 +476,30 @@ mod tests {
             prefix_name: "ctrl+\\".to_string(),
             ssh: Default::default(),
         }
+    }
+
+    #[test]
+    fn an_image_in_the_overlay_is_a_marked_box() {
+        let mut overlay = overlay_with(Some(Snapshot::blank(74, 20)), None);
+        overlay.images = vec![ImagePlacement {
+            index: 3,
+            row: 2,
+            col: 1,
+            rows: 3,
+            cols: 24,
+            width_px: 240,
+            height_px: 60,
+            format: tickloop_proto::wire::ImageFormat::Sixel,
+            bytes: 5000,
+        }];
+        let mut screen = Surface::new(80, 24);
+        draw(&mut screen, &mut overlay, &Geometry::for_terminal(80, 24));
+        let text = screen.screen_chars_to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        // Inside the border (x 3, y 2 on the list's screen).
+        assert!(lines[4].starts_with("  │ ┌─────"), "{text}");
+        assert!(lines[5].contains("[image 240×60 sixel]"), "{text}");
+        assert!(lines[6].starts_with("  │ └─────"), "{text}");
     }
 
     #[test]

@@ -8,6 +8,7 @@
 use super::columns::{header_fields, layout, row_fields, segments, table_line, Col};
 use super::row::{detail, Row, Tone};
 use crate::cells::{at, fit, skip_cells, take_cells, truncate, width};
+use crate::graphics::{mark_boxes, ImagePlacement};
 use crate::shell_row::keep_start;
 use termwiz::cell::{AttributeChange, CellAttributes, Intensity};
 use termwiz::color::{AnsiColor, ColorAttribute};
@@ -296,15 +297,31 @@ fn draw_preview(
     let Some(p) = shown else { return };
     let inner = height.saturating_sub(1);
     let (x, y) = preview_origin(&p.screen, cols, inner);
+    let mut screen = Surface::new(cols, inner);
     for (i, text) in p.screen.lines.iter().skip(y).take(inner).enumerate() {
         // Cropped, not cut: no `…` at the edge.
         let cropped = take_cells(&skip_cells(text, x), cols);
-        s.add_changes(text_at(
-            y0 + 1 + i,
-            CellAttributes::default(),
-            fit(&cropped, cols),
-        ));
+        screen.add_changes(text_at(i, CellAttributes::default(), fit(&cropped, cols)));
     }
+    // The images the program drew: a marked box in their cells, moved as
+    // the screen is.
+    let images: Vec<ImagePlacement> = p
+        .screen
+        .images
+        .iter()
+        .filter_map(|image| {
+            let cut = usize::from(image.col).min(x);
+            let cols = usize::from(image.cols).checked_sub(x - cut)?;
+            Some(ImagePlacement {
+                row: image.row - i64::try_from(y).unwrap_or(i64::MAX),
+                col: u16::try_from(usize::from(image.col) - cut).unwrap_or(u16::MAX),
+                cols: u16::try_from(cols).unwrap_or(u16::MAX),
+                ..image.clone()
+            })
+        })
+        .collect();
+    mark_boxes(&mut screen, &images, 0);
+    s.draw_from_screen(&screen, 0, y0 + 1);
 }
 
 #[cfg(test)]
@@ -351,6 +368,48 @@ mod tests {
         assert_eq!(preview_origin(&screen(0, 100), 80, 9), (21, 0));
         assert_eq!(skip_cells("日本語abc", 2), "本語abc");
         assert_eq!(take_cells("日本語abc", 5), "日本");
+    }
+
+    #[test]
+    fn the_preview_marks_where_an_image_is() {
+        let r = rows();
+        let image = tickloop_proto::wire::ImagePlacement {
+            index: 1,
+            row: 1,
+            col: 4,
+            rows: 4,
+            cols: 30,
+            width_px: 300,
+            height_px: 80,
+            format: tickloop_proto::wire::ImageFormat::Kitty,
+            bytes: 96_000,
+        };
+        let preview = Preview {
+            id: r[1].id.clone(),
+            screen: ScreenReply {
+                rows: 30,
+                cols: 120,
+                cursor: tickloop_proto::wire::ScreenCursor { row: 6, col: 0 },
+                lines: vec!["$ chafa -f kitty chart.png".into()],
+                history: Vec::new(),
+                history_len: 0,
+                history_limit: 0,
+                memory_bytes: 0,
+                images: vec![image],
+                image_bytes: 96_000,
+                ended: false,
+            },
+        };
+        let view = view_of(&r, 1, Some(Some(&preview)));
+        let text = draw(&view, 80, 24).screen_chars_to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        let top = lines
+            .iter()
+            .position(|l| l.starts_with("$ chafa"))
+            .expect("the preview's first line");
+        assert!(lines[top + 1].starts_with("    ┌────"), "{text}");
+        assert!(lines[top + 2].contains("[image 300×80 kitty]"), "{text}");
+        assert!(lines[top + 4].starts_with("    └────"), "{text}");
     }
 
     #[test]
