@@ -380,10 +380,12 @@ fn an_image_the_program_clears_is_cleared_from_a_sixel_terminal_too() {
     // written: the view cleared its screen once the image was gone.
     let screen = term.wait_bytes("the view to clear its screen", |b| {
         let image_end = from + find(&b[from..], b"\x1bP")?;
-        find(&b[image_end..], b"\x1b[2J").map(|_| b[image_end..].to_vec())
+        // From the clear on (the image may have been drawn more than once
+        // before it: at the list, again at its bytes).
+        find(&b[image_end..], b"\x1b[2J").map(|at| b[image_end + at..].to_vec())
     });
     assert!(
-        sixel_after(&screen, 2).is_none(),
+        sixel_after(&screen, 0).is_none(),
         "the image was drawn again after the program cleared it"
     );
     detach(&mut term);

@@ -220,6 +220,10 @@ pub(super) fn handle_emulator_message(
             refresh_images(images, term.emulator, false, &published.placements);
             let _ = reply.send(images.kept.data(index, term.emulator.alt_screen()));
         }
+        EmuMsg::Placements(reply) => {
+            let now = refresh_images(images, term.emulator, false, &published.placements);
+            let _ = reply.send(now);
+        }
         EmuMsg::ViewSnapshot(offset, reply) => {
             let _ = reply.send(term.emulator.snapshot_scrolled(offset));
             refresh_images(images, term.emulator, false, &published.placements);

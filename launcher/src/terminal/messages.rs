@@ -8,7 +8,7 @@ use crate::emulator::ScreenText;
 use crate::shell_watch::ShellMsg;
 use std::sync::Arc;
 use tickloop_proto::attach::Snapshot;
-use tickloop_proto::wire::ImageData;
+use tickloop_proto::wire::{ImageData, ImagePlacement};
 use tokio::sync::{mpsc, oneshot};
 
 /// Messages for the terminal thread: queued, then the thread woken.
@@ -52,6 +52,8 @@ pub(super) enum EmuMsg {
     ViewSnapshot(usize, oneshot::Sender<Snapshot>),
     /// A kept image's bytes, by index (`None`: not kept).
     Image(u32, oneshot::Sender<Option<ImageData>>),
+    /// The kept images' placements now, for a view after a frame.
+    Placements(oneshot::Sender<Vec<ImagePlacement>>),
     /// A wait on the output, or a `run` ([`crate::shell_watch::ShellWatch::ask`]).
     Shell(ShellMsg),
     /// Output has not paused for [`super::quiet::COMPACT_EVERY`]: move the rows that

@@ -391,6 +391,16 @@ impl TerminalHandle {
         rx.await.ok().flatten()
     }
 
+    /// The kept images' placements as the terminal thread has them now
+    /// (`None`: the terminal thread is gone).
+    pub async fn image_placements(&self) -> Option<Vec<tickloop_proto::wire::ImagePlacement>> {
+        let (tx, rx) = oneshot::channel();
+        if !self.emu_tx.send(EmuMsg::Placements(tx)).await {
+            return None;
+        }
+        rx.await.ok()
+    }
+
     /// The live screen as the terminal thread took it when it applied
     /// change `change` (the value of [`Self::subscribe_changes`]), if that
     /// change was the first output after a view's keystroke: the echo's

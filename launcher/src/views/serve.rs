@@ -133,13 +133,14 @@ where
     // Where the output stopped: the frame that shows it is not paced.
     let mut drained = hub.term.subscribe_drained();
     let mut term_events = hub.term.subscribe_events();
-    let mut images = ImagesSent::new(hub.term.subscribe_images());
     let mut status = ctx.status;
     let mut shutdown = ctx.shutdown;
     let mut last: Option<Snapshot> = None;
     let mut dirty = true;
     let mut next_frame = Instant::now();
     let mut pacer = FramePacer::new();
+    // The image placements the view was sent last.
+    let mut images_sent: Vec<ImagePlacement> = Vec::new();
 
     enum Step {
         Event(crate::emulator::TermEvent),
@@ -235,8 +236,13 @@ where
                     Err(_) => break,
                 };
                 last = Some(snap);
-                // The images' places after the frame that shows their cells.
-                if images.after_frame(&mut writer, whole).await.is_err() {
+                // The images' places after the frame that shows their cells,
+                // asked of the terminal thread after the frame, so they are
+                // at least as new as it.
+                if send_images(&mut writer, &hub.term, whole, &mut images_sent)
+                    .await
+                    .is_err()
+                {
                     break;
                 }
                 // An echo is not paced: typing is not a flood.
@@ -248,45 +254,6 @@ where
     }
     reader_task.abort();
     let _ = writer.shutdown().await;
-}
-
-/// The image placements a view was sent, and the terminal thread's.
-struct ImagesSent {
-    placements: watch::Receiver<Arc<Vec<ImagePlacement>>>,
-    /// None before the first list.
-    sent: Option<Arc<Vec<ImagePlacement>>>,
-}
-
-impl ImagesSent {
-    fn new(placements: watch::Receiver<Arc<Vec<ImagePlacement>>>) -> Self {
-        ImagesSent {
-            placements,
-            sent: None,
-        }
-    }
-
-    /// After a frame: the placements the terminal thread found last, when
-    /// they differ from what the view was sent, or after a whole snapshot
-    /// (`whole`) when there are any.
-    async fn after_frame<W: AsyncWrite + Unpin>(
-        &mut self,
-        writer: &mut W,
-        whole: bool,
-    ) -> std::io::Result<()> {
-        let now = self.placements.borrow_and_update().clone();
-        let news = match self.sent.as_ref() {
-            None => !now.is_empty(),
-            Some(sent) => whole && !now.is_empty() || **sent != *now,
-        };
-        if news {
-            let list = ToView::Images {
-                placements: now.as_ref().clone(),
-            };
-            send(writer, &list).await?;
-            self.sent = Some(now);
-        }
-        Ok(())
-    }
 }
 
 /// Reads the view's [`ViewHello`] (for at most [`VIEW_HELLO_TIMEOUT`]); a
@@ -449,6 +416,27 @@ async fn send_frame<W: AsyncWrite + Unpin>(
             .await
             .map(|()| true),
     }
+}
+
+/// The kept images' places, after a frame: after a whole snapshot when there
+/// are any, else when they changed since `sent`.
+async fn send_images<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    term: &TerminalHandle,
+    whole: bool,
+    sent: &mut Vec<ImagePlacement>,
+) -> std::io::Result<()> {
+    let Some(placements) = term.image_placements().await else {
+        return Ok(());
+    };
+    if placements != *sent || (whole && !placements.is_empty()) {
+        let images = ToView::Images {
+            placements: placements.clone(),
+        };
+        send(writer, &images).await?;
+        *sent = placements;
+    }
+    Ok(())
 }
 
 /// Kept image `index`'s bytes, for the view that asked. An image too big
