@@ -32,9 +32,6 @@ pub(super) struct Published {
     pub(super) echo: Arc<EchoFrame>,
     /// Images dropped for the image memory's limit, in all.
     pub(super) images_dropped: watch::Sender<ImagesDropped>,
-    /// The image placements on the screen shown, as the last screen read
-    /// found them (views send them on).
-    pub(super) placements: watch::Sender<Arc<Vec<ImagePlacement>>>,
 }
 
 pub(super) fn new_emulator(
@@ -206,56 +203,43 @@ pub(super) fn handle_emulator_message(
         }
         EmuMsg::Resize(rows, cols) => {
             term.emulator.resize(usize::from(rows), usize::from(cols));
-            refresh_images(images, term.emulator, true, &published.placements);
+            refresh_images(images, term.emulator, true);
             recorder.resize(cols, rows);
             changes.send_modify(|n| *n = n.wrapping_add(1));
         }
         EmuMsg::Snapshot(history, reply) => {
             let mut text = term.emulator.text(history);
-            text.images = refresh_images(images, term.emulator, false, &published.placements);
+            text.images = refresh_images(images, term.emulator, false);
             text.image_bytes = images.kept.bytes();
             let _ = reply.send(text);
         }
         EmuMsg::Image(index, reply) => {
-            refresh_images(images, term.emulator, false, &published.placements);
+            refresh_images(images, term.emulator, false);
             let _ = reply.send(images.kept.data(index, term.emulator.alt_screen()));
         }
         EmuMsg::Placements(reply) => {
-            let now = refresh_images(images, term.emulator, false, &published.placements);
+            let now = refresh_images(images, term.emulator, false);
             let _ = reply.send(now);
         }
+        // The view asks for the images' placements after the frame
+        // (`Placements`), which looks where they are then.
         EmuMsg::ViewSnapshot(offset, reply) => {
             let _ = reply.send(term.emulator.snapshot_scrolled(offset));
-            refresh_images(images, term.emulator, false, &published.placements);
         }
         EmuMsg::Compact => term.emulator.compact(),
         EmuMsg::ReleaseSpare => {
             // Also what the launcher freed since the last quiet time (the
             // descriptor's schemas compiled once to check them, for one).
             term.emulator.release_spare_rows();
-            refresh_images(images, term.emulator, false, &published.placements);
+            refresh_images(images, term.emulator, false);
             return_free_memory();
         }
     }
 }
 
 /// Looks where the kept images are now (see
-/// [`crate::images::KeptImages::refresh`]), publishes their placements
-/// when they changed, and returns them.
-fn refresh_images(
-    images: &mut Images,
-    emulator: &Emulator,
-    resized: bool,
-    placements: &watch::Sender<Arc<Vec<ImagePlacement>>>,
-) -> Vec<ImagePlacement> {
+/// [`crate::images::KeptImages::refresh`]) and returns their placements.
+fn refresh_images(images: &mut Images, emulator: &Emulator, resized: bool) -> Vec<ImagePlacement> {
     images.kept.refresh(emulator, resized);
-    let now = images.kept.placements(emulator.alt_screen());
-    placements.send_if_modified(|shown| {
-        let news = **shown != now;
-        if news {
-            *shown = Arc::new(now.clone());
-        }
-        news
-    });
-    now
+    images.kept.placements(emulator.alt_screen())
 }

@@ -128,8 +128,6 @@ pub struct TerminalHandle {
     shell_rx: watch::Receiver<Arc<ShellNow>>,
     /// Images dropped for the image memory's limit, in all.
     images_dropped_rx: watch::Receiver<crate::images::ImagesDropped>,
-    /// The image placements as the last screen read found them.
-    placements_rx: watch::Receiver<Arc<Vec<tickloop_proto::wire::ImagePlacement>>>,
     image_limit_mb: u64,
 }
 
@@ -206,10 +204,8 @@ impl TerminalHandle {
         let colors = AnswerColors::default();
         let (images_dropped_tx, images_dropped_rx) =
             watch::channel(crate::images::ImagesDropped::default());
-        let (placements_tx, placements_rx) = watch::channel(Arc::new(Vec::new()));
         let published = Published {
             images_dropped: images_dropped_tx,
-            placements: placements_tx,
             changes: changes_tx,
             drained: drained_tx,
             events: events_tx.clone(),
@@ -258,7 +254,6 @@ impl TerminalHandle {
             echo,
             shell_rx,
             images_dropped_rx,
-            placements_rx,
             image_limit_mb: image_limit / (1024 * 1024),
         }))
     }
@@ -267,14 +262,6 @@ impl TerminalHandle {
     /// in MB (`image_memory_mb`).
     pub fn subscribe_images_dropped(&self) -> (watch::Receiver<crate::images::ImagesDropped>, u64) {
         (self.images_dropped_rx.clone(), self.image_limit_mb)
-    }
-
-    /// The kept images' placements on the screen shown, as the last read of
-    /// the screen (a view's frame, `screen`) found them, and their changes.
-    pub fn subscribe_images(
-        &self,
-    ) -> watch::Receiver<Arc<Vec<tickloop_proto::wire::ImagePlacement>>> {
-        self.placements_rx.clone()
     }
 
     /// The shell's state read from the output, and its changes.
