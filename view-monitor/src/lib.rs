@@ -21,3 +21,4 @@ pub mod prefix;
 pub mod render;
 pub mod shell_row;
 mod tty;
+mod tty_out;

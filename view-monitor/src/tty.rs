@@ -31,6 +31,9 @@ struct TtyState {
     tty: File,
     saved: libc::termios,
     mouse: MouseTracking,
+    /// The view turned on its modes (bracketed paste, modifyOtherKeys):
+    /// turn them off.
+    modes: bool,
     /// The view took the screen (alternate screen): give it back.
     screen: bool,
 }
@@ -62,6 +65,7 @@ impl RestoreGuard {
                 tty,
                 saved,
                 mouse: MouseTracking::Off,
+                modes: false,
                 screen: false,
             });
         }
@@ -73,6 +77,16 @@ impl RestoreGuard {
             }));
         });
         Ok(RestoreGuard)
+    }
+
+    /// The view is about to turn on its modes: restoring turns them off,
+    /// whether or not the view got as far as the alternate screen.
+    pub(crate) fn set_modes(&self) {
+        if let Ok(mut guard) = TTY_STATE.lock() {
+            if let Some(state) = guard.as_mut() {
+                state.modes = true;
+            }
+        }
     }
 
     /// The view entered the alternate screen: restoring leaves it.
@@ -124,10 +138,13 @@ fn restore_tty() {
         return;
     };
     let Some(state) = guard.as_mut() else { return };
-    if state.screen {
+    if state.modes || state.screen {
         let reset: &[u8] = b"\x1b[?1003l\x1b[?1002l\x1b[?1000l\x1b[?1006l\x1b[?1004l\x1b[?2004l\
-            \x1b[>4;0m\x1b[0m\x1b[0 q\x1b[?25h\x1b[?1049l\r";
+            \x1b[>4;0m\x1b[0m\x1b[0 q\x1b[?25h";
         let _ = state.tty.write_all(reset);
+    }
+    if state.screen {
+        let _ = state.tty.write_all(b"\x1b[?1049l\r");
     }
     let _ = state.tty.flush();
     // SAFETY: valid fd and a termios saved from it.

@@ -10,11 +10,11 @@ use super::{AttachError, AttachOptions, AttachOutcome, SessionEnd};
 use crate::launcher_link::{dial, read_start, send_view_hello, view_hello, Dial, LineLink, Start};
 use crate::render::InputReader;
 use crate::tty::{clamp, terminal_caps, RestoreGuard};
+use crate::tty_out::TtyOut;
 use std::fs::OpenOptions;
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::time::Instant;
-use termwiz::terminal::{Terminal, UnixTerminal};
 
 /// One attach, from dialling the launcher to giving the terminal back.
 pub(super) fn run_session(opts: &AttachOptions) -> Result<SessionEnd, AttachError> {
@@ -26,21 +26,24 @@ pub(super) fn run_session(opts: &AttachOptions) -> Result<SessionEnd, AttachErro
         .write(true)
         .open("/dev/tty")
         .map_err(|e| AttachError::Terminal(format!("cannot open /dev/tty: {e}")))?;
-    // termwiz draws; the session's loop reads the terminal itself.
-    let mut term = UnixTerminal::new_with(caps.clone(), &tty, &tty)
+    // Drawn through the renderer alone; the session's loop reads the
+    // terminal and hears its signals itself.
+    let mut term = TtyOut::new(caps.clone(), &tty)
         .map_err(|e| AttachError::Terminal(format!("cannot open /dev/tty: {e}")))?;
-    let signals = Signals::register()?;
     let size = term
-        .get_screen_size()
+        .size()
         .map_err(|e| AttachError::Terminal(format!("cannot read the terminal's size: {e}")))?;
-    let (cols, rows) = (clamp(size.cols), clamp(size.rows));
-    // The hello goes now: the launcher takes its snapshot while this
-    // terminal is set up (raw mode, the colour questions).
+    let (cols, rows) = (clamp(size.0), clamp(size.1));
+    // The hello goes as soon as the size is known: the launcher takes its
+    // snapshot while this terminal is set up (signals, raw mode, the
+    // questions asked of it).
     let hello = view_hello(&caps, (cols, rows), "attach");
     let writer = send_view_hello(&stream, &hello)?;
 
+    let signals = Signals::register()?;
     let guard = RestoreGuard::install()?;
-    term.set_raw_mode()
+    guard.set_modes();
+    term.set_raw_mode(caps.bracketed_paste())
         .map_err(|e| AttachError::Terminal(format!("cannot enter raw mode: {e}")))?;
     // Asked in raw mode (the answers must not be echoed), never waited for:
     // the loop takes the answers out of the input as they come. What the
@@ -77,10 +80,9 @@ pub(super) fn run_session(opts: &AttachOptions) -> Result<SessionEnd, AttachErro
 
     let outcome = Session::start(&mut term, &guard, link, input, snapshot, (cols, rows), opts)
         .and_then(Session::run);
-    // termwiz's own teardown unwraps its writes, which fail when the terminal
-    // is gone; the guard restores everything it would, ignoring errors.
+    // The guard restores everything the view changed, ignoring errors (the
+    // terminal may be gone).
     guard.restore();
-    std::mem::forget(term);
     outcome
 }
 

@@ -27,9 +27,9 @@ pub(super) struct Images {
 impl Images {
     /// Boxes in the image's cells, drawn into `frame` before the overlays,
     /// for a terminal known to draw no images.
-    pub(super) fn mark(&self, frame: &mut Frame, offset: u32) {
+    pub(super) fn mark(&self, frame: &mut Frame<'_>, offset: u32) {
         if self.caps.is_some_and(|caps| !caps.draws_images()) && !self.placements.is_empty() {
-            mark_boxes(&mut frame.surface, &self.placements, offset);
+            mark_boxes(frame.surface.to_mut(), &self.placements, offset);
             // The rows' fingerprints are the Tick's, without the boxes:
             // every row is compared cell by cell.
             frame.row_keys.clear();

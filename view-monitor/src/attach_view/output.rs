@@ -13,7 +13,6 @@ use crate::tty::clamp;
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 use termwiz::surface::{Change, Surface};
-use termwiz::terminal::Terminal;
 use tickloop_proto::attach::{ToView, ViewEvent};
 
 /// A burst of resizes is sent as one, this long after the last.

@@ -166,16 +166,22 @@ impl Overlays {
     }
 
     /// Draws the open overlay, and the prompt over it, onto `frame`.
-    pub(super) fn draw(&self, frame: &mut Frame, prefix: &Prefix) {
+    pub(super) fn draw(&self, frame: &mut Frame<'_>, prefix: &Prefix) {
         let Some((panel, _)) = &self.activity else {
             return;
         };
         let now = time::OffsetDateTime::now_utc();
         let hint = format!("{} m closes", prefix.key.name());
-        crate::activity::draw(&mut frame.surface, panel, now, &hint, false);
+        crate::activity::draw(frame.surface.to_mut(), panel, now, &hint, false);
         if let Some(held) = self.waiting.first() {
             let more = self.waiting.len() - 1;
-            crate::approval_prompt::draw(&mut frame.surface, held, more, self.prompt_step, true);
+            crate::approval_prompt::draw(
+                frame.surface.to_mut(),
+                held,
+                more,
+                self.prompt_step,
+                true,
+            );
         }
         // The overlay covers the Tick's rows: compare cells, never
         // fingerprints, and never scroll.

@@ -25,6 +25,7 @@ use crate::launcher_link::{LineLink, LinkNote};
 use crate::prefix::Prefix;
 use crate::render::{InputReader, MouseTranslator};
 use crate::tty::RestoreGuard;
+use crate::tty_out::TtyOut;
 use std::fs::File;
 use std::io::Read;
 use std::ops::ControlFlow;
@@ -33,7 +34,6 @@ use std::os::unix::net::UnixStream;
 use std::sync::mpsc;
 use std::time::Instant;
 use termwiz::surface::Change;
-use termwiz::terminal::{Terminal, UnixTerminal};
 use tickloop_proto::attach::{Snapshot, ViewEvent};
 
 /// The user's terminal as the loop reads it: the answers to the graphics
@@ -98,7 +98,7 @@ fn drain(socket: &mut UnixStream) -> bool {
 /// One attach session's state.
 pub(super) struct Session<'a> {
     /// Draws (termwiz is the renderer here; the loop reads the input).
-    pub(super) term: &'a mut UnixTerminal,
+    pub(super) term: &'a mut TtyOut,
     /// Writes between frames (bell, title, clipboard, mouse modes).
     pub(super) guard: &'a RestoreGuard,
     pub(super) opts: &'a AttachOptions,
@@ -139,7 +139,7 @@ impl<'a> Session<'a> {
     /// The session of a view that got `snapshot` for `size`, with the
     /// approvals fetcher started.
     pub(super) fn start(
-        term: &'a mut UnixTerminal,
+        term: &'a mut TtyOut,
         guard: &'a RestoreGuard,
         link: LineLink,
         input: TtyIn,
@@ -204,6 +204,9 @@ impl<'a> Session<'a> {
         }
         self.send_due_resize();
         self.link.flush()?;
+        // Once, after the first frame is out: the keys' parser, built
+        // before the wait rather than before the frame.
+        self.input.keys.prepare();
         let ready = self.poll();
         let now = Instant::now();
         if ready.end {
@@ -229,8 +232,8 @@ impl<'a> Session<'a> {
             }
         }
         if ready.winch && drain(&mut self.input.signals.winch) {
-            if let Ok(size) = self.term.get_screen_size() {
-                self.on_resized(size.cols, size.rows);
+            if let Ok((cols, rows)) = self.term.size() {
+                self.on_resized(cols, rows);
             }
         }
         if ready.wake {

@@ -620,7 +620,7 @@ impl Monitor {
     }
 
     /// The whole screen: the list, and the overlay over it.
-    fn frame(&mut self) -> Frame {
+    fn frame(&mut self) -> Frame<'static> {
         let (cols, rows) = (usize::from(self.size.0), usize::from(self.size.1));
         self.top = table::scroll_for(
             self.selected,
@@ -697,7 +697,7 @@ impl Monitor {
             }
         }
         Frame {
-            surface,
+            surface: std::borrow::Cow::Owned(surface),
             cursor,
             cursor_shape,
             scroll_rows: 0,

@@ -372,14 +372,14 @@ pub fn draw(
                 overlay
                     .composer
                     .compose(model, geo.inner_cols, geo.inner_rows, &note, false);
-            mark_boxes(&mut frame.surface, &overlay.images, model.scroll.offset);
+            mark_boxes(frame.surface.to_mut(), &overlay.images, model.scroll.offset);
             if overlay.stopped.is_none() {
                 cursor = (
                     frame.cursor.map(|(x, y)| (x + ox, y + oy)),
                     frame.cursor_shape,
                 );
             }
-            frame.surface
+            frame.surface.into_owned()
         }
         None => {
             let mut s = Surface::new(usize::from(geo.inner_cols), usize::from(geo.inner_rows));

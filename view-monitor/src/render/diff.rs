@@ -16,7 +16,7 @@ use tickloop_proto::attach::CursorShape;
 pub fn frame_changes_keyed(
     shown: &mut Surface,
     shown_keys: &mut Vec<Option<u64>>,
-    frame: &Frame,
+    frame: &Frame<'_>,
 ) -> Vec<Change> {
     let region = frame.scroll_rows;
     if frame.row_keys.len() != region
@@ -59,7 +59,7 @@ pub fn frame_changes_keyed(
 
 /// The changes that make the terminal showing `shown` show `frame`, cursor
 /// included; `shown` is updated to match.
-pub fn frame_changes(shown: &mut Surface, frame: &Frame) -> Vec<Change> {
+pub fn frame_changes(shown: &mut Surface, frame: &Frame<'_>) -> Vec<Change> {
     let mut changes = Vec::new();
     // When the Tick's screen scrolled, scroll the terminal too (as tmux
     // does): the rows that moved are not sent again, and the new rows are
@@ -87,7 +87,7 @@ pub fn frame_changes(shown: &mut Surface, frame: &Frame) -> Vec<Change> {
 }
 
 /// Where the cursor goes and how it looks, after a frame.
-fn cursor_changes(frame: &Frame) -> Vec<Change> {
+fn cursor_changes(frame: &Frame<'_>) -> Vec<Change> {
     match frame.cursor {
         Some((x, y)) => vec![
             Change::CursorPosition {

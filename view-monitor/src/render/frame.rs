@@ -4,6 +4,7 @@
 //! scratch ([`compose`]) or keeping the screen from frame to frame
 //! ([`Composer`]).
 
+use std::borrow::Cow;
 use std::hash::{Hash, Hasher};
 
 use super::attrs::cell_attributes;
@@ -101,10 +102,19 @@ impl Composer {
         rows: u16,
         note: &str,
         force_status: bool,
-    ) -> Frame {
+    ) -> Frame<'_> {
         self.update(snap);
-        let model = self.model.clone();
-        compose_on(model, &self.keys, snap, cols, rows, note, force_status)
+        // Borrowed: a frame that shows the screen as it is (the common
+        // case, a keystroke's echo) costs no copy of it.
+        compose_on(
+            Cow::Borrowed(&self.model),
+            &self.keys,
+            snap,
+            cols,
+            rows,
+            note,
+            force_status,
+        )
     }
 
     fn update(&mut self, snap: &Snapshot) {
@@ -227,8 +237,9 @@ pub fn size_status(pty: (u16, u16), view: (u16, u16)) -> Option<String> {
 
 /// What a view shows: the Tick's screen cropped or padded to `cols` x `rows`,
 /// and on the last row a status line when the sizes differ or `note` is set.
-pub struct Frame {
-    pub surface: Surface,
+pub struct Frame<'a> {
+    /// Borrowed from a [`Composer`] until something is drawn over it.
+    pub surface: Cow<'a, Surface>,
     /// Where the terminal's cursor goes, `None` to hide it.
     pub cursor: Option<(usize, usize)>,
     pub cursor_shape: CursorShape,
@@ -244,10 +255,16 @@ pub struct Frame {
 /// Compose the view of `snap` at the view's size. `note` (for example how to
 /// detach) is appended to the status line, which only shows when the sizes
 /// differ or `force_status` is set.
-pub fn compose(snap: &Snapshot, cols: u16, rows: u16, note: &str, force_status: bool) -> Frame {
+pub fn compose(
+    snap: &Snapshot,
+    cols: u16,
+    rows: u16,
+    note: &str,
+    force_status: bool,
+) -> Frame<'static> {
     let line_keys: Vec<Option<u64>> = snap.lines.iter().map(line_key).collect();
     compose_on(
-        model_surface(snap),
+        Cow::Owned(model_surface(snap)),
         &line_keys,
         snap,
         cols,
@@ -259,15 +276,15 @@ pub fn compose(snap: &Snapshot, cols: u16, rows: u16, note: &str, force_status: 
 
 /// [`compose`], with `model`, the Tick's screen drawn on a surface, and
 /// `line_keys`, each of its lines' [`line_key`].
-fn compose_on(
-    model: Surface,
+fn compose_on<'a>(
+    model: Cow<'a, Surface>,
     line_keys: &[Option<u64>],
     snap: &Snapshot,
     cols: u16,
     rows: u16,
     note: &str,
     force_status: bool,
-) -> Frame {
+) -> Frame<'a> {
     let (cols_u, rows_u) = (usize::from(cols), usize::from(rows));
     let status = size_status((snap.cols, snap.rows), (cols, rows))
         .or_else(|| force_status.then(String::new));
@@ -282,7 +299,7 @@ fn compose_on(
         let mut view = Surface::new(cols_u, rows_u);
         let changes = view.diff_region(0, 0, width, height, &model, 0, 0);
         view.add_changes(changes);
-        view
+        Cow::Owned(view)
     };
     if let (Some(status), 1) = (status, status_rows) {
         let mut text = status;
@@ -295,7 +312,7 @@ fn compose_on(
         let text: String = text.chars().take(cols_u).collect();
         let mut attrs = CellAttributes::default();
         attrs.set_reverse(true);
-        view.add_changes(vec![
+        view.to_mut().add_changes(vec![
             Change::CursorPosition {
                 x: Position::Absolute(0),
                 y: Position::Absolute(rows_u - 1),
@@ -310,7 +327,7 @@ fn compose_on(
         if len <= cols_u && rows_u > 0 {
             let mut attrs = CellAttributes::default();
             attrs.set_reverse(true);
-            view.add_changes(vec![
+            view.to_mut().add_changes(vec![
                 Change::CursorPosition {
                     x: Position::Absolute(cols_u - len),
                     y: Position::Absolute(0),

@@ -22,7 +22,10 @@ pub struct InputReader {
     held: Vec<char>,
     /// When the start of a split-up sequence began to be held.
     held_since: Option<std::time::Instant>,
-    parser: termwiz::input::InputParser,
+    /// Built at the first [`InputReader::feed`] or [`InputReader::prepare`]:
+    /// its keymap takes about a millisecond to build, which a view need not
+    /// pay before its first frame.
+    parser: Option<termwiz::input::InputParser>,
 }
 
 impl InputReader {
@@ -32,6 +35,7 @@ impl InputReader {
     pub fn feed(&mut self, bytes: &[u8], maybe_more: bool) {
         let mut parsed = Vec::new();
         self.parser
+            .get_or_insert_with(termwiz::input::InputParser::new)
             .parse(bytes, |event| parsed.push(event), maybe_more);
         for event in parsed {
             self.push(event);
@@ -41,6 +45,14 @@ impl InputReader {
         } else if self.held_since.is_none() {
             self.held_since = Some(std::time::Instant::now());
         }
+    }
+
+    /// Builds the parser [`InputReader::feed`] needs, if it is not built
+    /// yet: for a view with nothing better to do, so that its first key
+    /// does not wait for it.
+    pub fn prepare(&mut self) {
+        self.parser
+            .get_or_insert_with(termwiz::input::InputParser::new);
     }
 
     /// The next event parsed.
