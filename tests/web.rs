@@ -108,6 +108,24 @@ fn http(addr: &str, request: &str) -> (u16, String) {
     (status, body)
 }
 
+/// A plain HTTP/1.1 request to `addr`; the head (lower case) and the body's bytes.
+fn http_bytes(addr: &str, request: &str) -> (String, Vec<u8>) {
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(common::WAIT))
+        .expect("timeout");
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let split = answer
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or(answer.len());
+    let head = String::from_utf8_lossy(&answer[..split]).to_lowercase();
+    let body = answer.get(split + 4..).unwrap_or_default().to_vec();
+    (head, body)
+}
+
 fn get(addr: &str, path: &str, headers: &str) -> (u16, String) {
     http(
         addr,
@@ -161,6 +179,39 @@ fn login_works_once() {
     // The cookie opens the page; the page carries the headers that keep it safe.
     let (status, page) = get(&addr, "/", &format!("Cookie: {cookie}\r\n"));
     assert_eq!(status, 200, "{page}");
+    // Its files go gzipped to a client that takes gzip (as the browser
+    // above did), and as they are to one that does not.
+    let xterm = include_bytes!("../web/vendor/xterm/xterm.js");
+    let ask = |encoding: &str| {
+        http_bytes(
+            &addr,
+            &format!(
+                "GET /assets/xterm.js HTTP/1.1\r\nHost: {addr}\r\nCookie: {cookie}\r\n{encoding}Connection: close\r\n\r\n"
+            ),
+        )
+    };
+    let (head, body) = ask("Accept-Encoding: gzip, deflate, br\r\n");
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    assert!(head.contains("content-encoding: gzip"), "{head}");
+    assert!(head.contains("vary: accept-encoding"), "{head}");
+    assert!(
+        body.starts_with(&[0x1f, 0x8b]) && body.len() < xterm.len() / 2,
+        "{head}"
+    );
+    for encoding in [
+        "",
+        "Accept-Encoding: identity\r\n",
+        "Accept-Encoding: gzip;q=0\r\n",
+    ] {
+        let (head, body) = ask(encoding);
+        assert!(head.starts_with("http/1.1 200"), "{encoding}: {head}");
+        assert!(!head.contains("content-encoding"), "{encoding}: {head}");
+        assert!(
+            body == xterm,
+            "{encoding}: {} bytes, not xterm.js",
+            body.len()
+        );
+    }
     // Used once, the link is void.
     let again = browser.goto(&web.login_url());
     assert_eq!(again["status"], 403, "{again}");

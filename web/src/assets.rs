@@ -5,54 +5,46 @@
 //! token, read-only) from `<meta>` tags, since the content security policy
 //! allows no inline script.
 
-/// A file the page loads.
+/// A file the page loads, embedded gzipped (`build.rs`).
 pub struct Asset {
-    pub bytes: &'static [u8],
+    pub gzip: &'static [u8],
     pub content_type: &'static str,
+}
+
+/// The gzipped bytes `build.rs` made of the file called `$name`.
+macro_rules! gzipped {
+    ($name:literal) => {
+        include_bytes!(concat!(env!("OUT_DIR"), "/", $name, ".gz"))
+    };
+}
+
+impl Asset {
+    /// The file as it is, unpacked: for a client that takes no gzip.
+    pub fn bytes(&self) -> std::io::Result<Vec<u8>> {
+        use std::io::Read;
+        let mut bytes = Vec::new();
+        flate2::read::GzDecoder::new(self.gzip).read_to_end(&mut bytes)?;
+        Ok(bytes)
+    }
 }
 
 /// The file `/assets/NAME` serves.
 pub fn asset(name: &str) -> Option<Asset> {
-    let (bytes, content_type): (&'static [u8], _) = match name {
-        "app.js" => (
-            include_bytes!("../assets/app.js"),
-            "text/javascript; charset=utf-8",
-        ),
-        "layout.js" => (
-            include_bytes!("../assets/layout.js"),
-            "text/javascript; charset=utf-8",
-        ),
-        "shell.js" => (
-            include_bytes!("../assets/shell.js"),
-            "text/javascript; charset=utf-8",
-        ),
-        "app.css" => (
-            include_bytes!("../assets/app.css"),
-            "text/css; charset=utf-8",
-        ),
-        "xterm.js" => (
-            include_bytes!("../vendor/xterm/xterm.js"),
-            "text/javascript; charset=utf-8",
-        ),
-        "xterm.css" => (
-            include_bytes!("../vendor/xterm/xterm.css"),
-            "text/css; charset=utf-8",
-        ),
-        "addon-fit.js" => (
-            include_bytes!("../vendor/xterm/addon-fit.js"),
-            "text/javascript; charset=utf-8",
-        ),
-        "addon-image.js" => (
-            include_bytes!("../vendor/xterm/addon-image.js"),
-            "text/javascript; charset=utf-8",
-        ),
-        "icon.svg" => (include_bytes!("../assets/icon.svg"), "image/svg+xml"),
+    const JS: &str = "text/javascript; charset=utf-8";
+    const CSS: &str = "text/css; charset=utf-8";
+    let (gzip, content_type): (&'static [u8], _) = match name {
+        "app.js" => (gzipped!("app.js"), JS),
+        "layout.js" => (gzipped!("layout.js"), JS),
+        "shell.js" => (gzipped!("shell.js"), JS),
+        "app.css" => (gzipped!("app.css"), CSS),
+        "xterm.js" => (gzipped!("xterm.js"), JS),
+        "xterm.css" => (gzipped!("xterm.css"), CSS),
+        "addon-fit.js" => (gzipped!("addon-fit.js"), JS),
+        "addon-image.js" => (gzipped!("addon-image.js"), JS),
+        "icon.svg" => (gzipped!("icon.svg"), "image/svg+xml"),
         _ => return None,
     };
-    Some(Asset {
-        bytes,
-        content_type,
-    })
+    Some(Asset { gzip, content_type })
 }
 
 /// Text made safe inside HTML, attributes included.
@@ -103,21 +95,22 @@ pub fn message(title: &str, text: &str, refresh: Option<&str>) -> String {
 mod tests {
     #[test]
     fn every_asset_is_there_and_text_is_escaped() {
-        for name in [
-            "app.js",
-            "layout.js",
-            "shell.js",
-            "app.css",
-            "xterm.js",
-            "xterm.css",
-            "addon-fit.js",
-            "addon-image.js",
-            "icon.svg",
+        // Each unpacks to the file in the source tree, byte for byte.
+        for (name, file) in [
+            ("app.js", "assets/app.js"),
+            ("layout.js", "assets/layout.js"),
+            ("shell.js", "assets/shell.js"),
+            ("app.css", "assets/app.css"),
+            ("xterm.js", "vendor/xterm/xterm.js"),
+            ("xterm.css", "vendor/xterm/xterm.css"),
+            ("addon-fit.js", "vendor/xterm/addon-fit.js"),
+            ("addon-image.js", "vendor/xterm/addon-image.js"),
+            ("icon.svg", "assets/icon.svg"),
         ] {
-            assert!(
-                super::asset(name).is_some_and(|a| !a.bytes.is_empty()),
-                "{name}"
-            );
+            let source = std::fs::read(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file))
+                .expect("the file in the source tree");
+            let asset = super::asset(name).unwrap_or_else(|| panic!("{name} is served"));
+            assert_eq!(asset.bytes().expect("unpacks"), source, "{name}");
         }
         assert!(super::asset("../Cargo.toml").is_none());
         assert_eq!(

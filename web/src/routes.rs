@@ -25,7 +25,10 @@ use crate::tickhost::Tickhost;
 use crate::websocket;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
-use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE, COOKIE, HOST, ORIGIN, SET_COOKIE};
+use hyper::header::{
+    HeaderName, HeaderValue, ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE, COOKIE, HOST, ORIGIN,
+    SET_COOKIE, VARY,
+};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{json, Value};
 use std::convert::Infallible;
@@ -87,6 +90,44 @@ fn respond(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Re
         headers.insert(CONTENT_TYPE, value);
     }
     response
+}
+
+/// One of the page's files: gzipped as embedded when the client takes
+/// gzip (every browser does), unpacked when it does not.
+fn asset_reply(req: &Request<Incoming>, asset: &assets::Asset) -> Reply {
+    let takes_gzip = req
+        .headers()
+        .get_all(ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|coding| {
+            let mut parts = coding.split(';').map(str::trim);
+            parts.next() == Some("gzip") && !parts.any(|p| p.replace(' ', "") == "q=0")
+        });
+    let mut reply = if takes_gzip {
+        let mut reply = respond(StatusCode::OK, asset.content_type, asset.gzip);
+        reply
+            .headers_mut()
+            .insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        reply
+    } else {
+        match asset.bytes() {
+            Ok(bytes) => respond(StatusCode::OK, asset.content_type, bytes),
+            Err(e) => {
+                eprintln!("tickloop web: cannot unpack a file of the page: {e}");
+                return page(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "Broken file",
+                    "This file of the page could not be unpacked; ask for it with Accept-Encoding: gzip.",
+                );
+            }
+        }
+    };
+    reply
+        .headers_mut()
+        .insert(VARY, HeaderValue::from_static("accept-encoding"));
+    reply
 }
 
 fn page(status: StatusCode, title: &str, text: &str) -> Reply {
@@ -153,7 +194,7 @@ pub async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Reply, Infa
             assets::index(&session.csrf, app.read_only),
         ),
         (Method::GET, p) if p.starts_with("/assets/") => match assets::asset(&p[8..]) {
-            Some(asset) => respond(StatusCode::OK, asset.content_type, asset.bytes),
+            Some(asset) => asset_reply(&req, &asset),
             None => page(StatusCode::NOT_FOUND, "Not found", "No such file."),
         },
         (Method::POST, "/api/decide" | "/api/close") => action(&app, req, &session).await,
