@@ -34,11 +34,23 @@ struct Pending {
 const WRITE_AT: usize = 64 * 1024;
 
 impl TtyOut {
-    /// Draws on `tty` (its own descriptor is kept) as `caps` says.
+    /// Draws on `tty` (its own descriptor is kept) as `caps` says. The
+    /// terminal is made blocking, as termwiz's own terminal makes it: a
+    /// terminal left non-blocking by another program would turn a slow
+    /// terminal's full buffer into a failed frame.
     pub(crate) fn new(caps: Capabilities, tty: &File) -> io::Result<Self> {
+        let tty = tty.try_clone()?;
+        let fd = tty.as_raw_fd();
+        // SAFETY: fcntl on a descriptor open for the calls' duration.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) < 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
         Ok(TtyOut {
             out: Pending {
-                tty: tty.try_clone()?,
+                tty,
                 bytes: Vec::new(),
             },
             renderer: TerminfoRenderer::new(caps),
