@@ -125,6 +125,11 @@ impl KeptImages {
         }
     }
 
+    /// Whether any image is placed on a screen (either one).
+    pub fn any_placed(&self) -> bool {
+        !self.placements.is_empty()
+    }
+
     /// The bytes all kept images hold (an image shown twice counts once),
     /// a transmission under way included.
     pub fn bytes(&self) -> u64 {

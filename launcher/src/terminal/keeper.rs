@@ -11,7 +11,7 @@ use crate::images::{Images, ImagesDropped};
 use crate::recorder::Recorder;
 use crate::shell_watch::ShellWatch;
 use alacritty_terminal::term::TermMode;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use tickloop_proto::wire::ImagePlacement;
 use tokio::sync::{broadcast, watch};
@@ -30,6 +30,9 @@ pub(super) struct Published {
     pub(super) modes: Arc<AtomicU32>,
     /// The live screen as it was right after a keystroke's echo.
     pub(super) echo: Arc<EchoFrame>,
+    /// Whether any image is placed: a view that shows none need not ask
+    /// the thread where they are after each frame.
+    pub(super) images_placed: Arc<AtomicBool>,
     /// Images dropped for the image memory's limit, in all.
     pub(super) images_dropped: watch::Sender<ImagesDropped>,
 }
@@ -102,6 +105,9 @@ impl Keeper {
             published
                 .modes
                 .store(emulator.input_modes(), Ordering::Release);
+            published
+                .images_placed
+                .store(images.kept.any_placed(), Ordering::Release);
         }));
         if handled.is_err() {
             self.panics += 1;
@@ -113,6 +119,7 @@ impl Keeper {
             }
             self.emulator = new_emulator(self.size, self.history, &self.answers, &self.colors);
             self.images = Images::new(self.image_limit);
+            self.published.images_placed.store(false, Ordering::Release);
             self.emulator.feed(
                 b"\x1b[7m[tickloop: the screen was reset after an emulator fault]\x1b[0m\r\n",
             );
@@ -185,6 +192,10 @@ pub(super) fn handle_emulator_message(
             recorder.output(&bytes, read_at);
             let mut answers = term.answers.clone();
             images.feed(&bytes, term.emulator, &mut answers);
+            // Told before the change, for the views it wakes.
+            published
+                .images_placed
+                .store(images.kept.any_placed(), Ordering::Release);
             let emulator = &mut *term.emulator;
             if echo.wanted.swap(false, Ordering::AcqRel) {
                 // Kept before the change is told, for the view it wakes.

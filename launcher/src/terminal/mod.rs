@@ -66,7 +66,7 @@ use portable_pty::{native_pty_system, MasterPty, PtySize, SlavePty};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex};
 use tickloop_proto::attach::TermColors;
@@ -123,6 +123,8 @@ pub struct TerminalHandle {
     /// The recordings of this terminal (and of the protocol beside it).
     recorder: Arc<Recorder>,
     echo: Arc<EchoFrame>,
+    /// Whether any image is placed (see [`Self::images_placed`]).
+    images_placed: Arc<AtomicBool>,
     /// The shell's state read from the output, as the terminal thread last
     /// published it.
     shell_rx: watch::Receiver<Arc<ShellNow>>,
@@ -197,6 +199,7 @@ impl TerminalHandle {
         };
         let modes = Arc::new(AtomicU32::new(0));
         let echo = Arc::new(EchoFrame::default());
+        let images_placed = Arc::new(AtomicBool::new(false));
         let (changes_tx, changes_rx) = watch::channel(0u64);
         let (drained_tx, drained_rx) = watch::channel(0u64);
         let (events_tx, _) = broadcast::channel(EVENTS_QUEUE);
@@ -212,6 +215,7 @@ impl TerminalHandle {
             title: title_tx,
             modes: modes.clone(),
             echo: echo.clone(),
+            images_placed: images_placed.clone(),
         };
         let (shell_tx, shell_rx) = watch::channel(Arc::new(ShellNow::default()));
         let shell = ShellWatch::new(shell_tx, tickloop_client::clock::now_rfc3339_millis, shell);
@@ -252,6 +256,7 @@ impl TerminalHandle {
             colors,
             recorder,
             echo,
+            images_placed,
             shell_rx,
             images_dropped_rx,
             image_limit_mb: image_limit / (1024 * 1024),
@@ -376,6 +381,14 @@ impl TerminalHandle {
             return None;
         }
         rx.await.ok().flatten()
+    }
+
+    /// Whether any kept image is placed on a screen, as the terminal thread
+    /// told it before the last change it published: when not, a view that
+    /// shows no image need not ask [`Self::image_placements`] (a round trip
+    /// to the terminal thread after every frame, every echo's included).
+    pub fn images_placed(&self) -> bool {
+        self.images_placed.load(Ordering::Acquire)
     }
 
     /// The kept images' placements as the terminal thread has them now

@@ -426,6 +426,9 @@ async fn send_images<W: AsyncWrite + Unpin>(
     whole: bool,
     sent: &mut Vec<ImagePlacement>,
 ) -> std::io::Result<()> {
+    if sent.is_empty() && !term.images_placed() {
+        return Ok(());
+    }
     let Some(placements) = term.image_placements().await else {
         return Ok(());
     };
