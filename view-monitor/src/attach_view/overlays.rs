@@ -23,9 +23,8 @@ pub(super) struct Overlays {
     waiting: Vec<HeldCall>,
     /// The `v`s pressed since the prompt showed ([`crate::approval_prompt::draw`]).
     prompt_step: usize,
-    /// Asks tickhost for the waiting calls for as long as the session lasts,
-    /// from the first frame on ([`Overlays::fetch_approvals`]).
-    approvals: Option<Fetcher>,
+    /// Asks tickhost for the waiting calls for as long as the session lasts.
+    _approvals: Fetcher,
     /// The instance's tickhost, and the instance.
     endpoint: Endpoint,
     instance: String,
@@ -35,38 +34,27 @@ pub(super) struct Overlays {
 }
 
 impl Overlays {
-    /// No overlay open, nothing fetched yet.
-    pub(super) fn new(opts: &AttachOptions, notes: mpsc::Sender<Note>, waker: Waker) -> Self {
+    /// No overlay open; the approvals fetcher started.
+    pub(super) fn start(opts: &AttachOptions, notes: mpsc::Sender<Note>, waker: Waker) -> Self {
+        let approvals = Fetcher::start_approvals(opts.endpoint(), opts.instance.clone(), {
+            let tx = notes.clone();
+            let waker = waker.clone();
+            move |held| {
+                let sent = tx.send(Note::Approvals(held)).is_ok();
+                waker.wake();
+                sent
+            }
+        });
         Overlays {
             activity: None,
             waiting: Vec::new(),
             prompt_step: 0,
-            approvals: None,
+            _approvals: approvals,
             endpoint: opts.endpoint(),
             instance: opts.instance.clone(),
             notes,
             waker,
         }
-    }
-
-    /// Starts asking tickhost for the calls waiting for approval, once: after
-    /// the first frame, so that its thread and tickhost's answer do not hold
-    /// up the attach on a busy machine.
-    pub(super) fn fetch_approvals(&mut self) {
-        if self.approvals.is_some() {
-            return;
-        }
-        let tx = self.notes.clone();
-        let waker = self.waker.clone();
-        self.approvals = Some(Fetcher::start_approvals(
-            self.endpoint.clone(),
-            self.instance.clone(),
-            move |held| {
-                let sent = tx.send(Note::Approvals(held)).is_ok();
-                waker.wake();
-                sent
-            },
-        ));
     }
 
     pub(super) fn activity_open(&self) -> bool {

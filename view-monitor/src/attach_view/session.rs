@@ -136,8 +136,8 @@ struct Ready {
 }
 
 impl<'a> Session<'a> {
-    /// The session of a view that got `snapshot` for `size` (the approvals
-    /// fetcher starts after its first frame).
+    /// The session of a view that got `snapshot` for `size`, with the
+    /// approvals fetcher started.
     pub(super) fn start(
         term: &'a mut TtyOut,
         guard: &'a RestoreGuard,
@@ -150,7 +150,7 @@ impl<'a> Session<'a> {
         let (note_tx, notes) = mpsc::channel::<Note>();
         let (wake, waker) = Waker::pair()
             .map_err(|e| AttachError::Terminal(format!("cannot make the loop's wake-up: {e}")))?;
-        let overlays = Overlays::new(opts, note_tx, waker);
+        let overlays = Overlays::start(opts, note_tx, waker);
         let prefix = Prefix::new(opts.prefix);
         let last_row = LastRow::after_attach(opts, &prefix, &snapshot, size);
         Ok(Session {
@@ -205,10 +205,8 @@ impl<'a> Session<'a> {
         self.send_due_resize();
         self.link.flush()?;
         // Once, after the first frame is out: the keys' parser, built
-        // before the wait rather than before the frame, and the approvals'
-        // fetcher.
+        // before the wait rather than before the frame.
         self.input.keys.prepare();
-        self.overlays.fetch_approvals();
         let ready = self.poll();
         let now = Instant::now();
         if ready.end {
