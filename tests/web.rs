@@ -89,23 +89,13 @@ fn main() {
 
 /// A plain HTTP/1.1 request to `addr`; the status and body.
 fn http(addr: &str, request: &str) -> (u16, String) {
-    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
-    stream
-        .set_read_timeout(Some(common::WAIT))
-        .expect("timeout");
-    stream.write_all(request.as_bytes()).expect("send");
-    let mut answer = String::new();
-    let _ = stream.read_to_string(&mut answer);
-    let status = answer
+    let (head, body) = http_bytes(addr, request);
+    let status = head
         .split_whitespace()
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
-    let body = answer
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    (status, body)
+    (status, String::from_utf8_lossy(&body).into_owned())
 }
 
 /// A plain HTTP/1.1 request to `addr`; the head (lower case) and the body's bytes.
