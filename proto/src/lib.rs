@@ -10,6 +10,8 @@
 //! - [`wire`]: the serde types of the client ↔ tickhost and tickhost ↔
 //!   launcher sockets, and the wire version derived from them.
 //! - [`attach`]: the launcher ↔ view attach protocol.
+//! - [`wire_schema`]: the JSON Schema of both, whose digest names the wire
+//!   version.
 //! - [`escape`]: text from an agent or a program as a person is shown it,
 //!   every invisible or control character escaped (`\u{202E}`).
 //! - [`keys`]: keys by name (tmux's names), for `tickloop keys`.
@@ -22,3 +24,4 @@ pub mod escape;
 pub mod keys;
 pub mod shell;
 pub mod wire;
+pub mod wire_schema;

@@ -16,11 +16,12 @@ use serde_json::Value;
 use std::path::PathBuf;
 use tickloop_proto::attach::{ToView, ViewEvent, ViewHello};
 use tickloop_proto::wire::{
-    canonical_json, wire_digest, wire_schema, wire_version, ActivityRecord, ClientRequest,
-    Envelope, Hello, HelloReply, LaunchReport, LaunchSpec, LauncherMessage, LauncherRecord,
-    LauncherRequest, ListEntry, OpenReply, RunReply, ScreenReply, ServerMessage, TimelineReply,
-    WaitReply, WebControl, WebControlReply,
+    canonical_json, wire_digest, wire_version, ActivityRecord, ClientRequest, Envelope, Hello,
+    HelloReply, LaunchReport, LaunchSpec, LauncherMessage, LauncherRecord, LauncherRequest,
+    ListEntry, OpenReply, RunReply, ScreenReply, ServerMessage, TimelineReply, WaitReply,
+    WebControl, WebControlReply,
 };
+use tickloop_proto::wire_schema::wire_schema;
 
 fn golden(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -65,7 +65,6 @@ pub use program::*;
 pub use terminal::*;
 pub use web::*;
 
-use schemars::JsonSchema;
 use serde_json::Value;
 
 /// The version every Tickloop process of one build speaks: the package
@@ -75,7 +74,7 @@ use serde_json::Value;
 /// version is refused at [`Hello`], with both versions named, instead of
 /// serde quietly dropping what it does not know.
 ///
-/// The digest is [`wire_digest`] of [`wire_schema`], kept in
+/// The digest is [`wire_digest`] of [`crate::wire_schema::wire_schema`], kept in
 /// `tests/golden/wire-digest` beside the schema itself and checked against
 /// both by `tests/wire_golden.rs`: computing it at run time cost every
 /// process (each CLI command, each launcher) some 17 million instructions
@@ -98,41 +97,6 @@ pub fn wire_digest(schema: &Value) -> String {
     use sha2::Digest;
     let digest = sha2::Sha256::digest(canonical_json(schema).as_bytes());
     digest[..6].iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Every message of every Tickloop socket, as one type for its schema.
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-struct AllMessages {
-    hello: Hello,
-    hello_reply: HelloReply,
-    client_request: Envelope<ClientRequest>,
-    server_message: ServerMessage,
-    launcher_request: Envelope<LauncherRequest>,
-    launcher_message: LauncherMessage,
-    launch_spec: LaunchSpec,
-    launch_report: LaunchReport,
-    launcher_record: LauncherRecord,
-    list_entry: ListEntry,
-    open_reply: OpenReply,
-    screen_reply: ScreenReply,
-    image_data: ImageData,
-    wait_reply: WaitReply,
-    run_reply: RunReply,
-    activity_record: ActivityRecord,
-    timeline_reply: TimelineReply,
-    approval_log_entry: ApprovalLogEntry,
-    web_control: WebControl,
-    web_control_reply: WebControlReply,
-    view_hello: crate::attach::ViewHello,
-    to_view: crate::attach::ToView,
-    view_event: crate::attach::ViewEvent,
-}
-
-/// The JSON Schema of every message of every Tickloop socket (what
-/// [`WIRE_VERSION`] names; `proto/tests/golden/wire-schema.json` keeps it).
-pub fn wire_schema() -> Value {
-    serde_json::to_value(schemars::schema_for!(AllMessages)).unwrap_or(Value::Null)
 }
 
 /// `value` as JSON text with every object's keys sorted, whatever the map

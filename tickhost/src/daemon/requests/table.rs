@@ -88,7 +88,7 @@ mod tests {
     /// Every request kind on the wire: the `op` of each variant of
     /// `ClientRequest` in the wire schema (what peers are checked against).
     fn kinds_on_the_wire() -> BTreeSet<String> {
-        let schema = tickloop_proto::wire::wire_schema();
+        let schema = tickloop_proto::wire_schema::wire_schema();
         let variants = schema["$defs"]["ClientRequest"]["oneOf"]
             .as_array()
             .cloned()
