@@ -16,22 +16,32 @@
 //! dropped past that length before the parser sees it (the parser would
 //! otherwise buffer all of it). Image protocols (sixel in DCS, kitty
 //! graphics in APC, iTerm2's OSC 1337) are ignored by the parser itself.
+//!
+//! One job a file: `limiter` cuts what the parser is given, `reports` is
+//! what the emulator tells besides the screen (answers, title, bells,
+//! clipboard writes, the colours it answers with), `image_cells` gives a
+//! kept image its cells.
 
 pub mod image_cells;
+mod limiter;
+mod reports;
 
 use crate::history::handler::{compact, move_all, trim, Feeding};
 use crate::history::{self, History};
 use crate::screen_model;
-use alacritty_terminal::event::{Event, EventListener, WindowSize};
 use alacritty_terminal::grid::{Cursor, Dimensions, Grid, Row};
 use alacritty_terminal::index::Line as GridLine;
 use alacritty_terminal::term::cell::Cell;
 use alacritty_terminal::term::{Config, Term, TermMode};
-use alacritty_terminal::vte::ansi::{Color, CursorShape, CursorStyle, Processor, Rgb};
+use alacritty_terminal::vte::ansi::{Color, CursorShape, CursorStyle, Processor};
+use limiter::OscLimiter;
+pub use limiter::MAX_MARKS;
+pub use reports::{AnswerColors, TermEvent};
+use reports::{Listener, Reports};
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-use tickloop_proto::attach::{Snapshot, TermColors, ViewEvent};
+use tickloop_proto::attach::{Snapshot, ViewEvent};
 
 /// History kept by default, in lines (tmux's `history-limit`).
 pub const DEFAULT_HISTORY: usize = 2000;
@@ -105,327 +115,6 @@ impl Dimensions for GridSize {
     fn columns(&self) -> usize {
         self.cols
     }
-}
-
-/// What the Tick said to its terminal that is not on the screen and that a
-/// person's terminal should hear too (views pass it on).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TermEvent {
-    /// The bell (BEL).
-    Bell,
-    /// A clipboard write (OSC 52); `selection` is the primary selection
-    /// rather than the clipboard. Reads are refused by the keeper.
-    Clipboard { selection: bool, text: String },
-}
-
-/// The most [`TermEvent`]s held between two [`Emulator::take_events`].
-const MAX_EVENTS: usize = 64;
-
-/// What the emulator reports besides the screen: answers to the Tick's
-/// queries go straight to the PTY; the title is kept for snapshots; bells
-/// and clipboard writes wait for [`Emulator::take_events`].
-struct Reports {
-    answers: Box<dyn Write + Send>,
-    title: String,
-    /// The title changed since [`Emulator::take_title_change`] last looked.
-    title_changed: bool,
-    size: GridSize,
-    events: Vec<TermEvent>,
-    /// What the Tick's colour queries are answered with.
-    colors: AnswerColors,
-}
-
-/// The colours the Tick's colour queries (OSC 10, 11 and 4) are answered
-/// with: the person's terminal's own, as the most recently active view that
-/// knew them reported them, kept when views leave. Shared between the
-/// launcher, which sets them as views report and become active, and the
-/// emulator, which reads them when the Tick asks; what no view said is
-/// answered with the defaults of [`default_color`].
-#[derive(Clone, Default)]
-pub struct AnswerColors(Arc<Mutex<ColorSet>>);
-
-#[derive(Default)]
-struct ColorSet {
-    fg: Option<Rgb>,
-    bg: Option<Rgb>,
-    /// The 16 ANSI colours.
-    palette: [Option<Rgb>; 16],
-}
-
-impl AnswerColors {
-    /// Takes what `colors` says; an unreadable colour keeps the one before.
-    /// Whether anything changed.
-    pub fn set(&self, colors: &TermColors) -> bool {
-        let Ok(mut set) = self.0.lock() else {
-            return false;
-        };
-        let before = (set.fg, set.bg, set.palette);
-        if let Some(fg) = colors.fg.as_deref().and_then(parse_hex) {
-            set.fg = Some(fg);
-        }
-        if let Some(bg) = colors.bg.as_deref().and_then(parse_hex) {
-            set.bg = Some(bg);
-        }
-        for (index, color) in &colors.palette {
-            if let (Some(slot), Some(rgb)) =
-                (set.palette.get_mut(usize::from(*index)), parse_hex(color))
-            {
-                *slot = Some(rgb);
-            }
-        }
-        before != (set.fg, set.bg, set.palette)
-    }
-
-    /// The answer for palette entry `index` (256 the foreground, 257 the
-    /// background, as alacritty numbers them).
-    fn get(&self, index: usize) -> Rgb {
-        let known = self.0.lock().ok().and_then(|set| match index {
-            256 => set.fg,
-            257 => set.bg,
-            _ => set.palette.get(index).copied().flatten(),
-        });
-        known.unwrap_or_else(|| default_color(index))
-    }
-}
-
-/// The emulator's event sink, shared with [`Emulator`].
-#[derive(Clone)]
-struct Listener(Arc<Mutex<Reports>>);
-
-impl EventListener for Listener {
-    fn send_event(&self, event: Event) {
-        let Ok(mut reports) = self.0.lock() else {
-            return;
-        };
-        // Writes go to a queue that never blocks (see terminal.rs); a full
-        // queue drops the answer, which a Tick survives.
-        match event {
-            Event::PtyWrite(text) => {
-                let _ = reports.answers.write_all(text.as_bytes());
-            }
-            Event::Title(title) => {
-                reports.title_changed |= reports.title != title;
-                reports.title = title;
-            }
-            Event::Bell if reports.events.len() < MAX_EVENTS => {
-                reports.events.push(TermEvent::Bell);
-            }
-            Event::ClipboardStore(kind, text) if reports.events.len() < MAX_EVENTS => {
-                let selection = matches!(kind, alacritty_terminal::term::ClipboardType::Selection);
-                reports
-                    .events
-                    .push(TermEvent::Clipboard { selection, text });
-            }
-            Event::ResetTitle => {
-                reports.title_changed |= !reports.title.is_empty();
-                reports.title.clear();
-            }
-            Event::ColorRequest(index, format) => {
-                let answer = format(reports.colors.get(index));
-                let _ = reports.answers.write_all(answer.as_bytes());
-            }
-            Event::TextAreaSizeRequest(format) => {
-                let size = reports.size;
-                let answer = format(WindowSize {
-                    num_lines: u16::try_from(size.rows).unwrap_or(u16::MAX),
-                    num_cols: u16::try_from(size.cols).unwrap_or(u16::MAX),
-                    cell_width: 0,
-                    cell_height: 0,
-                });
-                let _ = reports.answers.write_all(answer.as_bytes());
-            }
-            _ => {}
-        }
-    }
-}
-
-/// The colour answered for a query of palette entry `index` (256 is the
-/// foreground, 257 the background, 258 the cursor) when no view said it:
-/// xterm's default palette (XTerm's `XTerm-col.ad`: `#cd0000` for red and
-/// so on, the 6x6x6 cube and the greys above 15), a light grey `#e5e5e5`
-/// foreground and cursor and a black background.
-fn default_color(index: usize) -> Rgb {
-    let (r, g, b) = match index {
-        0..=255 => tickloop_proto::attach::xterm_rgb(index as u8),
-        257 => (0, 0, 0),
-        _ => (229, 229, 229),
-    };
-    Rgb { r, g, b }
-}
-
-/// `#rrggbb` as a colour.
-fn parse_hex(text: &str) -> Option<Rgb> {
-    let hex = text
-        .strip_prefix('#')
-        .filter(|h| h.len() == 6 && h.is_ascii())?;
-    let channel = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).ok();
-    Some(Rgb {
-        r: channel(0)?,
-        g: channel(2)?,
-        b: channel(4)?,
-    })
-}
-
-/// Drops OSC payload bytes past [`MAX_OSC_PAYLOAD`], and zero-width
-/// characters past [`MAX_MARKS`] in a row (the emulator adds every one to
-/// the cell before the cursor, without limit), across chunks. A printable
-/// character ends a row of marks; escape sequences do not, so moving the
-/// cursor back cannot pile more on a cell.
-#[derive(Debug, Default)]
-struct OscLimiter {
-    state: OscState,
-    payload: usize,
-    /// Zero-width characters since the last printable one.
-    marks: usize,
-    /// The UTF-8 sequence being read, and how long it will be.
-    utf8: [u8; 4],
-    utf8_len: usize,
-    utf8_need: usize,
-}
-
-/// The most zero-width characters (combining marks, joiners, selectors)
-/// passed on in a row; tmux keeps a few per cell too.
-pub const MAX_MARKS: usize = 16;
-
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-enum OscState {
-    #[default]
-    Ground,
-    Esc,
-    Csi,
-    Osc,
-    OscEsc,
-}
-
-impl OscLimiter {
-    /// The parts of `bytes` to pass on, as ranges (all of it, mostly).
-    fn filter(&mut self, bytes: &[u8], out: &mut Vec<std::ops::Range<usize>>) {
-        let mut start = 0;
-        // Where the character being read began, when in this chunk.
-        let mut char_start = None;
-        let mut i = 0;
-        while i < bytes.len() {
-            if self.state == OscState::Ground {
-                // Most output is plain ASCII text and controls: skip the
-                // run at once (one comparison a byte; it was most of the
-                // keeper's time besides the emulator's).
-                let run = plain_run(&bytes[i..]);
-                if run > 0 {
-                    self.utf8_need = 0;
-                    // A printable character ends a row of marks (looked
-                    // for only when there is one).
-                    if self.marks > 0 && bytes[i..i + run].iter().any(|b| (0x20..0x7f).contains(b))
-                    {
-                        self.marks = 0;
-                    }
-                    i += run;
-                    continue;
-                }
-            }
-            let b = bytes[i];
-            match self.state {
-                OscState::Ground if b >= 0x80 => {
-                    if b & 0xc0 != 0x80 || self.utf8_need == 0 {
-                        // A lead byte (or a stray continuation): start over.
-                        self.utf8_need = match b {
-                            0xc0..=0xdf => 2,
-                            0xe0..=0xef => 3,
-                            0xf0..=0xf7 => 4,
-                            _ => 0,
-                        };
-                        self.utf8_len = 0;
-                        char_start = Some(i);
-                    }
-                    if self.utf8_need > 0 {
-                        self.utf8[self.utf8_len] = b;
-                        self.utf8_len += 1;
-                    }
-                    if self.utf8_need > 0 && self.utf8_len == self.utf8_need {
-                        self.utf8_need = 0;
-                        let zero_width = std::str::from_utf8(&self.utf8[..self.utf8_len])
-                            .ok()
-                            .and_then(|s| s.chars().next())
-                            .is_some_and(|c| unicode_width::UnicodeWidthChar::width(c) == Some(0));
-                        if !zero_width {
-                            self.marks = 0;
-                        } else {
-                            self.marks += 1;
-                            if let (true, Some(from)) = (self.marks > MAX_MARKS, char_start) {
-                                // Drop this character: pass what came before it.
-                                if start < from {
-                                    out.push(start..from);
-                                }
-                                start = i + 1;
-                            }
-                        }
-                    }
-                }
-                OscState::Ground => {
-                    self.utf8_need = 0;
-                    if b == 0x1b {
-                        self.state = OscState::Esc;
-                    } else if (0x20..0x7f).contains(&b) {
-                        self.marks = 0;
-                    }
-                }
-                OscState::Esc => {
-                    self.state = match b {
-                        b']' => {
-                            self.payload = 0;
-                            OscState::Osc
-                        }
-                        b'[' => OscState::Csi,
-                        0x1b => OscState::Esc,
-                        _ => OscState::Ground,
-                    };
-                }
-                OscState::Csi => match b {
-                    0x1b => self.state = OscState::Esc,
-                    0x18 | 0x1a | 0x40..=0x7e => self.state = OscState::Ground,
-                    _ => {}
-                },
-                OscState::Osc => match b {
-                    0x07 | 0x18 | 0x1a => self.state = OscState::Ground,
-                    0x1b => self.state = OscState::OscEsc,
-                    _ => {
-                        self.payload += 1;
-                        if self.payload > MAX_OSC_PAYLOAD {
-                            // Drop this byte: pass what came before it.
-                            if start < i {
-                                out.push(start..i);
-                            }
-                            start = i + 1;
-                        }
-                    }
-                },
-                // ESC inside an OSC: `\` ends it (ST), `]` starts a new one,
-                // anything else ended it and began another sequence.
-                OscState::OscEsc => {
-                    self.state = match b {
-                        b']' => {
-                            self.payload = 0;
-                            OscState::Osc
-                        }
-                        0x1b => OscState::Esc,
-                        _ => OscState::Ground,
-                    };
-                }
-            }
-            i += 1;
-        }
-        if start < bytes.len() {
-            out.push(start..bytes.len());
-        }
-    }
-}
-
-/// How long the start of some output is up to its first ESC or non-ASCII
-/// byte.
-fn plain_run(bytes: &[u8]) -> usize {
-    bytes
-        .iter()
-        .position(|&b| b == 0x1b || b >= 0x80)
-        .unwrap_or(bytes.len())
 }
 
 /// A headless terminal: one owner, fed from the PTY master's output.
@@ -768,8 +457,10 @@ impl Emulator {
 
 #[cfg(test)]
 mod tests {
+    use super::reports::MAX_EVENTS;
     use super::*;
     use std::sync::mpsc;
+    use tickloop_proto::attach::TermColors;
 
     struct ChanWriter(mpsc::Sender<Vec<u8>>);
     impl Write for ChanWriter {
@@ -948,60 +639,11 @@ mod tests {
         assert_eq!(emu.text(0).lines, vec!["abcd".to_string()]);
     }
 
-    /// What the limiter passes of `stream` cut into `chunk`-byte pieces.
-    fn passed(stream: &[u8], chunk: usize) -> Vec<u8> {
-        let mut limiter = OscLimiter::default();
-        let mut out = Vec::new();
-        for piece in stream.chunks(chunk.max(1)) {
-            let mut parts = Vec::new();
-            limiter.filter(piece, &mut parts);
-            for range in parts {
-                out.extend_from_slice(&piece[range]);
-            }
-        }
-        out
-    }
-
-    proptest::proptest! {
-        /// However the output is cut, the same bytes pass: plain runs are
-        /// skipped whole, one byte at a time they are not.
-        #[test]
-        fn the_limiter_passes_the_same_whatever_the_chunks(
-            pieces in proptest::collection::vec(proptest::prop_oneof![
-                proptest::collection::vec(0x20u8..0x7f, 0..40),
-                proptest::collection::vec(proptest::prelude::any::<u8>(), 0..8),
-                proptest::prelude::Just(b"\x1b]0;title\x07".to_vec()),
-                proptest::prelude::Just("e\u{301}\u{301}\u{301}\u{301}\u{301}".as_bytes().repeat(4)),
-                proptest::prelude::Just(b"\x1b[31m".to_vec()),
-            ], 0..30),
-            chunk in 1usize..64,
-        ) {
-            let stream: Vec<u8> = pieces.concat();
-            let whole = passed(&stream, stream.len());
-            proptest::prop_assert_eq!(passed(&stream, 1), whole.clone());
-            proptest::prop_assert_eq!(passed(&stream, chunk), whole);
-        }
-    }
-
     #[test]
-    fn a_huge_osc_payload_is_cut_and_the_sequence_still_ends() {
-        let mut limiter = OscLimiter::default();
+    fn a_huge_osc_payload_does_not_reach_the_screen() {
         let mut stream = b"x\x1b]1337;File=".to_vec();
         stream.extend(std::iter::repeat_n(b'A', MAX_OSC_PAYLOAD * 2));
         stream.extend(b"\x07y");
-        let mut passed = 0usize;
-        let mut tail = Vec::new();
-        for chunk in stream.chunks(65536) {
-            let mut parts = Vec::new();
-            limiter.filter(chunk, &mut parts);
-            for p in parts.into_iter().map(|r| &chunk[r]) {
-                passed += p.len();
-                tail = p.to_vec();
-            }
-        }
-        assert!(passed <= MAX_OSC_PAYLOAD + 64, "{passed}");
-        assert!(tail.ends_with(b"\x07y"));
-        assert_eq!(limiter.state, OscState::Ground);
         let (mut emu, _rx) = emulator(3, 20, 0);
         emu.feed(&stream);
         assert_eq!(emu.text(0).lines, vec!["xy".to_string()]);
