@@ -18,12 +18,65 @@ pub(crate) enum Scan {
     No,
 }
 
+/// What a filter of answers keeps between two reads of the terminal: the
+/// start of an answer whose rest has not come, and whether answers are
+/// still awaited (a lone ESC at the end of a read is held only then).
+#[derive(Debug, Default)]
+pub(crate) struct Pending {
+    held: Vec<u8>,
+    awaiting: bool,
+}
+
+impl Pending {
+    /// For a terminal that was just asked its questions.
+    pub(crate) fn asked() -> Self {
+        Pending {
+            held: Vec::new(),
+            awaiting: true,
+        }
+    }
+
+    /// [`split`] with what is held: the answers found, in order.
+    pub(crate) fn split(
+        &mut self,
+        input: &[u8],
+        scan: impl Fn(&[u8]) -> Scan,
+        out: &mut Vec<u8>,
+    ) -> Vec<Vec<u8>> {
+        let mut answers = Vec::new();
+        split(
+            &mut self.held,
+            input,
+            self.awaiting,
+            scan,
+            |answer| answers.push(answer.to_vec()),
+            out,
+        );
+        answers
+    }
+
+    /// No more answers are waited for: a lone ESC goes through at once.
+    pub(crate) fn stop_awaiting(&mut self) {
+        self.awaiting = false;
+    }
+
+    /// Something is held for the rest of an answer.
+    pub(crate) fn holding(&self) -> bool {
+        !self.held.is_empty()
+    }
+
+    /// The rest did not come: what was held goes out as it was.
+    pub(crate) fn release(&mut self, out: &mut Vec<u8>) {
+        out.append(&mut self.held);
+    }
+}
+
 /// Goes through what was held and `input`: appends to `out` what is not an
 /// answer, in order; gives each answer (`Answer` and `Seen` alike) to
 /// `take`; keeps in `held` the start of an answer whose rest has not come
 /// (a lone ESC at the end only while `awaiting`: else it is the Escape
 /// key, and goes on at once).
-pub(crate) fn split(
+fn split(
     held: &mut Vec<u8>,
     input: &[u8],
     awaiting: bool,

@@ -11,7 +11,7 @@
 //! colour queries with them, so a program picks its light or dark scheme
 //! from the person's terminal.
 
-use crate::answers::Scan;
+use crate::answers::{Pending, Scan};
 use std::time::{Duration, Instant};
 use tickloop_proto::attach::TermColors;
 
@@ -53,25 +53,24 @@ pub fn questions() -> Vec<u8> {
 /// order. Sans I/O: [`TtyAnswers`] feeds it and keeps time.
 #[derive(Debug, Default)]
 pub struct AnswerFilter {
-    /// The start of a possible answer, waiting for its rest.
-    held: Vec<u8>,
+    /// The start of a possible answer, waiting for its rest; whether the
+    /// questions' answers have not ended yet (a lone ESC at the end of a
+    /// read is held for what may follow; afterwards the Escape key goes
+    /// through at once).
+    pending: Pending,
     found: TermColors,
     /// Status answers since the questions: the palette entry that an OSC 4
     /// answer without an index is for.
     statuses: u8,
     /// Answers arrived that were not reported yet.
     unreported: bool,
-    /// The questions were asked and the answers have not ended yet: a lone
-    /// ESC at the end of a read is held for what may follow (afterwards
-    /// the Escape key goes through at once).
-    awaiting: bool,
 }
 
 impl AnswerFilter {
     /// A filter for a terminal that was just asked [`questions`].
     pub fn asked() -> Self {
         AnswerFilter {
-            awaiting: true,
+            pending: Pending::asked(),
             ..AnswerFilter::default()
         }
     }
@@ -79,38 +78,28 @@ impl AnswerFilter {
     /// Takes `input`; appends what is not an answer to `out`. Returns the
     /// colours when the device attributes answer came after new ones.
     pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Option<TermColors> {
-        let mut held = std::mem::take(&mut self.held);
         let mut report = None;
-        let awaiting = self.awaiting;
-        crate::answers::split(
-            &mut held,
-            input,
-            awaiting,
-            scan,
-            |answer| {
-                if let Some(colors) = self.take(answer) {
-                    report = Some(colors);
-                }
-            },
-            out,
-        );
-        self.held = held;
+        for answer in self.pending.split(input, scan, out) {
+            if let Some(colors) = self.take(&answer) {
+                report = Some(colors);
+            }
+        }
         report
     }
 
     /// No more answers are waited for: a lone ESC goes through at once.
     pub fn stop_awaiting(&mut self) {
-        self.awaiting = false;
+        self.pending.stop_awaiting();
     }
 
     /// Something is held for the rest of an answer.
     pub fn holding(&self) -> bool {
-        !self.held.is_empty()
+        self.pending.holding()
     }
 
     /// The rest did not come: what was held goes out as it was.
     pub fn release(&mut self, out: &mut Vec<u8>) {
-        out.append(&mut self.held);
+        self.pending.release(out);
     }
 
     /// Colour answers came that were not reported.
@@ -133,7 +122,7 @@ impl AnswerFilter {
     /// Records one answer; the colours when it was the device attributes.
     fn take(&mut self, answer: &[u8]) -> Option<TermColors> {
         if answer.starts_with(b"\x1b[?") {
-            self.awaiting = false;
+            self.pending.stop_awaiting();
             self.statuses = 0;
             return self.report();
         }

@@ -14,7 +14,7 @@
 //! for the rest of an answer, the safety cap), and [`winsize_cell_px`] is
 //! the one read of the terminal (its size in pixels, `TIOCGWINSZ`).
 
-use crate::answers::Scan;
+use crate::answers::{Pending, Scan};
 use std::time::{Duration, Instant};
 
 /// The kitty graphics query's image id: its answer names it.
@@ -59,14 +59,14 @@ pub fn questions() -> Vec<u8> {
 /// through untouched and in order.
 #[derive(Debug, Default)]
 pub struct ProbeFilter {
-    held: Vec<u8>,
+    /// The start of a possible answer, waiting for its rest; whether the
+    /// device attributes have not come (a partial answer at the end of a
+    /// read is held for its rest only then).
+    pending: Pending,
     found: Capabilities,
     /// The text area in pixels (`CSI 4 t`), for the cell size when `CSI 6
     /// t` is not answered.
     area_px: Option<(u16, u16)>,
-    /// The device attributes have not come: a partial answer at the end of
-    /// a read is held for its rest.
-    awaiting: bool,
     /// The capabilities were reported.
     reported: bool,
 }
@@ -75,7 +75,7 @@ impl ProbeFilter {
     /// A filter for a terminal that was just asked [`questions`].
     pub fn asked() -> Self {
         ProbeFilter {
-            awaiting: true,
+            pending: Pending::asked(),
             ..ProbeFilter::default()
         }
     }
@@ -89,44 +89,34 @@ impl ProbeFilter {
         grid: (u16, u16),
         out: &mut Vec<u8>,
     ) -> Option<Capabilities> {
-        let mut held = std::mem::take(&mut self.held);
         let mut report = None;
-        let awaiting = self.awaiting;
-        crate::answers::split(
-            &mut held,
-            input,
-            awaiting,
-            scan,
-            |answer| {
-                if answer.starts_with(b"\x1b[?") {
-                    if !self.reported {
-                        report = Some(self.finish(answer, grid));
-                    }
-                } else {
-                    self.take(answer);
+        for answer in self.pending.split(input, scan, out) {
+            if answer.starts_with(b"\x1b[?") {
+                if !self.reported {
+                    report = Some(self.finish(&answer, grid));
                 }
-            },
-            out,
-        );
-        self.held = held;
+            } else {
+                self.take(&answer);
+            }
+        }
         report
     }
 
     /// No answer is waited for any more (the safety cap): the
     /// capabilities found so far, once.
     pub fn give_up(&mut self, grid: (u16, u16)) -> Option<Capabilities> {
-        self.awaiting = false;
+        self.pending.stop_awaiting();
         (!self.reported).then(|| self.finish(b"", grid))
     }
 
     /// Something is held for the rest of an answer.
     pub fn holding(&self) -> bool {
-        !self.held.is_empty()
+        self.pending.holding()
     }
 
     /// The rest did not come: what was held goes out as it was.
     pub fn release(&mut self, out: &mut Vec<u8>) {
-        out.append(&mut self.held);
+        self.pending.release(out);
     }
 
     /// The capabilities, reported.
@@ -135,7 +125,7 @@ impl ProbeFilter {
     }
 
     fn finish(&mut self, attributes: &[u8], grid: (u16, u16)) -> Capabilities {
-        self.awaiting = false;
+        self.pending.stop_awaiting();
         self.reported = true;
         self.found.sixel = attributes
             .strip_prefix(b"\x1b[?")
