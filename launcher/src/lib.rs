@@ -78,20 +78,35 @@ pub enum LauncherError {
     },
     #[error("cannot open the terminal: {0}")]
     Pty(String),
+    #[error("cannot write {path}: {source}: the instance was not opened")]
+    Log {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("internal: {0}")]
     Internal(String),
 }
 
 /// The `tickloop __launcher` process: spec from stdin, report on stdout
 /// (then closed), run until the instance has ended.
+///
+/// tickhost starts a launcher before the open that uses it (see tickhost's
+/// `spare`): until the spec comes its stderr is tickhost's log, then the
+/// instance's own. Its stdin closed with no spec at all means tickhost went
+/// without needing it: it exits, quietly.
 pub fn main_from_stdin() -> anyhow::Result<()> {
     let mut input = Vec::new();
-    let spec: LaunchSpec = match std::io::stdin()
-        .read_to_end(&mut input)
+    let read = std::io::stdin().read_to_end(&mut input);
+    if matches!(read, Ok(0)) {
+        return Ok(());
+    }
+    let spec: LaunchSpec = match read
         .map_err(|e| LauncherError::Spec(e.to_string()))
         .and_then(|_| {
             serde_json::from_slice(&input).map_err(|e| LauncherError::Spec(e.to_string()))
-        }) {
+        })
+        .and_then(|spec: LaunchSpec| log_to_instance(&spec.socket).map(|()| spec))
+    {
         Ok(spec) => spec,
         Err(e) => {
             write_report_to_stdout(&LaunchReport::Failed {
@@ -125,6 +140,30 @@ pub fn main_from_stdin() -> anyhow::Result<()> {
     }
     // Threads blocked on the PTY end with the process.
     runtime.shutdown_background();
+    Ok(())
+}
+
+/// Makes the log of the instance listening on `socket` (in its folder,
+/// which tickhost made) this process's stderr, emptied first.
+fn log_to_instance(socket: &std::path::Path) -> Result<(), LauncherError> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = tickloop_client::paths::InstanceFiles::of_socket(socket).log;
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&path);
+    let log = match log {
+        Ok(log) => log,
+        Err(source) => return Err(LauncherError::Log { path, source }),
+    };
+    // SAFETY: dup2 onto fd 2, which stays a valid descriptor.
+    if unsafe { libc::dup2(log.as_raw_fd(), 2) } == -1 {
+        let source = std::io::Error::last_os_error();
+        return Err(LauncherError::Log { path, source });
+    }
     Ok(())
 }
 

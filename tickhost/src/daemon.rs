@@ -37,6 +37,7 @@ pub mod registry;
 pub mod request_line;
 pub mod requests;
 pub mod serve;
+pub mod spare;
 pub mod watch;
 
 use registry::Shared;
@@ -167,6 +168,8 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
             dir.socket().display(),
             std::process::id()
         ));
+        // A launcher waits for the first open.
+        spare::Spare::refill(&shared);
 
         let mut shutdown = shared.shutdown.subscribe();
         let mut terminate =
@@ -205,6 +208,7 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
             }
         }
         shared.leave();
+        spare::Spare::discard(&shared);
         let _ = std::fs::remove_file(dir.socket());
         let _ = std::fs::remove_file(dir.pid_file());
         Ok::<(), DaemonError>(())

@@ -249,9 +249,11 @@ pub async fn find_lost(shared: &Arc<Shared>, within: Duration) {
             .collect()
     };
     let known = recorded(shared);
+    let starting = shared.starting_launchers();
     let lost: Vec<u32> = find(shared.dir.root(), Role::Launcher)
         .into_iter()
-        .filter(|pid| !known.contains(pid) && signal(*pid, libc::SIGUSR1))
+        .filter(|pid| !known.contains(pid) && !starting.contains(pid))
+        .filter(|pid| signal(*pid, libc::SIGUSR1))
         .collect();
     if lost.is_empty() {
         return;

@@ -7,13 +7,11 @@ use super::log::log;
 use super::reader::spawn_reader;
 use super::registry::{CatalogFacts, Instance, Shared};
 use super::requests::admit::{open_over_refusal, Licence};
+use super::spare::{start_launcher, ReportError, Spare, Started};
 use serde_json::json;
-use std::os::unix::fs::OpenOptionsExt;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 use tickloop_client::config::AgentOpen;
-use tickloop_client::framing::{Line, LineReader};
 use tickloop_client::paths::{
     default_name, unique_name, validate_name, InstanceFiles, InstanceKind,
 };
@@ -24,7 +22,6 @@ use tickloop_proto::wire::{
     Catalog, ClientError, ClientKind, ClientReply, ErrorKind, InstanceState, LaunchReport,
     LaunchSpec, LauncherStatus, OpenReply, OpenRequest, Owner, ProgramSpec,
 };
-use tokio::io::AsyncWriteExt;
 
 /// How long a launcher may take to report (initialization is 10 s in all).
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(30);
@@ -180,28 +177,13 @@ async fn open_instance(
             .ok()
             .filter(|_| shared.limits.call_timeout != Limits::default().call_timeout),
     };
-    let launcher = start_launcher(shared, &files)?;
-    let launcher_pid = launcher.pid;
-    let _starting = Starting::new(shared, launcher_pid);
-    let report = match tokio::time::timeout(LAUNCH_TIMEOUT, launcher.report(&spec)).await {
-        Ok(Ok(report)) => report,
-        Ok(Err(reason)) => {
-            terminate(launcher_pid);
+    let launcher = launcher_for(shared, &files).await?;
+    let (launcher_pid, report) = match report(shared, launcher, &spec).await {
+        Ok(reported) => reported,
+        Err(reason) => {
             files.remove_but_log();
             return Err(open_failed(
                 format!("{reason} (its log: {})", files.log.display()),
-                "",
-            ));
-        }
-        Err(_) => {
-            terminate(launcher_pid);
-            files.remove_but_log();
-            return Err(open_failed(
-                format!(
-                    "the launcher did not report within {} s (its log: {})",
-                    LAUNCH_TIMEOUT.as_secs(),
-                    files.log.display()
-                ),
                 "",
             ));
         }
@@ -318,103 +300,77 @@ fn reserve(
     Ok((id, name))
 }
 
-/// A launcher just started, before it has its spec.
-struct Started {
-    pid: u32,
-    stdin: Option<tokio::process::ChildStdin>,
-    stdout: Option<tokio::process::ChildStdout>,
-}
-
-/// Starts `<exe> __launcher` in its own session, its stderr into the
-/// instance's log; it is reaped in the background whenever it exits.
-fn start_launcher(shared: &Shared, files: &InstanceFiles) -> Result<Started, ClientReply> {
-    let cannot = |path: &std::path::Path, e: std::io::Error| {
+/// A launcher for `files`' instance: the spare when one is ready, else
+/// one started now. Its folder is made first (the launcher makes its log
+/// there).
+async fn launcher_for(
+    shared: &Arc<Shared>,
+    files: &InstanceFiles,
+) -> Result<Started, ClientReply> {
+    files.create_folder().map_err(|e| {
         let error = WriteError {
-            path: path.to_path_buf(),
+            path: files.folder.clone(),
             source: e,
         };
         open_failed(format!("{error}: the instance was not opened"), "")
-    };
-    files
-        .create_folder()
-        .map_err(|e| cannot(&files.folder, e))?;
-    let log_file = std::fs::OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&files.log)
-        .map_err(|e| {
-            files.remove();
-            cannot(&files.log, e)
-        })?;
-    let mut command = tokio::process::Command::new(&shared.exe);
-    command
-        .arg("__launcher")
-        .current_dir("/")
-        // How the launcher is found when its files are gone
-        // (`tickloop_client::runtime_procs`).
-        .env("TICKLOOP_RUNTIME_DIR", shared.dir.root())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(log_file))
-        .kill_on_drop(false);
-    // SAFETY: setsid and signal are async-signal-safe; the closure touches
-    // nothing else.
-    unsafe {
-        command.pre_exec(|| {
-            if libc::setsid() == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // Until the launcher handles SIGUSR1 (`rehome`), one sent to
-            // every launcher of the directory must not end it.
-            libc::signal(libc::SIGUSR1, libc::SIG_IGN);
-            Ok(())
-        });
-    }
-    let mut child = command.spawn().map_err(|e| {
-        files.remove();
-        open_failed(
-            format!(
-                "cannot start the launcher {} __launcher: {e}",
-                shared.exe.display()
-            ),
-            "",
-        )
     })?;
-    let started = Started {
-        pid: child.id().unwrap_or(0),
-        stdin: child.stdin.take(),
-        stdout: child.stdout.take(),
-    };
-    // Reap the launcher whenever it exits: no zombies, and never waited on here.
-    tokio::spawn(async move {
-        let _ = child.wait().await;
-    });
-    Ok(started)
+    match Spare::take(shared).await {
+        Some(spare) => Ok(spare),
+        None => start_launcher(shared).map_err(|e| {
+            files.remove();
+            open_failed(e, "")
+        }),
+    }
 }
 
-impl Started {
-    /// Hands the launcher `spec` and reads its one report line.
-    async fn report(self, spec: &LaunchSpec) -> Result<LaunchReport, String> {
-        let mut stdin = self.stdin.ok_or("the launcher's stdin is missing")?;
-        let mut spec_line = serde_json::to_vec(spec).map_err(|e| e.to_string())?;
-        spec_line.push(b'\n');
-        stdin
-            .write_all(&spec_line)
-            .await
-            .map_err(|e| format!("cannot hand the launcher its spec: {e}"))?;
-        drop(stdin);
-        let stdout = self.stdout.ok_or("the launcher's stdout is missing")?;
-        let mut reader = LineReader::new(stdout, 16 * 1024 * 1024);
-        match reader.next().await {
-            Ok(Some(Line::Text(text))) => serde_json::from_str::<LaunchReport>(&text)
-                .map_err(|e| format!("the launcher's report is unreadable ({e}): {text:.200}")),
-            Ok(Some(_)) => Err("the launcher's report is unreadable".to_string()),
-            Ok(None) => Err("the launcher exited before reporting".to_string()),
-            Err(e) => Err(format!("cannot read the launcher's report: {e}")),
+/// Hands `spec` to `launcher` and reads its report; when the launcher was
+/// gone before it could take the spec (a spare someone ended), once more
+/// with one started now. The pid of the launcher that reported, and its
+/// report; a launcher that failed is ended.
+async fn report(
+    shared: &Arc<Shared>,
+    launcher: Started,
+    spec: &LaunchSpec,
+) -> Result<(u32, LaunchReport), String> {
+    let first = launcher.pid;
+    match report_within(shared, launcher, spec).await {
+        Err(ReportError::NotHanded(reason)) => {
+            log(&format!(
+                "{}: launcher {first} did not take its spec ({reason}); starting another",
+                spec.instance
+            ));
+            let again = start_launcher(shared)?;
+            let pid = again.pid;
+            match report_within(shared, again, spec).await {
+                Ok(report) => Ok((pid, report)),
+                Err(ReportError::Failed(reason) | ReportError::NotHanded(reason)) => Err(reason),
+            }
         }
+        Err(ReportError::Failed(reason)) => Err(reason),
+        Ok(report) => Ok((first, report)),
     }
+}
+
+/// [`Started::report`] within [`LAUNCH_TIMEOUT`]; a launcher that failed
+/// or did not report in time is ended.
+async fn report_within(
+    shared: &Shared,
+    launcher: Started,
+    spec: &LaunchSpec,
+) -> Result<LaunchReport, ReportError> {
+    let pid = launcher.pid;
+    let _starting = Starting::new(shared, pid);
+    let result = match tokio::time::timeout(LAUNCH_TIMEOUT, launcher.report(spec)).await {
+        Ok(result) => result,
+        Err(_) => Err(ReportError::Failed(format!(
+            "the launcher did not report within {} s",
+            LAUNCH_TIMEOUT.as_secs()
+        ))),
+    };
+    if let Err(ReportError::Failed(_)) = &result {
+        terminate(pid);
+    }
+    result
 }
 
 /// An instance whose launcher reported it ready.

@@ -43,6 +43,8 @@ pub struct Shared {
     /// The pids of launchers being started now (not yet able to take a
     /// signal).
     starting: Mutex<HashSet<u32>>,
+    /// The launcher started ahead of the next open.
+    pub spare: super::spare::Spare,
     /// Where forgotten instances' records are kept (none without a data
     /// directory).
     pub kept: Option<Kept>,
@@ -81,6 +83,7 @@ impl Shared {
             rediscover: tokio::sync::Notify::new(),
             leaving: AtomicBool::new(false),
             starting: Mutex::new(HashSet::new()),
+            spare: super::spare::Spare::default(),
             kept,
         })
     }

@@ -135,7 +135,9 @@ pub async fn shutdown(shared: &Arc<Shared>, client: Option<ClientKind>) -> Clien
     // Launchers of this directory tickhost had lost (their files removed,
     // or started by a tickhost that was killed) end too; those of the
     // instances just closed are on their way out.
-    let closing: Vec<u32> = instances.iter().map(|i| i.status().launcher_pid).collect();
+    let mut closing: Vec<u32> = instances.iter().map(|i| i.status().launcher_pid).collect();
+    // The spare launcher is no instance: it exits as its stdin closes.
+    closing.extend(crate::daemon::spare::Spare::discard(shared));
     closed += end_lost_launchers(shared, closing).await;
     for instance in &instances {
         shared.forget(instance, client);
