@@ -474,10 +474,9 @@ fn shutdown_closes_every_instance_and_ends_tickhost() {
         again,
         json!({"shutdown":true,"closed":0,"was_running":false})
     );
-    assert!(
-        host.marked_pids().is_empty(),
-        "shutdown when not running started something"
-    );
+    // shutdown when not running starts nothing (the spare launcher of the
+    // tickhost that was shut down ends as its stdin closes).
+    host.wait_nothing_left();
 }
 
 #[test]

@@ -201,11 +201,7 @@ fn launchers_lost_with_their_files_are_found_again_and_shutdown_ends_them() {
     for pid in pids {
         wait_gone(pid, "a Tick or launcher after shutdown");
     }
-    assert!(
-        host.marked_pids().is_empty(),
-        "{}",
-        describe_pids(&host.marked_pids())
-    );
+    host.wait_nothing_left();
 }
 
 #[test]

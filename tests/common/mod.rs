@@ -657,7 +657,8 @@ impl Host {
         found
     }
 
-    /// Waits until no process of this host is left except tickhost.
+    /// Waits until no process of this host is left except tickhost and
+    /// the one launcher it keeps started for the next open.
     pub fn wait_nothing_left_but_tickhost(&self) {
         let mut last = BTreeSet::new();
         wait_for_within(WAIT, "only tickhost left running", || {
@@ -665,10 +666,53 @@ impl Host {
             if let Some(th) = self.tickhost_pid() {
                 pids.remove(&th);
             }
+            let spares = self.spare_launchers();
+            if spares.len() == 1 {
+                pids.retain(|pid| !spares.contains(pid));
+            }
             last = pids.clone();
             pids.is_empty().then_some(())
         });
         assert!(last.is_empty(), "left running: {}", describe_pids(&last));
+    }
+
+    /// Waits until no process of this host is left at all.
+    pub fn wait_nothing_left(&self) {
+        let mut last = BTreeSet::new();
+        wait_for_within(WAIT, "nothing of this host left running", || {
+            last = self.marked_pids();
+            last.is_empty().then_some(())
+        });
+        assert!(last.is_empty(), "left running: {}", describe_pids(&last));
+    }
+
+    /// The launchers tickhost started ahead of an open that have no
+    /// instance yet: `tickloop __launcher` children of tickhost that hold no
+    /// terminal (every instance's launcher holds its PTY's `/dev/ptmx`).
+    pub fn spare_launchers(&self) -> BTreeSet<i32> {
+        let Some(tickhost) = self.tickhost_pid() else {
+            return BTreeSet::new();
+        };
+        self.marked_pids()
+            .into_iter()
+            .filter(|&pid| {
+                let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                let launcher = cmdline.split(|b| *b == 0).nth(1) == Some(b"__launcher".as_slice());
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                let parent = stat
+                    .rfind(')')
+                    .and_then(|i| stat[i + 1..].split_whitespace().nth(1)?.parse::<i32>().ok());
+                let holds_terminal = std::fs::read_dir(format!("/proc/{pid}/fd"))
+                    .map(|fds| {
+                        fds.flatten().any(|fd| {
+                            std::fs::read_link(fd.path())
+                                .is_ok_and(|to| to == Path::new("/dev/ptmx"))
+                        })
+                    })
+                    .unwrap_or(true);
+                launcher && parent == Some(tickhost) && !holds_terminal
+            })
+            .collect()
     }
 
     /// How many `tick/call`s of `tool` the Tick logged (its `--log` file).
