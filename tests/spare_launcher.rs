@@ -34,15 +34,12 @@ fn an_open_takes_the_launcher_started_before_it_and_another_is_started() {
     // The instance's launcher logs into the instance's own log, not
     // tickhost's (where a spare's stderr points until its spec comes).
     host.ok(&["close", "b"]);
-    let log = std::fs::read_to_string(host.runtime().join("i/hosted-b/launcher.log"))
-        .unwrap_or_default();
+    let log =
+        std::fs::read_to_string(host.runtime().join("i/hosted-b/launcher.log")).unwrap_or_default();
     assert!(log.contains("launcher: ended"), "{log:?}");
     let tickhost_log =
         std::fs::read_to_string(host.runtime().join("tickhost.log")).unwrap_or_default();
-    assert!(
-        !tickhost_log.contains("launcher: ended"),
-        "{tickhost_log}"
-    );
+    assert!(!tickhost_log.contains("launcher: ended"), "{tickhost_log}");
 }
 
 #[test]

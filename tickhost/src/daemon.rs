@@ -37,7 +37,7 @@ pub mod registry;
 pub mod request_line;
 pub mod requests;
 pub mod serve;
-pub mod spare;
+pub mod starting;
 pub mod watch;
 
 use registry::Shared;
@@ -169,7 +169,7 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
             std::process::id()
         ));
         // A launcher waits for the first open.
-        spare::Spare::refill(&shared);
+        shared.starting.refill();
 
         let mut shutdown = shared.shutdown.subscribe();
         let mut terminate =
@@ -208,7 +208,7 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
             }
         }
         shared.leave();
-        spare::Spare::discard(&shared);
+        shared.starting.discard_spare();
         let _ = std::fs::remove_file(dir.socket());
         let _ = std::fs::remove_file(dir.pid_file());
         Ok::<(), DaemonError>(())

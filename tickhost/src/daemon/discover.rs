@@ -249,7 +249,7 @@ pub async fn find_lost(shared: &Arc<Shared>, within: Duration) {
             .collect()
     };
     let known = recorded(shared);
-    let starting = shared.starting_launchers();
+    let starting = shared.starting.pids();
     let lost: Vec<u32> = find(shared.dir.root(), Role::Launcher)
         .into_iter()
         .filter(|pid| !known.contains(pid) && !starting.contains(pid))

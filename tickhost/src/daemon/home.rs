@@ -201,7 +201,7 @@ impl Alarm {
 /// Sends `SIGUSR1` to every launcher of the runtime directory (those
 /// tickhost is starting aside: they have no handler yet); how many.
 pub fn wake_launchers(shared: &Shared) -> usize {
-    let starting = shared.starting_launchers();
+    let starting = shared.starting.pids();
     let mut pids: Vec<u32> = runtime_procs::find(shared.dir.root(), Role::Launcher);
     pids.extend(
         shared

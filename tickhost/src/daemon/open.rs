@@ -7,7 +7,7 @@ use super::log::log;
 use super::reader::spawn_reader;
 use super::registry::{CatalogFacts, Instance, Shared};
 use super::requests::admit::{open_over_refusal, Licence};
-use super::spare::{start_launcher, ReportError, Spare, Started};
+use super::starting::{ReportError, Started};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -63,14 +63,14 @@ struct Starting<'a> {
 
 impl<'a> Starting<'a> {
     fn new(shared: &'a Shared, pid: u32) -> Self {
-        shared.set_starting(pid, true);
+        shared.starting.set(pid, true);
         Starting { shared, pid }
     }
 }
 
 impl Drop for Starting<'_> {
     fn drop(&mut self) {
-        self.shared.set_starting(self.pid, false);
+        self.shared.starting.set(self.pid, false);
     }
 }
 
@@ -303,10 +303,7 @@ fn reserve(
 /// A launcher for `files`' instance: the spare when one is ready, else
 /// one started now. Its folder is made first (the launcher makes its log
 /// there).
-async fn launcher_for(
-    shared: &Arc<Shared>,
-    files: &InstanceFiles,
-) -> Result<Started, ClientReply> {
+async fn launcher_for(shared: &Arc<Shared>, files: &InstanceFiles) -> Result<Started, ClientReply> {
     files.create_folder().map_err(|e| {
         let error = WriteError {
             path: files.folder.clone(),
@@ -314,9 +311,9 @@ async fn launcher_for(
         };
         open_failed(format!("{error}: the instance was not opened"), "")
     })?;
-    match Spare::take(shared).await {
+    match shared.starting.take_spare().await {
         Some(spare) => Ok(spare),
-        None => start_launcher(shared).map_err(|e| {
+        None => shared.starting.start().map_err(|e| {
             files.remove();
             open_failed(e, "")
         }),
@@ -339,7 +336,7 @@ async fn report(
                 "{}: launcher {first} did not take its spec ({reason}); starting another",
                 spec.instance
             ));
-            let again = start_launcher(shared)?;
+            let again = shared.starting.start()?;
             let pid = again.pid;
             match report_within(shared, again, spec).await {
                 Ok(report) => Ok((pid, report)),

@@ -5,6 +5,7 @@
 use super::approval::{tool_in, Approvals, ConsentTarget};
 use super::conn::LauncherConn;
 use super::log::log;
+use super::starting::StartingLaunchers;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
@@ -25,8 +26,6 @@ use tokio::sync::watch;
 /// What every task of the daemon shares.
 pub struct Shared {
     pub dir: RuntimeDir,
-    /// This executable, started as `<exe> __launcher` for each instance.
-    pub exe: PathBuf,
     pub limits: Limits,
     registry: Mutex<Registry>,
     /// Bumped whenever an instance ends or is forgotten.
@@ -40,11 +39,9 @@ pub struct Shared {
     pub rediscover: tokio::sync::Notify,
     /// Set when tickhost is about to exit: its files are not made again.
     leaving: AtomicBool,
-    /// The pids of launchers being started now (not yet able to take a
-    /// signal).
-    starting: Mutex<HashSet<u32>>,
-    /// The launcher started ahead of the next open.
-    pub spare: super::spare::Spare,
+    /// The launchers being started now (not yet able to take a signal),
+    /// and the one started ahead of the next open.
+    pub starting: Arc<StartingLaunchers>,
     /// Where forgotten instances' records are kept (none without a data
     /// directory).
     pub kept: Option<Kept>,
@@ -73,8 +70,8 @@ impl Shared {
     /// [`Shared::new`] keeping forgotten instances' records in `kept`.
     pub fn keeping(dir: RuntimeDir, exe: PathBuf, limits: Limits, kept: Option<Kept>) -> Arc<Self> {
         Arc::new(Shared {
+            starting: Arc::new(StartingLaunchers::new(exe, dir.root().to_path_buf())),
             dir,
-            exe,
             limits,
             registry: Mutex::new(Registry::default()),
             changes: watch::Sender::new(0),
@@ -82,8 +79,6 @@ impl Shared {
             approvals: Approvals::configured(),
             rediscover: tokio::sync::Notify::new(),
             leaving: AtomicBool::new(false),
-            starting: Mutex::new(HashSet::new()),
-            spare: super::spare::Spare::default(),
             kept,
         })
     }
@@ -96,24 +91,6 @@ impl Shared {
     /// Whether tickhost is about to exit.
     pub fn leaving(&self) -> bool {
         self.leaving.load(Ordering::SeqCst)
-    }
-
-    /// Launcher `pid` is starting (`true`) or has reported (`false`).
-    pub fn set_starting(&self, pid: u32, starting: bool) {
-        let mut set = self.starting.lock().unwrap_or_else(|e| e.into_inner());
-        if starting {
-            set.insert(pid);
-        } else {
-            set.remove(&pid);
-        }
-    }
-
-    /// The pids of launchers being started now.
-    pub fn starting_launchers(&self) -> HashSet<u32> {
-        self.starting
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
     }
 
     /// The registry, locked (never held across an await).

@@ -137,7 +137,7 @@ pub async fn shutdown(shared: &Arc<Shared>, client: Option<ClientKind>) -> Clien
     // instances just closed are on their way out.
     let mut closing: Vec<u32> = instances.iter().map(|i| i.status().launcher_pid).collect();
     // The spare launcher is no instance: it exits as its stdin closes.
-    closing.extend(crate::daemon::spare::Spare::discard(shared));
+    closing.extend(shared.starting.discard_spare());
     closed += end_lost_launchers(shared, closing).await;
     for instance in &instances {
         shared.forget(instance, client);
