@@ -130,6 +130,9 @@ pub struct Emulator {
     osc: OscLimiter,
     /// The parts of a chunk the OSC limiter passes on (kept between feeds).
     parts: Vec<std::ops::Range<usize>>,
+    /// Printable ASCII held back while the parser runs (see
+    /// `history::handler`; kept between feeds, always empty there).
+    printable: Vec<u8>,
     /// The rows that scrolled off the normal screen, but the newest
     /// (alacritty's own history holds those).
     history: History,
@@ -203,6 +206,7 @@ impl Emulator {
             reports,
             osc: OscLimiter::default(),
             parts: Vec::new(),
+            printable: Vec::new(),
             history: History::new(history_limit),
             normal_saved: None,
             pushed_at_release: 0,
@@ -245,6 +249,7 @@ impl Emulator {
                 term: &mut self.term,
                 history: &mut self.history,
                 normal_saved: &mut self.normal_saved,
+                printable: &mut self.printable,
             };
             self.parser.advance(&mut feeding, &bytes[part.clone()]);
         }
@@ -267,6 +272,7 @@ impl Emulator {
                 term: &mut self.term,
                 history: &mut self.history,
                 normal_saved: &mut self.normal_saved,
+                printable: &mut self.printable,
             };
             self.parser.stop_sync(&mut feeding);
         }

@@ -295,6 +295,19 @@ const PIECES: &[&[u8]] = &[
     b"\x1b[K",
     b"\x1b[4@\x1b[2P\x1b[3X",
     b"\x1b#8",
+    // Where printable ASCII is not written a run at a time (alacritty
+    // patch 5): the insert mode, the line-drawing charset (designated, and
+    // shifted in and out), no autowrap; and REP, which repeats the last
+    // character.
+    b"\x1b[4h",
+    b"\x1b[4l",
+    b"\x1b(0",
+    b"\x1b(B",
+    b"\x1b)0\x0e",
+    b"\x0f",
+    b"\x1b[?7l",
+    b"\x1b[?7h",
+    b"\x1b[3b",
 ];
 
 fn text_piece() -> impl Strategy<Value = Vec<u8>> {

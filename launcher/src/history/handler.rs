@@ -9,6 +9,12 @@
 //! does not (`crate::terminal`), so a flood of output encodes at most a
 //! history's worth of rows a second, not every row that scrolls by.
 //!
+//! Printable ASCII is held back as it comes and written a run at a time
+//! (`Term::input_ascii`, alacritty patch 5): the parser hands over one
+//! character a call, and alacritty's own `input` costs some 80
+//! instructions a character. The run is written before any other call is
+//! passed on, and when the feeding ends.
+//!
 //! Every method of the parser's `Handler` trait is passed on; the trait's
 //! methods all have empty defaults, so one left out would silently drop
 //! what the Tick printed. `launcher/tests/compact_history.rs` compares this
@@ -35,6 +41,26 @@ pub struct Feeding<'a, L: EventListener> {
     /// screen is shown after a resize there (`Emulator::resize` explains
     /// why); put back as soon as the normal screen is.
     pub normal_saved: &'a mut Option<Cursor<Cell>>,
+    /// Printable ASCII not yet written (see the module's note); empty
+    /// between feedings.
+    pub printable: &'a mut Vec<u8>,
+}
+
+impl<L: EventListener> Feeding<'_, L> {
+    /// Writes the printable ASCII held back.
+    #[inline]
+    fn flush(&mut self) {
+        if !self.printable.is_empty() {
+            self.term.input_ascii(self.printable);
+            self.printable.clear();
+        }
+    }
+}
+
+impl<L: EventListener> Drop for Feeding<'_, L> {
+    fn drop(&mut self) {
+        self.flush();
+    }
 }
 
 /// Moves the rows of `term`'s own history into `history`, oldest first,
@@ -84,12 +110,14 @@ pub fn move_all<L: EventListener>(term: &mut Term<L>, history: &mut History) {
     grid.clear_history();
 }
 
-/// Passes each method on to the `Term`.
+/// Passes each method on to the `Term`, after the printable ASCII held
+/// back.
 macro_rules! pass_on {
     ($($name:ident($($arg:ident: $ty:ty),*);)*) => {
         $(
             #[inline]
             fn $name(&mut self, $($arg: $ty),*) {
+                self.flush();
                 self.term.$name($($arg),*);
             }
         )*
@@ -104,7 +132,6 @@ impl<L: EventListener> Handler for Feeding<'_, L> {
         set_title(title: Option<String>);
         set_cursor_style(style: Option<CursorStyle>);
         set_cursor_shape(shape: CursorShape);
-        input(c: char);
         goto(line: i32, col: usize);
         goto_line(line: i32);
         goto_col(col: usize);
@@ -167,19 +194,33 @@ impl<L: EventListener> Handler for Feeding<'_, L> {
         set_scp(char_path: ScpCharPath, update_mode: ScpUpdateMode);
     }
 
+    #[inline]
+    fn input(&mut self, c: char) {
+        if matches!(c, ' '..='~') {
+            self.printable.push(c as u8);
+        } else {
+            self.flush();
+            self.term.input(c);
+        }
+    }
+
     fn dynamic_color_sequence(&mut self, prefix: String, index: usize, terminator: &str) {
+        self.flush();
         self.term.dynamic_color_sequence(prefix, index, terminator);
     }
 
     fn clipboard_store(&mut self, clipboard: u8, base64: &[u8]) {
+        self.flush();
         self.term.clipboard_store(clipboard, base64);
     }
 
     fn clipboard_load(&mut self, clipboard: u8, terminator: &str) {
+        self.flush();
         self.term.clipboard_load(clipboard, terminator);
     }
 
     fn unset_private_mode(&mut self, mode: PrivateMode) {
+        self.flush();
         self.term.unset_private_mode(mode);
         // Leaving the alternate screen shows the normal one again.
         if self.normal_saved.is_some() && !self.term.mode().contains(TermMode::ALT_SCREEN) {
@@ -190,6 +231,7 @@ impl<L: EventListener> Handler for Feeding<'_, L> {
     }
 
     fn clear_screen(&mut self, mode: ClearMode) {
+        self.flush();
         // `CSI 3 J` clears the normal screen's history (alacritty does
         // nothing on the alternate screen, which has none).
         if matches!(mode, ClearMode::Saved) && !self.term.mode().contains(TermMode::ALT_SCREEN) {
@@ -199,6 +241,7 @@ impl<L: EventListener> Handler for Feeding<'_, L> {
     }
 
     fn reset_state(&mut self) {
+        self.flush();
         self.term.reset_state();
         self.history.clear();
         // The normal screen's DECSC point was reset with it.

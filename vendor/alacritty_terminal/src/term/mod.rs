@@ -969,6 +969,63 @@ impl<T> Term<T> {
         &self.colors
     }
 
+    /// Write a run of printable ASCII characters (`0x20..=0x7E`), exactly as
+    /// [`Handler::input`] writes each of them in turn, a row's worth of cells at a time.
+    ///
+    /// Each such character is one cell wide, so a run needs no width lookup and fills the
+    /// cells from the cursor to the end of the row in one pass. The insert mode, a charset other
+    /// than ASCII, and cells of wide characters (whose other halves must be cleared) go through
+    /// [`Handler::input`] one character at a time.
+    pub fn input_ascii(&mut self, text: &[u8])
+    where
+        T: EventListener,
+    {
+        debug_assert!(text.iter().all(|b| (0x20..0x7f).contains(b)));
+        if self.mode.contains(TermMode::INSERT)
+            || self.grid.cursor.charsets[self.active_charset] != StandardCharset::Ascii
+        {
+            text.iter().for_each(|&b| self.input(char::from(b)));
+            return;
+        }
+
+        let mut rest = text;
+        while !rest.is_empty() {
+            if self.grid.cursor.input_needs_wrap {
+                self.wrapline();
+            }
+
+            let columns = self.columns();
+            let point = self.grid.cursor.point;
+            let count = cmp::min(columns - point.column.0, rest.len());
+            let (run, next) = rest.split_at(count);
+            rest = next;
+
+            let template = &self.grid.cursor.template;
+            let (fg, bg, flags) = (template.fg, template.bg, template.flags);
+            let extra = template.extra.clone();
+            let cells = &mut self.grid[point.line][point.column..point.column + count];
+            let wide = Flags::WIDE_CHAR | Flags::WIDE_CHAR_SPACER;
+            if cells.iter().any(|cell| cell.flags.intersects(wide)) {
+                run.iter().for_each(|&b| self.input(char::from(b)));
+                continue;
+            }
+            for (cell, &b) in cells.iter_mut().zip(run) {
+                cell.c = char::from(b);
+                cell.fg = fg;
+                cell.bg = bg;
+                cell.flags = flags;
+                cell.extra = extra.clone();
+            }
+
+            if point.column.0 + count < columns {
+                self.grid.cursor.point.column += count;
+            } else {
+                self.grid.cursor.point.column = Column(columns - 1);
+                self.grid.cursor.input_needs_wrap = true;
+            }
+        }
+    }
+
     /// Insert a linebreak at the current cursor position.
     #[inline]
     fn wrapline(&mut self)
