@@ -160,15 +160,59 @@ impl OscLimiter {
 /// How long the start of some output is up to its first ESC or non-ASCII
 /// byte.
 fn plain_run(bytes: &[u8]) -> usize {
-    bytes
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    const ESCS: u64 = u64::from_ne_bytes([0x1b; 8]);
+    // Eight bytes at a time: a byte with its high bit set, or one equal to
+    // ESC (a zero byte of `word ^ ESCS`), marks the word. The lowest marked
+    // byte is exact (a zero byte's borrow marks only bytes above it); the
+    // bytes are read little-endian so that the lowest is the first.
+    let mut words = bytes.chunks_exact(8);
+    let mut done = 0;
+    for chunk in words.by_ref() {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(word);
+        let escs = word ^ ESCS;
+        let marked = (word | (escs.wrapping_sub(ONES) & !escs)) & HIGHS;
+        if marked != 0 {
+            return done + (marked.trailing_zeros() / 8) as usize;
+        }
+        done += 8;
+    }
+    done + words
+        .remainder()
         .iter()
         .position(|&b| b == 0x1b || b >= 0x80)
-        .unwrap_or(bytes.len())
+        .unwrap_or(words.remainder().len())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_plain_run_ends_at_the_first_esc_or_high_byte() {
+        for len in 0..40 {
+            for at in 0..=len {
+                for stop in [0x1b, 0x80, 0xc3, 0xff] {
+                    let mut bytes = vec![b'a'; len];
+                    if at < len {
+                        bytes[at] = stop;
+                        // What follows it does not move the end.
+                        for later in bytes.iter_mut().skip(at + 1).step_by(3) {
+                            *later = 0x1b;
+                        }
+                    }
+                    assert_eq!(plain_run(&bytes), at.min(len), "{bytes:?}");
+                }
+            }
+        }
+        // Every byte below ESC and from ESC + 1 to 0x7f is plain, 0x1a
+        // and 0x1c (ESC's neighbours) included.
+        let plain: Vec<u8> = (0u8..0x80).filter(|&b| b != 0x1b).collect();
+        assert_eq!(plain_run(&plain), plain.len());
+    }
 
     /// What the limiter passes of `stream` cut into `chunk`-byte pieces.
     fn passed(stream: &[u8], chunk: usize) -> Vec<u8> {
