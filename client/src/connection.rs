@@ -328,18 +328,9 @@ impl Client {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::from(log));
-        // SAFETY: setsid and signal are async-signal-safe; the closure
-        // touches nothing else.
+        // SAFETY: the closure is async-signal-safe (see its note).
         unsafe {
-            command.pre_exec(|| {
-                if libc::setsid() == -1 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // Until tickhost handles SIGUSR1 (making its files again),
-                // one sent by another client must not end it.
-                libc::signal(libc::SIGUSR1, libc::SIG_IGN);
-                Ok(())
-            });
+            command.pre_exec(crate::runtime_procs::detach_before_exec);
         }
         let mut child = command.spawn().map_err(|e| {
             ClientError::StartFailed(format!("cannot run {} __tickhost: {e}", exe.display()))

@@ -133,6 +133,22 @@ pub fn children(pid: u32) -> Vec<u32> {
         .collect()
 }
 
+/// What a tickhost or a launcher runs between its fork and its exec
+/// (`pre_exec`): a session of its own, so that it outlives whoever started
+/// it, and `SIGUSR1` ignored until it handles it, so that one sent to every
+/// process of the runtime directory does not end it meanwhile.
+pub fn detach_before_exec() -> std::io::Result<()> {
+    // SAFETY: setsid and signal are async-signal-safe, and nothing else is
+    // touched between the fork and the exec.
+    unsafe {
+        if libc::setsid() == -1 {
+            return Err(std::io::Error::last_os_error());
+        }
+        libc::signal(libc::SIGUSR1, libc::SIG_IGN);
+    }
+    Ok(())
+}
+
 /// Sends `signal` to `pid`; whether it was delivered.
 pub fn signal(pid: u32, signal: libc::c_int) -> bool {
     match libc::pid_t::try_from(pid) {

@@ -135,18 +135,10 @@ impl StartingLaunchers {
             // tickhost's log, until the spec names the instance's own.
             .stderr(Stdio::inherit())
             .kill_on_drop(false);
-        // SAFETY: setsid and signal are async-signal-safe; the closure touches
-        // nothing else.
+        // SAFETY: the closure is async-signal-safe (see its note); the
+        // launcher handles SIGUSR1 from `rehome` on.
         unsafe {
-            command.pre_exec(|| {
-                if libc::setsid() == -1 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // Until the launcher handles SIGUSR1 (`rehome`), one sent to
-                // every launcher of the directory must not end it.
-                libc::signal(libc::SIGUSR1, libc::SIG_IGN);
-                Ok(())
-            });
+            command.pre_exec(tickloop_client::runtime_procs::detach_before_exec);
         }
         let mut child = command.spawn().map_err(|e| {
             format!(
