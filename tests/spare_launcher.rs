@@ -34,9 +34,13 @@ fn an_open_takes_the_launcher_started_before_it_and_another_is_started() {
     // The instance's launcher logs into the instance's own log, not
     // tickhost's (where a spare's stderr points until its spec comes).
     host.ok(&["close", "b"]);
-    let log =
-        std::fs::read_to_string(host.runtime().join("i/hosted-b/launcher.log")).unwrap_or_default();
-    assert!(log.contains("launcher: ended"), "{log:?}");
+    // Its last line, written as it exits (after `close` has answered).
+    let log = host.runtime().join("i/hosted-b/launcher.log");
+    wait_for("the launcher's last line in the instance's log", || {
+        std::fs::read_to_string(&log)
+            .ok()
+            .filter(|text| text.contains("launcher: ended"))
+    });
     let tickhost_log =
         std::fs::read_to_string(host.runtime().join("tickhost.log")).unwrap_or_default();
     assert!(!tickhost_log.contains("launcher: ended"), "{tickhost_log}");
