@@ -9,7 +9,7 @@ use crate::error::AttachError;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Duration;
 use termwiz::caps::{Capabilities, ColorLevel};
@@ -46,38 +46,42 @@ pub(crate) enum Start {
     Ended(String),
 }
 
-/// Sends `hello` on a connection from [`connect`] and reads the launcher's
-/// first answer; returns the connection's two halves (reads no longer time
-/// out) and that answer.
-pub(crate) fn start_view(
-    stream: UnixStream,
-    hello: &ViewHello,
-) -> Result<(BufReader<UnixStream>, UnixStream, Start), AttachError> {
-    let writer = send_view_hello(&stream, hello)?;
-    read_start(stream, writer)
-}
-
-/// Sends `hello` on a connection from [`connect`]; the connection's
-/// writing half. The launcher starts on its snapshot at once, so a view
-/// that has more to set up reads it later with [`read_start`].
-pub(crate) fn send_view_hello(
+/// Sends the view's two hellos (the connection's, as `kind`, then
+/// `hello`) on a connection from [`dial`] in one write, without waiting
+/// for the launcher's answer to the first: the launcher reads both from
+/// one buffer and starts on its snapshot at once, and [`read_start`] reads
+/// both answers. Returns the connection's writing half.
+pub(crate) fn send_hellos(
     stream: &UnixStream,
+    kind: ClientKind,
     hello: &ViewHello,
 ) -> Result<UnixStream, AttachError> {
-    let mut writer = stream
-        .try_clone()
-        .map_err(|e| AttachError::Lost(e.to_string()))?;
-    send_line(&mut writer, hello).map_err(|e| AttachError::Lost(e.to_string()))?;
+    let lost = |e: std::io::Error| AttachError::Lost(e.to_string());
+    let mut writer = stream.try_clone().map_err(lost)?;
+    let mut lines = serde_json::to_vec(&Hello::view(kind)).map_err(|e| lost(e.into()))?;
+    lines.push(b'\n');
+    serde_json::to_writer(&mut lines, hello).map_err(|e| lost(e.into()))?;
+    lines.push(b'\n');
+    writer.write_all(&lines).map_err(lost)?;
     Ok(writer)
 }
 
-/// The launcher's answer to the hello [`send_view_hello`] sent on
-/// `stream`: its first snapshot, or that the instance ended.
+/// The launcher's answers to the hellos [`send_hellos`] sent on `stream`:
+/// the connection's (a refusal ends here), then the view's: its first
+/// snapshot, or that the instance ended. Returns the connection's reading
+/// half (reads no longer time out), its writing half, and that answer.
 pub(crate) fn read_start(
     stream: UnixStream,
     writer: UnixStream,
 ) -> Result<(BufReader<UnixStream>, UnixStream, Start), AttachError> {
     let mut reader = BufReader::new(stream);
+    let line =
+        read_line(&mut reader)?.ok_or_else(|| AttachError::Lost("closed during hello".into()))?;
+    let reply: HelloReply = serde_json::from_slice(&line)
+        .map_err(|e| AttachError::Protocol(format!("bad hello reply: {e}")))?;
+    if let Some(refused) = reply.refused {
+        return Err(AttachError::Refused(refused));
+    }
     let first = read_message(&mut reader)?;
     let start = match first {
         Some(ToView::Snapshot(s)) => Start::Snapshot(s),
@@ -110,14 +114,22 @@ pub(crate) struct Dial {
     pub kind: ClientKind,
 }
 
-/// A connection to the launcher of `to.instance`, hello exchanged: at its
-/// socket here, or through ssh and the relay on `to.ssh`'s machine.
+/// A connection to the launcher of `to.instance`, nothing sent yet
+/// ([`send_hellos`] next): at its socket here, or through ssh and the relay
+/// on `to.ssh`'s machine. Reads on it time out until the first snapshot.
 pub(crate) fn dial(
     to: &Dial,
 ) -> Result<(UnixStream, Option<tickloop_client::ssh::SshLink>), AttachError> {
     let instance = to.instance.as_str();
-    match &to.ssh {
-        None => Ok((connect(&to.socket, to.kind)?, None)),
+    let (stream, link, label) = match &to.ssh {
+        None => {
+            let stream =
+                UnixStream::connect(&to.socket).map_err(|source| AttachError::Connect {
+                    path: to.socket.clone(),
+                    source,
+                })?;
+            (stream, None, to.socket.clone())
+        }
         Some(host) => {
             let relay_to = tickloop_client::ssh::RelayTo::View(instance.to_string());
             let (stream, _greeting, link) = tickloop_client::ssh::dial(host, &relay_to, false)
@@ -130,44 +142,16 @@ pub(crate) fn dial(
                     other => AttachError::Remote(other),
                 })?;
             let label = PathBuf::from(format!("ssh {host}: {instance}"));
-            Ok((hello_on(stream, &label, to.kind)?, Some(link)))
+            (stream, Some(link), label)
         }
-    }
-}
-
-/// A view's connection to the launcher at `path`, as `kind`.
-pub(crate) fn connect(path: &Path, kind: ClientKind) -> Result<UnixStream, AttachError> {
-    let stream = UnixStream::connect(path).map_err(|source| AttachError::Connect {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    hello_on(stream, path, kind)
-}
-
-/// Exchanges the view's hello (as `kind`) on a fresh connection to a
-/// launcher.
-fn hello_on(stream: UnixStream, path: &Path, kind: ClientKind) -> Result<UnixStream, AttachError> {
-    let connect_err = |source| AttachError::Connect {
-        path: path.to_path_buf(),
-        source,
     };
     stream
         .set_read_timeout(Some(HANDSHAKE_TIMEOUT))
-        .map_err(connect_err)?;
-    let mut writer = stream.try_clone().map_err(connect_err)?;
-    send_line(&mut writer, &Hello::view(kind)).map_err(connect_err)?;
-    let mut reader = BufReader::new(stream.try_clone().map_err(connect_err)?);
-    let line =
-        read_line(&mut reader)?.ok_or_else(|| AttachError::Lost("closed during hello".into()))?;
-    let reply: HelloReply = serde_json::from_slice(&line)
-        .map_err(|e| AttachError::Protocol(format!("bad hello reply: {e}")))?;
-    if let Some(refused) = reply.refused {
-        return Err(AttachError::Refused(refused));
-    }
-    // The reader above read only up to its newline, but may have buffered
-    // more; the launcher sends nothing before the view's hello, so nothing
-    // was lost by dropping it.
-    Ok(stream)
+        .map_err(|source| AttachError::Connect {
+            path: label,
+            source,
+        })?;
+    Ok((stream, link))
 }
 
 fn send_line<T: serde::Serialize>(w: &mut impl Write, value: &T) -> std::io::Result<()> {
@@ -281,7 +265,7 @@ pub(crate) struct LineLink {
 }
 
 impl LineLink {
-    /// Takes over the connection [`start_view`] returned (with what its
+    /// Takes over the connection [`read_start`] returned (with what its
     /// reader already buffered past the first snapshot).
     pub(crate) fn new(reader: BufReader<UnixStream>) -> Result<Self, AttachError> {
         let incoming = reader.buffer().to_vec();

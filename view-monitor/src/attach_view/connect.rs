@@ -1,5 +1,5 @@
 //! Starting and ending one attach: the launcher dialled (its socket here,
-//! or over ssh), the hello sent as soon as the terminal's size is known,
+//! or over ssh), the hellos sent as soon as the terminal's size is known,
 //! the terminal taken meanwhile (raw mode, the colour questions asked, the
 //! signals the loop hears), the first snapshot read, the alternate screen;
 //! then the [`Session`] and its one loop; then the teardown, the terminal
@@ -7,7 +7,7 @@
 
 use super::session::{Session, Signals, TtyIn};
 use super::{AttachError, AttachOptions, AttachOutcome, SessionEnd};
-use crate::launcher_link::{dial, read_start, send_view_hello, view_hello, Dial, LineLink, Start};
+use crate::launcher_link::{dial, read_start, send_hellos, view_hello, Dial, LineLink, Start};
 use crate::render::InputReader;
 use crate::tty::{clamp, terminal_caps, RestoreGuard};
 use crate::tty_out::TtyOut;
@@ -34,11 +34,11 @@ pub(super) fn run_session(opts: &AttachOptions) -> Result<SessionEnd, AttachErro
         .size()
         .map_err(|e| AttachError::Terminal(format!("cannot read the terminal's size: {e}")))?;
     let (cols, rows) = (clamp(size.0), clamp(size.1));
-    // The hello goes as soon as the size is known: the launcher takes its
-    // snapshot while this terminal is set up (signals, raw mode, the
-    // questions asked of it).
+    // The hellos go as soon as the size is known, both at once: the
+    // launcher takes its snapshot while this terminal is set up (signals,
+    // raw mode, the questions asked of it).
     let hello = view_hello(&caps, (cols, rows), "attach");
-    let writer = send_view_hello(&stream, &hello)?;
+    let writer = send_hellos(&stream, opts.kind, &hello)?;
 
     let signals = Signals::register()?;
     let guard = RestoreGuard::install()?;
@@ -86,7 +86,7 @@ pub(super) fn run_session(opts: &AttachOptions) -> Result<SessionEnd, AttachErro
     outcome
 }
 
-/// A connection to the launcher of `opts`, hello exchanged: its socket
+/// A connection to the launcher of `opts`, nothing sent yet: its socket
 /// here, or over ssh through the relay on the instance's machine.
 fn open_link(
     opts: &AttachOptions,

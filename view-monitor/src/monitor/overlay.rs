@@ -1,6 +1,6 @@
 //! The Monitor's overlay: one instance's live screen in a bordered box over
 //! the list. It is a view like `tickloop attach` (same connection code,
-//! `launcher_link`'s `start_view` and `spawn_link`, and the same renderer,
+//! `launcher_link`'s `send_hellos`, `read_start` and `spawn_link`, and the same renderer,
 //! [`crate::render`]); its size is the box's inner size, so resizing the
 //! Monitor's terminal resizes the Tick. Closing it is a detach: the Tick
 //! goes on.
@@ -122,7 +122,8 @@ impl Overlay {
                 if let (Some(link), Ok(mut slot)) = (link, slot.lock()) {
                     *slot = Some(link);
                 }
-                launcher_link::start_view(stream, &hello)
+                let writer = launcher_link::send_hellos(&stream, to.kind, &hello)?;
+                launcher_link::read_start(stream, writer)
             });
             let (reader, writer, first) = match started {
                 Ok((reader, writer, Start::Snapshot(s))) => {
