@@ -1,6 +1,7 @@
-//! `open`: choosing the instance's name, starting its launcher detached
-//! (`<exe> __launcher`, its own session, so it outlives tickhost), reading
-//! its one readiness line, and connecting to it.
+//! `open`: choosing the instance's name, handing its launcher its spec
+//! (the one `starting` keeps started ahead of the open, detached in its
+//! own session so that it outlives tickhost), reading its one readiness
+//! line, and connecting to it.
 
 use super::conn::LauncherConn;
 use super::log::log;
