@@ -91,7 +91,7 @@ pub enum LauncherError {
 /// (then closed), run until the instance has ended.
 ///
 /// tickhost starts a launcher before the open that uses it (see tickhost's
-/// `spare`): until the spec comes its stderr is tickhost's log, then the
+/// `daemon::starting`): until the spec comes its stderr is tickhost's log, then the
 /// instance's own. Its stdin closed with no spec at all means tickhost went
 /// without needing it: it exits, quietly.
 pub fn main_from_stdin() -> anyhow::Result<()> {
