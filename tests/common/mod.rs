@@ -690,18 +690,16 @@ impl Host {
     /// instance yet: `tickloop __launcher` children of tickhost that hold no
     /// terminal (every instance's launcher holds its PTY's `/dev/ptmx`).
     pub fn spare_launchers(&self) -> BTreeSet<i32> {
+        use tickloop_client::process::{Live, Processes};
+        use tickloop_client::runtime_procs::{plays, Role};
         let Some(tickhost) = self.tickhost_pid() else {
             return BTreeSet::new();
         };
         self.marked_pids()
             .into_iter()
             .filter(|&pid| {
-                let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-                let launcher = cmdline.split(|b| *b == 0).nth(1) == Some(b"__launcher".as_slice());
-                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-                let parent = stat
-                    .rfind(')')
-                    .and_then(|i| stat[i + 1..].split_whitespace().nth(1)?.parse::<i32>().ok());
+                let launcher = plays(pid as u32, self.runtime(), Role::Launcher);
+                let parent = Live.proc(pid as u32).map(|p| p.ppid as i32);
                 let holds_terminal = std::fs::read_dir(format!("/proc/{pid}/fd"))
                     .map(|fds| {
                         fds.flatten().any(|fd| {

@@ -202,27 +202,24 @@ impl StartingLaunchers {
                 move || this.start()
             })
             .await;
-            let failed = {
-                let mut slot = this.slot();
-                match started {
-                    Ok(Ok(started)) if matches!(*slot, Slot::Starting) => {
+            let mut slot = this.slot();
+            let failed = match started {
+                Ok(Ok(started)) => {
+                    if matches!(*slot, Slot::Starting) {
                         *slot = Slot::Ready(started);
-                        None
-                    }
-                    Ok(Ok(started)) => {
+                    } else {
                         // Closed meanwhile: its stdin closes as it drops.
                         this.set(started.pid, false);
-                        None
                     }
-                    Ok(Err(e)) => Some(e),
-                    Err(e) => Some(e.to_string()),
+                    None
                 }
-                .inspect(|_| {
-                    if matches!(*slot, Slot::Starting) {
-                        *slot = Slot::Empty;
-                    }
-                })
+                Ok(Err(e)) => Some(e),
+                Err(e) => Some(e.to_string()),
             };
+            if failed.is_some() && matches!(*slot, Slot::Starting) {
+                *slot = Slot::Empty;
+            }
+            drop(slot);
             if let Some(e) = failed {
                 super::log::log(&format!("no spare launcher: {e}"));
             }
