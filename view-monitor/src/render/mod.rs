@@ -8,7 +8,8 @@
 //!
 //! One job per module, everything used from outside named here:
 //! - `frame`: a view's [`Frame`] of the Tick's screen ([`compose`],
-//!   [`Composer`], [`size_status`]);
+//!   [`size_status`]);
+//! - `composer`: frames made from what the frame before left ([`Composer`]);
 //! - `diff`: the changes from the frame a terminal shows to the next
 //!   ([`frame_changes`], [`frame_changes_keyed`]);
 //! - `attrs`: a run's colours and attributes as termwiz's ([`cell_attributes`]);
@@ -19,6 +20,7 @@
 //!   [`MouseTranslator`]) and the terminal's mouse reporting.
 
 mod attrs;
+mod composer;
 mod diff;
 mod frame;
 mod history;
@@ -28,7 +30,8 @@ mod translate;
 
 pub use attrs::{cell_attributes, nearest_256};
 pub use diff::{frame_changes, frame_changes_keyed};
-pub use frame::{compose, model_surface, size_status, Composer, Frame};
+pub use composer::Composer;
+pub use frame::{compose, model_surface, size_status, Frame};
 pub use history::{scroll_marker, ScrollAction, Scroller, WHEEL_LINES};
 pub use input::InputReader;
 pub use translate::{input_events, key_event, mouse_reporting, MouseTranslator};
