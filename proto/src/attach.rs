@@ -401,7 +401,7 @@ impl Underline {
 #[serde(untagged)]
 pub enum Color {
     Index(u8),
-    #[serde(with = "hex_rgb")]
+    #[serde(serialize_with = "hex_rgb::serialize")]
     #[schemars(with = "String")]
     Rgb(u8, u8, u8),
 }
@@ -441,15 +441,10 @@ pub fn xterm_rgb(index: u8) -> (u8, u8, u8) {
 }
 
 mod hex_rgb {
-    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+    use serde::Serializer;
 
     pub fn serialize<S: Serializer>(r: &u8, g: &u8, b: &u8, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&format!("#{r:02x}{g:02x}{b:02x}"))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<(u8, u8, u8), D::Error> {
-        let text = String::deserialize(d)?;
-        parse(&text).map_err(D::Error::custom)
     }
 
     /// `"#rrggbb"` as its three parts.

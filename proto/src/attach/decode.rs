@@ -158,8 +158,14 @@ mod tests {
     #[serde(untagged)]
     enum DerivedColor {
         Index(u8),
-        #[serde(with = "hex_rgb")]
+        #[serde(deserialize_with = "derived_rgb")]
         Rgb(u8, u8, u8),
+    }
+
+    /// The derived code's reading of `"#rrggbb"`.
+    fn derived_rgb<'de, D: Deserializer<'de>>(d: D) -> Result<(u8, u8, u8), D::Error> {
+        let text = String::deserialize(d)?;
+        hex_rgb::parse(&text).map_err(de::Error::custom)
     }
 
     /// Every attribute set: each of [`Attrs`]' fields (a field added to
@@ -247,7 +253,9 @@ mod tests {
 
     #[test]
     fn a_bad_colour_says_what_a_colour_is() {
-        let err = serde_json::from_str::<Color>("300").unwrap_err().to_string();
+        let err = serde_json::from_str::<Color>("300")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("palette index 0-255"), "{err}");
         let err = serde_json::from_str::<Color>(r#""red""#)
             .unwrap_err()

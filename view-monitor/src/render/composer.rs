@@ -23,6 +23,8 @@ pub struct Composer {
     /// Each row's [`line_key`] as `model` has it.
     keys: Vec<Option<u64>>,
     view: Option<KeptView>,
+    /// The frame before showed `model` as it is.
+    last_was_model: bool,
 }
 
 /// A view drawn from the kept model with something over it or at another
@@ -48,12 +50,15 @@ impl Composer {
         note: &str,
         force_status: bool,
     ) -> Frame<'_> {
-        self.update(snap);
+        let delta = self.update(snap);
         let layout = Layout::new(snap, cols, rows, note, force_status);
+        let last_was_model = std::mem::replace(&mut self.last_was_model, layout.is_the_model(snap));
         if layout.is_the_model(snap) {
             // Borrowed: a frame that shows the screen as it is (the common
             // case, a keystroke's echo) costs no copy of it.
-            return layout.frame(Cow::Borrowed(&self.model), &self.keys, snap);
+            let mut frame = layout.frame(Cow::Borrowed(&self.model), &self.keys, snap);
+            frame.model_delta = delta.filter(|_| last_was_model);
+            return frame;
         }
         let shape = (
             layout.cols,
@@ -86,9 +91,12 @@ impl Composer {
         layout.frame(Cow::Borrowed(&view.surface), &self.keys, snap)
     }
 
-    fn update(&mut self, snap: &Snapshot) {
+    /// Brings the kept model to `snap`; the changes that did, unless the
+    /// model was started again (another size).
+    fn update(&mut self, snap: &Snapshot) -> Option<Vec<Change>> {
         let size = (usize::from(snap.cols), usize::from(snap.rows));
-        if self.model.dimensions() != size || self.keys.len() != size.1 {
+        let started_again = self.model.dimensions() != size || self.keys.len() != size.1;
+        if started_again {
             self.model = Surface::new(size.0, size.1);
             self.keys = vec![None; size.1];
         }
@@ -121,17 +129,29 @@ impl Composer {
             }
         }
         if !changes.is_empty() {
-            show(&mut self.model, changes);
+            show(&mut self.model, changes.clone());
         }
+        (!started_again).then_some(changes)
     }
 }
 
 impl KeptView {
     /// Brings the view's Tick rows to `model`'s, whose rows have the
-    /// fingerprints `keys`: each row whose line is not the one the view has
-    /// is copied again.
+    /// fingerprints `keys`: scrolled as the model scrolled, then each row
+    /// whose line is not the one the view has is copied again.
     fn copy_changed_rows(&mut self, model: &Surface, keys: &[Option<u64>]) {
         let (_, _, width, height, _, _) = self.shape;
+        let known: Vec<Option<u64>> = self.rows.iter().map(|row| row.flatten()).collect();
+        if let Some(count) = scroll_count(&known, keys, height) {
+            self.surface.add_changes(vec![Change::ScrollRegionUp {
+                first_row: 0,
+                region_size: height,
+                scroll_count: count,
+            }]);
+            // The rows that come in at the bottom are blank.
+            self.rows.drain(..count);
+            self.rows.resize(height, Some(None));
+        }
         for (row, key) in keys.iter().enumerate().take(height) {
             if self.rows[row] == Some(*key) {
                 continue;

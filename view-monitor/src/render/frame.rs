@@ -174,6 +174,21 @@ pub struct Frame<'a> {
     /// (`None`: blank), so [`frame_changes_keyed`] compares rows without
     /// going through their cells; empty when not known.
     pub row_keys: Vec<Option<u64>>,
+    /// The frame is the Tick's screen as it is, nothing over it.
+    pub is_model: bool,
+    /// For such a frame from a [`Composer`](super::Composer) whose frame
+    /// before was one too, at the same size: the changes that turned that
+    /// frame into this one (the rows drawn again, the scroll). A terminal
+    /// that shows the frame before shows this one after them ([`Shown`](super::Shown)).
+    pub model_delta: Option<Vec<Change>>,
+}
+
+impl Frame<'_> {
+    /// The frame is the Tick's screen as it is and nothing was drawn on it
+    /// since it was composed.
+    pub fn shows_model(&self) -> bool {
+        self.is_model && matches!(self.surface, Cow::Borrowed(_))
+    }
 }
 
 /// How a view of a Tick's screen is laid out: its size, how much of the
@@ -283,6 +298,8 @@ impl Layout {
             cursor_shape: snap.cursor.shape,
             scroll_rows: self.height,
             row_keys: self.row_keys(line_keys, snap),
+            is_model: self.is_the_model(snap),
+            model_delta: None,
         }
     }
 

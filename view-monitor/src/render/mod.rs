@@ -11,7 +11,7 @@
 //!   [`size_status`]);
 //! - `composer`: frames made from what the frame before left ([`Composer`]);
 //! - `diff`: the changes from the frame a terminal shows to the next
-//!   ([`frame_changes`], [`frame_changes_keyed`]);
+//!   ([`Shown`], [`frame_changes`], [`frame_changes_keyed`]);
 //! - `attrs`: a run's colours and attributes as termwiz's ([`cell_attributes`]);
 //! - `kept`: a surface kept from frame to frame, and how far its rows scrolled;
 //! - `history`: a view's place in the Tick's history ([`Scroller`]);
@@ -29,8 +29,8 @@ mod kept;
 mod translate;
 
 pub use attrs::{cell_attributes, nearest_256};
-pub use diff::{frame_changes, frame_changes_keyed};
 pub use composer::Composer;
+pub use diff::{frame_changes, frame_changes_keyed, Shown};
 pub use frame::{compose, model_surface, size_status, Frame};
 pub use history::{scroll_marker, ScrollAction, Scroller, WHEEL_LINES};
 pub use input::InputReader;
