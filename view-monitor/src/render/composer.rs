@@ -22,6 +22,9 @@ pub struct Composer {
     model: Surface,
     /// Each row's [`line_key`] as `model` has it.
     keys: Vec<Option<u64>>,
+    /// The columns each row's line covers in `model`; the cells past them
+    /// are blank.
+    ends: Vec<usize>,
     view: Option<KeptView>,
     /// The frame before showed `model` as it is.
     last_was_model: bool,
@@ -99,6 +102,7 @@ impl Composer {
         if started_again {
             self.model = Surface::new(size.0, size.1);
             self.keys = vec![None; size.1];
+            self.ends = vec![0; size.1];
         }
         let lines = &snap.lines[..size.1.min(snap.lines.len())];
         let keys: Vec<Option<u64>> = lines.iter().map(line_key).collect();
@@ -113,19 +117,35 @@ impl Composer {
             });
             self.keys.drain(..count);
             self.keys.resize(size.1, None);
+            self.ends.drain(..count);
+            self.ends.resize(size.1, 0);
         }
         for (y, (line, key)) in lines.iter().zip(keys).enumerate() {
             if self.keys[y] == key {
                 continue;
             }
             self.keys[y] = key;
-            changes.push(Change::CursorPosition {
-                x: Position::Absolute(0),
-                y: Position::Absolute(y),
-            });
-            changes.push(Change::ClearToEndOfLine(Default::default()));
-            if key.is_some() {
-                changes.extend(line_changes(y, line, size.0));
+            let end = match key {
+                Some(_) => {
+                    let (drawn, end) = line_changes(y, line, size.0);
+                    changes.extend(drawn);
+                    end
+                }
+                None => 0,
+            };
+            // Only the columns the old line covered past the new one's are
+            // blanked: clearing the whole row cost a cell's write for every
+            // column, twice a frame (here, then on the view's terminal).
+            let old_end = std::mem::replace(&mut self.ends[y], end);
+            if old_end > end {
+                changes.extend([
+                    Change::CursorPosition {
+                        x: Position::Absolute(end),
+                        y: Position::Absolute(y),
+                    },
+                    Change::AllAttributes(Default::default()),
+                    Change::Text(" ".repeat(old_end - end)),
+                ]);
             }
         }
         if !changes.is_empty() {

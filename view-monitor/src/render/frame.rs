@@ -18,20 +18,21 @@ pub fn model_surface(snap: &Snapshot) -> Surface {
     let mut surface = Surface::new(usize::from(snap.cols), usize::from(snap.rows));
     for (y, line) in snap.lines.iter().enumerate().take(usize::from(snap.rows)) {
         if !line.runs.is_empty() {
-            surface.add_changes(line_changes(y, line, usize::from(snap.cols)));
+            surface.add_changes(line_changes(y, line, usize::from(snap.cols)).0);
         }
     }
     surface
 }
 
 /// The changes that draw `line` on row `y` of a surface `cols` wide whose
-/// row is blank. A line wider than the row is cut at its end: a surface
-/// would carry the rest over onto the next row (or scroll, on the last).
+/// row is blank, and the columns they draw on. A line wider than the row is
+/// cut at its end: a surface would carry the rest over onto the next row
+/// (or scroll, on the last).
 pub(super) fn line_changes(
     y: usize,
     line: &tickloop_proto::attach::Line,
     cols: usize,
-) -> Vec<Change> {
+) -> (Vec<Change>, usize) {
     let mut changes = vec![Change::CursorPosition {
         x: Position::Absolute(0),
         y: Position::Absolute(y),
@@ -45,7 +46,7 @@ pub(super) fn line_changes(
             break;
         }
     }
-    changes
+    (changes, cols - room)
 }
 
 /// The start of `text` that fits in `room` cells, each cell as wide as
