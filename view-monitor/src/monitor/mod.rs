@@ -702,8 +702,8 @@ impl Monitor {
             cursor_shape,
             scroll_rows: 0,
             row_keys: Vec::new(),
-            is_model: false,
-            model_delta: None,
+            kept: None,
+            delta: None,
         }
     }
 }

@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 
-use super::frame::{line_changes, line_key, Frame, Layout};
+use super::frame::{line_changes, line_key, Frame, Kept, Layout};
 use super::kept::{scroll_count, show};
 use termwiz::surface::{Change, Position, Surface};
 use tickloop_proto::attach::Snapshot;
@@ -26,21 +26,25 @@ pub struct Composer {
     /// are blank.
     ends: Vec<usize>,
     view: Option<KeptView>,
-    /// The frame before showed `model` as it is.
-    last_was_model: bool,
+    /// The kept surface the frame before was.
+    last: Option<Kept>,
 }
 
 /// A view drawn from the kept model with something over it or at another
 /// size.
 struct KeptView {
     surface: Surface,
-    /// The view's size, the part of the Tick's screen it shows and that
-    /// screen's size, as `(cols, rows, width, height, the Tick's cols and
-    /// rows)`: another shape starts a new view.
-    shape: (usize, usize, usize, usize, u16, u16),
+    /// Its shape ([`Kept::View`]): another shape starts a new view.
+    shape: Kept,
+    /// The part of the Tick's screen it shows.
+    width: usize,
+    height: usize,
     /// Each shown Tick row's [`line_key`] as `surface` has it; `None` when
-    /// not known (never copied, or drawn over since).
+    /// not known (never copied).
     rows: Vec<Option<Option<u64>>>,
+    /// The status line and the marker as drawn on `surface`.
+    status: Option<String>,
+    marker: Option<String>,
 }
 
 impl Composer {
@@ -53,45 +57,37 @@ impl Composer {
         note: &str,
         force_status: bool,
     ) -> Frame<'_> {
-        let delta = self.update(snap);
+        let model_delta = self.update(snap);
         let layout = Layout::new(snap, cols, rows, note, force_status);
-        let last_was_model = std::mem::replace(&mut self.last_was_model, layout.is_the_model(snap));
-        if layout.is_the_model(snap) {
+        let kept = if layout.is_the_model(snap) {
+            Kept::Model
+        } else {
+            layout.shape(snap)
+        };
+        let followed = self.last.replace(kept) == Some(kept);
+        if kept == Kept::Model {
             // Borrowed: a frame that shows the screen as it is (the common
             // case, a keystroke's echo) costs no copy of it.
-            let mut frame = layout.frame(Cow::Borrowed(&self.model), &self.keys, snap);
-            frame.model_delta = delta.filter(|_| last_was_model);
+            let mut frame = layout.frame(Cow::Borrowed(&self.model), Some(kept), &self.keys, snap);
+            frame.delta = model_delta.filter(|_| followed);
             return frame;
         }
-        let shape = (
-            layout.cols,
-            layout.rows,
-            layout.width,
-            layout.height,
-            snap.cols,
-            snap.rows,
-        );
-        if self.view.as_ref().is_some_and(|view| view.shape != shape) {
+        if self.view.as_ref().is_some_and(|view| view.shape != kept) {
             self.view = None;
         }
         let view = self.view.get_or_insert_with(|| KeptView {
             surface: Surface::new(layout.cols, layout.rows),
-            shape,
+            shape: kept,
+            width: layout.width,
+            height: layout.height,
             rows: vec![None; layout.height],
+            status: None,
+            marker: None,
         });
-        view.copy_changed_rows(&self.model, &self.keys);
-        // The status line is drawn on every frame of a shape (the shape
-        // says whether there is one), across its whole row; the marker on
-        // the first row, a Tick row, which is then copied again.
-        for row in layout.draw_over(&mut view.surface) {
-            if let Some(known) = view.rows.get_mut(row) {
-                *known = None;
-            }
-        }
-        // Nothing asks the surface for its log of changes (see `show`).
-        view.surface
-            .flush_changes_older_than(view.surface.current_seqno());
-        layout.frame(Cow::Borrowed(&view.surface), &self.keys, snap)
+        let delta = view.update(&self.model, &self.keys, &layout);
+        let mut frame = layout.frame(Cow::Borrowed(&view.surface), Some(kept), &self.keys, snap);
+        frame.delta = Some(delta).filter(|_| followed);
+        frame
     }
 
     /// Brings the kept model to `snap`; the changes that did, unless the
@@ -156,33 +152,87 @@ impl Composer {
 }
 
 impl KeptView {
+    /// Brings the view to `model`, whose rows have the fingerprints `keys`,
+    /// with `layout`'s status line and marker over it; the changes that did.
+    fn update(&mut self, model: &Surface, keys: &[Option<u64>], layout: &Layout) -> Vec<Change> {
+        let mut changes = Vec::new();
+        if self.marker.as_deref() != layout.marker() && self.marker.is_some() {
+            // The old marker goes with a copy of its row.
+            if let Some(first) = self.rows.first_mut() {
+                *first = None;
+            }
+        }
+        let first_copied = self.copy_changed_rows(model, keys, &mut changes);
+        if self.status.as_deref() != layout.status_line() {
+            self.draw(layout.status_changes(), &mut changes);
+            self.status = layout.status_line().map(str::to_string);
+        }
+        if self.marker.as_deref() != layout.marker() || first_copied {
+            self.draw(layout.marker_changes(), &mut changes);
+            self.marker = layout.marker().map(str::to_string);
+        }
+        // Nothing asks the surface for its log of changes (see `show`).
+        self.surface
+            .flush_changes_older_than(self.surface.current_seqno());
+        changes
+    }
+
+    /// Applies `drawn` to the view, and adds it to `changes`.
+    fn draw(&mut self, drawn: Vec<Change>, changes: &mut Vec<Change>) {
+        if !drawn.is_empty() {
+            changes.extend(drawn.iter().cloned());
+            self.surface.add_changes(drawn);
+        }
+    }
+
     /// Brings the view's Tick rows to `model`'s, whose rows have the
     /// fingerprints `keys`: scrolled as the model scrolled, then each row
-    /// whose line is not the one the view has is copied again.
-    fn copy_changed_rows(&mut self, model: &Surface, keys: &[Option<u64>]) {
-        let (_, _, width, height, _, _) = self.shape;
+    /// whose line is not the one the view has is copied again; whether the
+    /// first row was.
+    fn copy_changed_rows(
+        &mut self,
+        model: &Surface,
+        keys: &[Option<u64>],
+        changes: &mut Vec<Change>,
+    ) -> bool {
+        let (width, height) = (self.width, self.height);
         let known: Vec<Option<u64>> = self.rows.iter().map(|row| row.flatten()).collect();
         if let Some(count) = scroll_count(&known, keys, height) {
-            self.surface.add_changes(vec![Change::ScrollRegionUp {
-                first_row: 0,
-                region_size: height,
-                scroll_count: count,
-            }]);
+            let rows = self.surface.dimensions().1;
+            self.draw(
+                vec![
+                    Change::ScrollRegionUp {
+                        first_row: 0,
+                        region_size: height,
+                        scroll_count: count,
+                    },
+                    // The terminal's scroll region back to the whole screen.
+                    Change::ScrollRegionUp {
+                        first_row: 0,
+                        region_size: rows,
+                        scroll_count: 0,
+                    },
+                ],
+                changes,
+            );
             // The rows that come in at the bottom are blank.
             self.rows.drain(..count);
             self.rows.resize(height, Some(None));
         }
+        let mut first_copied = false;
         for (row, key) in keys.iter().enumerate().take(height) {
             if self.rows[row] == Some(*key) {
                 continue;
             }
             // Cleared first: the row may hold cells past the crop (the
             // marker's), which a copy of the crop would leave.
-            self.surface.add_changes(clear_row(row).into());
+            self.draw(clear_row(row).into(), changes);
             let copy = self.surface.diff_region(0, row, width, 1, model, 0, row);
-            self.surface.add_changes(copy);
+            self.draw(copy, changes);
             self.rows[row] = Some(*key);
+            first_copied |= row == 0;
         }
+        first_copied
     }
 }
 

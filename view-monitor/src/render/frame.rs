@@ -175,20 +175,32 @@ pub struct Frame<'a> {
     /// (`None`: blank), so [`frame_changes_keyed`] compares rows without
     /// going through their cells; empty when not known.
     pub row_keys: Vec<Option<u64>>,
-    /// The frame is the Tick's screen as it is, nothing over it.
-    pub is_model: bool,
-    /// For such a frame from a [`Composer`](super::Composer) whose frame
-    /// before was one too, at the same size: the changes that turned that
-    /// frame into this one (the rows drawn again, the scroll). A terminal
-    /// that shows the frame before shows this one after them ([`Shown`](super::Shown)).
-    pub model_delta: Option<Vec<Change>>,
+    /// The [`Composer`](super::Composer)'s kept surface the frame is;
+    /// `None` for a frame made from scratch ([`compose`]).
+    pub kept: Option<Kept>,
+    /// When the composer's frame before was the same kept surface: the
+    /// changes that turned that frame into this one (the rows drawn again,
+    /// the scroll, a new note). A terminal that shows the frame before
+    /// shows this one after them ([`Shown`](super::Shown)).
+    pub delta: Option<Vec<Change>>,
+}
+
+/// Which of a [`Composer`](super::Composer)'s kept surfaces a frame is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kept {
+    /// The Tick's screen as it is, nothing over it.
+    Model,
+    /// A view drawn from it: `(cols, rows, width, height, the Tick's cols
+    /// and rows)`, the view's size and what it shows of the Tick's screen.
+    View((usize, usize, usize, usize, u16, u16)),
 }
 
 impl Frame<'_> {
-    /// The frame is the Tick's screen as it is and nothing was drawn on it
-    /// since it was composed.
-    pub fn shows_model(&self) -> bool {
-        self.is_model && matches!(self.surface, Cow::Borrowed(_))
+    /// The kept surface the frame is, when nothing was drawn on it since
+    /// it was composed.
+    pub fn shows_kept(&self) -> Option<Kept> {
+        self.kept
+            .filter(|_| matches!(self.surface, Cow::Borrowed(_)))
     }
 }
 
@@ -252,41 +264,51 @@ impl Layout {
             && self.marker.is_none()
     }
 
-    /// Draws the status line and the marker on `view`; the rows drawn on.
-    pub(super) fn draw_over(&self, view: &mut Surface) -> Vec<usize> {
-        let mut reverse = CellAttributes::default();
-        reverse.set_reverse(true);
-        let mut changes = Vec::new();
-        let mut drawn = Vec::new();
-        let mut over = |x: usize, y: usize, text: &str| {
-            changes.extend([
-                Change::CursorPosition {
-                    x: Position::Absolute(x),
-                    y: Position::Absolute(y),
-                },
-                Change::AllAttributes(reverse.clone()),
-                Change::Text(text.to_string()),
-                Change::AllAttributes(CellAttributes::default()),
-            ]);
-            drawn.push(y);
-        };
-        if let Some(text) = &self.status_line {
-            over(0, self.rows - 1, text);
-        }
-        if let Some(marker) = &self.marker {
-            over(self.cols - marker.chars().count(), 0, marker);
-        }
-        if !changes.is_empty() {
-            view.add_changes(changes);
-        }
-        drawn
+    /// The shape of a view with this layout of `snap`.
+    pub(super) fn shape(&self, snap: &Snapshot) -> Kept {
+        Kept::View((
+            self.cols,
+            self.rows,
+            self.width,
+            self.height,
+            snap.cols,
+            snap.rows,
+        ))
     }
 
-    /// The frame showing `view`, this layout of `snap` whose lines have
+    /// The status line, when there is one.
+    pub(super) fn status_line(&self) -> Option<&str> {
+        self.status_line.as_deref()
+    }
+
+    /// The history marker, when there is one.
+    pub(super) fn marker(&self) -> Option<&str> {
+        self.marker.as_deref()
+    }
+
+    /// The changes that draw the status line across the last row.
+    pub(super) fn status_changes(&self) -> Vec<Change> {
+        match &self.status_line {
+            Some(text) => over(0, self.rows - 1, text),
+            None => Vec::new(),
+        }
+    }
+
+    /// The changes that draw the marker at the first row's end.
+    pub(super) fn marker_changes(&self) -> Vec<Change> {
+        match &self.marker {
+            Some(marker) => over(self.cols - marker.chars().count(), 0, marker),
+            None => Vec::new(),
+        }
+    }
+
+    /// The frame showing `view` (the `kept` surface of a composer, or
+    /// none), this layout of `snap` whose lines have
     /// the fingerprints `line_keys`.
     pub(super) fn frame<'a>(
         &self,
         view: Cow<'a, Surface>,
+        kept: Option<Kept>,
         line_keys: &[Option<u64>],
         snap: &Snapshot,
     ) -> Frame<'a> {
@@ -299,8 +321,8 @@ impl Layout {
             cursor_shape: snap.cursor.shape,
             scroll_rows: self.height,
             row_keys: self.row_keys(line_keys, snap),
-            is_model: self.is_the_model(snap),
-            model_delta: None,
+            kept,
+            delta: None,
         }
     }
 
@@ -320,6 +342,21 @@ impl Layout {
     }
 }
 
+/// The changes that draw `text` in reverse video from column `x` of row `y`.
+fn over(x: usize, y: usize, text: &str) -> Vec<Change> {
+    let mut reverse = CellAttributes::default();
+    reverse.set_reverse(true);
+    vec![
+        Change::CursorPosition {
+            x: Position::Absolute(x),
+            y: Position::Absolute(y),
+        },
+        Change::AllAttributes(reverse),
+        Change::Text(text.to_string()),
+        Change::AllAttributes(CellAttributes::default()),
+    ]
+}
+
 /// Compose the view of `snap` at the view's size. `note` (for example how to
 /// detach) is appended to the status line, which only shows when the sizes
 /// differ or `force_status` is set.
@@ -334,13 +371,14 @@ pub fn compose(
     let layout = Layout::new(snap, cols, rows, note, force_status);
     let model = model_surface(snap);
     if layout.is_the_model(snap) {
-        return layout.frame(Cow::Owned(model), &line_keys, snap);
+        return layout.frame(Cow::Owned(model), None, &line_keys, snap);
     }
     let mut view = Surface::new(layout.cols, layout.rows);
     let changes = view.diff_region(0, 0, layout.width, layout.height, &model, 0, 0);
     view.add_changes(changes);
-    layout.draw_over(&mut view);
-    layout.frame(Cow::Owned(view), &line_keys, snap)
+    view.add_changes(layout.status_changes());
+    view.add_changes(layout.marker_changes());
+    layout.frame(Cow::Owned(view), None, &line_keys, snap)
 }
 
 #[cfg(test)]
