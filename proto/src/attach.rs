@@ -65,6 +65,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+mod decode;
+
 /// The largest line either side accepts on a view connection (a full
 /// 500x200 screen of styled runs fits well within it).
 pub const MAX_VIEW_LINE: usize = 8 * 1024 * 1024;
@@ -205,6 +207,12 @@ impl Scrollback {
 /// they are now. Sizes never change in a `Rows` frame (see [`ToView::Resized`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct RowsChanged {
+    /// Output scrolled the screen: its lines move up by this many rows
+    /// first (blank lines come in at the bottom), then `rows` apply. The
+    /// lines that only moved are not sent again, as tmux scrolls a client's
+    /// terminal rather than drawing it again.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub scrolled: u16,
     /// `(row index from the top, its new content)`, ascending.
     pub rows: Vec<(u16, Line)>,
     pub cursor: Cursor,
@@ -274,6 +282,10 @@ pub struct Modes {
     pub focus_events: bool,
 }
 
+fn is_zero(n: &u16) -> bool {
+    *n == 0
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -316,7 +328,8 @@ impl Line {
 }
 
 /// Text with one set of attributes.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+// Read by hand, without serde's buffering: `decode`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, JsonSchema)]
 pub struct Run {
     pub text: String,
     #[serde(flatten)]
@@ -383,11 +396,12 @@ impl Underline {
 
 /// A colour: a palette index (0-15 the ANSI colours, 16-255 the xterm cube
 /// and greys) as a number, or 24-bit colour as `"#rrggbb"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+// Read by hand, without serde's buffering: `decode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Color {
     Index(u8),
-    #[serde(with = "hex_rgb")]
+    #[serde(serialize_with = "hex_rgb::serialize")]
     #[schemars(with = "String")]
     Rgb(u8, u8, u8),
 }
@@ -427,22 +441,20 @@ pub fn xterm_rgb(index: u8) -> (u8, u8, u8) {
 }
 
 mod hex_rgb {
-    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+    use serde::Serializer;
 
     pub fn serialize<S: Serializer>(r: &u8, g: &u8, b: &u8, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&format!("#{r:02x}{g:02x}{b:02x}"))
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<(u8, u8, u8), D::Error> {
-        let text = String::deserialize(d)?;
+    /// `"#rrggbb"` as its three parts.
+    pub fn parse(text: &str) -> Result<(u8, u8, u8), String> {
+        let refused = || format!("colour {text:?} is not #rrggbb");
         let hex = text
             .strip_prefix('#')
             .filter(|h| h.len() == 6 && h.is_ascii())
-            .ok_or_else(|| D::Error::custom(format!("colour {text:?} is not #rrggbb")))?;
-        let part = |i: usize| {
-            u8::from_str_radix(&hex[i..i + 2], 16)
-                .map_err(|_| D::Error::custom(format!("colour {text:?} is not #rrggbb")))
-        };
+            .ok_or_else(refused)?;
+        let part = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).map_err(|_| refused());
         Ok((part(0)?, part(2)?, part(4)?))
     }
 }
@@ -584,6 +596,8 @@ pub enum MouseButton {
 pub enum ApplyError {
     #[error("row {row} is outside the {rows}-row screen")]
     RowOutOfRange { row: u16, rows: u16 },
+    #[error("a scroll of {scrolled} rows is more than the {rows}-row screen")]
+    ScrollOutOfRange { scrolled: u16, rows: u16 },
     #[error("a snapshot of {cols}x{rows} cells with {lines} lines is no screen a view draws (at most {MAX_SCREEN_CELLS} cells, one line per row)")]
     BadShape { cols: u16, rows: u16, lines: usize },
 }
@@ -655,7 +669,17 @@ impl Snapshot {
                 rows: self.rows,
             });
         }
+        if frame.scrolled > self.rows {
+            return Err(ApplyError::ScrollOutOfRange {
+                scrolled: frame.scrolled,
+                rows: self.rows,
+            });
+        }
         self.lines.resize(usize::from(self.rows), Line::default());
+        if frame.scrolled > 0 {
+            self.lines.drain(..usize::from(frame.scrolled));
+            self.lines.resize(usize::from(self.rows), Line::default());
+        }
         for (row, line) in frame.rows {
             self.lines[usize::from(row)] = line;
         }
@@ -677,15 +701,17 @@ impl Snapshot {
         {
             return None;
         }
-        let rows = self
+        let scrolled = scrolled_by(&self.lines, &next.lines);
+        let blank = Line::default();
+        let rows = next
             .lines
             .iter()
-            .zip(&next.lines)
             .enumerate()
-            .filter(|(_, (old, new))| old != new)
-            .filter_map(|(i, (_, new))| Some((u16::try_from(i).ok()?, new.clone())))
+            .filter(|(i, new)| self.lines.get(i + scrolled).unwrap_or(&blank) != *new)
+            .filter_map(|(i, new)| Some((u16::try_from(i).ok()?, new.clone())))
             .collect();
         Some(RowsChanged {
+            scrolled: u16::try_from(scrolled).ok()?,
             rows,
             cursor: next.cursor,
             alt_screen: next.alt_screen,
@@ -696,10 +722,45 @@ impl Snapshot {
     }
 }
 
+/// By how many rows output scrolled the screen `old` to make `new` (0: it
+/// did not): the count that leaves the fewest rows to send, when that is
+/// fewer than without scrolling. The counts tried are those that bring one
+/// of `old`'s lines onto `new`'s first non-blank line (at most
+/// [`SCROLLS_TRIED`] of them), so a frame costs a few passes over its rows.
+fn scrolled_by(old: &[Line], new: &[Line]) -> usize {
+    let Some(first) = new.iter().position(|line| !line.runs.is_empty()) else {
+        return 0;
+    };
+    let blank = Line::default();
+    let to_send = |count: usize| {
+        new.iter()
+            .enumerate()
+            .filter(|(i, line)| old.get(i + count).unwrap_or(&blank) != *line)
+            .count()
+    };
+    let mut best = (to_send(0), 0);
+    let candidates = (first + 1..old.len())
+        .filter(|&at| old[at] == new[first])
+        .map(|at| at - first)
+        .take(SCROLLS_TRIED);
+    for count in candidates {
+        let sent = to_send(count);
+        if sent < best.0 {
+            best = (sent, count);
+        }
+    }
+    best.1
+}
+
+/// How many scroll counts [`scrolled_by`] tries at most (a screen of equal
+/// lines matches at every count).
+const SCROLLS_TRIED: usize = 4;
+
 impl RowsChanged {
     /// Nothing at all changed: no need to send this frame.
     pub fn is_noop(&self, prev: &Snapshot) -> bool {
-        self.rows.is_empty()
+        self.scrolled == 0
+            && self.rows.is_empty()
             && self.title.is_none()
             && self.cursor == prev.cursor
             && self.alt_screen == prev.alt_screen
@@ -827,6 +888,7 @@ mod tests {
         assert!(again.is_noop(&a));
         assert!(a.diff(&Snapshot::blank(11, 3)).is_none());
         let bad = RowsChanged {
+            scrolled: 0,
             rows: vec![(3, Line::default())],
             ..again
         };
@@ -834,6 +896,86 @@ mod tests {
             a.apply(bad),
             Err(ApplyError::RowOutOfRange { row: 3, rows: 3 })
         );
+    }
+
+    /// A screen whose rows hold `texts` ("" for a blank row).
+    fn screen_of(texts: &[&str]) -> Snapshot {
+        let rows = u16::try_from(texts.len()).unwrap();
+        let mut snap = Snapshot::blank(10, rows);
+        for (line, text) in snap.lines.iter_mut().zip(texts) {
+            if !text.is_empty() {
+                line.runs = vec![Run {
+                    text: (*text).into(),
+                    attrs: Attrs::default(),
+                }];
+            }
+        }
+        snap
+    }
+
+    #[test]
+    fn scrolled_output_sends_only_the_rows_that_did_not_just_move() {
+        let mut a = screen_of(&["$ ls", "a", "b", "c", "", ""]);
+        let b = screen_of(&["b", "c", "d", "e", "$", ""]);
+        let frame = a.diff(&b).unwrap();
+        assert_eq!(frame.scrolled, 2);
+        let sent: Vec<u16> = frame.rows.iter().map(|(row, _)| *row).collect();
+        assert_eq!(sent, [2, 3, 4]);
+        let wire = serde_json::to_value(ToView::Rows(frame.clone())).unwrap();
+        assert_eq!(wire["scrolled"], 2);
+        let back: ToView = serde_json::from_value(wire).unwrap();
+        assert_eq!(back, ToView::Rows(frame.clone()));
+        a.apply(frame).unwrap();
+        assert_eq!(a, b);
+        // Without a scroll, the field is not on the wire.
+        let still = a.diff(&a.clone()).unwrap();
+        assert!(!serde_json::to_string(&still).unwrap().contains("scrolled"));
+    }
+
+    #[test]
+    fn a_scroll_past_the_screen_is_refused_and_changes_nothing() {
+        let mut a = screen_of(&["a", "b", "c"]);
+        let before = a.clone();
+        let mut frame = a.diff(&a.clone()).unwrap();
+        frame.scrolled = 4;
+        assert_eq!(
+            a.apply(frame),
+            Err(ApplyError::ScrollOutOfRange {
+                scrolled: 4,
+                rows: 3
+            })
+        );
+        assert_eq!(a, before);
+    }
+
+    proptest::proptest! {
+        /// Whatever two screens of one size hold (lines from a small set,
+        /// so that scrolls, repeats and blanks are common), the frame
+        /// between them brings the first to the second, and sends no more
+        /// rows than the rows that differ in place.
+        #[test]
+        fn any_frame_reaches_the_next_screen_with_no_more_rows_than_in_place(
+            old in proptest::collection::vec(0usize..6, 1..12),
+            shift in 0usize..12,
+            edits in proptest::collection::vec((0usize..12, 0usize..6), 0..4),
+        ) {
+            let texts = ["", "a", "b", "c", "$ ls", "\u{1b}x"];
+            let rows = old.len();
+            let mut new: Vec<usize> = old.iter().skip(shift).copied().collect();
+            new.resize(rows, 0);
+            for (row, text) in edits {
+                new[row % rows] = text;
+            }
+            let old_texts: Vec<&str> = old.iter().map(|&i| texts[i]).collect();
+            let new_texts: Vec<&str> = new.iter().map(|&i| texts[i]).collect();
+            let mut a = screen_of(&old_texts);
+            let b = screen_of(&new_texts);
+            let frame = a.diff(&b).unwrap();
+            let in_place = old_texts.iter().zip(&new_texts).filter(|(o, n)| o != n).count();
+            proptest::prop_assert!(frame.rows.len() <= in_place);
+            a.apply(frame).unwrap();
+            proptest::prop_assert_eq!(a, b);
+        }
     }
 
     #[test]

@@ -296,6 +296,7 @@ mod tests {
         let same = screen.draw();
         assert!(!String::from_utf8_lossy(&same).contains("hello"));
         let frame = tickloop_proto::attach::RowsChanged {
+            scrolled: 0,
             rows: vec![(
                 1,
                 Line {

@@ -12,7 +12,7 @@ use crate::render;
 use crate::tty::clamp;
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
-use termwiz::surface::{Change, Surface};
+use termwiz::surface::Change;
 use tickloop_proto::attach::{ToView, ViewEvent};
 
 /// A burst of resizes is sent as one, this long after the last.
@@ -81,11 +81,10 @@ impl Session<'_> {
     pub(super) fn draw(&mut self) -> ControlFlow<SessionEnd> {
         if self.images.stale(self.screen.model.scroll.offset) {
             // Drawn whole again from a clear screen, images and all.
-            self.screen.shown = Surface::new(
+            self.screen.shown = render::Shown::new(
                 usize::from(self.screen.view.0),
                 usize::from(self.screen.view.1),
             );
-            self.screen.shown_keys.clear();
             let _ = self.term.render(&[Change::ClearScreen(Default::default())]);
             self.images.due = true;
         }
@@ -112,8 +111,7 @@ impl Session<'_> {
         self.images.mark(&mut frame, offset);
         self.overlays.draw(&mut frame, &self.prefix);
         let covered = self.overlays.activity_open();
-        let changes =
-            render::frame_changes_keyed(&mut screen.shown, &mut screen.shown_keys, &frame);
+        let changes = screen.shown.changes_to(&frame);
         if self.term.render(&changes).is_err() || self.term.flush().is_err() {
             // The terminal is gone.
             return ControlFlow::Break(SessionEnd::Done(AttachOutcome::Hangup));
@@ -129,8 +127,7 @@ impl Session<'_> {
     /// screen at once, sent to the launcher after [`RESIZE_DEBOUNCE`].
     pub(super) fn on_resized(&mut self, cols: usize, rows: usize) {
         self.screen.view = (clamp(cols), clamp(rows));
-        self.screen.shown = Surface::new(cols, rows);
-        self.screen.shown_keys.clear();
+        self.screen.shown = render::Shown::new(cols, rows);
         let _ = self.term.render(&[Change::ClearScreen(Default::default())]);
         self.screen.pending_resize = Some(Instant::now() + RESIZE_DEBOUNCE);
         self.images.due = true;

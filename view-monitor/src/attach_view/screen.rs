@@ -6,7 +6,6 @@ use super::AttachOptions;
 use crate::prefix::Prefix;
 use crate::render;
 use std::time::{Duration, Instant};
-use termwiz::surface::Surface;
 use tickloop_proto::attach::{MouseTracking, Snapshot};
 
 /// How long the last row shows the keys after attaching, or after `?`.
@@ -20,9 +19,8 @@ pub(super) struct Screen {
     pub(super) composer: render::Composer,
     /// The size of the user's terminal.
     pub(super) view: (u16, u16),
-    /// What was drawn last, and the fingerprints of the Tick's rows in it.
-    pub(super) shown: Surface,
-    pub(super) shown_keys: Vec<Option<u64>>,
+    /// What the user's terminal shows.
+    pub(super) shown: render::Shown,
     /// The mouse reporting the user's terminal has on.
     pub(super) mouse_mode: MouseTracking,
     /// Scrolling back through the Tick's history.
@@ -39,8 +37,7 @@ impl Screen {
             model,
             composer: render::Composer::default(),
             view,
-            shown: Surface::new(usize::from(view.0), usize::from(view.1)),
-            shown_keys: Vec::new(),
+            shown: render::Shown::new(usize::from(view.0), usize::from(view.1)),
             mouse_mode: MouseTracking::Off,
             scroller: render::Scroller::default(),
             title: String::new(),

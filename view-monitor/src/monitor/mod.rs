@@ -702,6 +702,8 @@ impl Monitor {
             cursor_shape,
             scroll_rows: 0,
             row_keys: Vec::new(),
+            kept: None,
+            delta: None,
         }
     }
 }

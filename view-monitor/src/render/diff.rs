@@ -2,10 +2,54 @@
 //! row fingerprints or cells compared, and the terminal scrolled when the
 //! Tick's output scrolled (as tmux does), so an update costs a few bytes.
 
-use super::frame::Frame;
+use super::frame::{Frame, Kept};
 use super::kept::{scroll_count, scrolled_up_by, show};
 use termwiz::surface::{Change, CursorVisibility, Position, Surface};
 use tickloop_proto::attach::CursorShape;
+
+/// What a view's terminal shows, kept to draw the next frame as changes:
+/// the surface drawn last, the fingerprints of its Tick rows, and which of
+/// a [`Composer`](super::Composer)'s kept surfaces it was.
+pub struct Shown {
+    pub surface: Surface,
+    keys: Vec<Option<u64>>,
+    /// The composer's kept surface drawn last, untouched.
+    kept: Option<Kept>,
+}
+
+impl Shown {
+    /// A terminal of `cols` x `rows` that shows nothing yet.
+    pub fn new(cols: usize, rows: usize) -> Self {
+        Shown {
+            surface: Surface::new(cols, rows),
+            keys: Vec::new(),
+            kept: None,
+        }
+    }
+
+    /// The changes that make the terminal show `frame`, cursor included.
+    /// A frame of a composer's kept surface after a frame of the same one
+    /// is drawn as the composer changed that surface (the rows it drew,
+    /// the scroll, a new note), with no comparison of cells; any other as
+    /// [`frame_changes_keyed`].
+    pub fn changes_to(&mut self, frame: &Frame<'_>) -> Vec<Change> {
+        let followed = std::mem::replace(&mut self.kept, frame.shows_kept());
+        match &frame.delta {
+            Some(delta)
+                if followed.is_some()
+                    && followed == frame.shows_kept()
+                    && self.surface.dimensions() == frame.surface.dimensions() =>
+            {
+                show(&mut self.surface, delta.clone());
+                self.keys.clone_from(&frame.row_keys);
+                let mut changes = delta.clone();
+                changes.extend(cursor_changes(frame));
+                changes
+            }
+            _ => frame_changes_keyed(&mut self.surface, &mut self.keys, frame),
+        }
+    }
+}
 
 /// [`frame_changes`] for a terminal showing `shown`, whose Tick rows had
 /// the fingerprints `shown_keys` (from the frame drawn before; both are
@@ -245,6 +289,81 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A terminal drawn frame after frame through [`Shown`] shows each
+    /// frame: frames of the Tick's screen as it is (drawn as the composer
+    /// changed its model, without comparing cells), frames with a note
+    /// over them, at another size, after output scrolled.
+    #[test]
+    fn a_terminal_drawn_through_shown_shows_every_frame() {
+        use crate::render::Composer;
+        let mut composer = Composer::default();
+        let mut shown = Shown::new(10, 6);
+        // What the user's terminal shows: the changes applied in order.
+        let mut terminal = Surface::new(10, 6);
+        let mut lines: Vec<String> = vec![String::new(); 6];
+        // Frames drawn from the kept model's changes, and from a kept view's.
+        let mut by_delta = (0, 0);
+        for i in 0..120 {
+            if i % 5 == 0 {
+                // Output scrolled by one.
+                lines.rotate_left(1);
+                lines[5] = String::new();
+            }
+            lines[i % 6] = format!("<{i}>");
+            let texts: Vec<&str> = lines.iter().map(String::as_str).collect();
+            let mut snap = snap_with(&texts, 10, 6);
+            // Now and then a note on the last row (which changes), the
+            // history marker, or a narrower view (a resize: the view's
+            // terminal starts again, as attach does).
+            let (note, cols) = match i % 17 {
+                3 | 4 => ("note", 10u16),
+                5 => ("other", 10),
+                9 | 10 => ("", 8),
+                _ => ("", 10),
+            };
+            if (12..=14).contains(&(i % 17)) {
+                snap.scroll.offset = u32::try_from(i % 17).expect("small");
+                snap.scroll.history = 40;
+            }
+            if usize::from(cols) != terminal.dimensions().0 {
+                terminal = Surface::new(usize::from(cols), 6);
+                shown = Shown::new(usize::from(cols), 6);
+            }
+            let mut frame = composer.compose(&snap, cols, 6, note, !note.is_empty());
+            if i % 17 == 6 {
+                // The frame after a note's is not told as a change of the
+                // model's last frame.
+                assert!(frame.delta.is_none(), "frame {i}");
+            }
+            if i % 13 == 7 {
+                // Something drawn over the Tick's screen, as an overlay is
+                // (which makes its rows compared cell by cell).
+                frame.surface.to_mut().add_change("#");
+                frame.scroll_rows = 0;
+                frame.row_keys.clear();
+            }
+            if frame.delta.is_some() {
+                match frame.shows_kept() {
+                    Some(Kept::Model) => by_delta.0 += 1,
+                    Some(Kept::View(_)) => by_delta.1 += 1,
+                    None => {}
+                }
+            }
+            let changes = shown.changes_to(&frame);
+            terminal.add_changes(changes);
+            assert_eq!(
+                terminal.screen_chars_to_string(),
+                frame.surface.screen_chars_to_string(),
+                "frame {i}"
+            );
+            assert!(
+                terminal.diff_screens(&frame.surface).is_empty(),
+                "frame {i}"
+            );
+        }
+        assert!(by_delta.0 > 30 && by_delta.1 > 20, "{by_delta:?}");
     }
 
     #[test]

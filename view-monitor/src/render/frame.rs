@@ -9,7 +9,6 @@ use std::hash::{Hash, Hasher};
 
 use super::attrs::cell_attributes;
 use super::history::scroll_marker;
-use super::kept::{scroll_count, show};
 use termwiz::cell::CellAttributes;
 use termwiz::surface::{Change, Position, Surface};
 use tickloop_proto::attach::{CursorShape, Snapshot};
@@ -19,20 +18,21 @@ pub fn model_surface(snap: &Snapshot) -> Surface {
     let mut surface = Surface::new(usize::from(snap.cols), usize::from(snap.rows));
     for (y, line) in snap.lines.iter().enumerate().take(usize::from(snap.rows)) {
         if !line.runs.is_empty() {
-            surface.add_changes(line_changes(y, line, usize::from(snap.cols)));
+            surface.add_changes(line_changes(y, line, usize::from(snap.cols)).0);
         }
     }
     surface
 }
 
 /// The changes that draw `line` on row `y` of a surface `cols` wide whose
-/// row is blank. A line wider than the row is cut at its end: a surface
-/// would carry the rest over onto the next row (or scroll, on the last).
+/// row is blank, and the columns they draw on. A line wider than the row is
+/// cut at its end: a surface would carry the rest over onto the next row
+/// (or scroll, on the last).
 pub(super) fn line_changes(
     y: usize,
     line: &tickloop_proto::attach::Line,
     cols: usize,
-) -> Vec<Change> {
+) -> (Vec<Change>, usize) {
     let mut changes = vec![Change::CursorPosition {
         x: Position::Absolute(0),
         y: Position::Absolute(y),
@@ -46,7 +46,7 @@ pub(super) fn line_changes(
             break;
         }
     }
-    changes
+    (changes, cols - room)
 }
 
 /// The start of `text` that fits in `room` cells, each cell as wide as
@@ -71,7 +71,7 @@ fn within<'a>(text: &'a str, room: &mut usize) -> &'a str {
 }
 
 /// A fingerprint of a line as the Tick's screen has it (`None`: blank).
-fn line_key(line: &tickloop_proto::attach::Line) -> Option<u64> {
+pub(super) fn line_key(line: &tickloop_proto::attach::Line) -> Option<u64> {
     (!line.runs.is_empty()).then(|| {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         for run in &line.runs {
@@ -80,81 +80,6 @@ fn line_key(line: &tickloop_proto::attach::Line) -> Option<u64> {
         }
         hasher.finish()
     })
-}
-
-/// Composes frames for one view, keeping the Tick's screen as a surface
-/// from frame to frame: only the lines that changed since the frame before
-/// are drawn into it again (a keystroke's echo changes one), where
-/// [`compose`] draws every line of the screen for each frame.
-#[derive(Default)]
-pub struct Composer {
-    model: Surface,
-    /// Each row's [`line_key`] as `model` has it.
-    keys: Vec<Option<u64>>,
-}
-
-impl Composer {
-    /// [`compose`], from the kept surface.
-    pub fn compose(
-        &mut self,
-        snap: &Snapshot,
-        cols: u16,
-        rows: u16,
-        note: &str,
-        force_status: bool,
-    ) -> Frame<'_> {
-        self.update(snap);
-        // Borrowed: a frame that shows the screen as it is (the common
-        // case, a keystroke's echo) costs no copy of it.
-        compose_on(
-            Cow::Borrowed(&self.model),
-            &self.keys,
-            snap,
-            cols,
-            rows,
-            note,
-            force_status,
-        )
-    }
-
-    fn update(&mut self, snap: &Snapshot) {
-        let size = (usize::from(snap.cols), usize::from(snap.rows));
-        if self.model.dimensions() != size || self.keys.len() != size.1 {
-            self.model = Surface::new(size.0, size.1);
-            self.keys = vec![None; size.1];
-        }
-        let lines = &snap.lines[..size.1.min(snap.lines.len())];
-        let keys: Vec<Option<u64>> = lines.iter().map(line_key).collect();
-        let mut changes = Vec::new();
-        // Output that scrolled the Tick's screen moves the kept rows up
-        // rather than drawing every row again.
-        if let Some(count) = scroll_count(&self.keys, &keys, size.1) {
-            changes.push(Change::ScrollRegionUp {
-                first_row: 0,
-                region_size: size.1,
-                scroll_count: count,
-            });
-            self.keys.drain(..count);
-            self.keys.resize(size.1, None);
-        }
-        for (y, (line, key)) in lines.iter().zip(keys).enumerate() {
-            if self.keys[y] == key {
-                continue;
-            }
-            self.keys[y] = key;
-            changes.push(Change::CursorPosition {
-                x: Position::Absolute(0),
-                y: Position::Absolute(y),
-            });
-            changes.push(Change::ClearToEndOfLine(Default::default()));
-            if key.is_some() {
-                changes.extend(line_changes(y, line, size.0));
-            }
-        }
-        if !changes.is_empty() {
-            show(&mut self.model, changes);
-        }
-    }
 }
 
 /// The text of a run as surface changes whose cells sit in the columns the
@@ -250,6 +175,186 @@ pub struct Frame<'a> {
     /// (`None`: blank), so [`frame_changes_keyed`] compares rows without
     /// going through their cells; empty when not known.
     pub row_keys: Vec<Option<u64>>,
+    /// The [`Composer`](super::Composer)'s kept surface the frame is;
+    /// `None` for a frame made from scratch ([`compose`]).
+    pub kept: Option<Kept>,
+    /// When the composer's frame before was the same kept surface: the
+    /// changes that turned that frame into this one (the rows drawn again,
+    /// the scroll, a new note). A terminal that shows the frame before
+    /// shows this one after them ([`Shown`](super::Shown)).
+    pub delta: Option<Vec<Change>>,
+}
+
+/// Which of a [`Composer`](super::Composer)'s kept surfaces a frame is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kept {
+    /// The Tick's screen as it is, nothing over it.
+    Model,
+    /// A view drawn from it: `(cols, rows, width, height, the Tick's cols
+    /// and rows)`, the view's size and what it shows of the Tick's screen.
+    View((usize, usize, usize, usize, u16, u16)),
+}
+
+impl Frame<'_> {
+    /// The kept surface the frame is, when nothing was drawn on it since
+    /// it was composed.
+    pub fn shows_kept(&self) -> Option<Kept> {
+        self.kept
+            .filter(|_| matches!(self.surface, Cow::Borrowed(_)))
+    }
+}
+
+/// How a view of a Tick's screen is laid out: its size, how much of the
+/// Tick's screen it shows, and what is drawn over it (the status line on
+/// the last row, the history marker at the top right).
+pub(super) struct Layout {
+    pub(super) cols: usize,
+    pub(super) rows: usize,
+    /// The Tick's columns and rows shown (cropped to the view).
+    pub(super) width: usize,
+    pub(super) height: usize,
+    /// The status line's text, padded to the view's width, when shown.
+    status_line: Option<String>,
+    marker: Option<String>,
+}
+
+impl Layout {
+    /// The layout of `snap` at `cols` x `rows`; `note` and `force_status`
+    /// as [`compose`] takes them.
+    pub(super) fn new(
+        snap: &Snapshot,
+        cols: u16,
+        rows: u16,
+        note: &str,
+        force_status: bool,
+    ) -> Self {
+        let (cols_u, rows_u) = (usize::from(cols), usize::from(rows));
+        let status = size_status((snap.cols, snap.rows), (cols, rows))
+            .or_else(|| force_status.then(String::new));
+        let status_line = status.filter(|_| rows > 1).map(|mut text| {
+            if !note.is_empty() {
+                if !text.is_empty() {
+                    text.push_str(" — ");
+                }
+                text.push_str(note);
+            }
+            let text: String = text.chars().take(cols_u).collect();
+            format!("{text:cols_u$}")
+        });
+        let tick_rows = rows_u.saturating_sub(usize::from(status_line.is_some()));
+        let height = tick_rows.min(usize::from(snap.rows));
+        // On the first row, over the Tick's.
+        let marker = scroll_marker(snap.scroll)
+            .filter(|marker| marker.chars().count() <= cols_u && height > 0);
+        Layout {
+            cols: cols_u,
+            rows: rows_u,
+            width: cols_u.min(usize::from(snap.cols)),
+            height,
+            status_line,
+            marker,
+        }
+    }
+
+    /// Whether the view is the Tick's screen as it is, with nothing over it
+    /// (the common case).
+    pub(super) fn is_the_model(&self, snap: &Snapshot) -> bool {
+        (self.cols, self.rows) == (usize::from(snap.cols), usize::from(snap.rows))
+            && self.status_line.is_none()
+            && self.marker.is_none()
+    }
+
+    /// The shape of a view with this layout of `snap`.
+    pub(super) fn shape(&self, snap: &Snapshot) -> Kept {
+        Kept::View((
+            self.cols,
+            self.rows,
+            self.width,
+            self.height,
+            snap.cols,
+            snap.rows,
+        ))
+    }
+
+    /// The status line, when there is one.
+    pub(super) fn status_line(&self) -> Option<&str> {
+        self.status_line.as_deref()
+    }
+
+    /// The history marker, when there is one.
+    pub(super) fn marker(&self) -> Option<&str> {
+        self.marker.as_deref()
+    }
+
+    /// The changes that draw the status line across the last row.
+    pub(super) fn status_changes(&self) -> Vec<Change> {
+        match &self.status_line {
+            Some(text) => over(0, self.rows - 1, text),
+            None => Vec::new(),
+        }
+    }
+
+    /// The changes that draw the marker at the first row's end.
+    pub(super) fn marker_changes(&self) -> Vec<Change> {
+        match &self.marker {
+            Some(marker) => over(self.cols - marker.chars().count(), 0, marker),
+            None => Vec::new(),
+        }
+    }
+
+    /// The frame showing `view` (the `kept` surface of a composer, or
+    /// none), this layout of `snap` whose lines have
+    /// the fingerprints `line_keys`.
+    pub(super) fn frame<'a>(
+        &self,
+        view: Cow<'a, Surface>,
+        kept: Option<Kept>,
+        line_keys: &[Option<u64>],
+        snap: &Snapshot,
+    ) -> Frame<'a> {
+        let (cx, cy) = (usize::from(snap.cursor.x), usize::from(snap.cursor.y));
+        let cursor =
+            (snap.cursor.visible && cx < self.width && cy < self.height).then_some((cx, cy));
+        Frame {
+            surface: view,
+            cursor,
+            cursor_shape: snap.cursor.shape,
+            scroll_rows: self.height,
+            row_keys: self.row_keys(line_keys, snap),
+            kept,
+            delta: None,
+        }
+    }
+
+    /// A row draws the same when its line and the crop are the same.
+    pub(super) fn row_keys(&self, line_keys: &[Option<u64>], snap: &Snapshot) -> Vec<Option<u64>> {
+        line_keys
+            .iter()
+            .take(self.height)
+            .map(|key| {
+                key.map(|key| {
+                    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                    (snap.cols, snap.rows, self.width, key).hash(&mut hasher);
+                    hasher.finish()
+                })
+            })
+            .collect()
+    }
+}
+
+/// The changes that draw `text` in reverse video from column `x` of row `y`.
+fn over(x: usize, y: usize, text: &str) -> Vec<Change> {
+    let mut reverse = CellAttributes::default();
+    reverse.set_reverse(true);
+    vec![
+        Change::CursorPosition {
+            x: Position::Absolute(x),
+            y: Position::Absolute(y),
+        },
+        Change::AllAttributes(reverse),
+        Change::Text(text.to_string()),
+        Change::AllAttributes(CellAttributes::default()),
+    ]
 }
 
 /// Compose the view of `snap` at the view's size. `note` (for example how to
@@ -263,184 +368,23 @@ pub fn compose(
     force_status: bool,
 ) -> Frame<'static> {
     let line_keys: Vec<Option<u64>> = snap.lines.iter().map(line_key).collect();
-    compose_on(
-        Cow::Owned(model_surface(snap)),
-        &line_keys,
-        snap,
-        cols,
-        rows,
-        note,
-        force_status,
-    )
-}
-
-/// [`compose`], with `model`, the Tick's screen drawn on a surface, and
-/// `line_keys`, each of its lines' [`line_key`].
-fn compose_on<'a>(
-    model: Cow<'a, Surface>,
-    line_keys: &[Option<u64>],
-    snap: &Snapshot,
-    cols: u16,
-    rows: u16,
-    note: &str,
-    force_status: bool,
-) -> Frame<'a> {
-    let (cols_u, rows_u) = (usize::from(cols), usize::from(rows));
-    let status = size_status((snap.cols, snap.rows), (cols, rows))
-        .or_else(|| force_status.then(String::new));
-    let status_rows = usize::from(status.is_some() && rows > 1);
-    let tick_rows = rows_u.saturating_sub(status_rows);
-    let width = cols_u.min(usize::from(snap.cols));
-    let height = tick_rows.min(usize::from(snap.rows));
-    let mut view = if (cols, rows) == (snap.cols, snap.rows) && status_rows == 0 {
-        // The common case: the view is the Tick's screen as it is.
-        model
-    } else {
-        let mut view = Surface::new(cols_u, rows_u);
-        let changes = view.diff_region(0, 0, width, height, &model, 0, 0);
-        view.add_changes(changes);
-        Cow::Owned(view)
-    };
-    if let (Some(status), 1) = (status, status_rows) {
-        let mut text = status;
-        if !note.is_empty() {
-            if !text.is_empty() {
-                text.push_str(" — ");
-            }
-            text.push_str(note);
-        }
-        let text: String = text.chars().take(cols_u).collect();
-        let mut attrs = CellAttributes::default();
-        attrs.set_reverse(true);
-        view.to_mut().add_changes(vec![
-            Change::CursorPosition {
-                x: Position::Absolute(0),
-                y: Position::Absolute(rows_u - 1),
-            },
-            Change::AllAttributes(attrs),
-            Change::Text(format!("{text:cols_u$}")),
-            Change::AllAttributes(CellAttributes::default()),
-        ]);
+    let layout = Layout::new(snap, cols, rows, note, force_status);
+    let model = model_surface(snap);
+    if layout.is_the_model(snap) {
+        return layout.frame(Cow::Owned(model), None, &line_keys, snap);
     }
-    if let Some(marker) = scroll_marker(snap.scroll) {
-        let len = marker.chars().count();
-        if len <= cols_u && rows_u > 0 {
-            let mut attrs = CellAttributes::default();
-            attrs.set_reverse(true);
-            view.to_mut().add_changes(vec![
-                Change::CursorPosition {
-                    x: Position::Absolute(cols_u - len),
-                    y: Position::Absolute(0),
-                },
-                Change::AllAttributes(attrs),
-                Change::Text(marker),
-                Change::AllAttributes(CellAttributes::default()),
-            ]);
-        }
-    }
-    let (cx, cy) = (usize::from(snap.cursor.x), usize::from(snap.cursor.y));
-    let cursor = (snap.cursor.visible && cx < width && cy < height).then_some((cx, cy));
-    // A row draws the same when its line and the crop are the same.
-    let row_keys = line_keys
-        .iter()
-        .take(height)
-        .map(|key| {
-            key.map(|key| {
-                let mut hasher = std::collections::hash_map::DefaultHasher::new();
-                (snap.cols, snap.rows, width, key).hash(&mut hasher);
-                hasher.finish()
-            })
-        })
-        .collect();
-    Frame {
-        surface: view,
-        cursor,
-        cursor_shape: snap.cursor.shape,
-        scroll_rows: height,
-        row_keys,
-    }
+    let mut view = Surface::new(layout.cols, layout.rows);
+    let changes = view.diff_region(0, 0, layout.width, layout.height, &model, 0, 0);
+    view.add_changes(changes);
+    view.add_changes(layout.status_changes());
+    view.add_changes(layout.marker_changes());
+    layout.frame(Cow::Owned(view), None, &line_keys, snap)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::render::snap_with;
-    use tickloop_proto::attach::{Attrs, Line, Run};
-
-    /// The composer keeps the model between frames and draws only the
-    /// lines that changed; each of its frames must be the frame `compose`
-    /// makes from scratch, whatever the lines hold: wide characters,
-    /// combining marks, emoji, control characters, lines wider than the
-    /// screen, lines that go blank, runs with other attributes, output that
-    /// scrolls, and a change of the screen's size.
-    #[test]
-    fn the_composer_makes_the_frames_compose_makes() {
-        let pieces = [
-            "ab",
-            "中文",
-            "e\u{301}",
-            "👍🏽",
-            "\u{200d}",
-            "\t",
-            "x",
-            "",
-            "wide line ",
-            "\u{301}",
-            "ｶﾀｶﾅ",
-            "😀😀😀😀",
-        ];
-        // A small deterministic generator: the same frames on every run.
-        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = move |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            usize::try_from(seed % n as u64).expect("small")
-        };
-        let mut composer = Composer::default();
-        let (mut cols, mut rows) = (12u16, 5u16);
-        let mut snap = Snapshot::blank(cols, rows);
-        for frame_no in 0..400 {
-            if frame_no % 97 == 96 {
-                (cols, rows) = (
-                    8 + u16::try_from(next(10)).expect("small"),
-                    3 + u16::try_from(next(4)).expect("small"),
-                );
-                snap = Snapshot::blank(cols, rows);
-            }
-            if next(4) == 0 {
-                // Output scrolled the screen up by one or two rows.
-                let count = 1 + next(2);
-                snap.lines.rotate_left(count);
-                for line in snap.lines.iter_mut().rev().take(count) {
-                    *line = Line { runs: Vec::new() };
-                }
-            }
-            for _ in 0..=next(3) {
-                let row = next(usize::from(rows));
-                let runs = (0..next(4))
-                    .map(|_| Run {
-                        text: (0..=next(4)).map(|_| pieces[next(pieces.len())]).collect(),
-                        attrs: Attrs {
-                            bold: next(2) == 0,
-                            ..Attrs::default()
-                        },
-                    })
-                    .collect();
-                snap.lines[row] = Line { runs };
-            }
-            let kept = composer.compose(&snap, cols, rows, "", false);
-            let fresh = compose(&snap, cols, rows, "", false);
-            assert!(
-                kept.surface.diff_screens(&fresh.surface).is_empty()
-                    && fresh.surface.diff_screens(&kept.surface).is_empty(),
-                "frame {frame_no}:\n{}\n--- from scratch:\n{}",
-                kept.surface.screen_chars_to_string(),
-                fresh.surface.screen_chars_to_string()
-            );
-            assert_eq!(kept.row_keys, fresh.row_keys, "frame {frame_no}");
-        }
-    }
 
     #[test]
     fn same_size_has_no_status() {

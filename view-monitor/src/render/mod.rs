@@ -8,9 +8,10 @@
 //!
 //! One job per module, everything used from outside named here:
 //! - `frame`: a view's [`Frame`] of the Tick's screen ([`compose`],
-//!   [`Composer`], [`size_status`]);
+//!   [`size_status`]);
+//! - `composer`: frames made from what the frame before left ([`Composer`]);
 //! - `diff`: the changes from the frame a terminal shows to the next
-//!   ([`frame_changes`], [`frame_changes_keyed`]);
+//!   ([`Shown`], [`frame_changes`], [`frame_changes_keyed`]);
 //! - `attrs`: a run's colours and attributes as termwiz's ([`cell_attributes`]);
 //! - `kept`: a surface kept from frame to frame, and how far its rows scrolled;
 //! - `history`: a view's place in the Tick's history ([`Scroller`]);
@@ -19,6 +20,7 @@
 //!   [`MouseTranslator`]) and the terminal's mouse reporting.
 
 mod attrs;
+mod composer;
 mod diff;
 mod frame;
 mod history;
@@ -27,8 +29,9 @@ mod kept;
 mod translate;
 
 pub use attrs::{cell_attributes, nearest_256};
-pub use diff::{frame_changes, frame_changes_keyed};
-pub use frame::{compose, model_surface, size_status, Composer, Frame};
+pub use composer::Composer;
+pub use diff::{frame_changes, frame_changes_keyed, Shown};
+pub use frame::{compose, model_surface, size_status, Frame, Kept};
 pub use history::{scroll_marker, ScrollAction, Scroller, WHEEL_LINES};
 pub use input::InputReader;
 pub use translate::{input_events, key_event, mouse_reporting, MouseTranslator};
