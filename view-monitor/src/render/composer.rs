@@ -45,6 +45,9 @@ struct KeptView {
     /// The status line and the marker as drawn on `surface`.
     status: Option<String>,
     marker: Option<String>,
+    /// The first row holds a marker that is to go: it is cleared before it
+    /// is copied, though not known.
+    clear_first: bool,
 }
 
 impl Composer {
@@ -83,6 +86,7 @@ impl Composer {
             rows: vec![None; layout.height],
             status: None,
             marker: None,
+            clear_first: false,
         });
         let delta = view.update(&self.model, &self.keys, &layout);
         let mut frame = layout.frame(Cow::Borrowed(&view.surface), Some(kept), &self.keys, snap);
@@ -157,9 +161,10 @@ impl KeptView {
     fn update(&mut self, model: &Surface, keys: &[Option<u64>], layout: &Layout) -> Vec<Change> {
         let mut changes = Vec::new();
         if self.marker.as_deref() != layout.marker() && self.marker.is_some() {
-            // The old marker goes with a copy of its row.
+            // The old marker goes with its row, cleared and copied again.
             if let Some(first) = self.rows.first_mut() {
                 *first = None;
+                self.clear_first = true;
             }
         }
         let first_copied = self.copy_changed_rows(model, keys, &mut changes);
@@ -224,9 +229,14 @@ impl KeptView {
             if self.rows[row] == Some(*key) {
                 continue;
             }
-            // Cleared first: the row may hold cells past the crop (the
-            // marker's), which a copy of the crop would leave.
-            self.draw(clear_row(row).into(), changes);
+            // A row drawn before is cleared first: a copy cell by cell can
+            // leave cells of the old line (past the Tick's columns, where
+            // the marker sits, and where wide characters of the old and the
+            // new line do not line up). A row never drawn, or blank, is not.
+            let clear_first = row == 0 && std::mem::take(&mut self.clear_first);
+            if clear_first || matches!(self.rows[row], Some(Some(_))) {
+                self.draw(clear_row(row).into(), changes);
+            }
             let copy = self.surface.diff_region(0, row, width, 1, model, 0, row);
             self.draw(copy, changes);
             self.rows[row] = Some(*key);
