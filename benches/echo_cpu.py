@@ -28,17 +28,7 @@ import tempfile
 import termios
 import time
 
-ECHO = r"""
-import os, sys, tty
-fd = sys.stdin.fileno()
-tty.setraw(fd)
-os.write(1, b"READY\r\n")
-while True:
-    b = os.read(fd, 1)
-    if not b:
-        break
-    os.write(1, b"<" + b + b">\r\n")
-"""
+from echo_program import ECHO  # noqa: E402 (beside this script)
 
 
 def cpu_ns(pid):

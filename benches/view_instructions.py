@@ -27,17 +27,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-ECHO = r"""
-import os, sys, tty
-fd = sys.stdin.fileno()
-tty.setraw(fd)
-os.write(1, b"READY\r\n")
-while True:
-    b = os.read(fd, 1)
-    if not b:
-        break
-    os.write(1, b"<" + b + b">\r\n")
-"""
+from echo_program import ECHO  # noqa: E402 (beside this script)
 
 
 def run(binary, n, wait_s):
