@@ -111,7 +111,7 @@ impl Session<'_> {
         self.images.mark(&mut frame, offset);
         self.overlays.draw(&mut frame, &self.prefix);
         let covered = self.overlays.activity_open();
-        let changes = screen.shown.changes_to(&frame);
+        let changes = screen.shown.changes_to(&mut frame);
         if self.term.render(&changes).is_err() || self.term.flush().is_err() {
             // The terminal is gone.
             return ControlFlow::Break(SessionEnd::Done(AttachOutcome::Hangup));

@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 
-use super::frame::{line_changes, line_key, Frame, Kept, Layout};
+use super::frame::{line_changes, line_key, Frame, Kept, Layout, ViewShape};
 use super::kept::{scroll_count, show};
 use termwiz::surface::{Change, Position, Surface};
 use tickloop_proto::attach::Snapshot;
@@ -34,11 +34,7 @@ pub struct Composer {
 /// size.
 struct KeptView {
     surface: Surface,
-    /// Its shape ([`Kept::View`]): another shape starts a new view.
-    shape: Kept,
-    /// The part of the Tick's screen it shows.
-    width: usize,
-    height: usize,
+    shape: ViewShape,
     /// Each shown Tick row's [`line_key`] as `surface` has it; `None` when
     /// not known (never copied).
     rows: Vec<Option<Option<u64>>>,
@@ -60,29 +56,27 @@ impl Composer {
         note: &str,
         force_status: bool,
     ) -> Frame<'_> {
-        let model_delta = self.update(snap);
         let layout = Layout::new(snap, cols, rows, note, force_status);
         let kept = if layout.is_the_model(snap) {
             Kept::Model
         } else {
-            layout.shape(snap)
+            Kept::View(layout.shape(snap))
         };
         let followed = self.last.replace(kept) == Some(kept);
-        if kept == Kept::Model {
+        let model_delta = self.update(snap, kept == Kept::Model && followed);
+        let Kept::View(shape) = kept else {
             // Borrowed: a frame that shows the screen as it is (the common
             // case, a keystroke's echo) costs no copy of it.
             let mut frame = layout.frame(Cow::Borrowed(&self.model), Some(kept), &self.keys, snap);
-            frame.delta = model_delta.filter(|_| followed);
+            frame.delta = model_delta;
             return frame;
-        }
-        if self.view.as_ref().is_some_and(|view| view.shape != kept) {
+        };
+        if self.view.as_ref().is_some_and(|view| view.shape != shape) {
             self.view = None;
         }
         let view = self.view.get_or_insert_with(|| KeptView {
             surface: Surface::new(layout.cols, layout.rows),
-            shape: kept,
-            width: layout.width,
-            height: layout.height,
+            shape,
             rows: vec![None; layout.height],
             status: None,
             marker: None,
@@ -94,9 +88,9 @@ impl Composer {
         frame
     }
 
-    /// Brings the kept model to `snap`; the changes that did, unless the
-    /// model was started again (another size).
-    fn update(&mut self, snap: &Snapshot) -> Option<Vec<Change>> {
+    /// Brings the kept model to `snap`; with `keep_changes`, the changes
+    /// that did, unless the model was started again (another size).
+    fn update(&mut self, snap: &Snapshot, keep_changes: bool) -> Option<Vec<Change>> {
         let size = (usize::from(snap.cols), usize::from(snap.rows));
         let started_again = self.model.dimensions() != size || self.keys.len() != size.1;
         if started_again {
@@ -148,10 +142,11 @@ impl Composer {
                 ]);
             }
         }
+        let kept = (keep_changes && !started_again).then(|| changes.clone());
         if !changes.is_empty() {
-            show(&mut self.model, changes.clone());
+            show(&mut self.model, changes);
         }
-        (!started_again).then_some(changes)
+        kept
     }
 }
 
@@ -200,7 +195,7 @@ impl KeptView {
         keys: &[Option<u64>],
         changes: &mut Vec<Change>,
     ) -> bool {
-        let (width, height) = (self.width, self.height);
+        let ViewShape { width, height, .. } = self.shape;
         let known: Vec<Option<u64>> = self.rows.iter().map(|row| row.flatten()).collect();
         if let Some(count) = scroll_count(&known, keys, height) {
             let rows = self.surface.dimensions().1;

@@ -2,7 +2,7 @@
 //! drawn on a termwiz [`Surface`], cropped or padded to the view's size,
 //! with a status line saying so and the history marker ([`Frame`]); from
 //! scratch ([`compose`]) or keeping the screen from frame to frame
-//! ([`Composer`]).
+//! ([`Composer`](super::Composer)).
 
 use std::borrow::Cow;
 use std::hash::{Hash, Hasher};
@@ -190,9 +190,22 @@ pub struct Frame<'a> {
 pub enum Kept {
     /// The Tick's screen as it is, nothing over it.
     Model,
-    /// A view drawn from it: `(cols, rows, width, height, the Tick's cols
-    /// and rows)`, the view's size and what it shows of the Tick's screen.
-    View((usize, usize, usize, usize, u16, u16)),
+    /// A view drawn from it, of this shape.
+    View(ViewShape),
+}
+
+/// A view's size and what it shows of the Tick's screen: a view of another
+/// shape is drawn anew.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ViewShape {
+    pub cols: usize,
+    pub rows: usize,
+    /// The Tick's columns and rows shown (cropped to the view).
+    pub width: usize,
+    pub height: usize,
+    /// The Tick's screen's size.
+    pub tick_cols: u16,
+    pub tick_rows: u16,
 }
 
 impl Frame<'_> {
@@ -265,15 +278,15 @@ impl Layout {
     }
 
     /// The shape of a view with this layout of `snap`.
-    pub(super) fn shape(&self, snap: &Snapshot) -> Kept {
-        Kept::View((
-            self.cols,
-            self.rows,
-            self.width,
-            self.height,
-            snap.cols,
-            snap.rows,
-        ))
+    pub(super) fn shape(&self, snap: &Snapshot) -> ViewShape {
+        ViewShape {
+            cols: self.cols,
+            rows: self.rows,
+            width: self.width,
+            height: self.height,
+            tick_cols: snap.cols,
+            tick_rows: snap.rows,
+        }
     }
 
     /// The status line, when there is one.
