@@ -184,4 +184,13 @@ fn attach_scrolls_back_with_shift_page_up_and_any_key_returns_to_live() {
         !echoed.lines().any(|l| l.contains('q')),
         "the key that left scrollback reached the program: {echoed}"
     );
+    // At the live screen shift+PageDown is the view's too, as in xterm: it
+    // does not reach the program (cat's terminal would echo `^[[6;2~`).
+    tmux.send_keys(&["S-NPage"]);
+    tmux.type_text("z");
+    let after = host.wait_screen("shell:scroll", "xz");
+    assert!(
+        !after.contains('~') && !after.contains("[6"),
+        "shift+PageDown at the live screen reached the program: {after}"
+    );
 }

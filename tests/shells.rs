@@ -175,6 +175,30 @@ fn keys_c_c_interrupts_a_running_command_whose_status_is_then_130() {
     }
 }
 
+/// A line the shell cannot parse starts no command: the shell says why
+/// and is back at its prompt (bash, zsh), or keeps the line there for
+/// editing (fish). The `run` that typed it ends at its timeout; the next
+/// `run` is typed (bash, zsh) or refused for the line fish kept, and never
+/// refused as "another run is being typed" while the shell sits idle.
+#[test]
+fn a_line_the_shell_cannot_parse_does_not_lock_out_the_runs_after_it() {
+    let host = host_with_home(&[]);
+    for (shell, bad) in [("bash", "fi"), ("zsh", "fi"), ("fish", "echo $((6*7))")] {
+        let id = open_shell(&host, shell, &[shell]);
+        let out = host.run(&["run", &id, "--timeout", "1", "--", bad]);
+        assert_ne!(out.code, 0, "{shell}: {out:?}");
+        if shell == "fish" {
+            let out = host.run(&["run", &id, "--", "echo next"]);
+            let e = out.expect_error(125, "bad_request");
+            let message = e["message"].as_str().unwrap_or_default();
+            assert!(message.contains("has text on it"), "{shell}: {message}");
+            host.ok(&["keys", &id, "C-u"]);
+        }
+        let (code, v, out) = run(&host, &id, "echo next");
+        assert_eq!((code, output(&v)), (0, "next\n"), "{shell}: {out:?}");
+    }
+}
+
 #[test]
 fn run_right_after_keys_waits_for_the_shell_to_answer_them() {
     // A person's zsh whose `C-u` takes its time before it clears the line,

@@ -7,6 +7,11 @@ pub fn now_rfc3339() -> String {
     format_rfc3339(time::OffsetDateTime::now_utc())
 }
 
+/// `at`, RFC 3339 UTC, in the form of [`now_rfc3339`].
+pub fn rfc3339_at(at: std::time::SystemTime) -> String {
+    format_rfc3339(time::OffsetDateTime::from(at))
+}
+
 /// Now, RFC 3339 UTC, to the millisecond, always three digits (the Loop's
 /// audit ledger, the activity record).
 pub fn now_rfc3339_millis() -> String {

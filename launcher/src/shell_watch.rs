@@ -334,6 +334,10 @@ impl ShellWatch {
     /// the shell takes bracketed paste, so that its text is never read as
     /// editing keys), and waits for its end.
     fn type_run(&mut self, run: Run, term: &mut dyn Terminal) {
+        // A run whose caller gave up (at its timeout) keeps no other out: a
+        // shell that kept its line and never started it (fish, after a
+        // syntax error) refused every run after it until its next output.
+        self.runs.retain(|r| !r.reply.is_closed());
         if let Err(why) = self.may_type() {
             let for_the_prompt =
                 matches!(why, NotTyped::NotAtPrompt(_) | NotTyped::LineNotEmpty(_));
@@ -582,6 +586,41 @@ mod tests {
         w.ask(second, &mut screen);
         assert_eq!(typed.try_recv().ok(), Some(Err(NotTyped::Busy)));
         assert_eq!(screen.typed, b"sleep 1\r", "only the first was typed");
+    }
+
+    /// fish does not run a line it cannot parse: it says why and shows the
+    /// prompt again with the line kept for editing, and no command starts.
+    /// Once the caller of that run has given up, the next run is refused
+    /// for the line on the prompt (which the agent can clear), not as busy
+    /// for ever.
+    #[test]
+    fn a_run_the_shell_never_started_keeps_others_out_only_while_awaited() {
+        let (mut w, _published) = watch();
+        let mut screen = Screen::default();
+        w.output(PROMPT, screen.written(), &mut screen);
+        let (first, mut typed, ended) = run("echo $((6*7))", false);
+        w.ask(first, &mut screen);
+        assert_eq!(typed.try_recv().ok(), Some(Ok(1)));
+        w.output(
+            b"echo $((6*7))\r\nfish: command substitutions not allowed here\r\n",
+            screen.written(),
+            &mut screen,
+        );
+        w.output(PROMPT, screen.written(), &mut screen);
+        w.output(b"echo $((6*7))", screen.written(), &mut screen);
+        // While its caller waits, the first run keeps a second one out.
+        let (second, mut typed, _ended) = run("true", false);
+        w.ask(second, &mut screen);
+        assert_eq!(typed.try_recv().ok(), Some(Err(NotTyped::Busy)));
+        // Its caller gave up; nothing more is printed.
+        drop(ended);
+        let (third, mut typed, _ended) = run("true", false);
+        w.ask(third, &mut screen);
+        assert_eq!(
+            typed.try_recv().ok(),
+            Some(Err(NotTyped::LineNotEmpty("echo $((6*7))".into())))
+        );
+        assert_eq!(screen.typed, b"echo $((6*7))\r", "only the first was typed");
     }
 
     #[test]

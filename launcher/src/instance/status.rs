@@ -8,8 +8,8 @@
 use crate::published::Published;
 use crate::record::write_record;
 use std::sync::Arc;
-use std::time::Duration;
-use tickloop_client::clock::now_rfc3339;
+use std::time::{Duration, SystemTime};
+use tickloop_client::clock::rfc3339_at;
 use tickloop_proto::core::Descriptor;
 use tickloop_proto::wire::{Catalog, LaunchSpec, LauncherRecord, LauncherStatus};
 use tokio::sync::watch;
@@ -114,11 +114,12 @@ impl Publisher {
         true
     }
 
-    /// The program wrote output (or the screen was resized): note the time,
-    /// and publish it now if none was published in the last
-    /// [`OUTPUT_STATUS_EVERY`], else when that has passed.
-    pub(super) fn on_output(&mut self) {
-        self.last_output_at = Some(now_rfc3339());
+    /// The program wrote output (or the screen was resized): note when it
+    /// last wrote (`last_output`, as the terminal stamped it), and publish
+    /// it now if none was published in the last [`OUTPUT_STATUS_EVERY`],
+    /// else when that has passed.
+    pub(super) fn on_output(&mut self, last_output: Option<SystemTime>) {
+        self.last_output_at = last_output.map(rfc3339_at);
         if self.output_due.is_some() {
             return;
         }
@@ -136,8 +137,19 @@ impl Publisher {
         self.output_due
     }
 
-    /// Output held back is due now.
-    pub(super) fn output_came_due(&mut self) {
+    /// Whether the loop needs to hear of each change of the screen: not
+    /// while a status for output is due, which takes the time of the
+    /// program's last output when it comes due ([`Self::output_came_due`]).
+    /// A flood then wakes the loop about once a second, not for every chunk.
+    pub(super) fn wants_changes(&self) -> bool {
+        self.output_due.is_none()
+    }
+
+    /// Output held back is due now: it is published with the time of the
+    /// program's last output (`last_output`), changes the loop did not hear
+    /// of included.
+    pub(super) fn output_came_due(&mut self, last_output: Option<SystemTime>) {
+        self.last_output_at = last_output.map(rfc3339_at);
         self.output_due = None;
         self.dirty = true;
     }

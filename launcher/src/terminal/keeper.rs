@@ -35,6 +35,8 @@ pub(super) struct Published {
     pub(super) images_placed: Arc<AtomicBool>,
     /// Images dropped for the image memory's limit, in all.
     pub(super) images_dropped: watch::Sender<ImagesDropped>,
+    /// When the program last wrote output, stamped as each chunk is applied.
+    pub(super) last_output: Arc<super::last_output::LastOutput>,
 }
 
 pub(super) fn new_emulator(
@@ -188,6 +190,7 @@ pub(super) fn handle_emulator_message(
             read_at,
             input_before,
         }) => {
+            published.last_output.stamp();
             // The recording keeps every byte, images too.
             recorder.output(&bytes, read_at);
             let mut answers = term.answers.clone();

@@ -42,6 +42,7 @@
 mod echo;
 mod fd;
 mod keeper;
+mod last_output;
 mod messages;
 mod pty_input;
 mod quiet;
@@ -52,6 +53,7 @@ pub(crate) use quiet::return_free_memory;
 use echo::EchoFrame;
 use fd::{own_nonblocking_dup, Wake};
 use keeper::Published;
+use last_output::LastOutput;
 use messages::{EmuMsg, ToTerminal, EMULATOR_QUEUE};
 use pty_input::{queue_input, AnswerWriter, PtyWriter, WRITER_QUEUE};
 use quiet::release_when_quiet;
@@ -69,6 +71,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 use tickloop_proto::attach::TermColors;
 use tickloop_proto::attach::{Snapshot, ViewEvent};
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
@@ -125,6 +128,8 @@ pub struct TerminalHandle {
     echo: Arc<EchoFrame>,
     /// Whether any image is placed (see [`Self::images_placed`]).
     images_placed: Arc<AtomicBool>,
+    /// When the program last wrote output (see [`Self::last_output_at`]).
+    last_output: Arc<LastOutput>,
     /// The shell's state read from the output, as the terminal thread last
     /// published it.
     shell_rx: watch::Receiver<Arc<ShellNow>>,
@@ -200,6 +205,7 @@ impl TerminalHandle {
         let modes = Arc::new(AtomicU32::new(0));
         let echo = Arc::new(EchoFrame::default());
         let images_placed = Arc::new(AtomicBool::new(false));
+        let last_output = Arc::new(LastOutput::default());
         let (changes_tx, changes_rx) = watch::channel(0u64);
         let (drained_tx, drained_rx) = watch::channel(0u64);
         let (events_tx, _) = broadcast::channel(EVENTS_QUEUE);
@@ -216,6 +222,7 @@ impl TerminalHandle {
             modes: modes.clone(),
             echo: echo.clone(),
             images_placed: images_placed.clone(),
+            last_output: last_output.clone(),
         };
         let (shell_tx, shell_rx) = watch::channel(Arc::new(ShellNow::default()));
         let shell = ShellWatch::new(shell_tx, tickloop_client::clock::now_rfc3339_millis, shell);
@@ -257,6 +264,7 @@ impl TerminalHandle {
             recorder,
             echo,
             images_placed,
+            last_output,
             shell_rx,
             images_dropped_rx,
             image_limit_mb: image_limit / (1024 * 1024),
@@ -381,6 +389,14 @@ impl TerminalHandle {
             return None;
         }
         rx.await.ok().flatten()
+    }
+
+    /// When the program last wrote to its terminal, as the terminal thread
+    /// stamped the output it applied; `None` before any output. A reader
+    /// that is not woken for every change (the status, published at most
+    /// about once a second) still gets the time of the last one.
+    pub fn last_output_at(&self) -> Option<SystemTime> {
+        self.last_output.at()
     }
 
     /// Whether any kept image is placed on a screen, as the terminal thread

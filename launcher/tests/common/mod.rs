@@ -71,24 +71,47 @@ pub fn spec(instance: &str, shell: bool, argv: &[&str]) -> (tempfile::TempDir, L
 
 /// Runs the launcher for `spec` and waits for its report.
 pub fn launch(dir: tempfile::TempDir, spec: LaunchSpec) -> Launched {
-    let socket = spec.socket.clone();
-    let (report_tx, report_rx) = mpsc::channel();
-    let (outcome_tx, outcome_rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
+    launch_in(dir, spec, "launcher-test", || {
+        tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
-            .expect("runtime");
-        let report = Box::new(move |report: &LaunchReport| {
-            let _ = report_tx.send(report.clone());
+    })
+}
+
+/// [`launch`] on one thread named `thread`, which runs every task, as the
+/// `tickloop __launcher` process runs them.
+pub fn launch_on_one_thread(dir: tempfile::TempDir, spec: LaunchSpec, thread: &str) -> Launched {
+    launch_in(dir, spec, thread, || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    })
+}
+
+fn launch_in(
+    dir: tempfile::TempDir,
+    spec: LaunchSpec,
+    thread: &str,
+    runtime: impl FnOnce() -> std::io::Result<tokio::runtime::Runtime> + Send + 'static,
+) -> Launched {
+    let socket = spec.socket.clone();
+    let (report_tx, report_rx) = mpsc::channel();
+    let (outcome_tx, outcome_rx) = mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name(thread.to_string())
+        .spawn(move || {
+            let runtime = runtime().expect("runtime");
+            let report = Box::new(move |report: &LaunchReport| {
+                let _ = report_tx.send(report.clone());
+            });
+            let outcome = runtime
+                .block_on(launcher::run(spec, report))
+                .expect("the launcher runs");
+            let _ = outcome_tx.send(outcome);
+            runtime.shutdown_background();
         });
-        let outcome = runtime
-            .block_on(launcher::run(spec, report))
-            .expect("the launcher runs");
-        let _ = outcome_tx.send(outcome);
-        runtime.shutdown_background();
-    });
+    spawned.expect("the launcher's thread");
     let report = report_rx.recv_timeout(WAIT).expect("a launch report");
     Launched {
         dir,

@@ -365,6 +365,48 @@ mod tests {
         assert!(by_delta.0 > 30 && by_delta.1 > 20, "{by_delta:?}");
     }
 
+    /// Rows whose wide characters move to other columns from frame to
+    /// frame: a row compared cell by cell over the old one must leave no
+    /// cell of the old line, in the frames of the Monitor's overlay and the
+    /// web page (`frame_changes_keyed`) as in the plain ones.
+    #[test]
+    fn rows_whose_wide_characters_move_are_drawn_whole() {
+        let pieces = ["世", "界", "a", "b", " ", "✓", "ｘ", "cd"];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            usize::try_from(seed % n as u64).expect("small")
+        };
+        let mut keyed = Surface::new(12, 4);
+        let mut keys = Vec::new();
+        let mut keyed_terminal = Surface::new(12, 4);
+        let mut plain = Surface::new(12, 4);
+        let mut plain_terminal = Surface::new(12, 4);
+        let mut lines = vec![String::new(); 4];
+        for i in 0..400 {
+            // About half the rows change in each frame; the others stay,
+            // which the keyed frames skip.
+            for line in &mut lines {
+                if next(2) == 0 {
+                    *line = (0..next(8)).map(|_| pieces[next(pieces.len())]).collect();
+                }
+            }
+            let texts: Vec<&str> = lines.iter().map(String::as_str).collect();
+            let frame = compose(&snap_with(&texts, 12, 4), 12, 4, "", false);
+            keyed_terminal.add_changes(frame_changes_keyed(&mut keyed, &mut keys, &frame));
+            plain_terminal.add_changes(frame_changes(&mut plain, &frame));
+            for (name, terminal) in [("keyed", &keyed_terminal), ("plain", &plain_terminal)] {
+                assert_eq!(
+                    terminal.screen_chars_to_string(),
+                    frame.surface.screen_chars_to_string(),
+                    "{name}, frame {i}: {texts:?}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn diffs_are_small() {
         let snap = snap_with(&["hello", "world"], 10, 3);

@@ -26,7 +26,9 @@ pub enum ScrollAction {
 }
 
 /// A view's position in the Tick's history: shift+PageUp/PageDown page
-/// through it, the mouse wheel scrolls it when the Tick does not take the
+/// through it (on the main screen both are the view's, at the live screen
+/// too, as in xterm; on the alternate screen, which has no history, they go
+/// to the Tick), the mouse wheel scrolls it when the Tick does not take the
 /// mouse (or while already scrolled back), any other key returns to live
 /// (and goes no further), a paste returns to live and goes to the Tick.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -63,10 +65,13 @@ impl Scroller {
             }) if modifiers.contains(Modifiers::SHIFT) && !model.alt_screen => {
                 Some(current.saturating_add(page))
             }
+            // At the live screen too, as xterm keeps it: passed on, a
+            // program that does not know the key (bash) would print the
+            // end of its sequence (`2~`).
             InputEvent::Key(KeyEvent {
                 key: KeyCode::PageDown,
                 modifiers,
-            }) if modifiers.contains(Modifiers::SHIFT) && scrolled => {
+            }) if modifiers.contains(Modifiers::SHIFT) && (scrolled || !model.alt_screen) => {
                 Some(current.saturating_sub(page))
             }
             InputEvent::Mouse(m)

@@ -266,8 +266,12 @@ impl Instance {
                 Some((asked, reply)) = self.ran_rx.recv() => {
                     record(&mut self.activity, asked, &reply);
                 }
-                Ok(()) = self.changes_rx.changed() => {
-                    self.publisher.on_output();
+                // Not heard while a status for output is due (it takes the
+                // time of the last output then), but while probing.
+                Ok(()) = self.changes_rx.changed(),
+                    if self.publisher.wants_changes() || self.probe.probing() =>
+                {
+                    self.publisher.on_output(self.term.last_output_at());
                     if self.probe.probing() && self.ending.is_none() {
                         self.probe_screen().await;
                     }
@@ -278,7 +282,9 @@ impl Instance {
                     }
                 }
                 _ = sleep_until(output_due), if output_due.is_some() => {
-                    self.publisher.output_came_due();
+                    self.publisher.output_came_due(self.term.last_output_at());
+                    // The status published now covers the changes so far.
+                    self.changes_rx.borrow_and_update();
                 }
                 () = self.home.signalled() => self.rehome(),
             }
