@@ -79,6 +79,10 @@ pub(crate) fn return_free_memory() {
         libc::malloc_trim(0);
     }
     if let Err(e) = tickloop_client::idle_stack::release_below_here() {
-        eprintln!("launcher: cannot give back the unused stack: {e}");
+        // Said once: this runs after every burst of output.
+        static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            eprintln!("launcher: cannot give back the unused stack: {e}");
+        }
     }
 }
