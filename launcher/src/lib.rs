@@ -95,27 +95,45 @@ pub enum LauncherError {
 /// instance's own. Its stdin closed with no spec at all means tickhost went
 /// without needing it: it exits, quietly.
 pub fn main_from_stdin() -> anyhow::Result<()> {
+    // Two calls, not one body: the frame of a function running the whole
+    // launcher's life stays on the main thread's stack, so the spec's
+    // parsing is not part of it.
+    let Some(spec) = read_spec()? else {
+        return Ok(());
+    };
+    serve(spec)
+}
+
+/// The launch spec tickhost wrote on stdin; `None` when stdin closed with
+/// none; an error already reported on stdout.
+#[inline(never)]
+fn read_spec() -> Result<Option<Box<LaunchSpec>>, LauncherError> {
     let mut input = Vec::new();
     let read = std::io::stdin().read_to_end(&mut input);
     if matches!(read, Ok(0)) {
-        return Ok(());
+        return Ok(None);
     }
-    let spec: LaunchSpec = match read
+    match read
         .map_err(|e| LauncherError::Spec(e.to_string()))
         .and_then(|_| {
             serde_json::from_slice(&input).map_err(|e| LauncherError::Spec(e.to_string()))
         })
         .and_then(|spec: LaunchSpec| log_to_instance(&spec.socket).map(|()| spec))
     {
-        Ok(spec) => spec,
+        Ok(spec) => Ok(Some(Box::new(spec))),
         Err(e) => {
             write_report_to_stdout(&LaunchReport::Failed {
                 reason: e.to_string(),
                 screen: String::new(),
             });
-            return Err(e.into());
+            Err(e)
         }
-    };
+    }
+}
+
+/// Runs the instance of `spec` until it ends.
+#[inline(never)]
+fn serve(spec: Box<LaunchSpec>) -> anyhow::Result<()> {
     quiet_repeated_panics();
     // One malloc arena: each thread's own would keep 100-200 KiB dirty.
     tickloop_client::malloc_arena::limit_to_one();
@@ -123,15 +141,11 @@ pub fn main_from_stdin() -> anyhow::Result<()> {
     // (the PTY's reader, writer and emulator have threads of their own).
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        // A launcher has a handful of sockets and pipes; tokio's default
+        // of 1,024 events keeps 12 KiB in every launcher.
+        .max_io_events_per_tick(64)
         .build()?;
-    let socket = spec.socket.clone();
-    // On the heap: the instance's future is large, and on the main thread's
-    // stack its pages would stay dirty for the launcher's whole life.
-    let outcome = runtime.block_on(Box::pin(async move {
-        tokio::spawn(reopen_log_on_signal(socket.clone()));
-        tokio::spawn(close_on_signal(socket));
-        run(spec, Box::new(write_report_to_stdout)).await
-    }))?;
+    let outcome = runtime.block_on(instance_future(spec))?;
     match &outcome {
         RunOutcome::Ended(info) => {
             eprintln!("launcher: ended ({}): {}", info.kind.as_str(), info.reason)
@@ -141,6 +155,22 @@ pub fn main_from_stdin() -> anyhow::Result<()> {
     // Threads blocked on the PTY end with the process.
     runtime.shutdown_background();
     Ok(())
+}
+
+/// The launcher's whole work, as a future on the heap. Made in a call of
+/// its own: the future is large, and a value of its size in [`serve`]'s
+/// frame, even for a moment, would keep that many bytes of the main
+/// thread's stack dirty for the launcher's whole life.
+#[inline(never)]
+fn instance_future(
+    spec: Box<LaunchSpec>,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<RunOutcome, LauncherError>>>> {
+    let socket = spec.socket.clone();
+    Box::pin(async move {
+        tokio::spawn(reopen_log_on_signal(socket.clone()));
+        tokio::spawn(close_on_signal(socket));
+        run(*spec, Box::new(write_report_to_stdout)).await
+    })
 }
 
 /// Makes the log of the instance listening on `socket` (in its folder,

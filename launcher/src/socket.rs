@@ -110,7 +110,8 @@ pub fn bind(path: &Path) -> Result<UnixListener, LauncherError> {
 /// Everything the connections share.
 #[derive(Clone)]
 pub struct ServeContext {
-    pub requests: mpsc::Sender<Incoming>,
+    /// Boxed: a channel keeps a block of 32 slots the size of its message.
+    pub requests: mpsc::Sender<Box<Incoming>>,
     pub status: watch::Receiver<Published>,
     /// Becomes `true` when the launcher is about to exit: each connection then
     /// writes what is queued and the latest status, and closes.
@@ -300,7 +301,7 @@ impl Drop for RecorderRunning {
 async fn read_loop<R: AsyncBufRead + Unpin>(
     mut reader: R,
     peer: Peer,
-    requests: mpsc::Sender<Incoming>,
+    requests: mpsc::Sender<Box<Incoming>>,
     close: Arc<Notify>,
 ) {
     let mut line = Vec::new();
@@ -318,13 +319,13 @@ async fn read_loop<R: AsyncBufRead + Unpin>(
         }
         match serde_json::from_slice::<Envelope<LauncherRequest>>(&line) {
             Ok(envelope) => {
-                let incoming = Incoming {
+                let incoming = Box::new(Incoming {
                     id: envelope.id,
                     request: envelope.request,
                     client: envelope.client,
                     peer: peer.clone(),
                     bytes: line.len(),
-                };
+                });
                 if let Err(mpsc::error::SendError(incoming)) = requests.send(incoming).await {
                     // The launcher is shutting down: nobody else will answer.
                     incoming.peer.reply(

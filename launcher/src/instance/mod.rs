@@ -149,7 +149,17 @@ pub async fn run(spec: LaunchSpec, report: ReportFn) -> Result<RunOutcome, Launc
         generations,
         record_writer,
     );
-    Ok(instance.run().await)
+    Ok(running(instance).await)
+}
+
+/// The future of [`Instance::run`], on the heap: made in a call of its own,
+/// so that no frame the launcher keeps for its whole life holds one (its
+/// pages of the main thread's stack would stay dirty).
+#[inline(never)]
+fn running(
+    instance: Box<Instance>,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = RunOutcome> + Send>> {
+    Box::pin(instance.run())
 }
 
 /// Creates `path` (never over an existing file) and records into it.

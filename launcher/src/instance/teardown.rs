@@ -238,7 +238,7 @@ impl Farewell {
     pub(super) async fn finish(
         mut self,
         info: &EndInfo,
-        requests: &mut mpsc::Receiver<Incoming>,
+        requests: &mut mpsc::Receiver<Box<Incoming>>,
         socket: &Path,
     ) {
         let ended = serde_json::to_value(info).unwrap_or_default();

@@ -5,7 +5,6 @@
 use super::echo::EchoFrame;
 use super::messages::{EmuMsg, OutputChunk};
 use super::pty_input::{queue_input, AnswerWriter};
-use super::quiet::return_free_memory;
 use crate::emulator::{AnswerColors, Emulator, TermEvent};
 use crate::images::{Images, ImagesDropped};
 use crate::recorder::Recorder;
@@ -242,11 +241,10 @@ pub(super) fn handle_emulator_message(
         }
         EmuMsg::Compact => term.emulator.compact(),
         EmuMsg::ReleaseSpare => {
-            // Also what the launcher freed since the last quiet time (the
-            // descriptor's schemas compiled once to check them, for one).
+            // The allocator's free pages go back after this, from the
+            // terminal thread's loop (see `thread.rs`).
             term.emulator.release_spare_rows();
             refresh_images(images, term.emulator, false);
-            return_free_memory();
         }
     }
 }

@@ -16,10 +16,11 @@ pub(super) const RELEASE_AFTER: std::time::Duration = std::time::Duration::from_
 /// most a second's worth of them as full rows of cells.
 pub(super) const COMPACT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// After each burst of output, once the screen has been quiet for
-/// [`RELEASE_AFTER`], asks the emulator to compact its history and give
-/// back its spare rows, and every [`COMPACT_EVERY`] of a burst that does
-/// not pause, to compact it. Sleeps while nothing changes (an idle instance
+/// After the start and after each burst of output, once the screen has
+/// been quiet for [`RELEASE_AFTER`], asks the emulator to compact its
+/// history and give back its spare rows (and the terminal thread its free
+/// memory), and every [`COMPACT_EVERY`] of a burst that does not pause, to
+/// compact it. Sleeps while nothing changes (an idle instance
 /// costs no wakeups), and during a flood wakes once per [`RELEASE_AFTER`],
 /// not per change. Holds the terminal thread's queue weakly, so the thread
 /// still ends when the terminal is dropped (and this task with it).
@@ -40,7 +41,9 @@ pub(super) async fn release_when_quiet(
             sent
         }
     };
-    while changes.changed().await.is_ok() {
+    // The terminal's start counts as a burst: what making the emulator
+    // used goes back once it is quiet, whether or not the program writes.
+    loop {
         let mut compacted = tokio::time::Instant::now();
         loop {
             let seen = *changes.borrow_and_update();
@@ -58,15 +61,28 @@ pub(super) async fn release_when_quiet(
         if !send(EmuMsg::ReleaseSpare).await {
             return;
         }
+        if changes.changed().await.is_err() {
+            return;
+        }
     }
 }
 
 /// Returns the allocator's free pages to the system (glibc keeps freed
-/// memory in its heap, where it stays the process's private dirty pages).
+/// memory in its heap, where it stays the process's private dirty pages),
+/// and the calling thread's stack below the caller's frame (a thread that
+/// went deep once, as the main thread does while the program starts,
+/// keeps those pages dirty otherwise).
 pub(crate) fn return_free_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only walks and trims the allocator's own free lists.
     unsafe {
         libc::malloc_trim(0);
+    }
+    if let Err(e) = tickloop_client::idle_stack::release_below_here() {
+        // Said once: this runs after every burst of output.
+        static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            eprintln!("launcher: cannot give back the unused stack: {e}");
+        }
     }
 }

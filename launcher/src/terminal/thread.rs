@@ -103,7 +103,16 @@ impl TerminalThread {
                                 keeper.apply(EmuMsg::Output(chunk));
                             }
                         }
+                        let quiet = matches!(msg, EmuMsg::ReleaseSpare);
                         keeper.apply(msg);
+                        if quiet {
+                            // Also what the launcher freed since the last
+                            // quiet time (the descriptor's schemas compiled
+                            // once to check them, for one), and this
+                            // thread's stack below the loop: called here,
+                            // not deeper, so that little of it is kept.
+                            super::quiet::return_free_memory();
+                        }
                     }
                     Err(mpsc::error::TryRecvError::Empty) => break,
                     // The terminal is dropped: the thread ends.

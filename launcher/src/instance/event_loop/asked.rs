@@ -219,7 +219,7 @@ impl Instance {
             id,
             peer,
             move |reply, came_to| {
-                let _ = ran.send((asked.came_to(came_to), reply));
+                let _ = ran.send(Box::new((asked.came_to(came_to), reply)));
             },
         );
     }
@@ -327,4 +327,4 @@ pub(super) fn not_reading(unread: usize) -> String {
 /// Requests adding up to this many bytes leave freed memory behind them ...
 pub(super) const TRIM_AFTER_BYTES: usize = 1024 * 1024;
 /// ... which goes back to the system this long after the last one.
-const TRIM_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+pub(super) const TRIM_AFTER: std::time::Duration = std::time::Duration::from_secs(2);

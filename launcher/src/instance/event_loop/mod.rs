@@ -50,7 +50,7 @@ pub(super) struct Instance {
     tick: TickProcess,
     /// Its protocol session (none for a `shell:` program).
     session: TickSession,
-    requests_rx: mpsc::Receiver<Incoming>,
+    requests_rx: mpsc::Receiver<Box<Incoming>>,
     /// Requests waiting for the Tick's answer.
     waiting: Waiting,
     /// What agents did with this instance (see [`crate::activity`]).
@@ -92,10 +92,12 @@ pub(super) struct Instance {
     /// `wait --ended` requests, answered at the end.
     end_waits: EndWaits,
     /// `run`s that ended, for the activity record.
-    ran_tx: mpsc::UnboundedSender<(Asked, ClientReply)>,
-    ran_rx: mpsc::UnboundedReceiver<(Asked, ClientReply)>,
+    /// Boxed: a channel keeps a block of 32 slots the size of its message.
+    ran_tx: mpsc::UnboundedSender<Box<(Asked, ClientReply)>>,
+    ran_rx: mpsc::UnboundedReceiver<Box<(Asked, ClientReply)>>,
     /// Bytes of requests received since the allocator last gave its free
-    /// pages back, and when it does next: a moment after the last request,
+    /// pages back (and the main thread's unused stack), and when it does
+    /// next: a moment after the start, and a moment after the last request
     /// once they add up to [`asked::TRIM_AFTER_BYTES`] (parsed, answered, freed).
     received: usize,
     trim_due: Option<Instant>,
@@ -118,7 +120,10 @@ impl Instance {
             .map_or("the program", String::as_str)
     }
 
-    /// The instance of the `spawned` Tick, with its socket served.
+    /// The instance of the `spawned` Tick, with its socket served. Boxed,
+    /// as [`Instance::run`] keeps it: a value this large, moved through the
+    /// frames of the future that runs it, would keep kilobytes of the main
+    /// thread's stack in use for the launcher's whole life.
     pub(super) fn start(
         spec: LaunchSpec,
         spawned: Spawned,
@@ -127,7 +132,7 @@ impl Instance {
         report: ReportFn,
         generations: Option<Generations>,
         record_writer: Option<std::thread::JoinHandle<()>>,
-    ) -> Instance {
+    ) -> Box<Instance> {
         let started_shell = spawned.integration.clone();
         let tick = TickProcess::start(spawned);
         let session = TickSession::new(&spec);
@@ -151,7 +156,7 @@ impl Instance {
         let (rebinds_tx, rebinds_rx) = mpsc::channel(1);
         let home = Home::new(&spec.socket, rebinds_tx);
         let (recordings, recorders) = Recordings::new(record_writer.is_some());
-        let mut instance = Instance {
+        let mut instance = Box::new(Instance {
             spec,
             term,
             tick,
@@ -181,10 +186,11 @@ impl Instance {
             ran_tx,
             ran_rx,
             received: 0,
-            trim_due: None,
+            // Once started: what the start used and no longer needs.
+            trim_due: Some(Instant::now() + asked::TRIM_AFTER),
             home,
             open_refused: None,
-        };
+        });
         instance.recordings.note_file(&mut instance.activity);
         let status = instance.status();
         instance.publisher.first(status);
@@ -206,7 +212,7 @@ impl Instance {
 
     /// Runs the instance until it has ended (an artifact's generations
     /// end and start within this).
-    pub(super) async fn run(mut self) -> RunOutcome {
+    pub(super) async fn run(mut self: Box<Self>) -> RunOutcome {
         // The session queued its first request (tick/describe) at creation.
         self.drain_actions();
         loop {
@@ -237,7 +243,7 @@ impl Instance {
                     self.starting = None;
                     self.initialized();
                 }
-                Some(incoming) = self.requests_rx.recv() => self.on_request(incoming),
+                Some(incoming) = self.requests_rx.recv() => self.on_request(*incoming),
                 _ = sleep_until(self.trim_due), if self.trim_due.is_some() => {
                     self.trim_due = None;
                     self.received = 0;
@@ -263,7 +269,8 @@ impl Instance {
                 Ok(()) = self.images_dropped.0.changed() => self.note_images_dropped(),
                 Ok(()) = self.title_rx.changed() => self.publisher.mark_dirty(),
                 Ok(()) = self.shell.rx.changed() => self.publisher.mark_dirty(),
-                Some((asked, reply)) = self.ran_rx.recv() => {
+                Some(ran) = self.ran_rx.recv() => {
+                    let (asked, reply) = *ran;
                     record(&mut self.activity, asked, &reply);
                 }
                 // Not heard while a status for output is due (it takes the
