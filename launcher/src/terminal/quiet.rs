@@ -67,22 +67,15 @@ pub(super) async fn release_when_quiet(
     }
 }
 
-/// Returns the allocator's free pages to the system (glibc keeps freed
-/// memory in its heap, where it stays the process's private dirty pages),
-/// and the calling thread's stack below the caller's frame (a thread that
-/// went deep once, as the main thread does while the program starts,
-/// keeps those pages dirty otherwise).
+/// Gives back what the launcher no longer uses: the allocator's free
+/// pages, the calling thread's stack below the caller's frame, and the
+/// code and constants it ran once ([`tickloop_client::idle::give_back`]).
 pub(crate) fn return_free_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only walks and trims the allocator's own free lists.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-    if let Err(e) = tickloop_client::idle_stack::release_below_here() {
+    if let Err(e) = tickloop_client::idle::give_back() {
         // Said once: this runs after every burst of output.
         static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
-            eprintln!("launcher: cannot give back the unused stack: {e}");
+            eprintln!("launcher: cannot give back {e}");
         }
     }
 }

@@ -60,6 +60,7 @@ pub async fn serve_requests(shared: &Arc<Shared>, mut conn: Connection) {
                 }
             }
         };
+        shared.requests.send_modify(|n| *n = n.wrapping_add(1));
         if flow == Flow::HungUp {
             return;
         }
