@@ -173,10 +173,7 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         shared.starting.refill();
         // What the start and each burst of requests used and no longer
         // needs goes back once they pause.
-        tokio::spawn(upkeep::give_back_when_quiet(
-            shared.requests.subscribe(),
-            upkeep::give_back,
-        ));
+        tokio::spawn(upkeep::give_back_when_quiet());
 
         let mut shutdown = shared.shutdown.subscribe();
         let mut terminate =

@@ -304,6 +304,10 @@ VmFlags: rd ex mr mw me de sd
         );
     }
 
+    /// Held by each test that lets go of this process's pages: the others'
+    /// would let go of what one has just read.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     /// (resident, written) of the page at `address`, from the pagemap.
     fn page_state(address: usize) -> (bool, bool) {
         use std::os::unix::fs::FileExt;
@@ -319,6 +323,7 @@ VmFlags: rd ex mr mw me de sd
 
     #[test]
     fn a_written_page_keeps_what_was_written_and_the_others_go() {
+        let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let dir = std::env::temp_dir().join(format!("idle-code-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("dir");
         let path = dir.join("pages");
@@ -392,6 +397,7 @@ VmFlags: rd ex mr mw me de sd
 
     #[test]
     fn the_executable_s_constants_are_let_go_of_and_read_again() {
+        let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let table = std::hint::black_box(&TABLE);
         let middle = table.as_ptr() as usize + 128 * 1024;
         let sum: u64 = table.iter().map(|&b| u64::from(b)).sum();

@@ -67,9 +67,8 @@ pub(super) async fn release_when_quiet(
     }
 }
 
-/// Gives back what the launcher no longer uses: the allocator's free
-/// pages, the calling thread's stack below the caller's frame, and the
-/// code and constants it ran once ([`tickloop_client::idle::give_back`]).
+/// Gives back the allocator's free pages and the calling thread's stack
+/// below the caller's frame ([`tickloop_client::idle::give_back`]).
 pub(crate) fn return_free_memory() {
     if let Err(e) = tickloop_client::idle::give_back() {
         // Said once: this runs after every burst of output.
@@ -78,4 +77,19 @@ pub(crate) fn return_free_memory() {
             eprintln!("launcher: cannot give back {e}");
         }
     }
+}
+
+/// Lets go of the code the launcher no longer runs, each time the whole
+/// launcher has been quiet ([`tickloop_client::idle::when_quiet`]: its
+/// screen, its requests and its Tick's messages mark it busy).
+pub(crate) async fn release_code_when_quiet() {
+    let mut said = false;
+    tickloop_client::idle::when_quiet(|| {
+        if let Err(e) = tickloop_client::idle::release_code() {
+            if !std::mem::replace(&mut said, true) {
+                eprintln!("launcher: cannot let go of {e}");
+            }
+        }
+    })
+    .await
 }

@@ -32,9 +32,7 @@ pub struct Shared {
     changes: watch::Sender<u64>,
     /// Set once `shutdown` has answered: the daemon exits.
     pub shutdown: watch::Sender<bool>,
-    /// Bumped for every request a client sends: tickhost gives back what
-    /// it no longer uses once they pause ([`super::upkeep`]).
-    pub requests: watch::Sender<u64>,
+
     /// Calls waiting for a person's approval.
     pub approvals: Approvals,
     /// Notified when a connection to a launcher that still runs was lost:
@@ -79,7 +77,6 @@ impl Shared {
             registry: Mutex::new(Registry::default()),
             changes: watch::Sender::new(0),
             shutdown: watch::Sender::new(false),
-            requests: watch::Sender::new(0),
             approvals: Approvals::configured(),
             rediscover: tokio::sync::Notify::new(),
             leaving: AtomicBool::new(false),

@@ -43,6 +43,7 @@ pub async fn serve_requests(shared: &Arc<Shared>, mut conn: Connection) {
                 Ok(None) | Err(_) => return,
             },
         };
+        tickloop_client::idle::mark_busy();
         let flow = match parse_request(line) {
             Ok(envelope) => dispatch(shared, &mut conn, envelope).await,
             Err((id, message)) => {
@@ -60,7 +61,6 @@ pub async fn serve_requests(shared: &Arc<Shared>, mut conn: Connection) {
                 }
             }
         };
-        shared.requests.send_modify(|n| *n = n.wrapping_add(1));
         if flow == Flow::HungUp {
             return;
         }
