@@ -61,6 +61,9 @@ pub async fn when_quiet(action: impl FnMut()) {
 
 static BUSY: Busy = Busy::new();
 
+/// The steps [`Busy::when_quiet`] looks at the marks in, during a spell.
+const QUIET_STEPS: u32 = 5;
+
 /// Marks of work, and the wake of the one waiting for them.
 struct Busy {
     marks: AtomicU64,
@@ -83,11 +86,17 @@ impl Busy {
     async fn when_quiet(&self, quiet: Duration, mut action: impl FnMut()) {
         // The start is the first busy spell.
         loop {
-            loop {
-                let seen = self.marks.load(Ordering::Relaxed);
-                tokio::time::sleep(quiet).await;
-                if self.marks.load(Ordering::Relaxed) == seen {
-                    break;
+            // Looked at in steps, so that the action comes within a step
+            // of `quiet` after the last mark, not up to twice `quiet`.
+            let mut seen = self.marks.load(Ordering::Relaxed);
+            let mut quiet_steps = 0;
+            while quiet_steps < QUIET_STEPS {
+                tokio::time::sleep(quiet / QUIET_STEPS).await;
+                let now = self.marks.load(Ordering::Relaxed);
+                if now == seen {
+                    quiet_steps += 1;
+                } else {
+                    (seen, quiet_steps) = (now, 0);
                 }
             }
             action();
@@ -148,8 +157,8 @@ mod tests {
             tokio::time::sleep(QUIET / 10).await;
         }
         assert_eq!(count.load(Ordering::SeqCst), 1, "not while the marks come");
-        tokio::time::sleep(QUIET * 2).await;
-        assert_eq!(count.load(Ordering::SeqCst), 2, "once they pause");
+        tokio::time::sleep(QUIET + QUIET / 10).await;
+        assert_eq!(count.load(Ordering::SeqCst), 2, "a step after they pause");
         tokio::time::sleep(QUIET * 100).await;
         assert_eq!(count.load(Ordering::SeqCst), 2, "once per spell");
         busy.mark();
