@@ -11,18 +11,10 @@ use common::*;
 use std::os::unix::fs::FileExt;
 use tickloop_proto::wire::{LaunchReport, LauncherRequest};
 
-/// 256 KiB of this executable's constants: the kernel maps the 64 KiB
-/// around each page it faults in, and the middle of the table has only
-/// the table around it.
-static TABLE: [u8; 256 * 1024] = {
-    let mut table = [0u8; 256 * 1024];
-    let mut i = 0;
-    while i < table.len() {
-        table[i] = (i % 241) as u8 + 1;
-        i += 1;
-    }
-    table
-};
+/// 256 KiB of this executable's constants (not zero, so not `.bss`): the
+/// kernel maps the 64 KiB around each page it faults in, and the middle
+/// of the table has only the table around it.
+static TABLE: [u8; 256 * 1024] = [7; 256 * 1024];
 
 /// Whether the page at `address` is in this process's page tables.
 fn mapped(address: usize) -> bool {
@@ -41,13 +33,7 @@ fn a_quiet_launcher_lets_go_of_the_pages_it_read_once_and_works_on() {
     let sum: u64 = table.iter().map(|&b| u64::from(b)).sum();
     assert!(mapped(middle), "read, so mapped");
 
-    let home = tempfile::tempdir().expect("home");
-    let (dir, mut spec) = spec("shell:bash", true, &["bash"]);
-    spec.program.env.retain(|(k, _)| k != "HOME" && k != "PS1");
-    spec.program
-        .env
-        .push(("HOME".into(), home.path().to_string_lossy().into_owned()));
-    std::fs::write(home.path().join(".bashrc"), "PS1='quiet-prompt> '\n").expect("bashrc");
+    let (_home, dir, spec) = bash_spec("quiet-prompt> ");
     let launched = launch(dir, spec);
     if let LaunchReport::Failed { reason, screen } = &launched.report {
         panic!("the launch failed: {reason}; screen: {screen}");
