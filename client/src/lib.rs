@@ -3,8 +3,8 @@
 //! another machine over ssh, the runtime directory's paths (and its
 //! processes, and writing its files whole), the bounded line framing of
 //! every socket (async and blocking) and the one writer task per
-//! connection, the stack a thread
-//! no longer uses given back, the person's
+//! connection, what a quiet process
+//! gives back (free heap, stack, code), the person's
 //! settings file, what is kept of a forgotten instance (in the data
 //! directory), the one RFC 3339 clock; who acts (the markers of an
 //! environment) and what `/proc` tells of a process and who started it. The daemon itself is the
@@ -15,7 +15,7 @@ pub mod clock;
 pub mod config;
 mod connection;
 pub mod framing;
-pub mod idle_stack;
+pub mod idle;
 pub mod kept;
 pub mod legacy_layout;
 pub mod malloc_arena;

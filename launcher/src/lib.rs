@@ -108,6 +108,12 @@ pub fn main_from_stdin() -> anyhow::Result<()> {
 /// none; an error already reported on stdout.
 #[inline(never)]
 fn read_spec() -> Result<Option<Box<LaunchSpec>>, LauncherError> {
+    if !stdin_ready() {
+        // A spare, made ahead of an open: it may wait long, and the code
+        // of its start (the dynamic loader's, the standard library's) need
+        // not stay mapped meanwhile.
+        let _ = tickloop_client::idle::code::release_mapped_code();
+    }
     let mut input = Vec::new();
     let read = std::io::stdin().read_to_end(&mut input);
     if matches!(read, Ok(0)) {
@@ -129,6 +135,17 @@ fn read_spec() -> Result<Option<Box<LaunchSpec>>, LauncherError> {
             Err(e)
         }
     }
+}
+
+/// Whether the spec is there to read at once.
+fn stdin_ready() -> bool {
+    let mut stdin = libc::pollfd {
+        fd: 0,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one pollfd on the stack, a zero timeout.
+    unsafe { libc::poll(&mut stdin, 1, 0) == 1 }
 }
 
 /// Runs the instance of `spec` until it ends.

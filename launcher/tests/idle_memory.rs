@@ -79,15 +79,7 @@ const IDLE_RESERVED_BOUND: isize = 2 << 20;
 /// One test: the count is process-wide.
 #[test]
 fn an_idle_shell_s_launcher_keeps_little_on_the_heap() {
-    let home = tempfile::tempdir().expect("home");
-    let (dir, mut spec) = spec("shell:bash", true, &["bash"]);
-    // A bash of the person's own: no rc files of this machine, a prompt
-    // the test waits for.
-    spec.program.env.retain(|(k, _)| k != "HOME" && k != "PS1");
-    spec.program
-        .env
-        .push(("HOME".into(), home.path().to_string_lossy().into_owned()));
-    std::fs::write(home.path().join(".bashrc"), "PS1='idle-prompt> '\n").expect("bashrc");
+    let (_home, dir, spec) = bash_spec("idle-prompt> ");
     let before = live();
     let launched = launch(dir, spec);
     if let LaunchReport::Failed { reason, screen } = &launched.report {

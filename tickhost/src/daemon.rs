@@ -38,6 +38,7 @@ pub mod request_line;
 pub mod requests;
 pub mod serve;
 pub mod starting;
+mod upkeep;
 pub mod watch;
 
 use registry::Shared;
@@ -170,15 +171,9 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         ));
         // A launcher waits for the first open.
         shared.starting.refill();
-        // The main thread's stack went deep while tickhost started (the
-        // launchers' discovery, the first spare launcher); a moment later
-        // what lies below the runtime's own frames goes back.
-        tokio::spawn(async {
-            tokio::time::sleep(STACK_RELEASE_AFTER).await;
-            if let Err(e) = tickloop_client::idle_stack::release_below_here() {
-                log::log(&format!("cannot give back the unused stack: {e}"));
-            }
-        });
+        // What the start and each burst of requests used and no longer
+        // needs goes back once they pause.
+        tokio::spawn(upkeep::give_back_when_quiet());
 
         let mut shutdown = shared.shutdown.subscribe();
         let mut terminate =
@@ -284,9 +279,6 @@ fn limits_from_env() -> Limits {
 /// How long tickhost waits, before it says `ready`, for recorded launchers
 /// to answer (a healthy one answers in milliseconds).
 const ADOPT_BEFORE_READY: Duration = Duration::from_millis(500);
-/// How long after `ready` the main thread's stack below the runtime's
-/// frames is given back (issue 51: what tickhost keeps for a session).
-const STACK_RELEASE_AFTER: Duration = Duration::from_secs(2);
 
 /// Opens and locks `tickhost.pid`. A daemon still exiting (after
 /// `shutdown`) holds it briefly, so this waits up to [`LOCK_WAIT`], unless

@@ -61,6 +61,9 @@ use tickloop_proto::wire::{LaunchReport, LaunchSpec};
 /// Setup errors (socket, PTY, spawn) are reported as `Failed` and returned
 /// as `Ok(RunOutcome::Failed)`; nothing is left running.
 pub async fn run(spec: LaunchSpec, report: ReportFn) -> Result<RunOutcome, LauncherError> {
+    // While the instance runs, the code it no longer runs is let go of
+    // each time the launcher is quiet.
+    let _code_release = EndsWithRun(tokio::spawn(crate::terminal::release_code_when_quiet()));
     let mut report = Some(report);
     let mut fail = |reason: String, screen: String| {
         if let Some(report) = report.take() {
@@ -179,4 +182,13 @@ async fn start_file_recording(
         return Err("the terminal's thread is gone".to_string());
     }
     Ok(writer)
+}
+
+/// A task of [`run`]'s that ends when `run` returns.
+struct EndsWithRun(tokio::task::JoinHandle<()>);
+
+impl Drop for EndsWithRun {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }

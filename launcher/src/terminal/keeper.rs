@@ -207,6 +207,7 @@ pub(super) fn handle_emulator_message(
                 }
             }
             changes.send_modify(|n| *n = n.wrapping_add(1));
+            tickloop_client::idle::mark_busy();
             shell.output(&bytes, input_before, term);
         }
         EmuMsg::Shell(msg) => shell.ask(msg, term),

@@ -48,7 +48,7 @@ mod pty_input;
 mod quiet;
 mod thread;
 
-pub(crate) use quiet::return_free_memory;
+pub(crate) use quiet::{release_code_when_quiet, return_free_memory};
 
 use echo::EchoFrame;
 use fd::{own_nonblocking_dup, Wake};

@@ -67,22 +67,29 @@ pub(super) async fn release_when_quiet(
     }
 }
 
-/// Returns the allocator's free pages to the system (glibc keeps freed
-/// memory in its heap, where it stays the process's private dirty pages),
-/// and the calling thread's stack below the caller's frame (a thread that
-/// went deep once, as the main thread does while the program starts,
-/// keeps those pages dirty otherwise).
+/// Gives back the allocator's free pages and the calling thread's stack
+/// below the caller's frame ([`tickloop_client::idle::give_back`]).
 pub(crate) fn return_free_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only walks and trims the allocator's own free lists.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-    if let Err(e) = tickloop_client::idle_stack::release_below_here() {
+    if let Err(e) = tickloop_client::idle::give_back() {
         // Said once: this runs after every burst of output.
         static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
-            eprintln!("launcher: cannot give back the unused stack: {e}");
+            eprintln!("launcher: cannot give back {e}");
         }
     }
+}
+
+/// Lets go of the code the launcher no longer runs, each time the whole
+/// launcher has been quiet ([`tickloop_client::idle::when_quiet`]: its
+/// screen, its requests and its Tick's messages mark it busy).
+pub(crate) async fn release_code_when_quiet() {
+    let mut said = false;
+    tickloop_client::idle::when_quiet(|| {
+        if let Err(e) = tickloop_client::idle::release_code() {
+            if !std::mem::replace(&mut said, true) {
+                eprintln!("launcher: cannot let go of {e}");
+            }
+        }
+    })
+    .await
 }

@@ -322,6 +322,8 @@ async fn apply_events<R: AsyncBufRead + Unpin>(mut reader: R, to: ViewEvents) {
             Ok(true) => {}
             _ => break,
         }
+        // A key typed where the program shows nothing still wakes code.
+        tickloop_client::idle::mark_busy();
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }

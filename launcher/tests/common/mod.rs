@@ -47,6 +47,21 @@ pub struct Launched {
 /// The longest line a test reads from a launcher (what tickhost accepts).
 pub const MAX_LINE: usize = 64 * 1024 * 1024;
 
+/// A spec for a bash of the person's own: `HOME` a fresh folder (returned
+/// first, kept while the test runs) whose `.bashrc` sets the prompt to
+/// `prompt`, so no rc file of this machine runs and the test can wait for
+/// the prompt.
+pub fn bash_spec(prompt: &str) -> (tempfile::TempDir, tempfile::TempDir, LaunchSpec) {
+    let home = tempfile::tempdir().expect("home");
+    let (dir, mut spec) = spec("shell:bash", true, &["bash"]);
+    spec.program.env.retain(|(k, _)| k != "HOME" && k != "PS1");
+    spec.program
+        .env
+        .push(("HOME".into(), home.path().to_string_lossy().into_owned()));
+    std::fs::write(home.path().join(".bashrc"), format!("PS1='{prompt}'\n")).expect("bashrc");
+    (home, dir, spec)
+}
+
 /// A spec for `argv`, the test's own environment, a fresh runtime dir.
 pub fn spec(instance: &str, shell: bool, argv: &[&str]) -> (tempfile::TempDir, LaunchSpec) {
     let dir = tempfile::tempdir().expect("tempdir");

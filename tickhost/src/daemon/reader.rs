@@ -66,6 +66,7 @@ pub fn spawn_reader(
                     }
                 }
             };
+            tickloop_client::idle::mark_busy();
             match line {
                 Ok(Some(Line::Text(text))) => {
                     match serde_json::from_str::<LauncherMessage>(&text) {

@@ -43,6 +43,7 @@ pub async fn serve_requests(shared: &Arc<Shared>, mut conn: Connection) {
                 Ok(None) | Err(_) => return,
             },
         };
+        tickloop_client::idle::mark_busy();
         let flow = match parse_request(line) {
             Ok(envelope) => dispatch(shared, &mut conn, envelope).await,
             Err((id, message)) => {

@@ -243,13 +243,17 @@ impl Instance {
                     self.starting = None;
                     self.initialized();
                 }
-                Some(incoming) = self.requests_rx.recv() => self.on_request(*incoming),
+                Some(incoming) = self.requests_rx.recv() => {
+                    tickloop_client::idle::mark_busy();
+                    self.on_request(*incoming)
+                }
                 _ = sleep_until(self.trim_due), if self.trim_due.is_some() => {
                     self.trim_due = None;
                     self.received = 0;
                     crate::terminal::return_free_memory();
                 }
                 event = self.tick.next_event(), if self.tick.listening() => {
+                    tickloop_client::idle::mark_busy();
                     self.on_tick_event(event)
                 }
                 _ = sleep_until(exit_deadline), if exit_deadline.is_some() => {
