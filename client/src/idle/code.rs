@@ -16,6 +16,9 @@ pub struct Released {
     pub mappings: usize,
     /// Their resident size before, in KiB (`Rss` in `/proc/self/smaps`).
     pub resident_kib: u64,
+    /// Mappings kept whole: some of their pages were written, and the
+    /// pagemap that tells which could not be read.
+    pub kept_whole: usize,
 }
 
 /// Drops this process's page-table entries for the pages of the files it
@@ -42,19 +45,26 @@ pub fn release_mapped_code() -> io::Result<Released> {
     // back) after.
     let here = release_mapped_code as *const () as usize;
     mappings.sort_by_key(|m| m.start <= here && here < m.end);
-    let mut pagemap: Option<std::fs::File> = None;
+    let mut pagemap: Option<io::Result<std::fs::File>> = None;
     let mut released = Released::default();
     for mapping in mappings {
         let ranges = if mapping.anonymous_kib == 0 {
             vec![(mapping.start, mapping.end)]
         } else {
-            // Some pages were written: only the others, page by page.
-            if pagemap.is_none() {
-                pagemap = Some(std::fs::File::open("/proc/self/pagemap")?);
-            }
-            match pagemap.as_ref() {
-                Some(file) => unwritten_ranges(file, mapping.start, mapping.end)?,
-                None => continue,
+            // Some pages were written: only the others, page by page, as
+            // far as the pagemap tells them apart (a kernel without it,
+            // or that refuses it, keeps such a mapping whole).
+            let file = pagemap.get_or_insert_with(|| std::fs::File::open("/proc/self/pagemap"));
+            match file
+                .as_ref()
+                .ok()
+                .map(|file| unwritten_ranges(file, mapping.start, mapping.end))
+            {
+                Some(Ok(ranges)) => ranges,
+                Some(Err(_)) | None => {
+                    released.kept_whole += 1;
+                    continue;
+                }
             }
         };
         for (start, end) in ranges {
