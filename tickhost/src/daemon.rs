@@ -171,8 +171,8 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         ));
         // A launcher waits for the first open.
         shared.starting.refill();
-        // What the start and each burst of requests used and no longer
-        // needs goes back once they pause.
+        // What the start and each busy spell (requests, launchers' lines)
+        // used and no longer needs goes back once tickhost is quiet.
         tokio::spawn(upkeep::give_back_when_quiet());
 
         let mut shutdown = shared.shutdown.subscribe();

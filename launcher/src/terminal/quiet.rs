@@ -81,7 +81,8 @@ pub(crate) fn return_free_memory() {
 
 /// Lets go of the code the launcher no longer runs, each time the whole
 /// launcher has been quiet ([`tickloop_client::idle::when_quiet`]: its
-/// screen, its requests and its Tick's messages mark it busy).
+/// screen's changes, its requests, its Tick's messages and its views' keys
+/// mark it busy).
 pub(crate) async fn release_code_when_quiet() {
     let mut said = false;
     tickloop_client::idle::when_quiet(|| {

@@ -32,7 +32,6 @@ pub struct Shared {
     changes: watch::Sender<u64>,
     /// Set once `shutdown` has answered: the daemon exits.
     pub shutdown: watch::Sender<bool>,
-
     /// Calls waiting for a person's approval.
     pub approvals: Approvals,
     /// Notified when a connection to a launcher that still runs was lost:
