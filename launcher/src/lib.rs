@@ -243,16 +243,12 @@ fn quiet_repeated_panics() {
 /// the same path as tickhost's `close`.
 async fn close_on_signal(socket: PathBuf) {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
+    let Ok(mut ended) = tickloop_client::signals::Signals::new(&[libc::SIGTERM, libc::SIGINT])
+    else {
         return;
     };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
+    if ended.recv().await.is_err() {
+        return;
     }
     eprintln!("launcher: terminated by a signal; closing the instance");
     let Ok(mut stream) = tokio::net::UnixStream::connect(&socket).await else {
@@ -287,13 +283,11 @@ async fn close_on_signal(socket: PathBuf) {
 /// with the instance's folder is made again, and stderr goes there.
 async fn reopen_log_on_signal(socket: PathBuf) {
     use std::os::unix::fs::OpenOptionsExt;
-    let Ok(mut signals) =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1())
-    else {
+    let Ok(mut signals) = tickloop_client::signals::Signals::new(&[libc::SIGUSR1]) else {
         return;
     };
     let files = tickloop_client::paths::InstanceFiles::of_socket(&socket);
-    while signals.recv().await.is_some() {
+    while signals.recv().await.is_ok() {
         if files.log.exists() || files.create_folder().is_err() {
             continue;
         }

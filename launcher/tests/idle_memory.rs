@@ -70,8 +70,10 @@ fn live() -> (isize, isize) {
 /// apart: 258 kB measured (benches/results/cost-2026-12-06-mem.md), 236 kB
 /// since the runtime's event list and two channels' blocks shrank
 /// (cost-2026-12-07.md), 197 kB since the connection's buffers, the PTY's
-/// read buffer and the input queue's slots are held only while used
-/// (cost-2026-12-07c.md). The screen's 120x30 cells of 24 bytes (86 kB)
+/// read buffer and the input queue's slots are held only while used, 190 kB
+/// without tokio's registry of every signal (cost-2026-12-07c.md; under
+/// `cargo test --workspace` the tests' own tokio has it again, through the
+/// root's dev-dependencies). The screen's 120x30 cells of 24 bytes (86 kB)
 /// are its largest part. Issue 51's goal is about 200 kB private per
 /// launcher in all.
 const IDLE_HEAP_BOUND: isize = 204 * 1024;

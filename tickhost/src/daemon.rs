@@ -176,12 +176,10 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         tokio::spawn(upkeep::give_back_when_quiet());
 
         let mut shutdown = shared.shutdown.subscribe();
-        let mut terminate =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                .map_err(io("cannot handle SIGTERM"))?;
-        let mut interrupt =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-                .map_err(io("cannot handle SIGINT"))?;
+        let mut terminate = tickloop_client::signals::Signals::new(&[libc::SIGTERM])
+            .map_err(io("cannot handle SIGTERM"))?;
+        let mut interrupt = tickloop_client::signals::Signals::new(&[libc::SIGINT])
+            .map_err(io("cannot handle SIGINT"))?;
         loop {
             tokio::select! {
                 accepted = home.accept() => match accepted {

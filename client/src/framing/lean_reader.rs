@@ -4,7 +4,8 @@
 //!
 //! Short reads (a keystroke, a request) land in a small array inside the
 //! reader. A read that fills it means more is coming: the reader then reads
-//! into a heap buffer of [`LARGE`] bytes, and keeps it while reads fill it.
+//! into a heap buffer ([`LARGE`] bytes unless told), and keeps it while
+//! reads fill it.
 //! Once a short read has been consumed, the heap buffer is given back.
 
 use std::io;
@@ -14,7 +15,8 @@ use tokio::io::{AsyncBufRead, AsyncRead, ReadBuf};
 
 /// The array inside the reader, for short reads.
 pub const SMALL: usize = 512;
-/// The heap buffer, while a peer sends more than [`SMALL`] at a time.
+/// The heap buffer, while a peer sends more than [`SMALL`] at a time
+/// ([`LeanBufReader::new`]'s).
 pub const LARGE: usize = 8 * 1024;
 
 /// A buffered reader over `R` whose heap buffer lives only while the peer
@@ -30,10 +32,18 @@ pub struct LeanBufReader<R> {
     end: usize,
     /// The last read filled its buffer: the peer likely has more.
     last_filled: bool,
+    /// The size of `large` when it is made.
+    large_capacity: usize,
 }
 
 impl<R> LeanBufReader<R> {
     pub fn new(inner: R) -> Self {
+        LeanBufReader::with_capacity(inner, LARGE)
+    }
+
+    /// A reader whose heap buffer, while the peer sends more than
+    /// [`SMALL`] at a time, is `large` bytes (at least [`SMALL`]).
+    pub fn with_capacity(inner: R, large: usize) -> Self {
         LeanBufReader {
             inner,
             small: [0; SMALL],
@@ -41,6 +51,7 @@ impl<R> LeanBufReader<R> {
             start: 0,
             end: 0,
             last_filled: false,
+            large_capacity: large.max(SMALL),
         }
     }
 
@@ -87,7 +98,7 @@ impl<R: AsyncRead + Unpin> AsyncBufRead for LeanBufReader<R> {
             if this.last_filled && this.large.is_empty() {
                 // The small array filled: the peer sends more than it
                 // holds, so the next reads go to the heap buffer.
-                let mut large = vec![0; LARGE];
+                let mut large = vec![0; this.large_capacity];
                 large[..n].copy_from_slice(&this.small[..n]);
                 this.large = large;
             }
