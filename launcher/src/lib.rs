@@ -115,7 +115,7 @@ fn read_spec() -> Result<Option<Box<LaunchSpec>>, LauncherError> {
         let _ = tickloop_client::idle::code::release_mapped_code();
     }
     let mut input = Vec::new();
-    let read = std::io::stdin().read_to_end(&mut input);
+    let read = read_stdin(&mut input);
     if matches!(read, Ok(0)) {
         return Ok(None);
     }
@@ -135,6 +135,25 @@ fn read_spec() -> Result<Option<Box<LaunchSpec>>, LauncherError> {
             Err(e)
         }
     }
+}
+
+/// Reads stdin to its end into `input`; a closed stdin reads as empty.
+/// Not through `std::io::stdin()`, whose 8 KiB buffer would stay for the
+/// launcher's whole life: a duplicate of fd 0, closed once read.
+fn read_stdin(input: &mut Vec<u8>) -> std::io::Result<usize> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: fcntl duplicates a descriptor number; it touches no memory.
+    let copy = unsafe { libc::fcntl(0, libc::F_DUPFD_CLOEXEC, 3) };
+    if copy < 0 {
+        let e = std::io::Error::last_os_error();
+        return match e.raw_os_error() {
+            Some(libc::EBADF) => Ok(0),
+            _ => Err(e),
+        };
+    }
+    // SAFETY: a descriptor just made, owned by nothing else.
+    let mut stdin = std::fs::File::from(unsafe { std::os::fd::OwnedFd::from_raw_fd(copy) });
+    stdin.read_to_end(input)
 }
 
 /// Whether the spec is there to read at once.
