@@ -7,6 +7,9 @@ $BIN open --shell --id idle -- bash >/dev/null 2>&1 || { echo open failed; exit 
 sleep 5
 LP=$($BIN list --json | python3 -c 'import json,sys; d=json.load(sys.stdin); d=d if isinstance(d,list) else d["instances"]; print(d[0]["launcher_pid"])')
 HP=$(head -1 $RT/tickhost.pid)
+# `list` woke both processes: a second for their quiet time (250 ms) to
+# give back what it used.
+sleep 1
 echo "== launcher $LP"; python3 "$(dirname "$0")/smaps_by_mapping.py" $LP; grep -E "^(Rss|Pss|Private_Dirty|Private_Clean)" /proc/$LP/smaps_rollup | tr '\n' ' '; echo
 echo "== tickhost $HP"; python3 "$(dirname "$0")/smaps_by_mapping.py" $HP; grep -E "^(Rss|Pss|Private_Dirty|Private_Clean)" /proc/$HP/smaps_rollup | tr '\n' ' '; echo
 $BIN shutdown >/dev/null 2>&1

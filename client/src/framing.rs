@@ -4,10 +4,14 @@
 //! line costs only that line); [`read_line_limited`] refuses it (for a peer
 //! that must not be read further), and [`read_line_blocking`] is the same
 //! for a blocking reader (the CLI's connection, views, handshakes);
-//! [`write_line`] writes one value.
+//! [`write_line`] writes one value. [`LeanBufReader`] buffers a stream
+//! without holding heap while the peer is quiet.
 
+mod lean_reader;
+
+pub use lean_reader::LeanBufReader;
 use serde::Serialize;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt};
 
 /// One line read from a peer.
 #[derive(Debug, PartialEq, Eq)]
@@ -30,7 +34,7 @@ pub const HEAD_KEPT: usize = 256;
 /// [`LineReader::next`] is cancel-safe: a partial line survives a dropped
 /// future (it is kept in the reader, not in the future).
 pub struct LineReader<R> {
-    inner: BufReader<R>,
+    inner: LeanBufReader<R>,
     max: usize,
     buf: Vec<u8>,
     skipped: usize,
@@ -46,7 +50,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 
     pub fn new(inner: R, max: usize) -> Self {
         LineReader {
-            inner: BufReader::new(inner),
+            inner: LeanBufReader::new(inner),
             max,
             buf: Vec::new(),
             skipped: 0,

@@ -7,10 +7,13 @@
 //! gives back (free heap, stack, code), the person's
 //! settings file, what is kept of a forgotten instance (in the data
 //! directory), the one RFC 3339 clock; who acts (the markers of an
-//! environment) and what `/proc` tells of a process and who started it. The daemon itself is the
+//! environment) and what `/proc` tells of a process and who started it;
+//! signals and children awaited without tokio's registry of every signal.
+//! The daemon itself is the
 //! `tickhost` crate; the messages are `tickloop-proto`'s.
 
 pub mod actor;
+pub mod child;
 pub mod clock;
 pub mod config;
 mod connection;
@@ -25,6 +28,7 @@ pub mod paths;
 pub mod peer;
 pub mod process;
 pub mod runtime_procs;
+pub mod signals;
 pub mod ssh;
 pub mod whole_file;
 

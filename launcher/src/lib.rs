@@ -115,7 +115,7 @@ fn read_spec() -> Result<Option<Box<LaunchSpec>>, LauncherError> {
         let _ = tickloop_client::idle::code::release_mapped_code();
     }
     let mut input = Vec::new();
-    let read = std::io::stdin().read_to_end(&mut input);
+    let read = read_stdin(&mut input);
     if matches!(read, Ok(0)) {
         return Ok(None);
     }
@@ -135,6 +135,25 @@ fn read_spec() -> Result<Option<Box<LaunchSpec>>, LauncherError> {
             Err(e)
         }
     }
+}
+
+/// Reads stdin to its end into `input`; a closed stdin reads as empty.
+/// Not through `std::io::stdin()`, whose 8 KiB buffer would stay for the
+/// launcher's whole life: a duplicate of fd 0, closed once read.
+fn read_stdin(input: &mut Vec<u8>) -> std::io::Result<usize> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: fcntl duplicates a descriptor number; it touches no memory.
+    let copy = unsafe { libc::fcntl(0, libc::F_DUPFD_CLOEXEC, 3) };
+    if copy < 0 {
+        let e = std::io::Error::last_os_error();
+        return match e.raw_os_error() {
+            Some(libc::EBADF) => Ok(0),
+            _ => Err(e),
+        };
+    }
+    // SAFETY: a descriptor just made, owned by nothing else.
+    let mut stdin = std::fs::File::from(unsafe { std::os::fd::OwnedFd::from_raw_fd(copy) });
+    stdin.read_to_end(input)
 }
 
 /// Whether the spec is there to read at once.
@@ -243,16 +262,12 @@ fn quiet_repeated_panics() {
 /// the same path as tickhost's `close`.
 async fn close_on_signal(socket: PathBuf) {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
+    let Ok(mut ended) = tickloop_client::signals::Signals::new(&[libc::SIGTERM, libc::SIGINT])
+    else {
         return;
     };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
+    if ended.recv().await.is_err() {
+        return;
     }
     eprintln!("launcher: terminated by a signal; closing the instance");
     let Ok(mut stream) = tokio::net::UnixStream::connect(&socket).await else {
@@ -287,13 +302,11 @@ async fn close_on_signal(socket: PathBuf) {
 /// with the instance's folder is made again, and stderr goes there.
 async fn reopen_log_on_signal(socket: PathBuf) {
     use std::os::unix::fs::OpenOptionsExt;
-    let Ok(mut signals) =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1())
-    else {
+    let Ok(mut signals) = tickloop_client::signals::Signals::new(&[libc::SIGUSR1]) else {
         return;
     };
     let files = tickloop_client::paths::InstanceFiles::of_socket(&socket);
-    while signals.recv().await.is_some() {
+    while signals.recv().await.is_ok() {
         if files.log.exists() || files.create_folder().is_err() {
             continue;
         }

@@ -18,12 +18,12 @@ use crate::LauncherError;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::Path;
 use std::sync::Arc;
-use tickloop_client::framing::{read_line_limited, write_line};
+use tickloop_client::framing::{read_line_limited, write_line, LeanBufReader};
 use tickloop_proto::wire::{
     Catalog, ClientError, ClientKind, ClientReply, Envelope, ErrorKind, Hello, HelloReply,
     LauncherMessage, LauncherReply, LauncherRequest, Role,
 };
-use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::{mpsc, watch, Notify};
 
@@ -160,8 +160,11 @@ pub async fn serve(
 
 async fn connection(stream: UnixStream, ctx: ServeContext) {
     let (read_half, write_half) = stream.into_split();
-    let mut reader = BufReader::new(read_half);
-    let mut writer = BufWriter::new(write_half);
+    // Neither holds a buffer while the peer is quiet: replies and frames
+    // go out whole, one write each (`write_line`), and requests and keys
+    // are read into the reader's small array.
+    let mut reader = LeanBufReader::new(read_half);
+    let mut writer = write_half;
 
     let mut line = Vec::new();
     let hello: Hello = match read_line_limited(&mut reader, &mut line, MAX_HELLO_LINE).await {
@@ -204,7 +207,8 @@ async fn connection(stream: UnixStream, ctx: ServeContext) {
     }
 
     if hello.hello.role == Role::Recorder {
-        serve_recorder(reader, writer, ctx, hello.hello.client).await;
+        // A recording's lines are many and small: gathered before each write.
+        serve_recorder(reader, BufWriter::new(writer), ctx, hello.hello.client).await;
         return;
     }
 
@@ -475,7 +479,7 @@ async fn write_published<W: AsyncWrite + Unpin>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio::io::AsyncBufReadExt;
+    use tokio::io::{AsyncBufReadExt, BufReader};
 
     /// The statuses written to a host, read back: `(updates_total, when)`.
     async fn next_status<R: AsyncBufRead + Unpin>(lines: &mut R) -> (u64, tokio::time::Instant) {

@@ -14,6 +14,7 @@ use crate::shell_integration::Integration;
 use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use tickloop_proto::wire::LaunchSpec;
@@ -46,7 +47,7 @@ pub enum SpawnError {
 
 /// A started Tick.
 pub struct Spawned {
-    pub child: tokio::process::Child,
+    pub child: tickloop_client::child::Child,
     /// Also its process group and session id.
     pub pid: u32,
     /// argv with argv[0] resolved to an absolute path.
@@ -102,7 +103,7 @@ fn is_executable(path: &Path) -> bool {
 }
 
 /// Spawn the spec's program on the terminal `tty`. Must be called inside a
-/// tokio runtime (the child is a `tokio::process::Child`).
+/// tokio runtime (its exit is awaited there: `tickloop_client::child`).
 pub fn spawn(spec: &LaunchSpec, tty: &Path) -> Result<Spawned, SpawnError> {
     let typed = spec.program.argv.first().ok_or(SpawnError::NoProgram)?;
     if !spec.program.cwd.is_dir() {
@@ -131,7 +132,7 @@ pub fn spawn(spec: &LaunchSpec, tty: &Path) -> Result<Spawned, SpawnError> {
     };
     let args = injected.map_or(&spec.program.argv[1..], |i| i.args.as_slice());
     let extra_env = injected.map_or(&[][..], |i| i.env.as_slice());
-    let mut cmd = tokio::process::Command::new(&program);
+    let mut cmd = std::process::Command::new(&program);
     cmd.arg0(OsStr::new(&program_str))
         .args(args)
         .current_dir(&spec.program.cwd)
@@ -145,8 +146,7 @@ pub fn spawn(spec: &LaunchSpec, tty: &Path) -> Result<Spawned, SpawnError> {
         )
         .envs(extra_env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .env("TICKLOOP_INSTANCE_ID", &spec.instance)
-        .env("TERM", "xterm-256color")
-        .kill_on_drop(false);
+        .env("TERM", "xterm-256color");
     if spec.program.shell {
         cmd.stdin(Stdio::from(clone(&slave)?))
             .stdout(Stdio::from(clone(&slave)?));
@@ -158,7 +158,7 @@ pub fn spawn(spec: &LaunchSpec, tty: &Path) -> Result<Spawned, SpawnError> {
     unsafe {
         cmd.pre_exec(child_setup);
     }
-    let child = cmd.spawn().map_err(|source| {
+    let started = cmd.spawn().map_err(|source| {
         if injected.is_some() {
             let _ = std::fs::remove_dir_all(&folder);
         }
@@ -167,10 +167,8 @@ pub fn spawn(spec: &LaunchSpec, tty: &Path) -> Result<Spawned, SpawnError> {
             source,
         }
     })?;
-    let pid = child.id().ok_or_else(|| SpawnError::Spawn {
-        program: typed.clone(),
-        source: std::io::Error::other("the child has no pid"),
-    })?;
+    let child = tickloop_client::child::Child::new(started);
+    let pid = child.id();
     let mut argv = spec.program.argv.clone();
     argv[0] = program_str;
     Ok(Spawned {

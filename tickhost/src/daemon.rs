@@ -124,6 +124,9 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
     // through tokio; `notify` has its own thread).
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        // tokio's default of 1,024 events a turn keeps 12 KiB; a turn with
+        // more than 256 ready takes the rest at the next.
+        .max_io_events_per_tick(256)
         .build()
         .map_err(io("cannot start the tokio runtime"))?;
     let shared = Shared::new(dir.clone(), options.exe, limits_from_env());
@@ -176,12 +179,10 @@ pub fn run(options: DaemonOptions) -> Result<(), DaemonError> {
         tokio::spawn(upkeep::give_back_when_quiet());
 
         let mut shutdown = shared.shutdown.subscribe();
-        let mut terminate =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                .map_err(io("cannot handle SIGTERM"))?;
-        let mut interrupt =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-                .map_err(io("cannot handle SIGINT"))?;
+        let mut terminate = tickloop_client::signals::Signals::new(&[libc::SIGTERM])
+            .map_err(io("cannot handle SIGTERM"))?;
+        let mut interrupt = tickloop_client::signals::Signals::new(&[libc::SIGINT])
+            .map_err(io("cannot handle SIGINT"))?;
         loop {
             tokio::select! {
                 accepted = home.accept() => match accepted {

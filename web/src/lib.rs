@@ -190,18 +190,13 @@ async fn serve(
 
 /// SIGINT or SIGTERM.
 async fn ended() {
-    use tokio::signal::unix::{signal, SignalKind};
-    match (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) {
-        (Ok(mut int), Ok(mut term)) => {
-            tokio::select! {
-                _ = int.recv() => {},
-                _ = term.recv() => {},
+    match tickloop_client::signals::Signals::new(&[libc::SIGINT, libc::SIGTERM]) {
+        Ok(mut ended) => {
+            if ended.recv().await.is_err() {
+                std::future::pending::<()>().await;
             }
         }
-        _ => std::future::pending().await,
+        Err(_) => std::future::pending().await,
     }
 }
 

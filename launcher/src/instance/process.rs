@@ -14,8 +14,10 @@ use std::process::ExitStatus;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use tickloop_client::child::Child;
 use tickloop_client::clock::now_rfc3339;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tickloop_client::framing::LeanBufReader;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
@@ -197,10 +199,10 @@ type ChildPipes = (
     oneshot::Receiver<ExitStatus>,
 );
 
-fn child_pipes(mut child: tokio::process::Child, unread: Arc<AtomicUsize>) -> ChildPipes {
+fn child_pipes(mut child: Child, unread: Arc<AtomicUsize>) -> ChildPipes {
     let mut stdin_tx = None;
     let mut stdout_rx = None;
-    if let Some(mut stdin) = child.stdin.take() {
+    if let Some(mut stdin) = pipe_or_none(child.take_stdin(), "stdin") {
         // Unbounded as a channel, bounded in bytes by its senders, who look
         // at `unread` first (STDIN_UNREAD_MAX).
         let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
@@ -216,25 +218,23 @@ fn child_pipes(mut child: tokio::process::Child, unread: Arc<AtomicUsize>) -> Ch
         });
         stdin_tx = Some(tx);
     }
-    if let Some(mut stdout) = child.stdout.take() {
+    if let Some(stdout) = pipe_or_none(child.take_stdout(), "stdout") {
         let (tx, rx) = mpsc::channel(16);
         tokio::spawn(async move {
-            let mut buf = vec![0u8; 64 * 1024];
+            // Reads of up to 64 KiB (a pipe's room) while the Tick writes
+            // much; no buffer on the heap while it is quiet.
+            let mut stdout = LeanBufReader::with_capacity(stdout, STDOUT_READ);
             loop {
-                match stdout.read(&mut buf).await {
-                    Ok(0) | Err(_) => {
+                let bytes = match stdout.fill_buf().await {
+                    Ok([]) | Err(_) => {
                         let _ = tx.send(StdoutEvent::Eof).await;
                         return;
                     }
-                    Ok(n) => {
-                        if tx
-                            .send(StdoutEvent::Bytes(buf[..n].to_vec()))
-                            .await
-                            .is_err()
-                        {
-                            return;
-                        }
-                    }
+                    Ok(read) => read.to_vec(),
+                };
+                stdout.consume(bytes.len());
+                if tx.send(StdoutEvent::Bytes(bytes)).await.is_err() {
+                    return;
                 }
             }
         });
@@ -247,6 +247,18 @@ fn child_pipes(mut child: tokio::process::Child, unread: Arc<AtomicUsize>) -> Ch
         }
     });
     (stdin_tx, stdout_rx, exit_rx)
+}
+
+/// The most one read of a Tick's stdout takes.
+const STDOUT_READ: usize = 64 * 1024;
+
+/// A pipe of the Tick's, or none when it cannot be used (said in the
+/// launcher's log: the Tick then runs without that side of its protocol).
+fn pipe_or_none<P>(pipe: std::io::Result<Option<P>>, which: &str) -> Option<P> {
+    pipe.unwrap_or_else(|e| {
+        eprintln!("launcher: cannot use the Tick's {which}: {e}");
+        None
+    })
 }
 
 async fn recv_stdout(rx: &mut Option<mpsc::Receiver<StdoutEvent>>) -> Option<StdoutEvent> {

@@ -12,8 +12,8 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use tickloop_client::paths::InstanceFiles;
+use tickloop_client::signals::Signals;
 use tokio::net::UnixListener;
-use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::mpsc;
 
 /// The instance's place on disk, watched for `SIGUSR1`.
@@ -24,7 +24,7 @@ pub(super) struct Home {
     /// Where a socket bound again goes (the accepting task).
     rebinds: mpsc::Sender<UnixListener>,
     /// `None` when no handler could be installed (then nothing comes).
-    signals: Option<Signal>,
+    signals: Option<Signals>,
 }
 
 /// What [`Home::restore`] did.
@@ -44,15 +44,18 @@ impl Home {
             socket: socket.to_path_buf(),
             bound: identity(socket),
             rebinds,
-            signals: signal(SignalKind::user_defined1()).ok(),
+            signals: Signals::new(&[libc::SIGUSR1]).ok(),
         }
     }
 
     /// Resolves at the next `SIGUSR1`; never without a handler.
     pub(super) async fn signalled(&mut self) {
         match self.signals.as_mut() {
+            // An error is the signals' socket gone: no signal comes again.
             Some(signals) => {
-                signals.recv().await;
+                if signals.recv().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
             }
             None => std::future::pending().await,
         }

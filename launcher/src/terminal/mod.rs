@@ -55,7 +55,7 @@ use fd::{own_nonblocking_dup, Wake};
 use keeper::Published;
 use last_output::LastOutput;
 use messages::{EmuMsg, ToTerminal, EMULATOR_QUEUE};
-use pty_input::{queue_input, AnswerWriter, PtyWriter, WRITER_QUEUE};
+use pty_input::{queue_input, AnswerWriter, PtyWriter};
 use quiet::release_when_quiet;
 use thread::TerminalThread;
 
@@ -69,7 +69,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 use tickloop_proto::attach::TermColors;
@@ -105,7 +105,7 @@ pub struct TerminalHandle {
     // reports EOF/EIO, and the screen stays readable after the Tick exits.
     _slave: Mutex<Box<dyn SlavePty + Send>>,
     tty_name: PathBuf,
-    input_tx: SyncSender<Vec<u8>>,
+    input_tx: Sender<Vec<u8>>,
     pty_writer: Arc<PtyWriter>,
     /// The Tick's terminal modes as the terminal thread last published them.
     modes: Arc<AtomicU32>,
@@ -173,7 +173,7 @@ impl TerminalHandle {
                 LauncherError::Pty(format!("cannot make the terminal's wake-up: {e}"))
             })?);
 
-        let (input_tx, input_rx) = sync_channel::<Vec<u8>>(WRITER_QUEUE);
+        let (input_tx, input_rx) = channel::<Vec<u8>>();
         let pty_writer = Arc::new(PtyWriter {
             master: master.clone(),
             writing: Mutex::new(()),

@@ -9,7 +9,7 @@ use std::fs::File;
 use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{SyncSender, TrySendError};
+use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 
 /// Writing to the PTY master, shared by the terminal thread and the direct
@@ -42,13 +42,14 @@ pub(super) struct PtyWriter {
 /// The longest input written straight from a view's socket task.
 pub(super) const DIRECT_WRITE_MAX: usize = 64;
 
-/// Chunks of input queued for the PTY master.
-/// (The channel allocates every slot up front: 32 bytes each, per instance.)
+/// The most chunks of input queued for the PTY master (counted in
+/// [`PtyWriter::queued`]; the channel itself is unbounded, so that it
+/// allocates its slots as they fill, not 8 KiB up front in every launcher).
 pub(super) const WRITER_QUEUE: usize = 256;
 
 /// Queues `bytes` for the terminal thread; never blocks.
 pub(super) fn queue_input(
-    tx: &SyncSender<Vec<u8>>,
+    tx: &Sender<Vec<u8>>,
     writer: &PtyWriter,
     bytes: Vec<u8>,
 ) -> Result<(), InputError> {
@@ -65,22 +66,23 @@ pub(super) fn holds_enter(bytes: &[u8]) -> bool {
 
 /// Queues `bytes`, taken for writing already, for the terminal thread.
 pub(super) fn enqueue(
-    tx: &SyncSender<Vec<u8>>,
+    tx: &Sender<Vec<u8>>,
     writer: &PtyWriter,
     bytes: Vec<u8>,
 ) -> Result<(), InputError> {
-    writer.queued.fetch_add(1, Ordering::AcqRel);
-    let sent = tx.try_send(bytes);
-    if sent.is_err() {
+    if writer.queued.fetch_add(1, Ordering::AcqRel) >= WRITER_QUEUE {
         writer.queued.fetch_sub(1, Ordering::AcqRel);
+        return Err(InputError::Full(WRITER_QUEUE));
     }
-    match sent {
+    match tx.send(bytes) {
         Ok(()) => {
             writer.wake.ring();
             Ok(())
         }
-        Err(TrySendError::Full(_)) => Err(InputError::Full(WRITER_QUEUE)),
-        Err(TrySendError::Disconnected(_)) => Err(InputError::Gone),
+        Err(_) => {
+            writer.queued.fetch_sub(1, Ordering::AcqRel);
+            Err(InputError::Gone)
+        }
     }
 }
 
@@ -122,7 +124,7 @@ impl PtyWriter {
     /// written or queued. (In canonical mode FIONREAD counts whole lines
     /// only; with none waiting, the line discipline keeps taking input
     /// into a full line.)
-    pub(super) fn write_now(&self, bytes: &[u8], tx: &SyncSender<Vec<u8>>) -> bool {
+    pub(super) fn write_now(&self, bytes: &[u8], tx: &Sender<Vec<u8>>) -> bool {
         if bytes.len() > DIRECT_WRITE_MAX || self.queued.load(Ordering::Acquire) != 0 {
             return false;
         }
@@ -175,7 +177,7 @@ impl PtyWriter {
 /// Dropped when the queue is full: the emulator must never wait on the Tick.
 #[derive(Clone)]
 pub(super) struct AnswerWriter {
-    pub(super) tx: SyncSender<Vec<u8>>,
+    pub(super) tx: Sender<Vec<u8>>,
     pub(super) writer: Arc<PtyWriter>,
 }
 

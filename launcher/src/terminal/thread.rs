@@ -18,7 +18,9 @@ use tokio::sync::mpsc;
 
 /// What one read of the PTY master takes at most. Linux hands a PTY's
 /// output over in pieces of at most 4 KiB (the line discipline's buffer),
-/// so a larger buffer only costs memory in every launcher.
+/// so a larger buffer only costs memory in every launcher. The buffer is
+/// given back when the screen goes quiet and made again for the next
+/// output ([`ReadAhead::fill`]).
 pub(super) const READ_CHUNK: usize = 16 * 1024;
 
 /// The most output applied in a row before the terminal thread looks at
@@ -106,6 +108,9 @@ impl TerminalThread {
                         let quiet = matches!(msg, EmuMsg::ReleaseSpare);
                         keeper.apply(msg);
                         if quiet {
+                            // The read buffer too: an idle launcher holds
+                            // none (the next output makes it again).
+                            buf = Vec::new();
                             // Also what the launcher freed since the last
                             // quiet time (the descriptor's schemas compiled
                             // once to check them, for one), and this
@@ -179,14 +184,21 @@ impl ReadAhead {
     /// Reads the master until it has nothing more now or `limit` bytes are
     /// held. False when the master will give no more output.
     /// Output read after input was written answers that input (see
-    /// [`PtyWriter::unanswered`]).
+    /// [`PtyWriter::unanswered`]). An empty `buf` (given back at quiet) is
+    /// made again only when the master has output.
     pub(super) fn fill(
         &mut self,
         master: &OwnedFd,
         writer: &PtyWriter,
-        buf: &mut [u8],
+        buf: &mut Vec<u8>,
         limit: usize,
     ) -> bool {
+        if buf.is_empty() {
+            if !has_output(master) {
+                return true;
+            }
+            *buf = vec![0; READ_CHUNK];
+        }
         while self.bytes < limit {
             let written = writer.written.load(Ordering::Acquire);
             match read_fd(master, buf) {
@@ -222,6 +234,20 @@ impl ReadAhead {
     pub(super) fn is_empty(&self) -> bool {
         self.chunks.is_empty()
     }
+}
+
+/// Whether the master has output (or news of its end) to read now.
+fn has_output(master: &OwnedFd) -> bool {
+    let mut fds = [libc::pollfd {
+        fd: master.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    }];
+    // SAFETY: `fds` is a valid array of one pollfd for the call; a zero
+    // timeout never blocks.
+    let ready = unsafe { libc::poll(fds.as_mut_ptr(), 1, 0) };
+    // An error of poll itself: let the read find out what it is.
+    ready != 0
 }
 
 /// Sleeps until the master has output (while `reading`), can take input

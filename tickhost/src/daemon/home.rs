@@ -18,9 +18,9 @@ use std::sync::Arc;
 use std::time::Duration;
 use tickloop_client::paths::RuntimeDir;
 use tickloop_client::runtime_procs::{self, Role};
+use tickloop_client::signals::Signals;
 use tickloop_client::whole_file;
 use tokio::net::{UnixListener, UnixStream};
-use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::mpsc;
 
 /// How long a burst of removals (an `rm -rf` in progress) settles before
@@ -50,7 +50,7 @@ pub struct Home {
 /// events, and `SIGUSR1`.
 pub struct Alarm {
     events: mpsc::UnboundedReceiver<()>,
-    usr1: Option<Signal>,
+    usr1: Option<Signals>,
 }
 
 impl Home {
@@ -84,7 +84,7 @@ impl Home {
         home.watcher = watch_root(dir, home.events_tx.clone());
         let alarm = Alarm {
             events,
-            usr1: signal(SignalKind::user_defined1()).ok(),
+            usr1: Signals::new(&[libc::SIGUSR1]).ok(),
         };
         Ok((home, alarm))
     }
@@ -182,8 +182,11 @@ impl Alarm {
     pub async fn disturbed(&mut self) -> bool {
         let usr1 = async {
             match self.usr1.as_mut() {
+                // An error is the signals' socket gone: no signal comes again.
                 Some(usr1) => {
-                    usr1.recv().await;
+                    if usr1.recv().await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
                 }
                 None => std::future::pending().await,
             }

@@ -24,8 +24,8 @@ use tokio::io::AsyncWriteExt;
 /// A launcher started, before it has its spec.
 pub struct Started {
     pub pid: u32,
-    stdin: tokio::process::ChildStdin,
-    stdout: tokio::process::ChildStdout,
+    stdin: tokio::net::unix::pipe::Sender,
+    stdout: tokio::net::unix::pipe::Receiver,
 }
 
 /// Why [`Started::report`] has no report.
@@ -123,7 +123,8 @@ impl StartingLaunchers {
     /// Starts `<exe> __launcher` in its own session, counted as starting; it
     /// is reaped in the background whenever it exits. Blocks until its exec.
     pub fn start(&self) -> Result<Started, String> {
-        let mut command = tokio::process::Command::new(&self.exe);
+        use std::os::unix::process::CommandExt;
+        let mut command = std::process::Command::new(&self.exe);
         command
             .arg("__launcher")
             .current_dir("/")
@@ -133,30 +134,37 @@ impl StartingLaunchers {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             // tickhost's log, until the spec names the instance's own.
-            .stderr(Stdio::inherit())
-            .kill_on_drop(false);
+            .stderr(Stdio::inherit());
         // SAFETY: the closure is async-signal-safe (see its note); the
         // launcher handles SIGUSR1 from `rehome` on.
         unsafe {
             command.pre_exec(tickloop_client::runtime_procs::detach_before_exec);
         }
-        let mut child = command.spawn().map_err(|e| {
+        let started = command.spawn().map_err(|e| {
             format!(
                 "cannot start the launcher {} __launcher: {e}",
                 self.exe.display()
             )
         })?;
-        let pid = child.id().unwrap_or(0);
-        self.set(pid, true);
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            self.set(pid, false);
-            return Err("the launcher's stdin or stdout is missing".to_string());
-        };
-        // Reap the launcher whenever it exits: no zombies, and never waited on here.
+        let mut child = tickloop_client::child::Child::new(started);
+        let pid = child.id();
+        let pipes = child
+            .take_stdin()
+            .and_then(|stdin| Ok((stdin, child.take_stdout()?)));
+        // Reap the launcher whenever it exits: no zombies, and never waited
+        // on here. (One whose pipes cannot be used reads the end of its
+        // stdin, with no spec, and exits.)
         tokio::spawn(async move {
             let _ = child.wait().await;
         });
-        Ok(Started { pid, stdin, stdout })
+        match pipes {
+            Ok((Some(stdin), Some(stdout))) => {
+                self.set(pid, true);
+                Ok(Started { pid, stdin, stdout })
+            }
+            Ok(_) => Err("the launcher's stdin or stdout is missing".to_string()),
+            Err(e) => Err(format!("cannot use the launcher's stdin and stdout: {e}")),
+        }
     }
 
     /// The spare launcher (waiting for the one being started, if any), or
