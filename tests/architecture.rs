@@ -3,7 +3,7 @@
 //! crate depends on the daemon crate `tickhost`, every crate's first lines
 //! say what it is for, and no module imports a module that imports it
 //! (within each crate, the graph of `use`s and paths between modules has
-//! no cycle).
+//! no cycle), and the product does without tokio's `signal` and `process`.
 
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -155,6 +155,55 @@ fn every_crate_says_what_it_is_for() {
             path.display()
         );
     }
+}
+
+/// Every `.rs` file under `dir`, in order.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// Issue 51: the executable is built without tokio's `signal` and
+/// `process` features (with either, every runtime made a registry of all
+/// 65 signals: 22 KiB in each launcher). The tests' own build has them,
+/// through the root's dev-dependencies, so a use creeping back into the
+/// product would compile there and fail only in a release build: this
+/// says where, and what to use instead.
+#[test]
+fn the_product_uses_neither_tokio_signal_nor_tokio_process() {
+    let mut found = Vec::new();
+    for root in crate_roots(&metadata()) {
+        let Some(src) = root.parent() else { continue };
+        for file in rust_files(src) {
+            let text = std::fs::read_to_string(&file).expect("a source file is readable");
+            for (n, line) in text.lines().enumerate() {
+                if line.contains("tokio::signal") || line.contains("tokio::process") {
+                    found.push(format!("{}:{}: {}", file.display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the product uses tokio's signal or process module (use tickloop_client::signals \
+         and tickloop_client::child):\n{}",
+        found.join("\n")
+    );
 }
 
 /// One module of a crate: its file, its place in the tree, its items, and
