@@ -24,6 +24,7 @@
 
 pub mod image_cells;
 mod limiter;
+mod parked;
 mod reports;
 
 use crate::history::handler::{compact, move_all, trim, Feeding};
@@ -141,6 +142,8 @@ pub struct Emulator {
     normal_saved: Option<Cursor<Cell>>,
     /// Rows pushed into the history when spare rows were last given back.
     pushed_at_release: u64,
+    /// The cells put away while the screen is quiet ([`Emulator::park`]).
+    parked: Option<parked::Parked>,
 }
 
 /// Puts `rows` (oldest first) back into `grid`'s history, older than what
@@ -210,6 +213,7 @@ impl Emulator {
             history: History::new(history_limit),
             normal_saved: None,
             pushed_at_release: 0,
+            parked: None,
         }
     }
 
@@ -218,6 +222,7 @@ impl Emulator {
     /// the middle of a flood of output, where rows scroll off by the
     /// thousand a second and only the last of them stay.
     pub fn compact(&mut self) {
+        self.unpark();
         compact(&mut self.term, &mut self.history);
     }
 
@@ -239,8 +244,39 @@ impl Emulator {
         true
     }
 
+    /// Puts the cells of both screens (and of the rows alacritty holds
+    /// for history) away as compact rows while the screen is quiet: an
+    /// idle shell's screen is mostly blank rows of 24-byte cells. Whatever
+    /// reads or writes the screen next puts them back first
+    /// ([`Emulator::unpark`]); the methods of this type that do so call it
+    /// themselves, and a caller that reads the grid through a shared
+    /// reference ([`Emulator::image_marks`]) calls it before.
+    pub fn park(&mut self) {
+        if self.parked.is_some() {
+            return;
+        }
+        let shown = parked::park(self.term.grid_mut());
+        let other = parked::park(self.term.inactive_grid_mut());
+        self.parked = Some(parked::Parked { shown, other });
+    }
+
+    /// Puts back the cells [`Emulator::park`] put away; nothing when none
+    /// are.
+    pub fn unpark(&mut self) {
+        if let Some(parked::Parked { shown, other }) = self.parked.take() {
+            parked::unpark(self.term.grid_mut(), shown);
+            parked::unpark(self.term.inactive_grid_mut(), other);
+        }
+    }
+
+    /// Whether the cells are put away now ([`Emulator::park`]).
+    pub fn is_parked(&self) -> bool {
+        self.parked.is_some()
+    }
+
     /// Apply output of the Tick's terminal (any chunking is fine).
     pub fn feed(&mut self, bytes: &[u8]) {
+        self.unpark();
         let mut parts = std::mem::take(&mut self.parts);
         parts.clear();
         self.osc.filter(bytes, &mut parts);
@@ -286,6 +322,7 @@ impl Emulator {
     /// The screen as a view scrolled `offset` lines back into history sees
     /// it (clamped to the history held). The cursor is hidden when scrolled.
     pub fn snapshot_scrolled(&mut self, offset: usize) -> Snapshot {
+        self.unpark();
         self.end_stale_sync();
         let title = self
             .reports
@@ -370,6 +407,7 @@ impl Emulator {
     /// the resize (which then reflows it and pulls lines back onto a taller
     /// screen exactly as it would have kept them) and comes out again.
     pub fn resize(&mut self, rows: usize, cols: usize) {
+        self.unpark();
         let size = GridSize {
             rows: rows.max(1),
             cols: cols.max(2),
@@ -428,6 +466,7 @@ impl Emulator {
     /// The visible screen as text, with the cursor and up to `history`
     /// lines of history.
     pub fn text(&mut self, history: usize) -> ScreenText {
+        self.unpark();
         self.end_stale_sync();
         let grid = self.term.grid();
         let rows = grid.screen_lines();
@@ -522,6 +561,81 @@ mod tests {
         let footprint = emu.footprint();
         assert_eq!((footprint.history_len, footprint.history_limit), (10, 10));
         assert!(footprint.cell_bytes >= 15 * 20);
+    }
+
+    /// Two emulators fed the same output, one of them parked before each
+    /// chunk and after each read: every frame, scrolled or not, and every
+    /// text is the same, and so is what later output does to the screen
+    /// (a reset after a coloured erase, a resize while parked, the
+    /// alternate screen's own parked cells).
+    #[test]
+    fn a_parked_screen_reads_and_goes_on_as_one_never_parked() {
+        let (mut parked, _a) = emulator(12, 40, DEFAULT_HISTORY);
+        let (mut plain, _b) = emulator(12, 40, DEFAULT_HISTORY);
+        let mut chunks: Vec<Vec<u8>> = vec![
+            b"plain \x1b[1;31mbold red\x1b[0m \x1b[4:3m\x1b[58;2;10;20;30mcurly\x1b[0m\r\n".to_vec(),
+            "wide \u{4e16}\u{754c} e\u{301} \u{1f469}\u{200d}\u{1f52c}\r\n"
+                .as_bytes()
+                .to_vec(),
+            b"\x1b]8;id=x;https://example.com\x07link\x1b]8;;\x07 \x1b]8;;https://a.b\x07anon\x1b]8;;\x07\r\n".to_vec(),
+            b"\x1b[44m\x1b[2J\x1b[Hblue erase\x1b[0m\r\n".to_vec(),
+            b"\x1b7\x1b[5;20Hsaved\x1b8tab\there\r\n".to_vec(),
+            b"\x1b[3;8r\x1b[8;1Hregion\n\n\n\x1b[r".to_vec(),
+            b"\x1b[?1049h\x1b[48;5;200malt \x1b[Kscreen\x1b[0m".to_vec(),
+            b"\x1b[?1049l after alt\r\n".to_vec(),
+            b"\x1b[?1049h\x1b[Hsecond alt".to_vec(),
+        ];
+        for i in 0..30 {
+            chunks.push(format!("\x1b[3{}mscroll {i} {}\x1b[0m\r\n", i % 8, "x".repeat(i)).into());
+        }
+        chunks.push(b"\x1b[?1049l\x1b[2J\x1b[Hreset\x1bc after".to_vec());
+        let mut sizes = [(8, 30), (14, 50), (12, 40)].into_iter().cycle();
+        for (n, chunk) in chunks.iter().enumerate() {
+            parked.park();
+            assert!(parked.is_parked());
+            if n % 7 == 3 {
+                // A resize while parked.
+                let (rows, cols) = sizes.next().unwrap_or((12, 40));
+                parked.resize(rows, cols);
+                plain.resize(rows, cols);
+                parked.park();
+            }
+            parked.feed(chunk);
+            plain.feed(chunk);
+            assert!(!parked.is_parked());
+            for offset in [0, 3, 100] {
+                parked.park();
+                assert_eq!(
+                    parked.snapshot_scrolled(offset),
+                    plain.snapshot_scrolled(offset),
+                    "chunk {n}, {offset} lines back"
+                );
+            }
+            parked.park();
+            assert_eq!(parked.text(100), plain.text(100), "chunk {n}");
+        }
+    }
+
+    /// Parked, an idle screen's cells take a few bytes a row.
+    #[test]
+    fn a_parked_screen_holds_its_rows_compact() {
+        let (mut emu, _rx) = emulator(30, 120, DEFAULT_HISTORY);
+        emu.feed(b"user@host:~$ ");
+        emu.park();
+        let shown_cells = (0..30)
+            .map(|r| emu.term.grid()[GridLine(r)].len())
+            .sum::<usize>();
+        assert_eq!(shown_cells, 0, "alacritty's rows are empty while parked");
+        let Some((shown, other)) = emu.parked.as_ref().map(|p| (p.shown.len(), p.other.len()))
+        else {
+            panic!("not parked");
+        };
+        // 30 rows of 8 bytes of framing, one byte each when blank, and the
+        // prompt's few: against 86,400 bytes of cells.
+        assert!(shown < 400, "{shown} bytes for a prompt and blank rows");
+        assert!(other < 16, "{other} bytes for the unused alternate screen");
+        emu.unpark();
+        assert_eq!(emu.text(0).lines, vec!["user@host:~$".to_string()]);
     }
 
     #[test]

@@ -76,7 +76,7 @@ fn live() -> (isize, isize) {
 /// root's dev-dependencies). The screen's 120x30 cells of 24 bytes (86 kB)
 /// are its largest part. Issue 51's goal is about 200 kB private per
 /// launcher in all.
-const IDLE_HEAP_BOUND: isize = 204 * 1024;
+const IDLE_HEAP_BOUND: isize = 100 * 1024;
 /// The most reserved room it may keep: vte's 2 MiB.
 const IDLE_RESERVED_BOUND: isize = 2 << 20;
 

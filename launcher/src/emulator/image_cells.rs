@@ -58,6 +58,7 @@ impl Emulator {
         cols: usize,
         after: CursorAfter,
     ) -> usize {
+        self.unpark();
         let columns = self.term.columns();
         let col = self.term.grid().cursor.point.column.0.min(columns - 1);
         let width = cols.clamp(1, columns - col);

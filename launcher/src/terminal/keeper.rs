@@ -89,6 +89,10 @@ impl Keeper {
             answers: &self.answers,
         };
         let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            // The cells put away at the last quiet time come back before
+            // anything reads the screen (the images' marks through a shared
+            // reference, too).
+            term.emulator.unpark();
             handle_emulator_message(&mut term, msg, published, recorder, shell, images);
             let emulator = &mut *term.emulator;
             for event in emulator.take_events() {
@@ -246,6 +250,13 @@ pub(super) fn handle_emulator_message(
             // terminal thread's loop (see `thread.rs`).
             term.emulator.release_spare_rows();
             refresh_images(images, term.emulator, false);
+            // Last: the screen's cells wait compact for the next message.
+            term.emulator.park();
+            // The echo's frame was taken long ago by the view it was for:
+            // an idle screen holds no copy of itself.
+            if let Ok(mut frame) = echo.frame.lock() {
+                *frame = None;
+            }
         }
     }
 }

@@ -6,6 +6,7 @@ use super::fd::{read_fd, Wake};
 use super::keeper::{new_emulator, Keeper, Published};
 use super::messages::{wants_fresh_output, EmuMsg, OutputChunk};
 use super::pty_input::{AnswerWriter, PtyWriter};
+use super::quiet::RELEASE_AFTER;
 use super::{START_COLS, START_ROWS};
 use crate::emulator::AnswerColors;
 use crate::recorder::Recorder;
@@ -92,6 +93,10 @@ impl TerminalThread {
         // "nothing now"); the thread goes on serving its messages.
         let mut reading = true;
         let master = writer.master.clone();
+        // When the emulator last had anything to do: the screen's cells
+        // are put away once it has been quiet for the quiet time, after a
+        // read as after output (a read wakes no quiet task of its own).
+        let mut last_applied = std::time::Instant::now();
         loop {
             // What the rest of the launcher asked, in order.
             loop {
@@ -107,6 +112,7 @@ impl TerminalThread {
                         }
                         let quiet = matches!(msg, EmuMsg::ReleaseSpare);
                         keeper.apply(msg);
+                        last_applied = std::time::Instant::now();
                         if quiet {
                             // The read buffer too: an idle launcher holds
                             // none (the next output makes it again).
@@ -159,10 +165,21 @@ impl TerminalThread {
                     break;
                 };
                 keeper.apply(EmuMsg::Output(chunk));
+                last_applied = std::time::Instant::now();
             }
             if ahead.is_empty() {
                 keeper.published.tell_drained();
-                wait(&master, &writer.wake, reading, writing.is_some());
+                let mut timeout = None;
+                if !keeper.emulator.is_parked() {
+                    let quiet_for = last_applied.elapsed();
+                    if quiet_for >= RELEASE_AFTER {
+                        keeper.emulator.park();
+                        super::quiet::return_free_memory();
+                    } else {
+                        timeout = Some(RELEASE_AFTER - quiet_for);
+                    }
+                }
+                wait(&master, &writer.wake, reading, writing.is_some(), timeout);
             }
         }
     }
@@ -251,8 +268,14 @@ fn has_output(master: &OwnedFd) -> bool {
 }
 
 /// Sleeps until the master has output (while `reading`), can take input
-/// (while `writing`), or the wake-up rings.
-pub(super) fn wait(master: &OwnedFd, wake: &Wake, reading: bool, writing: bool) {
+/// (while `writing`), the wake-up rings, or `timeout` (if any) passes.
+pub(super) fn wait(
+    master: &OwnedFd,
+    wake: &Wake,
+    reading: bool,
+    writing: bool,
+    timeout: Option<std::time::Duration>,
+) {
     let mut events = 0;
     if reading {
         events |= libc::POLLIN;
@@ -274,8 +297,12 @@ pub(super) fn wait(master: &OwnedFd, wake: &Wake, reading: bool, writing: bool) 
             revents: 0,
         },
     ];
+    let timeout_ms = timeout.map_or(-1, |t| {
+        // Rounded up: a poll that wakes a little early only loops again.
+        i32::try_from(t.as_millis().saturating_add(1)).unwrap_or(i32::MAX)
+    });
     // SAFETY: `fds` is a valid array of two pollfd for the call.
-    unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+    unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout_ms) };
     if fds[1].revents != 0 {
         wake.clear();
     }

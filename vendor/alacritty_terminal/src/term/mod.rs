@@ -659,6 +659,13 @@ impl<T> Term<T> {
         &mut self.grid
     }
 
+    /// Mutable access to the grid not shown now: the primary screen's while the alternate
+    /// screen is shown, the alternate screen's (a one-cell placeholder until it is first
+    /// used) otherwise.
+    pub fn inactive_grid_mut(&mut self) -> &mut Grid<Cell> {
+        &mut self.inactive_grid
+    }
+
     /// Resize terminal to new dimensions.
     pub fn resize<S: Dimensions>(&mut self, size: S) {
         let old_cols = self.columns();
