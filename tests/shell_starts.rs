@@ -350,3 +350,37 @@ fn describe_of_a_python_repl_opened_with_shell_exits_0_and_read_keeps_its_error(
         refused.stderr
     );
 }
+
+/// tickhost starts each launcher with glibc's per-thread cache of freed
+/// chunks off (an idle launcher's memory, issue 51); the shell the
+/// launcher starts has the environment it was opened with, without it.
+#[test]
+fn the_launcher_s_malloc_setting_never_reaches_the_shell() {
+    let host = host_with_home(&[(".bashrc", "PS1='tun> '\n")]);
+    let id = open_shell(&host, "tun", &["bash"]);
+    let (_, out) = run(&host, &id, "printenv GLIBC_TUNABLES || echo none");
+    let expected = std::env::var("GLIBC_TUNABLES").map_or("none".to_string(), |t| t);
+    assert_eq!(out.trim_end(), expected, "the shell's GLIBC_TUNABLES");
+    let listed = host.ok(&["list"]);
+    let instances = listed
+        .as_array()
+        .or_else(|| listed["instances"].as_array())
+        .cloned()
+        .unwrap_or_default();
+    let launcher = instances
+        .iter()
+        .find(|i| i["id"] == id.as_str())
+        .and_then(|i| i["launcher_pid"].as_u64())
+        .unwrap_or_else(|| panic!("no launcher pid for {id} in {listed}"));
+    let environ =
+        std::fs::read(format!("/proc/{launcher}/environ")).expect("the launcher's environ");
+    let tunables = environ
+        .split(|b| *b == 0)
+        .find_map(|var| var.strip_prefix(b"GLIBC_TUNABLES="))
+        .map(|v| String::from_utf8_lossy(v).into_owned());
+    let tunables = tunables.unwrap_or_else(|| panic!("the launcher has no GLIBC_TUNABLES"));
+    assert!(
+        tunables.contains("glibc.malloc.tcache_count="),
+        "the launcher's GLIBC_TUNABLES: {tunables}"
+    );
+}

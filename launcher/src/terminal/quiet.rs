@@ -79,14 +79,17 @@ pub(crate) fn return_free_memory() {
     }
 }
 
-/// Lets go of the code the launcher no longer runs, each time the whole
-/// launcher has been quiet ([`tickloop_client::idle::when_quiet`]: its
-/// screen's changes, its requests, its Tick's messages and its views' keys
-/// mark it busy).
+/// Lets go of the code the launcher no longer runs, and of the main
+/// thread's stack below the runtime's frames, each time the whole launcher
+/// has been quiet ([`tickloop_client::idle::when_quiet`]: its screen's
+/// changes, its requests, its Tick's messages and its views' keys mark it
+/// busy).
 pub(crate) async fn release_code_when_quiet() {
     let mut said = false;
     tickloop_client::idle::when_quiet(|| {
-        if let Err(e) = tickloop_client::idle::release_code() {
+        let released =
+            tickloop_client::idle::release_code().and_then(|()| tickloop_client::idle::give_back());
+        if let Err(e) = released {
             if !std::mem::replace(&mut said, true) {
                 eprintln!("launcher: cannot let go of {e}");
             }

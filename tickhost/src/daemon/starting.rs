@@ -131,6 +131,10 @@ impl StartingLaunchers {
             // How the launcher is found when its files are gone
             // (`tickloop_client::runtime_procs`).
             .env("TICKLOOP_RUNTIME_DIR", &self.runtime_root)
+            .env(
+                "GLIBC_TUNABLES",
+                launcher_tunables(std::env::var_os("GLIBC_TUNABLES")),
+            )
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             // tickhost's log, until the spec names the instance's own.
@@ -250,5 +254,54 @@ impl StartingLaunchers {
 
     fn slot(&self) -> std::sync::MutexGuard<'_, Slot> {
         self.spare.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// glibc's settings for a launcher: those tickhost was started with, and
+/// no per-thread cache of freed chunks (`tcache`) unless they name it. An
+/// idle launcher's two threads hold some 30 KiB of freed chunks in their
+/// caches for good (`benches/results/cost-2026-12-07d.md`), and a hundred
+/// idle launchers multiply it; without the cache a freed chunk goes back
+/// to the heap, which the quiet time trims. The Tick never sees this: its
+/// environment is the one it was opened with (`launcher::spawn`).
+fn launcher_tunables(inherited: Option<std::ffi::OsString>) -> std::ffi::OsString {
+    const NO_TCACHE: &str = "glibc.malloc.tcache_count=0";
+    match inherited {
+        None => NO_TCACHE.into(),
+        Some(inherited) if inherited.is_empty() => NO_TCACHE.into(),
+        Some(inherited) => {
+            if inherited
+                .to_string_lossy()
+                .contains("glibc.malloc.tcache_count")
+            {
+                return inherited;
+            }
+            let mut tunables = inherited;
+            tunables.push(":");
+            tunables.push(NO_TCACHE);
+            tunables
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::launcher_tunables;
+    use std::ffi::OsString;
+
+    #[test]
+    fn a_launcher_runs_without_malloc_s_thread_cache_unless_told_otherwise() {
+        let none = launcher_tunables(None);
+        assert_eq!(none, "glibc.malloc.tcache_count=0");
+        assert_eq!(launcher_tunables(Some(OsString::new())), none);
+        assert_eq!(
+            launcher_tunables(Some("glibc.malloc.check=3".into())),
+            "glibc.malloc.check=3:glibc.malloc.tcache_count=0"
+        );
+        // The person's own choice stands.
+        assert_eq!(
+            launcher_tunables(Some("glibc.malloc.tcache_count=7".into())),
+            "glibc.malloc.tcache_count=7"
+        );
     }
 }
