@@ -365,9 +365,14 @@ fn write_report_to_stdout(report: &LaunchReport) {
             .into_bytes()
     });
     line.push(b'\n');
-    let mut stdout = std::io::stdout().lock();
+    // Straight to fd 1: std's `stdout()` would keep a 1 KiB buffer for
+    // the launcher's life.
+    // SAFETY: fd 1 is open (tickhost's pipe, or /dev/null after), and the
+    // `File` is never dropped, so it never closes it.
+    let mut stdout = std::mem::ManuallyDrop::new(unsafe {
+        <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(1)
+    });
     let _ = stdout.write_all(&line);
-    let _ = stdout.flush();
     if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
         use std::os::fd::AsRawFd;
         // SAFETY: dup2 onto fd 1, which stays a valid descriptor.

@@ -121,17 +121,22 @@ pub async fn run(spec: LaunchSpec, report: ReportFn) -> Result<RunOutcome, Launc
             }
         },
     };
-    let mut first = spec.clone();
-    if let Some(generations) = generations.as_mut() {
-        match generations.first_version() {
-            Ok(argv) => first.program.argv = argv,
-            Err(e) => {
-                let _ = std::fs::remove_file(&spec.socket);
-                return fail(e, String::new());
+    // The spec as the first run is started (an artifact's first version):
+    // a copy dropped once started, not kept for the launcher's life.
+    let spawned = {
+        let mut first = spec.clone();
+        if let Some(generations) = generations.as_mut() {
+            match generations.first_version() {
+                Ok(argv) => first.program.argv = argv,
+                Err(e) => {
+                    let _ = std::fs::remove_file(&spec.socket);
+                    return fail(e, String::new());
+                }
             }
         }
-    }
-    let spawned = match spawn(&first, term.tty_name()) {
+        spawn(&first, term.tty_name())
+    };
+    let spawned = match spawned {
         Ok(spawned) => spawned,
         Err(e) => {
             let _ = std::fs::remove_file(&spec.socket);

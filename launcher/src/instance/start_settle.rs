@@ -22,6 +22,11 @@ const LOOK_EVERY: Duration = Duration::from_micros(100);
 /// A `shell:` program's start, until it counts as up.
 pub(super) struct StartSettle {
     settled: oneshot::Receiver<()>,
+    /// The thread that looks, joined once it has said so: a joined
+    /// thread's stack is unmapped at once where glibc caches no stacks
+    /// (tickhost starts launchers so), where a detached one's stays
+    /// resident (8 KiB) until another thread starts.
+    looker: Option<std::thread::JoinHandle<()>>,
 }
 
 impl StartSettle {
@@ -39,13 +44,20 @@ impl StartSettle {
             });
         // Without the thread (`tx` dropped with the closure), the program
         // counts as up at once: `open` answers, as it would a moment later.
-        drop(looker);
-        StartSettle { settled }
+        StartSettle {
+            settled,
+            looker: looker.ok(),
+        }
     }
 
     /// Resolves once the program counts as up.
     pub(super) async fn settled(&mut self) {
         let _ = (&mut self.settled).await;
+        if let Some(looker) = self.looker.take() {
+            // It has sent (or dropped its sender) as its last act: the
+            // join waits for no more than its return.
+            let _ = looker.join();
+        }
     }
 }
 

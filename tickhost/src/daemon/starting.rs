@@ -257,31 +257,34 @@ impl StartingLaunchers {
     }
 }
 
-/// glibc's settings for a launcher: those tickhost was started with, and
-/// no per-thread cache of freed chunks (`tcache`) unless they name it. An
-/// idle launcher's two threads hold some 30 KiB of freed chunks in their
-/// caches for good (`benches/results/cost-2026-12-07d.md`), and a hundred
-/// idle launchers multiply it; without the cache a freed chunk goes back
-/// to the heap, which the quiet time trims. The Tick never sees this: its
-/// environment is the one it was opened with (`launcher::spawn`).
+/// glibc's settings for a launcher: those tickhost was started with, and,
+/// unless they name them, no per-thread cache of freed chunks (`tcache`)
+/// and no cache of ended threads' stacks. An idle launcher's two threads
+/// hold some 30 KiB of freed chunks in their caches for good, and the
+/// stack of the thread that watched its shell start keeps 8 KiB
+/// (`benches/results/cost-2026-12-07d.md`); a hundred idle launchers
+/// multiply both. Without the caches a freed chunk goes back to the heap,
+/// which the quiet time trims, and a joined thread's stack is unmapped.
+/// The Tick never sees this: its environment is the one it was opened
+/// with (`launcher::spawn`).
 fn launcher_tunables(inherited: Option<std::ffi::OsString>) -> std::ffi::OsString {
-    const NO_TCACHE: &str = "glibc.malloc.tcache_count=0";
-    match inherited {
-        None => NO_TCACHE.into(),
-        Some(inherited) if inherited.is_empty() => NO_TCACHE.into(),
-        Some(inherited) => {
-            if inherited
-                .to_string_lossy()
-                .contains("glibc.malloc.tcache_count")
-            {
-                return inherited;
-            }
-            let mut tunables = inherited;
-            tunables.push(":");
-            tunables.push(NO_TCACHE);
-            tunables
+    const OURS: [(&str, &str); 2] = [
+        ("glibc.malloc.tcache_count", "0"),
+        ("glibc.pthread.stack_cache_size", "0"),
+    ];
+    let inherited = inherited.unwrap_or_default();
+    let named = inherited.to_string_lossy().into_owned();
+    let mut tunables = inherited;
+    for (name, value) in OURS {
+        if named.contains(name) {
+            continue;
         }
+        if !tunables.is_empty() {
+            tunables.push(":");
+        }
+        tunables.push(format!("{name}={value}"));
     }
+    tunables
 }
 
 #[cfg(test)]
@@ -290,18 +293,21 @@ mod tests {
     use std::ffi::OsString;
 
     #[test]
-    fn a_launcher_runs_without_malloc_s_thread_cache_unless_told_otherwise() {
+    fn a_launcher_runs_without_glibc_s_caches_unless_told_otherwise() {
         let none = launcher_tunables(None);
-        assert_eq!(none, "glibc.malloc.tcache_count=0");
+        assert_eq!(
+            none,
+            "glibc.malloc.tcache_count=0:glibc.pthread.stack_cache_size=0"
+        );
         assert_eq!(launcher_tunables(Some(OsString::new())), none);
         assert_eq!(
             launcher_tunables(Some("glibc.malloc.check=3".into())),
-            "glibc.malloc.check=3:glibc.malloc.tcache_count=0"
+            "glibc.malloc.check=3:glibc.malloc.tcache_count=0:glibc.pthread.stack_cache_size=0"
         );
         // The person's own choice stands.
         assert_eq!(
             launcher_tunables(Some("glibc.malloc.tcache_count=7".into())),
-            "glibc.malloc.tcache_count=7"
+            "glibc.malloc.tcache_count=7:glibc.pthread.stack_cache_size=0"
         );
     }
 }
