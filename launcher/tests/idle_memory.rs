@@ -73,9 +73,8 @@ fn live() -> (isize, isize) {
 /// read buffer and the input queue's slots are held only while used, 190 kB
 /// without tokio's registry of every signal (cost-2026-12-07c.md; under
 /// `cargo test --workspace` the tests' own tokio has it again, through the
-/// root's dev-dependencies). The screen's 120x30 cells of 24 bytes (86 kB)
-/// are its largest part. Issue 51's goal is about 200 kB private per
-/// launcher in all.
+/// root's dev-dependencies), 87 kB since a quiet screen's 120x30 cells of
+/// 24 bytes (86 kB) are parked as compact rows (cost-2026-12-07d.md).
 const IDLE_HEAP_BOUND: isize = 100 * 1024;
 /// The most reserved room it may keep: vte's 2 MiB.
 const IDLE_RESERVED_BOUND: isize = 2 << 20;
