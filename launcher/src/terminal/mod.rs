@@ -39,6 +39,7 @@
 //! `pty_input` writing to the master, `fd` the descriptors it polls, and
 //! `quiet` the history's upkeep between bursts of output.
 
+mod dormant;
 mod echo;
 mod fd;
 mod keeper;
@@ -238,7 +239,7 @@ impl TerminalHandle {
             shell,
             image_limit,
         };
-        spawn_thread("terminal", move || thread.run())?;
+        dormant::start(thread, tokio::runtime::Handle::try_current().ok())?;
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(release_when_quiet(
                 changes_rx.clone(),
@@ -553,12 +554,4 @@ impl TerminalHandle {
             Err(LauncherError::Pty("the terminal thread is gone".into()))
         }
     }
-}
-
-fn spawn_thread(name: &str, f: impl FnOnce() + Send + 'static) -> Result<(), LauncherError> {
-    std::thread::Builder::new()
-        .name(name.to_string())
-        .spawn(f)
-        .map(|_| ())
-        .map_err(|e| LauncherError::Pty(format!("cannot start the {name} thread: {e}")))
 }

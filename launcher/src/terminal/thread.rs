@@ -59,9 +59,44 @@ pub(super) struct Writing {
 }
 
 impl TerminalThread {
-    pub(super) fn run(self) {
+    /// Makes the screen keeper and runs the loop on this thread until the
+    /// terminal is dropped, or until it is quiet and `dormancy` takes it
+    /// over ([`TerminalLoop::run`]).
+    pub(super) fn run(self, dormancy: Option<super::dormant::Dormancy>) {
+        Box::new(TerminalLoop::new(self, dormancy)).run();
+    }
+}
+
+/// The terminal thread's whole state, kept on the heap so that a quiet
+/// terminal can end its thread and a new thread take it up where it was
+/// ([`super::dormant`]).
+pub(super) struct TerminalLoop {
+    pub(super) rx: mpsc::Receiver<EmuMsg>,
+    input: Receiver<Vec<u8>>,
+    pub(super) writer: Arc<PtyWriter>,
+    keeper: Keeper,
+    buf: Vec<u8>,
+    ahead: ReadAhead,
+    writing: Option<Writing>,
+    /// The master gives output (false once it stopped for good: an error
+    /// other than "nothing now"); the loop goes on serving its messages.
+    reading: bool,
+    /// When the emulator last had anything to do: the screen's cells are
+    /// put away once it has been quiet for the quiet time, after a read as
+    /// after output (a read wakes no quiet task of its own).
+    last_applied: std::time::Instant,
+    /// A message taken off the queue while the loop was dormant, applied
+    /// first.
+    pub(super) pending: Option<EmuMsg>,
+    /// Where the loop goes when it is quiet; none: it never ends its
+    /// thread (no runtime to wait on, or waiting failed once).
+    pub(super) dormancy: Option<super::dormant::Dormancy>,
+}
+
+impl TerminalLoop {
+    fn new(thread: TerminalThread, dormancy: Option<super::dormant::Dormancy>) -> TerminalLoop {
         let TerminalThread {
-            mut rx,
+            rx,
             input,
             writer,
             answers,
@@ -71,9 +106,9 @@ impl TerminalThread {
             recorder,
             shell,
             image_limit,
-        } = self;
+        } = thread;
         let size = (usize::from(START_ROWS), usize::from(START_COLS));
-        let mut keeper = Keeper {
+        let keeper = Keeper {
             emulator: new_emulator(size, history, &answers, &colors),
             size,
             history,
@@ -86,102 +121,177 @@ impl TerminalThread {
             image_limit,
             panics: 0,
         };
-        let mut buf = vec![0u8; READ_CHUNK];
-        let mut ahead = ReadAhead::default();
-        let mut writing: Option<Writing> = None;
-        // The master stopped giving output for good (an error other than
-        // "nothing now"); the thread goes on serving its messages.
-        let mut reading = true;
-        let master = writer.master.clone();
-        // When the emulator last had anything to do: the screen's cells
-        // are put away once it has been quiet for the quiet time, after a
-        // read as after output (a read wakes no quiet task of its own).
-        let mut last_applied = std::time::Instant::now();
+        TerminalLoop {
+            rx,
+            input,
+            writer,
+            keeper,
+            buf: vec![0u8; READ_CHUNK],
+            ahead: ReadAhead::default(),
+            writing: None,
+            reading: true,
+            last_applied: std::time::Instant::now(),
+            pending: None,
+            dormancy,
+        }
+    }
+
+    /// Runs until the terminal is dropped, or until the screen is parked
+    /// and nothing at all is to be done: then the loop hands itself to its
+    /// dormancy (which starts a thread for it again at the next message,
+    /// input or output) and this thread ends.
+    pub(super) fn run(mut self: Box<Self>) {
+        let master = self.writer.master.clone();
         loop {
             // What the rest of the launcher asked, in order.
             loop {
-                match rx.try_recv() {
-                    Ok(msg) => {
-                        if wants_fresh_output(&msg) {
-                            if reading {
-                                reading = ahead.fill(&master, &writer, &mut buf, usize::MAX);
-                            }
-                            while let Some(chunk) = ahead.pop() {
-                                keeper.apply(EmuMsg::Output(chunk));
-                            }
-                        }
-                        let quiet = matches!(msg, EmuMsg::ReleaseSpare);
-                        keeper.apply(msg);
-                        last_applied = std::time::Instant::now();
-                        if quiet {
-                            // The read buffer too: an idle launcher holds
-                            // none (the next output makes it again).
-                            buf = Vec::new();
-                            // Also what the launcher freed since the last
-                            // quiet time (the descriptor's schemas compiled
-                            // once to check them, for one), and this
-                            // thread's stack below the loop: called here,
-                            // not deeper, so that little of it is kept.
-                            super::quiet::return_free_memory();
-                        }
-                    }
-                    Err(mpsc::error::TryRecvError::Empty) => break,
-                    // The terminal is dropped: the thread ends.
-                    Err(mpsc::error::TryRecvError::Disconnected) => return,
-                }
-            }
-            // Input for the Tick, as far as the master takes it now.
-            loop {
-                if writing.is_none() {
-                    writing = input
-                        .try_recv()
-                        .ok()
-                        .map(|bytes| Writing { bytes, done: 0 });
-                }
-                let Some(chunk) = writing.as_mut() else {
-                    break;
+                let msg = match self.pending.take() {
+                    Some(msg) => msg,
+                    None => match self.rx.try_recv() {
+                        Ok(msg) => msg,
+                        Err(mpsc::error::TryRecvError::Empty) => break,
+                        // The terminal is dropped: the thread ends.
+                        Err(mpsc::error::TryRecvError::Disconnected) => return,
+                    },
                 };
-                match writer.write_some(&chunk.bytes[chunk.done..]) {
-                    Ok(n) => chunk.done += n,
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    // The terminal is gone: what was queued is dropped,
-                    // and senders never block.
-                    Err(_) => chunk.done = chunk.bytes.len(),
-                }
-                if chunk.done >= chunk.bytes.len() {
-                    writing = None;
-                    writer.queued.fetch_sub(1, Ordering::AcqRel);
-                }
+                self.apply_message(msg, &master);
             }
+            self.write_input();
             // Output, a few chunks at a time, the master drained before
             // each: the Tick goes on writing (on another core) while a
             // chunk is applied, instead of waiting for room in the PTY.
             for _ in 0..READS_PER_TURN {
-                if reading {
-                    reading = ahead.fill(&master, &writer, &mut buf, READ_AHEAD);
+                if self.reading {
+                    self.reading =
+                        self.ahead
+                            .fill(&master, &self.writer, &mut self.buf, READ_AHEAD);
                 }
-                let Some(chunk) = ahead.pop() else {
+                let Some(chunk) = self.ahead.pop() else {
                     break;
                 };
-                keeper.apply(EmuMsg::Output(chunk));
-                last_applied = std::time::Instant::now();
+                self.keeper.apply(EmuMsg::Output(chunk));
+                self.last_applied = std::time::Instant::now();
             }
-            if ahead.is_empty() {
-                keeper.published.tell_drained();
+            if self.ahead.is_empty() {
+                self.keeper.published.tell_drained();
                 let mut timeout = None;
-                if !keeper.emulator.is_parked() {
-                    let quiet_for = last_applied.elapsed();
+                if !self.keeper.emulator.is_parked() {
+                    let quiet_for = self.last_applied.elapsed();
                     if quiet_for >= RELEASE_AFTER {
-                        keeper.emulator.park();
+                        self.keeper.emulator.park();
                         super::quiet::return_free_memory();
                     } else {
                         timeout = Some(RELEASE_AFTER - quiet_for);
                     }
                 }
-                wait(&master, &writer.wake, reading, writing.is_some(), timeout);
+                if timeout.is_none() && self.dormancy.is_some() {
+                    match self.nothing_to_do(&master) {
+                        // The terminal is dropped: the thread ends.
+                        None => return,
+                        Some(false) => {}
+                        Some(true) => {
+                            if let Some(dormancy) = self.dormancy.clone() {
+                                // The read buffer too: none is held while
+                                // dormant.
+                                self.buf = Vec::new();
+                                dormancy.hand_over(self);
+                                return;
+                            }
+                        }
+                    }
+                }
+                wait(
+                    &master,
+                    &self.writer.wake,
+                    self.reading,
+                    self.writing.is_some(),
+                    timeout,
+                );
             }
         }
+    }
+
+    /// Applies one of the launcher's messages (output the master has now
+    /// first, for those that want it fresh).
+    fn apply_message(&mut self, msg: EmuMsg, master: &OwnedFd) {
+        if wants_fresh_output(&msg) {
+            if self.reading {
+                self.reading = self
+                    .ahead
+                    .fill(master, &self.writer, &mut self.buf, usize::MAX);
+            }
+            while let Some(chunk) = self.ahead.pop() {
+                self.keeper.apply(EmuMsg::Output(chunk));
+            }
+        }
+        let quiet = matches!(msg, EmuMsg::ReleaseSpare);
+        self.keeper.apply(msg);
+        self.last_applied = std::time::Instant::now();
+        if quiet {
+            // The read buffer too: an idle launcher holds none (the next
+            // output makes it again).
+            self.buf = Vec::new();
+            // Also what the launcher freed since the last quiet time (the
+            // descriptor's schemas compiled once to check them, for one),
+            // and this thread's stack below the loop.
+            super::quiet::return_free_memory();
+        }
+    }
+
+    /// Input for the Tick, as far as the master takes it now.
+    fn write_input(&mut self) {
+        loop {
+            if self.writing.is_none() {
+                self.writing = self
+                    .input
+                    .try_recv()
+                    .ok()
+                    .map(|bytes| Writing { bytes, done: 0 });
+            }
+            let Some(chunk) = self.writing.as_mut() else {
+                break;
+            };
+            match self.writer.write_some(&chunk.bytes[chunk.done..]) {
+                Ok(n) => chunk.done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                // The terminal is gone: what was queued is dropped, and
+                // senders never block.
+                Err(_) => chunk.done = chunk.bytes.len(),
+            }
+            if chunk.done >= chunk.bytes.len() {
+                self.writing = None;
+                self.writer.queued.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+    }
+
+    /// Whether the loop has nothing to do but wait: the screen parked,
+    /// the master alive and quiet, no input, no message; `None` when the
+    /// terminal is dropped. The wake-up is cleared first, so that whatever
+    /// is queued after these looks rings it again for the dormancy to see.
+    fn nothing_to_do(&mut self, master: &OwnedFd) -> Option<bool> {
+        if !self.keeper.emulator.is_parked()
+            || !self.reading
+            || self.writing.is_some()
+            || !self.ahead.is_empty()
+        {
+            return Some(false);
+        }
+        self.writer.wake.clear();
+        match self.rx.try_recv() {
+            Ok(msg) => {
+                self.pending = Some(msg);
+                return Some(false);
+            }
+            Err(mpsc::error::TryRecvError::Empty) => {}
+            Err(mpsc::error::TryRecvError::Disconnected) => return None,
+        }
+        if let Ok(bytes) = self.input.try_recv() {
+            self.writing = Some(Writing { bytes, done: 0 });
+            return Some(false);
+        }
+        Some(!has_output(master))
     }
 }
 
