@@ -57,11 +57,13 @@ pub(super) enum EmuMsg {
     /// A wait on the output, or a `run` ([`crate::shell_watch::ShellWatch::ask`]).
     Shell(ShellMsg),
     /// Output has not paused for [`super::quiet::COMPACT_EVERY`]: move the rows that
-    /// scrolled off into the compact history.
+    /// scrolled off into the compact history. Applied by the terminal
+    /// thread's loop itself, never queued.
     Compact,
-    /// The screen has been quiet for [`super::quiet::RELEASE_AFTER`]: move the rows that
+    /// Nothing was applied for [`super::quiet::RELEASE_AFTER`]: move the rows that
     /// scrolled off into the compact history, give back what alacritty
-    /// held for them, and the allocator's free pages.
+    /// held for them, and park the screen's cells. Applied by the terminal
+    /// thread's loop itself, never queued.
     ReleaseSpare,
 }
 

@@ -57,7 +57,6 @@ use keeper::Published;
 use last_output::LastOutput;
 use messages::{EmuMsg, ToTerminal, EMULATOR_QUEUE};
 use pty_input::{queue_input, AnswerWriter, PtyWriter};
-use quiet::release_when_quiet;
 use thread::TerminalThread;
 
 use crate::emulator::{AnswerColors, ScreenText, TermEvent};
@@ -240,13 +239,6 @@ impl TerminalHandle {
             image_limit,
         };
         dormant::start(thread, tokio::runtime::Handle::try_current().ok())?;
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(release_when_quiet(
-                changes_rx.clone(),
-                emu_tx.tx.downgrade(),
-                wake,
-            ));
-        }
 
         Ok(Arc::new(TerminalHandle {
             master: Mutex::new(pair.master),

@@ -1,11 +1,7 @@
-//! The history's upkeep between bursts of output: compacted during a
-//! flood, its spare rows and the allocator's free pages given back once
-//! the screen is quiet.
-
-use super::fd::Wake;
-use super::messages::EmuMsg;
-use std::sync::Arc;
-use tokio::sync::{mpsc, watch};
+//! The history's upkeep between bursts of output, timed by the terminal
+//! thread's loop (`thread.rs`): compacted during a flood, its spare rows,
+//! the screen's cells and the allocator's free pages given back once the
+//! screen is quiet; and the launcher's code let go of once it all is.
 
 /// How long a screen must be quiet before the emulator moves the rows that
 /// scrolled off into its compact history and gives back the memory they
@@ -15,57 +11,6 @@ pub(super) const RELEASE_AFTER: std::time::Duration = std::time::Duration::from_
 /// moved into the compact history ([`crate::emulator::Emulator::compact`]): a flood keeps at
 /// most a second's worth of them as full rows of cells.
 pub(super) const COMPACT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// After the start and after each burst of output, once the screen has
-/// been quiet for [`RELEASE_AFTER`], asks the emulator to compact its
-/// history and give back its spare rows (and the terminal thread its free
-/// memory), and every [`COMPACT_EVERY`] of a burst that does not pause, to
-/// compact it. Sleeps while nothing changes (an idle instance
-/// costs no wakeups), and during a flood wakes once per [`RELEASE_AFTER`],
-/// not per change. Holds the terminal thread's queue weakly, so the thread
-/// still ends when the terminal is dropped (and this task with it).
-pub(super) async fn release_when_quiet(
-    mut changes: watch::Receiver<u64>,
-    emulator: mpsc::WeakSender<EmuMsg>,
-    wake: Arc<Wake>,
-) {
-    let send = |msg: EmuMsg| {
-        let queue = emulator.upgrade();
-        let wake = wake.clone();
-        async move {
-            let Some(queue) = queue else {
-                return false;
-            };
-            let sent = queue.send(msg).await.is_ok();
-            wake.ring();
-            sent
-        }
-    };
-    // The terminal's start counts as a burst: what making the emulator
-    // used goes back once it is quiet, whether or not the program writes.
-    loop {
-        let mut compacted = tokio::time::Instant::now();
-        loop {
-            let seen = *changes.borrow_and_update();
-            tokio::time::sleep(RELEASE_AFTER).await;
-            if *changes.borrow() == seen {
-                break;
-            }
-            if compacted.elapsed() >= COMPACT_EVERY {
-                compacted = tokio::time::Instant::now();
-                if !send(EmuMsg::Compact).await {
-                    return;
-                }
-            }
-        }
-        if !send(EmuMsg::ReleaseSpare).await {
-            return;
-        }
-        if changes.changed().await.is_err() {
-            return;
-        }
-    }
-}
 
 /// Gives back the allocator's free pages and the calling thread's stack
 /// below the caller's frame ([`tickloop_client::idle::give_back`]).

@@ -6,7 +6,7 @@ use super::fd::{read_fd, Wake};
 use super::keeper::{new_emulator, Keeper, Published};
 use super::messages::{wants_fresh_output, EmuMsg, OutputChunk};
 use super::pty_input::{AnswerWriter, PtyWriter};
-use super::quiet::RELEASE_AFTER;
+use super::quiet::{COMPACT_EVERY, RELEASE_AFTER};
 use super::{START_COLS, START_ROWS};
 use crate::emulator::AnswerColors;
 use crate::recorder::Recorder;
@@ -85,6 +85,9 @@ pub(super) struct TerminalLoop {
     /// put away once it has been quiet for the quiet time, after a read as
     /// after output (a read wakes no quiet task of its own).
     last_applied: std::time::Instant,
+    /// When the history was last compacted: during a burst of output that
+    /// does not pause, once every [`COMPACT_EVERY`].
+    compacted_at: std::time::Instant,
     /// A message taken off the queue while the loop was dormant, applied
     /// first.
     pub(super) pending: Option<EmuMsg>,
@@ -131,6 +134,7 @@ impl TerminalLoop {
             writing: None,
             reading: true,
             last_applied: std::time::Instant::now(),
+            compacted_at: std::time::Instant::now(),
             pending: None,
             dormancy,
         }
@@ -171,6 +175,10 @@ impl TerminalLoop {
                 };
                 self.keeper.apply(EmuMsg::Output(chunk));
                 self.last_applied = std::time::Instant::now();
+                if self.compacted_at.elapsed() >= COMPACT_EVERY {
+                    self.keeper.apply(EmuMsg::Compact);
+                    self.compacted_at = std::time::Instant::now();
+                }
             }
             if self.ahead.is_empty() {
                 self.keeper.published.tell_drained();
@@ -178,8 +186,7 @@ impl TerminalLoop {
                 if !self.keeper.emulator.is_parked() {
                     let quiet_for = self.last_applied.elapsed();
                     if quiet_for >= RELEASE_AFTER {
-                        self.keeper.emulator.park();
-                        super::quiet::return_free_memory();
+                        self.quiet_now();
                     } else {
                         timeout = Some(RELEASE_AFTER - quiet_for);
                     }
@@ -224,18 +231,20 @@ impl TerminalLoop {
                 self.keeper.apply(EmuMsg::Output(chunk));
             }
         }
-        let quiet = matches!(msg, EmuMsg::ReleaseSpare);
         self.keeper.apply(msg);
         self.last_applied = std::time::Instant::now();
-        if quiet {
-            // The read buffer too: an idle launcher holds none (the next
-            // output makes it again).
-            self.buf = Vec::new();
-            // Also what the launcher freed since the last quiet time (the
-            // descriptor's schemas compiled once to check them, for one),
-            // and this thread's stack below the loop.
-            super::quiet::return_free_memory();
-        }
+    }
+
+    /// Nothing applied for [`RELEASE_AFTER`]: the history compacted, its
+    /// spare rows and the screen's cells put away (`ReleaseSpare`), and
+    /// the read buffer, what the launcher freed since the last quiet time
+    /// (the descriptor's schemas compiled once to check them, for one) and
+    /// this thread's stack below the loop given back.
+    fn quiet_now(&mut self) {
+        self.keeper.apply(EmuMsg::ReleaseSpare);
+        self.buf = Vec::new();
+        self.compacted_at = std::time::Instant::now();
+        super::quiet::return_free_memory();
     }
 
     /// Input for the Tick, as far as the master takes it now.
