@@ -139,8 +139,9 @@ fn a_quiet_launcher_ends_its_terminal_thread_and_wakes_for_output_input_and_read
     host.wait_screen("shell:q", "typed-while-quiet");
     // A read while dormant: the screen as it was.
     wait_dormant(pid);
-    let screen = host.ok(&["screen", "shell:q"]);
-    let text = screen.to_string();
+    let screen = host.run(&["screen", "shell:q"]);
+    assert_eq!(screen.code, 0, "{screen:?}");
+    let text = screen.stdout;
     assert!(
         text.contains("got from-the-fifo") && text.contains("typed-while-quiet"),
         "{text}"
