@@ -56,7 +56,10 @@ pub struct Incoming {
 /// also after the launcher started shutting down.
 #[derive(Clone)]
 pub struct Peer {
-    tx: mpsc::Sender<LauncherMessage>,
+    /// Boxed: the channel allocates its slots 32 at a time, and a
+    /// connection that sends a reply now and then keeps that block for its
+    /// life (2.6 kB of `LauncherMessage`s, 256 bytes of boxes).
+    tx: mpsc::Sender<Box<LauncherMessage>>,
     close: Arc<Notify>,
 }
 
@@ -70,8 +73,10 @@ impl Peer {
     pub fn reply(&self, id: u64, reply: ClientReply) {
         match self
             .tx
-            .try_send(LauncherMessage::Reply(LauncherReply { id, reply }))
-        {
+            .try_send(Box::new(LauncherMessage::Reply(LauncherReply {
+                id,
+                reply,
+            }))) {
             Ok(()) | Err(mpsc::error::TrySendError::Closed(_)) => {}
             Err(mpsc::error::TrySendError::Full(_)) => {
                 eprintln!("launcher: a peer left {PEER_QUEUE} replies unread; disconnecting it");
@@ -374,7 +379,7 @@ pub fn error(kind: ErrorKind, message: &str) -> ClientReply {
 /// the status and the shutdown flag); holds `flushed` until done.
 async fn write_loop<W: AsyncWrite + Unpin>(
     mut writer: W,
-    mut rx: mpsc::Receiver<LauncherMessage>,
+    mut rx: mpsc::Receiver<Box<LauncherMessage>>,
     watched: (watch::Receiver<Published>, watch::Receiver<bool>),
     flushed: mpsc::WeakSender<()>,
     close: Arc<Notify>,
@@ -396,7 +401,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
         return;
     }
     enum Step {
-        Message(LauncherMessage),
+        Message(Box<LauncherMessage>),
         Status,
         Idle,
         Shutdown,
@@ -423,7 +428,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
             _ = close.notified() => Step::Close,
         };
         let result = match step {
-            Step::Message(msg) => write_line(&mut writer, &msg).await,
+            Step::Message(msg) => write_line(&mut writer, &*msg).await,
             Step::Status => {
                 status_waits = false;
                 let published = status.borrow_and_update().clone();

@@ -77,6 +77,8 @@ async fn keep(
             tokio::time::sleep(std::time::Duration::from_millis(1)).await;
         }
         let _ = running.join();
+        // What the thread's end freed (its runtime state, its buffers).
+        super::quiet::return_free_memory();
         match wait_for_work(&mut state).await {
             Woken::Work => {}
             Woken::Dropped => return,

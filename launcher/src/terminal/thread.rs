@@ -144,6 +144,9 @@ impl TerminalLoop {
     /// and nothing at all is to be done: then the loop hands itself to its
     /// dormancy (which starts a thread for it again at the next message,
     /// input or output) and this thread ends.
+    // Not inlined: the thread's first start and each start after a
+    // dormancy call it, and one copy of the loop is enough.
+    #[inline(never)]
     pub(super) fn run(mut self: Box<Self>) {
         let master = self.writer.master.clone();
         loop {
