@@ -40,6 +40,7 @@ impl Dormancy {
 
 /// Starts the terminal thread for `thread`; with a runtime, also the task
 /// that keeps its loop while it is dormant.
+#[inline(never)]
 pub(super) fn start(
     thread: TerminalThread,
     runtime: Option<tokio::runtime::Handle>,
@@ -55,6 +56,7 @@ pub(super) fn start(
     Ok(())
 }
 
+#[inline(never)]
 fn spawn(f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, LauncherError> {
     std::thread::Builder::new()
         .name(THREAD_NAME.to_string())

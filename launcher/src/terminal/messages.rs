@@ -14,13 +14,16 @@ use tokio::sync::{mpsc, oneshot};
 /// Messages for the terminal thread: queued, then the thread woken.
 #[derive(Clone)]
 pub(super) struct ToTerminal {
-    pub(super) tx: mpsc::Sender<EmuMsg>,
+    /// Boxed: the channel allocates its slots 32 at a time and keeps the
+    /// block for the terminal's life (256 bytes of boxes, not 1.8 kB of
+    /// messages).
+    pub(super) tx: mpsc::Sender<Box<EmuMsg>>,
     pub(super) wake: Arc<Wake>,
 }
 
 impl ToTerminal {
     pub(super) async fn send(&self, msg: EmuMsg) -> bool {
-        let sent = self.tx.send(msg).await.is_ok();
+        let sent = self.tx.send(Box::new(msg)).await.is_ok();
         self.wake.ring();
         sent
     }

@@ -193,7 +193,7 @@ impl TerminalHandle {
         });
 
         let image_limit = crate::images::Images::configured_limit();
-        let (tx, emu_rx) = mpsc::channel::<EmuMsg>(EMULATOR_QUEUE);
+        let (tx, emu_rx) = mpsc::channel::<Box<EmuMsg>>(EMULATOR_QUEUE);
         let emu_tx = ToTerminal {
             tx,
             wake: wake.clone(),

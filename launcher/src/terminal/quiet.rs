@@ -14,6 +14,7 @@ pub(super) const COMPACT_EVERY: std::time::Duration = std::time::Duration::from_
 
 /// Gives back the allocator's free pages and the calling thread's stack
 /// below the caller's frame ([`tickloop_client::idle::give_back`]).
+#[inline(never)]
 pub(crate) fn return_free_memory() {
     if let Err(e) = tickloop_client::idle::give_back() {
         // Said once: this runs after every burst of output.

@@ -37,7 +37,7 @@ pub(super) const READ_AHEAD: usize = 128 * 1024;
 
 /// Everything the terminal thread owns.
 pub(super) struct TerminalThread {
-    pub(super) rx: mpsc::Receiver<EmuMsg>,
+    pub(super) rx: mpsc::Receiver<Box<EmuMsg>>,
     /// Input for the Tick, queued (the direct path of keystrokes aside).
     pub(super) input: Receiver<Vec<u8>>,
     pub(super) writer: Arc<PtyWriter>,
@@ -71,7 +71,7 @@ impl TerminalThread {
 /// terminal can end its thread and a new thread take it up where it was
 /// ([`super::dormant`]).
 pub(super) struct TerminalLoop {
-    pub(super) rx: mpsc::Receiver<EmuMsg>,
+    pub(super) rx: mpsc::Receiver<Box<EmuMsg>>,
     input: Receiver<Vec<u8>>,
     pub(super) writer: Arc<PtyWriter>,
     keeper: Keeper,
@@ -90,13 +90,14 @@ pub(super) struct TerminalLoop {
     compacted_at: std::time::Instant,
     /// A message taken off the queue while the loop was dormant, applied
     /// first.
-    pub(super) pending: Option<EmuMsg>,
+    pub(super) pending: Option<Box<EmuMsg>>,
     /// Where the loop goes when it is quiet; none: it never ends its
     /// thread (no runtime to wait on, or waiting failed once).
     pub(super) dormancy: Option<super::dormant::Dormancy>,
 }
 
 impl TerminalLoop {
+    #[inline(never)]
     fn new(thread: TerminalThread, dormancy: Option<super::dormant::Dormancy>) -> TerminalLoop {
         let TerminalThread {
             rx,
@@ -161,7 +162,7 @@ impl TerminalLoop {
                         Err(mpsc::error::TryRecvError::Disconnected) => return,
                     },
                 };
-                self.apply_message(msg, &master);
+                self.apply_message(*msg, &master);
             }
             self.write_input();
             // Output, a few chunks at a time, the master drained before
