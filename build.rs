@@ -90,6 +90,12 @@ fn link_order() {
         list.display()
     );
     println!("cargo:rustc-link-arg-bin=tickloop=-Wl,--no-warn-symbol-ordering");
+    // lld folds functions whose code and data are byte for byte the same
+    // (generic code instantiated for types of one layout, mostly): the
+    // executable loses some of its code and stays within 25 MB
+    // (benches/results/cost-2026-12-07d.md). A backtrace through a folded
+    // function names one of the functions it stands for.
+    println!("cargo:rustc-link-arg-bin=tickloop=-Wl,--icf=all");
 }
 
 /// `rustc -V`'s line, or "" when it cannot run.
