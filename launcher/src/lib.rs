@@ -180,6 +180,9 @@ fn serve(spec: Box<LaunchSpec>) -> anyhow::Result<()> {
         // A launcher has a handful of sockets and pipes; tokio's default
         // of 1,024 events keeps 12 KiB in every launcher.
         .max_io_events_per_tick(64)
+        // The main thread's stack is given back from the park's frame,
+        // the shallowest it idles in (`idle::release_stack_at_park`).
+        .on_thread_park(tickloop_client::idle::release_stack_when_parked)
         .build()?;
     let outcome = runtime.block_on(instance_future(spec))?;
     match &outcome {

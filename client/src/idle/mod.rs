@@ -37,6 +37,26 @@ pub fn give_back() -> io::Result<()> {
         .map_err(|e| io::Error::new(e.kind(), format!("the stack it no longer uses: {e}")))
 }
 
+/// Asks the runtime's thread to give back its stack below the frame it
+/// parks in, the next time it parks ([`release_stack_when_parked`]): a
+/// task's frame is deeper than the park's, and what lies between would
+/// stay written.
+pub fn release_stack_at_park() {
+    STACK_AT_PARK.store(true, Ordering::Relaxed);
+}
+
+/// For a runtime's `on_thread_park`: gives back the stack below the park's
+/// frame once [`release_stack_at_park`] asked for it (a load of one flag
+/// otherwise).
+pub fn release_stack_when_parked() {
+    if STACK_AT_PARK.swap(false, Ordering::Relaxed) {
+        // Nothing to tell anyone: the pages only stay written.
+        let _ = stack::release_below_here();
+    }
+}
+
+static STACK_AT_PARK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Lets go of the code and constants this process no longer runs
 /// ([`code::release_mapped_code`]).
 pub fn release_code() -> io::Result<()> {

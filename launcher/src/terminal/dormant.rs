@@ -79,8 +79,10 @@ async fn keep(
             tokio::time::sleep(std::time::Duration::from_millis(1)).await;
         }
         let _ = running.join();
-        // What the thread's end freed (its runtime state, its buffers).
+        // What the thread's end freed (its runtime state, its buffers),
+        // and the main thread's stack below its park.
         super::quiet::return_free_memory();
+        tickloop_client::idle::release_stack_at_park();
         match wait_for_work(&mut state).await {
             Woken::Work => {}
             Woken::Dropped => return,

@@ -35,6 +35,9 @@ pub(crate) async fn release_code_when_quiet() {
     tickloop_client::idle::when_quiet(|| {
         let released =
             tickloop_client::idle::release_code().and_then(|()| tickloop_client::idle::give_back());
+        // The stack below this task's frame went back above; below the
+        // runtime's park, shallower, goes back as it parks next.
+        tickloop_client::idle::release_stack_at_park();
         if let Err(e) = released {
             if !std::mem::replace(&mut said, true) {
                 eprintln!("launcher: cannot let go of {e}");
