@@ -250,7 +250,9 @@ pub(super) fn handle_emulator_message(
             // terminal thread's loop (see `thread.rs`).
             term.emulator.release_spare_rows();
             refresh_images(images, term.emulator, false);
-            // Last: the screen's cells wait compact for the next message.
+        }
+        EmuMsg::Park => {
+            // The screen's cells wait compact for the next message.
             term.emulator.park();
             // The echo's frame was taken long ago by the view it was for:
             // an idle screen holds no copy of itself.

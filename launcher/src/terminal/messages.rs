@@ -64,10 +64,14 @@ pub(super) enum EmuMsg {
     /// thread's loop itself, never queued.
     Compact,
     /// Nothing was applied for [`super::quiet::RELEASE_AFTER`]: move the rows that
-    /// scrolled off into the compact history, give back what alacritty
-    /// held for them, and park the screen's cells. Applied by the terminal
-    /// thread's loop itself, never queued.
+    /// scrolled off into the compact history and give back what alacritty
+    /// held for them. Applied by the terminal thread's loop itself, never
+    /// queued.
     ReleaseSpare,
+    /// Nothing was applied for [`super::quiet::PARK_AFTER`]: park the
+    /// screen's cells, drop the echo's frame. Applied by the terminal
+    /// thread's loop itself, never queued.
+    Park,
 }
 
 /// A message that must see every byte the Tick wrote so far.

@@ -7,6 +7,13 @@
 /// scrolled off into its compact history and gives back the memory they
 /// held (see [`crate::emulator::Emulator::release_spare_rows`]).
 pub(super) const RELEASE_AFTER: std::time::Duration = std::time::Duration::from_millis(250);
+/// How long a screen must be quiet before its cells are parked and its
+/// thread ends (`emulator::parked`, `dormant`): longer than a person's
+/// pause between words, so that the first key after it finds the screen
+/// as it left it (a parked screen and a new thread cost that key's echo
+/// some 0.3 ms, `benches/results/cost-2026-12-07d.md`), and far shorter
+/// than an idle session's life.
+pub(super) const PARK_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
 /// How often, while output does not pause, the rows that scrolled off are
 /// moved into the compact history ([`crate::emulator::Emulator::compact`]): a flood keeps at
 /// most a second's worth of them as full rows of cells.

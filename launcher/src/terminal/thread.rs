@@ -6,7 +6,7 @@ use super::fd::{read_fd, Wake};
 use super::keeper::{new_emulator, Keeper, Published};
 use super::messages::{wants_fresh_output, EmuMsg, OutputChunk};
 use super::pty_input::{AnswerWriter, PtyWriter};
-use super::quiet::{COMPACT_EVERY, RELEASE_AFTER};
+use super::quiet::{COMPACT_EVERY, PARK_AFTER, RELEASE_AFTER};
 use super::{START_COLS, START_ROWS};
 use crate::emulator::AnswerColors;
 use crate::recorder::Recorder;
@@ -85,6 +85,9 @@ pub(super) struct TerminalLoop {
     /// put away once it has been quiet for the quiet time, after a read as
     /// after output (a read wakes no quiet task of its own).
     last_applied: std::time::Instant,
+    /// The quiet time's release ([`TerminalLoop::quiet_now`]) is done
+    /// for what was last applied.
+    released: bool,
     /// When the history was last compacted: during a burst of output that
     /// does not pause, once every [`COMPACT_EVERY`].
     compacted_at: std::time::Instant,
@@ -135,6 +138,7 @@ impl TerminalLoop {
             writing: None,
             reading: true,
             last_applied: std::time::Instant::now(),
+            released: false,
             compacted_at: std::time::Instant::now(),
             pending: None,
             dormancy,
@@ -178,7 +182,7 @@ impl TerminalLoop {
                     break;
                 };
                 self.keeper.apply(EmuMsg::Output(chunk));
-                self.last_applied = std::time::Instant::now();
+                self.applied_now();
                 if self.compacted_at.elapsed() >= COMPACT_EVERY {
                     self.keeper.apply(EmuMsg::Compact);
                     self.compacted_at = std::time::Instant::now();
@@ -186,13 +190,21 @@ impl TerminalLoop {
             }
             if self.ahead.is_empty() {
                 self.keeper.published.tell_drained();
+                let quiet_for = self.last_applied.elapsed();
                 let mut timeout = None;
-                if !self.keeper.emulator.is_parked() {
-                    let quiet_for = self.last_applied.elapsed();
+                if !self.released {
                     if quiet_for >= RELEASE_AFTER {
                         self.quiet_now();
                     } else {
                         timeout = Some(RELEASE_AFTER - quiet_for);
+                    }
+                }
+                if timeout.is_none() && !self.keeper.emulator.is_parked() {
+                    if quiet_for >= PARK_AFTER {
+                        self.keeper.apply(EmuMsg::Park);
+                        super::quiet::return_free_memory();
+                    } else {
+                        timeout = Some(PARK_AFTER - quiet_for);
                     }
                 }
                 if timeout.is_none() && self.dormancy.is_some() {
@@ -236,15 +248,22 @@ impl TerminalLoop {
             }
         }
         self.keeper.apply(msg);
-        self.last_applied = std::time::Instant::now();
+        self.applied_now();
     }
 
-    /// Nothing applied for [`RELEASE_AFTER`]: the history compacted, its
-    /// spare rows and the screen's cells put away (`ReleaseSpare`), and
+    /// Something was applied: the quiet times count from now.
+    fn applied_now(&mut self) {
+        self.last_applied = std::time::Instant::now();
+        self.released = false;
+    }
+
+    /// Nothing applied for [`RELEASE_AFTER`]: the history compacted and
+    /// its spare rows given back (`ReleaseSpare`), and
     /// the read buffer, what the launcher freed since the last quiet time
     /// (the descriptor's schemas compiled once to check them, for one) and
     /// this thread's stack below the loop given back.
     fn quiet_now(&mut self) {
+        self.released = true;
         self.keeper.apply(EmuMsg::ReleaseSpare);
         self.buf = Vec::new();
         self.compacted_at = std::time::Instant::now();
