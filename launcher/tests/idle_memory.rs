@@ -91,8 +91,9 @@ fn an_idle_shell_s_launcher_keeps_little_on_the_heap() {
     }
     let mut host = Host::connect(&launched.socket);
     host.wait_screen("idle-prompt>");
-    // What the screen's quiet time gives back (the PTY's read buffer among
-    // it) goes a quarter second after the prompt: waited for, up to WAIT.
+    // What the screen's quiet times give back (the PTY's read buffer a
+    // quarter second after the prompt, the screen's cells 2 s after it):
+    // waited for, up to WAIT.
     let deadline = std::time::Instant::now() + WAIT;
     let (idle, reserved) = loop {
         let now = live();
