@@ -23,21 +23,6 @@ const THREAD_NAME: &str = "terminal";
 /// refused (its limit on threads reached).
 const RETRY_AFTER: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// Where a quiet terminal loop goes: back to the task that keeps it.
-#[derive(Clone)]
-pub(super) struct Dormancy {
-    back: mpsc::UnboundedSender<Box<TerminalLoop>>,
-}
-
-impl Dormancy {
-    /// Hands the loop over; the calling thread ends right after.
-    pub(super) fn hand_over(&self, state: Box<TerminalLoop>) {
-        // The task is gone only with the runtime, the launcher's end: the
-        // loop ends with this thread then.
-        let _ = self.back.send(state);
-    }
-}
-
 /// Starts the terminal thread for `thread`; with a runtime, also the task
 /// that keeps its loop while it is dormant.
 #[inline(never)]
@@ -50,8 +35,7 @@ pub(super) fn start(
         return Ok(());
     };
     let (back, handed_back) = mpsc::unbounded_channel();
-    let dormancy = Dormancy { back };
-    let running = spawn(move || thread.run(Some(dormancy)))?;
+    let running = spawn(move || thread.run(Some(back)))?;
     runtime.spawn(keep(running, handed_back));
     Ok(())
 }

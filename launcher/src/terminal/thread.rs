@@ -62,14 +62,18 @@ impl TerminalThread {
     /// Makes the screen keeper and runs the loop on this thread until the
     /// terminal is dropped, or until it is quiet and `dormancy` takes it
     /// over ([`TerminalLoop::run`]).
-    pub(super) fn run(self, dormancy: Option<super::dormant::Dormancy>) {
+    pub(super) fn run(self, dormancy: Option<HandBack>) {
         Box::new(TerminalLoop::new(self, dormancy)).run();
     }
 }
 
+/// Where a quiet loop hands itself over before its thread ends: the task
+/// that keeps it while it is dormant (`dormant.rs`).
+pub(super) type HandBack = mpsc::UnboundedSender<Box<TerminalLoop>>;
+
 /// The terminal thread's whole state, kept on the heap so that a quiet
 /// terminal can end its thread and a new thread take it up where it was
-/// ([`super::dormant`]).
+/// (`dormant.rs`).
 pub(super) struct TerminalLoop {
     pub(super) rx: mpsc::Receiver<Box<EmuMsg>>,
     input: Receiver<Vec<u8>>,
@@ -96,12 +100,12 @@ pub(super) struct TerminalLoop {
     pub(super) pending: Option<Box<EmuMsg>>,
     /// Where the loop goes when it is quiet; none: it never ends its
     /// thread (no runtime to wait on, or waiting failed once).
-    pub(super) dormancy: Option<super::dormant::Dormancy>,
+    pub(super) dormancy: Option<HandBack>,
 }
 
 impl TerminalLoop {
     #[inline(never)]
-    fn new(thread: TerminalThread, dormancy: Option<super::dormant::Dormancy>) -> TerminalLoop {
+    fn new(thread: TerminalThread, dormancy: Option<HandBack>) -> TerminalLoop {
         let TerminalThread {
             rx,
             input,
@@ -213,11 +217,14 @@ impl TerminalLoop {
                         None => return,
                         Some(false) => {}
                         Some(true) => {
-                            if let Some(dormancy) = self.dormancy.clone() {
+                            if let Some(back) = self.dormancy.clone() {
                                 // The read buffer too: none is held while
                                 // dormant.
                                 self.buf = Vec::new();
-                                dormancy.hand_over(self);
+                                // The keeper is gone only with the runtime,
+                                // the launcher's end: the loop ends with
+                                // this thread then.
+                                let _ = back.send(self);
                                 return;
                             }
                         }
