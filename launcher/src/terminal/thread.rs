@@ -89,6 +89,10 @@ pub(super) struct TerminalLoop {
     /// put away once it has been quiet for the quiet time, after a read as
     /// after output (a read wakes no quiet task of its own).
     last_applied: std::time::Instant,
+    /// When the screen last changed (output, a resize): the quiet time's
+    /// release counts from it, so that a reader polling the screen does
+    /// not put it off.
+    last_changed: std::time::Instant,
     /// The quiet time's release ([`TerminalLoop::quiet_now`]) is done
     /// for what was last applied.
     released: bool,
@@ -142,6 +146,7 @@ impl TerminalLoop {
             writing: None,
             reading: true,
             last_applied: std::time::Instant::now(),
+            last_changed: std::time::Instant::now(),
             released: false,
             compacted_at: std::time::Instant::now(),
             pending: None,
@@ -186,7 +191,7 @@ impl TerminalLoop {
                     break;
                 };
                 self.keeper.apply(EmuMsg::Output(chunk));
-                self.applied_now();
+                self.changed_now();
                 if self.compacted_at.elapsed() >= COMPACT_EVERY {
                     self.keeper.apply(EmuMsg::Compact);
                     self.compacted_at = std::time::Instant::now();
@@ -194,15 +199,16 @@ impl TerminalLoop {
             }
             if self.ahead.is_empty() {
                 self.keeper.published.tell_drained();
-                let quiet_for = self.last_applied.elapsed();
+                let unchanged_for = self.last_changed.elapsed();
                 let mut timeout = None;
                 if !self.released {
-                    if quiet_for >= RELEASE_AFTER {
+                    if unchanged_for >= RELEASE_AFTER {
                         self.quiet_now();
                     } else {
-                        timeout = Some(RELEASE_AFTER - quiet_for);
+                        timeout = Some(RELEASE_AFTER - unchanged_for);
                     }
                 }
+                let quiet_for = self.last_applied.elapsed();
                 if timeout.is_none() && !self.keeper.emulator.is_parked() {
                     if quiet_for >= PARK_AFTER {
                         self.keeper.apply(EmuMsg::Park);
@@ -252,15 +258,29 @@ impl TerminalLoop {
             }
             while let Some(chunk) = self.ahead.pop() {
                 self.keeper.apply(EmuMsg::Output(chunk));
+                self.changed_now();
             }
         }
+        let changes = matches!(msg, EmuMsg::Resize(..));
         self.keeper.apply(msg);
-        self.applied_now();
+        if changes {
+            self.changed_now();
+        } else {
+            self.applied_now();
+        }
     }
 
-    /// Something was applied: the quiet times count from now.
+    /// Something was applied: the screen is parked again only after
+    /// [`PARK_AFTER`] from now.
     fn applied_now(&mut self) {
         self.last_applied = std::time::Instant::now();
+    }
+
+    /// The screen changed: the quiet time's release comes
+    /// [`RELEASE_AFTER`] from now.
+    fn changed_now(&mut self) {
+        self.applied_now();
+        self.last_changed = self.last_applied;
         self.released = false;
     }
 
