@@ -15,6 +15,7 @@ use crate::published::Published;
 use crate::views::hub::ViewHub;
 use crate::views::serve::{serve_view, ViewContext};
 use crate::LauncherError;
+use std::os::fd::AsFd;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::Path;
 use std::sync::Arc;
@@ -206,6 +207,7 @@ async fn connection(stream: UnixStream, ctx: ServeContext) {
             shutdown: ctx.shutdown.clone(),
             flushed: ctx.flushed.clone(),
             read_only: hello.is_agents_view(),
+            echo_sink: writer.as_ref().as_fd().try_clone_to_owned().ok(),
         };
         serve_view(reader, writer, view).await;
         return;

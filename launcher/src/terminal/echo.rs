@@ -1,16 +1,258 @@
-//! The frame of a keystroke's echo, taken on the terminal thread.
+//! The frame of a keystroke's echo, taken on the terminal thread, and the
+//! views waiting for it, to which the terminal thread writes it itself.
 
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Mutex;
-use tickloop_proto::attach::Snapshot;
+use tickloop_proto::attach::{Snapshot, ToView};
 
 /// The live screen taken by the terminal thread as it applies the first
 /// output after a view's keystroke, so that the frame with the echo needs
 /// no round trip to the terminal thread: the view that was woken by that
 /// change takes it as it is (see [`super::TerminalHandle::echo_frame`]).
+/// Views with nothing left to send wait here too ([`EchoWaiter`]): the
+/// terminal thread writes the echo's frame to their sockets at once, with
+/// no hop through the runtime's thread.
 #[derive(Default)]
 pub(super) struct EchoFrame {
     /// A view typed since the last output was applied.
     pub(super) wanted: std::sync::atomic::AtomicBool,
     /// The screen, and the change it was taken for.
     pub(super) frame: Mutex<Option<(u64, Snapshot)>>,
+    /// The views that have sent all they had and wait for the next change.
+    pub(super) waiters: Mutex<Vec<EchoWaiter>>,
+}
+
+/// A view lent to the terminal thread while its task waits: its socket and
+/// the screen it was sent last. The task takes it back before it writes
+/// anything or looks at what it sent
+/// ([`super::TerminalHandle::echo_take_back`]), so the two never write to
+/// the socket at once.
+pub struct EchoWaiter {
+    /// The view's number at its hub.
+    view: u64,
+    /// The view's socket (a duplicate of the task's descriptor, non-blocking
+    /// as that one is).
+    sink: OwnedFd,
+    /// The screen the view has been sent.
+    last: Snapshot,
+    /// The change whose frame the terminal thread sent it, if it did.
+    sent: Option<u64>,
+    /// The part of that frame the socket did not take at once: the view's
+    /// task writes it before anything else.
+    unsent: Vec<u8>,
+}
+
+/// What a view's task gets back from the terminal thread.
+pub struct EchoTakenBack {
+    pub sink: OwnedFd,
+    pub last: Snapshot,
+    /// The change whose frame was sent to the view while it waited.
+    pub sent: Option<u64>,
+    /// The end of that frame's line, to be written first.
+    pub unsent: Vec<u8>,
+}
+
+impl EchoWaiter {
+    /// View `view` waits, having been sent `last` on `sink`.
+    pub fn new(view: u64, sink: OwnedFd, last: Snapshot) -> EchoWaiter {
+        EchoWaiter {
+            view,
+            sink,
+            last,
+            sent: None,
+            unsent: Vec::new(),
+        }
+    }
+
+    pub(super) fn view(&self) -> u64 {
+        self.view
+    }
+
+    pub(super) fn taken_back(self) -> EchoTakenBack {
+        EchoTakenBack {
+            sink: self.sink,
+            last: self.last,
+            sent: self.sent,
+            unsent: self.unsent,
+        }
+    }
+
+    /// Writes the frame that turns the view's screen into `snap` (change
+    /// `change`) to its socket, as much as it takes now. A view whose
+    /// screen has another size is left to its task (it sends the screen
+    /// whole), and so is a view whose last frame is not all written yet.
+    fn send(&mut self, snap: &Snapshot, change: u64) {
+        if !self.unsent.is_empty() {
+            return;
+        }
+        let Some(rows) = self.last.diff(snap) else {
+            return;
+        };
+        if !rows.is_noop(&self.last) {
+            let Ok(mut line) = serde_json::to_vec(&ToView::Rows(rows)) else {
+                return;
+            };
+            line.push(b'\n');
+            let taken = send_now(&self.sink, &line);
+            self.unsent = line.split_off(taken);
+        }
+        self.last = snap.clone();
+        self.sent = Some(change);
+    }
+}
+
+impl EchoFrame {
+    /// The echo's frame, `snap` for change `change`, written to every view
+    /// waiting (on the terminal thread, before the change is told).
+    pub(super) fn send_to_waiters(&self, snap: &Snapshot, change: u64) {
+        if let Ok(mut waiters) = self.waiters.lock() {
+            for waiter in waiters.iter_mut() {
+                waiter.send(snap, change);
+            }
+        }
+    }
+}
+
+/// Writes `bytes` to the socket `sink` without waiting: how many it took
+/// (none on an error: the task's own write finds out what it is).
+fn send_now(sink: &OwnedFd, bytes: &[u8]) -> usize {
+    let mut done = 0;
+    while done < bytes.len() {
+        let rest = &bytes[done..];
+        // SAFETY: `rest` is a valid buffer of `rest.len()` bytes for the
+        // call; the descriptor is owned by `sink` for its duration.
+        let n = unsafe {
+            libc::send(
+                sink.as_raw_fd(),
+                rest.as_ptr().cast(),
+                rest.len(),
+                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+            )
+        };
+        match usize::try_from(n) {
+            Ok(n) => done += n,
+            Err(_) if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {
+            }
+            Err(_) => break,
+        }
+    }
+    done
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+    use std::os::unix::net::UnixStream;
+    use tickloop_proto::attach::{Attrs, Cursor, Line, Modes, Run, Scrollback};
+
+    fn screen(rows: u16, cols: u16, text: &[&str]) -> Snapshot {
+        let mut lines = vec![Line::default(); usize::from(rows)];
+        for (line, t) in lines.iter_mut().zip(text) {
+            *line = Line {
+                runs: vec![Run {
+                    text: (*t).to_string(),
+                    attrs: Attrs::default(),
+                }],
+            };
+        }
+        Snapshot {
+            cols,
+            rows,
+            cursor: Cursor {
+                x: 0,
+                y: u16::try_from(text.len()).unwrap_or(0),
+                visible: true,
+                shape: Default::default(),
+            },
+            alt_screen: false,
+            modes: Modes::default(),
+            title: String::new(),
+            scroll: Scrollback::default(),
+            lines,
+        }
+    }
+
+    fn waiting(last: &Snapshot) -> (EchoFrame, UnixStream) {
+        let (ours, theirs) = UnixStream::pair().expect("socket pair");
+        ours.set_nonblocking(true).expect("non-blocking");
+        let echo = EchoFrame::default();
+        let waiter = EchoWaiter::new(7, OwnedFd::from(ours), last.clone());
+        echo.waiters.lock().expect("waiters").push(waiter);
+        (echo, theirs)
+    }
+
+    #[test]
+    fn a_waiting_view_is_sent_the_rows_that_make_its_screen_the_echos() {
+        let before = screen(4, 20, &["$ "]);
+        let after = screen(4, 20, &["$ l"]);
+        let (echo, mut view) = waiting(&before);
+        echo.send_to_waiters(&after, 12);
+        let back = echo.waiters.lock().expect("waiters").remove(0).taken_back();
+        assert_eq!(back.sent, Some(12));
+        assert!(back.unsent.is_empty());
+        assert_eq!(back.last, after);
+        drop(back);
+        let mut line = String::new();
+        view.read_to_string(&mut line).expect("the frame");
+        assert!(line.ends_with('\n'), "one whole line: {line:?}");
+        let ToView::Rows(rows) = serde_json::from_str(line.trim_end()).expect("a frame") else {
+            panic!("not rows: {line}");
+        };
+        assert_eq!(rows.rows.len(), 1, "only the changed row: {line}");
+        let mut shown = before.clone();
+        shown.apply(rows).expect("applies");
+        assert_eq!(shown, after);
+    }
+
+    #[test]
+    fn what_a_full_socket_did_not_take_is_kept_whole_for_the_views_task() {
+        let before = screen(4, 20, &["$ "]);
+        let (echo, mut view) = waiting(&before);
+        // Fill the view's socket first.
+        let sink = echo.waiters.lock().expect("waiters")[0]
+            .sink
+            .try_clone()
+            .expect("dup");
+        let filler = vec![b' '; 4096];
+        let mut filled = 0;
+        loop {
+            let n = send_now(&sink, &filler);
+            filled += n;
+            if n < filler.len() {
+                break;
+            }
+        }
+        let text = "x".repeat(20);
+        let after = screen(4, 20, &["$ ", &text, &text, &text]);
+        echo.send_to_waiters(&after, 3);
+        let back = echo.waiters.lock().expect("waiters").remove(0).taken_back();
+        assert_eq!(back.sent, Some(3));
+        assert!(!back.unsent.is_empty(), "the socket was full");
+        // What went after the filler and what was kept make the line whole.
+        drop((back.sink, sink));
+        let mut got = Vec::new();
+        view.read_to_end(&mut got).expect("read");
+        let mut line = got.split_off(filled);
+        line.extend_from_slice(&back.unsent);
+        let line = String::from_utf8(line).expect("utf-8");
+        assert!(line.ends_with('\n'), "one whole line: {line:?}");
+        let ToView::Rows(rows) = serde_json::from_str(line.trim_end()).expect("a frame") else {
+            panic!("not rows: {line}");
+        };
+        let mut shown = before.clone();
+        shown.apply(rows).expect("applies");
+        assert_eq!(shown, after);
+        assert_eq!(back.last, after);
+    }
+
+    #[test]
+    fn a_view_of_another_size_is_left_to_its_task() {
+        let before = screen(4, 20, &["$ "]);
+        let (echo, _view) = waiting(&before);
+        echo.send_to_waiters(&screen(5, 20, &["$ l"]), 4);
+        let back = echo.waiters.lock().expect("waiters").remove(0).taken_back();
+        assert_eq!(back.sent, None);
+        assert_eq!(back.last, before);
+    }
 }

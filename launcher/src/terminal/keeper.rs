@@ -204,10 +204,17 @@ pub(super) fn handle_emulator_message(
                 .store(images.kept.any_placed(), Ordering::Release);
             let emulator = &mut *term.emulator;
             if echo.wanted.swap(false, Ordering::AcqRel) {
-                // Kept before the change is told, for the view it wakes.
+                // Kept before the change is told, for the view it wakes;
+                // written at once to the views that wait for it (a view
+                // with images on its screen asks for their places after
+                // each frame: its task sends it).
                 let change = changes.borrow().wrapping_add(1);
+                let snap = emulator.snapshot_scrolled(0);
+                if !images.kept.any_placed() {
+                    echo.send_to_waiters(&snap, change);
+                }
                 if let Ok(mut frame) = echo.frame.lock() {
-                    *frame = Some((change, emulator.snapshot_scrolled(0)));
+                    *frame = Some((change, snap));
                 }
             }
             changes.send_modify(|n| *n = n.wrapping_add(1));

@@ -35,7 +35,7 @@
 //! One job a file: this one is the [`TerminalHandle`] the rest of the
 //! launcher holds; `thread` the terminal thread's loop, `keeper` the
 //! emulator it owns and what it publishes, `echo` the frame of a
-//! keystroke's echo, `messages` what is queued for the thread,
+//! keystroke's echo and the views it is written to at once, `messages` what is queued for the thread,
 //! `pty_input` writing to the master, `fd` the descriptors it polls, and
 //! `quiet` the history's upkeep between bursts of output.
 
@@ -52,6 +52,7 @@ mod thread;
 pub(crate) use quiet::{release_code_when_quiet, return_free_memory};
 
 use echo::EchoFrame;
+pub use echo::{EchoTakenBack, EchoWaiter};
 use fd::{own_nonblocking_dup, Wake};
 use keeper::Published;
 use last_output::LastOutput;
@@ -420,6 +421,23 @@ impl TerminalHandle {
             Some((taken, snapshot)) if *taken == change => Some(snapshot.clone()),
             _ => None,
         }
+    }
+
+    /// View `waiter` has sent all it had: until its task takes it back
+    /// ([`Self::echo_take_back`]), the terminal thread writes the frame of
+    /// the next echo to it itself, as it applies the output.
+    pub fn echo_wait(&self, waiter: EchoWaiter) {
+        if let Ok(mut waiters) = self.echo.waiters.lock() {
+            waiters.push(waiter);
+        }
+    }
+
+    /// View `view`'s waiter back, with what was sent to it while it waited;
+    /// after this the terminal thread no longer writes to it.
+    pub fn echo_take_back(&self, view: u64) -> Option<EchoTakenBack> {
+        let mut waiters = self.echo.waiters.lock().ok()?;
+        let at = waiters.iter().position(|w| w.view() == view)?;
+        Some(waiters.swap_remove(at).taken_back())
     }
 
     /// Encode a view's key, paste, mouse or focus event for the Tick's

@@ -4,7 +4,8 @@
 //! terminal, and the end of the instance as its last line.
 
 use super::hub::ViewHub;
-use crate::terminal::TerminalHandle;
+use crate::terminal::{EchoWaiter, TerminalHandle};
+use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -67,7 +68,6 @@ impl FramePacer {
 const VIEW_HELLO_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Everything a view connection needs from the launcher.
-#[derive(Clone)]
 pub struct ViewContext {
     pub hub: Arc<ViewHub>,
     pub status: watch::Receiver<crate::published::Published>,
@@ -78,6 +78,11 @@ pub struct ViewContext {
     /// focus), resizes it or makes it the latest view; the Tick's clipboard
     /// writes are not passed to it.
     pub read_only: bool,
+    /// The view's socket, for the terminal thread to write a keystroke's
+    /// echo to while the view waits with nothing left to send (a duplicate
+    /// of the writer's descriptor; none: every frame goes through the
+    /// view's task).
+    pub echo_sink: Option<OwnedFd>,
 }
 
 /// Serve one view after its accepted hello: read its [`ViewHello`], send a
@@ -141,11 +146,17 @@ where
     let mut pacer = FramePacer::new();
     // The image placements the view was sent last.
     let mut images_sent: Vec<ImagePlacement> = Vec::new();
+    // The view's socket, lent with `last` to the terminal thread while the
+    // task waits with nothing to send (see `EchoWaiter`).
+    let mut echo_sink = ctx.echo_sink;
+    // The change whose echo the terminal thread sent this view itself.
+    let mut echoed: Option<u64> = None;
 
     enum Step {
         Event(crate::emulator::TermEvent),
         Image(u32),
         Changed,
+        Scrolled,
         Drained,
         Frame,
         Status,
@@ -158,13 +169,28 @@ where
             send_end(&mut writer, &hub.term, offset, last.as_ref(), reason).await;
             break;
         }
+        // Nothing to send, the live screen shown, no images placed: the
+        // next echo's frame may be written by the terminal thread.
+        let lent = !dirty
+            && images_sent.is_empty()
+            && *scroll_rx.borrow() == 0
+            && match (echo_sink.take(), last.take()) {
+                (Some(sink), Some(snap)) => {
+                    hub.term.echo_wait(EchoWaiter::new(id, sink, snap));
+                    true
+                }
+                (sink, snap) => {
+                    (echo_sink, last) = (sink, snap);
+                    false
+                }
+            };
         let step = tokio::select! {
             r = changes.changed(), if !dirty => match r {
                 Ok(()) => Step::Changed,
                 Err(_) => Step::Gone,
             },
             r = scroll_rx.changed(), if !dirty => match r {
-                Ok(()) => Step::Changed,
+                Ok(()) => Step::Scrolled,
                 Err(_) => Step::Gone,
             },
             _ = frame_due(next_frame), if dirty && !typed.load(Ordering::Acquire) => Step::Frame,
@@ -180,13 +206,28 @@ where
             _ = shutdown.wait_for(|&down| down) => Step::Shutdown,
             r = term_events.recv() => match r {
                 Ok(event) => Step::Event(event),
-                // Fell behind: the missed bells are not worth a frame.
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                // Fell behind: the missed bells are not worth a frame
+                // (no `continue`: the view lent is taken back below).
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => Step::Status,
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => Step::Gone,
             },
             Some(index) = image_rx.recv() => Step::Image(index),
             _ = gone_rx.recv() => Step::Gone,
         };
+        if lent {
+            if let Some(back) = hub.term.echo_take_back(id) {
+                echo_sink = Some(back.sink);
+                last = Some(back.last);
+                if back.sent.is_some() {
+                    echoed = back.sent;
+                }
+                // The end of a frame the socket did not take at once.
+                if !back.unsent.is_empty() && write_bytes(&mut writer, &back.unsent).await.is_err()
+                {
+                    break;
+                }
+            }
+        }
         match step {
             Step::Event(crate::emulator::TermEvent::Clipboard { .. }) if ctx.read_only => {}
             Step::Event(event) => {
@@ -199,7 +240,16 @@ where
                     break;
                 }
             }
-            Step::Changed => dirty = true,
+            Step::Changed => {
+                // The change is the echo the terminal thread sent: nothing
+                // is left to send, and the typing it answered is done.
+                if echoed == Some(*changes.borrow()) {
+                    typed.store(false, Ordering::Release);
+                } else {
+                    dirty = true;
+                }
+            }
+            Step::Scrolled => dirty = true,
             Step::Drained => {
                 // The output stopped at the change this view has yet to
                 // draw: that frame goes now, not at the pacer's next tick.
@@ -391,6 +441,9 @@ struct Unregister(Arc<ViewHub>, u64);
 
 impl Drop for Unregister {
     fn drop(&mut self) {
+        // A view whose task ends while it is lent leaves no descriptor of
+        // its socket behind.
+        drop(self.0.term.echo_take_back(self.1));
         self.0.unregister(self.1);
     }
 }
@@ -486,7 +539,11 @@ fn ended(status: &watch::Receiver<crate::published::Published>) -> Option<String
 async fn send<W: AsyncWrite + Unpin>(writer: &mut W, msg: &ToView) -> std::io::Result<()> {
     let mut bytes = serde_json::to_vec(msg).map_err(std::io::Error::other)?;
     bytes.push(b'\n');
-    writer.write_all(&bytes).await?;
+    write_bytes(writer, &bytes).await
+}
+
+async fn write_bytes<W: AsyncWrite + Unpin>(writer: &mut W, bytes: &[u8]) -> std::io::Result<()> {
+    writer.write_all(bytes).await?;
     writer.flush().await
 }
 
