@@ -262,7 +262,13 @@ pub(crate) struct LineLink {
     sent: usize,
     /// The launcher closed the connection, or broke it: nothing more comes.
     done: bool,
+    /// What one read takes (made once: zeroing it for each read cost more
+    /// than parsing an echo's frame).
+    read_buf: Box<[u8]>,
 }
+
+/// What one read of the launcher's socket takes at most.
+const LINK_READ: usize = 16 * 1024;
 
 impl LineLink {
     /// Takes over the connection [`read_start`] returned (with what its
@@ -279,6 +285,7 @@ impl LineLink {
             outgoing: Vec::new(),
             sent: 0,
             done: false,
+            read_buf: vec![0; LINK_READ].into_boxed_slice(),
         })
     }
 
@@ -333,9 +340,8 @@ impl LineLink {
     pub(crate) fn read(&mut self, out: &mut Vec<LinkNote>) {
         // What came with the first snapshot, in the same read.
         self.take_lines(out);
-        let mut buf = [0u8; 16 * 1024];
         while !self.done {
-            match self.stream.read(&mut buf) {
+            match self.stream.read(&mut self.read_buf) {
                 Ok(0) => {
                     self.take_lines(out);
                     if !self.done {
@@ -344,8 +350,14 @@ impl LineLink {
                     }
                 }
                 Ok(n) => {
-                    self.incoming.extend_from_slice(&buf[..n]);
+                    self.incoming.extend_from_slice(&self.read_buf[..n]);
                     self.take_lines(out);
+                    if n < self.read_buf.len() {
+                        // The socket had less than a read takes: it is
+                        // empty now (the loop's `poll` says when it is
+                        // not), and asking again costs an echo a call.
+                        break;
+                    }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -473,7 +485,12 @@ mod tests {
         notes.clear();
         launcher.write_all(b"\"bell\"}\n").unwrap();
         drop(launcher);
+        // A read that took less than it could stops there (the loop's
+        // `poll` says the end is there to read): the end comes by the next.
         link.read(&mut notes);
+        if !matches!(notes.last(), Some(LinkNote::Lost(_))) {
+            link.read(&mut notes);
+        }
         assert!(matches!(
             notes.as_slice(),
             [LinkNote::Frame(ToView::Bell), LinkNote::Lost(_)]

@@ -64,6 +64,7 @@ pub(super) fn run_session(opts: &AttachOptions) -> Result<SessionEnd, AttachErro
         answers: crate::colors::TtyAnswers::asked(now),
         keys: InputReader::default(),
         signals,
+        buf: vec![0; super::session::TTY_READ].into_boxed_slice(),
     };
 
     let (reader, _writer, snapshot) = match read_start(stream, writer)? {

@@ -46,7 +46,13 @@ pub(super) struct TtyIn {
     pub(super) answers: TtyAnswers,
     pub(super) keys: InputReader,
     pub(super) signals: Signals,
+    /// What one read of the terminal takes (made once: zeroing it for
+    /// each read cost more than reading a key).
+    pub(super) buf: Box<[u8]>,
 }
+
+/// What one read of the view's terminal takes at most.
+pub(super) const TTY_READ: usize = 4096;
 
 /// Signals as the loop hears them: the handlers write a byte to a socket
 /// the loop polls (a resize on one, the end on the other).
@@ -298,8 +304,7 @@ impl<'a> Session<'a> {
     /// Reads the terminal: colour answers to the launcher, the rest parsed
     /// and handled (keys to the launcher at once).
     fn read_tty(&mut self, now: Instant) -> Turn {
-        let mut buf = [0u8; 4096];
-        let n = match self.input.tty.read(&mut buf) {
+        let n = match self.input.tty.read(&mut self.input.buf) {
             Ok(n) => n,
             Err(e)
                 if matches!(
@@ -317,18 +322,15 @@ impl<'a> Session<'a> {
             return Ok(ControlFlow::Break(SessionEnd::Done(AttachOutcome::Hangup)));
         }
         let mut rest = Vec::new();
-        if let Some(caps) = self
-            .input
-            .graphics
-            .feed(&buf[..n], self.screen.view, now, &mut rest)
-        {
+        let TtyIn { graphics, buf, .. } = &mut self.input;
+        if let Some(caps) = graphics.feed(&buf[..n], self.screen.view, now, &mut rest) {
             self.on_capabilities(caps);
         }
         let mut keys = Vec::new();
         if let Some(colors) = self.input.answers.feed(&rest, now, &mut keys) {
             self.link.queue(&ViewEvent::Colors(colors));
         }
-        self.input.keys.feed(&keys, n == buf.len());
+        self.input.keys.feed(&keys, n == self.input.buf.len());
         self.take_input()
     }
 

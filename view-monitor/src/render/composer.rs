@@ -82,7 +82,13 @@ impl Composer {
             marker: None,
             clear_first: false,
         });
-        let delta = view.update(&self.model, &self.keys, &layout);
+        let model = ModelRows {
+            surface: &self.model,
+            keys: &self.keys,
+            ends: &self.ends,
+            lines: &snap.lines,
+        };
+        let delta = view.update(&model, &layout);
         let mut frame = layout.frame(Cow::Borrowed(&view.surface), Some(kept), &self.keys, snap);
         frame.delta = Some(delta).filter(|_| followed);
         frame
@@ -151,9 +157,9 @@ impl Composer {
 }
 
 impl KeptView {
-    /// Brings the view to `model`, whose rows have the fingerprints `keys`,
-    /// with `layout`'s status line and marker over it; the changes that did.
-    fn update(&mut self, model: &Surface, keys: &[Option<u64>], layout: &Layout) -> Vec<Change> {
+    /// Brings the view to `model`, with `layout`'s status line and marker
+    /// over it; the changes that did.
+    fn update(&mut self, model: &ModelRows<'_>, layout: &Layout) -> Vec<Change> {
         let mut changes = Vec::new();
         if self.marker.as_deref() != layout.marker() && self.marker.is_some() {
             // The old marker goes with its row, cleared and copied again.
@@ -162,7 +168,7 @@ impl KeptView {
                 self.clear_first = true;
             }
         }
-        let first_copied = self.copy_changed_rows(model, keys, &mut changes);
+        let first_copied = self.copy_changed_rows(model, &mut changes);
         if self.status.as_deref() != layout.status_line() {
             self.draw(layout.status_changes(), &mut changes);
             self.status = layout.status_line().map(str::to_string);
@@ -185,17 +191,12 @@ impl KeptView {
         }
     }
 
-    /// Brings the view's Tick rows to `model`'s, whose rows have the
-    /// fingerprints `keys`: scrolled as the model scrolled, then each row
-    /// whose line is not the one the view has is copied again; whether the
-    /// first row was.
-    fn copy_changed_rows(
-        &mut self,
-        model: &Surface,
-        keys: &[Option<u64>],
-        changes: &mut Vec<Change>,
-    ) -> bool {
+    /// Brings the view's Tick rows to `model`'s: scrolled as the model
+    /// scrolled, then each row whose line is not the one the view has is
+    /// copied again; whether the first row was.
+    fn copy_changed_rows(&mut self, model: &ModelRows<'_>, changes: &mut Vec<Change>) -> bool {
         let ViewShape { width, height, .. } = self.shape;
+        let keys = model.keys;
         let known: Vec<Option<u64>> = self.rows.iter().map(|row| row.flatten()).collect();
         if let Some(count) = scroll_count(&known, keys, height) {
             let rows = self.surface.dimensions().1;
@@ -232,13 +233,46 @@ impl KeptView {
             if clear_first || matches!(self.rows[row], Some(Some(_))) {
                 self.draw(clear_row(row).into(), changes);
             }
-            let copy = self.surface.diff_region(0, row, width, 1, model, 0, row);
+            // The row is blank now: a line of plain text that fits is drawn
+            // as the model drew it (a copy compares every cell of the row);
+            // any other is copied cell by cell, as `compose` does (a tab or
+            // a combining mark can land elsewhere when drawn again).
+            let copy = match model.lines.get(row) {
+                Some(line)
+                    if model.ends.get(row).is_some_and(|&end| end <= width)
+                        && printable_ascii(line) =>
+                {
+                    line_changes(row, line, width).0
+                }
+                _ => self
+                    .surface
+                    .diff_region(0, row, width, 1, model.surface, 0, row),
+            };
             self.draw(copy, changes);
             self.rows[row] = Some(*key);
             first_copied |= row == 0;
         }
         first_copied
     }
+}
+
+/// Whether `line` is printable ASCII only: each character one cell, drawn
+/// the same on any surface.
+fn printable_ascii(line: &tickloop_proto::attach::Line) -> bool {
+    line.runs
+        .iter()
+        .all(|run| run.text.bytes().all(|b| (0x20..0x7f).contains(&b)))
+}
+
+/// The Tick's screen as the composer keeps it, row by row.
+struct ModelRows<'a> {
+    surface: &'a Surface,
+    /// Each row's [`line_key`].
+    keys: &'a [Option<u64>],
+    /// The columns each row's line covers.
+    ends: &'a [usize],
+    /// The lines the rows were drawn from.
+    lines: &'a [tickloop_proto::attach::Line],
 }
 
 /// The changes that blank row `y` of a surface.

@@ -73,7 +73,7 @@ fn within<'a>(text: &'a str, room: &mut usize) -> &'a str {
 /// A fingerprint of a line as the Tick's screen has it (`None`: blank).
 pub(super) fn line_key(line: &tickloop_proto::attach::Line) -> Option<u64> {
     (!line.runs.is_empty()).then(|| {
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        let mut hasher = super::fingerprint::hasher();
         for run in &line.runs {
             run.text.hash(&mut hasher);
             run.attrs.hash(&mut hasher);
@@ -346,7 +346,7 @@ impl Layout {
             .take(self.height)
             .map(|key| {
                 key.map(|key| {
-                    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                    let mut hasher = super::fingerprint::hasher();
                     (snap.cols, snap.rows, self.width, key).hash(&mut hasher);
                     hasher.finish()
                 })

@@ -37,7 +37,7 @@ pub(super) fn scrolled_up_by(old: &Surface, new: &Surface, region: usize) -> Opt
             .map(|line| {
                 // The text without trailing blanks, hashed cell by cell
                 // (no string built: this runs for every row of every frame).
-                let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                let mut hasher = super::fingerprint::hasher();
                 let (mut blanks, mut any) = (0usize, false);
                 for cell in line.visible_cells() {
                     let text = cell.str();

@@ -14,6 +14,7 @@
 //!   ([`Shown`], [`frame_changes`], [`frame_changes_keyed`]);
 //! - `attrs`: a run's colours and attributes as termwiz's ([`cell_attributes`]);
 //! - `kept`: a surface kept from frame to frame, and how far its rows scrolled;
+//! - `fingerprint`: the hasher of the rows' fingerprints;
 //! - `history`: a view's place in the Tick's history ([`Scroller`]);
 //! - `input`: reading the terminal's input events ([`InputReader`]);
 //! - `translate`: those events as attach-protocol events ([`input_events`],
@@ -22,6 +23,7 @@
 mod attrs;
 mod composer;
 mod diff;
+mod fingerprint;
 mod frame;
 mod history;
 mod input;
