@@ -2,8 +2,9 @@
 //! views waiting for it, to which the terminal thread writes it itself.
 
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use tickloop_proto::attach::{Snapshot, ToView};
+use tokio::sync::Notify;
 
 /// The live screen taken by the terminal thread as it applies the first
 /// output after a view's keystroke, so that the frame with the echo needs
@@ -40,6 +41,10 @@ pub struct EchoWaiter {
     /// The part of that frame the socket did not take at once: the view's
     /// task writes it before anything else.
     unsent: Vec<u8>,
+    /// Wakes the view's task for a change it was not sent: while lent it
+    /// does not listen to every change (an echo it was sent would wake it
+    /// for nothing, and the next keystroke would find its thread busy).
+    wake: Arc<Notify>,
 }
 
 /// What a view's task gets back from the terminal thread.
@@ -53,14 +58,16 @@ pub struct EchoTakenBack {
 }
 
 impl EchoWaiter {
-    /// View `view` waits, having been sent `last` on `sink`.
-    pub fn new(view: u64, sink: OwnedFd, last: Snapshot) -> EchoWaiter {
+    /// View `view` waits, having been sent `last` on `sink`; `wake` wakes
+    /// it for every change it is not sent.
+    pub fn new(view: u64, sink: OwnedFd, last: Snapshot, wake: Arc<Notify>) -> EchoWaiter {
         EchoWaiter {
             view,
             sink,
             last,
             sent: None,
             unsent: Vec::new(),
+            wake,
         }
     }
 
@@ -108,6 +115,17 @@ impl EchoFrame {
         if let Ok(mut waiters) = self.waiters.lock() {
             for waiter in waiters.iter_mut() {
                 waiter.send(snap, change);
+            }
+        }
+    }
+
+    /// Change `change` was told: the views waiting that were not sent it
+    /// are woken (after the change is told, so that a view lent after this
+    /// sees it told, and one lent before is woken).
+    pub(super) fn wake_waiters(&self, change: u64) {
+        if let Ok(waiters) = self.waiters.lock() {
+            for waiter in waiters.iter().filter(|w| w.sent != Some(change)) {
+                waiter.wake.notify_one();
             }
         }
     }
@@ -177,7 +195,7 @@ mod tests {
         let (ours, theirs) = UnixStream::pair().expect("socket pair");
         ours.set_nonblocking(true).expect("non-blocking");
         let echo = EchoFrame::default();
-        let waiter = EchoWaiter::new(7, OwnedFd::from(ours), last.clone());
+        let waiter = EchoWaiter::new(7, OwnedFd::from(ours), last.clone(), Arc::default());
         echo.waiters.lock().expect("waiters").push(waiter);
         (echo, theirs)
     }
@@ -244,6 +262,34 @@ mod tests {
         shown.apply(rows).expect("applies");
         assert_eq!(shown, after);
         assert_eq!(back.last, after);
+    }
+
+    /// Whether `wake` holds a wake-up now.
+    fn woken(wake: &Notify) -> bool {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime");
+        runtime.block_on(async {
+            tokio::select! {
+                biased;
+                _ = wake.notified() => true,
+                _ = std::future::ready(()) => false,
+            }
+        })
+    }
+
+    #[test]
+    fn a_waiting_view_is_woken_for_a_change_it_was_not_sent_and_only_then() {
+        let before = screen(4, 20, &["$ "]);
+        let (echo, _view) = waiting(&before);
+        let wake = echo.waiters.lock().expect("waiters")[0].wake.clone();
+        // Sent the echo of change 1: told of it, it is not woken.
+        echo.send_to_waiters(&screen(4, 20, &["$ l"]), 1);
+        echo.wake_waiters(1);
+        assert!(!woken(&wake), "woken for the echo it was sent");
+        // Change 2 was output it was not sent: woken.
+        echo.wake_waiters(2);
+        assert!(woken(&wake), "not woken for a change it was not sent");
     }
 
     #[test]

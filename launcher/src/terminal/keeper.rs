@@ -218,6 +218,7 @@ pub(super) fn handle_emulator_message(
                 }
             }
             changes.send_modify(|n| *n = n.wrapping_add(1));
+            echo.wake_waiters(*changes.borrow());
             tickloop_client::idle::mark_busy();
             shell.output(&bytes, input_before, term);
         }
@@ -231,6 +232,7 @@ pub(super) fn handle_emulator_message(
             refresh_images(images, term.emulator, true);
             recorder.resize(cols, rows);
             changes.send_modify(|n| *n = n.wrapping_add(1));
+            echo.wake_waiters(*changes.borrow());
         }
         EmuMsg::Snapshot(history, reply) => {
             let mut text = term.emulator.text(history);

@@ -151,11 +151,15 @@ where
     let mut echo_sink = ctx.echo_sink;
     // The change whose echo the terminal thread sent this view itself.
     let mut echoed: Option<u64> = None;
+    // Wakes the task, while lent, for a change it was not sent.
+    let told = Arc::new(tokio::sync::Notify::new());
 
     enum Step {
         Event(crate::emulator::TermEvent),
         Image(u32),
         Changed,
+        /// Woken while lent: a change may have come that was not sent.
+        Told,
         Scrolled,
         Drained,
         Frame,
@@ -176,7 +180,8 @@ where
             && *scroll_rx.borrow() == 0
             && match (echo_sink.take(), last.take()) {
                 (Some(sink), Some(snap)) => {
-                    hub.term.echo_wait(EchoWaiter::new(id, sink, snap));
+                    hub.term
+                        .echo_wait(EchoWaiter::new(id, sink, snap, told.clone()));
                     true
                 }
                 (sink, snap) => {
@@ -184,11 +189,16 @@ where
                     false
                 }
             };
+        // A change told before the view was lent does not wake it: seen
+        // here (the terminal thread wakes the views lent when it tells one).
+        let told_before = lent && changes.has_changed().unwrap_or(true);
         let step = tokio::select! {
-            r = changes.changed(), if !dirty => match r {
+            r = changes.changed(), if !dirty && !lent => match r {
                 Ok(()) => Step::Changed,
                 Err(_) => Step::Gone,
             },
+            _ = told.notified(), if lent => Step::Told,
+            _ = std::future::ready(()), if told_before => Step::Told,
             r = scroll_rx.changed(), if !dirty => match r {
                 Ok(()) => Step::Scrolled,
                 Err(_) => Step::Gone,
@@ -240,10 +250,12 @@ where
                     break;
                 }
             }
-            Step::Changed => {
+            // A wake-up left from an earlier lending: nothing new.
+            Step::Told if !changes.has_changed().unwrap_or(true) => {}
+            Step::Changed | Step::Told => {
                 // The change is the echo the terminal thread sent: nothing
                 // is left to send, and the typing it answered is done.
-                if echoed == Some(*changes.borrow()) {
+                if echoed == Some(*changes.borrow_and_update()) {
                     typed.store(false, Ordering::Release);
                 } else {
                     dirty = true;
