@@ -26,9 +26,16 @@
 //!   ([`ViewEvent::Colors`](tickloop_proto::attach::ViewEvent::Colors), which may come any time after the hello); when
 //!   it leaves, the last ones set stay; before any, xterm's defaults.
 //!
+//! * A view's writer with nothing left to send lends its socket and the
+//!   screen it sent to the terminal thread (`lending`), which writes the
+//!   next keystroke's echo to it itself, with no hop through the runtime's
+//!   thread.
+//!
 //! [`hub`] holds what all views of the launcher share (their count, the
 //! size policy, the colours answered); [`serve`] serves one view's
-//! connection (its hello, snapshot and paced frames, its events).
+//! connection (its hello, snapshot and paced frames, its events);
+//! `lending` lends it to the terminal thread between frames.
 
 pub mod hub;
+mod lending;
 pub mod serve;

@@ -4,7 +4,8 @@
 //! terminal, and the end of the instance as its last line.
 
 use super::hub::ViewHub;
-use crate::terminal::{EchoWaiter, TerminalHandle};
+use super::lending::Lending;
+use crate::terminal::TerminalHandle;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -111,28 +112,9 @@ where
         hub.activate(id, None, true);
     }
 
-    // The view's events, applied as they come, on their own task (reading a
-    // line is not cancel-safe, so it does not share a select with writing).
-    let (gone_tx, mut gone_rx) = mpsc::channel::<()>(1);
-    // How far back this view is scrolled; set by its reader task.
-    let (scroll_tx, mut scroll_rx) = watch::channel(0usize);
-    // The kept images whose bytes the view asked for (ViewEvent::Image).
-    let (image_tx, mut image_rx) = mpsc::channel::<u32>(16);
-    // Set when the view typed: the next frame (the echo) goes at once,
-    // whatever the pacing, and is not counted by it.
-    let typed = Arc::new(AtomicBool::new(false));
-    let reader_task = tokio::spawn(apply_events(
-        reader,
-        ViewEvents {
-            hub: hub.clone(),
-            id,
-            scroll: scroll_tx,
-            typed: typed.clone(),
-            gone: gone_tx,
-            images: image_tx,
-            read_only: ctx.read_only,
-        },
-    ));
+    let events = start_events(reader, &hub, id, ctx.read_only);
+    let (mut gone_rx, mut scroll_rx) = (events.gone, events.scroll);
+    let (mut image_rx, typed) = (events.images, events.typed);
 
     let mut changes = hub.term.subscribe_changes();
     // Where the output stopped: the frame that shows it is not paced.
@@ -147,12 +129,8 @@ where
     // The image placements the view was sent last.
     let mut images_sent: Vec<ImagePlacement> = Vec::new();
     // The view's socket, lent with `last` to the terminal thread while the
-    // task waits with nothing to send (see `EchoWaiter`).
-    let mut echo_sink = ctx.echo_sink;
-    // The change whose echo the terminal thread sent this view itself.
-    let mut echoed: Option<u64> = None;
-    // Wakes the task, while lent, for a change it was not sent.
-    let told = Arc::new(tokio::sync::Notify::new());
+    // task waits with nothing to send.
+    let mut lending = Lending::new(ctx.echo_sink);
 
     enum Step {
         Event(crate::emulator::TermEvent),
@@ -178,17 +156,7 @@ where
         let lent = !dirty
             && images_sent.is_empty()
             && *scroll_rx.borrow() == 0
-            && match (echo_sink.take(), last.take()) {
-                (Some(sink), Some(snap)) => {
-                    hub.term
-                        .echo_wait(EchoWaiter::new(id, sink, snap, told.clone()));
-                    true
-                }
-                (sink, snap) => {
-                    (echo_sink, last) = (sink, snap);
-                    false
-                }
-            };
+            && lending.lend(&hub.term, id, &mut last);
         // A change told before the view was lent does not wake it: seen
         // here (the terminal thread wakes the views lent when it tells one).
         let told_before = lent && changes.has_changed().unwrap_or(true);
@@ -197,7 +165,7 @@ where
                 Ok(()) => Step::Changed,
                 Err(_) => Step::Gone,
             },
-            _ = told.notified(), if lent => Step::Told,
+            _ = lending.told.notified(), if lent => Step::Told,
             _ = std::future::ready(()), if told_before => Step::Told,
             r = scroll_rx.changed(), if !dirty => match r {
                 Ok(()) => Step::Scrolled,
@@ -224,19 +192,12 @@ where
             Some(index) = image_rx.recv() => Step::Image(index),
             _ = gone_rx.recv() => Step::Gone,
         };
-        if lent {
-            if let Some(back) = hub.term.echo_take_back(id) {
-                echo_sink = Some(back.sink);
-                last = Some(back.last);
-                if back.sent.is_some() {
-                    echoed = back.sent;
-                }
-                // The end of a frame the socket did not take at once.
-                if !back.unsent.is_empty() && write_bytes(&mut writer, &back.unsent).await.is_err()
-                {
-                    break;
-                }
-            }
+        if lent
+            && (lending.take_back(&hub.term, id, &mut last, &mut writer))
+                .await
+                .is_err()
+        {
+            break;
         }
         match step {
             Step::Event(crate::emulator::TermEvent::Clipboard { .. }) if ctx.read_only => {}
@@ -250,17 +211,8 @@ where
                     break;
                 }
             }
-            // A wake-up left from an earlier lending: nothing new.
-            Step::Told if !changes.has_changed().unwrap_or(true) => {}
-            Step::Changed | Step::Told => {
-                // The change is the echo the terminal thread sent: nothing
-                // is left to send, and the typing it answered is done.
-                if echoed == Some(*changes.borrow_and_update()) {
-                    typed.store(false, Ordering::Release);
-                } else {
-                    dirty = true;
-                }
-            }
+            Step::Changed => dirty = lending.needs_frame(&mut changes, false, &typed),
+            Step::Told => dirty = lending.needs_frame(&mut changes, true, &typed),
             Step::Scrolled => dirty = true,
             Step::Drained => {
                 // The output stopped at the change this view has yet to
@@ -285,23 +237,11 @@ where
                 // Mark what this frame covers before taking it.
                 let change = *changes.borrow_and_update();
                 let offset = *scroll_rx.borrow_and_update();
-                let echoed = (offset == 0).then(|| hub.term.echo_frame(change)).flatten();
-                let snap = match echoed {
-                    Some(snap) => snap,
-                    None => match hub.term.view_snapshot(offset).await {
-                        Some(snap) => snap,
-                        None => break,
-                    },
+                let sent = ViewSent {
+                    last: &mut last,
+                    images: &mut images_sent,
                 };
-                let whole = match send_frame(&mut writer, last.as_ref(), &snap).await {
-                    Ok(whole) => whole,
-                    Err(_) => break,
-                };
-                last = Some(snap);
-                // The images' places after the frame that shows their cells,
-                // asked of the terminal thread after the frame, so they are
-                // at least as new as it.
-                if send_images(&mut writer, &hub.term, whole, &mut images_sent)
+                if next_frame_sent(&mut writer, &hub.term, change, offset, sent)
                     .await
                     .is_err()
                 {
@@ -314,8 +254,53 @@ where
             }
         }
     }
-    reader_task.abort();
+    events.task.abort();
     let _ = writer.shutdown().await;
+}
+
+/// The task applying a view's events, and what it tells the writer.
+struct EventsTask {
+    task: tokio::task::JoinHandle<()>,
+    /// Told when the view is gone.
+    gone: mpsc::Receiver<()>,
+    /// How far back this view is scrolled.
+    scroll: watch::Receiver<usize>,
+    /// The kept images whose bytes the view asked for (`ViewEvent::Image`).
+    images: mpsc::Receiver<u32>,
+    /// Set when the view typed: the next frame (the echo) goes at once,
+    /// whatever the pacing, and is not counted by it.
+    typed: Arc<AtomicBool>,
+}
+
+/// The view's events, applied as they come, on their own task (reading a
+/// line is not cancel-safe, so it does not share a select with writing).
+fn start_events<R>(reader: R, hub: &Arc<ViewHub>, id: u64, read_only: bool) -> EventsTask
+where
+    R: AsyncBufRead + Unpin + Send + 'static,
+{
+    let (gone_tx, gone) = mpsc::channel::<()>(1);
+    let (scroll_tx, scroll) = watch::channel(0usize);
+    let (image_tx, images) = mpsc::channel::<u32>(16);
+    let typed = Arc::new(AtomicBool::new(false));
+    let task = tokio::spawn(apply_events(
+        reader,
+        ViewEvents {
+            hub: hub.clone(),
+            id,
+            scroll: scroll_tx,
+            typed: typed.clone(),
+            gone: gone_tx,
+            images: image_tx,
+            read_only,
+        },
+    ));
+    EventsTask {
+        task,
+        gone,
+        scroll,
+        images,
+        typed,
+    }
 }
 
 /// Reads the view's [`ViewHello`] (for at most [`VIEW_HELLO_TIMEOUT`]); a
@@ -460,6 +445,36 @@ impl Drop for Unregister {
     }
 }
 
+/// What a view has been sent: its screen, its images' places.
+struct ViewSent<'a> {
+    last: &'a mut Option<Snapshot>,
+    images: &'a mut Vec<ImagePlacement>,
+}
+
+/// The frame of change `change` at `offset` lines back, then the images'
+/// places (asked of the terminal thread after the frame that shows their
+/// cells, so they are at least as new as it). An error: the view or the
+/// terminal is gone.
+async fn next_frame_sent<W: AsyncWrite + Unpin>(
+    writer: &mut W,
+    term: &TerminalHandle,
+    change: u64,
+    offset: usize,
+    sent: ViewSent<'_>,
+) -> std::io::Result<()> {
+    let echoed = (offset == 0).then(|| term.echo_frame(change)).flatten();
+    let snap = match echoed {
+        Some(snap) => snap,
+        None => term
+            .view_snapshot(offset)
+            .await
+            .ok_or_else(|| std::io::Error::other("the terminal is gone"))?,
+    };
+    let whole = send_frame(writer, sent.last.as_ref(), &snap).await?;
+    *sent.last = Some(snap);
+    send_images(writer, term, whole, sent.images).await
+}
+
 /// Send what turns the view's copy `last` into `snap`: changed rows, or
 /// (first, or after a resize) the whole snapshot; whether it was whole.
 async fn send_frame<W: AsyncWrite + Unpin>(
@@ -551,11 +566,7 @@ fn ended(status: &watch::Receiver<crate::published::Published>) -> Option<String
 async fn send<W: AsyncWrite + Unpin>(writer: &mut W, msg: &ToView) -> std::io::Result<()> {
     let mut bytes = serde_json::to_vec(msg).map_err(std::io::Error::other)?;
     bytes.push(b'\n');
-    write_bytes(writer, &bytes).await
-}
-
-async fn write_bytes<W: AsyncWrite + Unpin>(writer: &mut W, bytes: &[u8]) -> std::io::Result<()> {
-    writer.write_all(bytes).await?;
+    writer.write_all(&bytes).await?;
     writer.flush().await
 }
 

@@ -1,0 +1,98 @@
+//! A view's socket lent to the terminal thread while the view's writer
+//! waits with nothing to send: the terminal thread writes the next echo's
+//! rows to it itself (`terminal::EchoWaiter`), and wakes the writer only
+//! for a change it did not send.
+
+use crate::terminal::{EchoWaiter, TerminalHandle};
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use tickloop_proto::attach::Snapshot;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::{watch, Notify};
+
+/// What one view lends, and what came back.
+pub(super) struct Lending {
+    /// The view's socket (a duplicate of the writer's descriptor), while it
+    /// is not lent; none: its frames all go through its writer.
+    sink: Option<OwnedFd>,
+    /// Wakes the writer, while lent, for a change it was not sent.
+    pub(super) told: Arc<Notify>,
+    /// The change whose echo the terminal thread sent the view itself.
+    pub(super) echoed: Option<u64>,
+}
+
+impl Lending {
+    pub(super) fn new(sink: Option<OwnedFd>) -> Lending {
+        Lending {
+            sink,
+            told: Arc::default(),
+            echoed: None,
+        }
+    }
+
+    /// Lends view `view`, sent `last` so far, to the terminal thread:
+    /// whether it did (not without a socket or a screen sent).
+    pub(super) fn lend(
+        &mut self,
+        term: &TerminalHandle,
+        view: u64,
+        last: &mut Option<Snapshot>,
+    ) -> bool {
+        match (self.sink.take(), last.take()) {
+            (Some(sink), Some(snap)) => {
+                term.echo_wait(EchoWaiter::new(view, sink, snap, self.told.clone()));
+                true
+            }
+            (sink, snap) => {
+                (self.sink, *last) = (sink, snap);
+                false
+            }
+        }
+    }
+
+    /// Takes view `view` back (the terminal thread writes to it no more):
+    /// `last` is what it has been sent now; the end of a frame the socket
+    /// did not take at once is written first, on `writer`.
+    pub(super) async fn take_back<W: AsyncWrite + Unpin>(
+        &mut self,
+        term: &TerminalHandle,
+        view: u64,
+        last: &mut Option<Snapshot>,
+        writer: &mut W,
+    ) -> std::io::Result<()> {
+        let Some(back) = term.echo_take_back(view) else {
+            return Ok(());
+        };
+        self.sink = Some(back.sink);
+        *last = Some(back.last);
+        if back.sent.is_some() {
+            self.echoed = back.sent;
+        }
+        if !back.unsent.is_empty() {
+            writer.write_all(&back.unsent).await?;
+            writer.flush().await?;
+        }
+        Ok(())
+    }
+
+    /// Whether the news of a change (`woken`: the terminal thread's wake-up
+    /// while lent, else the change itself) leaves the view a frame to send:
+    /// not for the echo it was sent (the typing it answered is done), nor
+    /// for a wake-up left from an earlier lending with nothing new.
+    pub(super) fn needs_frame(
+        &self,
+        changes: &mut watch::Receiver<u64>,
+        woken: bool,
+        typed: &AtomicBool,
+    ) -> bool {
+        if woken && !changes.has_changed().unwrap_or(true) {
+            return false;
+        }
+        if self.echoed == Some(*changes.borrow_and_update()) {
+            typed.store(false, Ordering::Release);
+            return false;
+        }
+        true
+    }
+}
