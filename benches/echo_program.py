@@ -14,3 +14,7 @@ while True:
         break
     os.write(1, b"<" + b + b">\r\n")
 """
+
+if __name__ == "__main__":
+    # Run as a program (tests/echo_frames.rs): the echo itself.
+    exec(ECHO)

@@ -15,17 +15,14 @@ use std::os::unix::net::UnixStream;
 use tickloop_proto::attach::{Snapshot, TermCaps, ToView, ViewHello};
 use tickloop_proto::wire::{Hello, HelloReply, Role};
 
-const ECHO: &str = r#"
-import os, sys, tty
-fd = sys.stdin.fileno()
-tty.setraw(fd)
-os.write(1, b"READY\r\n")
-while True:
-    b = os.read(fd, 1)
-    if not b:
-        break
-    os.write(1, b"<" + b + b">\r\n")
-"#;
+/// The program the echo benchmarks run (`benches/echo_program.py`): in raw
+/// mode, it prints `READY`, then echoes every byte as `<b>` on a line.
+fn echo_program() -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("benches/echo_program.py")
+        .to_string_lossy()
+        .into_owned()
+}
 
 const COLS: u16 = 60;
 const ROWS: u16 = 10;
@@ -147,7 +144,13 @@ fn launcher_rows(host: &Host, id: &str) -> Vec<String> {
 fn echoes_written_by_the_terminal_thread_keep_every_view_the_launchers_screen() {
     let host = Host::new();
     host.ok(&[
-        "open", "--shell", "--id", "echo", "--", "python3", "-c", ECHO,
+        "open",
+        "--shell",
+        "--id",
+        "echo",
+        "--",
+        "python3",
+        &echo_program(),
     ]);
     let id = "shell:echo";
     host.wait_screen(id, "READY");
