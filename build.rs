@@ -25,6 +25,7 @@ use std::process::Command;
 fn main() {
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
         println!("cargo:rustc-link-arg-bins=-no-pie");
+        static_unwinder();
         // Release builds keep line tables (backtraces name file and line)
         // but compressed: std's symbolizer reads zlib sections, and the
         // installed executable is a third of the size
@@ -36,6 +37,26 @@ fn main() {
     }
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rustc-env=TICKLOOP_GIT_COMMIT={}", git_commit());
+}
+
+/// The unwinder linked in (gcc's `libgcc_eh.a`, the static form of
+/// `libgcc_s.so.1`): its definitions win over the shared library's, which
+/// `--as-needed` then leaves out, so no process maps it (two pages of it
+/// written in each, and its loading at every start). Left to the shared
+/// library when the C compiler does not know the archive.
+fn static_unwinder() {
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let Ok(out) = Command::new(cc)
+        .arg("-print-file-name=libgcc_eh.a")
+        .output()
+    else {
+        return;
+    };
+    let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if !out.status.success() || !std::path::Path::new(&path).is_absolute() {
+        return;
+    }
+    println!("cargo:rustc-link-arg-bins=-Wl,--push-state,--whole-archive,{path},--pop-state");
 }
 
 /// The hot functions first: see `link/README.md`.

@@ -36,6 +36,7 @@ mod commands;
 mod completions;
 mod doctor;
 mod herdr_cli;
+mod libm_shims;
 mod loop_cli;
 mod man_page;
 mod new;
