@@ -8,6 +8,9 @@
 //!   launcher: about 0.5 MiB less per instance (figures in
 //!   `benches/scale-*.txt`). The code itself is still compiled position
 //!   independent; only the executable's load address is fixed.
+//! * Links gcc's unwinder in (`libgcc_eh.a`) on Linux, so no process loads
+//!   `libgcc_s.so.1` (with `src/libm_shims.rs`, glibc is all each process
+//!   loads: `link/README.md`).
 //! * In a release build for x86_64 Linux (linked by lld, Rust's default
 //!   there), hands lld `link/hot-functions.txt`, the functions one session
 //!   runs, so they lie together at the start of the code: each process
