@@ -218,3 +218,15 @@ fn run(mut cli: Cli, json: bool, forced_json: bool) -> Result<i32> {
         Command::CompleteIds => completions::complete_ids(&t.runtime),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// A panic unwinds and is caught through the unwinder `build.rs` links
+    /// in (gcc's `libgcc_eh.a`): the launcher catches its emulator's panics
+    /// this way (`launcher::terminal::keeper`).
+    #[test]
+    fn a_panic_unwinds_through_the_linked_in_unwinder() {
+        let caught = std::panic::catch_unwind(|| -> u32 { panic!("unwound") });
+        assert!(caught.is_err());
+    }
+}
