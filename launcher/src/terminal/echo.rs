@@ -33,28 +33,18 @@ pub struct EchoWaiter {
     view: u64,
     /// The view's socket (a duplicate of the task's descriptor, non-blocking
     /// as that one is).
-    sink: OwnedFd,
+    pub(crate) sink: OwnedFd,
     /// The screen the view has been sent.
-    last: Snapshot,
+    pub(crate) last: Snapshot,
     /// The change whose frame the terminal thread sent it, if it did.
-    sent: Option<u64>,
+    pub(crate) sent: Option<u64>,
     /// The part of that frame the socket did not take at once: the view's
     /// task writes it before anything else.
-    unsent: Vec<u8>,
+    pub(crate) unsent: Vec<u8>,
     /// Wakes the view's task for a change it was not sent: while lent it
     /// does not listen to every change (an echo it was sent would wake it
     /// for nothing, and the next keystroke would find its thread busy).
     wake: Arc<Notify>,
-}
-
-/// What a view's task gets back from the terminal thread.
-pub struct EchoTakenBack {
-    pub sink: OwnedFd,
-    pub last: Snapshot,
-    /// The change whose frame was sent to the view while it waited.
-    pub sent: Option<u64>,
-    /// The end of that frame's line, to be written first.
-    pub unsent: Vec<u8>,
 }
 
 impl EchoWaiter {
@@ -73,15 +63,6 @@ impl EchoWaiter {
 
     pub(super) fn view(&self) -> u64 {
         self.view
-    }
-
-    pub(super) fn taken_back(self) -> EchoTakenBack {
-        EchoTakenBack {
-            sink: self.sink,
-            last: self.last,
-            sent: self.sent,
-            unsent: self.unsent,
-        }
     }
 
     /// Writes the frame that turns the view's screen into `snap` (change
@@ -206,7 +187,7 @@ mod tests {
         let after = screen(4, 20, &["$ l"]);
         let (echo, mut view) = waiting(&before);
         echo.send_to_waiters(&after, 12);
-        let back = echo.waiters.lock().expect("waiters").remove(0).taken_back();
+        let back = echo.waiters.lock().expect("waiters").remove(0);
         assert_eq!(back.sent, Some(12));
         assert!(back.unsent.is_empty());
         assert_eq!(back.last, after);
@@ -244,7 +225,7 @@ mod tests {
         let text = "x".repeat(20);
         let after = screen(4, 20, &["$ ", &text, &text, &text]);
         echo.send_to_waiters(&after, 3);
-        let back = echo.waiters.lock().expect("waiters").remove(0).taken_back();
+        let back = echo.waiters.lock().expect("waiters").remove(0);
         assert_eq!(back.sent, Some(3));
         assert!(!back.unsent.is_empty(), "the socket was full");
         // What went after the filler and what was kept make the line whole.
@@ -297,7 +278,7 @@ mod tests {
         let before = screen(4, 20, &["$ "]);
         let (echo, _view) = waiting(&before);
         echo.send_to_waiters(&screen(5, 20, &["$ l"]), 4);
-        let back = echo.waiters.lock().expect("waiters").remove(0).taken_back();
+        let back = echo.waiters.lock().expect("waiters").remove(0);
         assert_eq!(back.sent, None);
         assert_eq!(back.last, before);
     }

@@ -52,7 +52,7 @@ mod thread;
 pub(crate) use quiet::{release_code_when_quiet, return_free_memory};
 
 use echo::EchoFrame;
-pub use echo::{EchoTakenBack, EchoWaiter};
+pub use echo::EchoWaiter;
 use fd::{own_nonblocking_dup, Wake};
 use keeper::Published;
 use last_output::LastOutput;
@@ -434,10 +434,10 @@ impl TerminalHandle {
 
     /// View `view`'s waiter back, with what was sent to it while it waited;
     /// after this the terminal thread no longer writes to it.
-    pub fn echo_take_back(&self, view: u64) -> Option<EchoTakenBack> {
+    pub fn echo_take_back(&self, view: u64) -> Option<EchoWaiter> {
         let mut waiters = self.echo.waiters.lock().ok()?;
         let at = waiters.iter().position(|w| w.view() == view)?;
-        Some(waiters.swap_remove(at).taken_back())
+        Some(waiters.swap_remove(at))
     }
 
     /// Encode a view's key, paste, mouse or focus event for the Tick's
