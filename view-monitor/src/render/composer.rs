@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 
-use super::frame::{line_changes, line_key, Frame, Kept, Layout, ViewShape};
+use super::frame::{line_changes, line_key, Delta, Frame, Kept, Layout, Since, ViewShape};
 use super::kept::{scroll_count, show};
 use termwiz::surface::{Change, Position, Surface};
 use tickloop_proto::attach::Snapshot;
@@ -63,7 +63,7 @@ impl Composer {
             Kept::View(layout.shape(snap))
         };
         let followed = self.last.replace(kept) == Some(kept);
-        let model_delta = self.update(snap, kept == Kept::Model && followed);
+        let model_delta = self.update(snap, kept == Kept::Model, followed);
         let Kept::View(shape) = kept else {
             // Borrowed: a frame that shows the screen as it is (the common
             // case, a keystroke's echo) costs no copy of it.
@@ -74,6 +74,13 @@ impl Composer {
         if self.view.as_ref().is_some_and(|view| view.shape != shape) {
             self.view = None;
         }
+        let since = if followed {
+            Some(Since::FrameBefore)
+        } else if self.view.is_none() {
+            Some(Since::Blank)
+        } else {
+            None
+        };
         let view = self.view.get_or_insert_with(|| KeptView {
             surface: Surface::new(layout.cols, layout.rows),
             shape,
@@ -90,13 +97,17 @@ impl Composer {
         };
         let delta = view.update(&model, &layout);
         let mut frame = layout.frame(Cow::Borrowed(&view.surface), Some(kept), &self.keys, snap);
-        frame.delta = Some(delta).filter(|_| followed);
+        frame.delta = since.map(|since| Delta {
+            changes: delta,
+            since,
+        });
         frame
     }
 
     /// Brings the kept model to `snap`; with `keep_changes`, the changes
-    /// that did, unless the model was started again (another size).
-    fn update(&mut self, snap: &Snapshot, keep_changes: bool) -> Option<Vec<Change>> {
+    /// that did, when they are all of them since the model's frame before
+    /// (`followed`) or since it was blank (started again, at another size).
+    fn update(&mut self, snap: &Snapshot, keep_changes: bool, followed: bool) -> Option<Delta> {
         let size = (usize::from(snap.cols), usize::from(snap.rows));
         let started_again = self.model.dimensions() != size || self.keys.len() != size.1;
         if started_again {
@@ -148,7 +159,17 @@ impl Composer {
                 ]);
             }
         }
-        let kept = (keep_changes && !started_again).then(|| changes.clone());
+        let since = if started_again {
+            Some(Since::Blank)
+        } else if followed {
+            Some(Since::FrameBefore)
+        } else {
+            None
+        };
+        let kept = since.filter(|_| keep_changes).map(|since| Delta {
+            changes: changes.clone(),
+            since,
+        });
         if !changes.is_empty() {
             show(&mut self.model, changes);
         }

@@ -2,7 +2,7 @@
 //! row fingerprints or cells compared, and the terminal scrolled when the
 //! Tick's output scrolled (as tmux does), so an update costs a few bytes.
 
-use super::frame::{Frame, Kept};
+use super::frame::{Delta, Frame, Kept, Since};
 use super::kept::{scroll_count, scrolled_up_by, show};
 use termwiz::surface::{Change, CursorVisibility, Position, Surface};
 use tickloop_proto::attach::CursorShape;
@@ -15,32 +15,51 @@ pub struct Shown {
     keys: Vec<Option<u64>>,
     /// The composer's kept surface drawn last, untouched.
     kept: Option<Kept>,
+    /// Nothing drawn yet: the terminal is blank.
+    blank: bool,
 }
 
 impl Shown {
-    /// A terminal of `cols` x `rows` that shows nothing yet.
+    /// A terminal of `cols` x `rows` that shows nothing yet: its owner
+    /// clears it as it makes this.
     pub fn new(cols: usize, rows: usize) -> Self {
         Shown {
             surface: Surface::new(cols, rows),
             keys: Vec::new(),
             kept: None,
+            blank: true,
         }
     }
 
     /// The changes that make the terminal show `frame`, cursor included.
-    /// A frame of a composer's kept surface after a frame of the same one
-    /// is drawn as the composer changed that surface (the rows it drew,
-    /// the scroll, a new note), with no comparison of cells; any other as
-    /// [`frame_changes_keyed`]. The frame's `delta` is taken.
+    /// A frame of a composer's kept surface is drawn as the composer drew
+    /// it (with no comparison of cells) after a frame of the same surface
+    /// (the rows it drew, the scroll, a new note), and on a blank terminal
+    /// when the surface was blank too (a view's first frame: the rows drawn
+    /// once more, not compared with a blank screen and applied); any other
+    /// as [`frame_changes_keyed`]. The frame's `delta` is taken.
     pub fn changes_to(&mut self, frame: &mut Frame<'_>) -> Vec<Change> {
         let followed = std::mem::replace(&mut self.kept, frame.shows_kept());
+        let blank = std::mem::replace(&mut self.blank, false);
+        let same_size = self.surface.dimensions() == frame.surface.dimensions();
         match frame.delta.take() {
-            Some(mut changes)
-                if followed.is_some()
-                    && followed == frame.shows_kept()
-                    && self.surface.dimensions() == frame.surface.dimensions() =>
-            {
+            Some(Delta {
+                mut changes,
+                since: Since::FrameBefore,
+            }) if followed.is_some() && followed == frame.shows_kept() && same_size => {
                 show(&mut self.surface, changes.clone());
+                self.keys.clone_from(&frame.row_keys);
+                changes.extend(cursor_changes(frame));
+                changes
+            }
+            Some(Delta {
+                mut changes,
+                since: Since::Blank,
+            }) if blank && frame.shows_kept().is_some() && same_size => {
+                // The terminal shows what the kept surface shows now.
+                self.surface = frame.surface.as_ref().clone();
+                self.surface
+                    .flush_changes_older_than(self.surface.current_seqno());
                 self.keys.clone_from(&frame.row_keys);
                 changes.extend(cursor_changes(frame));
                 changes
@@ -304,6 +323,8 @@ mod tests {
         let mut lines: Vec<String> = vec![String::new(); 6];
         // Frames drawn from the kept model's changes, and from a kept view's.
         let mut by_delta = (0, 0);
+        // Frames drawn on a blank terminal from the composer's changes.
+        let mut from_blank = 0;
         for i in 0..120 {
             if i % 5 == 0 {
                 // Output scrolled by one.
@@ -343,14 +364,27 @@ mod tests {
                 frame.scroll_rows = 0;
                 frame.row_keys.clear();
             }
-            if frame.delta.is_some() {
-                match frame.shows_kept() {
-                    Some(Kept::Model) => by_delta.0 += 1,
-                    Some(Kept::View(_)) => by_delta.1 += 1,
-                    None => {}
+            match (
+                frame.delta.as_ref().map(|delta| delta.since),
+                frame.shows_kept(),
+            ) {
+                (Some(Since::FrameBefore), Some(Kept::Model)) => by_delta.0 += 1,
+                (Some(Since::FrameBefore), Some(Kept::View(_))) => by_delta.1 += 1,
+                // A first frame, on a terminal just cleared, or at its new size.
+                (Some(Since::Blank), Some(_))
+                    if shown.surface.screen_chars_to_string().trim().is_empty() =>
+                {
+                    from_blank += 1;
                 }
+                _ => {}
             }
+            let delta = frame.delta.clone();
             let changes = shown.changes_to(&mut frame);
+            if let Some(delta) = delta.filter(|_| i == 0) {
+                // The first frame is the composer's changes, cells not
+                // compared with a blank screen.
+                assert_eq!(changes[..delta.changes.len()], delta.changes[..]);
+            }
             terminal.add_changes(changes);
             assert_eq!(
                 terminal.screen_chars_to_string(),
@@ -363,6 +397,9 @@ mod tests {
             );
         }
         assert!(by_delta.0 > 30 && by_delta.1 > 20, "{by_delta:?}");
+        // The first frame, and the first after each resize to the narrower
+        // view (back at the Tick's size, the kept model is not blank).
+        assert!(from_blank >= 5, "{from_blank}");
     }
 
     /// Rows whose wide characters move to other columns from frame to

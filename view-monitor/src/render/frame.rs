@@ -178,11 +178,32 @@ pub struct Frame<'a> {
     /// The [`Composer`](super::Composer)'s kept surface the frame is;
     /// `None` for a frame made from scratch ([`compose`]).
     pub kept: Option<Kept>,
-    /// When the composer's frame before was the same kept surface: the
-    /// changes that turned that frame into this one (the rows drawn again,
-    /// the scroll, a new note). A terminal that shows the frame before
-    /// shows this one after them ([`Shown`](super::Shown)).
-    pub delta: Option<Vec<Change>>,
+    /// The changes that drew this frame on the kept surface, when they
+    /// are all of them since a state a terminal can be in: the frame
+    /// before, or a blank screen ([`Delta`]).
+    pub delta: Option<Delta>,
+}
+
+/// The changes that made a [`Composer`](super::Composer)'s frame from what
+/// its kept surface was before.
+#[derive(Clone, Debug)]
+pub struct Delta {
+    pub changes: Vec<Change>,
+    /// What the kept surface was before them.
+    pub since: Since,
+}
+
+/// What a kept surface was before a [`Delta`]'s changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Since {
+    /// The composer's frame before, the same kept surface (the rows drawn
+    /// again, the scroll, a new note): a terminal that shows the frame
+    /// before shows this one after them ([`Shown`](super::Shown)).
+    FrameBefore,
+    /// A blank surface, just made (a view's first frame, or its first at a
+    /// new size or shape): a terminal just cleared shows this frame after
+    /// them, with no comparison of cells.
+    Blank,
 }
 
 /// Which of a [`Composer`](super::Composer)'s kept surfaces a frame is.

@@ -33,7 +33,7 @@ mod translate;
 pub use attrs::{cell_attributes, nearest_256};
 pub use composer::Composer;
 pub use diff::{frame_changes, frame_changes_keyed, Shown};
-pub use frame::{compose, model_surface, size_status, Frame, Kept, ViewShape};
+pub use frame::{compose, model_surface, size_status, Delta, Frame, Kept, Since, ViewShape};
 pub use history::{scroll_marker, ScrollAction, Scroller, WHEEL_LINES};
 pub use input::InputReader;
 pub use translate::{input_events, key_event, mouse_reporting, MouseTranslator};
