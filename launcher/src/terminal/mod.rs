@@ -149,6 +149,18 @@ impl TerminalHandle {
         recorder: Arc<Recorder>,
         shell: bool,
     ) -> Result<Arc<TerminalHandle>, LauncherError> {
+        let (handle, thread) = Self::build(history, recorder, shell)?;
+        dormant::start(thread, tokio::runtime::Handle::try_current().ok())?;
+        Ok(Arc::new(handle))
+    }
+
+    /// The PTY at 120x30, this handle to it and the terminal thread's state,
+    /// not started yet.
+    fn build(
+        history: usize,
+        recorder: Arc<Recorder>,
+        shell: bool,
+    ) -> Result<(TerminalHandle, TerminalThread), LauncherError> {
         let size = PtySize {
             rows: START_ROWS,
             cols: START_COLS,
@@ -239,9 +251,7 @@ impl TerminalHandle {
             shell,
             image_limit,
         };
-        dormant::start(thread, tokio::runtime::Handle::try_current().ok())?;
-
-        Ok(Arc::new(TerminalHandle {
+        let handle = TerminalHandle {
             master: Mutex::new(pair.master),
             _slave: Mutex::new(pair.slave),
             tty_name,
@@ -262,7 +272,8 @@ impl TerminalHandle {
             shell_rx,
             images_dropped_rx,
             image_limit_mb: image_limit / (1024 * 1024),
-        }))
+        };
+        Ok((handle, thread))
     }
 
     /// Images dropped for the image memory's limit, in all, and the limit

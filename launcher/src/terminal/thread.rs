@@ -198,53 +198,62 @@ impl TerminalLoop {
                 }
             }
             if self.ahead.is_empty() {
-                self.keeper.published.tell_drained();
-                let unchanged_for = self.last_changed.elapsed();
-                let mut timeout = None;
-                if !self.released {
-                    if unchanged_for >= RELEASE_AFTER {
-                        self.quiet_now();
-                    } else {
-                        timeout = Some(RELEASE_AFTER - unchanged_for);
-                    }
-                }
-                let quiet_for = self.last_applied.elapsed();
-                if timeout.is_none() && !self.keeper.emulator.is_parked() {
-                    if quiet_for >= PARK_AFTER {
-                        self.keeper.apply(EmuMsg::Park);
-                        super::quiet::return_free_memory();
-                    } else {
-                        timeout = Some(PARK_AFTER - quiet_for);
-                    }
-                }
-                if timeout.is_none() && self.dormancy.is_some() {
-                    match self.nothing_to_do(&master) {
-                        // The terminal is dropped: the thread ends.
-                        None => return,
-                        Some(false) => {}
-                        Some(true) => {
-                            if let Some(back) = self.dormancy.clone() {
-                                // The read buffer too: none is held while
-                                // dormant.
-                                self.buf = Vec::new();
-                                // The keeper is gone only with the runtime,
-                                // the launcher's end: the loop ends with
-                                // this thread then.
-                                let _ = back.send(self);
-                                return;
-                            }
+                match self.when_drained(&master) {
+                    Next::Again => {}
+                    Next::Wait(timeout) => wait(
+                        &master,
+                        &self.writer.wake,
+                        self.reading,
+                        self.writing.is_some(),
+                        timeout,
+                    ),
+                    // The terminal is dropped: the thread ends.
+                    Next::Dropped => return,
+                    Next::Dormant => {
+                        if let Some(back) = self.dormancy.clone() {
+                            // The read buffer too: none is held while
+                            // dormant.
+                            self.buf = Vec::new();
+                            // The keeper is gone only with the runtime, the
+                            // launcher's end: the loop ends with this
+                            // thread then.
+                            let _ = back.send(self);
+                            return;
                         }
                     }
                 }
-                wait(
-                    &master,
-                    &self.writer.wake,
-                    self.reading,
-                    self.writing.is_some(),
-                    timeout,
-                );
             }
         }
+    }
+
+    /// What to do once every chunk read is applied: the quiet time's
+    /// release and the screen's parking when they are due, then sleep until
+    /// the next of them (or until something comes), or, with nothing at all
+    /// to do, go dormant.
+    fn when_drained(&mut self, master: &OwnedFd) -> Next {
+        self.keeper.published.tell_drained();
+        let unchanged_for = self.last_changed.elapsed();
+        let mut timeout = None;
+        if !self.released {
+            if unchanged_for >= RELEASE_AFTER {
+                self.quiet_now();
+            } else {
+                timeout = Some(RELEASE_AFTER - unchanged_for);
+            }
+        }
+        let quiet_for = self.last_applied.elapsed();
+        if timeout.is_none() && !self.keeper.emulator.is_parked() {
+            if quiet_for >= PARK_AFTER {
+                self.keeper.apply(EmuMsg::Park);
+                super::quiet::return_free_memory();
+            } else {
+                timeout = Some(PARK_AFTER - quiet_for);
+            }
+        }
+        if timeout.is_none() && self.dormancy.is_some() {
+            return self.idle(master);
+        }
+        Next::Wait(timeout)
     }
 
     /// Applies one of the launcher's messages (output the master has now
@@ -325,33 +334,53 @@ impl TerminalLoop {
         }
     }
 
-    /// Whether the loop has nothing to do but wait: the screen parked,
-    /// the master alive and quiet, no input, no message; `None` when the
-    /// terminal is dropped. The wake-up is cleared first, so that whatever
-    /// is queued after these looks rings it again for the dormancy to see.
-    fn nothing_to_do(&mut self, master: &OwnedFd) -> Option<bool> {
+    /// Whether the loop can go dormant: the screen parked, the master
+    /// alive and quiet, no input, no message. The wake-up is cleared
+    /// first, so that whatever is queued after these looks rings it again
+    /// for the dormancy to see; what they find queued is taken up at once
+    /// ([`Next::Again`]): its ring was just cleared, and a `poll` would
+    /// sleep on it (a wait's message that came as the screen was parked
+    /// went unanswered until the next output).
+    fn idle(&mut self, master: &OwnedFd) -> Next {
         if !self.keeper.emulator.is_parked()
             || !self.reading
             || self.writing.is_some()
             || !self.ahead.is_empty()
         {
-            return Some(false);
+            return Next::Wait(None);
         }
         self.writer.wake.clear();
         match self.rx.try_recv() {
             Ok(msg) => {
                 self.pending = Some(msg);
-                return Some(false);
+                return Next::Again;
             }
             Err(mpsc::error::TryRecvError::Empty) => {}
-            Err(mpsc::error::TryRecvError::Disconnected) => return None,
+            Err(mpsc::error::TryRecvError::Disconnected) => return Next::Dropped,
         }
         if let Ok(bytes) = self.input.try_recv() {
             self.writing = Some(Writing { bytes, done: 0 });
-            return Some(false);
+            return Next::Again;
         }
-        Some(!has_output(master))
+        if has_output(master) {
+            Next::Again
+        } else {
+            Next::Dormant
+        }
     }
+}
+
+/// What the terminal loop does next, once the output read is applied.
+#[derive(Debug, PartialEq, Eq)]
+enum Next {
+    /// Go round again at once: something was taken up to do.
+    Again,
+    /// Sleep in `poll` until something comes, or until the timeout.
+    Wait(Option<std::time::Duration>),
+    /// Nothing at all to do: hand the loop to its dormancy.
+    Dormant,
+    /// The terminal is dropped: the thread ends.
+    Dropped,
 }
 
 /// Output read from the master and not applied yet, oldest first, with
@@ -474,5 +503,41 @@ pub(super) fn wait(
     unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout_ms) };
     if fds[1].revents != 0 {
         wake.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::terminal::TerminalHandle;
+
+    /// A message queued as the loop goes quiet (after the screen is parked,
+    /// before its last look at the queue) is taken up at once: that look
+    /// cleared the wake-up the message rang, and a `poll` would sleep on
+    /// it until the next output. (A `wait --prompt` asked again as the
+    /// screen was parked went unanswered for its whole timeout.)
+    #[test]
+    fn a_message_that_comes_as_the_loop_goes_quiet_is_taken_up_at_once() {
+        let recorder = Arc::new(Recorder::new("quiet"));
+        let (handle, thread) = TerminalHandle::build(0, recorder, false).expect("a PTY");
+        let (back, _handed_back) = mpsc::unbounded_channel();
+        let mut terminal = TerminalLoop::new(thread, Some(back));
+        let master = terminal.writer.master.clone();
+        assert_eq!(terminal.idle(&master), Next::Wait(None), "not parked yet");
+        terminal.keeper.apply(EmuMsg::Park);
+        assert_eq!(terminal.idle(&master), Next::Dormant);
+        let (reply, _answer) = tokio::sync::oneshot::channel();
+        let message = Box::new(EmuMsg::Snapshot(0, reply));
+        assert!(handle.emu_tx.tx.try_send(message).is_ok());
+        handle.emu_tx.wake.ring();
+        assert_eq!(terminal.idle(&master), Next::Again);
+        assert!(
+            matches!(terminal.pending.as_deref(), Some(EmuMsg::Snapshot(..))),
+            "the message is the next thing applied"
+        );
+        terminal.pending = None;
+        assert_eq!(terminal.idle(&master), Next::Dormant);
+        drop(handle);
+        assert_eq!(terminal.idle(&master), Next::Dropped);
     }
 }
