@@ -63,7 +63,11 @@ impl Composer {
             Kept::View(layout.shape(snap))
         };
         let followed = self.last.replace(kept) == Some(kept);
-        let model_delta = self.update(snap, kept == Kept::Model, followed);
+        let new_view = match kept {
+            Kept::Model => false,
+            Kept::View(shape) => self.view.as_ref().is_none_or(|view| view.shape != shape),
+        };
+        let model_delta = self.update(snap, kept == Kept::Model || new_view, followed);
         let Kept::View(shape) = kept else {
             // Borrowed: a frame that shows the screen as it is (the common
             // case, a keystroke's echo) costs no copy of it.
@@ -71,36 +75,40 @@ impl Composer {
             frame.delta = model_delta;
             return frame;
         };
-        if self.view.as_ref().is_some_and(|view| view.shape != shape) {
-            self.view = None;
+        // A new view: made from the model when the model was just drawn
+        // from blank, the view shows all of it but what goes over it (a
+        // view's first frame, with the note on its last row), and every
+        // line is plain text (drawn the same on any surface, as a copy
+        // cell by cell draws it); else blank.
+        let mut since = followed.then_some(Since::FrameBefore);
+        let mut changes = Vec::new();
+        if new_view {
+            since = Some(Since::Blank);
+            let from_model = model_delta.filter(|delta| {
+                delta.since == Since::Blank
+                    && shows_the_whole_model(&shape, layout.height)
+                    && snap.lines.iter().all(printable_ascii)
+            });
+            self.view = Some(match from_model {
+                Some(delta) => {
+                    changes = delta.changes;
+                    KeptView::of_model(&self.model, &self.keys, shape, layout.height)
+                }
+                None => KeptView::blank(shape, &layout),
+            });
         }
-        let since = if followed {
-            Some(Since::FrameBefore)
-        } else if self.view.is_none() {
-            Some(Since::Blank)
-        } else {
-            None
-        };
-        let view = self.view.get_or_insert_with(|| KeptView {
-            surface: Surface::new(layout.cols, layout.rows),
-            shape,
-            rows: vec![None; layout.height],
-            status: None,
-            marker: None,
-            clear_first: false,
-        });
+        let view = self
+            .view
+            .get_or_insert_with(|| KeptView::blank(shape, &layout));
         let model = ModelRows {
             surface: &self.model,
             keys: &self.keys,
             ends: &self.ends,
             lines: &snap.lines,
         };
-        let delta = view.update(&model, &layout);
+        changes.extend(view.update(&model, &layout));
         let mut frame = layout.frame(Cow::Borrowed(&view.surface), Some(kept), &self.keys, snap);
-        frame.delta = since.map(|since| Delta {
-            changes: delta,
-            since,
-        });
+        frame.delta = since.map(|since| Delta { changes, since });
         frame
     }
 
@@ -177,7 +185,43 @@ impl Composer {
     }
 }
 
+/// Whether a view of `shape` that shows `height` of the Tick's rows shows
+/// the Tick's whole screen at its size, but for its last row at most (the
+/// status line's).
+fn shows_the_whole_model(shape: &ViewShape, height: usize) -> bool {
+    let (cols, rows) = (usize::from(shape.tick_cols), usize::from(shape.tick_rows));
+    shape.cols == cols && shape.rows == rows && shape.width == cols && height + 1 >= rows
+}
+
 impl KeptView {
+    /// A view of `shape` that shows nothing yet.
+    fn blank(shape: ViewShape, layout: &Layout) -> Self {
+        KeptView {
+            surface: Surface::new(layout.cols, layout.rows),
+            shape,
+            rows: vec![None; layout.height],
+            status: None,
+            marker: None,
+            clear_first: false,
+        }
+    }
+
+    /// A view of `shape` ([`shows_the_whole_model`]) that shows `model`,
+    /// whose rows have the fingerprints `keys`: a copy of it, nothing over
+    /// it yet.
+    fn of_model(model: &Surface, keys: &[Option<u64>], shape: ViewShape, height: usize) -> Self {
+        let mut surface = model.clone();
+        surface.flush_changes_older_than(surface.current_seqno());
+        KeptView {
+            surface,
+            shape,
+            rows: keys.iter().take(height).map(|key| Some(*key)).collect(),
+            status: None,
+            marker: None,
+            clear_first: false,
+        }
+    }
+
     /// Brings the view to `model`, with `layout`'s status line and marker
     /// over it; the changes that did.
     fn update(&mut self, model: &ModelRows<'_>, layout: &Layout) -> Vec<Change> {
@@ -345,6 +389,9 @@ mod tests {
             usize::try_from(seed % n as u64).expect("small")
         };
         let mut composer = Composer::default();
+        // Frames whose changes were told from blank (the first, and those
+        // of a new size or shape of view).
+        let mut from_blank = 0;
         let (mut cols, mut rows) = (12u16, 5u16);
         let mut snap = Snapshot::blank(cols, rows);
         for frame_no in 0..2000 {
@@ -386,8 +433,25 @@ mod tests {
             let force = next(3) == 0;
             snap.scroll.offset = u32::from(next(3) == 0) * u32::try_from(next(40)).expect("small");
             snap.scroll.history = 40;
-            let kept = composer.compose(&snap, view_cols, view_rows, note, force);
+            let mut kept = composer.compose(&snap, view_cols, view_rows, note, force);
             let fresh = compose(&snap, view_cols, view_rows, note, force);
+            if let Some(Delta {
+                changes,
+                since: Since::Blank,
+            }) = kept.delta.take()
+            {
+                // Changes from blank draw the frame on a terminal just cleared.
+                let (width, height) = fresh.surface.dimensions();
+                let mut terminal = Surface::new(width, height);
+                terminal.add_changes(changes);
+                assert!(
+                    terminal.diff_screens(&fresh.surface).is_empty(),
+                    "frame {frame_no} from blank:\n{}\n--- from scratch:\n{}",
+                    terminal.screen_chars_to_string(),
+                    fresh.surface.screen_chars_to_string()
+                );
+                from_blank += 1;
+            }
             assert!(
                 kept.surface.diff_screens(&fresh.surface).is_empty()
                     && fresh.surface.diff_screens(&kept.surface).is_empty(),
@@ -400,6 +464,56 @@ mod tests {
                 (kept.cursor, kept.scroll_rows),
                 (fresh.cursor, fresh.scroll_rows),
                 "frame {frame_no}"
+            );
+        }
+        assert!(from_blank > 20, "{from_blank}");
+    }
+
+    /// A view's first frame, its note on the last row: the view is made
+    /// from the model just drawn, and the changes that drew the model,
+    /// then the note, draw the frame on a terminal just cleared; the same
+    /// with the history marker, and at another size (drawn blank then).
+    #[test]
+    fn a_first_frame_is_told_as_the_changes_from_a_blank_screen() {
+        let plain = [
+            "$ ls -la",
+            "drwxr-xr-x  2 root root 4096 Dec  7 ..",
+            "",
+            "a line much wider than the screen is, cut at its end",
+            "",
+            "$ ",
+        ];
+        let mut other = plain;
+        other[1] = "drwxr-xr-x  中文 ｶﾀｶﾅ e\u{301} 👍🏽";
+        other[2] = "\ttab";
+        let sizes = [(30, 6, 0), (30, 6, 7), (40, 6, 0), (30, 8, 0), (20, 4, 0)];
+        for (texts, (cols, rows, offset)) in [plain, other]
+            .into_iter()
+            .flat_map(|texts| sizes.map(|size| (texts, size)))
+        {
+            let mut snap = crate::render::snap_with(&texts, 30, 6);
+            snap.lines[2].runs[0].attrs.bold = true;
+            snap.scroll.offset = offset;
+            snap.scroll.history = 40;
+            let mut composer = Composer::default();
+            let note = "ctrl+\\ then ? lists the keys";
+            let mut frame = composer.compose(&snap, cols, rows, note, true);
+            let fresh = compose(&snap, cols, rows, note, true);
+            let Some(Delta {
+                changes,
+                since: Since::Blank,
+            }) = frame.delta.take()
+            else {
+                panic!("{cols}x{rows}: a first frame's changes are from blank");
+            };
+            let mut terminal = Surface::new(usize::from(cols), usize::from(rows));
+            terminal.add_changes(changes);
+            assert!(
+                terminal.diff_screens(&fresh.surface).is_empty()
+                    && frame.surface.diff_screens(&fresh.surface).is_empty(),
+                "{cols}x{rows}:\n{}\n--- from scratch:\n{}",
+                terminal.screen_chars_to_string(),
+                fresh.surface.screen_chars_to_string()
             );
         }
     }
