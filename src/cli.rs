@@ -29,7 +29,12 @@ pub struct Cli {
     pub command: Command,
 }
 
+// Each command's arguments are built only when it is the one run (or for
+// help, completions and the manual page, which build them all): building
+// every command's was most of what `tickloop attach` did before its first
+// frame, the frame aside.
 #[derive(Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// Start PROGRAM as a Tick (or, with --shell, a plain terminal program).
     Open(OpenArgs),

@@ -331,7 +331,9 @@ fn open_remote(
 fn closest_open_option(typed: &str) -> Option<String> {
     let typed = typed.trim_start_matches('-');
     let typed = typed.split('=').next().unwrap_or(typed);
-    let command = Cli::command();
+    let mut command = Cli::command();
+    // The commands' arguments are built on demand (`defer`).
+    command.build();
     let open = command.find_subcommand("open")?;
     open.get_arguments()
         .filter_map(|a| a.get_long())
