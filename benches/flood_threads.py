@@ -50,7 +50,10 @@ def threads(pid):
 
 
 def delta(before, after):
-    return {k: tuple(after[k][i] - before[k][i] for i in range(3)) for k in after if k in before}
+    """What each thread did between the two looks; a thread started since
+    (the terminal thread of a launcher whose quiet terminal had none) from
+    nothing."""
+    return {k: tuple(after[k][i] - before.get(k, (0, 0, 0))[i] for i in range(3)) for k in after}
 
 
 def launcher_of(sid):
