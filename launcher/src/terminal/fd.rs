@@ -64,6 +64,21 @@ pub(super) fn read_fd(fd: &OwnedFd, buf: &mut [u8]) -> std::io::Result<usize> {
     usize::try_from(n).map_err(|_| std::io::Error::last_os_error())
 }
 
+/// How many bytes a read of the PTY master `fd` takes now without
+/// waiting (`FIONREAD`); `None` when the kernel does not say. A `read`
+/// (or a `poll`) of a master whose buffer is empty first waits for the
+/// kernel's worker to move what the program wrote into it, 4 KiB at a
+/// time; this looks only at what is there.
+pub(super) fn readable_now(fd: &OwnedFd) -> Option<usize> {
+    let mut count: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int to the valid `count`.
+    let done = unsafe { libc::ioctl(fd.as_raw_fd(), libc::FIONREAD, &mut count) };
+    if done < 0 {
+        return None;
+    }
+    usize::try_from(count).ok()
+}
+
 /// One `write` of `bytes` to `fd`.
 pub(super) fn write_fd(fd: &OwnedFd, bytes: &[u8]) -> std::io::Result<usize> {
     // SAFETY: writes at most `bytes.len()` bytes from `bytes` to an open fd.

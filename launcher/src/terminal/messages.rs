@@ -74,14 +74,33 @@ pub(super) enum EmuMsg {
     Park,
 }
 
-/// A message that must see every byte the Tick wrote so far.
-pub(super) fn wants_fresh_output(msg: &EmuMsg) -> bool {
-    matches!(
-        msg,
-        EmuMsg::Snapshot(..)
-            | EmuMsg::ViewSnapshot(..)
-            | EmuMsg::Record(..)
-            | EmuMsg::Shell(..)
-            | EmuMsg::Image(..)
-    )
+/// How fresh the output a message sees must be: what the thread reads for
+/// it first, if anything.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Fresh {
+    /// Every byte the Tick wrote so far: a screen read, a wait on the
+    /// output, a recording's first screen.
+    Written,
+    /// What the master holds now, without waiting for the kernel to move
+    /// more in: a view's frame. In a flood, waiting for every byte written
+    /// means reading in step with the writer, one kernel hand-over of
+    /// 4 KiB after another, until it pauses; at each frame. (Output that
+    /// comes after is another change, and another frame.)
+    Held,
+}
+
+/// The output message `msg` must see, if any (see [`Fresh`]).
+pub(super) fn fresh_output(msg: &EmuMsg) -> Option<Fresh> {
+    match msg {
+        EmuMsg::Snapshot(..) | EmuMsg::Record(..) | EmuMsg::Shell(..) | EmuMsg::Image(..) => {
+            Some(Fresh::Written)
+        }
+        EmuMsg::ViewSnapshot(..) => Some(Fresh::Held),
+        EmuMsg::Output(..)
+        | EmuMsg::Resize(..)
+        | EmuMsg::Placements(..)
+        | EmuMsg::Compact
+        | EmuMsg::ReleaseSpare
+        | EmuMsg::Park => None,
+    }
 }

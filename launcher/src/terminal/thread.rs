@@ -2,9 +2,9 @@
 //! takes now, then a few chunks of output, read ahead of the emulator; it
 //! sleeps in `poll` when there is nothing to do.
 
-use super::fd::{read_fd, Wake};
+use super::fd::{read_fd, readable_now, Wake};
 use super::keeper::{new_emulator, Keeper, Published};
-use super::messages::{wants_fresh_output, EmuMsg, OutputChunk};
+use super::messages::{fresh_output, EmuMsg, Fresh, OutputChunk};
 use super::pty_input::{AnswerWriter, PtyWriter};
 use super::quiet::{COMPACT_EVERY, PARK_AFTER, RELEASE_AFTER};
 use super::{START_COLS, START_ROWS};
@@ -183,9 +183,13 @@ impl TerminalLoop {
             // chunk is applied, instead of waiting for room in the PTY.
             for _ in 0..READS_PER_TURN {
                 if self.reading {
-                    self.reading =
-                        self.ahead
-                            .fill(&master, &self.writer, &mut self.buf, READ_AHEAD);
+                    self.reading = self.ahead.fill(
+                        &master,
+                        &self.writer,
+                        &mut self.buf,
+                        READ_AHEAD,
+                        Fresh::Written,
+                    );
                 }
                 let Some(chunk) = self.ahead.pop() else {
                     break;
@@ -259,11 +263,11 @@ impl TerminalLoop {
     /// Applies one of the launcher's messages (output the master has now
     /// first, for those that want it fresh).
     fn apply_message(&mut self, msg: EmuMsg, master: &OwnedFd) {
-        if wants_fresh_output(&msg) {
+        if let Some(fresh) = fresh_output(&msg) {
             if self.reading {
-                self.reading = self
-                    .ahead
-                    .fill(master, &self.writer, &mut self.buf, usize::MAX);
+                self.reading =
+                    self.ahead
+                        .fill(master, &self.writer, &mut self.buf, usize::MAX, fresh);
             }
             while let Some(chunk) = self.ahead.pop() {
                 self.keeper.apply(EmuMsg::Output(chunk));
@@ -397,7 +401,10 @@ pub(super) struct ReadAhead {
 
 impl ReadAhead {
     /// Reads the master until it has nothing more now or `limit` bytes are
-    /// held. False when the master will give no more output.
+    /// held: with [`Fresh::Written`], each read waits for what the kernel
+    /// has yet to move into the master's buffer; with [`Fresh::Held`],
+    /// only what that buffer holds is read. False when the master will
+    /// give no more output.
     /// Output read after input was written answers that input (see
     /// [`PtyWriter::unanswered`]). An empty `buf` (given back at quiet) is
     /// made again only when the master has output.
@@ -407,14 +414,22 @@ impl ReadAhead {
         writer: &PtyWriter,
         buf: &mut Vec<u8>,
         limit: usize,
+        fresh: Fresh,
     ) -> bool {
         if buf.is_empty() {
-            if !has_output(master) {
+            let waiting = match fresh {
+                Fresh::Written => has_output(master),
+                Fresh::Held => readable_now(master) != Some(0),
+            };
+            if !waiting {
                 return true;
             }
             *buf = vec![0; READ_CHUNK];
         }
         while self.bytes < limit {
+            if fresh == Fresh::Held && readable_now(master) == Some(0) {
+                return true;
+            }
             let written = writer.written.load(Ordering::Acquire);
             match read_fd(master, buf) {
                 Ok(0) => return false,
@@ -539,5 +554,44 @@ mod tests {
         assert_eq!(terminal.idle(&master), Next::Dormant);
         drop(handle);
         assert_eq!(terminal.idle(&master), Next::Dropped);
+    }
+
+    /// Output the program wrote, as the PTY's slave gets it.
+    fn program_writes(writer: &PtyWriter, bytes: &[u8]) {
+        use std::io::Write;
+        let mut slave = writer.slave.as_ref().expect("the slave opened again");
+        slave.write_all(bytes).expect("written to the slave");
+    }
+
+    /// A read for a view's frame takes what the master holds, and nothing
+    /// when it holds nothing; a read for a screen read takes everything the
+    /// program wrote before it, waiting for the kernel to hand it over.
+    #[test]
+    fn a_frame_reads_what_the_master_holds_and_a_screen_read_all_that_was_written() {
+        let recorder = Arc::new(Recorder::new("reads"));
+        let (_handle, thread) = TerminalHandle::build(0, recorder, false).expect("a PTY");
+        let (writer, master) = (&thread.writer, &*thread.writer.master);
+        let mut ahead = ReadAhead::default();
+        let mut buf = Vec::new();
+        assert_eq!(readable_now(master), Some(0), "nothing written yet");
+        assert!(ahead.fill(master, writer, &mut buf, usize::MAX, Fresh::Held));
+        assert!(ahead.is_empty() && buf.is_empty(), "no read, no buffer");
+
+        program_writes(writer, &[b'a'; 100]);
+        while readable_now(master) != Some(100) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert!(ahead.fill(master, writer, &mut buf, usize::MAX, Fresh::Held));
+        assert_eq!(ahead.bytes, 100, "what the master holds is read");
+        assert!(ahead.fill(master, writer, &mut buf, usize::MAX, Fresh::Held));
+        assert_eq!(ahead.bytes, 100, "and no more");
+
+        program_writes(writer, &[b'b'; 100]);
+        assert!(ahead.fill(master, writer, &mut buf, usize::MAX, Fresh::Written));
+        assert_eq!(ahead.bytes, 200, "a screen read gets all that was written");
+        let read: Vec<u8> = std::iter::from_fn(|| ahead.pop())
+            .flat_map(|chunk| chunk.bytes)
+            .collect();
+        assert_eq!(read, [[b'a'; 100], [b'b'; 100]].concat());
     }
 }

@@ -7,7 +7,9 @@
 //!   [`FRAME_BURST`](serve::FRAME_BURST) frames sent at once (so a keystroke's echo is drawn at
 //!   once, not at the next 60 Hz tick): the terminal thread only signals "the
 //!   screen changed" (a `watch`, so a flood of output is one pending signal),
-//!   and a view's writer takes a fresh snapshot when its next frame is due
+//!   and a view's writer takes a snapshot when its next frame is due (the
+//!   output the master holds then applied first: `Fresh::Held` in the
+//!   terminal's messages)
 //!   and sends the rows that differ from what it sent last. A slow view gets
 //!   fewer frames, never a backlog. The first frame after the view typed
 //!   (its echo) goes at once and is not counted, so echo never waits for
