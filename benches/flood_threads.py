@@ -11,13 +11,21 @@ The program says the flood is over through a FIFO, so nothing polls the
 launcher meanwhile. The time is from the Enter that starts `cat` to its
 end, as termbench's throughput is.
 
-Run: python3 benches/flood_threads.py [--attached] [--rounds 3] BIN [BIN...]
+Attached, `--view stopped` stops the view (`SIGSTOP`) 30 ms into the
+flood, `--view detached` detaches it before the flood, and `--start cli`
+types the Enter with `tickloop keys` instead of through the view: what
+ruled out the view's drawing, the echo's lending and the view's
+registration in the launcher (`results/cost-2026-12-07g.md`).
+
+Run: python3 benches/flood_threads.py [--attached [--view live|stopped|detached]
+     [--start view|cli]] [--rounds 3] BIN [BIN...]
 Standard library only; termbench.py (../shared/bench, or --termbench)
 makes the data.
 """
 import argparse
 import os
 import pty
+import signal
 import struct
 import subprocess
 import sys
@@ -68,7 +76,7 @@ def launcher_of(sid):
     raise SystemExit(f"no launcher found for {sid}")
 
 
-def one_round(binary, data, attached, n):
+def one_round(binary, data, attached, n, view_mode="live", start="view"):
     rt = tempfile.mkdtemp(prefix="flood-")
     over = os.path.join(rt, "over")
     os.mkfifo(over)
@@ -94,15 +102,24 @@ def one_round(binary, data, attached, n):
         threading.Thread(target=drain, daemon=True).start()
         time.sleep(4)  # past the view's note after attaching
     before = {"launcher": threads(launcher), **({"view": threads(view)} if view else {})}
+    if view and view_mode == "detached":
+        os.write(fd, b"\x1cd")
+        os.waitpid(view, 0)
+        view = None
+        before.pop("view")
     t0 = time.monotonic()
-    if attached:
+    if view and start == "view":
         os.write(fd, b"\r")
     else:
         subprocess.run([binary, "keys", f"shell:{sid}", "Enter"], env=env, capture_output=True, check=True)
+    if view and view_mode == "stopped":
+        time.sleep(0.03)
+        os.kill(view, signal.SIGSTOP)
     open(over).read()
     seconds = time.monotonic() - t0
     after = {"launcher": threads(launcher), **({"view": threads(view)} if view else {})}
     if view:
+        os.kill(view, signal.SIGCONT)
         os.write(fd, b"\x1cd")
         os.waitpid(view, 0)
     subprocess.run([binary, "shutdown"], env=env, capture_output=True)
@@ -112,6 +129,8 @@ def one_round(binary, data, attached, n):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--attached", action="store_true")
+    ap.add_argument("--view", choices=["live", "stopped", "detached"], default="live")
+    ap.add_argument("--start", choices=["view", "cli"], default="view")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--termbench", default=TERMBENCH)
     ap.add_argument("bins", nargs="+")
@@ -122,10 +141,13 @@ def main():
     data = os.path.join(tempfile.gettempdir(), "flood_threads-64MiB.bin")
     if not os.path.exists(data):
         termbench.make_data(data, 64 << 20, 20261129)
-    mode = "attached" if args.attached else "headless"
+    mode = "headless"
+    if args.attached:
+        mode = "attached" + ("" if args.view == "live" else f", view {args.view}") + (
+            "" if args.start == "view" else ", started from the CLI")
     for r in range(args.rounds):
         for binary in args.bins:
-            seconds, work = one_round(binary, data, args.attached, r)
+            seconds, work = one_round(binary, data, args.attached, r, args.view, args.start)
             print(f"{binary} {mode} round {r + 1}: {seconds:.3f} s, {64 / seconds:.1f} MiB/s")
             for who, per in work.items():
                 for name, (cpu, vol, invol) in sorted(per.items()):

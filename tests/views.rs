@@ -415,6 +415,32 @@ fn the_note_after_attaching_gives_way_when_the_tick_draws_on_its_row() {
     assert!(!screen.contains("d detaches"), "{screen}");
 }
 
+/// A person's bash in a real terminal, a command typed that floods it
+/// (300,000 lines, then a line of its own): once that line is on the
+/// screen, the view shows the screen the keeper has, row for row. A view's
+/// frame applies only the output the master holds when it is taken; the
+/// frame after the last of it must still come.
+#[test]
+fn a_flood_typed_into_an_attached_bash_ends_with_the_view_showing_the_screen() {
+    let host = Host::new();
+    let id = host.open_bash("flood");
+    host.ok(&["input", &id, "PS1='prompt> '\r"]);
+    host.wait_screen(&id, "prompt> ");
+    let tmux = Tmux::start(&host, 120, 30, &attach_command(&id));
+    tmux.wait_text("prompt> ");
+    tmux.type_text("seq 1 300000; echo flood-$((6*7))");
+    tmux.send_keys(&["Enter"]);
+    tmux.wait_text("flood-42");
+    wait_for(
+        "the view to show the same screen as `tickloop screen`",
+        || {
+            let view = normalized(&tmux.capture());
+            let screen = normalized(&host.screen(&id));
+            (view == screen && view.iter().any(|row| row.contains("300000"))).then_some(())
+        },
+    );
+}
+
 #[test]
 fn the_note_after_attaching_never_covers_what_the_tick_shows_on_its_row() {
     let host = Host::new();
