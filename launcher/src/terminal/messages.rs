@@ -79,7 +79,9 @@ pub(super) enum EmuMsg {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Fresh {
     /// Every byte the Tick wrote so far: a screen read, a wait on the
-    /// output, a recording's first screen.
+    /// output, a recording's first screen. (Read up to what the kernel can
+    /// hold, [`super::thread::KERNEL_HOLDS_AT_MOST`]: what comes after was
+    /// written after the message.)
     Written,
     /// What the master holds now, without waiting for the kernel to move
     /// more in: a view's frame. In a flood, waiting for every byte written

@@ -35,6 +35,17 @@ pub(super) const READS_PER_TURN: usize = 4;
 /// reads of the PTY for the Tick to write into while one is applied.
 pub(super) const READ_AHEAD: usize = 128 * 1024;
 
+/// The most output the kernel holds between a Tick's writes and the
+/// master's reads: bytes the Tick has written (its `write` returned) that
+/// the master has not given yet. A message that must see every byte
+/// written before it ([`Fresh::Written`]) reads at most this much more:
+/// past it a flood's reads only go on in step with the writer, 4 KiB per
+/// hand-over of the kernel, for as long as it writes (a `screen` in a
+/// flood took up to 100 ms so, and slowed the flood). Linux 6.18 holds
+/// about 15 KiB there (measured: a raw slave takes 15,360 bytes with
+/// nobody reading), older kernels 68 KiB.
+pub(super) const KERNEL_HOLDS_AT_MOST: usize = 256 * 1024;
+
 /// Everything the terminal thread owns.
 pub(super) struct TerminalThread {
     pub(super) rx: mpsc::Receiver<Box<EmuMsg>>,
@@ -265,9 +276,9 @@ impl TerminalLoop {
     fn apply_message(&mut self, msg: EmuMsg, master: &OwnedFd) {
         if let Some(fresh) = fresh_output(&msg) {
             if self.reading {
-                self.reading =
-                    self.ahead
-                        .fill(master, &self.writer, &mut self.buf, usize::MAX, fresh);
+                self.reading = self
+                    .ahead
+                    .fill_fresh(master, &self.writer, &mut self.buf, fresh);
             }
             while let Some(chunk) = self.ahead.pop() {
                 self.keeper.apply(EmuMsg::Output(chunk));
@@ -450,6 +461,21 @@ impl ReadAhead {
         true
     }
 
+    /// Reads what a message needs to see ([`Fresh`]): the output written
+    /// before it, which is at most what the kernel holds
+    /// ([`KERNEL_HOLDS_AT_MOST`]) past what was read already, or what the
+    /// master holds now. False when the master will give no more output.
+    pub(super) fn fill_fresh(
+        &mut self,
+        master: &OwnedFd,
+        writer: &PtyWriter,
+        buf: &mut Vec<u8>,
+        fresh: Fresh,
+    ) -> bool {
+        let limit = self.bytes.saturating_add(KERNEL_HOLDS_AT_MOST);
+        self.fill(master, writer, buf, limit, fresh)
+    }
+
     /// The oldest chunk not applied yet.
     pub(super) fn pop(&mut self) -> Option<OutputChunk> {
         let chunk = self.chunks.pop_front()?;
@@ -574,24 +600,65 @@ mod tests {
         let mut ahead = ReadAhead::default();
         let mut buf = Vec::new();
         assert_eq!(readable_now(master), Some(0), "nothing written yet");
-        assert!(ahead.fill(master, writer, &mut buf, usize::MAX, Fresh::Held));
+        assert!(ahead.fill_fresh(master, writer, &mut buf, Fresh::Held));
         assert!(ahead.is_empty() && buf.is_empty(), "no read, no buffer");
 
         program_writes(writer, &[b'a'; 100]);
         while readable_now(master) != Some(100) {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
-        assert!(ahead.fill(master, writer, &mut buf, usize::MAX, Fresh::Held));
+        assert!(ahead.fill_fresh(master, writer, &mut buf, Fresh::Held));
         assert_eq!(ahead.bytes, 100, "what the master holds is read");
-        assert!(ahead.fill(master, writer, &mut buf, usize::MAX, Fresh::Held));
+        assert!(ahead.fill_fresh(master, writer, &mut buf, Fresh::Held));
         assert_eq!(ahead.bytes, 100, "and no more");
 
         program_writes(writer, &[b'b'; 100]);
-        assert!(ahead.fill(master, writer, &mut buf, usize::MAX, Fresh::Written));
+        assert!(ahead.fill_fresh(master, writer, &mut buf, Fresh::Written));
         assert_eq!(ahead.bytes, 200, "a screen read gets all that was written");
         let read: Vec<u8> = std::iter::from_fn(|| ahead.pop())
             .flat_map(|chunk| chunk.bytes)
             .collect();
         assert_eq!(read, [[b'a'; 100], [b'b'; 100]].concat());
+    }
+
+    /// A screen read while the program floods its terminal reads what was
+    /// written before it and stops: it does not go on reading in step
+    /// with the writer until the writer pauses.
+    #[test]
+    fn a_screen_read_in_a_flood_reads_no_more_than_the_kernel_held() {
+        let recorder = Arc::new(Recorder::new("flood"));
+        let (_handle, thread) = TerminalHandle::build(0, recorder, false).expect("a PTY");
+        let writer = thread.writer.clone();
+        let flood = 16 * KERNEL_HOLDS_AT_MOST;
+        let program = std::thread::spawn({
+            let writer = writer.clone();
+            move || {
+                // Written in pieces: each returns once the kernel took it.
+                for _ in 0..flood / 4096 {
+                    program_writes(&writer, &[b'x'; 4096]);
+                }
+            }
+        });
+        let master = &*writer.master;
+        let (mut ahead, mut buf) = (ReadAhead::default(), Vec::new());
+        while readable_now(master) == Some(0) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert!(ahead.fill_fresh(master, &writer, &mut buf, Fresh::Written));
+        assert!(ahead.bytes >= 1, "what the kernel held is read");
+        assert!(
+            ahead.bytes < KERNEL_HOLDS_AT_MOST + READ_CHUNK,
+            "read {} bytes of a flood of {flood}",
+            ahead.bytes
+        );
+        // The rest is read as the loop reads a flood, and the writer ends.
+        let mut total = ahead.bytes;
+        while total < flood {
+            while ahead.pop().is_some() {}
+            assert!(ahead.fill(master, &writer, &mut buf, READ_AHEAD, Fresh::Written));
+            total += ahead.bytes;
+        }
+        program.join().expect("the program's writes");
+        assert_eq!(total, flood);
     }
 }
