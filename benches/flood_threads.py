@@ -126,6 +126,17 @@ def one_round(binary, data, attached, n, view_mode="live", start="view"):
     return seconds, {who: delta(before[who], after[who]) for who in before}
 
 
+def flood_data(termbench_dir):
+    """The 64 MiB of termbench's data (made once, in the temporary folder)."""
+    data = os.path.join(tempfile.gettempdir(), "flood_threads-64MiB.bin")
+    if not os.path.exists(data):
+        sys.path.insert(0, termbench_dir)
+        import termbench  # noqa: E402
+
+        termbench.make_data(data, 64 << 20, 20261129)
+    return data
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--attached", action="store_true")
@@ -135,12 +146,7 @@ def main():
     ap.add_argument("--termbench", default=TERMBENCH)
     ap.add_argument("bins", nargs="+")
     args = ap.parse_args()
-    sys.path.insert(0, args.termbench)
-    import termbench  # noqa: E402
-
-    data = os.path.join(tempfile.gettempdir(), "flood_threads-64MiB.bin")
-    if not os.path.exists(data):
-        termbench.make_data(data, 64 << 20, 20261129)
+    data = flood_data(args.termbench)
     mode = "headless"
     if args.attached:
         mode = "attached" + ("" if args.view == "live" else f", view {args.view}") + (

@@ -14,9 +14,10 @@ import argparse
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
+
+from flood_threads import flood_data
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TERMBENCH = os.path.join(HERE, "..", "..", "shared", "bench")
@@ -55,12 +56,7 @@ def main():
     ap.add_argument("--termbench", default=TERMBENCH)
     ap.add_argument("bins", nargs="+")
     args = ap.parse_args()
-    sys.path.insert(0, args.termbench)
-    import termbench  # noqa: E402
-
-    data = os.path.join(tempfile.gettempdir(), "flood_threads-64MiB.bin")
-    if not os.path.exists(data):
-        termbench.make_data(data, 64 << 20, 20261129)
+    data = flood_data(args.termbench)
     print(f"{'round':5} {'executable':40} {'screens':>7} {'median ms':>9} {'p90 ms':>7} {'most ms':>7} {'flood MiB/s':>11}")
     for r in range(args.rounds):
         for binary in args.bins:
