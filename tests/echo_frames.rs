@@ -61,6 +61,7 @@ impl View {
             rows: ROWS,
             term: TermCaps::default(),
             client: Some("echo_frames test".into()),
+            tty: None,
         };
         view.send(&serde_json::to_string(&hello).expect("view hello"));
         view

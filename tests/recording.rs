@@ -75,6 +75,7 @@ fn resize(host: &Host, id: &str, cols: u16, rows: u16) {
             rows,
             term: TermCaps::default(),
             client: Some("test".into()),
+            tty: None,
         },
     );
     loop {

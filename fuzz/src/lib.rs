@@ -129,7 +129,7 @@ pub fn attach_lines(data: &[u8]) {
         if let Ok(message) = serde_json::from_slice::<ToView>(line) {
             match message {
                 ToView::Snapshot(snapshot) if snapshot.check().is_ok() => model = snapshot,
-                ToView::Rows(rows) => {
+                ToView::Rows(rows) | ToView::Drawn { rows, .. } => {
                     let before = model.clone();
                     if model.apply(rows).is_err() {
                         assert_eq!(model, before, "a refused frame changed the model");

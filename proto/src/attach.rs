@@ -26,7 +26,9 @@
 //!      [`ToView::Ended`] when the Tick's session ended (then the launcher
 //!      closes the connection); [`ToView::Images`], the placements of the
 //!      images the program drew, after a snapshot or frame that changed
-//!      them.
+//!      them; [`ToView::Drawn`] instead of rows when the view lent its
+//!      terminal ([`ViewTty`]) and the launcher drew a keystroke's echo on
+//!      it itself.
 //!    * view → launcher: [`ViewEvent`]s: keys, paste, mouse and focus, which
 //!      the launcher encodes for the Tick's *current* modes (application
 //!      cursor keys, bracketed paste, mouse encoding), and its new size after
@@ -82,6 +84,26 @@ pub struct ViewHello {
     /// A short name for logs and status ("attach", "monitor", "herdr").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
+    /// The view's own terminal, which the launcher may draw a keystroke's
+    /// echo on itself ([`ToView::Drawn`]); none: every frame is the view's
+    /// to draw.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tty: Option<ViewTty>,
+}
+
+/// A view's terminal lent to the launcher for echoes: a local view on a
+/// terminal device. The two take turns with an exclusive `flock` on the
+/// device: the view holds it whenever it draws, or shows anything that is
+/// not the Tick's screen cell for cell (a note, an overlay, history,
+/// images, another size); the launcher draws only when it gets the lock at
+/// once and the view has read every line it was sent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ViewTty {
+    /// The device's path (`/dev/pts/3`).
+    pub path: String,
+    /// Its device number (`st_rdev`): the launcher draws on it only when
+    /// the path opens that device.
+    pub dev: u64,
 }
 
 /// What the view's own terminal supports.
@@ -128,6 +150,16 @@ pub enum ToView {
     Snapshot(Snapshot),
     /// The rows that changed since the previous frame.
     Rows(RowsChanged),
+    /// The rows that changed, which the launcher has drawn on the view's
+    /// terminal itself ([`ViewHello::tty`]): the view takes them into its
+    /// screen as drawn, after writing `unwritten` (what the terminal did
+    /// not take at once) to its terminal. The terminal's attributes are
+    /// left at their defaults and its cursor where `rows.cursor` says.
+    Drawn {
+        rows: RowsChanged,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        unwritten: String,
+    },
     /// The PTY changed size; a [`ToView::Snapshot`] at that size follows.
     Resized { cols: u16, rows: u16 },
     /// The Tick's session ended; the launcher closes the connection after it.

@@ -343,6 +343,7 @@ fn resize_pty(dir: &Path, instance: &str) -> Result<String> {
             rows: 40,
             term: TermCaps::default(),
             client: Some("check".into()),
+            tty: None,
         },
     )?;
     let first = next_size(&mut reader)?;

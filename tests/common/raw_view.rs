@@ -39,6 +39,7 @@ pub fn raw_view(
         rows,
         term: TermCaps::default(),
         client: Some("raw-test".into()),
+        tty: None,
     };
     send(serde_json::to_string(&view).expect("json"));
     line.clear();

@@ -37,6 +37,7 @@ pub(crate) fn view_hello(caps: &Capabilities, size: (u16, u16), client: &str) ->
             focus_events: false,
         },
         client: Some(client.into()),
+        tty: None,
     }
 }
 
@@ -222,6 +223,7 @@ pub(crate) fn spawn_link<N: From<LinkNote> + Send + 'static>(
             note,
             LinkNote::Frame(
                 ToView::Rows(_)
+                    | ToView::Drawn { .. }
                     | ToView::Snapshot(_)
                     | ToView::Resized { .. }
                     | ToView::Bell

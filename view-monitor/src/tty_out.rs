@@ -99,6 +99,17 @@ impl TtyOut {
             .map_err(|e| io::Error::other(e.to_string()))
     }
 
+    /// Puts the terminal's attributes at their defaults (written only when
+    /// they are not), so that someone else may draw on it and leave them
+    /// so: the renderer remembers the last it set.
+    pub(crate) fn pen_at_defaults(&mut self) -> io::Result<()> {
+        self.render(&[
+            Change::AllAttributes(Default::default()),
+            Change::Text(String::new()),
+        ])?;
+        self.flush()
+    }
+
     /// Writes whatever is still pending. It does not wait for the terminal
     /// to take it.
     pub(crate) fn flush(&mut self) -> io::Result<()> {

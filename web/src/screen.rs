@@ -120,7 +120,8 @@ impl PageScreen {
                 self.model = s;
                 Heard::Changed
             }
-            ToView::Rows(rows) => {
+            // The page lends no terminal: drawn rows are rows.
+            ToView::Rows(rows) | ToView::Drawn { rows, .. } => {
                 self.model.apply(rows).map_err(|e| e.to_string())?;
                 Heard::Changed
             }

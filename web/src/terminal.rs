@@ -153,6 +153,7 @@ async fn attach(
             focus_events: false,
         },
         client: Some("web".into()),
+        tty: None,
     };
     write_line(&mut writer, &hello).await.map_err(lost)?;
     let first: ToView = read_json(&mut reader).await?;

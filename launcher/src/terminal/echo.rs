@@ -1,6 +1,8 @@
 //! The frame of a keystroke's echo, taken on the terminal thread, and the
-//! views waiting for it, to which the terminal thread writes it itself.
+//! views waiting for it, to which the terminal thread writes it itself (or
+//! draws it on their terminals, [`super::direct`]).
 
+use super::direct::LentTty;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::{Arc, Mutex};
 use tickloop_proto::attach::{Snapshot, ToView};
@@ -34,6 +36,8 @@ pub struct EchoWaiter {
     /// The view's socket (a duplicate of the task's descriptor, non-blocking
     /// as that one is).
     pub(crate) sink: OwnedFd,
+    /// The view's terminal, when it lent it: the echo is drawn there.
+    pub(crate) tty: Option<LentTty>,
     /// The screen the view has been sent.
     pub(crate) last: Snapshot,
     /// The change whose frame the terminal thread sent it, if it did.
@@ -50,10 +54,17 @@ pub struct EchoWaiter {
 impl EchoWaiter {
     /// View `view` waits, having been sent `last` on `sink`; `wake` wakes
     /// it for every change it is not sent.
-    pub fn new(view: u64, sink: OwnedFd, last: Snapshot, wake: Arc<Notify>) -> EchoWaiter {
+    pub fn new(
+        view: u64,
+        sink: OwnedFd,
+        tty: Option<LentTty>,
+        last: Snapshot,
+        wake: Arc<Notify>,
+    ) -> EchoWaiter {
         EchoWaiter {
             view,
             sink,
+            tty,
             last,
             sent: None,
             unsent: Vec::new(),
@@ -77,7 +88,17 @@ impl EchoWaiter {
             return;
         };
         if !rows.is_noop(&self.last) {
-            let Ok(mut line) = serde_json::to_vec(&ToView::Rows(rows)) else {
+            // Drawn on the view's terminal, the view told before its turn
+            // ends; else sent.
+            let drawn = self
+                .tty
+                .as_ref()
+                .and_then(|tty| tty.draw(&self.sink, &self.last, snap, &rows));
+            let (message, _turn) = match drawn {
+                Some((turn, unwritten)) => (ToView::Drawn { rows, unwritten }, Some(turn)),
+                None => (ToView::Rows(rows), None),
+            };
+            let Ok(mut line) = serde_json::to_vec(&message) else {
                 return;
             };
             line.push(b'\n');
@@ -176,7 +197,7 @@ mod tests {
         let (ours, theirs) = UnixStream::pair().expect("socket pair");
         ours.set_nonblocking(true).expect("non-blocking");
         let echo = EchoFrame::default();
-        let waiter = EchoWaiter::new(7, OwnedFd::from(ours), last.clone(), Arc::default());
+        let waiter = EchoWaiter::new(7, OwnedFd::from(ours), None, last.clone(), Arc::default());
         echo.waiters.lock().expect("waiters").push(waiter);
         (echo, theirs)
     }

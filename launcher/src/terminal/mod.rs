@@ -35,10 +35,12 @@
 //! One job a file: this one is the [`TerminalHandle`] the rest of the
 //! launcher holds; `thread` the terminal thread's loop, `keeper` the
 //! emulator it owns and what it publishes, `echo` the frame of a
-//! keystroke's echo and the views it is written to at once, `messages` what is queued for the thread,
+//! keystroke's echo and the views it is written to at once, `direct` that echo drawn on a view's
+//! own terminal when it lent it, `messages` what is queued for the thread,
 //! `pty_input` writing to the master, `fd` the descriptors it polls, and
 //! `quiet` the history's upkeep between bursts of output.
 
+mod direct;
 mod dormant;
 mod echo;
 mod fd;
@@ -52,6 +54,7 @@ mod thread;
 pub(crate) use quiet::{release_code_when_quiet, return_free_memory};
 
 use echo::EchoFrame;
+pub use direct::LentTty;
 pub use echo::EchoWaiter;
 use fd::{own_nonblocking_dup, Wake};
 use keeper::Published;

@@ -3,7 +3,7 @@
 //! rows to it itself (`terminal::EchoWaiter`), and wakes the writer only
 //! for a change it did not send.
 
-use crate::terminal::{EchoWaiter, TerminalHandle};
+use crate::terminal::{EchoWaiter, LentTty, TerminalHandle};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -16,6 +16,9 @@ pub(super) struct Lending {
     /// The view's socket (a duplicate of the writer's descriptor), while it
     /// is not lent; none: its frames all go through its writer.
     sink: Option<OwnedFd>,
+    /// The view's terminal, when it lent it too and is not lent now: the
+    /// echo is drawn there.
+    tty: Option<LentTty>,
     /// Wakes the writer, while lent, for a change it was not sent.
     pub(super) told: Arc<Notify>,
     /// The change whose echo the terminal thread sent the view itself.
@@ -23,9 +26,10 @@ pub(super) struct Lending {
 }
 
 impl Lending {
-    pub(super) fn new(sink: Option<OwnedFd>) -> Lending {
+    pub(super) fn new(sink: Option<OwnedFd>, tty: Option<LentTty>) -> Lending {
         Lending {
             sink,
+            tty,
             told: Arc::default(),
             echoed: None,
         }
@@ -41,7 +45,8 @@ impl Lending {
     ) -> bool {
         match (self.sink.take(), last.take()) {
             (Some(sink), Some(snap)) => {
-                term.echo_wait(EchoWaiter::new(view, sink, snap, self.told.clone()));
+                let tty = self.tty.take();
+                term.echo_wait(EchoWaiter::new(view, sink, tty, snap, self.told.clone()));
                 true
             }
             (sink, snap) => {
@@ -65,6 +70,7 @@ impl Lending {
             return Ok(());
         };
         self.sink = Some(back.sink);
+        self.tty = back.tty;
         *last = Some(back.last);
         if back.sent.is_some() {
             self.echoed = back.sent;

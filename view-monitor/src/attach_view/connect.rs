@@ -5,6 +5,7 @@
 //! then the [`Session`] and its one loop; then the teardown, the terminal
 //! given back however the session ended.
 
+use super::lend::TtyLend;
 use super::session::{Session, Signals, TtyIn};
 use super::{AttachError, AttachOptions, AttachOutcome, SessionEnd};
 use crate::launcher_link::{dial, read_start, send_hellos, view_hello, Dial, LineLink, Start};
@@ -37,7 +38,12 @@ pub(super) fn run_session(opts: &AttachOptions) -> Result<SessionEnd, AttachErro
     // The hellos go as soon as the size is known, both at once: the
     // launcher takes its snapshot while this terminal is set up (signals,
     // raw mode, the questions asked of it).
-    let hello = view_hello(&caps, (cols, rows), "attach");
+    // A local view lends its terminal for echoes (over ssh the launcher's
+    // machine has another one of that name).
+    let lend = opts.ssh.is_none().then(|| TtyLend::offer(&tty)).flatten();
+    let mut hello = view_hello(&caps, (cols, rows), "attach");
+    hello.tty = lend.as_ref().map(|(_, tty)| tty.clone());
+    let lend = lend.map(|(lend, _)| lend);
     let writer = send_hellos(&stream, opts.kind, &hello)?;
 
     let signals = Signals::register()?;
@@ -79,8 +85,17 @@ pub(super) fn run_session(opts: &AttachOptions) -> Result<SessionEnd, AttachErro
         .map_err(|e| AttachError::Terminal(e.to_string()))?;
     guard.entered_screen();
 
-    let outcome = Session::start(&mut term, &guard, link, input, snapshot, (cols, rows), opts)
-        .and_then(Session::run);
+    let outcome = Session::start(
+        &mut term,
+        &guard,
+        link,
+        input,
+        lend,
+        snapshot,
+        (cols, rows),
+        opts,
+    )
+    .and_then(Session::run);
     // The guard restores everything the view changed, ignoring errors (the
     // terminal may be gone).
     guard.restore();

@@ -36,6 +36,11 @@ impl Images {
         }
     }
 
+    /// No image is listed or drawn.
+    pub(super) fn none(&self) -> bool {
+        self.placements.is_empty() && self.drawn.is_empty()
+    }
+
     /// Where the images are in a view scrolled `offset` rows back.
     fn places(&self, offset: u32) -> Vec<(u32, i64, u16)> {
         self.placements

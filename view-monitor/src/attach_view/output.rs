@@ -13,7 +13,7 @@ use crate::tty::clamp;
 use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 use termwiz::surface::Change;
-use tickloop_proto::attach::{ToView, ViewEvent};
+use tickloop_proto::attach::{RowsChanged, ToView, ViewEvent};
 
 /// A burst of resizes is sent as one, this long after the last.
 const RESIZE_DEBOUNCE: Duration = Duration::from_millis(60);
@@ -42,6 +42,7 @@ impl Session<'_> {
                     .map_err(|e| AttachError::Protocol(e.to_string()))?;
                 self.dirty = true;
             }
+            ToView::Drawn { rows, unwritten } => self.on_drawn(rows, &unwritten)?,
             ToView::Resized { .. } => {}
             ToView::Images { placements } => self.on_placements(placements),
             ToView::Image { index, data } => {
@@ -65,6 +66,39 @@ impl Session<'_> {
             }
         }
         Ok(ControlFlow::Continue(()))
+    }
+
+    /// Rows the launcher drew on the lent terminal: what the terminal did
+    /// not take written first, then the rows taken into the screen as
+    /// drawn (the terminal showed the Tick's screen as it is when it was
+    /// lent, with its attributes at their defaults, and the launcher left
+    /// them so).
+    fn on_drawn(&mut self, rows: RowsChanged, unwritten: &str) -> Result<(), AttachError> {
+        if !unwritten.is_empty() {
+            let _ = self.term.flush();
+            self.guard.write_raw(unwritten.as_bytes());
+        }
+        if rows.rows.iter().any(|(row, _)| *row >= self.screen.view.1.saturating_sub(1)) {
+            self.last_row.tick_drew_on_it();
+        }
+        self.screen
+            .model
+            .apply(rows)
+            .map_err(|e| AttachError::Protocol(e.to_string()))?;
+        let screen = &mut self.screen;
+        let mut frame = screen.composer.compose(
+            &screen.model,
+            screen.view.0,
+            screen.view.1,
+            &self.last_row.size_note,
+            false,
+        );
+        drop(screen.shown.changes_to(&mut frame));
+        // Whatever else the view shows now is drawn over it.
+        if !self.shows_the_screen_alone() {
+            self.dirty = true;
+        }
+        Ok(())
     }
 
     /// Passes the Tick's title on to the view's terminal when it changed.

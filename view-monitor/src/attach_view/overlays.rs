@@ -144,6 +144,11 @@ impl Overlays {
         }
     }
 
+    /// Nothing is shown over the Tick's screen: no overlay, no call waits.
+    pub(super) fn none(&self) -> bool {
+        self.activity.is_none() && self.waiting.is_empty()
+    }
+
     /// What the last row says while a call waits and the overlay is
     /// closed, in `cols` characters: what will happen, cut only with how
     /// much it hides and where it shows whole; who asks; how to answer.

@@ -15,6 +15,7 @@
 //! approval prompt in [`super::overlays`].
 
 use super::image_state::Images;
+use super::lend::TtyLend;
 use super::note::{Note, Turn, Waker};
 use super::overlays::Overlays;
 use super::screen::{LastRow, Screen, FLASH};
@@ -112,6 +113,9 @@ pub(super) struct Session<'a> {
     pub(super) link: LineLink,
     /// The terminal's input.
     pub(super) input: TtyIn,
+    /// The terminal lent to the launcher for echoes while the loop waits
+    /// with the Tick's screen shown as it is (none: not lent).
+    lend: Option<TtyLend>,
     /// What the overlays' helper threads say, and the socket they wake
     /// the loop with.
     notes: mpsc::Receiver<Note>,
@@ -149,6 +153,7 @@ impl<'a> Session<'a> {
         guard: &'a RestoreGuard,
         link: LineLink,
         input: TtyIn,
+        lend: Option<TtyLend>,
         snapshot: Snapshot,
         size: (u16, u16),
         opts: &'a AttachOptions,
@@ -165,6 +170,7 @@ impl<'a> Session<'a> {
             opts,
             link,
             input,
+            lend,
             notes,
             wake,
             screen: Screen::new(snapshot, size),
@@ -189,6 +195,9 @@ impl<'a> Session<'a> {
             }
         };
         self.link.close();
+        // Let go of the terminal only now that the socket is shut: the
+        // launcher sees the hang-up and draws on it no more.
+        drop(self.lend.take());
         end
     }
 
@@ -213,7 +222,13 @@ impl<'a> Session<'a> {
         // Once, after the first frame is out: the keys' parser, built
         // before the wait rather than before the frame.
         self.input.keys.prepare();
+        // The terminal is lent while the loop waits, if nothing but the
+        // Tick's screen is shown, and taken back before anything else.
+        let lent = self.lend_if_plain();
         let ready = self.poll();
+        if lent && !self.lend.as_mut().is_some_and(TtyLend::hold) {
+            self.lend = None;
+        }
         let now = Instant::now();
         if ready.end {
             return Ok(ControlFlow::Break(SessionEnd::Done(AttachOutcome::Hangup)));
@@ -228,7 +243,9 @@ impl<'a> Session<'a> {
         }
         // The keystroke goes before anything is read or drawn.
         self.link.flush()?;
-        if ready.link || self.link.buffered() {
+        // What the launcher drew while it was lent was told before it let
+        // go: read whether or not the poll saw it.
+        if ready.link || self.link.buffered() || lent {
             let mut notes = Vec::new();
             self.link.read(&mut notes);
             for note in notes {
@@ -246,6 +263,33 @@ impl<'a> Session<'a> {
             drain(&mut self.wake);
         }
         Ok(ControlFlow::Continue(()))
+    }
+
+    /// Lends the terminal if the view shows the Tick's screen cell for cell
+    /// with nothing of its own and has drawn all it read: whether it did.
+    fn lend_if_plain(&mut self) -> bool {
+        let plain = !self.dirty && !self.link.buffered() && self.shows_the_screen_alone();
+        match self.lend.as_mut() {
+            Some(lend) if plain && self.term.pen_at_defaults().is_ok() => {
+                lend.lend();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The view shows the Tick's screen cell for cell and nothing else.
+    pub(super) fn shows_the_screen_alone(&self) -> bool {
+        let screen = &self.screen;
+        self.opts.status.is_none()
+            && self.last_row.flash.is_none()
+            && !self.prefix.pending()
+            && self.overlays.none()
+            && self.images.none()
+            && screen.pending_resize.is_none()
+            && screen.view == (screen.model.cols, screen.model.rows)
+            && screen.model.scroll.offset == 0
+            && !screen.scroller.scrolled()
     }
 
     /// Waits for the terminal, the socket, a signal or a wake-up, at most

@@ -202,7 +202,8 @@ impl Overlay {
             dirty = true;
             match note {
                 LinkNote::Frame(ToView::Snapshot(s)) => self.model = Some(s),
-                LinkNote::Frame(ToView::Rows(rows)) => {
+                // The overlay lends no terminal: drawn rows are rows.
+                LinkNote::Frame(ToView::Rows(rows) | ToView::Drawn { rows, .. }) => {
                     let applied = match self.model.as_mut() {
                         Some(model) => model.apply(rows).map_err(|e| e.to_string()),
                         None => Err("changed rows before a snapshot".into()),

@@ -1,0 +1,306 @@
+//! A view that lends its terminal (`ViewHello::tty`) has a keystroke's
+//! echo drawn there by the launcher's terminal thread itself
+//! (`launcher/src/terminal/direct.rs`), as tmux's server draws on its
+//! client's terminal, and is told what was drawn (`ToView::Drawn`). End to
+//! end with a real launcher and a real bash: the view's terminal is a real
+//! PTY whose master this test reads, fed to an emulator that first shows
+//! the screen the view was sent. What the launcher drew must make that
+//! terminal show the view's screen; while the view holds the terminal's
+//! lock, nothing is drawn there and the echo comes as rows.
+
+mod common;
+
+use common::{wait_for, Host};
+use launcher::emulator::Emulator;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::net::UnixStream;
+use tickloop_proto::attach::{Snapshot, TermCaps, ToView, ViewHello, ViewTty};
+use tickloop_proto::wire::{Hello, HelloReply, Role};
+
+const COLS: u16 = 70;
+const ROWS: u16 = 12;
+
+/// The person's terminal: a PTY whose master the test reads.
+struct Terminal {
+    master: File,
+    _slave: File,
+    path: String,
+    dev: u64,
+    /// The device opened again, for the view's lock.
+    lock: File,
+}
+
+impl Terminal {
+    fn new() -> Terminal {
+        let (mut master, mut slave) = (-1, -1);
+        let size = libc::winsize {
+            ws_row: ROWS,
+            ws_col: COLS,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        // SAFETY: openpty fills two descriptors; the name and termios
+        // pointers may be null.
+        let ok = unsafe {
+            libc::openpty(
+                &mut master,
+                &mut slave,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                &size,
+            )
+        };
+        assert_eq!(ok, 0, "openpty: {}", std::io::Error::last_os_error());
+        // SAFETY: both were just opened and are owned by nothing else.
+        let (master, slave) = unsafe { (File::from_raw_fd(master), File::from_raw_fd(slave)) };
+        // SAFETY: fcntl on a descriptor open for the call.
+        unsafe {
+            let flags = libc::fcntl(master.as_raw_fd(), libc::F_GETFL);
+            libc::fcntl(master.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK);
+        }
+        let path = std::fs::read_link(format!("/proc/self/fd/{}", slave.as_raw_fd()))
+            .expect("the slave's path")
+            .to_string_lossy()
+            .into_owned();
+        let dev = slave.metadata().expect("the slave's metadata").rdev();
+        let lock = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOCTTY)
+            .open(&path)
+            .expect("open the slave again");
+        Terminal {
+            master,
+            _slave: slave,
+            path,
+            dev,
+            lock,
+        }
+    }
+
+    /// Everything written to the terminal so far that was not read.
+    fn written(&mut self) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = self.master.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            out.extend_from_slice(&buf[..n]);
+        }
+        out
+    }
+
+    fn hold(&self, held: bool) {
+        let op = if held { libc::LOCK_EX } else { libc::LOCK_UN };
+        // SAFETY: flock on a descriptor open for the call.
+        assert_eq!(unsafe { libc::flock(self.lock.as_raw_fd(), op) }, 0);
+    }
+}
+
+/// A view speaking the attach protocol, its terminal lent.
+struct View {
+    writer: UnixStream,
+    reader: BufReader<UnixStream>,
+    screen: Snapshot,
+}
+
+/// How an echo reached the view.
+#[derive(Debug, PartialEq)]
+enum Came {
+    Drawn,
+    Rows,
+}
+
+impl View {
+    fn attach(host: &Host, id: &str, tty: &Terminal) -> View {
+        let (kind, name) = tickloop_client::paths::parse_id(id).expect("an id");
+        let socket = tickloop_client::paths::RuntimeDir::at(host.runtime())
+            .instance_files(kind, name)
+            .expect("instance files")
+            .socket;
+        let stream = UnixStream::connect(&socket).expect("connect to the launcher");
+        stream
+            .set_read_timeout(Some(common::WAIT))
+            .expect("timeout");
+        let mut writer = stream.try_clone().expect("clone");
+        let mut reader = BufReader::new(stream);
+        let mut send = |line: String| {
+            writer
+                .write_all(format!("{line}\n").as_bytes())
+                .expect("write to the launcher");
+        };
+        send(serde_json::to_string(&Hello::new(Role::View)).expect("hello"));
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("hello reply");
+        let reply: HelloReply = serde_json::from_str(&line).expect("hello reply JSON");
+        assert!(reply.refused.is_none(), "{line}");
+        send(
+            serde_json::to_string(&ViewHello {
+                cols: COLS,
+                rows: ROWS,
+                term: TermCaps::default(),
+                client: Some("echo_drawn test".into()),
+                tty: Some(ViewTty {
+                    path: tty.path.clone(),
+                    dev: tty.dev,
+                }),
+            })
+            .expect("view hello"),
+        );
+        line.clear();
+        reader.read_line(&mut line).expect("the first snapshot");
+        let Ok(ToView::Snapshot(screen)) = serde_json::from_str(&line) else {
+            panic!("not a snapshot: {line}");
+        };
+        View {
+            writer,
+            reader,
+            screen,
+        }
+    }
+
+    fn key(&mut self, c: char) {
+        self.writer
+            .write_all(format!(r#"{{"event":"key","key":{{"char":"{c}"}}}}"#).as_bytes())
+            .and_then(|()| self.writer.write_all(b"\n"))
+            .expect("write to the launcher");
+    }
+
+    /// Takes in the launcher's lines until the prompt's row shows `typed`
+    /// after `$ `, the cursor after it; how the last change came.
+    fn until(&mut self, typed: &str) -> Came {
+        let mut came = Came::Rows;
+        let mut line = String::new();
+        let want = format!("$ {typed}");
+        while !(self.cursor_row() == want.trim_end()
+            && usize::from(self.screen.cursor.x) == want.len())
+        {
+            line.clear();
+            let n = self
+                .reader
+                .read_line(&mut line)
+                .unwrap_or_else(|e| panic!("waiting for {want:?}: {e}; {:?}", self.cursor_row()));
+            assert!(n > 0, "the launcher hung up waiting for {want:?}");
+            match serde_json::from_str::<ToView>(&line) {
+                Ok(ToView::Snapshot(s)) => (self.screen, came) = (s, Came::Rows),
+                Ok(ToView::Rows(rows)) => {
+                    self.screen.apply(rows).expect("rows that apply");
+                    came = Came::Rows;
+                }
+                Ok(ToView::Drawn { rows, unwritten }) => {
+                    assert!(unwritten.is_empty(), "a PTY nobody fills took it all");
+                    self.screen.apply(rows).expect("drawn rows that apply");
+                    came = Came::Drawn;
+                }
+                Ok(_) => {}
+                Err(e) => panic!("not a message ({e}): {line}"),
+            }
+        }
+        came
+    }
+
+    fn cursor_row(&self) -> String {
+        let row = usize::from(self.screen.cursor.y);
+        self.screen.lines[row].text().trim_end().to_string()
+    }
+}
+
+/// `screen` as a terminal would show it after the view drew it: its rows'
+/// text, the cursor put where it is.
+fn drawn_by_the_view(screen: &Snapshot) -> Emulator {
+    let (rows, cols) = (usize::from(screen.rows), usize::from(screen.cols));
+    let mut term = Emulator::new(rows, cols, 0, Box::new(std::io::sink()));
+    let mut bytes = String::from("\x1b[H\x1b[2J");
+    for (row, line) in screen.lines.iter().enumerate() {
+        bytes.push_str(&format!("\x1b[{};1H{}", row + 1, line.text()));
+    }
+    bytes.push_str(&format!(
+        "\x1b[{};{}H",
+        screen.cursor.y + 1,
+        screen.cursor.x + 1
+    ));
+    term.feed(bytes.as_bytes());
+    term
+}
+
+fn rows_of(screen: &Snapshot) -> Vec<String> {
+    screen
+        .lines
+        .iter()
+        .map(|l| l.text().trim_end().to_string())
+        .collect()
+}
+
+/// A bash whose prompt is `$ ` and whose first row shows it.
+fn bash_at_its_prompt(host: &Host) -> String {
+    let id = host.open_bash("drawn");
+    host.wait_screen(&id, "$");
+    id
+}
+
+#[test]
+fn an_echo_drawn_on_the_lent_terminal_shows_what_the_view_was_told() {
+    let host = Host::new().with_env(vec![("PS1".into(), "$ ".into())]);
+    let id = bash_at_its_prompt(&host);
+    let mut tty = Terminal::new();
+    let mut view = View::attach(&host, &id, &tty);
+    let mut terminal = drawn_by_the_view(&view.screen);
+
+    let typed = "echo drawn";
+    let mut came = Vec::new();
+    for (i, c) in typed.char_indices() {
+        view.key(c);
+        came.push(view.until(&typed[..=i]));
+    }
+    // Rubbed out: the cell is covered with a blank.
+    view.writer.write_all(b"{\"event\":\"key\",\"key\":\"backspace\"}\n").expect("write");
+    came.push(view.until("echo draw"));
+
+    terminal.feed(&tty.written());
+    let shown = terminal.snapshot();
+    assert_eq!(
+        rows_of(&shown),
+        rows_of(&view.screen),
+        "the terminal after the launcher drew on it, and the view's screen"
+    );
+    assert_eq!(
+        (shown.cursor.x, shown.cursor.y),
+        (view.screen.cursor.x, view.screen.cursor.y)
+    );
+    let drawn = came.iter().filter(|c| **c == Came::Drawn).count();
+    assert!(
+        drawn * 2 >= came.len(),
+        "most echoes drawn by the launcher: {came:?}"
+    );
+}
+
+#[test]
+fn while_the_view_holds_its_terminal_the_echo_comes_as_rows_and_nothing_is_drawn() {
+    let host = Host::new().with_env(vec![("PS1".into(), "$ ".into())]);
+    let id = bash_at_its_prompt(&host);
+    let mut tty = Terminal::new();
+    let mut view = View::attach(&host, &id, &tty);
+
+    tty.hold(true);
+    for (i, c) in "ec".char_indices() {
+        view.key(c);
+        assert_eq!(view.until(&"ec"[..=i]), Came::Rows, "echo of {c:?}");
+    }
+    assert_eq!(tty.written(), b"", "drawn on a terminal the view held");
+
+    tty.hold(false);
+    view.key('h');
+    let came = view.until("ech");
+    let written = wait_for("the echo drawn", || {
+        let bytes = tty.written();
+        (!bytes.is_empty()).then_some(bytes)
+    });
+    assert_eq!(came, Came::Drawn);
+    assert!(
+        String::from_utf8_lossy(&written).contains('h'),
+        "the echo on the terminal: {written:?}"
+    );
+}
