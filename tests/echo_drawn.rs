@@ -6,7 +6,8 @@
 //! PTY whose master this test reads, fed to an emulator that first shows
 //! the screen the view was sent. What the launcher drew must make that
 //! terminal show the view's screen; while the view holds the terminal's
-//! lock, nothing is drawn there and the echo comes as rows.
+//! rows (`tickloop_client::tty_turns`), nothing is drawn on them and the
+//! echo comes as rows.
 
 mod common;
 
@@ -14,9 +15,10 @@ use common::{wait_for, Host};
 use launcher::emulator::Emulator;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::net::UnixStream;
+use tickloop_client::tty_turns::{self, Rows};
 use tickloop_proto::attach::{Snapshot, TermCaps, ToView, ViewHello, ViewTty};
 use tickloop_proto::wire::{Hello, HelloReply, Role};
 
@@ -67,7 +69,7 @@ impl Terminal {
             .into_owned();
         let dev = slave.metadata().expect("the slave's metadata").rdev();
         let lock = OpenOptions::new()
-            .read(true)
+            .write(true)
             .custom_flags(libc::O_NOCTTY)
             .open(&path)
             .expect("open the slave again");
@@ -93,10 +95,13 @@ impl Terminal {
         out
     }
 
-    fn hold(&self, held: bool) {
-        let op = if held { libc::LOCK_EX } else { libc::LOCK_UN };
-        // SAFETY: flock on a descriptor open for the call.
-        assert_eq!(unsafe { libc::flock(self.lock.as_raw_fd(), op) }, 0);
+    /// The view holds `rows` (`take`) or lets go of them.
+    fn hold(&self, rows: Rows, take: bool) {
+        if take {
+            assert!(tty_turns::take(self.lock.as_fd(), rows, true));
+        } else {
+            tty_turns::give(self.lock.as_fd(), rows);
+        }
     }
 }
 
@@ -256,7 +261,9 @@ fn an_echo_drawn_on_the_lent_terminal_shows_what_the_view_was_told() {
         came.push(view.until(&typed[..=i]));
     }
     // Rubbed out: the cell is covered with a blank.
-    view.writer.write_all(b"{\"event\":\"key\",\"key\":\"backspace\"}\n").expect("write");
+    view.writer
+        .write_all(b"{\"event\":\"key\",\"key\":\"backspace\"}\n")
+        .expect("write");
     came.push(view.until("echo draw"));
 
     terminal.feed(&tty.written());
@@ -284,14 +291,17 @@ fn while_the_view_holds_its_terminal_the_echo_comes_as_rows_and_nothing_is_drawn
     let mut tty = Terminal::new();
     let mut view = View::attach(&host, &id, &tty);
 
-    tty.hold(true);
+    tty.hold(Rows::ALL, true);
     for (i, c) in "ec".char_indices() {
         view.key(c);
         assert_eq!(view.until(&"ec"[..=i]), Came::Rows, "echo of {c:?}");
     }
     assert_eq!(tty.written(), b"", "drawn on a terminal the view held");
 
-    tty.hold(false);
+    // A note on the last row: the view keeps that row alone, and the
+    // echo on the prompt's row is drawn.
+    let last = view.screen.rows - 1;
+    tty.hold(Rows::above(last), false);
     view.key('h');
     let came = view.until("ech");
     let written = wait_for("the echo drawn", || {
@@ -303,4 +313,14 @@ fn while_the_view_holds_its_terminal_the_echo_comes_as_rows_and_nothing_is_drawn
         String::from_utf8_lossy(&written).contains('h'),
         "the echo on the terminal: {written:?}"
     );
+    let last_row = format!("\x1b[{};", last + 1);
+    assert!(
+        !String::from_utf8_lossy(&written).contains(&last_row),
+        "drawn on the row the view kept: {written:?}"
+    );
+
+    // The view lets go of every row: drawn.
+    tty.hold(Rows::ALL, false);
+    view.key('o');
+    assert_eq!(view.until("echo"), Came::Drawn);
 }

@@ -30,6 +30,7 @@ pub mod process;
 pub mod runtime_procs;
 pub mod signals;
 pub mod ssh;
+pub mod tty_turns;
 pub mod whole_file;
 
 pub use connection::{

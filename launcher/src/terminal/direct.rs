@@ -1,17 +1,19 @@
 //! A keystroke's echo drawn on the view's own terminal by the terminal
 //! thread, as tmux's server draws on its client's: the view lent its
 //! terminal ([`tickloop_proto::attach::ViewTty`]) and is not woken on the
-//! echo's way. The two take turns with an exclusive `flock` on the device:
-//! the view holds it whenever it draws or shows anything but the Tick's
-//! screen cell for cell; the terminal thread draws only when it gets it at
-//! once and the view has read every line it was sent, and tells the view
-//! what it drew ([`tickloop_proto::attach::ToView::Drawn`]) before it lets
-//! go. Only what is certain to look the same as the view's own drawing is
-//! drawn here: rows of plain ASCII whose changed cells have no attribute;
-//! anything else goes to the view as rows, as before.
+//! echo's way. The two take turns with locks on the device's rows
+//! ([`tickloop_client::tty_turns`]): the view holds them whenever it draws
+//! or shows anything but the Tick's screen cell for cell (a note on the
+//! last row it keeps alone); the terminal thread draws only on rows it
+//! gets at once, when the view has read every line it was sent, and tells
+//! the view what it drew ([`tickloop_proto::attach::ToView::Drawn`])
+//! before it lets go. Only what is certain to look the same as the view's
+//! own drawing is drawn here: rows of plain ASCII whose changed cells have
+//! no attribute; anything else goes to the view as rows, as before.
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use tickloop_client::tty_turns::{self, Rows};
 use tickloop_proto::attach::{Attrs, Line, RowsChanged, Snapshot, ViewTty};
 
 /// The view's terminal as the launcher opened it: its own file
@@ -46,11 +48,10 @@ impl LentTty {
         (stat_ok && is_tty && is_char && st.st_rdev == tty.dev).then_some(LentTty(fd))
     }
 
-    /// The terminal's turn, if the view lets go of it now (never waits).
-    fn turn(&self) -> Option<Turn<'_>> {
-        // SAFETY: flock on a descriptor owned by `self`.
-        let got = unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
-        got.then_some(Turn(self))
+    /// The turn of `rows` of the terminal, if the view lets go of them now
+    /// (never waits).
+    fn turn(&self, rows: Rows) -> Option<Turn<'_>> {
+        tty_turns::take(self.0.as_fd(), rows, false).then_some(Turn(self, rows))
     }
 
     /// Writes `bytes` without waiting: how many the terminal took.
@@ -85,8 +86,15 @@ impl LentTty {
         next: &Snapshot,
         rows: &RowsChanged,
     ) -> Option<(Turn<'_>, String)> {
-        let bytes = echo_bytes(last, next, rows)?;
-        let turn = self.turn()?;
+        // Every row; else all but the last (a note covers it).
+        let (turn, covered) = match self.turn(Rows::ALL) {
+            Some(turn) => (turn, next.rows),
+            None => {
+                let above = next.rows.checked_sub(1).filter(|n| *n > 0)?;
+                (self.turn(Rows::above(above))?, above)
+            }
+        };
+        let bytes = echo_bytes(last, next, rows, covered)?;
         if !all_read(sink) {
             return None;
         }
@@ -95,13 +103,13 @@ impl LentTty {
     }
 }
 
-/// The launcher's turn on a lent terminal: the view waits until it ends.
-pub(super) struct Turn<'a>(&'a LentTty);
+/// The launcher's turn on rows of a lent terminal: the view waits until
+/// it ends.
+pub(super) struct Turn<'a>(&'a LentTty, Rows);
 
 impl Drop for Turn<'_> {
     fn drop(&mut self) {
-        // SAFETY: flock on a descriptor owned by the `LentTty`.
-        unsafe { libc::flock(self.0 .0.as_raw_fd(), libc::LOCK_UN) };
+        tty_turns::give(self.0 .0.as_fd(), self.1);
     }
 }
 
@@ -129,15 +137,22 @@ fn all_read(sink: &OwnedFd) -> bool {
 }
 
 /// The bytes that draw the change from `last` to `next` (`rows`, their
-/// diff) on a terminal that shows `last` cell for cell with its attributes
-/// at their defaults, leaving them so and the cursor at `next`'s; none
-/// when that change is not one drawn here: the title, modes, cursor looks
-/// or screen changed, or a changed row is not plain ASCII or has
-/// attributes from where it changed on. A screen that scrolled is
-/// scrolled as a terminal scrolls at its last row (a line feed there).
-pub(crate) fn echo_bytes(last: &Snapshot, next: &Snapshot, rows: &RowsChanged) -> Option<String> {
+/// diff) on a terminal that shows `last` cell for cell in its rows above
+/// `shown` (below them, the view's note), with its attributes at their
+/// defaults, leaving them so and the cursor at `next`'s; none when that
+/// change is not one drawn here: the title, modes, cursor looks or screen
+/// changed, or a changed row is not plain ASCII or has attributes from
+/// where it changed on. A screen that scrolled is scrolled as a terminal
+/// scrolls at its last row (a line feed there), within the rows shown.
+pub(crate) fn echo_bytes(
+    last: &Snapshot,
+    next: &Snapshot,
+    rows: &RowsChanged,
+    shown: u16,
+) -> Option<String> {
     let scrolled = usize::from(rows.scrolled);
-    if scrolled >= usize::from(next.rows)
+    let shown = usize::from(shown.min(next.rows));
+    if scrolled >= shown
         || rows.title.is_some()
         || rows.scroll.offset != 0
         || next.alt_screen != last.alt_screen
@@ -151,18 +166,30 @@ pub(crate) fn echo_bytes(last: &Snapshot, next: &Snapshot, rows: &RowsChanged) -
     }
     let mut out = String::from("\x1b[0m");
     if scrolled > 0 {
-        // The whole screen scrolls (the scrolling region reset first).
-        out.push_str(&format!("\x1b[r\x1b[{};1H", next.rows));
+        // The rows shown scroll (a region of them when a note covers the
+        // last), the region put back after.
+        out.push_str(&format!("\x1b[1;{shown}r\x1b[{shown};1H"));
         out.extend(std::iter::repeat_n('\n', scrolled));
+        out.push_str("\x1b[r");
     }
+    // The rows that changed, and those a scroll within the rows shown
+    // left blank (the lines that moved into them were under the note).
+    let changed = rows.rows.iter().map(|(row, _)| usize::from(*row));
+    let mut drawn: Vec<usize> = changed.chain(shown - scrolled..shown).collect();
+    drawn.sort_unstable();
+    drawn.dedup();
     let blank_line = Line::default();
-    for (row, line) in &rows.rows {
+    for row in drawn.into_iter().filter(|row| *row < shown) {
+        let line = next.lines.get(row)?;
         // What the row shows now: the line that moved up into it.
-        let before = match usize::from(*row) + scrolled {
-            moved if moved < last.lines.len() => &last.lines[moved],
+        let before = match row + scrolled {
+            moved if moved < shown => last.lines.get(moved)?,
             _ => &blank_line,
         };
         let (at, text, blank) = changed_cells(before, line)?;
+        if text.is_empty() && blank == 0 {
+            continue;
+        }
         if at + text.len() + blank > usize::from(next.cols) {
             return None;
         }
@@ -236,7 +263,7 @@ mod tests {
 
     fn drawn(last: &Snapshot, next: &Snapshot) -> Option<String> {
         let rows = last.diff(next).expect("same size");
-        echo_bytes(last, next, &rows)
+        echo_bytes(last, next, &rows, last.rows)
     }
 
     #[test]
@@ -265,11 +292,11 @@ mod tests {
             fg: Some(Color::Index(2)),
             ..Attrs::default()
         };
-        let last = screen(&[line(&[("me", green.clone()), ("$ ", Attrs::default())])], (4, 0));
-        let next = screen(
-            &[line(&[("me", green), ("$ l", Attrs::default())])],
-            (5, 0),
+        let last = screen(
+            &[line(&[("me", green.clone()), ("$ ", Attrs::default())])],
+            (4, 0),
         );
+        let next = screen(&[line(&[("me", green), ("$ l", Attrs::default())])], (5, 0));
         assert_eq!(
             drawn(&last, &next).as_deref(),
             Some("\x1b[0m\x1b[1;5Hl\x1b[1;6H")
@@ -289,7 +316,10 @@ mod tests {
         // A character of more than ASCII, before or after the change.
         assert_eq!(drawn(&last, &screen(&[plain("$ é")], (3, 0))), None);
         assert_eq!(
-            drawn(&screen(&[plain("中 ")], (3, 0)), &screen(&[plain("中 l")], (4, 0))),
+            drawn(
+                &screen(&[plain("中 ")], (3, 0)),
+                &screen(&[plain("中 l")], (4, 0))
+            ),
             None
         );
         // The cursor hidden, the title set.
@@ -308,8 +338,43 @@ mod tests {
         let rows = full.diff(&next).expect("same size");
         assert_eq!(rows.scrolled, 1, "{rows:?}");
         assert_eq!(
-            echo_bytes(&full, &next, &rows).as_deref(),
-            Some("\x1b[0m\x1b[r\x1b[4;1H\n\x1b[3;1H<d>\x1b[4;1H")
+            echo_bytes(&full, &next, &rows, 4).as_deref(),
+            Some("\x1b[0m\x1b[1;4r\x1b[4;1H\n\x1b[r\x1b[3;1H<d>\x1b[4;1H")
+        );
+    }
+
+    #[test]
+    fn under_a_note_on_the_last_row_the_rows_above_it_scroll_and_are_drawn() {
+        // The last row is the view's note: the rows above it scroll as a
+        // region, and the note stays.
+        let full = screen(&[plain("<a>"), plain("<b>"), plain("<c>")], (0, 3));
+        let next = screen(&[plain("<b>"), plain("<c>"), plain("<d>")], (0, 3));
+        let rows = full.diff(&next).expect("same size");
+        assert_eq!(
+            echo_bytes(&full, &next, &rows, 3).as_deref(),
+            Some("\x1b[0m\x1b[1;3r\x1b[3;1H\n\x1b[r\x1b[3;1H<d>\x1b[4;1H")
+        );
+        // The line that moved up from under the note is drawn whole; the
+        // last row's change is not drawn.
+        let last = screen(&[plain("a"), plain("b"), plain("c"), plain("$ l")], (3, 3));
+        let next = screen(
+            &[plain("b"), plain("c"), plain("$ l"), plain("out")],
+            (3, 3),
+        );
+        let rows = last.diff(&next).expect("same size");
+        assert_eq!(rows.scrolled, 1, "{rows:?}");
+        assert_eq!(
+            echo_bytes(&last, &next, &rows, 3).as_deref(),
+            Some("\x1b[0m\x1b[1;3r\x1b[3;1H\n\x1b[r\x1b[3;1H$ l\x1b[4;4H")
+        );
+        // Without a scroll, only the rows above the note are drawn.
+        let last = screen(&[plain("$ ls")], (4, 0));
+        let mut next = screen(&[plain("$ ls")], (4, 0));
+        next.lines[3] = plain("x");
+        let rows = last.diff(&next).expect("same size");
+        assert_eq!(
+            echo_bytes(&last, &next, &rows, 3).as_deref(),
+            Some("\x1b[0m\x1b[1;5H")
         );
     }
 

@@ -53,8 +53,8 @@ mod thread;
 
 pub(crate) use quiet::{release_code_when_quiet, return_free_memory};
 
-use echo::EchoFrame;
 pub use direct::LentTty;
+use echo::EchoFrame;
 pub use echo::EchoWaiter;
 use fd::{own_nonblocking_dup, Wake};
 use keeper::Published;

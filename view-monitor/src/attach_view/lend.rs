@@ -1,24 +1,36 @@
 //! The view's terminal lent to the launcher for echoes
 //! ([`tickloop_proto::attach::ViewTty`]): the launcher draws a keystroke's
 //! echo on it itself, as tmux's server draws on its client's terminal, so
-//! the view is not woken on the echo's way. The two take turns with an
-//! exclusive `flock` on the device: the view holds it except while it
-//! waits with the Tick's screen shown cell for cell and nothing read that
-//! it has not drawn; the launcher draws only when it gets it at once.
+//! the view is not woken on the echo's way. The two take turns with locks
+//! on the device's rows ([`tickloop_client::tty_turns`]): the view holds
+//! them all except while it waits with the Tick's screen shown cell for
+//! cell (but for a note on the last row, which it keeps) and nothing read
+//! that it has not drawn; the launcher draws only on rows it gets at once.
 
 use std::fs::File;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::fs::OpenOptionsExt;
+use tickloop_client::tty_turns::{self, Rows};
 use tickloop_proto::attach::ViewTty;
 
 /// The lock the view takes turns with the launcher on.
 pub(super) struct TtyLend {
-    /// The device opened by its path: a file description of its own, so
-    /// that the lock is this view's alone (the terminal's other
-    /// descriptors are shared with the shell that started the view).
+    /// The device opened by its path, for writing: a file description of
+    /// its own, so that the locks are this view's alone (the terminal's
+    /// other descriptors are shared with the shell that started the view).
     lock: File,
-    /// The view holds the lock.
-    held: bool,
+    /// What the launcher may draw on now: nothing (the view holds every
+    /// row), every row, or all but the last (a note covers it).
+    lent: Lent,
+}
+
+/// What the view lends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Lent {
+    Nothing,
+    All,
+    /// Every row above this one.
+    Above(u16),
 }
 
 impl TtyLend {
@@ -31,37 +43,44 @@ impl TtyLend {
             let path = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
             let path = path.to_str()?.to_string();
             let file = std::fs::OpenOptions::new()
-                .read(true)
+                .write(true)
                 .custom_flags(libc::O_NOCTTY | libc::O_CLOEXEC)
                 .open(&path)
                 .ok()?;
             (rdev(&file) == Some(dev)).then_some((path, file))
         });
         let (path, lock) = path?;
-        let mut lend = TtyLend { lock, held: false };
-        if !lend.hold() {
+        if !tty_turns::take(lock.as_fd(), Rows::ALL, true) {
             return None;
         }
+        let lend = TtyLend {
+            lock,
+            lent: Lent::Nothing,
+        };
         Some((lend, ViewTty { path, dev }))
     }
 
     /// Takes the terminal back (waits the moment the launcher may be
     /// drawing); whether the view holds it now.
     pub(super) fn hold(&mut self) -> bool {
-        if !self.held {
-            // SAFETY: flock on a descriptor owned by `self.lock`.
-            self.held = unsafe { libc::flock(self.lock.as_raw_fd(), libc::LOCK_EX) } == 0;
+        if self.lent != Lent::Nothing {
+            if !tty_turns::take(self.lock.as_fd(), Rows::ALL, true) {
+                return false;
+            }
+            self.lent = Lent::Nothing;
         }
-        self.held
+        true
     }
 
-    /// Lends the terminal to the launcher until [`Self::hold`].
-    pub(super) fn lend(&mut self) {
-        if self.held {
-            // SAFETY: as above.
-            unsafe { libc::flock(self.lock.as_raw_fd(), libc::LOCK_UN) };
-            self.held = false;
+    /// Lends `lent` to the launcher until [`Self::hold`] (from a view that
+    /// holds it all).
+    pub(super) fn lend(&mut self, lent: Lent) {
+        match lent {
+            Lent::Nothing => {}
+            Lent::All => tty_turns::give(self.lock.as_fd(), Rows::ALL),
+            Lent::Above(row) => tty_turns::give(self.lock.as_fd(), Rows::above(row)),
         }
+        self.lent = lent;
     }
 }
 

@@ -78,7 +78,11 @@ impl Session<'_> {
             let _ = self.term.flush();
             self.guard.write_raw(unwritten.as_bytes());
         }
-        if rows.rows.iter().any(|(row, _)| *row >= self.screen.view.1.saturating_sub(1)) {
+        if rows
+            .rows
+            .iter()
+            .any(|(row, _)| *row >= self.screen.view.1.saturating_sub(1))
+        {
             self.last_row.tick_drew_on_it();
         }
         self.screen

@@ -144,9 +144,14 @@ impl Overlays {
         }
     }
 
-    /// Nothing is shown over the Tick's screen: no overlay, no call waits.
-    pub(super) fn none(&self) -> bool {
-        self.activity.is_none() && self.waiting.is_empty()
+    /// No overlay is open over the Tick's screen.
+    pub(super) fn none_open(&self) -> bool {
+        self.activity.is_none()
+    }
+
+    /// A call waits and the last row asks about it ([`Self::asking`]).
+    pub(super) fn asking_now(&self) -> bool {
+        self.activity.is_none() && !self.waiting.is_empty()
     }
 
     /// What the last row says while a call waits and the overlay is

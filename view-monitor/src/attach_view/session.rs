@@ -15,7 +15,7 @@
 //! approval prompt in [`super::overlays`].
 
 use super::image_state::Images;
-use super::lend::TtyLend;
+use super::lend::{Lent, TtyLend};
 use super::note::{Note, Turn, Waker};
 use super::overlays::Overlays;
 use super::screen::{LastRow, Screen, FLASH};
@@ -134,6 +134,17 @@ pub(super) struct Session<'a> {
     pub(super) images: Images,
     /// Something changed on screen since the last draw.
     pub(super) dirty: bool,
+}
+
+/// What a view shows besides the Tick's screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shows {
+    /// Nothing.
+    Alone,
+    /// A note on the last row.
+    WithANote,
+    /// An overlay, images, history, another size.
+    More,
 }
 
 /// What one `poll` of the loop found.
@@ -266,12 +277,20 @@ impl<'a> Session<'a> {
     }
 
     /// Lends the terminal if the view shows the Tick's screen cell for cell
-    /// with nothing of its own and has drawn all it read: whether it did.
+    /// (all but a note on the last row, which it keeps) and has drawn all
+    /// it read: whether it did.
     fn lend_if_plain(&mut self) -> bool {
-        let plain = !self.dirty && !self.link.buffered() && self.shows_the_screen_alone();
+        if self.dirty || self.link.buffered() || self.lend.is_none() {
+            return false;
+        }
+        let lent = match self.shows_the_screen() {
+            Shows::Alone => Lent::All,
+            Shows::WithANote => Lent::Above(self.screen.view.1.saturating_sub(1)),
+            Shows::More => return false,
+        };
         match self.lend.as_mut() {
-            Some(lend) if plain && self.term.pen_at_defaults().is_ok() => {
-                lend.lend();
+            Some(lend) if self.term.pen_at_defaults().is_ok() => {
+                lend.lend(lent);
                 true
             }
             _ => false,
@@ -280,16 +299,27 @@ impl<'a> Session<'a> {
 
     /// The view shows the Tick's screen cell for cell and nothing else.
     pub(super) fn shows_the_screen_alone(&self) -> bool {
+        self.shows_the_screen() == Shows::Alone
+    }
+
+    /// What the view shows besides the Tick's screen.
+    fn shows_the_screen(&self) -> Shows {
         let screen = &self.screen;
-        self.opts.status.is_none()
-            && self.last_row.flash.is_none()
-            && !self.prefix.pending()
-            && self.overlays.none()
+        let plain = self.overlays.none_open()
             && self.images.none()
             && screen.pending_resize.is_none()
             && screen.view == (screen.model.cols, screen.model.rows)
             && screen.model.scroll.offset == 0
-            && !screen.scroller.scrolled()
+            && !screen.scroller.scrolled();
+        let note = self.opts.status.is_some()
+            || self.last_row.flash.is_some()
+            || self.prefix.pending()
+            || self.overlays.asking_now();
+        match (plain, note) {
+            (true, false) => Shows::Alone,
+            (true, true) if screen.view.1 > 1 => Shows::WithANote,
+            _ => Shows::More,
+        }
     }
 
     /// Waits for the terminal, the socket, a signal or a wake-up, at most
