@@ -17,6 +17,11 @@ For each it finds, in the two traces:
   frame in   the view reads the frame from its socket
   drawn      the view writes the echo to its terminal
 
+or, when the view lent its terminal and the launcher drew the echo there
+itself (`launcher/src/terminal/direct.rs`), after `echo at L`:
+
+  drawn by L the launcher writes the echo to the view's terminal
+
 and prints, for each hop, the thread that did it (named) and the median
 time from the hop before; then the count of thread changes on the way.
 strace slows every system call, so read the times as shares, not as the
@@ -45,6 +50,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 from echo_program import ECHO  # noqa: E402 (beside this script)
 
 HOPS = ["key in", "key out", "key at L", "to PTY", "echo at L", "frame out", "frame in", "drawn"]
+# The launcher draws the echo on the view's terminal itself.
+HOPS_LENT = HOPS[:5] + ["drawn by L"]
 
 LINE = re.compile(r"^(?:\[pid\s+(\d+)\]\s+|(\d+)\s+)?(\d+\.\d+)\s+(.*)$")
 CALL = re.compile(r"^(\w+)\((\d+),\s*(.*)$")
@@ -155,6 +162,9 @@ def main():
              **{t: f"launcher {n}" for t, n in thread_names(launcher).items()}}
     view_tty = fds_to(pid, lambda t: t.startswith("/dev/pts") or t == "/dev/tty")
     launcher_ptmx = fds_to(launcher, lambda t: t == "/dev/ptmx" or t.startswith("/dev/pts/ptmx"))
+    view_terminal = os.readlink(f"/proc/{pid}/fd/0")
+    # The view's terminal as the launcher opened it (lent), if it did.
+    launcher_lent = fds_to(launcher, lambda t: t == view_terminal)
     letters = b"abcdefghijklmnopqrstuvwxyz0123456789"
     typed = []
     for i in range(a.n):
@@ -175,11 +185,12 @@ def main():
         print("traces:", traces["view"][0], traces["launcher"][0], view_tty, launcher_ptmx)
     view = parse(traces["view"][0], pid)
     lau = parse(traces["launcher"][0], launcher)
-    per_hop = {h: [] for h in HOPS}
-    threads = {h: {} for h in HOPS}
+    per_hop = {h: [] for h in HOPS + HOPS_LENT[-1:]}
+    threads = {h: {} for h in HOPS + HOPS_LENT[-1:]}
     changes = []
     totals = []
     missed = {}
+    lent_keys = 0
     for ch in typed:
         c = ch.decode()
         # strace shows the JSON's quotes escaped.
@@ -206,8 +217,18 @@ def main():
             (view, lambda e: e[2] in ("read", "recvfrom", "recvmsg") and e[3] not in view_tty and echo in e[4]),
             (view, lambda e: e[2] in ("write", "writev") and echo in e[4] and e[3] not in fds_to(pid, lambda t: t.startswith("socket:"))),
         ]
+        lent = found[:5] + [
+            (lau, lambda e: e[2] in ("write", "writev") and e[3] in launcher_lent and echo in e[4]),
+        ]
+        # The launcher drew it, if its first write of the echo went to the
+        # view's terminal; else the view did.
+        hops, path = HOPS, found
+        if launcher_lent:
+            after_echo = [first(lau, 0.0, p) for p in (found[5][1], lent[5][1])]
+            if after_echo[1] is not None and (after_echo[0] is None or after_echo[1][1] <= after_echo[0][1]):
+                hops, path = HOPS_LENT, lent
         ok = True
-        for hop, (events, pred) in zip(HOPS, found):
+        for hop, (events, pred) in zip(hops, path):
             e = first(events, t0, pred)
             if e is None:
                 ok = False
@@ -217,8 +238,9 @@ def main():
             t0 = e[1]
         if not ok:
             continue
+        lent_keys += hops is HOPS_LENT
         totals.append((steps[-1][1] - steps[0][1]) * 1000)
-        for h, e, prev in zip(HOPS, steps, [None] + steps[:-1]):
+        for h, e, prev in zip(hops, steps, [None] + steps[:-1]):
             if prev is not None:
                 per_hop[h].append((e[1] - prev[1]) * 1000)
             name = names.get(e[0], str(e[0]))
@@ -230,17 +252,19 @@ def main():
         xs = sorted(xs)
         return round(xs[len(xs) // 2], 3) if xs else None
 
-    print(f"a keystroke's echo through `tickloop attach`, under strace ({len(changes)} of {a.n} keys traced whole)")
+    print(f"a keystroke's echo through `tickloop attach`, under strace ({len(changes)} of {a.n} keys traced whole;"
+          f" {lent_keys} drawn by the launcher on the view's terminal)")
     print(f"{'hop':<10} {'thread (of the view, or the launcher)':<40} {'ms from the hop before, median':>30}")
-    for h in HOPS:
+    for h in HOPS + HOPS_LENT[-1:]:
         who = ", ".join(f"{n} x{k}" for n, k in sorted(threads[h].items(), key=lambda kv: -kv[1]))
         print(f"{h:<10} {who:<40} {str(med(per_hop[h])) if per_hop[h] else '':>30}")
     total = totals
     if missed:
         print(f"keys not found whole, by the hop not found: {missed}")
     print(f"thread changes on the way (median): {med(changes)}; key in -> drawn, median {med(total)} ms")
-    print(json.dumps({"keys": a.n, "traced": len(changes), "thread_changes_p50": med(changes),
-                      "hops_ms_p50": {h: med(per_hop[h]) for h in HOPS[1:]},
+    print(json.dumps({"keys": a.n, "traced": len(changes), "drawn_by_launcher": lent_keys,
+                      "thread_changes_p50": med(changes),
+                      "hops_ms_p50": {h: med(per_hop[h]) for h in HOPS[1:] + HOPS_LENT[-1:]},
                       "threads": threads, "total_ms_p50": med(total), "loadavg": os.getloadavg()}))
     if not a.keep:
         shutil.rmtree(runtime, ignore_errors=True)

@@ -92,11 +92,13 @@ pub struct ViewHello {
 }
 
 /// A view's terminal lent to the launcher for echoes: a local view on a
-/// terminal device. The two take turns with an exclusive `flock` on the
-/// device: the view holds it whenever it draws, or shows anything that is
-/// not the Tick's screen cell for cell (a note, an overlay, history,
-/// images, another size); the launcher draws only when it gets the lock at
-/// once and the view has read every line it was sent.
+/// terminal device. The two take turns with write locks on the device's
+/// rows (open-file-description locks, byte `r` for row `r`;
+/// `tickloop_client::tty_turns`): the view holds every row whenever it
+/// draws, or shows anything that is not the Tick's screen cell for cell
+/// (an overlay, history, images, another size), and the last row while a
+/// note covers it; the launcher draws only on rows it locks at once, and
+/// only when the view has read every line it was sent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ViewTty {
     /// The device's path (`/dev/pts/3`).
