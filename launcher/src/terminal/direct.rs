@@ -21,10 +21,16 @@ use tickloop_proto::attach::{Attrs, Line, RowsChanged, Snapshot, ViewTty};
 pub struct LentTty(OwnedFd);
 
 impl LentTty {
-    /// Opens the terminal a view lent: only a terminal device whose number
-    /// is the one the view named (a path that opens anything else, or
-    /// nothing, lends nothing).
+    /// Opens the terminal a view lent: only a terminal's path (`/dev/pts/N`,
+    /// `/dev/ttyN`: nothing else is opened, so that no other device sees
+    /// an open), and only a terminal device whose number is the one the
+    /// view named (a path that opens anything else lends nothing).
     pub fn open(tty: &ViewTty) -> Option<LentTty> {
+        let named_a_terminal = tty.path.starts_with("/dev/pts/")
+            || tty.path.starts_with("/dev/tty") && tty.path.len() > "/dev/tty".len();
+        if !named_a_terminal || tty.path.contains("/../") || tty.path.ends_with("ptmx") {
+            return None;
+        }
         let path = CString::new(tty.path.as_bytes()).ok()?;
         // SAFETY: `path` is a valid C string for the call.
         let fd = unsafe {
@@ -376,6 +382,23 @@ mod tests {
             echo_bytes(&last, &next, &rows, 3).as_deref(),
             Some("\x1b[0m\x1b[1;5H")
         );
+    }
+
+    #[test]
+    fn only_a_terminal_is_opened() {
+        for path in [
+            "/dev/null",
+            "/dev/tty",
+            "/etc/passwd",
+            "/dev/pts/../null",
+            "/dev/pts/ptmx",
+        ] {
+            let tty = ViewTty {
+                path: path.into(),
+                dev: 0,
+            };
+            assert!(LentTty::open(&tty).is_none(), "{path} opened");
+        }
     }
 
     #[test]
