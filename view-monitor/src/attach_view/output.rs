@@ -5,7 +5,9 @@
 //! followed (redrawn at once, sent to the launcher debounced).
 
 use super::note::Turn;
-use super::session::Session;
+use super::screen::LastRow;
+use super::session::{Session, Shows};
+use super::AttachOptions;
 use super::{AttachError, AttachOutcome, SessionEnd};
 use crate::graphics::KeptImage;
 use crate::render;
@@ -89,17 +91,27 @@ impl Session<'_> {
             .model
             .apply(rows)
             .map_err(|e| AttachError::Protocol(e.to_string()))?;
+        // The frame the terminal shows now: the Tick's screen, under the
+        // note the view kept on the last row when it lent the rest.
+        let (lent_note, lent_force) = match &self.lent_note {
+            Some(note) => (note.as_str(), true),
+            None => (self.last_row.size_note.as_str(), false),
+        };
         let screen = &mut self.screen;
         let mut frame = screen.composer.compose(
             &screen.model,
             screen.view.0,
             screen.view.1,
-            &self.last_row.size_note,
-            false,
+            lent_note,
+            lent_force,
         );
         drop(screen.shown.changes_to(&mut frame));
-        // Whatever else the view shows now is drawn over it.
-        if !self.shows_the_screen_alone() {
+        // What the view shows now besides, if it changed since, is drawn.
+        let asking = self
+            .overlays
+            .asking(&self.prefix, usize::from(screen.view.0));
+        let now = last_row_note(&asking, &self.last_row, self.opts);
+        if now != (lent_note, lent_force) || self.shows_the_screen() == Shows::More {
             self.dirty = true;
         }
         Ok(())
@@ -135,12 +147,7 @@ impl Session<'_> {
         let asking = self
             .overlays
             .asking(&self.prefix, usize::from(screen.view.0));
-        let (note, force) = match (&asking, &self.last_row.flash, &self.opts.status) {
-            (Some(text), _, _) => (text.as_str(), true),
-            (None, Some((text, _)), _) => (text.as_str(), true),
-            (None, None, Some(status)) => (status.as_str(), true),
-            (None, None, None) => (self.last_row.size_note.as_str(), false),
-        };
+        let (note, force) = last_row_note(&asking, &self.last_row, self.opts);
         let mut frame =
             screen
                 .composer
@@ -185,6 +192,21 @@ impl Session<'_> {
                 rows: self.screen.view.1,
             });
         }
+    }
+}
+
+/// The note on the last row (a question, a flash, a Herdr popup's status,
+/// else the size note), and whether it shows when the sizes agree.
+pub(super) fn last_row_note<'a>(
+    asking: &'a Option<String>,
+    last_row: &'a LastRow,
+    opts: &'a AttachOptions,
+) -> (&'a str, bool) {
+    match (asking, &last_row.flash, &opts.status) {
+        (Some(text), _, _) => (text.as_str(), true),
+        (None, Some((text, _)), _) => (text.as_str(), true),
+        (None, None, Some(status)) => (status.as_str(), true),
+        (None, None, None) => (last_row.size_note.as_str(), false),
     }
 }
 

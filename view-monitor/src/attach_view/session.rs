@@ -116,6 +116,9 @@ pub(super) struct Session<'a> {
     /// The terminal lent to the launcher for echoes while the loop waits
     /// with the Tick's screen shown as it is (none: not lent).
     lend: Option<TtyLend>,
+    /// The note the view kept on the last row when it lent the rows above
+    /// it (none: it lent them all), for what the launcher drew meanwhile.
+    pub(super) lent_note: Option<String>,
     /// What the overlays' helper threads say, and the socket they wake
     /// the loop with.
     notes: mpsc::Receiver<Note>,
@@ -138,7 +141,7 @@ pub(super) struct Session<'a> {
 
 /// What a view shows besides the Tick's screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Shows {
+pub(super) enum Shows {
     /// Nothing.
     Alone,
     /// A note on the last row.
@@ -182,6 +185,7 @@ impl<'a> Session<'a> {
             link,
             input,
             lend,
+            lent_note: None,
             notes,
             wake,
             screen: Screen::new(snapshot, size),
@@ -288,6 +292,14 @@ impl<'a> Session<'a> {
             Shows::WithANote => Lent::Above(self.screen.view.1.saturating_sub(1)),
             Shows::More => return false,
         };
+        self.lent_note = (lent != Lent::All).then(|| {
+            let asking = self
+                .overlays
+                .asking(&self.prefix, usize::from(self.screen.view.0));
+            super::output::last_row_note(&asking, &self.last_row, self.opts)
+                .0
+                .to_string()
+        });
         match self.lend.as_mut() {
             Some(lend) if self.term.pen_at_defaults().is_ok() => {
                 lend.lend(lent);
@@ -297,13 +309,8 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// The view shows the Tick's screen cell for cell and nothing else.
-    pub(super) fn shows_the_screen_alone(&self) -> bool {
-        self.shows_the_screen() == Shows::Alone
-    }
-
     /// What the view shows besides the Tick's screen.
-    fn shows_the_screen(&self) -> Shows {
+    pub(super) fn shows_the_screen(&self) -> Shows {
         let screen = &self.screen;
         let plain = self.overlays.none_open()
             && self.images.none()
