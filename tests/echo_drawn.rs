@@ -11,6 +11,7 @@
 
 mod common;
 
+use common::raw_view::raw_view_lending;
 use common::{wait_for, Host};
 use launcher::emulator::Emulator;
 use std::fs::{File, OpenOptions};
@@ -19,8 +20,8 @@ use std::os::fd::{AsFd, AsRawFd, FromRawFd};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::os::unix::net::UnixStream;
 use tickloop_client::tty_turns::{self, Rows};
-use tickloop_proto::attach::{Snapshot, TermCaps, ToView, ViewHello, ViewTty};
-use tickloop_proto::wire::{Hello, HelloReply, Role};
+use tickloop_proto::attach::{Snapshot, ToView, ViewTty};
+use tickloop_proto::wire::{Hello, Role};
 
 const COLS: u16 = 70;
 const ROWS: u16 = 12;
@@ -121,45 +122,12 @@ enum Came {
 
 impl View {
     fn attach(host: &Host, id: &str, tty: &Terminal) -> View {
-        let (kind, name) = tickloop_client::paths::parse_id(id).expect("an id");
-        let socket = tickloop_client::paths::RuntimeDir::at(host.runtime())
-            .instance_files(kind, name)
-            .expect("instance files")
-            .socket;
-        let stream = UnixStream::connect(&socket).expect("connect to the launcher");
-        stream
-            .set_read_timeout(Some(common::WAIT))
-            .expect("timeout");
-        let mut writer = stream.try_clone().expect("clone");
-        let mut reader = BufReader::new(stream);
-        let mut send = |line: String| {
-            writer
-                .write_all(format!("{line}\n").as_bytes())
-                .expect("write to the launcher");
+        let lent = ViewTty {
+            path: tty.path.clone(),
+            dev: tty.dev,
         };
-        send(serde_json::to_string(&Hello::new(Role::View)).expect("hello"));
-        let mut line = String::new();
-        reader.read_line(&mut line).expect("hello reply");
-        let reply: HelloReply = serde_json::from_str(&line).expect("hello reply JSON");
-        assert!(reply.refused.is_none(), "{line}");
-        send(
-            serde_json::to_string(&ViewHello {
-                cols: COLS,
-                rows: ROWS,
-                term: TermCaps::default(),
-                client: Some("echo_drawn test".into()),
-                tty: Some(ViewTty {
-                    path: tty.path.clone(),
-                    dev: tty.dev,
-                }),
-            })
-            .expect("view hello"),
-        );
-        line.clear();
-        reader.read_line(&mut line).expect("the first snapshot");
-        let Ok(ToView::Snapshot(screen)) = serde_json::from_str(&line) else {
-            panic!("not a snapshot: {line}");
-        };
+        let hello = Hello::new(Role::View);
+        let (reader, writer, screen) = raw_view_lending(host, id, &hello, (COLS, ROWS), Some(lent));
         View {
             writer,
             reader,

@@ -3,6 +3,14 @@
 
 use super::{Host, WAIT};
 
+/// What a raw view gets: its reader (after the first snapshot), its
+/// writer, the first snapshot.
+pub type RawView = (
+    std::io::BufReader<std::os::unix::net::UnixStream>,
+    std::os::unix::net::UnixStream,
+    tickloop_proto::attach::Snapshot,
+);
+
 /// A raw view on `id`'s launcher, saying `hello` and `cols`x`rows`: its
 /// reader (after the first snapshot, returned) and writer.
 pub fn raw_view(
@@ -11,6 +19,17 @@ pub fn raw_view(
     hello: &tickloop_proto::wire::Hello,
     cols: u16,
     rows: u16,
+) -> RawView {
+    raw_view_lending(host, id, hello, (cols, rows), None)
+}
+
+/// [`raw_view`] that lends the launcher its terminal `tty` (`ViewHello::tty`).
+pub fn raw_view_lending(
+    host: &Host,
+    id: &str,
+    hello: &tickloop_proto::wire::Hello,
+    (cols, rows): (u16, u16),
+    tty: Option<tickloop_proto::attach::ViewTty>,
 ) -> (
     std::io::BufReader<std::os::unix::net::UnixStream>,
     std::os::unix::net::UnixStream,
@@ -39,7 +58,7 @@ pub fn raw_view(
         rows,
         term: TermCaps::default(),
         client: Some("raw-test".into()),
-        tty: None,
+        tty,
     };
     send(serde_json::to_string(&view).expect("json"));
     line.clear();
