@@ -7,7 +7,7 @@ use crate::terminal::{EchoWaiter, LentTty, TerminalHandle};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use tickloop_proto::attach::Snapshot;
+use tickloop_proto::attach::{Snapshot, ViewTty};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{watch, Notify};
 
@@ -26,10 +26,12 @@ pub(super) struct Lending {
 }
 
 impl Lending {
-    pub(super) fn new(sink: Option<OwnedFd>, tty: Option<LentTty>) -> Lending {
+    /// Lends the view's socket `sink`, and its terminal when it lent it
+    /// (`tty`: a local view's; never an agent's, `read_only`).
+    pub(super) fn new(sink: Option<OwnedFd>, tty: Option<&ViewTty>, read_only: bool) -> Lending {
         Lending {
             sink,
-            tty,
+            tty: tty.filter(|_| !read_only).and_then(LentTty::open),
             told: Arc::default(),
             echoed: None,
         }

@@ -5,7 +5,6 @@
 
 use super::hub::ViewHub;
 use super::lending::Lending;
-use crate::terminal::LentTty;
 use crate::terminal::TerminalHandle;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -131,13 +130,7 @@ where
     let mut images_sent: Vec<ImagePlacement> = Vec::new();
     // The view's socket, lent with `last` to the terminal thread while the
     // task waits with nothing to send.
-    // Its terminal too, when it lent it (a local view; never an agent's).
-    let tty = hello
-        .tty
-        .as_ref()
-        .filter(|_| !ctx.read_only)
-        .and_then(LentTty::open);
-    let mut lending = Lending::new(ctx.echo_sink, tty);
+    let mut lending = Lending::new(ctx.echo_sink, hello.tty.as_ref(), ctx.read_only);
 
     enum Step {
         Event(crate::emulator::TermEvent),

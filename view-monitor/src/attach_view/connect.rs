@@ -71,6 +71,7 @@ pub(super) fn run_session(opts: &AttachOptions) -> Result<SessionEnd, AttachErro
         keys: InputReader::default(),
         signals,
         buf: vec![0; super::session::TTY_READ].into_boxed_slice(),
+        lend,
     };
 
     let (reader, _writer, snapshot) = match read_start(stream, writer)? {
@@ -85,17 +86,8 @@ pub(super) fn run_session(opts: &AttachOptions) -> Result<SessionEnd, AttachErro
         .map_err(|e| AttachError::Terminal(e.to_string()))?;
     guard.entered_screen();
 
-    let outcome = Session::start(
-        &mut term,
-        &guard,
-        link,
-        input,
-        lend,
-        snapshot,
-        (cols, rows),
-        opts,
-    )
-    .and_then(Session::run);
+    let outcome = Session::start(&mut term, &guard, link, input, snapshot, (cols, rows), opts)
+        .and_then(Session::run);
     // The guard restores everything the view changed, ignoring errors (the
     // terminal may be gone).
     guard.restore();

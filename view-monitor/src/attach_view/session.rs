@@ -50,6 +50,9 @@ pub(super) struct TtyIn {
     /// What one read of the terminal takes (made once: zeroing it for
     /// each read cost more than reading a key).
     pub(super) buf: Box<[u8]>,
+    /// The terminal lent to the launcher for echoes while the loop waits
+    /// with the Tick's screen shown as it is (none: not lent).
+    pub(super) lend: Option<TtyLend>,
 }
 
 /// What one read of the view's terminal takes at most.
@@ -113,9 +116,6 @@ pub(super) struct Session<'a> {
     pub(super) link: LineLink,
     /// The terminal's input.
     pub(super) input: TtyIn,
-    /// The terminal lent to the launcher for echoes while the loop waits
-    /// with the Tick's screen shown as it is (none: not lent).
-    lend: Option<TtyLend>,
     /// The note the view kept on the last row when it lent the rows above
     /// it (none: it lent them all), for what the launcher drew meanwhile.
     pub(super) lent_note: Option<String>,
@@ -167,7 +167,6 @@ impl<'a> Session<'a> {
         guard: &'a RestoreGuard,
         link: LineLink,
         input: TtyIn,
-        lend: Option<TtyLend>,
         snapshot: Snapshot,
         size: (u16, u16),
         opts: &'a AttachOptions,
@@ -184,7 +183,6 @@ impl<'a> Session<'a> {
             opts,
             link,
             input,
-            lend,
             lent_note: None,
             notes,
             wake,
@@ -212,7 +210,7 @@ impl<'a> Session<'a> {
         self.link.close();
         // Let go of the terminal only now that the socket is shut: the
         // launcher sees the hang-up and draws on it no more.
-        drop(self.lend.take());
+        drop(self.input.lend.take());
         end
     }
 
@@ -241,8 +239,8 @@ impl<'a> Session<'a> {
         // Tick's screen is shown, and taken back before anything else.
         let lent = self.lend_if_plain();
         let ready = self.poll();
-        if lent && !self.lend.as_mut().is_some_and(TtyLend::hold) {
-            self.lend = None;
+        if lent && !self.input.lend.as_mut().is_some_and(TtyLend::hold) {
+            self.input.lend = None;
         }
         let now = Instant::now();
         if ready.end {
@@ -284,7 +282,7 @@ impl<'a> Session<'a> {
     /// (all but a note on the last row, which it keeps) and has drawn all
     /// it read: whether it did.
     fn lend_if_plain(&mut self) -> bool {
-        if self.dirty || self.link.buffered() || self.lend.is_none() {
+        if self.dirty || self.link.buffered() || self.input.lend.is_none() {
             return false;
         }
         let lent = match self.shows_the_screen() {
@@ -300,7 +298,7 @@ impl<'a> Session<'a> {
                 .0
                 .to_string()
         });
-        match self.lend.as_mut() {
+        match self.input.lend.as_mut() {
             Some(lend) if self.term.pen_at_defaults().is_ok() => {
                 lend.lend(lent);
                 true
