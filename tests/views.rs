@@ -480,7 +480,14 @@ fn the_detach_key_is_a_prefix_twice_sends_it_and_question_mark_lists_the_keys() 
     wait_for("the prefix key to reach the program", || {
         input_hex(&log).contains("1c").then_some(())
     });
-    // The prefix then ?: the keys, on the last row.
+    // The prefix then ?: the keys, on the last row, until a key is typed
+    // for the program (the row it types on shows again).
+    tmux.send_keys(&["C-\\", "?"]);
+    tmux.wait_text("ctrl+\\ then: d detach");
+    tmux.send_keys(&["x"]);
+    wait_for("the key list gone once a key was typed", || {
+        (!tmux.capture().contains("then: d detach")).then_some(())
+    });
     tmux.send_keys(&["C-\\", "?"]);
     tmux.wait_text("ctrl+\\ then: d detach");
     // The prefix then a key that means nothing: dropped, and said.

@@ -112,6 +112,15 @@ impl Session<'_> {
                 self.dirty = true;
             }
         }
+        // Typing ends the note of the moment (the keys after attaching or
+        // after `?`, how a decision went), as a key ends tmux's message:
+        // the person sees the row they type on.
+        if matches!(event, InputEvent::Key(_) | InputEvent::Paste(_))
+            && self.last_row.flash.is_some()
+        {
+            self.last_row.show(None, FLASH);
+            self.dirty = true;
+        }
         for ev in render::input_events(event, &mut self.mouse) {
             if let ViewEvent::Mouse { x, y, .. } = ev {
                 // Only the part of the view that shows the Tick.
