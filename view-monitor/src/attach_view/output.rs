@@ -5,9 +5,7 @@
 //! followed (redrawn at once, sent to the launcher debounced).
 
 use super::note::Turn;
-use super::screen::LastRow;
 use super::session::{Session, Shows};
-use super::AttachOptions;
 use super::{AttachError, AttachOutcome, SessionEnd};
 use crate::graphics::KeptImage;
 use crate::render;
@@ -110,7 +108,7 @@ impl Session<'_> {
         let asking = self
             .overlays
             .asking(&self.prefix, usize::from(screen.view.0));
-        let now = last_row_note(&asking, &self.last_row, self.opts);
+        let now = self.last_row.note(&asking, self.opts);
         if now != (lent_note, lent_force) || self.shows_the_screen() == Shows::More {
             self.dirty = true;
         }
@@ -147,7 +145,7 @@ impl Session<'_> {
         let asking = self
             .overlays
             .asking(&self.prefix, usize::from(screen.view.0));
-        let (note, force) = last_row_note(&asking, &self.last_row, self.opts);
+        let (note, force) = self.last_row.note(&asking, self.opts);
         let mut frame =
             screen
                 .composer
@@ -192,21 +190,6 @@ impl Session<'_> {
                 rows: self.screen.view.1,
             });
         }
-    }
-}
-
-/// The note on the last row (a question, a flash, a Herdr popup's status,
-/// else the size note), and whether it shows when the sizes agree.
-pub(super) fn last_row_note<'a>(
-    asking: &'a Option<String>,
-    last_row: &'a LastRow,
-    opts: &'a AttachOptions,
-) -> (&'a str, bool) {
-    match (asking, &last_row.flash, &opts.status) {
-        (Some(text), _, _) => (text.as_str(), true),
-        (None, Some((text, _)), _) => (text.as_str(), true),
-        (None, None, Some(status)) => (status.as_str(), true),
-        (None, None, None) => (last_row.size_note.as_str(), false),
     }
 }
 

@@ -109,6 +109,22 @@ impl LastRow {
         false
     }
 
+    /// The note on the last row now (a question waiting, `asking`; the
+    /// note of the moment; a Herdr popup's status; else the size note),
+    /// and whether it shows when the sizes agree.
+    pub(super) fn note<'a>(
+        &'a self,
+        asking: &'a Option<String>,
+        opts: &'a AttachOptions,
+    ) -> (&'a str, bool) {
+        match (asking, &self.flash, &opts.status) {
+            (Some(text), _, _) => (text.as_str(), true),
+            (None, Some((text, _)), _) => (text.as_str(), true),
+            (None, None, Some(status)) => (status.as_str(), true),
+            (None, None, None) => (self.size_note.as_str(), false),
+        }
+    }
+
     /// When the note's moment is over.
     pub(super) fn until(&self) -> Option<Instant> {
         self.flash.as_ref().map(|(_, until)| *until)

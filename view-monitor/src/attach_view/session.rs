@@ -294,9 +294,7 @@ impl<'a> Session<'a> {
             let asking = self
                 .overlays
                 .asking(&self.prefix, usize::from(self.screen.view.0));
-            super::output::last_row_note(&asking, &self.last_row, self.opts)
-                .0
-                .to_string()
+            self.last_row.note(&asking, self.opts).0.to_string()
         });
         match self.input.lend.as_mut() {
             Some(lend) if self.term.pen_at_defaults().is_ok() => {
