@@ -2,7 +2,8 @@
 terminal), the echo now drawn by the launcher on the view's terminal:
 bash, zsh (coloured prompt) and fish (its own colours as you type). Each
 command is typed a key at a time; after each, tmux's screen must be
-`tickloop screen`'s, row for row. Then the prefix's `?` note while typing,
+`tickloop screen`'s, row for row. Then the prefix's `?` list and typing
+(a key ends it),
 long output, and a detach followed by typing from the CLI (`tickloop keys`):
 nothing may be drawn on the person's terminal after the view left."""
 import os, sys, subprocess, tempfile, time
@@ -39,8 +40,8 @@ for name, argv in shells.items():
     tmux("kill-server")
     tmux("new-session", "-d", "-x", "100", "-y", "25", "-s", "p", f"{BIN} attach {sid}")
     time.sleep(0.5)
-    typed("echo typed while the note shows")  # the note after attaching is up for 3 s
-    compare(f"{name}, typed under the note", sid, 24)
+    typed("echo typed right after attaching")  # the note after attaching goes at the first key
+    compare(f"{name}, typed right after attaching", sid, 25)
     time.sleep(3)
     typed(" and after")
     compare(f"{name}, typed after it", sid, 25)
@@ -59,7 +60,7 @@ for name, argv in shells.items():
     typed("echo under the keys")
     last = pane()[-1]
     print(f"{name}, `?` then typing: last row {last.strip()[:60]!r}")
-    compare(f"{name}, typed under `?`", sid, 24)
+    compare(f"{name}, typed after `?` (the key list gone at the first key)", sid, 25)
     tmux("send-keys", "-t", "p", "C-u"); time.sleep(0.2)
     # Detach, then type from the CLI: the person's terminal stays as it was.
     tmux("respawn-pane", "-k", "-t", "p", "bash --norc --noprofile")
