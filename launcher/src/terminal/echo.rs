@@ -123,10 +123,12 @@ impl EchoFrame {
 
     /// Change `change` was told: the views waiting that were not sent it
     /// are woken (after the change is told, so that a view lent after this
-    /// sees it told, and one lent before is woken).
+    /// sees it told, and one lent before is woken), and so are those whose
+    /// socket did not take all of it: their task writes the rest.
     pub(super) fn wake_waiters(&self, change: u64) {
         if let Ok(waiters) = self.waiters.lock() {
-            for waiter in waiters.iter().filter(|w| w.sent != Some(change)) {
+            let woken = |w: &&EchoWaiter| w.sent != Some(change) || !w.unsent.is_empty();
+            for waiter in waiters.iter().filter(woken) {
                 waiter.wake.notify_one();
             }
         }
@@ -246,6 +248,10 @@ mod tests {
         let text = "x".repeat(20);
         let after = screen(4, 20, &["$ ", &text, &text, &text]);
         echo.send_to_waiters(&after, 3);
+        // Its task is woken to write the rest, though it was sent the change.
+        let wake = echo.waiters.lock().expect("waiters")[0].wake.clone();
+        echo.wake_waiters(3);
+        assert!(woken(&wake), "the rest of the frame left unwritten");
         let back = echo.waiters.lock().expect("waiters").remove(0);
         assert_eq!(back.sent, Some(3));
         assert!(!back.unsent.is_empty(), "the socket was full");
