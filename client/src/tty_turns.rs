@@ -11,8 +11,10 @@
 //! never waiting.
 
 use std::os::fd::{AsRawFd, BorrowedFd};
+use tickloop_proto::attach::KEYS_LOCK_BYTE;
 
 /// From row `first` to the end of the screen, or `rows` rows from it.
+/// (Or the terminal's keys: [`Rows::KEYS`].)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rows {
     pub first: u16,
@@ -25,6 +27,15 @@ impl Rows {
     pub const ALL: Rows = Rows {
         first: 0,
         count: None,
+    };
+
+    /// Not a row: the terminal's keys, which the launcher reads only
+    /// while the view lent them (`tickloop_proto::attach::ViewEvent::LendKeys`),
+    /// holding this lock as it reads; a view that is leaving takes it
+    /// before it lets go of its terminal.
+    pub const KEYS: Rows = Rows {
+        first: KEYS_LOCK_BYTE,
+        count: Some(1),
     };
 
     /// Rows `0..end`.
@@ -63,7 +74,11 @@ fn set(tty: BorrowedFd<'_>, rows: Rows, kind: libc::c_int, cmd: libc::c_int) -> 
     lock.l_type = kind as libc::c_short;
     lock.l_whence = libc::SEEK_SET as libc::c_short;
     lock.l_start = libc::off_t::from(rows.first);
-    lock.l_len = rows.count.map_or(0, libc::off_t::from);
+    // Rows end below the keys' byte.
+    lock.l_len = rows.count.map_or(
+        libc::off_t::from(KEYS_LOCK_BYTE) - libc::off_t::from(rows.first),
+        libc::off_t::from,
+    );
     // Open-file-description locks need `l_pid` 0.
     lock.l_pid = 0;
     loop {
@@ -135,5 +150,23 @@ mod tests {
         // A closed description lets go of all it held.
         drop(view);
         assert!(take(launcher.as_fd(), Rows::ALL, false));
+    }
+
+    /// The keys are apart from every row: a view that holds every row may
+    /// lend its keys, and a view that lent every row keeps its keys.
+    #[test]
+    fn the_keys_are_taken_apart_from_the_rows() {
+        let (_master, view, launcher) = twice();
+        assert!(take(view.as_fd(), Rows::ALL, true));
+        assert!(take(view.as_fd(), Rows::KEYS, true));
+        assert!(!take(launcher.as_fd(), Rows::KEYS, false));
+        give(view.as_fd(), Rows::KEYS);
+        assert!(take(launcher.as_fd(), Rows::KEYS, false), "keys lent");
+        assert!(!take(launcher.as_fd(), Rows::from(3), false), "no row");
+        give(launcher.as_fd(), Rows::KEYS);
+        give(view.as_fd(), Rows::ALL);
+        assert!(take(view.as_fd(), Rows::KEYS, false));
+        assert!(take(launcher.as_fd(), Rows::ALL, false), "rows lent");
+        assert!(!take(launcher.as_fd(), Rows::KEYS, false), "not the keys");
     }
 }

@@ -397,7 +397,9 @@ pub fn encode_input(mode: TermMode, event: &ViewEvent) -> Result<Vec<u8>, InputE
         ViewEvent::Resize { .. }
         | ViewEvent::Scroll { .. }
         | ViewEvent::Colors(_)
-        | ViewEvent::Image { .. } => Ok(Vec::new()),
+        | ViewEvent::Image { .. }
+        | ViewEvent::LendKeys { .. }
+        | ViewEvent::TakeKeys { .. } => Ok(Vec::new()),
     }
 }
 

@@ -162,6 +162,18 @@ pub enum ToView {
         #[serde(default, skip_serializing_if = "String::is_empty")]
         unwritten: String,
     },
+    /// The view's terminal's keys are the view's again
+    /// ([`ViewEvent::LendKeys`] number `lend`): the launcher reads them no
+    /// more. `bytes`: what it read and did not type for the Tick (from the
+    /// first byte that is not [`typed_as_is`] on), for the view to take
+    /// as read from its terminal, first. Sent when such a byte came, when
+    /// the view asked ([`ViewEvent::TakeKeys`]), or at once when the
+    /// launcher cannot read that terminal (the view lends it no more).
+    KeysBack {
+        lend: u64,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        bytes: Vec<u8>,
+    },
     /// The PTY changed size; a [`ToView::Snapshot`] at that size follows.
     Resized { cols: u16, rows: u16 },
     /// The Tick's session ended; the launcher closes the connection after it.
@@ -531,6 +543,48 @@ pub enum ViewEvent {
     /// Send me the bytes of the kept image `index` (from
     /// [`ToView::Images`]); answered with [`ToView::Image`].
     Image { index: u32 },
+    /// The view reads its terminal no more: the launcher reads the keys
+    /// typed there ([`ViewHello::tty`]) and types for the Tick what is
+    /// [`typed_as_is`] (`prefix`: the view's prefix key's byte, which is
+    /// the view's), as tmux's server reads its client's terminal, until it
+    /// gives them back ([`ToView::KeysBack`] with the same `lend`). Sent
+    /// by a local view while it shows the Tick's screen cell for cell and
+    /// holds no part of a key; the two take turns with the lock on the
+    /// device's byte [`KEYS_LOCK_BYTE`] as well, which the launcher holds
+    /// while it reads and the view takes before it lets go of its
+    /// terminal.
+    LendKeys {
+        lend: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prefix: Option<u8>,
+    },
+    /// Give the keys of lending `lend` back ([`ToView::KeysBack`]).
+    TakeKeys { lend: u64 },
+}
+
+/// The byte of the view's terminal device whose lock stands for reading
+/// its keys ([`ViewEvent::LendKeys`]); the bytes below it stand for the
+/// screen's rows.
+pub const KEYS_LOCK_BYTE: u16 = u16::MAX;
+
+/// Whether a byte the view's terminal sent reaches the Tick as it is, the
+/// same as the view would type it after reading it as a key (checked
+/// against the view's reading and the launcher's encoding in
+/// `view-monitor`'s tests): printable ASCII, Backspace (DEL), Tab, Enter
+/// (CR, but not where the Tick asked Enter to send CR LF:
+/// `newline_mode`), and the control characters of ctrl+A to ctrl+Z but
+/// ctrl+H, ctrl+J and ctrl+M's others; never ESC, the view's `prefix`, or
+/// a byte of a longer character.
+pub fn typed_as_is(byte: u8, prefix: Option<u8>, newline_mode: bool) -> bool {
+    if Some(byte) == prefix {
+        return false;
+    }
+    match byte {
+        b'\r' => !newline_mode,
+        b'\t' | 0x7f | 0x20..=0x7e => true,
+        0x01..=0x07 | 0x0b | 0x0c | 0x0e..=0x1a => true,
+        _ => false,
+    }
 }
 
 /// A terminal's colours as `#rrggbb`; what it did not say is left out.

@@ -266,6 +266,11 @@ impl TtyAnswers {
         colors
     }
 
+    /// Whether it holds bytes that may begin an answer.
+    pub fn holding(&self) -> bool {
+        self.held_since.is_some()
+    }
+
     /// When [`TtyAnswers::on_deadline`] has something to do.
     pub fn deadline(&self) -> Option<Instant> {
         if let Some(since) = self.held_since {

@@ -76,6 +76,11 @@ impl PrefixKey {
         PrefixKey::parse(DEFAULT_PREFIX)
     }
 
+    /// The byte the view's terminal sends for it.
+    pub fn byte(&self) -> u8 {
+        self.byte
+    }
+
     /// How people write it: `ctrl+\`, `ctrl+a`.
     pub fn name(&self) -> String {
         match self.byte {

@@ -137,7 +137,10 @@ impl PageScreen {
             }
             // The clipboard is the page's own (xterm.js has no OSC 52
             // without an addon, and a page should not write it unasked).
-            ToView::Resized { .. } | ToView::Clipboard { .. } => Heard::Nothing,
+            // ... and it lends no keys.
+            ToView::Resized { .. } | ToView::Clipboard { .. } | ToView::KeysBack { .. } => {
+                Heard::Nothing
+            }
         })
     }
 

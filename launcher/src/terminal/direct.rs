@@ -26,32 +26,7 @@ impl LentTty {
     /// an open), and only a terminal device whose number is the one the
     /// view named (a path that opens anything else lends nothing).
     pub fn open(tty: &ViewTty) -> Option<LentTty> {
-        let named_a_terminal = tty.path.starts_with("/dev/pts/")
-            || tty.path.starts_with("/dev/tty") && tty.path.len() > "/dev/tty".len();
-        if !named_a_terminal || tty.path.contains("/../") || tty.path.ends_with("ptmx") {
-            return None;
-        }
-        let path = CString::new(tty.path.as_bytes()).ok()?;
-        // SAFETY: `path` is a valid C string for the call.
-        let fd = unsafe {
-            libc::open(
-                path.as_ptr(),
-                libc::O_WRONLY | libc::O_NOCTTY | libc::O_NONBLOCK | libc::O_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            return None;
-        }
-        // SAFETY: `fd` was just opened and is owned by nothing else.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        // SAFETY: stat is plain data, filled by fstat from a valid fd.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: as above.
-        let stat_ok = unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } == 0;
-        // SAFETY: isatty on a valid fd.
-        let is_tty = unsafe { libc::isatty(fd.as_raw_fd()) } == 1;
-        let is_char = st.st_mode & libc::S_IFMT == libc::S_IFCHR;
-        (stat_ok && is_tty && is_char && st.st_rdev == tty.dev).then_some(LentTty(fd))
+        open_view_tty(tty, libc::O_WRONLY).map(LentTty)
     }
 
     /// The turn of `rows` of the terminal, if the view lets go of them now
@@ -107,6 +82,40 @@ impl LentTty {
         let taken = self.write_now(bytes.as_bytes());
         Some((turn, bytes[taken..].to_string()))
     }
+}
+
+/// Opens the terminal a view lent (`access`: `O_WRONLY` or `O_RDWR`; not
+/// a controlling terminal, non-blocking): only a terminal's path
+/// (`/dev/pts/N`, `/dev/ttyN`: nothing else is opened, so that no other
+/// device sees an open), and only a terminal device whose number is the
+/// one the view named (a path that opens anything else lends nothing).
+pub(super) fn open_view_tty(tty: &ViewTty, access: libc::c_int) -> Option<OwnedFd> {
+    let named_a_terminal = tty.path.starts_with("/dev/pts/")
+        || tty.path.starts_with("/dev/tty") && tty.path.len() > "/dev/tty".len();
+    if !named_a_terminal || tty.path.contains("/../") || tty.path.ends_with("ptmx") {
+        return None;
+    }
+    let path = CString::new(tty.path.as_bytes()).ok()?;
+    // SAFETY: `path` is a valid C string for the call.
+    let fd = unsafe {
+        libc::open(
+            path.as_ptr(),
+            access | libc::O_NOCTTY | libc::O_NONBLOCK | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: `fd` was just opened and is owned by nothing else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: stat is plain data, filled by fstat from a valid fd.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let stat_ok = unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } == 0;
+    // SAFETY: isatty on a valid fd.
+    let is_tty = unsafe { libc::isatty(fd.as_raw_fd()) } == 1;
+    let is_char = st.st_mode & libc::S_IFMT == libc::S_IFCHR;
+    (stat_ok && is_tty && is_char && st.st_rdev == tty.dev).then_some(fd)
 }
 
 /// The launcher's turn on rows of a lent terminal: the view waits until

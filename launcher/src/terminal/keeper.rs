@@ -253,6 +253,8 @@ pub(super) fn handle_emulator_message(
         EmuMsg::ViewSnapshot(offset, reply) => {
             let _ = reply.send(term.emulator.snapshot_scrolled(offset));
         }
+        // The loop's own ([`super::thread`]): never handed here.
+        EmuMsg::LendKeys(..) | EmuMsg::TakeKeys { .. } => {}
         EmuMsg::Compact => term.emulator.compact(),
         EmuMsg::ReleaseSpare => {
             // The allocator's free pages go back after this, from the

@@ -59,6 +59,11 @@ pub(super) enum EmuMsg {
     Placements(oneshot::Sender<Vec<ImagePlacement>>),
     /// A wait on the output, or a `run` ([`crate::shell_watch::ShellWatch::ask`]).
     Shell(ShellMsg),
+    /// A view lent its terminal's keys: the loop reads them
+    /// ([`super::keys`]) until it gives them back.
+    LendKeys(super::keys::LentKeys),
+    /// View `view` wants the keys of its lending `lend` back.
+    TakeKeys { view: u64, lend: u64 },
     /// Output has not paused for [`super::quiet::COMPACT_EVERY`]: move the rows that
     /// scrolled off into the compact history. Applied by the terminal
     /// thread's loop itself, never queued.
@@ -101,6 +106,8 @@ pub(super) fn fresh_output(msg: &EmuMsg) -> Option<Fresh> {
         EmuMsg::Output(..)
         | EmuMsg::Resize(..)
         | EmuMsg::Placements(..)
+        | EmuMsg::LendKeys(..)
+        | EmuMsg::TakeKeys { .. }
         | EmuMsg::Compact
         | EmuMsg::ReleaseSpare
         | EmuMsg::Park => None,

@@ -37,6 +37,7 @@
 //! emulator it owns and what it publishes, `echo` the frame of a
 //! keystroke's echo and the views it is written to at once, `direct` that echo drawn on a view's
 //! own terminal when it lent it, `messages` what is queued for the thread,
+//! `keys` the keys of a view's terminal read here when it lent them,
 //! `pty_input` writing to the master, `fd` the descriptors it polls, and
 //! `quiet` the history's upkeep between bursts of output.
 
@@ -45,6 +46,7 @@ mod dormant;
 mod echo;
 mod fd;
 mod keeper;
+mod keys;
 mod last_output;
 mod messages;
 mod pty_input;
@@ -56,6 +58,7 @@ pub(crate) use quiet::{release_code_when_quiet, return_free_memory};
 pub use direct::LentTty;
 use echo::EchoFrame;
 pub use echo::EchoWaiter;
+pub use keys::{KeysBack, LentKeys, OnTyped};
 use fd::{own_nonblocking_dup, Wake};
 use keeper::Published;
 use last_output::LastOutput;
@@ -475,6 +478,18 @@ impl TerminalHandle {
             Err(InputError::Gone) => Err(InputError::Gone),
             _ => Ok(()),
         }
+    }
+
+    /// A view lent its terminal's keys: the terminal thread reads them
+    /// until it gives them back ([`keys`]). False if the thread is gone.
+    pub async fn lend_keys(&self, keys: LentKeys) -> bool {
+        self.emu_tx.send(EmuMsg::LendKeys(keys)).await
+    }
+
+    /// View `view` wants the keys of its lending `lend` back (given back
+    /// at once if they are still lent; else they were already).
+    pub async fn take_keys(&self, view: u64, lend: u64) -> bool {
+        self.emu_tx.send(EmuMsg::TakeKeys { view, lend }).await
     }
 
     /// The colours the Tick's OSC 10/11/4 queries are answered with from

@@ -5,10 +5,12 @@
 use super::fd::{read_fd, readable_now, Wake};
 use super::keeper::{new_emulator, Keeper, Published};
 use super::messages::{fresh_output, EmuMsg, Fresh, OutputChunk};
-use super::pty_input::{AnswerWriter, PtyWriter};
+use super::keys::{LentKeys, Read};
+use super::pty_input::{queue_input, AnswerWriter, PtyWriter};
 use super::quiet::{COMPACT_EVERY, PARK_AFTER, RELEASE_AFTER};
 use super::{START_COLS, START_ROWS};
 use crate::emulator::AnswerColors;
+use alacritty_terminal::term::TermMode;
 use crate::recorder::Recorder;
 use crate::shell_watch::ShellWatch;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -116,6 +118,8 @@ pub(super) struct TerminalLoop {
     /// Where the loop goes when it is quiet; none: it never ends its
     /// thread (no runtime to wait on, or waiting failed once).
     pub(super) dormancy: Option<HandBack>,
+    /// The views' terminals whose keys this loop reads ([`super::keys`]).
+    keys: Vec<LentKeys>,
 }
 
 impl TerminalLoop {
@@ -162,6 +166,7 @@ impl TerminalLoop {
             compacted_at: std::time::Instant::now(),
             pending: None,
             dormancy,
+            keys: Vec::new(),
         }
     }
 
@@ -187,6 +192,9 @@ impl TerminalLoop {
                     },
                 };
                 self.apply_message(*msg, &master);
+            }
+            if !self.keys.is_empty() {
+                self.read_keys();
             }
             self.write_input();
             // Output, a few chunks at a time, the master drained before
@@ -221,6 +229,7 @@ impl TerminalLoop {
                         self.reading,
                         self.writing.is_some(),
                         timeout,
+                        &self.keys,
                     ),
                     // The terminal is dropped: the thread ends.
                     Next::Dropped => return,
@@ -274,6 +283,25 @@ impl TerminalLoop {
     /// Applies one of the launcher's messages (output the master has now
     /// first, for those that want it fresh).
     fn apply_message(&mut self, msg: EmuMsg, master: &OwnedFd) {
+        let msg = match msg {
+            EmuMsg::LendKeys(keys) => {
+                // One lending a view: a later one replaces it.
+                self.keys.retain(|lent| lent.view() != keys.view());
+                self.keys.push(keys);
+                return;
+            }
+            EmuMsg::TakeKeys { view, lend } => {
+                if let Some(at) = self
+                    .keys
+                    .iter()
+                    .position(|lent| lent.view() == view && lent.lend() == lend)
+                {
+                    self.keys.swap_remove(at).give_back(Vec::new());
+                }
+                return;
+            }
+            msg => msg,
+        };
         if let Some(fresh) = fresh_output(&msg) {
             if self.reading {
                 self.reading = self
@@ -321,6 +349,32 @@ impl TerminalLoop {
         super::quiet::return_free_memory();
     }
 
+    /// Reads the keys views lent: what is typed as it is goes to the
+    /// master at once (or after what is queued), the echo wanted; keys
+    /// with anything else in them go back to their view.
+    fn read_keys(&mut self) {
+        let modes = TermMode::from_bits_truncate(self.keeper.published.modes.load(Ordering::Acquire));
+        let newline_mode = modes.contains(TermMode::LINE_FEED_NEW_LINE);
+        let mut typed = Vec::new();
+        let mut at = 0;
+        while at < self.keys.len() {
+            match self.keys[at].read(newline_mode, &mut typed) {
+                Read::Kept => at += 1,
+                Read::Back(bytes) => self.keys.swap_remove(at).give_back(bytes),
+                Read::Left => drop(self.keys.swap_remove(at)),
+            }
+        }
+        if typed.is_empty() {
+            return;
+        }
+        let echo = &self.keeper.published.echo;
+        echo.wanted.store(true, Ordering::Release);
+        let tx = &self.keeper.answers.tx;
+        if !self.writer.write_now(&typed, tx) {
+            let _ = queue_input(tx, &self.writer, typed);
+        }
+    }
+
     /// Input for the Tick, as far as the master takes it now.
     fn write_input(&mut self) {
         loop {
@@ -358,6 +412,7 @@ impl TerminalLoop {
     /// went unanswered until the next output).
     fn idle(&mut self, master: &OwnedFd) -> Next {
         if !self.keeper.emulator.is_parked()
+            || !self.keys.is_empty()
             || !self.reading
             || self.writing.is_some()
             || !self.ahead.is_empty()
@@ -507,13 +562,15 @@ fn has_output(master: &OwnedFd) -> bool {
 }
 
 /// Sleeps until the master has output (while `reading`), can take input
-/// (while `writing`), the wake-up rings, or `timeout` (if any) passes.
+/// (while `writing`), the wake-up rings, a view's lent `keys` come (or it
+/// hangs up), or `timeout` (if any) passes.
 pub(super) fn wait(
     master: &OwnedFd,
     wake: &Wake,
     reading: bool,
     writing: bool,
     timeout: Option<std::time::Duration>,
+    keys: &[LentKeys],
 ) {
     let mut events = 0;
     if reading {
@@ -522,7 +579,7 @@ pub(super) fn wait(
     if writing {
         events |= libc::POLLOUT;
     }
-    let mut fds = [
+    let mut fds = vec![
         libc::pollfd {
             // Not polled at all when nothing is read or written: a hung-up
             // master would report it on every call.
@@ -536,12 +593,13 @@ pub(super) fn wait(
             revents: 0,
         },
     ];
+    fds.extend(keys.iter().flat_map(LentKeys::pollfds));
     let timeout_ms = timeout.map_or(-1, |t| {
         // Rounded up: a poll that wakes a little early only loops again.
         i32::try_from(t.as_millis().saturating_add(1)).unwrap_or(i32::MAX)
     });
-    // SAFETY: `fds` is a valid array of two pollfd for the call.
-    unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout_ms) };
+    // SAFETY: `fds` is a valid array of pollfd for the call.
+    unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
     if fds[1].revents != 0 {
         wake.clear();
     }

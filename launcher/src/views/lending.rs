@@ -1,14 +1,18 @@
 //! A view's socket lent to the terminal thread while the view's writer
 //! waits with nothing to send: the terminal thread writes the next echo's
 //! rows to it itself (`terminal::EchoWaiter`), and wakes the writer only
-//! for a change it did not send.
+//! for a change it did not send. And the keys of a view's terminal, lent
+//! to the terminal thread while the view shows the Tick's screen as it is
+//! (`terminal::LentKeys`).
 
-use crate::terminal::{EchoWaiter, LentTty, TerminalHandle};
+use super::hub::ViewHub;
+use crate::terminal::{EchoWaiter, KeysBack, LentKeys, LentTty, TerminalHandle};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tickloop_proto::attach::{Snapshot, ViewTty};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::{watch, Notify};
 
 /// What one view lends, and what came back.
@@ -102,5 +106,69 @@ impl Lending {
             return false;
         }
         true
+    }
+}
+
+/// What a view may lend of its terminal's keys, on its events' task.
+pub(super) struct KeysLending {
+    /// Its terminal (none: an agent's view, or a view with no terminal of
+    /// its own: every lending is given back at once).
+    tty: Option<ViewTty>,
+    /// The view's socket (a duplicate), whose hang-up ends a lending.
+    socket: Option<OwnedFd>,
+    /// The view's writer, which sends the keys back.
+    back: UnboundedSender<KeysBack>,
+}
+
+impl KeysLending {
+    /// A view's keys: its terminal `tty` and socket, never an agent's
+    /// (`read_only`); `back` goes to its writer.
+    pub(super) fn new(
+        tty: Option<&ViewTty>,
+        socket: Option<&OwnedFd>,
+        read_only: bool,
+        back: UnboundedSender<KeysBack>,
+    ) -> KeysLending {
+        KeysLending {
+            tty: tty.filter(|_| !read_only).cloned(),
+            socket: socket.and_then(|socket| socket.try_clone().ok()),
+            back,
+        }
+    }
+
+    /// View `id` lends its keys (`lend`, its prefix key's byte `prefix`):
+    /// the terminal thread reads them, and what it types makes the view
+    /// the active one and its next frame an echo (`typed`). Given back at
+    /// once when they cannot be read here.
+    pub(super) async fn lend(
+        &self,
+        hub: &Arc<ViewHub>,
+        id: u64,
+        (lend, prefix): (u64, Option<u8>),
+        typed: &Arc<AtomicBool>,
+    ) {
+        let on_typed = {
+            let (hub, typed) = (Arc::downgrade(hub), typed.clone());
+            Box::new(move || {
+                typed.store(true, Ordering::Release);
+                tickloop_client::idle::mark_busy();
+                if let Some(hub) = hub.upgrade() {
+                    hub.activate(id, None, false);
+                }
+            })
+        };
+        let keys = match (&self.tty, &self.socket) {
+            (Some(tty), Some(socket)) => socket.try_clone().ok().and_then(|socket| {
+                LentKeys::open(id, lend, prefix, tty, socket, self.back.clone(), on_typed)
+            }),
+            _ => None,
+        };
+        let lent = match keys {
+            Some(keys) => hub.term.lend_keys(keys).await,
+            None => false,
+        };
+        if !lent {
+            let _ = self.back.send((lend, Vec::new()));
+        }
     }
 }

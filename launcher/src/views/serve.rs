@@ -4,7 +4,7 @@
 //! terminal, and the end of the instance as its last line.
 
 use super::hub::ViewHub;
-use super::lending::Lending;
+use super::lending::{KeysLending, Lending};
 use crate::terminal::TerminalHandle;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -112,7 +112,16 @@ where
         hub.activate(id, None, true);
     }
 
-    let events = start_events(reader, &hub, id, ctx.read_only);
+    // The keys the terminal thread read and gives back, for this task
+    // to send.
+    let (keys_back_tx, mut keys_back) = mpsc::unbounded_channel();
+    let keys = KeysLending::new(
+        hello.tty.as_ref(),
+        ctx.echo_sink.as_ref(),
+        ctx.read_only,
+        keys_back_tx,
+    );
+    let events = start_events(reader, &hub, (id, keys), ctx.read_only);
     let (mut gone_rx, mut scroll_rx) = (events.gone, events.scroll);
     let (mut image_rx, typed) = (events.images, events.typed);
 
@@ -135,6 +144,7 @@ where
     enum Step {
         Event(crate::emulator::TermEvent),
         Image(u32),
+        KeysBack(crate::terminal::KeysBack),
         Changed,
         /// Woken while lent: a change may have come that was not sent.
         Told,
@@ -190,6 +200,7 @@ where
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => Step::Gone,
             },
             Some(index) = image_rx.recv() => Step::Image(index),
+            Some(back) = keys_back.recv() => Step::KeysBack(back),
             _ = gone_rx.recv() => Step::Gone,
         };
         if lent
@@ -208,6 +219,14 @@ where
             }
             Step::Image(index) => {
                 if send_image(&mut writer, &hub.term, index).await.is_err() {
+                    break;
+                }
+            }
+            Step::KeysBack((lend, bytes)) => {
+                if send(&mut writer, &ToView::KeysBack { lend, bytes })
+                    .await
+                    .is_err()
+                {
                     break;
                 }
             }
@@ -274,7 +293,12 @@ struct EventsTask {
 
 /// The view's events, applied as they come, on their own task (reading a
 /// line is not cancel-safe, so it does not share a select with writing).
-fn start_events<R>(reader: R, hub: &Arc<ViewHub>, id: u64, read_only: bool) -> EventsTask
+fn start_events<R>(
+    reader: R,
+    hub: &Arc<ViewHub>,
+    (id, keys): (u64, KeysLending),
+    read_only: bool,
+) -> EventsTask
 where
     R: AsyncBufRead + Unpin + Send + 'static,
 {
@@ -287,6 +311,7 @@ where
         ViewEvents {
             hub: hub.clone(),
             id,
+            keys,
             scroll: scroll_tx,
             typed: typed.clone(),
             gone: gone_tx,
@@ -338,6 +363,8 @@ where
 struct ViewEvents {
     hub: Arc<ViewHub>,
     id: u64,
+    /// What the view may lend of its terminal's keys.
+    keys: KeysLending,
     /// How far back the view is scrolled.
     scroll: watch::Sender<usize>,
     /// Set when the view typed (its next frame is an echo).
@@ -356,6 +383,7 @@ async fn apply_events<R: AsyncBufRead + Unpin>(mut reader: R, to: ViewEvents) {
     let ViewEvents {
         hub,
         id,
+        keys,
         scroll,
         typed,
         gone,
@@ -386,6 +414,15 @@ async fn apply_events<R: AsyncBufRead + Unpin>(mut reader: R, to: ViewEvents) {
             // writer, in order with the frames.
             ViewEvent::Image { index } => {
                 if images.send(index).await.is_err() {
+                    break;
+                }
+            }
+            // Given back at once to an agent's view.
+            ViewEvent::LendKeys { lend, prefix } => {
+                keys.lend(&hub, id, (lend, prefix), &typed).await;
+            }
+            ViewEvent::TakeKeys { lend } => {
+                if !hub.term.take_keys(id, lend).await {
                     break;
                 }
             }

@@ -50,7 +50,9 @@ impl TtyLend {
             (rdev(&file) == Some(dev)).then_some((path, file))
         });
         let (path, lock) = path?;
-        if !tty_turns::take(lock.as_fd(), Rows::ALL, true) {
+        if !tty_turns::take(lock.as_fd(), Rows::ALL, true)
+            || !tty_turns::take(lock.as_fd(), Rows::KEYS, true)
+        {
             return None;
         }
         let lend = TtyLend {
@@ -81,6 +83,18 @@ impl TtyLend {
             Lent::Above(row) => tty_turns::give(self.lock.as_fd(), Rows::above(row)),
         }
         self.lent = lent;
+    }
+
+    /// Lets go of the terminal's keys: the launcher may read them
+    /// ([`super::keys`]).
+    pub(super) fn give_keys(&mut self) {
+        tty_turns::give(self.lock.as_fd(), Rows::KEYS);
+    }
+
+    /// Takes the terminal's keys back (waits the moment the launcher may
+    /// be reading them); whether the view holds them now.
+    pub(super) fn take_keys(&mut self) -> bool {
+        tty_turns::take(self.lock.as_fd(), Rows::KEYS, true)
     }
 }
 

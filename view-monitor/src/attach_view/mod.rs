@@ -24,6 +24,7 @@ mod connect;
 mod image_state;
 mod images;
 mod input;
+mod keys;
 mod lend;
 mod note;
 mod output;

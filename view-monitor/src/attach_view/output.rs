@@ -43,6 +43,7 @@ impl Session<'_> {
                 self.dirty = true;
             }
             ToView::Drawn { rows, unwritten } => self.on_drawn(rows, &unwritten)?,
+            ToView::KeysBack { lend, bytes } => return self.on_keys_back(lend, &bytes),
             ToView::Resized { .. } => {}
             ToView::Images { placements } => self.on_placements(placements),
             ToView::Image { index, data } => {

@@ -15,6 +15,7 @@
 //! approval prompt in [`super::overlays`].
 
 use super::image_state::Images;
+use super::keys::KeysLend;
 use super::lend::{Lent, TtyLend};
 use super::note::{Note, Turn, Waker};
 use super::overlays::Overlays;
@@ -53,6 +54,8 @@ pub(super) struct TtyIn {
     /// The terminal lent to the launcher for echoes while the loop waits
     /// with the Tick's screen shown as it is (none: not lent).
     pub(super) lend: Option<TtyLend>,
+    /// Whose the terminal's keys are ([`super::keys`]).
+    pub(super) lent_keys: KeysLend,
 }
 
 /// What one read of the view's terminal takes at most.
@@ -209,8 +212,11 @@ impl<'a> Session<'a> {
         };
         self.link.close();
         // Let go of the terminal only now that the socket is shut: the
-        // launcher sees the hang-up and draws on it no more.
-        drop(self.input.lend.take());
+        // launcher sees the hang-up and draws on it no more, and reads no
+        // key once the view holds the keys' lock.
+        if let Some(mut lend) = self.input.lend.take() {
+            lend.take_keys();
+        }
         end
     }
 
@@ -238,6 +244,8 @@ impl<'a> Session<'a> {
         // The terminal is lent while the loop waits, if nothing but the
         // Tick's screen is shown, and taken back before anything else.
         let lent = self.lend_if_plain();
+        self.follow_keys(Instant::now());
+        self.link.flush()?;
         let ready = self.poll();
         if lent && !self.input.lend.as_mut().is_some_and(TtyLend::hold) {
             self.input.lend = None;
@@ -334,6 +342,7 @@ impl<'a> Session<'a> {
             self.input.graphics.deadline(),
             self.input.answers.deadline(),
             self.input.keys.deadline(),
+            self.input.lent_keys.deadline(),
         ]
         .into_iter()
         .flatten()
@@ -354,8 +363,14 @@ impl<'a> Session<'a> {
         } else {
             libc::POLLIN
         };
+        // While the launcher reads the keys, only the terminal's hang-up.
+        let tty_events = if self.input.lent_keys.reads_tty() {
+            libc::POLLIN
+        } else {
+            0
+        };
         let mut fds = [
-            (self.input.tty.as_raw_fd(), libc::POLLIN),
+            (self.input.tty.as_raw_fd(), tty_events),
             (self.link.fd(), link_events),
             (self.input.signals.winch.as_raw_fd(), libc::POLLIN),
             (self.input.signals.end.as_raw_fd(), libc::POLLIN),
@@ -398,16 +413,30 @@ impl<'a> Session<'a> {
             // when the view is not the session leader).
             return Ok(ControlFlow::Break(SessionEnd::Done(AttachOutcome::Hangup)));
         }
+        let buf = std::mem::take(&mut self.input.buf);
+        let turn = self.take_typed(&buf[..n], now, n == buf.len());
+        self.input.buf = buf;
+        turn
+    }
+
+    /// Takes what was typed on the terminal (read here, or by the launcher
+    /// and given back): colour answers to the launcher, the rest parsed
+    /// and handled (keys to the launcher at once). `maybe_more`: the read
+    /// filled its buffer.
+    pub(super) fn take_typed(&mut self, bytes: &[u8], now: Instant, maybe_more: bool) -> Turn {
         let mut rest = Vec::new();
-        let TtyIn { graphics, buf, .. } = &mut self.input;
-        if let Some(caps) = graphics.feed(&buf[..n], self.screen.view, now, &mut rest) {
+        if let Some(caps) = self
+            .input
+            .graphics
+            .feed(bytes, self.screen.view, now, &mut rest)
+        {
             self.on_capabilities(caps);
         }
         let mut keys = Vec::new();
         if let Some(colors) = self.input.answers.feed(&rest, now, &mut keys) {
             self.link.queue(&ViewEvent::Colors(colors));
         }
-        self.input.keys.feed(&keys, n == self.input.buf.len());
+        self.input.keys.feed(&keys, maybe_more);
         self.take_input()
     }
 

@@ -250,6 +250,11 @@ impl GraphicsAnswers {
         found.map(|caps| self.with_winsize(caps))
     }
 
+    /// Whether it holds bytes that may begin an answer.
+    pub fn holding(&self) -> bool {
+        self.held_since.is_some()
+    }
+
     /// When [`GraphicsAnswers::on_deadline`] has something to do.
     pub fn deadline(&self) -> Option<Instant> {
         let cap = (!self.filter.reported()).then_some(self.asked + AWAIT_LIMIT);

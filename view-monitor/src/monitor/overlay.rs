@@ -222,7 +222,9 @@ impl Overlay {
                     ToView::Resized { .. }
                     | ToView::Bell
                     | ToView::Clipboard { .. }
-                    | ToView::Image { .. },
+                    | ToView::Image { .. }
+                    // It lends no keys either.
+                    | ToView::KeysBack { .. },
                 ) => {}
                 LinkNote::Frame(ToView::Ended { reason }) => self.stop(Stop::Ended(reason)),
                 LinkNote::Lost(why) => self.stop(Stop::Lost(why)),

@@ -1,0 +1,130 @@
+//! The keys of the view's terminal lent to the launcher
+//! ([`ViewEvent::LendKeys`]): while the view shows the Tick's screen cell
+//! for cell and holds no part of an input, the launcher's terminal thread
+//! reads the terminal itself and types what is typed as it is for the
+//! Tick, as tmux's server reads its client's terminal, so the view is not
+//! woken on a keystroke's way. Anything else it reads (an escape sequence,
+//! the prefix key, a longer character) comes back with the keys
+//! ([`tickloop_proto::attach::ToView::KeysBack`]) and is read here as if from the terminal; for a
+//! moment after that the view keeps its keys (a person on the arrow keys
+//! is not sent back and forth). The view asks for them back
+//! ([`ViewEvent::TakeKeys`]) as soon as it shows anything else, and
+//! reads its terminal again only once they came back, so no key is read
+//! twice or out of turn. A view that is leaving takes the keys' lock
+//! before it lets go of its terminal ([`super::lend::TtyLend::take_keys`]).
+
+use super::note::Turn;
+use super::session::{Session, Shows};
+use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
+use tickloop_proto::attach::ViewEvent;
+
+/// How long the view keeps its keys after the launcher gave back one it
+/// does not type.
+const KEEP_AFTER_GIVEN_BACK: Duration = Duration::from_secs(1);
+
+/// Whose the terminal's keys are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keys {
+    /// The view's: it reads its terminal.
+    Held,
+    /// The launcher's, lending number `n`.
+    Lent(u64),
+    /// The launcher's, asked back.
+    Asked(u64),
+}
+
+/// The view's side of lending its keys.
+pub(super) struct KeysLend {
+    keys: Keys,
+    /// The next lending's number.
+    next: u64,
+    /// No lending before then (keys given back with bytes in them).
+    not_before: Option<Instant>,
+    /// The launcher cannot read this terminal: it is not lent again.
+    refused: bool,
+}
+
+impl KeysLend {
+    pub(super) fn new() -> KeysLend {
+        KeysLend {
+            keys: Keys::Held,
+            next: 1,
+            not_before: None,
+            refused: false,
+        }
+    }
+
+    /// Whether the view reads its terminal now.
+    pub(super) fn reads_tty(&self) -> bool {
+        self.keys == Keys::Held
+    }
+
+    /// When the view may lend its keys again, if it waits for that.
+    pub(super) fn deadline(&self) -> Option<Instant> {
+        self.not_before.filter(|_| self.keys == Keys::Held)
+    }
+}
+
+impl Session<'_> {
+    /// Lends the terminal's keys when the view shows the Tick's screen
+    /// alone and holds no part of an input, and asks for them back when
+    /// it shows anything else.
+    pub(super) fn follow_keys(&mut self, now: Instant) {
+        let state = &self.input.lent_keys;
+        let want = !state.refused
+            && state.not_before.is_none_or(|at| at <= now)
+            && !self.input.graphics.holding()
+            && !self.input.answers.holding()
+            && self.input.keys.deadline().is_none()
+            && self.shows_the_screen() == Shows::Alone;
+        let prefix = self.opts.prefix.byte();
+        let (Some(lock), state) = (self.input.lend.as_mut(), &mut self.input.lent_keys) else {
+            return;
+        };
+        match state.keys {
+            Keys::Held if want => {
+                // Let go first: the launcher reads only under the lock.
+                lock.give_keys();
+                let n = state.next;
+                state.next += 1;
+                state.keys = Keys::Lent(n);
+                state.not_before = None;
+                self.link.queue(&ViewEvent::LendKeys {
+                    lend: n,
+                    prefix: Some(prefix),
+                });
+            }
+            Keys::Lent(n) if !want => {
+                state.keys = Keys::Asked(n);
+                self.link.queue(&ViewEvent::TakeKeys { lend: n });
+            }
+            _ => {}
+        }
+    }
+
+    /// The keys came back ([`tickloop_proto::attach::ToView::KeysBack`]): the view reads its
+    /// terminal again, `bytes` (read by the launcher, not typed) first.
+    /// Keys given back unasked with nothing in them are not lent again:
+    /// the launcher cannot read this terminal.
+    pub(super) fn on_keys_back(&mut self, lend: u64, bytes: &[u8]) -> Turn {
+        let state = &mut self.input.lent_keys;
+        let asked = match state.keys {
+            Keys::Lent(n) if n == lend => false,
+            Keys::Asked(n) if n == lend => true,
+            // An earlier lending's, answered already.
+            _ => return Ok(ControlFlow::Continue(())),
+        };
+        if let Some(lock) = self.input.lend.as_mut() {
+            lock.take_keys();
+        }
+        state.keys = Keys::Held;
+        let now = Instant::now();
+        if bytes.is_empty() {
+            state.refused |= !asked;
+            return Ok(ControlFlow::Continue(()));
+        }
+        state.not_before = Some(now + KEEP_AFTER_GIVEN_BACK);
+        self.take_typed(bytes, now, false)
+    }
+}
