@@ -7,7 +7,10 @@
 //! the screen the view was sent. What the launcher drew must make that
 //! terminal show the view's screen; while the view holds the terminal's
 //! rows (`tickloop_client::tty_turns`), nothing is drawn on them and the
-//! echo comes as rows.
+//! echo comes as rows. A view that lends its keys too
+//! (`ViewEvent::LendKeys`) has them read by the launcher: what is typed
+//! as it is reaches the shell, the rest comes back to the view
+//! (`ToView::KeysBack`), and nothing is read once the view holds them.
 
 mod common;
 
@@ -29,7 +32,7 @@ const ROWS: u16 = 12;
 /// The person's terminal: a PTY whose master the test reads.
 struct Terminal {
     master: File,
-    _slave: File,
+    slave: File,
     path: String,
     dev: u64,
     /// The device opened again, for the view's lock.
@@ -59,6 +62,15 @@ impl Terminal {
         assert_eq!(ok, 0, "openpty: {}", std::io::Error::last_os_error());
         // SAFETY: both were just opened and are owned by nothing else.
         let (master, slave) = unsafe { (File::from_raw_fd(master), File::from_raw_fd(slave)) };
+        // Raw, as the view makes its terminal: each key readable at once.
+        // SAFETY: termios is plain data, filled by tcgetattr from a valid
+        // descriptor before it is changed and set.
+        unsafe {
+            let mut mode: libc::termios = std::mem::zeroed();
+            assert_eq!(libc::tcgetattr(slave.as_raw_fd(), &mut mode), 0);
+            libc::cfmakeraw(&mut mode);
+            assert_eq!(libc::tcsetattr(slave.as_raw_fd(), libc::TCSANOW, &mode), 0);
+        }
         // SAFETY: fcntl on a descriptor open for the call.
         unsafe {
             let flags = libc::fcntl(master.as_raw_fd(), libc::F_GETFL);
@@ -76,7 +88,7 @@ impl Terminal {
             .expect("open the slave again");
         Terminal {
             master,
-            _slave: slave,
+            slave,
             path,
             dev,
             lock,
@@ -94,6 +106,25 @@ impl Terminal {
             out.extend_from_slice(&buf[..n]);
         }
         out
+    }
+
+    /// The person types `bytes` on the terminal.
+    fn types(&mut self, bytes: &[u8]) {
+        self.master.write_all(bytes).expect("typed on the terminal");
+    }
+
+    /// What was typed and is still there for the terminal's reader, taken
+    /// once it all came (`len` bytes).
+    fn unread(&mut self, len: usize) -> Vec<u8> {
+        wait_for("the keys on the terminal", || {
+            let mut count: libc::c_int = 0;
+            // SAFETY: FIONREAD writes one int, from a valid descriptor.
+            let ok = unsafe { libc::ioctl(self.slave.as_raw_fd(), libc::FIONREAD, &mut count) };
+            (ok == 0 && usize::try_from(count).is_ok_and(|n| n >= len)).then_some(())
+        });
+        let mut bytes = vec![0u8; len];
+        self.slave.read_exact(&mut bytes).expect("read the terminal");
+        bytes
     }
 
     /// The view holds `rows` (`take`) or lets go of them.
@@ -132,6 +163,34 @@ impl View {
             writer,
             reader,
             screen,
+        }
+    }
+
+    fn send(&mut self, line: &str) {
+        self.writer
+            .write_all(format!("{line}\n").as_bytes())
+            .expect("write to the launcher");
+    }
+
+    /// Takes in the launcher's lines until it gives the keys back: the
+    /// lending's number and what came with them.
+    fn keys_back(&mut self) -> (u64, Vec<u8>) {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let n = self
+                .reader
+                .read_line(&mut line)
+                .unwrap_or_else(|e| panic!("waiting for the keys back: {e}"));
+            assert!(n > 0, "the launcher hung up before giving the keys back");
+            match serde_json::from_str::<ToView>(&line) {
+                Ok(ToView::KeysBack { lend, bytes }) => return (lend, bytes),
+                Ok(ToView::Rows(rows) | ToView::Drawn { rows, .. }) => {
+                    self.screen.apply(rows).expect("rows that apply");
+                }
+                Ok(_) => {}
+                Err(e) => panic!("not a message ({e}): {line}"),
+            }
         }
     }
 
@@ -291,4 +350,61 @@ fn while_the_view_holds_its_terminal_the_echo_comes_as_rows_and_nothing_is_drawn
     tty.hold(Rows::ALL, false);
     view.key('o');
     assert_eq!(view.until("echo"), Came::Drawn);
+}
+
+/// The launcher reads the keys a view lent: what is typed as it is
+/// reaches bash, and the keys come back from the first byte that is not
+/// (an arrow key, the prefix), or when the view asks; once they are back,
+/// or once the view took their lock to leave, a key typed stays on the
+/// terminal for its own reader.
+#[test]
+fn lent_keys_are_read_by_the_launcher_until_they_come_back() {
+    let host = Host::new().with_env(vec![("PS1".into(), "$ ".into())]);
+    let id = bash_at_its_prompt(&host);
+    let mut tty = Terminal::new();
+    let mut view = View::attach(&host, &id, &tty);
+    // The view's keys: held, then lent (let go first, then said).
+    tty.hold(Rows::KEYS, true);
+    tty.hold(Rows::KEYS, false);
+    view.send(r#"{"event":"lend_keys","lend":1,"prefix":28}"#);
+    tty.types(b"echo lent");
+    view.until("echo lent");
+
+    // An arrow key comes back, with what follows it; the view reads its
+    // terminal again, and a key typed now is there for it.
+    tty.types(b"\x1b[Dx");
+    assert_eq!(view.keys_back(), (1, b"\x1b[Dx".to_vec()));
+    tty.hold(Rows::KEYS, true);
+    tty.types(b"y");
+    assert_eq!(tty.unread(1), b"y");
+
+    // Lent again: typed up to the prefix key, which comes back.
+    tty.hold(Rows::KEYS, false);
+    view.send(r#"{"event":"lend_keys","lend":2,"prefix":28}"#);
+    tty.types(b" ab\x1cd");
+    assert_eq!(view.keys_back(), (2, b"\x1cd".to_vec()));
+    view.until("echo lent ab");
+
+    // Asked back: given back with nothing.
+    view.send(r#"{"event":"lend_keys","lend":3,"prefix":28}"#);
+    view.send(r#"{"event":"take_keys","lend":3}"#);
+    assert_eq!(view.keys_back(), (3, Vec::new()));
+
+    // Lent, then the view leaves: its socket shut, the keys' lock taken
+    // (as `tickloop attach` does before it gives its terminal back): a key
+    // typed after is the terminal's next reader's.
+    view.send(r#"{"event":"lend_keys","lend":4,"prefix":28}"#);
+    tty.types(b"c");
+    view.until("echo lent abc");
+    tty.hold(Rows::KEYS, true);
+    view.writer
+        .shutdown(std::net::Shutdown::Both)
+        .expect("the view hangs up");
+    tty.types(b"z");
+    assert_eq!(tty.unread(1), b"z");
+    let screen = host.screen(&id);
+    assert!(
+        screen.contains("$ echo lent abc") && !screen.contains("abcz"),
+        "{screen}"
+    );
 }

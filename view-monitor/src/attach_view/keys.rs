@@ -128,3 +128,71 @@ impl Session<'_> {
         self.take_typed(bytes, now, false)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::render::{input_events, InputReader, MouseTranslator};
+    use launcher::emulator::Emulator;
+    use std::sync::{Arc, Mutex};
+    use tickloop_proto::attach::typed_as_is;
+
+    /// What the launcher's emulator writes to the Tick.
+    #[derive(Clone, Default)]
+    struct ToTheTick(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for ToTheTick {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("not poisoned").extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// What the view would have the Tick sent for `byte` read from its
+    /// terminal: parsed as a key, made an event, encoded by the launcher
+    /// for a Tick that asked Enter to send CR LF (`newline_mode`) or not.
+    fn through_the_view(byte: u8, newline_mode: bool) -> Vec<u8> {
+        let tick = ToTheTick::default();
+        let mut emulator = Emulator::new(5, 20, 0, Box::new(tick.clone()));
+        if newline_mode {
+            emulator.feed(b"\x1b[20h");
+        }
+        let mut reader = InputReader::default();
+        reader.prepare();
+        reader.feed(&[byte], false);
+        reader.on_deadline(std::time::Instant::now() + std::time::Duration::from_secs(1));
+        while let Some(event) = reader.next_event() {
+            for event in input_events(&event, &mut MouseTranslator::default()) {
+                let _ = emulator.view_input(&event);
+            }
+        }
+        let sent = tick.0.lock().expect("not poisoned").clone();
+        sent
+    }
+
+    /// Every byte the launcher types as it is reaches the Tick as it would
+    /// through the view, in either mode of Enter; the prefix key never.
+    #[test]
+    fn what_the_launcher_types_as_it_is_is_what_the_view_would_type() {
+        for newline_mode in [false, true] {
+            let mut typed = 0;
+            for byte in 0..=u8::MAX {
+                if typed_as_is(byte, None, newline_mode) {
+                    typed += 1;
+                    assert_eq!(
+                        through_the_view(byte, newline_mode),
+                        [byte],
+                        "byte {byte:#04x}, newline mode {newline_mode}"
+                    );
+                }
+            }
+            assert!(typed >= 95 + 20, "{typed} bytes typed as they are");
+        }
+        assert!(!typed_as_is(0x1c, Some(0x1c), false), "the prefix");
+        assert!(!typed_as_is(0x01, Some(0x01), false), "ctrl+a as the prefix");
+        assert!(!typed_as_is(0x1b, None, false), "ESC");
+        assert!(!typed_as_is(0xc3, None, false), "a longer character");
+    }
+}
