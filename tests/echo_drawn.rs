@@ -153,12 +153,15 @@ enum Came {
 
 impl View {
     fn attach(host: &Host, id: &str, tty: &Terminal) -> View {
+        View::attach_as(host, id, tty, &Hello::new(Role::View))
+    }
+
+    fn attach_as(host: &Host, id: &str, tty: &Terminal, hello: &Hello) -> View {
         let lent = ViewTty {
             path: tty.path.clone(),
             dev: tty.dev,
         };
-        let hello = Hello::new(Role::View);
-        let (reader, writer, screen) = raw_view_lending(host, id, &hello, (COLS, ROWS), Some(lent));
+        let (reader, writer, screen) = raw_view_lending(host, id, hello, (COLS, ROWS), Some(lent));
         View {
             writer,
             reader,
@@ -407,4 +410,21 @@ fn lent_keys_are_read_by_the_launcher_until_they_come_back() {
         screen.contains("$ echo lent abc") && !screen.contains("abcz"),
         "{screen}"
     );
+}
+
+/// An agent's view that offers its terminal's keys gets them back at once,
+/// and nothing typed on that terminal is read.
+#[test]
+fn an_agents_view_lends_no_keys() {
+    use tickloop_proto::wire::{AgentHost, ClientKind};
+    let host = Host::new().with_env(vec![("PS1".into(), "$ ".into())]);
+    let id = bash_at_its_prompt(&host);
+    let mut tty = Terminal::new();
+    let claude = Hello::view(ClientKind::AgentCli(AgentHost::ClaudeCode));
+    let mut view = View::attach_as(&host, &id, &tty, &claude);
+    view.send(r#"{"event":"lend_keys","lend":1,"prefix":28}"#);
+    assert_eq!(view.keys_back(), (1, Vec::new()));
+    tty.types(b"ls");
+    assert_eq!(tty.unread(2), b"ls");
+    assert!(!host.screen(&id).contains("$ ls"));
 }
