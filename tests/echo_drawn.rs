@@ -5,9 +5,12 @@
 //! end with a real launcher and a real bash: the view's terminal is a real
 //! PTY whose master this test reads, fed to an emulator that first shows
 //! the screen the view was sent. What the launcher drew must make that
-//! terminal show the view's screen; while the view holds the terminal's
-//! rows (`tickloop_client::tty_turns`), nothing is drawn on them and the
-//! echo comes as rows. A view that lends its keys too
+//! terminal show the view's screen once the view is told (it keeps the
+//! rows it drew on, and tells them as one when the view asks for them
+//! back, `ViewEvent::TakeRows`: the view is not woken by every echo);
+//! while the view holds the terminal's rows
+//! (`tickloop_client::tty_turns`), nothing is drawn on them and the echo
+//! comes as rows. A view that lends its keys too
 //! (`ViewEvent::LendKeys`) has them read by the launcher: what is typed
 //! as it is reaches the shell, the rest comes back to the view
 //! (`ToView::KeysBack`), and nothing is read once the view holds them.
@@ -127,6 +130,14 @@ impl Terminal {
         bytes
     }
 
+    /// Whatever the launcher drew on the terminal, once it drew anything.
+    fn drawn(&mut self) -> Vec<u8> {
+        wait_for("an echo drawn on the terminal", || {
+            let bytes = self.written();
+            (!bytes.is_empty()).then_some(bytes)
+        })
+    }
+
     /// The view holds `rows` (`take`) or lets go of them.
     fn hold(&self, rows: Rows, take: bool) {
         if take {
@@ -167,6 +178,58 @@ impl View {
             reader,
             screen,
         }
+    }
+
+    /// Takes the terminal's rows back as `tickloop attach` does: says it
+    /// wants them, and asks for them when the launcher kept some.
+    fn take_rows(&mut self, tty: &Terminal) {
+        tty.hold(Rows::WANTED, true);
+        if !tty_turns::take(tty.lock.as_fd(), Rows::ALL, false) {
+            self.send(r#"{"event":"take_rows"}"#);
+            tty.hold(Rows::ALL, true);
+        }
+    }
+
+    /// Lends the terminal's rows again.
+    fn lend_rows(&mut self, tty: &Terminal) {
+        tty.hold(Rows::ALL, false);
+        tty.hold(Rows::WANTED, false);
+    }
+
+    /// Takes in the launcher's lines until the screen has the view's size
+    /// and bash's prompt on it.
+    fn at_its_size(&mut self) {
+        let mut line = String::new();
+        while (self.screen.cols, self.screen.rows) != (COLS, ROWS) {
+            line.clear();
+            let n = self.reader.read_line(&mut line).expect("a line");
+            assert!(n > 0, "the launcher hung up");
+            match serde_json::from_str::<ToView>(&line) {
+                Ok(ToView::Snapshot(s)) => self.screen = s,
+                Ok(ToView::Rows(rows) | ToView::Drawn { rows, .. }) => {
+                    self.screen.apply(rows).expect("rows that apply");
+                }
+                _ => {}
+            }
+        }
+        self.until("");
+    }
+
+    /// Whether the launcher sent nothing that was not read yet.
+    fn nothing_came(&mut self) -> bool {
+        if !self.reader.buffer().is_empty() {
+            return false;
+        }
+        let mut waiting: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int, from a valid descriptor.
+        let ok = unsafe {
+            libc::ioctl(
+                self.reader.get_ref().as_raw_fd(),
+                libc::FIONREAD,
+                &mut waiting,
+            )
+        };
+        ok == 0 && waiting == 0
     }
 
     fn send(&mut self, line: &str) {
@@ -282,21 +345,27 @@ fn an_echo_drawn_on_the_lent_terminal_shows_what_the_view_was_told() {
     let id = bash_at_its_prompt(&host);
     let mut tty = Terminal::new();
     let mut view = View::attach(&host, &id, &tty);
+    // What came after the first screen (bash at the view's size) read:
+    // the launcher draws only for a view that read all it was sent.
+    view.at_its_size();
     let mut terminal = drawn_by_the_view(&view.screen);
 
     let typed = "echo drawn";
-    let mut came = Vec::new();
-    for (i, c) in typed.char_indices() {
+    for c in typed.chars() {
         view.key(c);
-        came.push(view.until(&typed[..=i]));
+        terminal.feed(&tty.drawn());
     }
     // Rubbed out: the cell is covered with a blank.
     view.writer
         .write_all(b"{\"event\":\"key\",\"key\":\"backspace\"}\n")
         .expect("write");
-    came.push(view.until("echo draw"));
+    terminal.feed(&tty.drawn());
+    // Eleven echoes drawn, and the view was not woken by one: it is told
+    // when it takes its rows back, all at once.
+    assert!(view.nothing_came(), "the view was sent a line");
+    view.take_rows(&tty);
+    assert_eq!(view.until("echo draw"), Came::Drawn);
 
-    terminal.feed(&tty.written());
     let shown = terminal.snapshot();
     assert_eq!(
         rows_of(&shown),
@@ -307,11 +376,6 @@ fn an_echo_drawn_on_the_lent_terminal_shows_what_the_view_was_told() {
         (shown.cursor.x, shown.cursor.y),
         (view.screen.cursor.x, view.screen.cursor.y)
     );
-    let drawn = came.iter().filter(|c| **c == Came::Drawn).count();
-    assert!(
-        drawn * 2 >= came.len(),
-        "most echoes drawn by the launcher: {came:?}"
-    );
 }
 
 #[test]
@@ -321,7 +385,7 @@ fn while_the_view_holds_its_terminal_the_echo_comes_as_rows_and_nothing_is_drawn
     let mut tty = Terminal::new();
     let mut view = View::attach(&host, &id, &tty);
 
-    tty.hold(Rows::ALL, true);
+    view.take_rows(&tty);
     for (i, c) in "ec".char_indices() {
         view.key(c);
         assert_eq!(view.until(&"ec"[..=i]), Came::Rows, "echo of {c:?}");
@@ -332,13 +396,9 @@ fn while_the_view_holds_its_terminal_the_echo_comes_as_rows_and_nothing_is_drawn
     // echo on the prompt's row is drawn.
     let last = view.screen.rows - 1;
     tty.hold(Rows::above(last), false);
+    tty.hold(Rows::WANTED, false);
     view.key('h');
-    let came = view.until("ech");
-    let written = wait_for("the echo drawn", || {
-        let bytes = tty.written();
-        (!bytes.is_empty()).then_some(bytes)
-    });
-    assert_eq!(came, Came::Drawn);
+    let written = tty.drawn();
     assert!(
         String::from_utf8_lossy(&written).contains('h'),
         "the echo on the terminal: {written:?}"
@@ -348,11 +408,26 @@ fn while_the_view_holds_its_terminal_the_echo_comes_as_rows_and_nothing_is_drawn
         !String::from_utf8_lossy(&written).contains(&last_row),
         "drawn on the row the view kept: {written:?}"
     );
+    view.take_rows(&tty);
+    assert_eq!(view.until("ech"), Came::Drawn);
 
     // The view lets go of every row: drawn.
-    tty.hold(Rows::ALL, false);
+    view.lend_rows(&tty);
     view.key('o');
+    tty.drawn();
+    view.take_rows(&tty);
     assert_eq!(view.until("echo"), Came::Drawn);
+
+    // The view wants its rows (it holds the lock that says so) but has
+    // not taken them: nothing is drawn; what was drawn is told first, then
+    // the echo comes as rows.
+    view.lend_rows(&tty);
+    view.key(' ');
+    tty.drawn();
+    tty.hold(Rows::WANTED, true);
+    view.key('x');
+    assert_eq!(view.until("echo x"), Came::Rows);
+    assert_eq!(tty.written(), b"", "drawn while the view wanted its rows");
 }
 
 /// The launcher reads the keys a view lent: what is typed as it is
@@ -366,6 +441,8 @@ fn lent_keys_are_read_by_the_launcher_until_they_come_back() {
     let id = bash_at_its_prompt(&host);
     let mut tty = Terminal::new();
     let mut view = View::attach(&host, &id, &tty);
+    // The echoes come as rows: the view holds its rows.
+    view.take_rows(&tty);
     // The view's keys: held, then lent (let go first, then said).
     tty.hold(Rows::KEYS, true);
     tty.hold(Rows::KEYS, false);

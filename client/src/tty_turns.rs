@@ -11,7 +11,7 @@
 //! never waiting.
 
 use std::os::fd::{AsRawFd, BorrowedFd};
-use tickloop_proto::attach::KEYS_LOCK_BYTE;
+use tickloop_proto::attach::{KEYS_LOCK_BYTE, ROWS_WANTED_LOCK_BYTE};
 
 /// From row `first` to the end of the screen, or `rows` rows from it.
 /// (Or the terminal's keys: [`Rows::KEYS`].)
@@ -35,6 +35,16 @@ impl Rows {
     /// before it lets go of its terminal.
     pub const KEYS: Rows = Rows {
         first: KEYS_LOCK_BYTE,
+        count: Some(1),
+    };
+
+    /// Not a row: the view wants its rows back. It holds this lock
+    /// whenever it holds its rows and while it waits for them; the
+    /// launcher draws only when it can take it (then lets go of it at
+    /// once), and keeps the rows it drew on until the view asks for them
+    /// (`tickloop_proto::attach::ViewEvent::TakeRows`).
+    pub const WANTED: Rows = Rows {
+        first: ROWS_WANTED_LOCK_BYTE,
         count: Some(1),
     };
 

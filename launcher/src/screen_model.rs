@@ -399,7 +399,8 @@ pub fn encode_input(mode: TermMode, event: &ViewEvent) -> Result<Vec<u8>, InputE
         | ViewEvent::Colors(_)
         | ViewEvent::Image { .. }
         | ViewEvent::LendKeys { .. }
-        | ViewEvent::TakeKeys { .. } => Ok(Vec::new()),
+        | ViewEvent::TakeKeys { .. }
+        | ViewEvent::TakeRows => Ok(Vec::new()),
     }
 }
 

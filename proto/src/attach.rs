@@ -157,6 +157,10 @@ pub enum ToView {
     /// screen as drawn, after writing `unwritten` (what the terminal did
     /// not take at once) to its terminal. The terminal's attributes are
     /// left at their defaults and its cursor where `rows.cursor` says.
+    /// Echoes drawn one after the other are told as one, before the
+    /// launcher lets go of the rows: when the view asks for them
+    /// ([`ViewEvent::TakeRows`]), before any other line to the view, or
+    /// at once when the terminal did not take all.
     Drawn {
         rows: RowsChanged,
         #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -560,12 +564,24 @@ pub enum ViewEvent {
     },
     /// Give the keys of lending `lend` back ([`ToView::KeysBack`]).
     TakeKeys { lend: u64 },
+    /// The view wants its terminal's rows back: the launcher, which keeps
+    /// the rows it drew an echo on until it is asked (so that the view is
+    /// not woken by every echo), tells what it drew ([`ToView::Drawn`])
+    /// and lets go of them. Sent by a view that holds the lock on
+    /// [`ROWS_WANTED_LOCK_BYTE`] (the launcher draws no more while it
+    /// does) and found a row taken.
+    TakeRows,
 }
 
 /// The byte of the view's terminal device whose lock stands for reading
 /// its keys ([`ViewEvent::LendKeys`]); the bytes below it stand for the
 /// screen's rows.
-pub const KEYS_LOCK_BYTE: u16 = u16::MAX;
+pub const KEYS_LOCK_BYTE: u16 = u16::MAX - 1;
+
+/// The byte of the view's terminal device whose lock says that the view
+/// wants its rows back ([`ViewEvent::TakeRows`]): held by the view
+/// whenever it holds its rows, and while it waits for them.
+pub const ROWS_WANTED_LOCK_BYTE: u16 = u16::MAX;
 
 /// Whether a byte the view's terminal sent reaches the Tick as it is, the
 /// same as the view would type it after reading it as a key (checked

@@ -30,9 +30,18 @@ impl LentTty {
     }
 
     /// The turn of `rows` of the terminal, if the view lets go of them now
-    /// (never waits).
+    /// and does not want them back (never waits).
     fn turn(&self, rows: Rows) -> Option<Turn<'_>> {
+        if !tty_turns::take(self.0.as_fd(), Rows::WANTED, false) {
+            return None;
+        }
+        tty_turns::give(self.0.as_fd(), Rows::WANTED);
         tty_turns::take(self.0.as_fd(), rows, false).then_some(Turn(self, rows))
+    }
+
+    /// Lets go of every row this launcher kept ([`Turn::keep`]).
+    pub fn let_go(&self) {
+        tty_turns::give(self.0.as_fd(), Rows::ALL);
     }
 
     /// Writes `bytes` without waiting: how many the terminal took.
@@ -121,6 +130,14 @@ pub(super) fn open_view_tty(tty: &ViewTty, access: libc::c_int) -> Option<OwnedF
 /// The launcher's turn on rows of a lent terminal: the view waits until
 /// it ends.
 pub(super) struct Turn<'a>(&'a LentTty, Rows);
+
+impl Turn<'_> {
+    /// The rows stay taken when the turn ends, until
+    /// [`LentTty::let_go`].
+    pub(super) fn keep(self) {
+        std::mem::forget(self);
+    }
+}
 
 impl Drop for Turn<'_> {
     fn drop(&mut self) {

@@ -45,6 +45,10 @@ pub struct EchoWaiter {
     /// The part of that frame the socket did not take at once: the view's
     /// task writes it before anything else.
     pub(crate) unsent: Vec<u8>,
+    /// What the view was last told its terminal shows, when echoes were
+    /// drawn there since (their rows kept): it is told at its next
+    /// [`EchoWaiter::tell`].
+    told: Option<Snapshot>,
     /// Wakes the view's task for a change it was not sent: while lent it
     /// does not listen to every change (an echo it was sent would wake it
     /// for nothing, and the next keystroke would find its thread busy).
@@ -68,6 +72,7 @@ impl EchoWaiter {
             last,
             sent: None,
             unsent: Vec::new(),
+            told: None,
             wake,
         }
     }
@@ -80,6 +85,9 @@ impl EchoWaiter {
     /// `change`) to its socket, as much as it takes now. A view whose
     /// screen has another size is left to its task (it sends the screen
     /// whole), and so is a view whose last frame is not all written yet.
+    /// An echo drawn on the view's terminal is told later, with the ones
+    /// after it, and its rows kept until then ([`EchoWaiter::tell`]): the
+    /// view is not woken by every echo.
     fn send(&mut self, snap: &Snapshot, change: u64) {
         if !self.unsent.is_empty() {
             return;
@@ -87,26 +95,84 @@ impl EchoWaiter {
         let Some(rows) = self.last.diff(snap) else {
             return;
         };
+        let mut kept = false;
         if !rows.is_noop(&self.last) {
-            // Drawn on the view's terminal, the view told before its turn
-            // ends; else sent.
-            let drawn = self
-                .tty
+            // Out for the turn, which borrows it.
+            let tty = self.tty.take();
+            match tty
                 .as_ref()
-                .and_then(|tty| tty.draw(&self.sink, &self.last, snap, &rows));
-            let (message, _turn) = match drawn {
-                Some((turn, unwritten)) => (ToView::Drawn { rows, unwritten }, Some(turn)),
-                None => (ToView::Rows(rows), None),
-            };
-            let Ok(mut line) = serde_json::to_vec(&message) else {
-                return;
-            };
-            line.push(b'\n');
-            let taken = send_now(&self.sink, &line);
-            self.unsent = line.split_off(taken);
+                .and_then(|tty| tty.draw(&self.sink, &self.last, snap, &rows))
+            {
+                Some((turn, unwritten)) if unwritten.is_empty() => {
+                    turn.keep();
+                    kept = true;
+                }
+                // The terminal did not take it all: the view writes the
+                // rest, told now, after what was drawn before; the rows
+                // go back once it is written.
+                Some((turn, unwritten)) => {
+                    self.flush_told();
+                    self.write_line(&ToView::Drawn { rows, unwritten });
+                    drop(turn);
+                }
+                None => {
+                    self.flush_told();
+                    self.write_line(&ToView::Rows(rows));
+                }
+            }
+            self.tty = tty;
+            if !kept {
+                self.let_go();
+            }
         }
-        self.last = snap.clone();
+        let before = std::mem::replace(&mut self.last, snap.clone());
+        if kept && self.told.is_none() {
+            self.told = Some(before);
+        }
         self.sent = Some(change);
+    }
+
+    /// Tells the view what was drawn on its terminal since it was told
+    /// last, and lets go of the rows kept: the view asked for them
+    /// ([`tickloop_proto::attach::ViewEvent::TakeRows`]).
+    pub(super) fn tell(&mut self) {
+        self.flush_told();
+        self.let_go();
+    }
+
+    /// Writes what was drawn since the view was told last, as one
+    /// [`ToView::Drawn`] (the rows stay kept).
+    pub(crate) fn flush_told(&mut self) {
+        let Some(told) = self.told.take() else {
+            return;
+        };
+        if let Some(rows) = told.diff(&self.last) {
+            self.write_line(&ToView::Drawn {
+                rows,
+                unwritten: String::new(),
+            });
+        }
+    }
+
+    fn let_go(&self) {
+        if let Some(tty) = &self.tty {
+            tty.let_go();
+        }
+    }
+
+    /// Writes `message` after what is not written yet, as much as the
+    /// socket takes now.
+    fn write_line(&mut self, message: &ToView) {
+        let Ok(mut line) = serde_json::to_vec(message) else {
+            return;
+        };
+        line.push(b'\n');
+        if !self.unsent.is_empty() {
+            self.unsent.extend_from_slice(&line);
+            return;
+        }
+        let taken = send_now(&self.sink, &line);
+        self.unsent = line.split_off(taken);
     }
 }
 
@@ -117,6 +183,17 @@ impl EchoFrame {
         if let Ok(mut waiters) = self.waiters.lock() {
             for waiter in waiters.iter_mut() {
                 waiter.send(snap, change);
+            }
+        }
+    }
+
+    /// View `view` asks for its terminal's rows: told what was drawn on
+    /// them, and let go of (if it is waiting here; else its task did
+    /// both when it took it back).
+    pub(super) fn tell(&self, view: u64) {
+        if let Ok(mut waiters) = self.waiters.lock() {
+            if let Some(waiter) = waiters.iter_mut().find(|w| w.view == view) {
+                waiter.tell();
             }
         }
     }

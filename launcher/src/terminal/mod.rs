@@ -454,7 +454,17 @@ impl TerminalHandle {
     pub fn echo_take_back(&self, view: u64) -> Option<EchoWaiter> {
         let mut waiters = self.echo.waiters.lock().ok()?;
         let at = waiters.iter().position(|w| w.view() == view)?;
-        Some(waiters.swap_remove(at))
+        let mut waiter = waiters.swap_remove(at);
+        // What was drawn, before anything the task sends; the rows kept
+        // until the task has written it (`LentTty::let_go`).
+        waiter.flush_told();
+        Some(waiter)
+    }
+
+    /// View `view` asks for the rows of its terminal back: told what the
+    /// terminal thread drew on them, and let go of.
+    pub fn echo_tell(&self, view: u64) {
+        self.echo.tell(view);
     }
 
     /// Encode a view's key, paste, mouse or focus event for the Tick's

@@ -85,6 +85,10 @@ impl Lending {
             writer.write_all(&back.unsent).await?;
             writer.flush().await?;
         }
+        // Told, now the rows drawn on go back.
+        if let Some(tty) = &self.tty {
+            tty.let_go();
+        }
         Ok(())
     }
 

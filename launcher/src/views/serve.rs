@@ -421,6 +421,7 @@ async fn apply_events<R: AsyncBufRead + Unpin>(mut reader: R, to: ViewEvents) {
             ViewEvent::LendKeys { lend, prefix } => {
                 keys.lend(&hub, id, (lend, prefix), &typed).await;
             }
+            ViewEvent::TakeRows => hub.term.echo_tell(id),
             ViewEvent::TakeKeys { lend } => {
                 if !hub.term.take_keys(id, lend).await {
                     break;

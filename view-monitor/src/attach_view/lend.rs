@@ -50,9 +50,8 @@ impl TtyLend {
             (rdev(&file) == Some(dev)).then_some((path, file))
         });
         let (path, lock) = path?;
-        if !tty_turns::take(lock.as_fd(), Rows::ALL, true)
-            || !tty_turns::take(lock.as_fd(), Rows::KEYS, true)
-        {
+        let held = [Rows::WANTED, Rows::ALL, Rows::KEYS];
+        if !held.iter().all(|rows| tty_turns::take(lock.as_fd(), *rows, true)) {
             return None;
         }
         let lend = TtyLend {
@@ -62,12 +61,21 @@ impl TtyLend {
         Some((lend, ViewTty { path, dev }))
     }
 
-    /// Takes the terminal back (waits the moment the launcher may be
-    /// drawing); whether the view holds it now.
-    pub(super) fn hold(&mut self) -> bool {
+    /// Takes the terminal back: says it wants its rows (the launcher draws
+    /// no more), and when the launcher kept some it drew echoes on, asks
+    /// for them (`ask`: the launcher tells what it drew, then lets go) and
+    /// waits; whether the view holds it now.
+    pub(super) fn hold(&mut self, ask: impl FnOnce()) -> bool {
         if self.lent != Lent::Nothing {
-            if !tty_turns::take(self.lock.as_fd(), Rows::ALL, true) {
+            let lock = self.lock.as_fd();
+            if !tty_turns::take(lock, Rows::WANTED, true) {
                 return false;
+            }
+            if !tty_turns::take(lock, Rows::ALL, false) {
+                ask();
+                if !tty_turns::take(lock, Rows::ALL, true) {
+                    return false;
+                }
             }
             self.lent = Lent::Nothing;
         }
@@ -77,11 +85,13 @@ impl TtyLend {
     /// Lends `lent` to the launcher until [`Self::hold`] (from a view that
     /// holds it all).
     pub(super) fn lend(&mut self, lent: Lent) {
+        let lock = self.lock.as_fd();
         match lent {
-            Lent::Nothing => {}
-            Lent::All => tty_turns::give(self.lock.as_fd(), Rows::ALL),
-            Lent::Above(row) => tty_turns::give(self.lock.as_fd(), Rows::above(row)),
+            Lent::Nothing => return,
+            Lent::All => tty_turns::give(lock, Rows::ALL),
+            Lent::Above(row) => tty_turns::give(lock, Rows::above(row)),
         }
+        tty_turns::give(lock, Rows::WANTED);
         self.lent = lent;
     }
 

@@ -247,7 +247,7 @@ impl<'a> Session<'a> {
         self.follow_keys(Instant::now());
         self.link.flush()?;
         let ready = self.poll();
-        if lent && !self.input.lend.as_mut().is_some_and(TtyLend::hold) {
+        if lent && !self.hold_rows() {
             self.input.lend = None;
         }
         let now = Instant::now();
@@ -311,6 +311,28 @@ impl<'a> Session<'a> {
             }
             _ => false,
         }
+    }
+
+    /// Takes the terminal's rows back from the launcher, asking for those
+    /// it kept: whether the view holds them.
+    fn hold_rows(&mut self) -> bool {
+        let (Some(lend), link) = (self.input.lend.as_mut(), &mut self.link) else {
+            return false;
+        };
+        lend.hold(|| {
+            link.queue(&ViewEvent::TakeRows);
+            // Sent whole before the view waits for the rows (a socket the
+            // launcher has not read yet is waited on).
+            while link.flush().is_ok() && link.wants_write() {
+                let mut out = libc::pollfd {
+                    fd: link.fd(),
+                    events: libc::POLLOUT,
+                    revents: 0,
+                };
+                // SAFETY: one valid pollfd for the call.
+                unsafe { libc::poll(&mut out, 1, 100) };
+            }
+        })
     }
 
     /// What the view shows besides the Tick's screen.
