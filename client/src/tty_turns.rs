@@ -73,12 +73,24 @@ pub fn take(tty: BorrowedFd<'_>, rows: Rows, wait: bool) -> bool {
     set(tty, rows, libc::F_WRLCK, cmd)
 }
 
+/// Whether another description holds any of `rows` on `tty` (one call,
+/// taking nothing).
+pub fn taken_by_another(tty: BorrowedFd<'_>, rows: Rows) -> bool {
+    let mut lock = lock_of(rows, libc::F_WRLCK);
+    // SAFETY: fcntl with a valid descriptor and a valid `flock`, which it
+    // fills with the conflicting lock, if any.
+    let asked = unsafe { libc::fcntl(tty.as_raw_fd(), libc::F_OFD_GETLK, &mut lock) } == 0;
+    // An answer it could not give counts as taken: nothing is done.
+    !asked || lock.l_type != libc::F_UNLCK as libc::c_short
+}
+
 /// Lets go of `rows` on `tty`.
 pub fn give(tty: BorrowedFd<'_>, rows: Rows) {
     set(tty, rows, libc::F_UNLCK, libc::F_OFD_SETLK);
 }
 
-fn set(tty: BorrowedFd<'_>, rows: Rows, kind: libc::c_int, cmd: libc::c_int) -> bool {
+/// The lock of `kind` on `rows`.
+fn lock_of(rows: Rows, kind: libc::c_int) -> libc::flock {
     // SAFETY: `flock` is plain data; every field the call reads is set.
     let mut lock: libc::flock = unsafe { std::mem::zeroed() };
     lock.l_type = kind as libc::c_short;
@@ -91,6 +103,11 @@ fn set(tty: BorrowedFd<'_>, rows: Rows, kind: libc::c_int, cmd: libc::c_int) -> 
     );
     // Open-file-description locks need `l_pid` 0.
     lock.l_pid = 0;
+    lock
+}
+
+fn set(tty: BorrowedFd<'_>, rows: Rows, kind: libc::c_int, cmd: libc::c_int) -> bool {
+    let lock = lock_of(rows, kind);
     loop {
         // SAFETY: fcntl with a valid descriptor and a valid `flock`.
         if unsafe { libc::fcntl(tty.as_raw_fd(), cmd, &lock) } == 0 {
@@ -174,6 +191,9 @@ mod tests {
         assert!(take(launcher.as_fd(), Rows::KEYS, false), "keys lent");
         assert!(!take(launcher.as_fd(), Rows::from(3), false), "no row");
         give(launcher.as_fd(), Rows::KEYS);
+        assert!(!taken_by_another(launcher.as_fd(), Rows::KEYS));
+        assert!(taken_by_another(launcher.as_fd(), Rows::from(3)));
+        assert!(!taken_by_another(view.as_fd(), Rows::from(3)), "its own");
         give(view.as_fd(), Rows::ALL);
         assert!(take(view.as_fd(), Rows::KEYS, false));
         assert!(take(launcher.as_fd(), Rows::ALL, false), "rows lent");

@@ -32,10 +32,9 @@ impl LentTty {
     /// The turn of `rows` of the terminal, if the view lets go of them now
     /// and does not want them back (never waits).
     fn turn(&self, rows: Rows) -> Option<Turn<'_>> {
-        if !tty_turns::take(self.0.as_fd(), Rows::WANTED, false) {
+        if tty_turns::taken_by_another(self.0.as_fd(), Rows::WANTED) {
             return None;
         }
-        tty_turns::give(self.0.as_fd(), Rows::WANTED);
         tty_turns::take(self.0.as_fd(), rows, false).then_some(Turn(self, rows))
     }
 

@@ -143,6 +143,11 @@ impl LentKeys {
                 self.typed_if_any(typed.len() > start);
                 return Read::Back(bytes[plain..].to_vec());
             }
+            // A terminal gives what it has: a short read took it all (what
+            // comes after is polled for).
+            if n < buf.len() {
+                break;
+            }
         }
         self.typed_if_any(typed.len() > start);
         Read::Kept

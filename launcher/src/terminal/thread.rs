@@ -120,6 +120,10 @@ pub(super) struct TerminalLoop {
     pub(super) dormancy: Option<HandBack>,
     /// The views' terminals whose keys this loop reads ([`super::keys`]).
     keys: Vec<LentKeys>,
+    /// Whether they may have something to read: not after a `poll` that
+    /// found none of them ready (a read for nothing would come before the
+    /// output an echo waits for).
+    keys_due: bool,
 }
 
 impl TerminalLoop {
@@ -167,6 +171,7 @@ impl TerminalLoop {
             pending: None,
             dormancy,
             keys: Vec::new(),
+            keys_due: true,
         }
     }
 
@@ -193,9 +198,10 @@ impl TerminalLoop {
                 };
                 self.apply_message(*msg, &master);
             }
-            if !self.keys.is_empty() {
+            if self.keys_due && !self.keys.is_empty() {
                 self.read_keys();
             }
+            self.keys_due = true;
             self.write_input();
             // Output, a few chunks at a time, the master drained before
             // each: the Tick goes on writing (on another core) while a
@@ -223,14 +229,16 @@ impl TerminalLoop {
             if self.ahead.is_empty() {
                 match self.when_drained(&master) {
                     Next::Again => {}
-                    Next::Wait(timeout) => wait(
-                        &master,
-                        &self.writer.wake,
-                        self.reading,
-                        self.writing.is_some(),
-                        timeout,
-                        &self.keys,
-                    ),
+                    Next::Wait(timeout) => {
+                        self.keys_due = wait(
+                            &master,
+                            &self.writer.wake,
+                            self.reading,
+                            self.writing.is_some(),
+                            timeout,
+                            &self.keys,
+                        );
+                    }
                     // The terminal is dropped: the thread ends.
                     Next::Dropped => return,
                     Next::Dormant => {
@@ -288,6 +296,7 @@ impl TerminalLoop {
                 // One lending a view: a later one replaces it.
                 self.keys.retain(|lent| lent.view() != keys.view());
                 self.keys.push(keys);
+                self.keys_due = true;
                 return;
             }
             EmuMsg::TakeKeys { view, lend } => {
@@ -563,7 +572,7 @@ fn has_output(master: &OwnedFd) -> bool {
 
 /// Sleeps until the master has output (while `reading`), can take input
 /// (while `writing`), the wake-up rings, a view's lent `keys` come (or it
-/// hangs up), or `timeout` (if any) passes.
+/// hangs up), or `timeout` (if any) passes: whether any of `keys` did.
 pub(super) fn wait(
     master: &OwnedFd,
     wake: &Wake,
@@ -571,7 +580,7 @@ pub(super) fn wait(
     writing: bool,
     timeout: Option<std::time::Duration>,
     keys: &[LentKeys],
-) {
+) -> bool {
     let mut events = 0;
     if reading {
         events |= libc::POLLIN;
@@ -599,10 +608,12 @@ pub(super) fn wait(
         i32::try_from(t.as_millis().saturating_add(1)).unwrap_or(i32::MAX)
     });
     // SAFETY: `fds` is a valid array of pollfd for the call.
-    unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
+    let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
     if fds[1].revents != 0 {
         wake.clear();
     }
+    // A failed poll says nothing: looked at anyway.
+    ready < 0 || fds[2..].iter().any(|fd| fd.revents != 0)
 }
 
 #[cfg(test)]
