@@ -377,6 +377,99 @@ mod tests {
         assert!(woken(&wake), "not woken for a change it was not sent");
     }
 
+    /// A terminal for the view to lend: a PTY's slave, as the launcher
+    /// opens it, and as the view holds its locks (its own description).
+    fn lent_terminal() -> (Box<dyn portable_pty::MasterPty>, LentTty, std::fs::File) {
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+        let pair = portable_pty::native_pty_system()
+            .openpty(portable_pty::PtySize::default())
+            .expect("a PTY");
+        let path = pair.master.tty_name().expect("the slave's path");
+        let view = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NOCTTY)
+            .open(&path)
+            .expect("the view opens its terminal");
+        let dev = view.metadata().expect("metadata").rdev();
+        let tty = tickloop_proto::attach::ViewTty {
+            path: path.to_string_lossy().into_owned(),
+            dev,
+        };
+        let lent = LentTty::open(&tty).expect("the launcher opens it");
+        (pair.master, lent, view)
+    }
+
+    /// The lines the view was sent so far.
+    fn lines_sent(view: &mut UnixStream) -> Vec<ToView> {
+        view.set_nonblocking(true).expect("non-blocking");
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = view.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8(got)
+            .expect("utf-8")
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("a message"))
+            .collect()
+    }
+
+    /// Echoes drawn on the view's terminal are not sent one by one: the
+    /// rows stay taken until the view asks, and it is told all at once.
+    /// While the view wants its rows back, nothing is drawn: what was
+    /// drawn is told first, then the change comes as rows.
+    #[test]
+    fn echoes_drawn_are_told_as_one_when_the_view_asks_for_its_rows() {
+        use std::os::fd::AsFd;
+        use tickloop_client::tty_turns::{self, Rows};
+        let (_master, lent, view_lock) = lent_terminal();
+        let (ours, mut view) = UnixStream::pair().expect("socket pair");
+        ours.set_nonblocking(true).expect("non-blocking");
+        let before = screen(4, 20, &["$ "]);
+        let echo = EchoFrame::default();
+        let waiter = EchoWaiter::new(7, OwnedFd::from(ours), Some(lent), before.clone(), Arc::default());
+        echo.waiters.lock().expect("waiters").push(waiter);
+
+        let typed = [screen(4, 20, &["$ l"]), screen(4, 20, &["$ ls"])];
+        for (change, next) in (1..).zip(&typed) {
+            echo.send_to_waiters(next, change);
+        }
+        assert!(lines_sent(&mut view).is_empty(), "told before it asked");
+        let view_fd = view_lock.as_fd();
+        assert!(!tty_turns::take(view_fd, Rows::ALL, false), "rows let go of");
+
+        echo.tell(7);
+        let told = lines_sent(&mut view);
+        let [ToView::Drawn { rows, unwritten }] = told.as_slice() else {
+            panic!("not one drawn: {told:?}");
+        };
+        assert!(unwritten.is_empty());
+        let mut shown = before.clone();
+        shown.apply(rows.clone()).expect("applies");
+        assert_eq!(shown, typed[1]);
+        assert!(tty_turns::take(view_fd, Rows::ALL, false), "rows kept");
+        tty_turns::give(view_fd, Rows::ALL);
+
+        // Drawn again; then the view says it wants its rows.
+        let more = [screen(4, 20, &["$ ls "]), screen(4, 20, &["$ ls -"])];
+        echo.send_to_waiters(&more[0], 3);
+        assert!(tty_turns::take(view_fd, Rows::WANTED, false));
+        echo.send_to_waiters(&more[1], 4);
+        let told = lines_sent(&mut view);
+        let [ToView::Drawn { rows: drawn, .. }, ToView::Rows(sent)] = told.as_slice() else {
+            panic!("not drawn then rows: {told:?}");
+        };
+        let mut shown = typed[1].clone();
+        shown.apply(drawn.clone()).expect("applies");
+        assert_eq!(shown, more[0], "what was drawn");
+        shown.apply(sent.clone()).expect("applies");
+        assert_eq!(shown, more[1]);
+        assert!(tty_turns::take(view_fd, Rows::ALL, false), "rows let go of");
+    }
+
     #[test]
     fn a_view_of_another_size_is_left_to_its_task() {
         let before = screen(4, 20, &["$ "]);
