@@ -175,7 +175,8 @@ pub enum ToView {
     /// launcher cannot read that terminal (the view lends it no more).
     KeysBack {
         lend: u64,
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, skip_serializing_if = "Vec::is_empty", with = "byte_chars")]
+        #[schemars(with = "String")]
         bytes: Vec<u8>,
     },
     /// The PTY changed size; a [`ToView::Snapshot`] at that size follows.
@@ -490,6 +491,27 @@ pub fn xterm_rgb(index: u8) -> (u8, u8, u8) {
     }
 }
 
+/// Bytes as a string of the characters U+0000 to U+00FF, one a byte:
+/// the text as typed, its controls escaped by JSON, any byte possible.
+mod byte_chars {
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&bytes.iter().map(|&b| char::from(b)).collect::<String>())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        String::deserialize(d)?
+            .chars()
+            .map(|c| {
+                u8::try_from(u32::from(c))
+                    .map_err(|_| D::Error::custom(format!("{c:?} is not a byte (U+0000 to U+00FF)")))
+            })
+            .collect()
+    }
+}
+
 mod hex_rgb {
     use serde::Serializer;
 
@@ -557,11 +579,7 @@ pub enum ViewEvent {
     /// device's byte [`KEYS_LOCK_BYTE`] as well, which the launcher holds
     /// while it reads and the view takes before it lets go of its
     /// terminal.
-    LendKeys {
-        lend: u64,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        prefix: Option<u8>,
-    },
+    LendKeys { lend: u64, prefix: u8 },
     /// Give the keys of lending `lend` back ([`ToView::KeysBack`]).
     TakeKeys { lend: u64 },
     /// The view wants its terminal's rows back: the launcher, which keeps

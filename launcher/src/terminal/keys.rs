@@ -34,7 +34,7 @@ pub struct LentKeys {
     /// The view's number for this lending.
     lend: u64,
     /// The view's prefix key's byte: the view's, never typed here.
-    prefix: Option<u8>,
+    prefix: u8,
     /// The device, opened by the launcher (its own file description, for
     /// the lock), read and written, non-blocking.
     tty: OwnedFd,
@@ -51,7 +51,7 @@ impl LentKeys {
     pub fn open(
         view: u64,
         lend: u64,
-        prefix: Option<u8>,
+        prefix: u8,
         tty: &ViewTty,
         socket: OwnedFd,
         back: UnboundedSender<KeysBack>,
@@ -136,7 +136,7 @@ impl LentKeys {
             let bytes = &buf[..n];
             let plain = bytes
                 .iter()
-                .position(|b| !typed_as_is(*b, self.prefix, newline_mode))
+                .position(|b| !typed_as_is(*b, Some(self.prefix), newline_mode))
                 .unwrap_or(n);
             typed.extend_from_slice(&bytes[..plain]);
             if plain < n {

@@ -148,7 +148,7 @@ impl KeysLending {
         &self,
         hub: &Arc<ViewHub>,
         id: u64,
-        (lend, prefix): (u64, Option<u8>),
+        (lend, prefix): (u64, u8),
         typed: &Arc<AtomicBool>,
     ) {
         let on_typed = {

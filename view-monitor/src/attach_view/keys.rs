@@ -90,10 +90,7 @@ impl Session<'_> {
                 state.next += 1;
                 state.keys = Keys::Lent(n);
                 state.not_before = None;
-                self.link.queue(&ViewEvent::LendKeys {
-                    lend: n,
-                    prefix: Some(prefix),
-                });
+                self.link.queue(&ViewEvent::LendKeys { lend: n, prefix });
             }
             Keys::Lent(n) if !want => {
                 state.keys = Keys::Asked(n);
