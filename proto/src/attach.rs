@@ -896,6 +896,25 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Keys given back are any bytes, written as one character a byte; a
+    /// character past U+00FF is refused.
+    #[test]
+    fn keys_given_back_carry_any_byte() {
+        let back = ToView::KeysBack {
+            lend: 3,
+            bytes: vec![0x1b, b'[', b'A', 0xc3, 0xa9, 0xff, 0],
+        };
+        let line = serde_json::to_string(&back).unwrap();
+        assert_eq!(
+            line,
+            r#"{"type":"keys_back","lend":3,"bytes":"\u001b[AÃ©ÿ\u0000"}"#
+        );
+        assert_eq!(serde_json::from_str::<ToView>(&line).unwrap(), back);
+        let wide = r#"{"type":"keys_back","lend":3,"bytes":"é€"}"#;
+        let refused = serde_json::from_str::<ToView>(wide).unwrap_err();
+        assert!(refused.to_string().contains("is not a byte"), "{refused}");
+    }
+
     #[test]
     fn colours_serialize_as_index_or_hex() {
         let run = Run {
