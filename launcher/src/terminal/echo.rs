@@ -95,7 +95,7 @@ impl EchoWaiter {
         let Some(rows) = self.last.diff(snap) else {
             return;
         };
-        let mut kept = false;
+        let mut kept = None;
         if !rows.is_noop(&self.last) {
             // Out for the turn, which borrows it.
             let tty = self.tty.take();
@@ -105,7 +105,7 @@ impl EchoWaiter {
             {
                 Some((turn, unwritten)) if unwritten.is_empty() => {
                     turn.keep();
-                    kept = true;
+                    kept = Some(rows);
                 }
                 // The terminal did not take it all: the view writes the
                 // rest, told now, after what was drawn before; the rows
@@ -121,13 +121,23 @@ impl EchoWaiter {
                 }
             }
             self.tty = tty;
-            if !kept {
+            if kept.is_none() {
                 self.let_go();
             }
         }
-        let before = std::mem::replace(&mut self.last, snap.clone());
-        if kept && self.told.is_none() {
-            self.told = Some(before);
+        match kept {
+            // Drawn: what the view was told is kept the first time, and the
+            // screen it shows follows by the rows that changed (no copy of
+            // the whole screen at every echo).
+            Some(rows) => {
+                if self.told.is_none() {
+                    self.told = Some(self.last.clone());
+                }
+                if self.last.apply(rows).is_err() {
+                    self.last = snap.clone();
+                }
+            }
+            None => self.last = snap.clone(),
         }
         self.sent = Some(change);
     }
