@@ -22,6 +22,12 @@ itself (`launcher/src/terminal/direct.rs`), after `echo at L`:
 
   drawn by L the launcher writes the echo to the view's terminal
 
+or, when the view lent its keys too (`launcher/src/terminal/keys.rs`), the
+launcher reads the byte itself, and the view is not on the way at all:
+
+  read by L  the launcher reads the byte from the view's terminal
+  to PTY ... echo at L ... drawn by L
+
 and prints, for each hop, the thread that did it (named) and the median
 time from the hop before; then the count of thread changes on the way.
 strace slows every system call, so read the times as shares, not as the
@@ -52,6 +58,9 @@ from echo_program import ECHO  # noqa: E402 (beside this script)
 HOPS = ["key in", "key out", "key at L", "to PTY", "echo at L", "frame out", "frame in", "drawn"]
 # The launcher draws the echo on the view's terminal itself.
 HOPS_LENT = HOPS[:5] + ["drawn by L"]
+# The launcher reads the key from the view's terminal too.
+HOPS_KEYS = ["read by L", "to PTY", "echo at L", "drawn by L"]
+ALL_HOPS = ["read by L"] + HOPS + ["drawn by L"]
 
 LINE = re.compile(r"^(?:\[pid\s+(\d+)\]\s+|(\d+)\s+)?(\d+\.\d+)\s+(.*)$")
 CALL = re.compile(r"^(\w+)\((\d+),\s*(.*)$")
@@ -185,12 +194,13 @@ def main():
         print("traces:", traces["view"][0], traces["launcher"][0], view_tty, launcher_ptmx)
     view = parse(traces["view"][0], pid)
     lau = parse(traces["launcher"][0], launcher)
-    per_hop = {h: [] for h in HOPS + HOPS_LENT[-1:]}
-    threads = {h: {} for h in HOPS + HOPS_LENT[-1:]}
+    per_hop = {h: [] for h in ALL_HOPS}
+    threads = {h: {} for h in ALL_HOPS}
     changes = []
     totals = []
     missed = {}
     lent_keys = 0
+    read_by_launcher = 0
     for ch in typed:
         c = ch.decode()
         # strace shows the JSON's quotes escaped.
@@ -220,10 +230,14 @@ def main():
         lent = found[:5] + [
             (lau, lambda e: e[2] in ("write", "writev") and e[3] in launcher_lent and echo in e[4]),
         ]
+        keys = [(lau, lambda e: e[2] == "read" and e[3] in launcher_lent and f'"{c}"' in e[4])] + lent[3:]
         # The launcher drew it, if its first write of the echo went to the
-        # view's terminal; else the view did.
+        # view's terminal; else the view did. It read the key itself if it
+        # read it from the view's terminal.
         hops, path = HOPS, found
-        if launcher_lent:
+        if launcher_lent and first(lau, 0.0, keys[0][1]) is not None:
+            hops, path = HOPS_KEYS, keys
+        elif launcher_lent:
             after_echo = [first(lau, 0.0, p) for p in (found[5][1], lent[5][1])]
             if after_echo[1] is not None and (after_echo[0] is None or after_echo[1][1] <= after_echo[0][1]):
                 hops, path = HOPS_LENT, lent
@@ -238,7 +252,8 @@ def main():
             t0 = e[1]
         if not ok:
             continue
-        lent_keys += hops is HOPS_LENT
+        lent_keys += hops is not HOPS
+        read_by_launcher += hops is HOPS_KEYS
         totals.append((steps[-1][1] - steps[0][1]) * 1000)
         for h, e, prev in zip(hops, steps, [None] + steps[:-1]):
             if prev is not None:
@@ -253,18 +268,19 @@ def main():
         return round(xs[len(xs) // 2], 3) if xs else None
 
     print(f"a keystroke's echo through `tickloop attach`, under strace ({len(changes)} of {a.n} keys traced whole;"
-          f" {lent_keys} drawn by the launcher on the view's terminal)")
+          f" {lent_keys} drawn by the launcher on the view's terminal, {read_by_launcher} read by it there)")
     print(f"{'hop':<10} {'thread (of the view, or the launcher)':<40} {'ms from the hop before, median':>30}")
-    for h in HOPS + HOPS_LENT[-1:]:
+    for h in ALL_HOPS:
         who = ", ".join(f"{n} x{k}" for n, k in sorted(threads[h].items(), key=lambda kv: -kv[1]))
         print(f"{h:<10} {who:<40} {str(med(per_hop[h])) if per_hop[h] else '':>30}")
     total = totals
     if missed:
         print(f"keys not found whole, by the hop not found: {missed}")
-    print(f"thread changes on the way (median): {med(changes)}; key in -> drawn, median {med(total)} ms")
+    print(f"thread changes on the way (median): {med(changes)}; the key read -> drawn, median {med(total)} ms")
     print(json.dumps({"keys": a.n, "traced": len(changes), "drawn_by_launcher": lent_keys,
+                      "read_by_launcher": read_by_launcher,
                       "thread_changes_p50": med(changes),
-                      "hops_ms_p50": {h: med(per_hop[h]) for h in HOPS[1:] + HOPS_LENT[-1:]},
+                      "hops_ms_p50": {h: med(per_hop[h]) for h in ALL_HOPS if h not in ("read by L", "key in")},
                       "threads": threads, "total_ms_p50": med(total), "loadavg": os.getloadavg()}))
     if not a.keep:
         shutil.rmtree(runtime, ignore_errors=True)

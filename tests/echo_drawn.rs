@@ -126,7 +126,9 @@ impl Terminal {
             (ok == 0 && usize::try_from(count).is_ok_and(|n| n >= len)).then_some(())
         });
         let mut bytes = vec![0u8; len];
-        self.slave.read_exact(&mut bytes).expect("read the terminal");
+        self.slave
+            .read_exact(&mut bytes)
+            .expect("read the terminal");
         bytes
     }
 

@@ -505,8 +505,9 @@ mod byte_chars {
         String::deserialize(d)?
             .chars()
             .map(|c| {
-                u8::try_from(u32::from(c))
-                    .map_err(|_| D::Error::custom(format!("{c:?} is not a byte (U+0000 to U+00FF)")))
+                u8::try_from(u32::from(c)).map_err(|_| {
+                    D::Error::custom(format!("{c:?} is not a byte (U+0000 to U+00FF)"))
+                })
             })
             .collect()
     }

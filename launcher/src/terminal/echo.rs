@@ -440,7 +440,13 @@ mod tests {
         ours.set_nonblocking(true).expect("non-blocking");
         let before = screen(4, 20, &["$ "]);
         let echo = EchoFrame::default();
-        let waiter = EchoWaiter::new(7, OwnedFd::from(ours), Some(lent), before.clone(), Arc::default());
+        let waiter = EchoWaiter::new(
+            7,
+            OwnedFd::from(ours),
+            Some(lent),
+            before.clone(),
+            Arc::default(),
+        );
         echo.waiters.lock().expect("waiters").push(waiter);
 
         let typed = [screen(4, 20, &["$ l"]), screen(4, 20, &["$ ls"])];
@@ -449,7 +455,10 @@ mod tests {
         }
         assert!(lines_sent(&mut view).is_empty(), "told before it asked");
         let view_fd = view_lock.as_fd();
-        assert!(!tty_turns::take(view_fd, Rows::ALL, false), "rows let go of");
+        assert!(
+            !tty_turns::take(view_fd, Rows::ALL, false),
+            "rows let go of"
+        );
 
         echo.tell(7);
         let told = lines_sent(&mut view);

@@ -63,7 +63,10 @@ pub(super) enum EmuMsg {
     /// ([`super::keys`]) until it gives them back.
     LendKeys(super::keys::LentKeys),
     /// View `view` wants the keys of its lending `lend` back.
-    TakeKeys { view: u64, lend: u64 },
+    TakeKeys {
+        view: u64,
+        lend: u64,
+    },
     /// Output has not paused for [`super::quiet::COMPACT_EVERY`]: move the rows that
     /// scrolled off into the compact history. Applied by the terminal
     /// thread's loop itself, never queued.

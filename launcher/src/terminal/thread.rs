@@ -4,15 +4,15 @@
 
 use super::fd::{read_fd, readable_now, Wake};
 use super::keeper::{new_emulator, Keeper, Published};
-use super::messages::{fresh_output, EmuMsg, Fresh, OutputChunk};
 use super::keys::{LentKeys, Read};
+use super::messages::{fresh_output, EmuMsg, Fresh, OutputChunk};
 use super::pty_input::{queue_input, AnswerWriter, PtyWriter};
 use super::quiet::{COMPACT_EVERY, PARK_AFTER, RELEASE_AFTER};
 use super::{START_COLS, START_ROWS};
 use crate::emulator::AnswerColors;
-use alacritty_terminal::term::TermMode;
 use crate::recorder::Recorder;
 use crate::shell_watch::ShellWatch;
+use alacritty_terminal::term::TermMode;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Receiver;
@@ -362,7 +362,8 @@ impl TerminalLoop {
     /// master at once (or after what is queued), the echo wanted; keys
     /// with anything else in them go back to their view.
     fn read_keys(&mut self) {
-        let modes = TermMode::from_bits_truncate(self.keeper.published.modes.load(Ordering::Acquire));
+        let modes =
+            TermMode::from_bits_truncate(self.keeper.published.modes.load(Ordering::Acquire));
         let newline_mode = modes.contains(TermMode::LINE_FEED_NEW_LINE);
         let mut typed = Vec::new();
         let mut at = 0;

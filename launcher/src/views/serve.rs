@@ -103,27 +103,12 @@ where
     let hub = ctx.hub.clone();
     let id = hub.register(hello.cols, hello.rows);
     let _registered = Unregister(hub.clone(), id);
-    if ctx.read_only {
-        eprintln!(
-            "launcher: an agent's view attached ({}): it watches; its keys and size are not taken",
-            hello.client.as_deref().unwrap_or("a view")
-        );
-    } else {
-        hub.activate(id, None, true);
-    }
+    welcome(&hub, id, ctx.read_only, hello.client.as_deref());
 
-    // The keys the terminal thread read and gives back, for this task
-    // to send.
-    let (keys_back_tx, mut keys_back) = mpsc::unbounded_channel();
-    let keys = KeysLending::new(
-        hello.tty.as_ref(),
-        ctx.echo_sink.as_ref(),
-        ctx.read_only,
-        keys_back_tx,
-    );
-    let events = start_events(reader, &hub, (id, keys), ctx.read_only);
+    let events = start_events(reader, &hub, (id, &hello, &ctx));
     let (mut gone_rx, mut scroll_rx) = (events.gone, events.scroll);
     let (mut image_rx, typed) = (events.images, events.typed);
+    let mut keys_back = events.keys_back;
 
     let mut changes = hub.term.subscribe_changes();
     // Where the output stopped: the frame that shows it is not paced.
@@ -277,6 +262,19 @@ where
     let _ = writer.shutdown().await;
 }
 
+/// A view that said its hello: an agent's is said in the log (it
+/// watches), a person's becomes the latest active view.
+fn welcome(hub: &ViewHub, id: u64, read_only: bool, client: Option<&str>) {
+    if read_only {
+        eprintln!(
+            "launcher: an agent's view attached ({}): it watches; its keys and size are not taken",
+            client.unwrap_or("a view")
+        );
+    } else {
+        hub.activate(id, None, true);
+    }
+}
+
 /// The task applying a view's events, and what it tells the writer.
 struct EventsTask {
     task: tokio::task::JoinHandle<()>,
@@ -289,6 +287,9 @@ struct EventsTask {
     /// Set when the view typed: the next frame (the echo) goes at once,
     /// whatever the pacing, and is not counted by it.
     typed: Arc<AtomicBool>,
+    /// The keys the terminal thread read and gives back, for the writer
+    /// to send.
+    keys_back: mpsc::UnboundedReceiver<crate::terminal::KeysBack>,
 }
 
 /// The view's events, applied as they come, on their own task (reading a
@@ -296,12 +297,19 @@ struct EventsTask {
 fn start_events<R>(
     reader: R,
     hub: &Arc<ViewHub>,
-    (id, keys): (u64, KeysLending),
-    read_only: bool,
+    (id, hello, ctx): (u64, &ViewHello, &ViewContext),
 ) -> EventsTask
 where
     R: AsyncBufRead + Unpin + Send + 'static,
 {
+    let read_only = ctx.read_only;
+    let (keys_back_tx, keys_back) = mpsc::unbounded_channel();
+    let keys = KeysLending::new(
+        hello.tty.as_ref(),
+        ctx.echo_sink.as_ref(),
+        read_only,
+        keys_back_tx,
+    );
     let (gone_tx, gone) = mpsc::channel::<()>(1);
     let (scroll_tx, scroll) = watch::channel(0usize);
     let (image_tx, images) = mpsc::channel::<u32>(16);
@@ -325,6 +333,7 @@ where
         scroll,
         images,
         typed,
+        keys_back,
     }
 }
 

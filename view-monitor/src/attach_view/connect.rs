@@ -72,7 +72,7 @@ pub(super) fn run_session(opts: &AttachOptions) -> Result<SessionEnd, AttachErro
         signals,
         buf: vec![0; super::session::TTY_READ].into_boxed_slice(),
         lend,
-        lent_keys: super::keys::KeysLend::new(),
+        lent_keys: super::lend::KeysLend::new(),
     };
 
     let (reader, _writer, snapshot) = match read_start(stream, writer)? {

@@ -13,58 +13,12 @@
 //! twice or out of turn. A view that is leaving takes the keys' lock
 //! before it lets go of its terminal ([`super::lend::TtyLend::take_keys`]).
 
+use super::lend::{Keys, KEEP_AFTER_GIVEN_BACK};
 use super::note::Turn;
 use super::session::{Session, Shows};
 use std::ops::ControlFlow;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tickloop_proto::attach::ViewEvent;
-
-/// How long the view keeps its keys after the launcher gave back one it
-/// does not type.
-const KEEP_AFTER_GIVEN_BACK: Duration = Duration::from_secs(1);
-
-/// Whose the terminal's keys are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Keys {
-    /// The view's: it reads its terminal.
-    Held,
-    /// The launcher's, lending number `n`.
-    Lent(u64),
-    /// The launcher's, asked back.
-    Asked(u64),
-}
-
-/// The view's side of lending its keys.
-pub(super) struct KeysLend {
-    keys: Keys,
-    /// The next lending's number.
-    next: u64,
-    /// No lending before then (keys given back with bytes in them).
-    not_before: Option<Instant>,
-    /// The launcher cannot read this terminal: it is not lent again.
-    refused: bool,
-}
-
-impl KeysLend {
-    pub(super) fn new() -> KeysLend {
-        KeysLend {
-            keys: Keys::Held,
-            next: 1,
-            not_before: None,
-            refused: false,
-        }
-    }
-
-    /// Whether the view reads its terminal now.
-    pub(super) fn reads_tty(&self) -> bool {
-        self.keys == Keys::Held
-    }
-
-    /// When the view may lend its keys again, if it waits for that.
-    pub(super) fn deadline(&self) -> Option<Instant> {
-        self.not_before.filter(|_| self.keys == Keys::Held)
-    }
-}
 
 impl Session<'_> {
     /// Lends the terminal's keys when the view shows the Tick's screen
@@ -188,7 +142,10 @@ mod tests {
             assert!(typed >= 95 + 20, "{typed} bytes typed as they are");
         }
         assert!(!typed_as_is(0x1c, Some(0x1c), false), "the prefix");
-        assert!(!typed_as_is(0x01, Some(0x01), false), "ctrl+a as the prefix");
+        assert!(
+            !typed_as_is(0x01, Some(0x01), false),
+            "ctrl+a as the prefix"
+        );
         assert!(!typed_as_is(0x1b, None, false), "ESC");
         assert!(!typed_as_is(0xc3, None, false), "a longer character");
     }

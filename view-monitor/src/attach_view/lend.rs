@@ -6,10 +6,13 @@
 //! them all except while it waits with the Tick's screen shown cell for
 //! cell (but for a note on the last row, which it keeps) and nothing read
 //! that it has not drawn; the launcher draws only on rows it gets at once.
+//! Here too the state of the terminal's keys lent to the launcher
+//! ([`KeysLend`]; how they are lent and given back: [`super::keys`]).
 
 use std::fs::File;
 use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::fs::OpenOptionsExt;
+use std::time::{Duration, Instant};
 use tickloop_client::tty_turns::{self, Rows};
 use tickloop_proto::attach::ViewTty;
 
@@ -51,7 +54,10 @@ impl TtyLend {
         });
         let (path, lock) = path?;
         let held = [Rows::WANTED, Rows::ALL, Rows::KEYS];
-        if !held.iter().all(|rows| tty_turns::take(lock.as_fd(), *rows, true)) {
+        if !held
+            .iter()
+            .all(|rows| tty_turns::take(lock.as_fd(), *rows, true))
+        {
             return None;
         }
         let lend = TtyLend {
@@ -127,4 +133,51 @@ fn rdev(file: &File) -> Option<u64> {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let meta = file.metadata().ok()?;
     meta.file_type().is_char_device().then(|| meta.rdev())
+}
+
+/// How long the view keeps its keys after the launcher gave back one it
+/// does not type.
+pub(super) const KEEP_AFTER_GIVEN_BACK: Duration = Duration::from_secs(1);
+
+/// Whose the terminal's keys are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Keys {
+    /// The view's: it reads its terminal.
+    Held,
+    /// The launcher's, lending number `n`.
+    Lent(u64),
+    /// The launcher's, asked back.
+    Asked(u64),
+}
+
+/// The view's side of lending its keys ([`super::keys`]).
+pub(super) struct KeysLend {
+    pub(super) keys: Keys,
+    /// The next lending's number.
+    pub(super) next: u64,
+    /// No lending before then (keys given back with bytes in them).
+    pub(super) not_before: Option<Instant>,
+    /// The launcher cannot read this terminal: it is not lent again.
+    pub(super) refused: bool,
+}
+
+impl KeysLend {
+    pub(super) fn new() -> KeysLend {
+        KeysLend {
+            keys: Keys::Held,
+            next: 1,
+            not_before: None,
+            refused: false,
+        }
+    }
+
+    /// Whether the view reads its terminal now.
+    pub(super) fn reads_tty(&self) -> bool {
+        self.keys == Keys::Held
+    }
+
+    /// When the view may lend its keys again, if it waits for that.
+    pub(super) fn deadline(&self) -> Option<Instant> {
+        self.not_before.filter(|_| self.keys == Keys::Held)
+    }
 }

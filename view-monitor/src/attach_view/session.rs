@@ -15,8 +15,7 @@
 //! approval prompt in [`super::overlays`].
 
 use super::image_state::Images;
-use super::keys::KeysLend;
-use super::lend::{Lent, TtyLend};
+use super::lend::{KeysLend, Lent, TtyLend};
 use super::note::{Note, Turn, Waker};
 use super::overlays::Overlays;
 use super::screen::{LastRow, Screen, FLASH};
