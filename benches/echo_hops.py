@@ -183,6 +183,9 @@ def main():
         typed.append(ch)
         read_until(b"<" + ch + b">")
         time.sleep(0.05)
+    # The keys' descriptor is opened once the view lends them (after the
+    # first key ends its note): looked at again now.
+    launcher_lent = launcher_lent | fds_to(launcher, lambda t: t == view_terminal)
     time.sleep(0.5)
     for t in tracers:
         t.send_signal(signal.SIGINT)
