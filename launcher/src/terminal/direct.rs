@@ -150,21 +150,25 @@ impl Drop for Turn<'_> {
 /// shuts its socket down before it lets go of its terminal, so nothing is
 /// drawn on the screen it gives back to the person's shell.
 fn all_read(sink: &OwnedFd) -> bool {
-    let mut poll = libc::pollfd {
-        fd: sink.as_raw_fd(),
-        events: libc::POLLRDHUP,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd for the call; no wait.
-    let polled = unsafe { libc::poll(&mut poll, 1, 0) };
-    if polled != 0 {
-        // Hung up, in error, or the poll failed.
+    if hung_up(sink) {
         return false;
     }
     let mut queued: libc::c_int = 0;
     // SAFETY: TIOCOUTQ (SIOCOUTQ) writes one int, from a valid fd.
     let ok = unsafe { libc::ioctl(sink.as_raw_fd(), libc::TIOCOUTQ, &mut queued) } == 0;
     ok && queued == 0
+}
+
+/// Whether the peer of `socket` hung up (or it is in error, or the poll
+/// failed).
+pub(super) fn hung_up(socket: &OwnedFd) -> bool {
+    let mut poll = libc::pollfd {
+        fd: socket.as_raw_fd(),
+        events: libc::POLLRDHUP,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd for the call; no wait.
+    unsafe { libc::poll(&mut poll, 1, 0) != 0 }
 }
 
 /// The bytes that draw the change from `last` to `next` (`rows`, their

@@ -12,7 +12,7 @@
 //! gives its terminal back to the person's shell, so no key typed for the
 //! shell is read here.
 
-use super::direct::open_view_tty;
+use super::direct::{hung_up, open_view_tty};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use tickloop_client::tty_turns::{self, Rows};
 use tickloop_proto::attach::{typed_as_is, ViewTty};
@@ -169,15 +169,4 @@ pub(super) enum Read {
     Back(Vec<u8>),
     /// The view hung up or took its keys: nothing is sent back.
     Left,
-}
-
-/// Whether the peer of `socket` hung up (or it is in error).
-fn hung_up(socket: &OwnedFd) -> bool {
-    let mut poll = libc::pollfd {
-        fd: socket.as_raw_fd(),
-        events: libc::POLLRDHUP,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd for the call; no wait.
-    unsafe { libc::poll(&mut poll, 1, 0) != 0 }
 }
